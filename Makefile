@@ -1,0 +1,109 @@
+# lt_fdw — PostgreSQL foreign data wrapper for Lance datasets.
+#
+#   make                 the extension (PGXS), the format library and lt-inspect
+#   make install         install the extension into the Postgres found by PG_CONFIG
+#   make test            everything a change must pass (see test/run-all.sh)
+#   make unit            unit tests of src/lance under ASan/UBSan
+#   make fuzz-smoke      a short run of every fuzz target
+#
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+with_llvm = no
+
+EXTENSION = lt_fdw
+MODULE_big = lt_fdw
+DATA = lt_fdw--0.1.sql
+PGFILEDESC = "lt_fdw - foreign data wrapper for Lance datasets"
+
+PROTOS := $(wildcard src/lance/proto/*.proto)
+PB_C := $(PROTOS:.proto=.pb-c.c)
+PB_H := $(PROTOS:.proto=.pb-c.h)
+LANCE_SRCS := $(sort $(wildcard src/lance/*.c src/lance/io/*.c)) $(PB_C)
+FDW_SRCS := $(sort $(wildcard src/fdw/*.c))
+
+OBJS = $(FDW_SRCS:.c=.o) $(LANCE_SRCS:.c=.o)
+PG_CPPFLAGS = -Isrc/lance -Isrc/lance/proto
+PG_CFLAGS = -Werror -Wno-declaration-after-statement
+SHLIB_LINK = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl
+
+REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
+REGRESS_OPTS = --inputdir=. --outputdir=build/regress
+
+EXTRA_CLEAN = build $(PB_C) $(PB_H)
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+# --- protobuf-c code generation (one run for all outputs) -------------------
+$(PB_C) $(PB_H) &: $(PROTOS)
+	cd src/lance/proto && protoc-c --c_out=. $(notdir $(PROTOS))
+
+$(LANCE_SRCS:.c=.o) $(FDW_SRCS:.c=.o): $(PB_H)
+
+# --- the PG-free format library, tools and tests -----------------------------
+LIB_CFLAGS = -std=gnu11 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers \
+             -Isrc/lance -Isrc/lance/proto -fPIC
+LIB_LIBS = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl -lm
+SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+build/opt/%.o: %.c $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -O2 -c $< -o $@
+
+build/san/%.o: %.c $(PB_H)
+	@mkdir -p $(dir $@)
+	clang $(LIB_CFLAGS) -Wno-unused-command-line-argument $(SAN_FLAGS) -c $< -o $@
+
+build/fuzzobj/%.o: %.c $(PB_H)
+	@mkdir -p $(dir $@)
+	clang $(LIB_CFLAGS) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -c $< -o $@
+
+LIB_OPT_OBJS := $(addprefix build/opt/,$(LANCE_SRCS:.c=.o))
+LIB_SAN_OBJS := $(addprefix build/san/,$(LANCE_SRCS:.c=.o))
+LIB_FUZZ_OBJS := $(addprefix build/fuzzobj/,$(LANCE_SRCS:.c=.o))
+
+build/liblt.a: $(LIB_OPT_OBJS)
+	ar rcs $@ $^
+build/liblt-san.a: $(LIB_SAN_OBJS)
+	ar rcs $@ $^
+build/liblt-fuzz.a: $(LIB_FUZZ_OBJS)
+	ar rcs $@ $^
+
+build/lt-inspect: tools/lt-inspect.c build/liblt.a
+	$(CC) $(LIB_CFLAGS) -O2 $< build/liblt.a $(LIB_LIBS) -o $@
+build/lt-inspect-san: tools/lt-inspect.c build/liblt-san.a
+	clang $(LIB_CFLAGS) $(SAN_FLAGS) $< build/liblt-san.a $(LIB_LIBS) -o $@
+
+UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
+UNIT_BINS := $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRCS))
+build/unit/%: test/unit/%.c test/unit/unit.h build/liblt-san.a
+	@mkdir -p $(dir $@)
+	clang $(LIB_CFLAGS) $(SAN_FLAGS) $< build/liblt-san.a $(LIB_LIBS) -o $@
+
+FUZZ_SRCS := $(sort $(wildcard test/fuzz/fuzz_*.c))
+FUZZ_BINS := $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
+build/fuzz/%: test/fuzz/%.c build/liblt-fuzz.a
+	@mkdir -p $(dir $@)
+	clang $(LIB_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined $< build/liblt-fuzz.a $(LIB_LIBS) -o $@
+
+BENCH_SRCS := $(sort $(wildcard bench/*.c))
+BENCH_BINS := $(patsubst bench/%.c,build/bench/%,$(BENCH_SRCS))
+build/bench/%: bench/%.c build/liblt.a
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -O2 $< build/liblt.a $(LIB_LIBS) -o $@
+
+all: build/lt-inspect
+tools: build/lt-inspect build/lt-inspect-san
+unit-build: $(UNIT_BINS)
+fuzz-build: $(FUZZ_BINS)
+bench-build: $(BENCH_BINS)
+
+unit: $(UNIT_BINS)
+	@set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+fuzz-smoke: $(FUZZ_BINS)
+	test/fuzz/run.sh smoke
+
+test: all tools unit-build fuzz-build
+	test/run-all.sh
+
+.PHONY: tools unit unit-build fuzz-build bench-build fuzz-smoke test

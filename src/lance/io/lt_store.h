@@ -1,0 +1,84 @@
+/*
+ * lt_store.h — the object-store interface: where a dataset's bytes live.
+ *
+ * Paths are '/'-separated and relative to the store's root.  A backend
+ * implements lt_store_ops; the local-file backend is lt_store_local.c, and an
+ * S3 backend plugs in the same way.  Reads go through lt_rfile handles so a
+ * backend can keep a descriptor (or a connection) per file.
+ */
+#ifndef LT_STORE_H
+#define LT_STORE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../lt_status.h"
+
+typedef struct lt_store lt_store;
+typedef struct lt_rfile lt_rfile;
+
+typedef struct lt_range
+{
+	uint64_t	offset;
+	uint64_t	length;
+} lt_range;
+
+/* One directory entry; `size` is 0 for directories. */
+typedef struct lt_dirent
+{
+	const char *name;
+	bool		is_dir;
+	uint64_t	size;
+} lt_dirent;
+
+/* Return non-zero to stop listing early. */
+typedef int (*lt_list_cb) (const lt_dirent *ent, void *arg);
+
+typedef struct lt_store_ops
+{
+	lt_code		(*open) (lt_store *s, const char *path, lt_rfile **out, lt_error *err);
+	lt_code		(*read) (lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err);
+	void		(*close) (lt_rfile *f);
+	lt_code		(*list) (lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
+	lt_code		(*put) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+	/* Create path only if absent: LT_ECONFLICT when it exists. Atomic for readers. */
+	lt_code		(*put_if_absent) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+	lt_code		(*remove) (lt_store *s, const char *path, lt_error *err);
+	void		(*destroy) (lt_store *s);
+} lt_store_ops;
+
+struct lt_store
+{
+	const lt_store_ops *ops;
+	char	   *root;			/* for messages: "/srv/lake", "s3://bucket/prefix" */
+	uint64_t	coalesce_gap;	/* ranges closer than this are fetched in one read */
+	uint64_t	bytes_read;		/* counters for EXPLAIN ANALYZE and benchmarks */
+	uint64_t	read_requests;
+};
+
+struct lt_rfile
+{
+	lt_store   *store;
+	char	   *path;
+	uint64_t	size;
+};
+
+/* Local directory backend. root must exist. */
+lt_code		lt_store_local_open(const char *root, lt_store **out, lt_error *err);
+void		lt_store_close(lt_store *s);
+
+lt_code		lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_error *err);
+void		lt_rfile_close(lt_rfile *f);
+/* Read exactly [offset, offset+length); a short file is LT_ECORRUPT naming the path. */
+lt_code		lt_rfile_read(lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err);
+/* Read several ranges into dsts[i] (each ranges[i].length bytes), merging near ones. */
+lt_code		lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
+/* Read a whole small file into a fresh lt_malloc'd buffer (capped at max_len). */
+lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out, uint64_t *out_len, lt_error *err);
+
+lt_code		lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
+lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+lt_code		lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+lt_code		lt_store_remove(lt_store *s, const char *path, lt_error *err);
+
+#endif

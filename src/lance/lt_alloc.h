@@ -1,0 +1,36 @@
+/*
+ * lt_alloc.h — allocator hooks.
+ *
+ * All library allocations go through these, so the FDW can route them into
+ * Postgres memory contexts.  Hooks must return NULL on failure (or not return
+ * at all); the library treats NULL as LT_ENOMEM.
+ */
+#ifndef LT_ALLOC_H
+#define LT_ALLOC_H
+
+#include <stddef.h>
+
+typedef struct lt_allocator
+{
+	void	   *(*malloc_fn) (size_t size, void *ctx);
+	void	   *(*realloc_fn) (void *ptr, size_t size, void *ctx);
+	void		(*free_fn) (void *ptr, void *ctx);
+	void	   *ctx;
+} lt_allocator;
+
+/* Install hooks (NULL restores malloc/realloc/free). Not thread-safe. */
+void		lt_set_allocator(const lt_allocator *a);
+
+void	   *lt_malloc(size_t size);
+void	   *lt_calloc(size_t n, size_t size);	/* overflow-checked, zeroed */
+void	   *lt_realloc(void *ptr, size_t size);
+void		lt_free(void *ptr);
+char	   *lt_strdup(const char *s);
+char	   *lt_strndup(const char *s, size_t n);
+char	   *lt_asprintf(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* Allocator for protobuf-c, so decoded messages use the same hooks. */
+struct ProtobufCAllocator;
+struct ProtobufCAllocator *lt_protobuf_allocator(void);
+
+#endif
