@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../lt_bytes.h"
 #include "../lt_status.h"
 
 typedef struct lt_store lt_store;

@@ -1,0 +1,195 @@
+/*
+ * lt_store.c — backend-independent parts of the object-store interface:
+ * dispatch, range coalescing, whole-file reads.
+ */
+#include "lt_store.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "../lt_alloc.h"
+
+void
+lt_store_close(lt_store *s)
+{
+	if (s)
+		s->ops->destroy(s);
+}
+
+lt_code
+lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
+{
+	*out = NULL;
+	return s->ops->open(s, path, out, err);
+}
+
+void
+lt_rfile_close(lt_rfile *f)
+{
+	if (f)
+		f->store->ops->close(f);
+}
+
+lt_code
+lt_rfile_read(lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err)
+{
+	uint64_t	end;
+
+	if (!lt_add_ok(offset, length, &end) || end > f->size)
+		return lt_corrupt(err, "%s: read of %llu bytes at offset %llu runs past the end of the file (%llu bytes)",
+						  f->path, (unsigned long long) length, (unsigned long long) offset,
+						  (unsigned long long) f->size);
+	if (length == 0)
+		return LT_OK;
+	f->store->read_requests++;
+	f->store->bytes_read += length;
+	return f->store->ops->read(f, offset, length, dst, err);
+}
+
+typedef struct range_ref
+{
+	uint64_t	offset;
+	uint64_t	length;
+	int			index;
+} range_ref;
+
+static int
+cmp_range(const void *a, const void *b)
+{
+	const range_ref *x = a, *y = b;
+
+	if (x->offset != y->offset)
+		return x->offset < y->offset ? -1 : 1;
+	return x->index - y->index;
+}
+
+lt_code
+lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err)
+{
+	range_ref  *refs;
+	uint8_t    *scratch = NULL;
+	uint64_t	scratch_cap = 0;
+	lt_code		rc = LT_OK;
+	int			i, j;
+
+	if (n <= 0)
+		return LT_OK;
+	if (n == 1)
+		return lt_rfile_read(f, ranges[0].offset, ranges[0].length, dsts[0], err);
+	refs = lt_calloc(n, sizeof(range_ref));
+	if (!refs)
+		return lt_nomem(err);
+	for (i = 0; i < n; i++)
+	{
+		uint64_t	end;
+
+		if (!lt_add_ok(ranges[i].offset, ranges[i].length, &end) || end > f->size)
+		{
+			lt_free(refs);
+			return lt_corrupt(err, "%s: range of %llu bytes at offset %llu runs past the end of the file (%llu bytes)",
+							  f->path, (unsigned long long) ranges[i].length,
+							  (unsigned long long) ranges[i].offset, (unsigned long long) f->size);
+		}
+		refs[i] = (range_ref) {ranges[i].offset, ranges[i].length, i};
+	}
+	qsort(refs, n, sizeof(range_ref), cmp_range);
+
+	/* group ranges whose gaps are below the coalescing threshold into one read */
+	for (i = 0; i < n && rc == LT_OK; i = j)
+	{
+		uint64_t	lo = refs[i].offset;
+		uint64_t	hi = refs[i].offset + refs[i].length;
+
+		for (j = i + 1; j < n; j++)
+		{
+			uint64_t	e = refs[j].offset + refs[j].length;
+
+			if (refs[j].offset > hi + f->store->coalesce_gap)
+				break;
+			if (e > hi)
+				hi = e;
+		}
+		if (j == i + 1)
+		{
+			rc = lt_rfile_read(f, lo, hi - lo, dsts[refs[i].index], err);
+			continue;
+		}
+		if (hi - lo > scratch_cap)
+		{
+			lt_free(scratch);
+			scratch = lt_malloc(hi - lo);
+			scratch_cap = scratch ? hi - lo : 0;
+			if (!scratch)
+			{
+				rc = lt_nomem(err);
+				break;
+			}
+		}
+		rc = lt_rfile_read(f, lo, hi - lo, scratch, err);
+		for (int k = i; k < j && rc == LT_OK; k++)
+			if (refs[k].length)
+				memcpy(dsts[refs[k].index], scratch + (refs[k].offset - lo), refs[k].length);
+	}
+	lt_free(scratch);
+	lt_free(refs);
+	return rc;
+}
+
+lt_code
+lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out, uint64_t *out_len, lt_error *err)
+{
+	lt_rfile   *f;
+	uint8_t    *buf;
+	lt_code		rc;
+
+	*out = NULL;
+	*out_len = 0;
+	LT_TRY(lt_store_open_file(s, path, &f, err));
+	if (f->size > max_len)
+	{
+		rc = lt_corrupt(err, "%s: file of %llu bytes is larger than the %llu allowed", path,
+						(unsigned long long) f->size, (unsigned long long) max_len);
+		lt_rfile_close(f);
+		return rc;
+	}
+	buf = lt_malloc(f->size ? f->size : 1);
+	if (!buf)
+	{
+		lt_rfile_close(f);
+		return lt_nomem(err);
+	}
+	rc = lt_rfile_read(f, 0, f->size, buf, err);
+	if (rc == LT_OK)
+	{
+		*out = buf;
+		*out_len = f->size;
+	}
+	else
+		lt_free(buf);
+	lt_rfile_close(f);
+	return rc;
+}
+
+lt_code
+lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
+{
+	return s->ops->list(s, dir, cb, arg, err);
+}
+
+lt_code
+lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return s->ops->put(s, path, data, len, err);
+}
+
+lt_code
+lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return s->ops->put_if_absent(s, path, data, len, err);
+}
+
+lt_code
+lt_store_remove(lt_store *s, const char *path, lt_error *err)
+{
+	return s->ops->remove(s, path, err);
+}

@@ -1,0 +1,325 @@
+/*
+ * lt_store_local.c — the object store on a local directory.
+ *
+ * put_if_absent writes a temporary file next to the target and link()s it
+ * into place: readers never see a partial file, and EEXIST is a lost race.
+ */
+#include "lt_store.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../lt_alloc.h"
+
+typedef struct local_file
+{
+	lt_rfile	base;
+	int			fd;
+} local_file;
+
+static char *
+full_path(lt_store *s, const char *path)
+{
+	if (path[0] == '/')
+		return lt_strdup(path);
+	if (!path[0])
+		return lt_strdup(s->root);
+	return lt_asprintf("%s/%s", s->root, path);
+}
+
+static lt_code
+errno_error(lt_error *err, const char *op, const char *path)
+{
+	int			e = errno;
+
+	if (e == ENOENT || e == ENOTDIR)
+		return lt_error_set(err, LT_ENOTFOUND, "%s: %s: %s", path, op, strerror(e));
+	if (e == ENOMEM)
+		return lt_nomem(err);
+	return lt_error_set(err, LT_EIO, "%s: %s: %s", path, op, strerror(e));
+}
+
+static lt_code
+local_open(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
+{
+	char	   *full = full_path(s, path);
+	local_file *f;
+	struct stat st;
+	int			fd;
+
+	if (!full)
+		return lt_nomem(err);
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0)
+	{
+		lt_code		rc = errno_error(err, "open", full);
+
+		if (fd >= 0)
+			close(fd);
+		lt_free(full);
+		return rc;
+	}
+	if (!S_ISREG(st.st_mode))
+	{
+		close(fd);
+		lt_error_set(err, LT_EIO, "%s: not a regular file", full);
+		lt_free(full);
+		return LT_EIO;
+	}
+	f = lt_calloc(1, sizeof(local_file));
+	if (!f)
+	{
+		close(fd);
+		lt_free(full);
+		return lt_nomem(err);
+	}
+	f->base.store = s;
+	f->base.path = full;
+	f->base.size = (uint64_t) st.st_size;
+	f->fd = fd;
+	*out = &f->base;
+	return LT_OK;
+}
+
+static lt_code
+local_read(lt_rfile *rf, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err)
+{
+	local_file *f = (local_file *) rf;
+
+	while (length > 0)
+	{
+		ssize_t		n = pread(f->fd, dst, length > (1u << 30) ? (1u << 30) : length, (off_t) offset);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return errno_error(err, "read", rf->path);
+		}
+		if (n == 0)
+			return lt_corrupt(err, "%s: unexpected end of file at offset %llu", rf->path,
+							  (unsigned long long) offset);
+		dst += n;
+		offset += (uint64_t) n;
+		length -= (uint64_t) n;
+	}
+	return LT_OK;
+}
+
+static void
+local_close(lt_rfile *rf)
+{
+	local_file *f = (local_file *) rf;
+
+	close(f->fd);
+	lt_free(rf->path);
+	lt_free(f);
+}
+
+static lt_code
+local_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
+{
+	char	   *full = full_path(s, dir);
+	DIR		   *d;
+	struct dirent *de;
+	lt_code		rc = LT_OK;
+
+	if (!full)
+		return lt_nomem(err);
+	d = opendir(full);
+	if (!d)
+	{
+		rc = errno_error(err, "list", full);
+		lt_free(full);
+		return rc;
+	}
+	while ((de = readdir(d)) != NULL)
+	{
+		lt_dirent	ent;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, 0) != 0)
+			continue;			/* vanished meanwhile */
+		ent.name = de->d_name;
+		ent.is_dir = S_ISDIR(st.st_mode);
+		ent.size = ent.is_dir ? 0 : (uint64_t) st.st_size;
+		if (cb(&ent, arg))
+			break;
+	}
+	closedir(d);
+	lt_free(full);
+	return rc;
+}
+
+/* Create the parent directories of full (which is a file path). */
+static lt_code
+make_parents(char *full, lt_error *err)
+{
+	char	   *p;
+
+	for (p = full + 1; *p; p++)
+	{
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(full, 0777) != 0 && errno != EEXIST)
+		{
+			lt_code		rc = errno_error(err, "mkdir", full);
+
+			*p = '/';
+			return rc;
+		}
+		*p = '/';
+	}
+	return LT_OK;
+}
+
+static lt_code
+write_file(const char *full, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	int			fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return errno_error(err, "create", full);
+	while (len > 0)
+	{
+		ssize_t		n = write(fd, data, len > (1u << 30) ? (1u << 30) : len);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			lt_code		rc = errno_error(err, "write", full);
+
+			close(fd);
+			unlink(full);
+			return rc;
+		}
+		data += n;
+		len -= (uint64_t) n;
+	}
+	if (fsync(fd) != 0 || close(fd) != 0)
+	{
+		lt_code		rc = errno_error(err, "fsync", full);
+
+		unlink(full);
+		return rc;
+	}
+	return LT_OK;
+}
+
+static lt_code
+put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, bool exclusive, lt_error *err)
+{
+	char	   *full = full_path(s, path);
+	char	   *tmp;
+	lt_code		rc;
+	static unsigned counter;
+
+	if (!full)
+		return lt_nomem(err);
+	tmp = lt_asprintf("%s.tmp-%d-%u", full, (int) getpid(), counter++);
+	if (!tmp)
+	{
+		lt_free(full);
+		return lt_nomem(err);
+	}
+	rc = make_parents(full, err);
+	if (rc == LT_OK)
+		rc = write_file(tmp, data, len, err);
+	if (rc == LT_OK)
+	{
+		if (exclusive)
+		{
+			if (link(tmp, full) != 0)
+				rc = errno == EEXIST
+					? lt_error_set(err, LT_ECONFLICT, "%s already exists", full)
+					: errno_error(err, "link", full);
+			unlink(tmp);
+		}
+		else if (rename(tmp, full) != 0)
+		{
+			rc = errno_error(err, "rename", full);
+			unlink(tmp);
+		}
+	}
+	lt_free(tmp);
+	lt_free(full);
+	return rc;
+}
+
+static lt_code
+local_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return put_via_temp(s, path, data, len, false, err);
+}
+
+static lt_code
+local_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return put_via_temp(s, path, data, len, true, err);
+}
+
+static lt_code
+local_remove(lt_store *s, const char *path, lt_error *err)
+{
+	char	   *full = full_path(s, path);
+	lt_code		rc = LT_OK;
+
+	if (!full)
+		return lt_nomem(err);
+	if (unlink(full) != 0)
+		rc = errno_error(err, "remove", full);
+	lt_free(full);
+	return rc;
+}
+
+static void
+local_destroy(lt_store *s)
+{
+	lt_free(s->root);
+	lt_free(s);
+}
+
+static const lt_store_ops local_ops = {
+	local_open, local_read, local_close, local_list, local_put, local_put_if_absent, local_remove, local_destroy
+};
+
+lt_code
+lt_store_local_open(const char *root, lt_store **out, lt_error *err)
+{
+	lt_store   *s;
+	struct stat st;
+	size_t		n;
+
+	*out = NULL;
+	if (strncmp(root, "file://", 7) == 0)
+		root += 7;
+	if (stat(root, &st) != 0)
+		return errno_error(err, "open", root);
+	if (!S_ISDIR(st.st_mode))
+		return lt_error_set(err, LT_ENOTFOUND, "%s: not a directory", root);
+	s = lt_calloc(1, sizeof(lt_store));
+	if (!s)
+		return lt_nomem(err);
+	s->ops = &local_ops;
+	s->root = lt_strdup(root);
+	if (!s->root)
+	{
+		lt_free(s);
+		return lt_nomem(err);
+	}
+	n = strlen(s->root);
+	while (n > 1 && s->root[n - 1] == '/')
+		s->root[--n] = '\0';
+	s->coalesce_gap = 64 * 1024;	/* local reads: merge ranges closer than 64 KiB */
+	*out = s;
+	return LT_OK;
+}
