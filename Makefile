@@ -68,10 +68,11 @@ build/liblt-san.a: $(LIB_SAN_OBJS)
 build/liblt-fuzz.a: $(LIB_FUZZ_OBJS)
 	ar rcs $@ $^
 
-build/lt-inspect: tools/lt-inspect.c build/liblt.a
-	$(CC) $(LIB_CFLAGS) -O2 $< build/liblt.a $(LIB_LIBS) -o $@
-build/lt-inspect-san: tools/lt-inspect.c build/liblt-san.a
-	clang $(LIB_CFLAGS) $(SAN_FLAGS) $< build/liblt-san.a $(LIB_LIBS) -o $@
+TOOL_SRCS := tools/lt-inspect.c tools/lt_json.c
+build/lt-inspect: $(TOOL_SRCS) tools/lt_json.h build/liblt.a
+	$(CC) $(LIB_CFLAGS) -Itools -O2 $(TOOL_SRCS) build/liblt.a $(LIB_LIBS) -o $@
+build/lt-inspect-san: $(TOOL_SRCS) tools/lt_json.h build/liblt-san.a
+	clang $(LIB_CFLAGS) -Itools $(SAN_FLAGS) $(TOOL_SRCS) build/liblt-san.a $(LIB_LIBS) -o $@
 
 UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))
 UNIT_BINS := $(patsubst test/unit/%.c,build/unit/%,$(UNIT_SRCS))

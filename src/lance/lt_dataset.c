@@ -1,0 +1,521 @@
+/*
+ * lt_dataset.c — manifests, versions and tags.
+ *
+ * Manifest file layout:
+ *   [u32 len | IndexSection]  [u32 len | Transaction]  [u32 len | Manifest]
+ *   i64 manifest_pos, u16 0, u16 2, "LANC"
+ * The index and transaction sections are optional; the manifest records their
+ * positions (0 is a valid position).
+ */
+#include "lt_dataset.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lt_alloc.h"
+#include "lt_bytes.h"
+#include "lt_table.pb-c.h"
+#include "lt_transaction.pb-c.h"
+
+#define MAX_MANIFEST_BYTES ((uint64_t) 1 << 30)
+#define KNOWN_READER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT)
+
+void
+lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buflen)
+{
+	if (naming == LT_NAMING_V2)
+		snprintf(buf, buflen, "%020" PRIu64 ".manifest", UINT64_MAX - version);
+	else
+		snprintf(buf, buflen, "%" PRIu64 ".manifest", version);
+}
+
+char *
+lt_dataset_path(const lt_dataset *ds, const char *rel)
+{
+	return lt_asprintf("%s%s", ds->prefix, rel);
+}
+
+static char *
+prefixed(const char *prefix, const char *rel)
+{
+	return lt_asprintf("%s%s", prefix, rel);
+}
+
+/* Parse "<digits>.manifest"; false for anything else (temp files, detached). */
+static bool
+parse_manifest_name(const char *name, uint64_t *number, lt_naming *naming)
+{
+	size_t		len = strlen(name);
+	size_t		digits = len - strlen(".manifest");
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (len <= strlen(".manifest") || strcmp(name + digits, ".manifest") != 0)
+		return false;
+	for (i = 0; i < digits; i++)
+	{
+		if (!isdigit((unsigned char) name[i]))
+			return false;
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t) (name[i] - '0'), &v))
+			return false;
+	}
+	if (digits == 20)
+	{
+		*naming = LT_NAMING_V2;
+		*number = UINT64_MAX - v;
+	}
+	else
+	{
+		*naming = LT_NAMING_V1;
+		*number = v;
+	}
+	return true;
+}
+
+typedef struct version_list
+{
+	uint64_t   *v;
+	size_t		n, cap;
+	bool		seen_v1, seen_v2;
+	bool		oom;
+} version_list;
+
+static int
+collect_version(const lt_dirent *ent, void *arg)
+{
+	version_list *l = arg;
+	uint64_t	v;
+	lt_naming	naming;
+
+	if (ent->is_dir || !parse_manifest_name(ent->name, &v, &naming))
+		return 0;
+	if (naming == LT_NAMING_V2)
+		l->seen_v2 = true;
+	else
+		l->seen_v1 = true;
+	if (l->n == l->cap)
+	{
+		size_t		cap = l->cap ? l->cap * 2 : 64;
+		uint64_t   *p = lt_realloc(l->v, cap * sizeof(uint64_t));
+
+		if (!p)
+		{
+			l->oom = true;
+			return 1;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = v;
+	return 0;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+lt_code
+lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
+					lt_naming *naming, lt_error *err)
+{
+	version_list l = {0};
+	char	   *dir = prefixed(prefix, "_versions");
+	lt_code		rc;
+
+	*versions = NULL;
+	*n = 0;
+	if (!dir)
+		return lt_nomem(err);
+	rc = lt_store_list(store, dir, collect_version, &l, err);
+	if (rc == LT_ENOTFOUND)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/%s is not a Lance dataset (it has no _versions directory)",
+						  store->root, prefix[0] ? prefix : ".");
+	lt_free(dir);
+	if (rc == LT_OK && l.oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK && l.n == 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/%s_versions holds no manifest", store->root, prefix);
+	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
+		rc = lt_corrupt(err, "%s/%s_versions mixes V1 and V2 manifest names", store->root, prefix);
+	if (rc != LT_OK)
+	{
+		lt_free(l.v);
+		return rc;
+	}
+	qsort(l.v, l.n, sizeof(uint64_t), cmp_u64);
+	*versions = l.v;
+	*n = l.n;
+	*naming = l.seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;
+	return LT_OK;
+}
+
+lt_code
+lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming,
+						  lt_error *err)
+{
+	uint64_t   *v;
+	size_t		n;
+
+	LT_TRY(lt_dataset_versions(store, prefix, &v, &n, naming, err));
+	*version = v[n - 1];
+	lt_free(v);
+	return LT_OK;
+}
+
+/* A tag name may not leave _refs/tags/. */
+static bool
+valid_tag_name(const char *tag)
+{
+	if (!tag[0] || strlen(tag) > 255 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0)
+		return false;
+	for (const char *p = tag; *p; p++)
+		if (*p == '/' || *p == '\\' || (unsigned char) *p < 0x20)
+			return false;
+	return true;
+}
+
+lt_code
+lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version, lt_error *err)
+{
+	char	   *rel;
+	char	   *path;
+	uint8_t    *buf;
+	uint64_t	len;
+	lt_code		rc;
+	const char *p;
+	char	   *text;
+
+	if (!valid_tag_name(tag))
+		return lt_error_set(err, LT_EINVALID, "invalid tag name \"%s\"", tag);
+	rel = lt_asprintf("_refs/tags/%s.json", tag);
+	path = rel ? prefixed(prefix, rel) : NULL;
+	lt_free(rel);
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_store_read_all(store, path, 1 << 20, &buf, &len, err);
+	if (rc == LT_ENOTFOUND)
+		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" does not exist in %s/%s", tag, store->root, prefix);
+	if (rc != LT_OK)
+	{
+		lt_free(path);
+		return rc;
+	}
+	text = lt_strndup((const char *) buf, len);
+	lt_free(buf);
+	if (!text)
+	{
+		lt_free(path);
+		return lt_nomem(err);
+	}
+	/* {"branch":null,"version":6,"manifestSize":1234}: find the "version" member */
+	p = strstr(text, "\"version\"");
+	rc = lt_corrupt(err, "%s: no version number in the tag file", path);
+	if (p)
+	{
+		p += strlen("\"version\"");
+		while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r')
+			p++;
+		if (isdigit((unsigned char) *p))
+		{
+			char	   *end;
+			unsigned long long v = strtoull(p, &end, 10);
+
+			if (v > 0 && (*end == ',' || *end == '}' || isspace((unsigned char) *end)))
+			{
+				*version = v;
+				rc = LT_OK;
+			}
+		}
+	}
+	lt_free(text);
+	lt_free(path);
+	return rc;
+}
+
+/* Read the length-prefixed protobuf section at pos; returns its bytes. */
+static lt_code
+section_at(const uint8_t *buf, uint64_t limit, uint64_t pos, const char *path, const char *what,
+		   const uint8_t **data, uint64_t *len, lt_error *err)
+{
+	uint64_t	end;
+
+	if (pos > limit || limit - pos < 4)
+		return lt_corrupt(err, "%s: %s at offset %llu lies outside the file", path, what,
+						  (unsigned long long) pos);
+	*len = lt_le32(buf + pos);
+	if (!lt_add_ok(pos + 4, *len, &end) || end > limit)
+		return lt_corrupt(err, "%s: %s at offset %llu claims %llu bytes, past the end", path, what,
+						  (unsigned long long) pos, (unsigned long long) *len);
+	*data = buf + pos + 4;
+	return LT_OK;
+}
+
+lt_code
+lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path, Lt__Pb__Manifest **manifest,
+				  Lt__Pb__IndexSection **indexes, Lt__Pb__Transaction **txn, lt_error *err)
+{
+	uint64_t	pos;
+	uint64_t	limit;
+	const uint8_t *data;
+	uint64_t	dlen;
+	Lt__Pb__Manifest *m;
+
+	*manifest = NULL;
+	if (indexes)
+		*indexes = NULL;
+	if (txn)
+		*txn = NULL;
+	if (len < 16 || memcmp(buf + len - 4, "LANC", 4) != 0)
+		return lt_corrupt(err, "%s: not a Lance manifest (no magic at the end)", path);
+	if (lt_le16(buf + len - 8) != 0 || lt_le16(buf + len - 6) != 2)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: unsupported manifest version %u.%u", path,
+							lt_le16(buf + len - 8), lt_le16(buf + len - 6));
+	limit = len - 16;
+	pos = lt_le64(buf + limit);
+	LT_TRY(section_at(buf, limit, pos, path, "manifest", &data, &dlen, err));
+	if (pos + 4 + dlen != limit)
+		return lt_corrupt(err, "%s: manifest at offset %llu is %llu bytes, but %llu bytes precede the footer",
+						  path, (unsigned long long) pos, (unsigned long long) dlen,
+						  (unsigned long long) (limit - pos - 4));
+	m = lt__pb__manifest__unpack(lt_protobuf_allocator(), dlen, data);
+	if (!m)
+		return lt_corrupt(err, "%s: the manifest protobuf does not parse", path);
+	if (indexes && m->has_index_section)
+	{
+		lt_code		rc = section_at(buf, pos, m->index_section, path, "index section", &data, &dlen, err);
+
+		if (rc == LT_OK && !(*indexes = lt__pb__index_section__unpack(lt_protobuf_allocator(), dlen, data)))
+			rc = lt_corrupt(err, "%s: the index section does not parse", path);
+		if (rc != LT_OK)
+		{
+			lt__pb__manifest__free_unpacked(m, lt_protobuf_allocator());
+			return rc;
+		}
+	}
+	if (txn && m->has_transaction_section)
+	{
+		/* the inline transaction is informative; a broken one is not fatal to reads */
+		if (section_at(buf, pos, m->transaction_section, path, "transaction", &data, &dlen, NULL) == LT_OK)
+			*txn = lt__pb__transaction__unpack(lt_protobuf_allocator(), dlen, data);
+	}
+	*manifest = m;
+	return LT_OK;
+}
+
+uint64_t
+lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
+{
+	uint64_t	deleted = frag->deletion_file ? frag->deletion_file->num_deleted_rows : 0;
+
+	return frag->physical_rows > deleted ? frag->physical_rows - deleted : 0;
+}
+
+uint64_t
+lt_dataset_count_rows(const lt_dataset *ds)
+{
+	uint64_t	n = 0;
+	size_t		i;
+
+	for (i = 0; i < ds->n_fragments; i++)
+		n += lt_fragment_live_rows(ds->fragments[i]);
+	return n;
+}
+
+/* The storage version when the manifest does not say: look at the first data file. */
+static const char *
+infer_storage_version(const Lt__Pb__Manifest *m)
+{
+	size_t		i;
+
+	for (i = 0; i < m->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = m->fragments[i];
+
+		if (f->n_files > 0)
+		{
+			const Lt__Pb__DataFile *d = f->files[0];
+
+			if (d->file_major_version == 2 && d->file_minor_version == 1)
+				return "2.1";
+			if (d->file_major_version == 2 && d->file_minor_version == 2)
+				return "2.2";
+			if (d->file_major_version == 2)
+				return "2.0";
+			return "0.1";
+		}
+	}
+	return "2.0";
+}
+
+static lt_code
+validate(lt_dataset *ds, lt_error *err)
+{
+	Lt__Pb__Manifest *m = ds->manifest;
+	uint64_t	rflags = m->reader_feature_flags;
+	size_t		i;
+
+	if (rflags & LT_FLAG_BASE_PATHS)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: version %llu uses base paths (shallow clones), which lt_fdw cannot read",
+							ds->manifest_path, (unsigned long long) ds->version);
+	if (rflags & ~(uint64_t) KNOWN_READER_FLAGS)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: version %llu needs reader features 0x%llx unknown to lt_fdw", ds->manifest_path,
+							(unsigned long long) ds->version,
+							(unsigned long long) (rflags & ~(uint64_t) KNOWN_READER_FLAGS));
+	ds->stable_row_ids = (rflags & LT_FLAG_STABLE_ROW_IDS) != 0;
+	for (i = 0; i < m->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = m->fragments[i];
+
+		if (f->id > UINT32_MAX)
+			return lt_corrupt(err, "%s: fragment id %llu does not fit 32 bits", ds->manifest_path,
+							  (unsigned long long) f->id);
+		if (i > 0 && f->id <= m->fragments[i - 1]->id)
+			return lt_corrupt(err, "%s: fragment ids are not ascending (%llu after %llu)", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) m->fragments[i - 1]->id);
+		if (f->physical_rows > UINT32_MAX)
+			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->physical_rows);
+		for (size_t j = 0; j < f->n_files; j++)
+		{
+			const Lt__Pb__DataFile *d = f->files[j];
+
+			if (!d->path || !d->path[0] || strstr(d->path, "..") || d->path[0] == '/')
+				return lt_corrupt(err, "%s: fragment %llu names an invalid data file path", ds->manifest_path,
+								  (unsigned long long) f->id);
+			if (d->n_column_indices && d->n_column_indices != d->n_fields)
+				return lt_corrupt(err, "%s: data file %s lists %zu fields but %zu column indices",
+								  ds->manifest_path, d->path, d->n_fields, d->n_column_indices);
+			if (d->has_base_id)
+				return lt_error_set(err, LT_EUNSUPPORTED, "%s: data file %s lives under another base path",
+									ds->manifest_path, d->path);
+		}
+		if (f->deletion_file && f->deletion_file->num_deleted_rows > f->physical_rows)
+			return lt_corrupt(err, "%s: fragment %llu deletes %llu of %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->deletion_file->num_deleted_rows,
+							  (unsigned long long) f->physical_rows);
+	}
+	return LT_OK;
+}
+
+lt_code
+lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec, lt_dataset **out,
+				lt_error *err)
+{
+	lt_dataset *ds;
+	uint64_t	version = spec ? spec->version : 0;
+	lt_naming	naming = LT_NAMING_V2;
+	char		name[64];
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	lt_code		rc;
+	size_t		plen = strlen(prefix);
+
+	*out = NULL;
+	if (spec && spec->tag)
+		LT_TRY(lt_dataset_tag_version(store, prefix, spec->tag, &version, err));
+
+	ds = lt_calloc(1, sizeof(lt_dataset));
+	if (!ds)
+		return lt_nomem(err);
+	ds->store = store;
+	ds->prefix = (plen == 0 || prefix[plen - 1] == '/') ? lt_strdup(prefix) : lt_asprintf("%s/", prefix);
+	if (!ds->prefix)
+	{
+		lt_free(ds);
+		return lt_nomem(err);
+	}
+	if (version == 0)
+		rc = lt_dataset_latest_version(store, ds->prefix, &version, &naming, err);
+	else
+	{
+		/* try V2 naming first, then V1 */
+		lt_naming	tries[2] = {LT_NAMING_V2, LT_NAMING_V1};
+
+		rc = LT_ENOTFOUND;
+		for (int i = 0; i < 2 && rc == LT_ENOTFOUND; i++)
+		{
+			char	   *path;
+
+			naming = tries[i];
+			lt_manifest_name(version, naming, name, sizeof(name));
+			path = lt_asprintf("%s_versions/%s", ds->prefix, name);
+			if (!path)
+			{
+				rc = lt_nomem(err);
+				break;
+			}
+			rc = lt_store_read_all(store, path, MAX_MANIFEST_BYTES, &buf, &len, err);
+			if (rc == LT_OK)
+				ds->manifest_path = path;
+			else
+				lt_free(path);
+		}
+		if (rc == LT_ENOTFOUND)
+			rc = lt_error_set(err, LT_ENOTFOUND, "version %llu of dataset %s/%s does not exist",
+							  (unsigned long long) version, store->root, ds->prefix);
+	}
+	if (rc == LT_OK && !buf)
+	{
+		lt_manifest_name(version, naming, name, sizeof(name));
+		ds->manifest_path = lt_asprintf("%s_versions/%s", ds->prefix, name);
+		rc = ds->manifest_path ? lt_store_read_all(store, ds->manifest_path, MAX_MANIFEST_BYTES, &buf, &len, err)
+			: lt_nomem(err);
+	}
+	ds->version = version;
+	ds->naming = naming;
+	ds->manifest_size = len;
+	if (rc == LT_OK)
+		rc = lt_manifest_parse(buf, len, ds->manifest_path, &ds->manifest, &ds->index_section,
+							   &ds->transaction, err);
+	lt_free(buf);
+	if (rc == LT_OK && ds->manifest->has_version && ds->manifest->version != version)
+		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
+						(unsigned long long) ds->manifest->version);
+	if (rc == LT_OK)
+		rc = validate(ds, err);
+	if (rc == LT_OK)
+	{
+		rc = lt_schema_from_pb(ds->manifest->fields, ds->manifest->n_fields, &ds->schema, err);
+		if (rc != LT_OK)
+			lt_error_prefix(err, "%s: schema", ds->manifest_path);
+	}
+	if (rc != LT_OK)
+	{
+		lt_dataset_close(ds);
+		return rc;
+	}
+	ds->n_fragments = ds->manifest->n_fragments;
+	ds->fragments = ds->manifest->fragments;
+	if (ds->manifest->data_format && ds->manifest->data_format->version && ds->manifest->data_format->version[0])
+		ds->storage_version = ds->manifest->data_format->version;
+	else
+		ds->storage_version = infer_storage_version(ds->manifest);
+	*out = ds;
+	return LT_OK;
+}
+
+void
+lt_dataset_close(lt_dataset *ds)
+{
+	if (!ds)
+		return;
+	if (ds->manifest)
+		lt__pb__manifest__free_unpacked(ds->manifest, lt_protobuf_allocator());
+	if (ds->index_section)
+		lt__pb__index_section__free_unpacked(ds->index_section, lt_protobuf_allocator());
+	if (ds->transaction)
+		lt__pb__transaction__free_unpacked(ds->transaction, lt_protobuf_allocator());
+	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_path);
+	lt_free(ds->prefix);
+	lt_free(ds);
+}

@@ -1,0 +1,374 @@
+/*
+ * lt_scan.c — fragment scanner: projection, deletions, row ids, batching.
+ *
+ * A batch is assembled as runs of consecutive live physical rows; each
+ * projected field reader appends run after run, so deleted rows are never
+ * copied and random access reads only the runs asked for.
+ */
+#include "lt_scan.h"
+
+#include <string.h>
+
+#include "lt_alloc.h"
+#include "lt_deletion.h"
+#include "lt_file.h"
+#include "lt_rowids.h"
+#include "lt_table.pb-c.h"
+
+typedef struct run
+{
+	uint64_t	start;
+	uint64_t	len;
+} run;
+
+struct lt_fragment_scanner
+{
+	lt_dataset *ds;
+	const Lt__Pb__DataFragment *frag;
+	lt_scan_options opts;
+	uint64_t	physical_rows;
+
+	/* open data files, by index in frag->files (NULL until needed) */
+	lt_file   **files;
+	lt_field_reader **readers;	/* one per projected field */
+
+	uint32_t   *deleted;		/* ascending */
+	uint64_t	n_deleted;
+	uint64_t	del_pos;		/* first deleted offset >= pos */
+	uint64_t   *row_ids;		/* stable row ids by physical offset, or NULL */
+
+	uint64_t	pos;			/* range mode: next physical row */
+	uint64_t	end;
+	uint64_t	off_pos;		/* offsets mode: next index into opts.offsets */
+
+	run		   *runs;
+	size_t		n_runs, runs_cap;
+	lt_batch	batch;
+	uint64_t	batch_cap;
+};
+
+/* Collect the ids of field and its descendants. */
+static bool
+subtree_has_id(const lt_field *f, const int32_t *ids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == f->id && f->id >= 0)
+			return true;
+	for (int c = 0; c < f->n_children; c++)
+		if (subtree_has_id(f->children[c], ids, n))
+			return true;
+	return false;
+}
+
+static lt_code
+open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **out, lt_error *err)
+{
+	const Lt__Pb__DataFragment *frag = sc->frag;
+	lt_column_map map;
+	ssize_t		j;
+
+	/* the newest data file holding the field wins (schema evolution) */
+	for (j = (ssize_t) frag->n_files - 1; j >= 0; j--)
+		if (subtree_has_id(field, frag->files[j]->fields, frag->files[j]->n_fields))
+			break;
+	if (j < 0)
+	{
+		LT_TRY(lt_null_reader_open(NULL, field, out, err));
+		(*out)->num_rows = sc->physical_rows;
+		return LT_OK;
+	}
+	if (!sc->files[j])
+	{
+		const Lt__Pb__DataFile *d = frag->files[j];
+		char	   *rel = lt_asprintf("data/%s", d->path);
+		char	   *path = rel ? lt_dataset_path(sc->ds, rel) : NULL;
+		lt_code		rc;
+
+		lt_free(rel);
+		if (!path)
+			return lt_nomem(err);
+		rc = lt_file_open(sc->ds->store, path, &sc->files[j], err);
+		lt_free(path);
+		LT_TRY(rc);
+		if (sc->files[j]->num_rows != sc->physical_rows && sc->files[j]->version != LT_FILE_LEGACY)
+			return lt_corrupt(err, "%s: file has %llu rows but fragment %llu has %llu", sc->files[j]->path,
+							  (unsigned long long) sc->files[j]->num_rows, (unsigned long long) frag->id,
+							  (unsigned long long) sc->physical_rows);
+	}
+	map.n = (int) frag->files[j]->n_fields;
+	map.field_ids = frag->files[j]->fields;
+	map.columns = frag->files[j]->n_column_indices ? frag->files[j]->column_indices : NULL;
+	LT_TRY(lt_field_reader_open(sc->files[j], field, &map, out, err));
+	(*out)->num_rows = sc->physical_rows;
+	return LT_OK;
+}
+
+lt_code
+lt_fragment_deleted_offsets(lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint32_t **offsets,
+							uint64_t *n, lt_error *err)
+{
+	const Lt__Pb__DeletionFile *df = frag->deletion_file;
+	lt_deletion_type type;
+	char	   *rel;
+	char	   *path;
+	uint8_t    *buf;
+	uint64_t	len;
+	lt_deletion_vector *dv;
+	lt_code		rc;
+
+	*offsets = NULL;
+	*n = 0;
+	if (!df)
+		return LT_OK;
+	type = df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? LT_DELETION_BITMAP : LT_DELETION_ARROW;
+	rel = lt_deletion_path(frag->id, df->read_version, df->id, type);
+	path = rel ? lt_dataset_path(ds, rel) : NULL;
+	lt_free(rel);
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_store_read_all(ds->store, path, LT_DELETION_MAX_FILE, &buf, &len, err);
+	if (rc == LT_OK)
+	{
+		rc = lt_deletion_parse(buf, len, type, df->num_deleted_rows, frag->physical_rows, path, &dv, err);
+		lt_free(buf);
+	}
+	lt_free(path);
+	LT_TRY(rc);
+	/* keep the offsets, drop the wrapper */
+	*offsets = dv->offsets;
+	*n = dv->count;
+	dv->offsets = NULL;
+	dv->count = 0;
+	lt_deletion_free(dv);
+	return LT_OK;
+}
+
+lt_code
+lt_fragment_scanner_open(lt_dataset *ds, const Lt__Pb__DataFragment *frag, const lt_scan_options *opts,
+						 lt_fragment_scanner **out, lt_error *err)
+{
+	lt_fragment_scanner *sc = lt_calloc(1, sizeof(lt_fragment_scanner));
+	lt_code		rc = LT_OK;
+	int			i;
+
+	*out = NULL;
+	if (!sc)
+		return lt_nomem(err);
+	sc->ds = ds;
+	sc->frag = frag;
+	sc->opts = *opts;
+	if (sc->opts.batch_rows == 0)
+		sc->opts.batch_rows = LT_DEFAULT_BATCH_ROWS;
+	sc->physical_rows = frag->physical_rows;
+	sc->files = lt_calloc(frag->n_files ? frag->n_files : 1, sizeof(lt_file *));
+	sc->readers = lt_calloc(opts->n_fields ? opts->n_fields : 1, sizeof(lt_field_reader *));
+	sc->batch.columns = lt_calloc(opts->n_fields ? opts->n_fields : 1, sizeof(lt_array *));
+	if (!sc->files || !sc->readers || !sc->batch.columns)
+		rc = lt_nomem(err);
+	sc->batch.n_columns = opts->n_fields;
+
+	sc->pos = opts->range_start;
+	sc->end = opts->range_end ? opts->range_end : sc->physical_rows;
+	if (rc == LT_OK && (sc->end > sc->physical_rows || sc->pos > sc->end))
+		rc = lt_error_set(err, LT_EINVALID, "rows [%llu, %llu) outside fragment %llu of %llu rows",
+						  (unsigned long long) sc->pos, (unsigned long long) sc->end,
+						  (unsigned long long) frag->id, (unsigned long long) sc->physical_rows);
+	for (uint64_t k = 0; rc == LT_OK && opts->offsets && k < opts->n_offsets; k++)
+		if (opts->offsets[k] >= sc->physical_rows || (k > 0 && opts->offsets[k] <= opts->offsets[k - 1]))
+			rc = lt_error_set(err, LT_EINVALID, "row offsets must ascend within fragment %llu",
+							  (unsigned long long) frag->id);
+
+	if (rc == LT_OK)
+		rc = lt_fragment_deleted_offsets(ds, frag, &sc->deleted, &sc->n_deleted, err);
+	if (rc == LT_OK && opts->want_row_ids && ds->stable_row_ids)
+		rc = lt_rowids_load(ds->store, ds->prefix, frag, &sc->row_ids, err);
+	for (i = 0; rc == LT_OK && i < opts->n_fields; i++)
+	{
+		rc = open_reader(sc, opts->fields[i], &sc->readers[i], err);
+		if (rc == LT_OK)
+			rc = lt_array_new(opts->fields[i], &sc->batch.columns[i], err);
+	}
+	if (rc != LT_OK)
+	{
+		lt_fragment_scanner_free(sc);
+		return rc;
+	}
+	*out = sc;
+	return LT_OK;
+}
+
+static lt_code
+push_run(lt_fragment_scanner *sc, uint64_t start, uint64_t len, lt_error *err)
+{
+	if (sc->n_runs > 0 && sc->runs[sc->n_runs - 1].start + sc->runs[sc->n_runs - 1].len == start)
+	{
+		sc->runs[sc->n_runs - 1].len += len;
+		return LT_OK;
+	}
+	if (sc->n_runs == sc->runs_cap)
+	{
+		size_t		cap = sc->runs_cap ? sc->runs_cap * 2 : 16;
+		run		   *r = lt_realloc(sc->runs, cap * sizeof(run));
+
+		if (!r)
+			return lt_nomem(err);
+		sc->runs = r;
+		sc->runs_cap = cap;
+	}
+	sc->runs[sc->n_runs++] = (run) {start, len};
+	return LT_OK;
+}
+
+static bool
+is_deleted(lt_fragment_scanner *sc, uint64_t off)
+{
+	/* offsets are visited in ascending order, so a cursor suffices */
+	while (sc->del_pos < sc->n_deleted && sc->deleted[sc->del_pos] < off)
+		sc->del_pos++;
+	return sc->del_pos < sc->n_deleted && sc->deleted[sc->del_pos] == off;
+}
+
+/* Plan the next batch as runs of live rows; returns the number of rows. */
+static lt_code
+plan_batch(lt_fragment_scanner *sc, uint64_t *rows, lt_error *err)
+{
+	uint64_t	want = sc->opts.batch_rows;
+	uint64_t	got = 0;
+
+	sc->n_runs = 0;
+	if (sc->opts.offsets)
+	{
+		while (got < want && sc->off_pos < sc->opts.n_offsets)
+		{
+			uint64_t	off = sc->opts.offsets[sc->off_pos++];
+
+			if (!is_deleted(sc, off))
+			{
+				LT_TRY(push_run(sc, off, 1, err));
+				got++;
+			}
+		}
+	}
+	else
+	{
+		while (got < want && sc->pos < sc->end)
+		{
+			uint64_t	stop;
+
+			/* skip deleted rows at pos */
+			if (is_deleted(sc, sc->pos))
+			{
+				sc->pos++;
+				continue;
+			}
+			/* live rows extend to the next deletion, the end, or the batch size */
+			stop = sc->del_pos < sc->n_deleted ? sc->deleted[sc->del_pos] : sc->end;
+			if (stop > sc->end)
+				stop = sc->end;
+			if (stop - sc->pos > want - got)
+				stop = sc->pos + (want - got);
+			LT_TRY(push_run(sc, sc->pos, stop - sc->pos, err));
+			got += stop - sc->pos;
+			sc->pos = stop;
+		}
+	}
+	*rows = got;
+	return LT_OK;
+}
+
+lt_code
+lt_fragment_scanner_next(lt_fragment_scanner *sc, lt_batch **out, lt_error *err)
+{
+	uint64_t	rows;
+	uint64_t	k = 0;
+	size_t		r;
+	int			i;
+
+	*out = NULL;
+	LT_TRY(plan_batch(sc, &rows, err));
+	if (rows == 0)
+		return LT_OK;
+	if (rows > sc->batch_cap)
+	{
+		uint64_t   *a = lt_realloc(sc->batch.row_addrs, rows * sizeof(uint64_t));
+
+		if (!a)
+			return lt_nomem(err);
+		sc->batch.row_addrs = a;
+		if (sc->opts.want_row_ids)
+		{
+			uint64_t   *b = lt_realloc(sc->batch.row_ids, rows * sizeof(uint64_t));
+
+			if (!b)
+				return lt_nomem(err);
+			sc->batch.row_ids = b;
+		}
+		sc->batch_cap = rows;
+	}
+	for (r = 0; r < sc->n_runs; r++)
+		for (uint64_t o = sc->runs[r].start; o < sc->runs[r].start + sc->runs[r].len; o++, k++)
+		{
+			uint64_t	addr = (sc->frag->id << 32) | o;
+
+			sc->batch.row_addrs[k] = addr;
+			if (sc->opts.want_row_ids)
+				sc->batch.row_ids[k] = sc->row_ids ? sc->row_ids[o] : addr;
+		}
+	for (i = 0; i < sc->opts.n_fields; i++)
+	{
+		lt_array   *a = sc->batch.columns[i];
+
+		lt_array_clear(a);
+		for (r = 0; r < sc->n_runs; r++)
+		{
+			lt_code		rc = lt_field_reader_read(sc->readers[i], sc->runs[r].start, sc->runs[r].len, a, err);
+
+			if (rc != LT_OK)
+				return lt_error_prefix(err, "field \"%s\" of fragment %llu", sc->opts.fields[i]->name,
+									   (unsigned long long) sc->frag->id);
+		}
+		if ((uint64_t) a->length != rows)
+			return lt_corrupt(err, "field \"%s\" of fragment %llu yielded %lld rows instead of %llu",
+							  sc->opts.fields[i]->name, (unsigned long long) sc->frag->id,
+							  (long long) a->length, (unsigned long long) rows);
+	}
+	sc->batch.length = (int64_t) rows;
+	*out = &sc->batch;
+	return LT_OK;
+}
+
+uint64_t
+lt_fragment_scanner_pages(const lt_fragment_scanner *sc)
+{
+	uint64_t	n = 0;
+
+	for (int i = 0; i < sc->opts.n_fields; i++)
+		if (sc->readers[i])
+			n += sc->readers[i]->pages_decoded;
+	return n;
+}
+
+void
+lt_fragment_scanner_free(lt_fragment_scanner *sc)
+{
+	if (!sc)
+		return;
+	for (int i = 0; i < sc->opts.n_fields; i++)
+	{
+		if (sc->readers)
+			lt_field_reader_free(sc->readers[i]);
+		if (sc->batch.columns)
+			lt_array_free(sc->batch.columns[i]);
+	}
+	for (size_t j = 0; sc->files && j < sc->frag->n_files; j++)
+		lt_file_close(sc->files[j]);
+	lt_free(sc->files);
+	lt_free(sc->readers);
+	lt_free(sc->batch.columns);
+	lt_free(sc->batch.row_addrs);
+	lt_free(sc->batch.row_ids);
+	lt_free(sc->deleted);
+	lt_free(sc->row_ids);
+	lt_free(sc->runs);
+	lt_free(sc);
+}

@@ -1,0 +1,62 @@
+/*
+ * lt_scan.h — reading a projection of one fragment in batches.
+ *
+ * The scanner applies the fragment's deletion vector, so batches hold live
+ * rows only; each batch carries the rows' addresses (fragment_id << 32 |
+ * physical offset) and, on request, their row ids (stable row ids when the
+ * dataset has them, else the address).  A selection narrows the scan to a
+ * physical row range or to a sorted list of offsets (random access: only
+ * the pages holding those rows are read and decoded).
+ */
+#ifndef LT_SCAN_H
+#define LT_SCAN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "lt_array.h"
+#include "lt_dataset.h"
+#include "lt_status.h"
+
+struct Lt__Pb__DataFragment;
+
+#define LT_DEFAULT_BATCH_ROWS 8192
+
+typedef struct lt_scan_options
+{
+	int			n_fields;		/* projected top-level fields of ds->schema */
+	const lt_field *const *fields;
+	uint64_t	batch_rows;		/* 0 = LT_DEFAULT_BATCH_ROWS */
+	bool		want_row_ids;
+	/* selection: physical rows [range_start, range_end) (range_end 0 = all) ... */
+	uint64_t	range_start;
+	uint64_t	range_end;
+	/* ... or, when offsets != NULL, exactly these physical offsets (ascending) */
+	const uint32_t *offsets;
+	uint64_t	n_offsets;
+} lt_scan_options;
+
+typedef struct lt_batch
+{
+	int64_t		length;
+	int			n_columns;
+	lt_array  **columns;		/* parallel to lt_scan_options.fields */
+	uint64_t   *row_addrs;
+	uint64_t   *row_ids;		/* NULL unless want_row_ids */
+} lt_batch;
+
+typedef struct lt_fragment_scanner lt_fragment_scanner;
+
+lt_code		lt_fragment_scanner_open(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag,
+									 const lt_scan_options *opts, lt_fragment_scanner **out, lt_error *err);
+/* Next batch, or *out = NULL at the end. The batch is valid until the next call. */
+lt_code		lt_fragment_scanner_next(lt_fragment_scanner *sc, lt_batch **out, lt_error *err);
+void		lt_fragment_scanner_free(lt_fragment_scanner *sc);
+/* Pages decoded so far by this scanner's field readers. */
+uint64_t	lt_fragment_scanner_pages(const lt_fragment_scanner *sc);
+
+/* The deleted physical offsets of a fragment, ascending (NULL/0 when none). */
+lt_code		lt_fragment_deleted_offsets(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag,
+										uint32_t **offsets, uint64_t *n, lt_error *err);
+
+#endif

@@ -1,0 +1,621 @@
+/*
+ * lt-inspect — look inside a Lance dataset with lt_fdw's own format library.
+ *
+ *   lt-inspect info  DIR [--version N | --tag T]
+ *   lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]
+ *   lt-inspect pages DIR [--version N | --tag T]
+ *
+ * scan prints JSON lines in the reference harness's format, so its output can
+ * be diffed with the real Lance engine's.  Errors go to stderr, exit code 1.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "io/lt_store.h"
+#include "lt_alloc.h"
+#include "lt_dataset.h"
+#include "lt_enc20.pb-c.h"
+#include "lt_enc21.pb-c.h"
+#include "lt_file.h"
+#include "lt_file2.pb-c.h"
+#include "lt_json.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+#include "lt_transaction.pb-c.h"
+
+typedef struct options
+{
+	const char *cmd;
+	const char *dir;
+	const char *columns;
+	const char *tag;
+	uint64_t	version;
+	bool		with_rowid;
+	bool		rowaddr;
+} options;
+
+static void
+usage(void)
+{
+	fprintf(stderr,
+			"usage: lt-inspect info  DIR [--version N | --tag T]\n"
+			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
+			"       lt-inspect pages DIR [--version N | --tag T]\n");
+	exit(2);
+}
+
+static int
+fail(const lt_error *err)
+{
+	fprintf(stderr, "lt-inspect: %s: %s\n", lt_code_name(err->code), err->msg);
+	return 1;
+}
+
+static void
+print_str(const char *s)
+{
+	json_string(stdout, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void
+print_i32_list(const int32_t *v, size_t n)
+{
+	putchar('[');
+	for (size_t i = 0; i < n; i++)
+		printf("%s%d", i ? "," : "", v[i]);
+	putchar(']');
+}
+
+static const char *
+naming_name(lt_naming n)
+{
+	return n == LT_NAMING_V2 ? "V2" : "V1";
+}
+
+/* --- info ----------------------------------------------------------------- */
+
+static const char *
+operation_name(const Lt__Pb__Transaction *t)
+{
+	if (!t)
+		return NULL;
+	switch (t->operation_case)
+	{
+		case LT__PB__TRANSACTION__OPERATION_APPEND: return "Append";
+		case LT__PB__TRANSACTION__OPERATION_DELETE: return "Delete";
+		case LT__PB__TRANSACTION__OPERATION_OVERWRITE: return "Overwrite";
+		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX: return "CreateIndex";
+		case LT__PB__TRANSACTION__OPERATION_REWRITE: return "Rewrite";
+		case LT__PB__TRANSACTION__OPERATION_MERGE: return "Merge";
+		case LT__PB__TRANSACTION__OPERATION_RESTORE: return "Restore";
+		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS: return "ReserveFragments";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE: return "Update";
+		case LT__PB__TRANSACTION__OPERATION_PROJECT: return "Project";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG: return "UpdateConfig";
+		case LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT: return "DataReplacement";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE: return "UpdateMemWalState";
+		case LT__PB__TRANSACTION__OPERATION_CLONE: return "Clone";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_BASES: return "UpdateBases";
+		default: return "Unknown";
+	}
+}
+
+static int
+cmd_info(lt_store *store, lt_dataset *ds)
+{
+	Lt__Pb__Manifest *m = ds->manifest;
+	uint64_t   *versions = NULL;
+	size_t		nv = 0;
+	lt_naming	naming;
+	lt_error	err;
+
+	printf("{\"version\":%" PRIu64 ",\"manifest_naming\":\"%s\",\"storage_version\":", ds->version,
+		   naming_name(ds->naming));
+	print_str(ds->storage_version);
+	printf(",\"reader_feature_flags\":%" PRIu64 ",\"writer_feature_flags\":%" PRIu64,
+		   m->reader_feature_flags, m->writer_feature_flags);
+	printf(",\"writer\":");
+	if (m->writer_version)
+	{
+		printf("{\"library\":");
+		print_str(m->writer_version->library);
+		printf(",\"version\":");
+		print_str(m->writer_version->version);
+		putchar('}');
+	}
+	else
+		printf("null");
+	printf(",\"timestamp\":%" PRId64, m->timestamp ? m->timestamp->seconds : 0);
+	printf(",\"operation\":");
+	if (ds->transaction)
+		print_str(operation_name(ds->transaction));
+	else
+		printf("null");
+	printf(",\"max_fragment_id\":");
+	if (m->has_max_fragment_id)
+		printf("%u", m->max_fragment_id);
+	else
+		printf("null");
+	printf(",\"next_row_id\":%" PRIu64 ",\"rows\":%" PRIu64, m->next_row_id, lt_dataset_count_rows(ds));
+
+	printf(",\"schema\":[");
+	for (size_t i = 0; i < m->n_fields; i++)
+	{
+		const Lt__Pb__Field *f = m->fields[i];
+
+		printf("%s{\"id\":%d,\"parent_id\":%d,\"name\":", i ? "," : "", f->id, f->parent_id);
+		print_str(f->name);
+		printf(",\"logical_type\":");
+		print_str(f->logical_type);
+		printf(",\"nullable\":%s}", f->nullable ? "true" : "false");
+	}
+	printf("],\"fragments\":[");
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *fr = ds->fragments[i];
+
+		printf("%s{\"id\":%" PRIu64 ",\"physical_rows\":%" PRIu64 ",\"live_rows\":%" PRIu64 ",\"files\":[",
+			   i ? "," : "", fr->id, fr->physical_rows, lt_fragment_live_rows(fr));
+		for (size_t j = 0; j < fr->n_files; j++)
+		{
+			const Lt__Pb__DataFile *d = fr->files[j];
+
+			printf("%s{\"path\":", j ? "," : "");
+			print_str(d->path);
+			printf(",\"fields\":");
+			print_i32_list(d->fields, d->n_fields);
+			printf(",\"column_indices\":");
+			print_i32_list(d->column_indices, d->n_column_indices);
+			printf(",\"file_version\":\"%u.%u\"}", d->file_major_version, d->file_minor_version);
+		}
+		printf("],\"deletion_file\":");
+		if (fr->deletion_file)
+		{
+			const Lt__Pb__DeletionFile *df = fr->deletion_file;
+
+			printf("{\"type\":\"%s\",\"read_version\":%" PRIu64 ",\"id\":\"%" PRIu64 "\",\"num_deleted_rows\":%" PRIu64 "}",
+				   df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? "bitmap" : "arrow",
+				   df->read_version, df->id, df->num_deleted_rows);
+		}
+		else
+			printf("null");
+		printf(",\"row_ids\":%s}", fr->row_id_sequence_case != LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET ? "true" : "false");
+	}
+	printf("],\"indexes\":[");
+	for (size_t i = 0; ds->index_section && i < ds->index_section->n_indices; i++)
+	{
+		const Lt__Pb__IndexMetadata *ix = ds->index_section->indices[i];
+
+		printf("%s{\"name\":", i ? "," : "");
+		print_str(ix->name);
+		printf(",\"uuid\":\"");
+		if (ix->uuid && ix->uuid->has_uuid)
+			for (size_t k = 0; k < ix->uuid->uuid.len; k++)
+				printf("%s%02x", (k == 4 || k == 6 || k == 8 || k == 10) ? "-" : "", ix->uuid->uuid.data[k]);
+		printf("\",\"fields\":");
+		print_i32_list(ix->fields, ix->n_fields);
+		printf(",\"type\":");
+		print_str(ix->index_details ? ix->index_details->type_url : NULL);
+		printf(",\"dataset_version\":%" PRIu64 "}", ix->dataset_version);
+	}
+	printf("],\"versions\":[");
+	if (lt_dataset_versions(store, ds->prefix, &versions, &nv, &naming, &err) == LT_OK)
+		for (size_t i = 0; i < nv; i++)
+			printf("%s%" PRIu64, i ? "," : "", versions[i]);
+	lt_free(versions);
+	printf("]}\n");
+	return 0;
+}
+
+/* --- scan ----------------------------------------------------------------- */
+
+typedef struct out_row
+{
+	uint64_t	key;
+	char	   *line;
+} out_row;
+
+static int
+cmp_row(const void *a, const void *b)
+{
+	uint64_t	x = ((const out_row *) a)->key, y = ((const out_row *) b)->key;
+
+	return x < y ? -1 : x > y;
+}
+
+static int
+cmd_scan(lt_dataset *ds, const options *o)
+{
+	const lt_field **fields;
+	int			n = 0;
+	lt_error	err;
+	out_row    *rows = NULL;
+	size_t		nrows = 0, cap = 0;
+	int			status = 0;
+
+	fields = calloc(ds->schema->n_fields + 1, sizeof(lt_field *));
+	if (o->columns)
+	{
+		char	   *list = strdup(o->columns);
+
+		for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+		{
+			const lt_field *f = lt_schema_find_name(ds->schema, tok);
+
+			if (!f)
+			{
+				fprintf(stderr, "lt-inspect: column \"%s\" does not exist in %s\n", tok, o->dir);
+				free(list);
+				free(fields);
+				return 1;
+			}
+			if (n < ds->schema->n_fields)
+				fields[n++] = f;
+		}
+		free(list);
+	}
+	else
+		for (int i = 0; i < ds->schema->n_fields; i++)
+			fields[n++] = ds->schema->fields[i];
+
+	for (size_t fi = 0; fi < ds->n_fragments && status == 0; fi++)
+	{
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *b;
+
+		so.n_fields = n;
+		so.fields = fields;
+		so.want_row_ids = true;
+		if (lt_fragment_scanner_open(ds, ds->fragments[fi], &so, &sc, &err) != LT_OK)
+		{
+			status = fail(&err);
+			break;
+		}
+		for (;;)
+		{
+			if (lt_fragment_scanner_next(sc, &b, &err) != LT_OK)
+			{
+				status = fail(&err);
+				break;
+			}
+			if (!b)
+				break;
+			for (int64_t r = 0; r < b->length; r++)
+			{
+				char	   *buf = NULL;
+				size_t		len = 0;
+				FILE	   *mem = open_memstream(&buf, &len);
+				bool		first = true;
+
+				putc('{', mem);
+				if (o->with_rowid)
+				{
+					fprintf(mem, "\"_rowid\":\"%" PRIu64 "\"", b->row_ids[r]);
+					first = false;
+				}
+				if (o->rowaddr)
+				{
+					fprintf(mem, "%s\"_rowaddr\":\"%" PRIu64 "\"", first ? "" : ",", b->row_addrs[r]);
+					first = false;
+				}
+				for (int c = 0; c < n; c++)
+				{
+					if (!first)
+						putc(',', mem);
+					first = false;
+					json_string(mem, fields[c]->name, strlen(fields[c]->name));
+					putc(':', mem);
+					json_value(mem, b->columns[c], r);
+				}
+				putc('}', mem);
+				fclose(mem);
+				if (nrows == cap)
+				{
+					cap = cap ? cap * 2 : 1024;
+					rows = realloc(rows, cap * sizeof(out_row));
+				}
+				rows[nrows].key = b->row_ids[r];
+				rows[nrows++].line = buf;
+			}
+		}
+		lt_fragment_scanner_free(sc);
+	}
+	/* the reference sorts by _rowid: physical order, except with stable row ids */
+	if (status == 0)
+	{
+		qsort(rows, nrows, sizeof(out_row), cmp_row);
+		for (size_t i = 0; i < nrows; i++)
+			puts(rows[i].line);
+	}
+	for (size_t i = 0; i < nrows; i++)
+		free(rows[i].line);
+	free(rows);
+	free(fields);
+	return status;
+}
+
+/* --- pages ---------------------------------------------------------------- */
+
+static const char *
+compression_name(const Lt__Enc21__CompressiveEncoding *e)
+{
+	if (!e)
+		return "none";
+	switch (e->compression_case)
+	{
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT:
+			return e->flat->data ? (e->flat->data->scheme == LT__ENC21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4 ? "flat+lz4" : "flat+zstd") : "flat";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE:
+			return e->variable->values ? "variable+general" : "variable";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_CONSTANT: return "constant";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_OUT_OF_LINE_BITPACKING: return "out_of_line_bitpacking";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING: return "inline_bitpacking";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FSST: return "fsst";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_DICTIONARY: return "dictionary";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_RLE: return "rle";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT: return "byte_stream_split";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL:
+			return e->general->compression && e->general->compression->scheme == LT__ENC21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_LZ4 ? "general_lz4" : "general_zstd";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST: return "fixed_size_list";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT: return "packed_struct";
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT: return "variable_packed_struct";
+		default: return "unknown";
+	}
+}
+
+/* Print the inner compressions too, e.g. "general_zstd/inline_bitpacking". */
+static void
+print_compression(FILE *out, const Lt__Enc21__CompressiveEncoding *e)
+{
+	const Lt__Enc21__CompressiveEncoding *inner = NULL;
+
+	fputs(compression_name(e), out);
+	if (!e)
+		return;
+	switch (e->compression_case)
+	{
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL: inner = e->general->values; break;
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FSST: inner = e->fsst->values; break;
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST: inner = e->fixed_size_list->values; break;
+		case LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT: inner = e->byte_stream_split->values; break;
+		default: break;
+	}
+	if (inner)
+	{
+		putc('/', out);
+		print_compression(out, inner);
+	}
+}
+
+static const char *
+enc20_name(const Lt__Enc20__ArrayEncoding *e)
+{
+	if (!e)
+		return "none";
+	switch (e->array_encoding_case)
+	{
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_FLAT: return "flat";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE: return "nullable";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST: return "fixed_size_list";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_LIST: return "list";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_STRUCT: return "struct";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_BINARY: return "binary";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY: return "dictionary";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_FSST: return "fsst";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT: return "packed_struct";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED: return "bitpacked";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_BINARY: return "fixed_size_binary";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_BITPACKED_FOR_NON_NEG: return "bitpacked_for_non_neg";
+		case LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_CONSTANT: return "constant";
+		default: return "other";
+	}
+}
+
+static void
+print_enc20(FILE *out, const Lt__Enc20__ArrayEncoding *e)
+{
+	const Lt__Enc20__ArrayEncoding *inner = NULL;
+
+	fputs(enc20_name(e), out);
+	if (!e)
+		return;
+	if (e->array_encoding_case == LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_NULLABLE)
+	{
+		const Lt__Enc20__Nullable *n = e->nullable;
+
+		if (n->nullability_case == LT__ENC20__NULLABLE__NULLABILITY_NO_NULLS)
+			inner = n->no_nulls->values;
+		else if (n->nullability_case == LT__ENC20__NULLABLE__NULLABILITY_SOME_NULLS)
+			inner = n->some_nulls->values;
+		else
+			fputs("/all_nulls", out);
+	}
+	else if (e->array_encoding_case == LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_FIXED_SIZE_LIST)
+		inner = e->fixed_size_list->items;
+	else if (e->array_encoding_case == LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_DICTIONARY)
+		inner = e->dictionary->items;
+	if (inner)
+	{
+		putc('/', out);
+		print_enc20(out, inner);
+	}
+}
+
+static const char *
+field_name_of(const lt_dataset *ds, int32_t id)
+{
+	const lt_field *f = lt_schema_find_id(ds->schema, id);
+
+	return f ? f->name : "?";
+}
+
+static int
+cmd_pages(lt_dataset *ds)
+{
+	lt_error	err;
+
+	for (size_t fi = 0; fi < ds->n_fragments; fi++)
+	{
+		const Lt__Pb__DataFragment *fr = ds->fragments[fi];
+
+		for (size_t j = 0; j < fr->n_files; j++)
+		{
+			const Lt__Pb__DataFile *d = fr->files[j];
+			char	   *rel = lt_asprintf("data/%s", d->path);
+			char	   *path = lt_dataset_path(ds, rel);
+			lt_file    *f;
+
+			lt_free(rel);
+			if (lt_file_open(ds->store, path, &f, &err) != LT_OK)
+			{
+				lt_free(path);
+				return fail(&err);
+			}
+			lt_free(path);
+			for (size_t k = 0; k < d->n_fields; k++)
+			{
+				int32_t		col = d->n_column_indices ? d->column_indices[k] : -1;
+				Lt__Pb__ColumnMetadata *cm;
+
+				if (f->version == LT_FILE_LEGACY || col < 0 || d->fields[k] < 0)
+					continue;
+				if (lt_file_column(f, (uint32_t) col, &cm, &err) != LT_OK)
+				{
+					lt_file_close(f);
+					return fail(&err);
+				}
+				for (size_t p = 0; p < cm->n_pages; p++)
+				{
+					const Lt__Pb__ColumnPage *pg = cm->pages[p];
+					Lt__Pb__PbAny *any = NULL;
+
+					printf("{\"fragment\":%" PRIu64 ",\"file\":", fr->id);
+					print_str(d->path);
+					printf(",\"field_id\":%d,\"column\":", d->fields[k]);
+					print_str(field_name_of(ds, d->fields[k]));
+					printf(",\"column_index\":%d,\"page\":%zu,\"rows\":%" PRIu64 ",\"file_version\":\"%u.%u\"",
+						   col, p, pg->length, d->file_major_version, d->file_minor_version);
+					if (pg->encoding && pg->encoding->location_case == LT__PB__ENCODING_REF__LOCATION_DIRECT &&
+						pg->encoding->direct->has_encoding)
+						any = lt__pb__pb_any__unpack(lt_protobuf_allocator(), pg->encoding->direct->encoding.len,
+													 pg->encoding->direct->encoding.data);
+					if (any && any->has_value && f->version >= LT_FILE_V2_1)
+					{
+						Lt__Enc21__PageLayout *pl = lt__enc21__page_layout__unpack(lt_protobuf_allocator(),
+																					any->value.len, any->value.data);
+
+						if (pl && pl->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+						{
+							const Lt__Enc21__MiniBlockLayout *mb = pl->mini_block_layout;
+
+							printf(",\"layout\":\"miniblock\",\"compression\":\"");
+							print_compression(stdout, mb->value_compression);
+							printf("\",\"dictionary\":%s", mb->dictionary ? "true" : "false");
+							if (mb->dictionary)
+							{
+								printf(",\"dictionary_compression\":\"");
+								print_compression(stdout, mb->dictionary);
+								putchar('"');
+							}
+							printf(",\"rep\":\"%s\",\"def\":\"%s\"", compression_name(mb->rep_compression),
+								   compression_name(mb->def_compression));
+						}
+						else if (pl && pl->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+						{
+							printf(",\"layout\":\"fullzip\",\"compression\":\"");
+							print_compression(stdout, pl->full_zip_layout->value_compression);
+							putchar('"');
+						}
+						else if (pl && pl->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT)
+							printf(",\"layout\":\"constant\",\"compression\":\"%s\"",
+								   pl->constant_layout->has_inline_value ? "inline_value" : "all_null");
+						else if (pl && pl->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT)
+							printf(",\"layout\":\"blob\",\"compression\":\"\"");
+						else
+							printf(",\"layout\":\"unknown\",\"compression\":\"\"");
+						if (pl)
+							lt__enc21__page_layout__free_unpacked(pl, lt_protobuf_allocator());
+					}
+					else if (any && any->has_value)
+					{
+						Lt__Enc20__ArrayEncoding *ae = lt__enc20__array_encoding__unpack(lt_protobuf_allocator(),
+																						  any->value.len, any->value.data);
+
+						printf(",\"layout\":\"v2.0\",\"compression\":\"");
+						print_enc20(stdout, ae);
+						putchar('"');
+						if (ae)
+							lt__enc20__array_encoding__free_unpacked(ae, lt_protobuf_allocator());
+					}
+					else
+						printf(",\"layout\":\"unknown\",\"compression\":\"\"");
+					if (any)
+						lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
+					printf("}\n");
+				}
+			}
+			lt_file_close(f);
+		}
+	}
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	options		o = {0};
+	lt_store   *store;
+	lt_dataset *ds;
+	lt_version_spec spec = {0};
+	lt_error	err;
+	int			rc;
+
+	if (argc < 3)
+		usage();
+	o.cmd = argv[1];
+	o.dir = argv[2];
+	for (int i = 3; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc)
+			o.columns = argv[++i];
+		else if (strcmp(argv[i], "--version") == 0 && i + 1 < argc)
+		{
+			char	   *end;
+
+			o.version = strtoull(argv[++i], &end, 10);
+			if (*end || o.version == 0)
+				o.tag = argv[i];	/* the reference accepts --version TAG too */
+		}
+		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc)
+			o.tag = argv[++i];
+		else if (strcmp(argv[i], "--with-rowid") == 0)
+			o.with_rowid = true;
+		else if (strcmp(argv[i], "--rowaddr") == 0)
+			o.rowaddr = true;
+		else
+			usage();
+	}
+	if (strcmp(o.cmd, "info") != 0 && strcmp(o.cmd, "scan") != 0 && strcmp(o.cmd, "pages") != 0)
+		usage();
+	if (lt_store_local_open(o.dir, &store, &err) != LT_OK)
+		return fail(&err);
+	spec.version = o.tag ? 0 : o.version;
+	spec.tag = o.tag;
+	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK)
+	{
+		lt_store_close(store);
+		return fail(&err);
+	}
+	if (strcmp(o.cmd, "info") == 0)
+		rc = cmd_info(store, ds);
+	else if (strcmp(o.cmd, "scan") == 0)
+		rc = cmd_scan(ds, &o);
+	else
+		rc = cmd_pages(ds);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+	return rc;
+}
