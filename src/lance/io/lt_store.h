@@ -67,6 +67,9 @@ struct lt_rfile
 /* Local directory backend. root must exist. */
 lt_code		lt_store_local_open(const char *root, lt_store **out, lt_error *err);
 void		lt_store_close(lt_store *s);
+/* In-memory backend (tests, fuzzing); lt_store_mem_put adds or replaces an object. */
+lt_code		lt_store_mem_open(lt_store **out, lt_error *err);
+lt_code		lt_store_mem_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 
 lt_code		lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_error *err);
 void		lt_rfile_close(lt_rfile *f);
