@@ -32,16 +32,20 @@ lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buflen)
 		snprintf(buf, buflen, "%" PRIu64 ".manifest", version);
 }
 
-char *
-lt_dataset_path(const lt_dataset *ds, const char *rel)
-{
-	return lt_asprintf("%s%s", ds->prefix, rel);
-}
 
+/* prefix + rel, with a '/' between when prefix lacks one. */
 static char *
 prefixed(const char *prefix, const char *rel)
 {
-	return lt_asprintf("%s%s", prefix, rel);
+	size_t		n = strlen(prefix);
+
+	return lt_asprintf("%s%s%s", prefix, (n && prefix[n - 1] != '/') ? "/" : "", rel);
+}
+
+char *
+lt_dataset_path(const lt_dataset *ds, const char *rel)
+{
+	return prefixed(ds->prefix, rel);
 }
 
 /* Parse "<digits>.manifest"; false for anything else (temp files, detached). */

@@ -1,0 +1,488 @@
+/*
+ * Unit tests of the library's core: logical types and schemas, arrays,
+ * compression framing, stores (range coalescing, conditional create),
+ * manifests and version discovery.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zstd.h>
+#include <lz4.h>
+
+#include "io/lt_store.h"
+#include "lt_alloc.h"
+#include "lt_array.h"
+#include "lt_bytes.h"
+#include "lt_compress.h"
+#include "lt_dataset.h"
+#include "lt_schema.h"
+#include "lt_table.pb-c.h"
+#include "unit.h"
+
+static lt_error err;
+
+TEST(logical_types)
+{
+	lt_field	f = {0};
+
+	CHECK_OK(lt_parse_logical_type("int64", &f, &err), err);
+	CHECK_EQ_INT(f.type, LT_TYPE_INT64);
+	CHECK_EQ_INT(f.byte_width, 8);
+	CHECK_OK(lt_parse_logical_type("timestamp:us:UTC", &f, &err), err);
+	CHECK_EQ_INT(f.type, LT_TYPE_TIMESTAMP);
+	CHECK_EQ_INT(f.unit, LT_UNIT_US);
+	CHECK(f.timezone && strcmp(f.timezone, "UTC") == 0);
+	CHECK_OK(lt_parse_logical_type("timestamp:ns:-", &f, &err), err);
+	CHECK(f.timezone == NULL);
+	CHECK_EQ_INT(f.unit, LT_UNIT_NS);
+	CHECK_OK(lt_parse_logical_type("decimal:128:12:3", &f, &err), err);
+	CHECK_EQ_INT(f.type, LT_TYPE_DECIMAL128);
+	CHECK_EQ_INT(f.precision, 12);
+	CHECK_EQ_INT(f.scale, 3);
+	CHECK_OK(lt_parse_logical_type("dict:string:int32:false", &f, &err), err);
+	CHECK_EQ_INT(f.type, LT_TYPE_UTF8);
+	CHECK(f.dictionary);
+	CHECK_OK(lt_parse_logical_type("fixed_size_binary:16", &f, &err), err);
+	CHECK_EQ_INT(f.byte_width, 16);
+	CHECK_CODE(lt_parse_logical_type("decimal:128:x:3", &f, &err), LT_EUNSUPPORTED);
+	CHECK_CODE(lt_parse_logical_type("timestamp:xs:-", &f, &err), LT_EUNSUPPORTED);
+	CHECK_CODE(lt_parse_logical_type("wat", &f, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "wat") != NULL);
+	lt_free(f.timezone);
+}
+
+/* Build protobuf fields for a pre-order schema. */
+static Lt__Pb__Field *
+pbf(const char *name, int id, int parent, const char *lt)
+{
+	Lt__Pb__Field *f = calloc(1, sizeof(Lt__Pb__Field));
+
+	lt__pb__field__init(f);
+	f->name = (char *) name;
+	f->has_id = f->has_parent_id = f->has_nullable = true;
+	f->id = id;
+	f->parent_id = parent;
+	f->logical_type = (char *) lt;
+	f->nullable = true;
+	return f;
+}
+
+static lt_schema *
+sample_schema(void)
+{
+	Lt__Pb__Field *fs[] = {
+		pbf("id", 0, -1, "int64"),
+		pbf("st", 1, -1, "struct"), pbf("x", 2, 1, "int32"), pbf("y", 3, 1, "string"),
+		pbf("li", 4, -1, "list"), pbf("item", 5, 4, "int64"),
+		pbf("vec", 6, -1, "fixed_size_list:float:4"),
+	};
+	lt_schema  *s = NULL;
+
+	CHECK_OK(lt_schema_from_pb(fs, 7, &s, &err), err);
+	for (int i = 0; i < 7; i++)
+		free(fs[i]);
+	return s;
+}
+
+TEST(schema_tree)
+{
+	lt_schema  *s = sample_schema();
+
+	if (!s)
+		return;
+	CHECK_EQ_INT(s->n_fields, 4);
+	CHECK_EQ_INT(s->fields[1]->n_children, 2);
+	CHECK(strcmp(s->fields[1]->children[1]->name, "y") == 0);
+	CHECK_EQ_INT(s->fields[2]->children[0]->type, LT_TYPE_INT64);
+	CHECK_EQ_INT(s->fields[3]->type, LT_TYPE_FIXED_LIST);
+	CHECK_EQ_INT(s->fields[3]->fixed_size, 4);
+	CHECK_EQ_INT(s->fields[3]->children[0]->type, LT_TYPE_FLOAT32);
+	CHECK_EQ_INT(s->fields[3]->children[0]->id, -1);
+	CHECK(lt_schema_find_id(s, 3) == s->fields[1]->children[1]);
+	CHECK(lt_schema_find_name(s, "li") == s->fields[2]);
+	CHECK(lt_field_is_leaf(s->fields[3]));
+	CHECK(!lt_field_is_leaf(s->fields[2]));
+	lt_schema_free(s);
+}
+
+TEST(schema_errors)
+{
+	Lt__Pb__Field *orphan[] = {pbf("x", 1, 7, "int32")};
+	Lt__Pb__Field *badlist[] = {pbf("l", 0, -1, "list")};
+	Lt__Pb__Field *childless_leaf[] = {pbf("a", 0, -1, "int32"), pbf("b", 1, 0, "int32")};
+	lt_schema  *s;
+
+	CHECK_CODE(lt_schema_from_pb(orphan, 1, &s, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "missing parent") != NULL);
+	CHECK_CODE(lt_schema_from_pb(badlist, 1, &s, &err), LT_ECORRUPT);
+	CHECK_CODE(lt_schema_from_pb(childless_leaf, 2, &s, &err), LT_ECORRUPT);
+	free(orphan[0]);
+	free(badlist[0]);
+	free(childless_leaf[0]);
+	free(childless_leaf[1]);
+}
+
+static void
+append_i64(lt_array *a, int64_t v, bool valid)
+{
+	if (!valid)
+	{
+		CHECK_OK(lt_array_append_nulls(a, 1, &err), err);
+		return;
+	}
+	CHECK_OK(lt_array_reserve(a, 1, &err), err);
+	memcpy(a->values + a->length * 8, &v, 8);
+	if (a->validity)
+		a->validity[a->length] = 1;
+	a->length++;
+}
+
+static void
+append_str(lt_array *a, const char *s)
+{
+	size_t		n = strlen(s);
+
+	CHECK_OK(lt_array_reserve(a, 1, &err), err);
+	CHECK_OK(lt_array_reserve_data(a, (int64_t) n, &err), err);
+	memcpy(a->data + a->data_len, s, n);
+	a->data_len += (int64_t) n;
+	a->offsets[a->length + 1] = a->data_len;
+	if (a->validity)
+		a->validity[a->length] = 1;
+	a->length++;
+}
+
+TEST(array_slices)
+{
+	lt_schema  *s = sample_schema();
+	lt_array   *li, *st, *dst, *dst2;
+	int64_t		idx[] = {0, 2, 3};
+
+	if (!s)
+		return;
+	/* list<int64>: [1,2], null, [], [3] */
+	CHECK_OK(lt_array_new(s->fields[2], &li, &err), err);
+	CHECK_OK(lt_array_reserve(li, 4, &err), err);
+	append_i64(li->children[0], 1, true);
+	append_i64(li->children[0], 2, true);
+	li->offsets[1] = 2;
+	li->length = 1;
+	CHECK_OK(lt_array_append_nulls(li, 1, &err), err);
+	li->offsets[3] = 2;
+	li->validity[2] = 1;
+	li->length = 3;
+	append_i64(li->children[0], 3, true);
+	li->offsets[4] = 3;
+	li->validity[3] = 1;
+	li->length = 4;
+	CHECK_EQ_INT(li->null_count, 1);
+
+	CHECK_OK(lt_array_new(s->fields[2], &dst, &err), err);
+	CHECK_OK(lt_array_append_slice(dst, li, 1, 3, &err), err);
+	CHECK_EQ_INT(dst->length, 3);
+	CHECK(!lt_array_is_valid(dst, 0));
+	CHECK_EQ_INT(dst->offsets[3], 1);
+	CHECK_EQ_INT(dst->children[0]->length, 1);
+	CHECK_OK(lt_array_append_slice(dst, li, 0, 1, &err), err);
+	CHECK_EQ_INT(dst->offsets[4], 3);
+	{
+		int64_t		v;
+
+		memcpy(&v, dst->children[0]->values + 8, 8);
+		CHECK_EQ_INT(v, 1);
+	}
+	CHECK_CODE(lt_array_append_slice(dst, li, 3, 2, &err), LT_EINVALID);
+
+	CHECK_OK(lt_array_new(s->fields[2], &dst2, &err), err);
+	CHECK_OK(lt_array_append_take(dst2, li, idx, 3, &err), err);
+	CHECK_EQ_INT(dst2->length, 3);
+	CHECK_EQ_INT(dst2->children[0]->length, 3);
+	CHECK(!lt_array_equal(dst, dst2));
+
+	/* struct<x:int32, y:string> with a null struct */
+	CHECK_OK(lt_array_new(s->fields[1], &st, &err), err);
+	CHECK_OK(lt_array_reserve(st, 2, &err), err);
+	{
+		int32_t		x = 7;
+
+		CHECK_OK(lt_array_reserve(st->children[0], 1, &err), err);
+		memcpy(st->children[0]->values, &x, 4);
+		st->children[0]->length = 1;
+		append_str(st->children[1], "héllo");
+		st->length = 1;
+		CHECK_OK(lt_array_append_nulls(st, 1, &err), err);
+	}
+	CHECK_EQ_INT(st->children[1]->length, 2);
+	CHECK_EQ_INT(st->children[1]->offsets[2], (int64_t) strlen("héllo"));
+	CHECK(!lt_array_is_valid(st->children[0], 1));
+	{
+		lt_array   *copy;
+
+		CHECK_OK(lt_array_new(s->fields[1], &copy, &err), err);
+		CHECK_OK(lt_array_append_slice(copy, st, 0, 2, &err), err);
+		CHECK(lt_array_equal(copy, st));
+		lt_array_free(copy);
+	}
+	lt_array_free(st);
+	lt_array_free(li);
+	lt_array_free(dst);
+	lt_array_free(dst2);
+	lt_schema_free(s);
+}
+
+TEST(compression_framing)
+{
+	uint8_t		src[5000], comp[6000], *out;
+	uint64_t	out_len;
+	size_t		n;
+
+	for (int i = 0; i < 5000; i++)
+		src[i] = (uint8_t) (i % 17);
+	/* zstd with the u64 size prefix */
+	n = ZSTD_compress(comp + 8, sizeof(comp) - 8, src, sizeof(src), 1);
+	lt_put64(comp, sizeof(src));
+	CHECK_OK(lt_decompress(LT_COMP_ZSTD, comp, n + 8, &out, &out_len, "buf", &err), err);
+	CHECK(out_len == sizeof(src) && memcmp(out, src, sizeof(src)) == 0);
+	lt_free(out);
+	/* a bare zstd frame (older writers) */
+	CHECK_OK(lt_decompress(LT_COMP_ZSTD, comp + 8, n, &out, &out_len, "buf", &err), err);
+	CHECK(out_len == sizeof(src));
+	lt_free(out);
+	/* wrong size prefix */
+	lt_put64(comp, sizeof(src) + 1);
+	CHECK_CODE(lt_decompress(LT_COMP_ZSTD, comp, n + 8, &out, &out_len, "buf", &err), LT_ECORRUPT);
+	lt_put64(comp, (uint64_t) 1 << 40);
+	CHECK_CODE(lt_decompress(LT_COMP_ZSTD, comp, n + 8, &out, &out_len, "buf", &err), LT_ECORRUPT);
+	/* lz4 block with a u32 size prefix */
+	n = (size_t) LZ4_compress_default((const char *) src, (char *) comp + 4, sizeof(src), sizeof(comp) - 4);
+	lt_put32(comp, sizeof(src));
+	CHECK_OK(lt_decompress(LT_COMP_LZ4, comp, n + 4, &out, &out_len, "buf", &err), err);
+	CHECK(out_len == sizeof(src) && memcmp(out, src, sizeof(src)) == 0);
+	lt_free(out);
+	CHECK_CODE(lt_decompress(LT_COMP_LZ4, comp, n, &out, &out_len, "buf", &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "buf") != NULL);
+}
+
+typedef struct counting
+{
+	int			n;
+} counting;
+
+TEST(store_ranges)
+{
+	lt_store   *s;
+	lt_rfile   *f;
+	uint8_t		data[300000];
+	uint8_t		a[10], b[10], c[10];
+	uint8_t    *dsts[3] = {a, b, c};
+	lt_range	r[3] = {{100000, 10}, {5, 10}, {100020, 10}};
+
+	for (size_t i = 0; i < sizeof(data); i++)
+		data[i] = (uint8_t) (i * 7);
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	CHECK_OK(lt_store_mem_put(s, "x/f.bin", data, sizeof(data), &err), err);
+	CHECK_OK(lt_store_open_file(s, "x/f.bin", &f, &err), err);
+	s->read_requests = 0;
+	CHECK_OK(lt_rfile_read_ranges(f, 3, r, dsts, &err), err);
+	CHECK(memcmp(a, data + 100000, 10) == 0 && memcmp(b, data + 5, 10) == 0 && memcmp(c, data + 100020, 10) == 0);
+	/* the two ranges 10 bytes apart are one request; the far one another */
+	CHECK_EQ_INT(s->read_requests, 2);
+	r[0].offset = sizeof(data) - 5;
+	CHECK_CODE(lt_rfile_read_ranges(f, 3, r, dsts, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "x/f.bin") != NULL);
+	lt_rfile_close(f);
+	CHECK_CODE(lt_store_put_if_absent(s, "x/f.bin", data, 1, &err), LT_ECONFLICT);
+	lt_store_close(s);
+}
+
+TEST(local_store_conditional_create)
+{
+	char		dir[] = "/tmp/lt-unit-XXXXXX";
+	lt_store   *s;
+	uint8_t    *buf;
+	uint64_t	len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_OK(lt_store_local_open(dir, &s, &err), err);
+	CHECK_OK(lt_store_put_if_absent(s, "_versions/1.manifest", (const uint8_t *) "one", 3, &err), err);
+	CHECK_CODE(lt_store_put_if_absent(s, "_versions/1.manifest", (const uint8_t *) "two", 3, &err), LT_ECONFLICT);
+	CHECK_OK(lt_store_read_all(s, "_versions/1.manifest", 100, &buf, &len, &err), err);
+	CHECK(len == 3 && memcmp(buf, "one", 3) == 0);
+	lt_free(buf);
+	CHECK_CODE(lt_store_read_all(s, "_versions/1.manifest", 2, &buf, &len, &err), LT_ECORRUPT);
+	CHECK_CODE(lt_store_read_all(s, "nope", 100, &buf, &len, &err), LT_ENOTFOUND);
+	CHECK_OK(lt_store_remove(s, "_versions/1.manifest", &err), err);
+	rmdir(strcat(strcpy((char[64]) {0}, dir), "/_versions"));
+	rmdir(dir);
+	lt_store_close(s);
+}
+
+/* A manifest file: [u32 len | Manifest] + trailer. */
+static uint8_t *
+make_manifest(uint64_t version, uint64_t reader_flags, size_t *len)
+{
+	Lt__Pb__Manifest m = LT__PB__MANIFEST__INIT;
+	Lt__Pb__Field *fields[1] = {pbf("id", 0, -1, "int64")};
+	size_t		n;
+	uint8_t    *buf;
+
+	m.has_version = true;
+	m.version = version;
+	m.n_fields = 1;
+	m.fields = fields;
+	m.has_reader_feature_flags = true;
+	m.reader_feature_flags = reader_flags;
+	n = lt__pb__manifest__get_packed_size(&m);
+	buf = malloc(n + 4 + 16);
+	lt_put32(buf, (uint32_t) n);
+	lt__pb__manifest__pack(&m, buf + 4);
+	lt_put64(buf + 4 + n, 0);
+	lt_put16(buf + 4 + n + 8, 0);
+	lt_put16(buf + 4 + n + 10, 2);
+	memcpy(buf + 4 + n + 12, "LANC", 4);
+	*len = n + 20;
+	free(fields[0]);
+	return buf;
+}
+
+static void
+put_version(lt_store *s, uint64_t v, lt_naming naming, uint64_t flags)
+{
+	char		name[64], path[128];
+	size_t		len;
+	uint8_t    *buf = make_manifest(v, flags, &len);
+
+	lt_manifest_name(v, naming, name, sizeof(name));
+	snprintf(path, sizeof(path), "ds/_versions/%s", name);
+	CHECK_OK(lt_store_mem_put(s, path, buf, len, &err), err);
+	free(buf);
+}
+
+TEST(versions_and_tags)
+{
+	lt_store   *s;
+	lt_dataset *ds;
+	lt_version_spec spec = {0};
+	char		name[64];
+	const char *tag = "{\"branch\":null,\"version\":2,\"manifestSize\":100}";
+	const char *hint = "{\"version\":1}";
+
+	lt_manifest_name(1, LT_NAMING_V2, name, sizeof(name));
+	CHECK(strcmp(name, "18446744073709551614.manifest") == 0);
+	lt_manifest_name(12, LT_NAMING_V1, name, sizeof(name));
+	CHECK(strcmp(name, "12.manifest") == 0);
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	put_version(s, 1, LT_NAMING_V2, 0);
+	put_version(s, 2, LT_NAMING_V2, 1);
+	put_version(s, 3, LT_NAMING_V2, 0);
+	/* a stale hint and a temp file must not matter */
+	CHECK_OK(lt_store_mem_put(s, "ds/_versions/latest_version_hint.json", (const uint8_t *) hint, strlen(hint), &err), err);
+	CHECK_OK(lt_store_mem_put(s, "ds/_versions/18446744073709551611.manifest.tmp-1", (const uint8_t *) "x", 1, &err), err);
+	CHECK_OK(lt_store_mem_put(s, "ds/_refs/tags/nightly.json", (const uint8_t *) tag, strlen(tag), &err), err);
+
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK_EQ_INT(ds->version, 3);
+		CHECK_EQ_INT(ds->naming, LT_NAMING_V2);
+		CHECK_EQ_INT(ds->schema->n_fields, 1);
+		lt_dataset_close(ds);
+	}
+	spec.tag = "nightly";
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK_EQ_INT(ds->version, 2);
+		lt_dataset_close(ds);
+	}
+	spec.tag = "missing";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "missing") != NULL);
+	spec.tag = "../x";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_EINVALID);
+	spec.tag = NULL;
+	spec.version = 7;
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "version 7") != NULL);
+
+	/* unknown reader feature flags: refuse */
+	put_version(s, 4, LT_NAMING_V2, 1 << 10);
+	spec.version = 0;
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "reader features") != NULL);
+
+	/* mixing V1 and V2 names is an error */
+	put_version(s, 5, LT_NAMING_V1, 0);
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ECORRUPT);
+
+	CHECK_CODE(lt_dataset_open(s, "nothing", &spec, &ds, &err), LT_ENOTFOUND);
+	lt_store_close(s);
+}
+
+TEST(v1_naming)
+{
+	lt_store   *s;
+	lt_dataset *ds;
+	lt_version_spec spec = {0};
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	put_version(s, 1, LT_NAMING_V1, 0);
+	put_version(s, 2, LT_NAMING_V1, 0);
+	put_version(s, 10, LT_NAMING_V1, 0);
+	CHECK_OK(lt_dataset_open(s, "ds/", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK_EQ_INT(ds->version, 10);	/* numeric, not lexical */
+		CHECK_EQ_INT(ds->naming, LT_NAMING_V1);
+		lt_dataset_close(ds);
+	}
+	spec.version = 2;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+		lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(corrupt_manifests)
+{
+	size_t		len;
+	uint8_t    *buf = make_manifest(1, 0, &len);
+	Lt__Pb__Manifest *m;
+
+	CHECK_OK(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), err);
+	if (m)
+		lt__pb__manifest__free_unpacked(m, lt_protobuf_allocator());
+	/* every truncation fails cleanly */
+	for (size_t n = 0; n < len; n++)
+		CHECK(lt_manifest_parse(buf, n, "m", &m, NULL, NULL, &err) != LT_OK);
+	/* a bad position */
+	lt_put64(buf + len - 16, 1000);
+	CHECK_CODE(lt_manifest_parse(buf, len, "m.manifest", &m, NULL, NULL, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "m.manifest") != NULL);
+	lt_put64(buf + len - 16, 0);
+	/* a lying section length */
+	lt_put32(buf, 2);
+	CHECK_CODE(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), LT_ECORRUPT);
+	/* an unknown trailer version */
+	lt_put32(buf, (uint32_t) (len - 20));
+	lt_put16(buf + len - 6, 3);
+	CHECK_CODE(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), LT_EUNSUPPORTED);
+	free(buf);
+}
+
+int
+main(void)
+{
+	RUN(logical_types);
+	RUN(schema_tree);
+	RUN(schema_errors);
+	RUN(array_slices);
+	RUN(compression_framing);
+	RUN(store_ranges);
+	RUN(local_store_conditional_create);
+	RUN(versions_and_tags);
+	RUN(v1_naming);
+	RUN(corrupt_manifests);
+	return unit_report("core");
+}
