@@ -65,10 +65,10 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 {
 	const Lt__Pb__DataFragment *frag = sc->frag;
 	lt_column_map map;
-	ssize_t		j;
+	int64_t		j;
 
 	/* the newest data file holding the field wins (schema evolution) */
-	for (j = (ssize_t) frag->n_files - 1; j >= 0; j--)
+	for (j = (int64_t) frag->n_files - 1; j >= 0; j--)
 		if (subtree_has_id(field, frag->files[j]->fields, frag->files[j]->n_fields))
 			break;
 	if (j < 0)
@@ -143,6 +143,46 @@ lt_fragment_deleted_offsets(lt_dataset *ds, const Lt__Pb__DataFragment *frag, ui
 	return LT_OK;
 }
 
+/* Stable row ids of every physical row, from the inline or external sequence. */
+static lt_code
+load_row_ids(lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint64_t **ids, lt_error *err)
+{
+	lt_code		rc;
+
+	*ids = NULL;
+	if (frag->row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+		rc = lt_rowids_decode(frag->inline_row_ids.data, frag->inline_row_ids.len, frag->physical_rows, ids, err);
+	else if (frag->row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS)
+	{
+		const Lt__Pb__ExternalFile *ext = frag->external_row_ids;
+		char	   *path = ext->path ? lt_dataset_path(ds, ext->path) : NULL;
+		lt_rfile   *f = NULL;
+		uint8_t    *buf = NULL;
+
+		if (!path)
+			return ext->path ? lt_nomem(err) : lt_corrupt(err, "fragment %llu: external row ids without a path",
+														   (unsigned long long) frag->id);
+		rc = lt_store_open_file(ds->store, path, &f, err);
+		if (rc == LT_OK && ext->size > ((uint64_t) 1 << 32))
+			rc = lt_corrupt(err, "%s: row-id sequence of %llu bytes", path, (unsigned long long) ext->size);
+		if (rc == LT_OK && !(buf = lt_malloc(ext->size ? ext->size : 1)))
+			rc = lt_nomem(err);
+		if (rc == LT_OK)
+			rc = lt_rfile_read(f, ext->offset, ext->size, buf, err);
+		if (rc == LT_OK)
+			rc = lt_rowids_decode(buf, ext->size, frag->physical_rows, ids, err);
+		lt_free(buf);
+		lt_rfile_close(f);
+		lt_free(path);
+	}
+	else
+		return lt_corrupt(err, "fragment %llu has no row ids although the dataset uses stable row ids",
+						  (unsigned long long) frag->id);
+	if (rc != LT_OK)
+		lt_error_prefix(err, "row ids of fragment %llu", (unsigned long long) frag->id);
+	return rc;
+}
+
 lt_code
 lt_fragment_scanner_open(lt_dataset *ds, const Lt__Pb__DataFragment *frag, const lt_scan_options *opts,
 						 lt_fragment_scanner **out, lt_error *err)
@@ -181,7 +221,7 @@ lt_fragment_scanner_open(lt_dataset *ds, const Lt__Pb__DataFragment *frag, const
 	if (rc == LT_OK)
 		rc = lt_fragment_deleted_offsets(ds, frag, &sc->deleted, &sc->n_deleted, err);
 	if (rc == LT_OK && opts->want_row_ids && ds->stable_row_ids)
-		rc = lt_rowids_load(ds->store, ds->prefix, frag, &sc->row_ids, err);
+		rc = load_row_ids(ds, frag, &sc->row_ids, err);
 	for (i = 0; rc == LT_OK && i < opts->n_fields; i++)
 	{
 		rc = open_reader(sc, opts->fields[i], &sc->readers[i], err);
