@@ -4,7 +4,10 @@
  *   lt-inspect info  DIR [--version N | --tag T]
  *   lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]
  *   lt-inspect pages DIR [--version N | --tag T]
+ *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]
  *
+ * take reads only the given rows (row addresses fragment_id << 32 | offset)
+ * through the random-access path; deleted or absent addresses are skipped.
  * scan prints JSON lines in the reference harness's format, so its output can
  * be diffed with the real Lance engine's.  Errors go to stderr, exit code 1.
  */
@@ -31,6 +34,7 @@ typedef struct options
 	const char *dir;
 	const char *columns;
 	const char *tag;
+	const char *rowaddrs;
 	uint64_t	version;
 	bool		with_rowid;
 	bool		rowaddr;
@@ -42,7 +46,8 @@ usage(void)
 	fprintf(stderr,
 			"usage: lt-inspect info  DIR [--version N | --tag T]\n"
 			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
-			"       lt-inspect pages DIR [--version N | --tag T]\n");
+			"       lt-inspect pages DIR [--version N | --tag T]\n"
+			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n");
 	exit(2);
 }
 
@@ -226,6 +231,47 @@ cmp_row(const void *a, const void *b)
 }
 
 static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a, y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* "1,5,4294967296" -> sorted unique addresses. */
+static int
+parse_rowaddrs(const char *s, uint64_t **out, size_t *n)
+{
+	char	   *list = strdup(s);
+	size_t		k = 0, cap = 16;
+	uint64_t   *v = malloc(cap * sizeof(uint64_t));
+
+	for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ","))
+	{
+		char	   *end;
+
+		if (k == cap)
+			v = realloc(v, (cap *= 2) * sizeof(uint64_t));
+		v[k++] = strtoull(tok, &end, 10);
+		if (*end)
+		{
+			fprintf(stderr, "lt-inspect: bad row address \"%s\"\n", tok);
+			free(list);
+			free(v);
+			return 1;
+		}
+	}
+	free(list);
+	qsort(v, k, sizeof(uint64_t), cmp_u64);
+	*n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (i == 0 || v[i] != v[i - 1])
+			v[(*n)++] = v[i];
+	*out = v;
+	return 0;
+}
+
+static int
 cmd_scan(lt_dataset *ds, const options *o)
 {
 	const lt_field **fields;
@@ -234,6 +280,8 @@ cmd_scan(lt_dataset *ds, const options *o)
 	out_row    *rows = NULL;
 	size_t		nrows = 0, cap = 0;
 	int			status = 0;
+	uint64_t   *addrs = NULL;
+	size_t		naddrs = 0;
 
 	fields = calloc(ds->schema->n_fields + 1, sizeof(lt_field *));
 	if (o->columns)
@@ -260,15 +308,35 @@ cmd_scan(lt_dataset *ds, const options *o)
 		for (int i = 0; i < ds->schema->n_fields; i++)
 			fields[n++] = ds->schema->fields[i];
 
+	if (o->rowaddrs && parse_rowaddrs(o->rowaddrs, &addrs, &naddrs) != 0)
+	{
+		free(fields);
+		return 1;
+	}
 	for (size_t fi = 0; fi < ds->n_fragments && status == 0; fi++)
 	{
 		lt_scan_options so = {0};
 		lt_fragment_scanner *sc;
 		lt_batch   *b;
+		uint32_t   *offs = NULL;
 
 		so.n_fields = n;
 		so.fields = fields;
 		so.want_row_ids = true;
+		if (addrs)
+		{
+			/* this fragment's offsets, ascending (addrs is sorted and unique) */
+			offs = calloc(naddrs + 1, sizeof(uint32_t));
+			for (size_t k = 0; k < naddrs; k++)
+				if (addrs[k] >> 32 == ds->fragments[fi]->id && (addrs[k] & 0xffffffffu) < ds->fragments[fi]->physical_rows)
+					offs[so.n_offsets++] = (uint32_t) addrs[k];
+			so.offsets = offs;
+			if (so.n_offsets == 0)
+			{
+				free(offs);
+				continue;
+			}
+		}
 		if (lt_fragment_scanner_open(ds, ds->fragments[fi], &so, &sc, &err) != LT_OK)
 		{
 			status = fail(&err);
@@ -322,7 +390,9 @@ cmd_scan(lt_dataset *ds, const options *o)
 			}
 		}
 		lt_fragment_scanner_free(sc);
+		free(offs);
 	}
+	free(addrs);
 	/* the reference sorts by _rowid: physical order, except with stable row ids */
 	if (status == 0)
 	{
@@ -589,6 +659,8 @@ main(int argc, char **argv)
 			if (*end || o.version == 0)
 				o.tag = argv[i];	/* the reference accepts --version TAG too */
 		}
+		else if (strcmp(argv[i], "--rowaddrs") == 0 && i + 1 < argc)
+			o.rowaddrs = argv[++i];
 		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc)
 			o.tag = argv[++i];
 		else if (strcmp(argv[i], "--with-rowid") == 0)
@@ -598,7 +670,10 @@ main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (strcmp(o.cmd, "info") != 0 && strcmp(o.cmd, "scan") != 0 && strcmp(o.cmd, "pages") != 0)
+	if (strcmp(o.cmd, "info") != 0 && strcmp(o.cmd, "scan") != 0 && strcmp(o.cmd, "pages") != 0 &&
+		strcmp(o.cmd, "take") != 0)
+		usage();
+	if ((strcmp(o.cmd, "take") == 0) != (o.rowaddrs != NULL))
 		usage();
 	if (lt_store_local_open(o.dir, &store, &err) != LT_OK)
 		return fail(&err);
@@ -611,7 +686,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(o.cmd, "info") == 0)
 		rc = cmd_info(store, ds);
-	else if (strcmp(o.cmd, "scan") == 0)
+	else if (strcmp(o.cmd, "scan") == 0 || strcmp(o.cmd, "take") == 0)
 		rc = cmd_scan(ds, &o);
 	else
 		rc = cmd_pages(ds);
