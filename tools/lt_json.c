@@ -226,6 +226,19 @@ print_timestamp(FILE *out, int64_t v, lt_time_unit unit, bool tz)
 	fputs(tz ? "Z\"" : "\"", out);
 }
 
+/* Time of day: "HH:MM:SS" plus the unit's fraction digits. */
+static void
+print_time(FILE *out, int64_t v, lt_time_unit unit)
+{
+	int64_t		ps = per_sec[unit];
+	int64_t		sec = floor_div(v, ps);
+
+	fprintf(out, "\"%02d:%02d:%02d", (int) (sec / 3600), (int) (sec / 60 % 60), (int) (sec % 60));
+	if (unit_digits[unit])
+		fprintf(out, ".%0*" PRId64, unit_digits[unit], v - sec * ps);
+	putc('"', out);
+}
+
 /* Decimal: little-endian two's complement of `bytes` bytes, printed with `scale` fraction digits. */
 static void
 print_decimal(FILE *out, const uint8_t *p, int bytes, int scale)
@@ -322,7 +335,7 @@ json_value(FILE *out, const lt_array *a, int64_t i)
 		case LT_TYPE_UINT16: { uint16_t x; memcpy(&x, v, 2); fprintf(out, "%u", x); break; }
 		case LT_TYPE_UINT32: { uint32_t x; memcpy(&x, v, 4); fprintf(out, "%u", x); break; }
 		case LT_TYPE_UINT64: { uint64_t x; memcpy(&x, v, 8); fprintf(out, "\"%" PRIu64 "\"", x); break; }
-		case LT_TYPE_FLOAT16: { uint16_t x; memcpy(&x, v, 2); json_double(out, half_to_double(x)); break; }
+		case LT_TYPE_FLOAT16: { uint16_t x; memcpy(&x, v, 2); json_float(out, (float) half_to_double(x)); break; }
 		case LT_TYPE_FLOAT32: { float x; memcpy(&x, v, 4); json_float(out, x); break; }
 		case LT_TYPE_FLOAT64: { double x; memcpy(&x, v, 8); json_double(out, x); break; }
 		case LT_TYPE_DECIMAL128:
@@ -338,8 +351,8 @@ json_value(FILE *out, const lt_array *a, int64_t i)
 		case LT_TYPE_FIXED_BINARY: json_base64(out, v, (size_t) f->byte_width); break;
 		case LT_TYPE_DATE32: { int32_t x; memcpy(&x, v, 4); print_date(out, x); break; }
 		case LT_TYPE_DATE64: { int64_t x; memcpy(&x, v, 8); print_date(out, floor_div(x, 86400000)); break; }
-		case LT_TYPE_TIME32: { int32_t x; memcpy(&x, v, 4); fprintf(out, "%d", x); break; }
-		case LT_TYPE_TIME64:
+		case LT_TYPE_TIME32: { int32_t x; memcpy(&x, v, 4); print_time(out, x, f->unit); break; }
+		case LT_TYPE_TIME64: { int64_t x; memcpy(&x, v, 8); print_time(out, x, f->unit); break; }
 		case LT_TYPE_DURATION: { int64_t x; memcpy(&x, v, 8); fprintf(out, "\"%" PRId64 "\"", x); break; }
 		case LT_TYPE_TIMESTAMP: { int64_t x; memcpy(&x, v, 8); print_timestamp(out, x, f->unit, f->timezone != NULL); break; }
 		case LT_TYPE_LIST:
