@@ -34,7 +34,7 @@ build/lt-inspect pages "$DATA" | node -e '
 echo "== lt_fdw format library (single thread)"
 build/bench/decode "$DATA" --repeat "$REPEAT" | tee build/bench/lt.out | grep -v '^RESULT'
 echo "== reference: Lance engine via @lancedb/lancedb toArrow()"
-node bench/ref_bench.mjs scan "$DATA" "$REPEAT" > build/bench/ref.out
+node --max-old-space-size=8000 bench/ref_bench.mjs scan "$DATA" "$REPEAT" > build/bench/ref.out
 cat build/bench/ref.out
 
 echo "== ratio (lt time / reference time; < 1.0 means lt_fdw is faster)"
