@@ -1,0 +1,286 @@
+#!/usr/bin/env bash
+# test/interop/run.sh — lt-inspect (lt_fdw's C reader) against the real Lance engine (@lancedb/lancedb 0.31.0).
+#
+#   test/interop/run.sh                 everything: generated matrix, encodings, fixtures, corrupted files
+#   test/interop/run.sh scan pages      only some parts (scan pages fixtures corrupt)
+#
+# Datasets are generated from specs/*.json by ref.mjs into build/interop/<hash of the inputs>/ and reused while
+# ref.mjs, the specs and package-lock.json are unchanged. Every check prints "ok" or "FAIL" with a label; the last
+# line is "N passed, M failed" and the exit code is non-zero when anything failed. See README.md.
+#
+# Environment:
+#   LT_INSPECT        the binary under test (default build/lt-inspect; built with make when missing)
+#   LT_INSPECT_SAN    a sanitizer build also run on the corrupted files (default build/lt-inspect-san if present)
+#   LT_FIXTURES       the shared fixture corpus (default ../shared/lance-fixtures beside the repo, if present)
+#   LT_INTEROP_DIR    where to generate (default build/interop)
+#   LT_INTEROP_JOBS   parallel generator processes (default 2)
+#   LT_CASE_TIMEOUT   seconds per lt-inspect run (default 120)
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
+INSPECT_SAN=${LT_INSPECT_SAN:-$ROOT/build/lt-inspect-san}
+WORK=${LT_INTEROP_DIR:-$ROOT/build/interop}
+JOBS=${LT_INTEROP_JOBS:-2}
+CASE_TIMEOUT=${LT_CASE_TIMEOUT:-120}
+if [ -z "${LT_FIXTURES:-}" ]; then
+	for d in "$ROOT/../shared/lance-fixtures" /work/shared/lance-fixtures; do
+		[ -d "$d" ] && { LT_FIXTURES=$(cd "$d" && pwd); break; }
+	done
+fi
+FIXTURES=${LT_FIXTURES:-}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(scan pages fixtures corrupt)
+want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
+pass=0 fail=0
+failures=()
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { # ko LABEL [DETAIL...]
+	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
+	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
+}
+finish() {
+	if [ "$fail" -gt 0 ]; then
+		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
+	fi
+	echo "interop: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+REF() { node "$HERE/ref.mjs" "$@"; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-interop.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+
+# ---------------------------------------------------------------------------------------------- setup
+command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
+if [ ! -d "$HERE/node_modules/@lancedb/lancedb" ] || [ ! -d "$HERE/node_modules/apache-arrow" ]; then
+	echo "== npm ci (test/interop)"
+	(cd "$HERE" && npm ci --no-audit --no-fund) || { ko "setup: npm ci failed"; finish; }
+fi
+if [ ! -x "$INSPECT" ] && [ -z "${LT_INSPECT:-}" ]; then
+	echo "== building build/lt-inspect"
+	make -C "$ROOT" build/lt-inspect >"$TMP/make.log" 2>&1 || true
+fi
+have_inspect=1
+if [ ! -x "$INSPECT" ]; then
+	have_inspect=0
+	ko "setup: $INSPECT is missing (build it with: make build/lt-inspect)" "$(tail -n 3 "$TMP/make.log" 2>/dev/null)"
+fi
+
+# run_inspect OUT ERR ARGS...: lt-inspect with a timeout; sets rc
+run_inspect() {
+	local out=$1 err=$2; shift 2
+	timeout -k 5 "$CASE_TIMEOUT" "$INSPECT" "$@" >"$out" 2>"$err"
+	rc=$?
+}
+# describe_rc: why an exit code is not a clean one
+describe_rc() {
+	case $1 in
+		124|137) echo "timed out after ${CASE_TIMEOUT}s" ;;
+		*) if [ "$1" -gt 128 ]; then echo "crashed: killed by signal $(($1 - 128))"; else echo "exit code $1"; fi ;;
+	esac
+}
+
+# ------------------------------------------------------------------------------------------ generation
+DATA=""
+if want scan || want pages || want corrupt; then
+	key=$( (cat "$HERE/ref.mjs" "$HERE/package-lock.json"; for f in "$HERE"/specs/*.json; do echo "$f"; cat "$f"; done; node --version) | sha256sum | cut -c1-16)
+	DATA=$WORK/$key
+	if [ ! -f "$DATA/.complete" ]; then
+		mkdir -p "$WORK"
+		for old in "$WORK"/*; do [ "$old" != "$DATA" ] && rm -rf "$old"; done # keep one generation only
+		rm -rf "$DATA"; mkdir -p "$DATA"
+		echo "== generating datasets into $DATA ($JOBS jobs)"
+		start=$SECONDS
+		mapfile -t specs < <(ls "$HERE"/specs/*.json)
+		pids=()
+		for ((j = 0; j < JOBS; j++)); do
+			group=()
+			for ((k = j; k < ${#specs[@]}; k += JOBS)); do group+=("${specs[k]}"); done
+			[ ${#group[@]} -gt 0 ] || continue
+			REF build "$DATA" "${group[@]}" >"$TMP/gen$j.log" 2>&1 &
+			pids+=($!)
+		done
+		genfail=0
+		for ((j = 0; j < ${#pids[@]}; j++)); do
+			wait "${pids[j]}" || { genfail=1; ko "generate: ref.mjs build failed" "$(tail -n 5 "$TMP/gen$j.log")"; }
+		done
+		cat "$TMP"/gen*.log | sed 's/^/   /'
+		chmod -R a+rX "$WORK" # a postgres backend reads these datasets in later suites
+		[ "$genfail" -eq 0 ] && touch "$DATA/.complete"
+		echo "== generation took $((SECONDS - start)) s"
+	else
+		echo "== reusing datasets in $DATA"
+	fi
+fi
+
+# report_checks PREFIX: turn ref.mjs check output ("ok<TAB>label", "FAIL<TAB>label", "...<TAB>detail") into results
+report_checks() {
+	local status text
+	while IFS=$'\t' read -r status text; do
+		case $status in
+			ok) ok "$1$text" ;;
+			FAIL) ko "$1$text" ;;
+			*) printf '       %s\n' "$text" ;;
+		esac
+	done
+}
+
+# -------------------------------------------------------------------------------------- scan cases
+if want scan && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+	echo "== scans: lt-inspect vs. the reference engine"
+	mkdir -p "$TMP/info"
+	for cases in "$DATA"/*.cases; do
+		[ -e "$cases" ] || continue
+		name=$(basename "$cases" .cases)
+		while IFS=$'\t' read -r label expected args; do
+			# shellcheck disable=SC2086 # args is a space-separated list without spaces inside arguments
+			run_inspect "$TMP/out" "$TMP/err" scan "$DATA/$name.lance" $args
+			if [ "$rc" -ne 0 ]; then
+				ko "scan $name $label [$args]" "$(describe_rc $rc): $(head -c 400 "$TMP/err")"
+			elif cmp -s "$DATA/$expected" "$TMP/out"; then
+				ok "scan $name $label"
+			else
+				mapfile -t d < <(REF diff "$DATA/$expected" "$TMP/out")
+				ko "scan $name $label [$args]" "${d[@]}"
+			fi
+			if [[ $args != *--columns* ]]; then
+				# shellcheck disable=SC2086
+				run_inspect "$TMP/info/$name.$label.json" "$TMP/err" info "$DATA/$name.lance" ${args//--with-rowid/}
+				[ "$rc" -eq 0 ] || { ko "info $name $label" "$(describe_rc $rc): $(head -c 300 "$TMP/err")"; rm -f "$TMP/info/$name.$label.json"; }
+			fi
+		done <"$cases"
+	done
+	echo "== info: version, rows, columns, storage version, manifest naming"
+	report_checks "" < <(REF check-info "$DATA" "$TMP/info" 2>&1 || printf 'FAIL\tref.mjs check-info failed\n')
+fi
+
+# ---------------------------------------------------------------------------------------- encodings
+if want pages && [ -n "$DATA" ]; then
+	echo "== pages: encodings that must occur, and lt-inspect pages vs. the harness's own decoder"
+	for spec in "$DATA"/*.spec.json; do
+		[ -e "$spec" ] || continue
+		name=$(basename "$spec" .spec.json)
+		lt=-
+		if [ "$have_inspect" -eq 1 ]; then
+			run_inspect "$TMP/pages" "$TMP/err" pages "$DATA/$name.lance"
+			if [ "$rc" -eq 0 ]; then lt=$TMP/pages; else ko "pages $name: lt-inspect pages failed" "$(describe_rc $rc): $(head -c 300 "$TMP/err")"; fi
+		fi
+		report_checks "pages $name " < <(REF check-pages "$spec" "$DATA/$name.pages.jsonl" "$lt" 2>&1 || printf 'FAIL\tref.mjs check-pages failed\n')
+	done
+fi
+
+# ----------------------------------------------------------------------------------------- fixtures
+if want fixtures && [ "$have_inspect" -eq 1 ]; then
+	if [ -n "$FIXTURES" ] && [ -d "$FIXTURES" ]; then
+		echo "== fixtures in $FIXTURES"
+		for spec in "$FIXTURES"/*.spec.json; do
+			[ -e "$spec" ] || continue
+			name=$(basename "$spec" .spec.json)
+			mapfile -t extra < <(node -e 'for (const a of JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).scan_args || []) console.log(a)' "$spec")
+			for exp in "$FIXTURES/$name.expected.jsonl" "$FIXTURES/$name".v*.expected.jsonl; do
+				[ -e "$exp" ] || continue
+				label=${exp#"$FIXTURES/$name"}; label=${label%.expected.jsonl}; label=${label#.}; label=${label:-latest}
+				args=(--with-rowid "${extra[@]}")
+				[[ $label == v* ]] && args+=(--version "${label#v}")
+				run_inspect "$TMP/out" "$TMP/err" scan "$FIXTURES/$name.lance" "${args[@]}"
+				if [ "$rc" -ne 0 ]; then
+					ko "fixture $name $label [${args[*]}]" "$(describe_rc $rc): $(head -c 400 "$TMP/err")"
+				elif cmp -s "$exp" "$TMP/out"; then
+					ok "fixture $name $label"
+				else
+					mapfile -t d < <(REF diff "$exp" "$TMP/out")
+					ko "fixture $name $label [${args[*]}]" "${d[@]}"
+				fi
+			done
+		done
+	else
+		echo "== fixtures: no fixture corpus here (set LT_FIXTURES); skipped"
+	fi
+fi
+
+# -------------------------------------------------------------------------------------- corruption
+# Each corrupted copy must make the reference engine fail too (else the corruption is not a real one and the
+# check would prove nothing), and lt-inspect must exit with an error (1-123; no signal, no timeout, no sanitizer
+# report) whose message names the damaged file.
+corrupt_case() { # corrupt_case LABEL SOURCE-DATASET MUTATOR SCAN-ARGS...
+	local label=$1 src=$2 mutate=$3; shift 3
+	local dir=$TMP/corrupt/$label victim
+	rm -rf "$dir"; mkdir -p "$TMP/corrupt"; cp -r "$src" "$dir"; chmod -R u+w "$dir"
+	victim=$($mutate "$dir") || { ko "corrupt $label: cannot prepare ($victim)"; return; }
+	local base; base=$(basename "$victim")
+	if REF scan "$dir" "$@" >/dev/null 2>"$TMP/referr"; then
+		ko "corrupt $label: the reference engine reads the damaged copy without error; the corruption proves nothing"
+		return
+	fi
+	local bin tag
+	for bin in "$INSPECT" "$INSPECT_SAN"; do
+		[ -x "$bin" ] || continue
+		tag=""; [ "$bin" = "$INSPECT_SAN" ] && tag=" (sanitizer build)"
+		ASAN_OPTIONS=exitcode=86:detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:exitcode=86:print_stacktrace=1 \
+			timeout -k 5 "$CASE_TIMEOUT" "$bin" scan "$dir" "$@" >/dev/null 2>"$TMP/err"
+		rc=$?
+		if [ "$rc" -eq 0 ]; then
+			ko "corrupt $label$tag: lt-inspect exited 0 on a damaged $base"
+		elif [ "$rc" -eq 86 ] || grep -q 'Sanitizer\|runtime error:' "$TMP/err"; then
+			ko "corrupt $label$tag: sanitizer report" "$(grep -m3 'ERROR\|runtime error\|SUMMARY' "$TMP/err")"
+		elif [ "$rc" -ge 124 ]; then
+			ko "corrupt $label$tag: $(describe_rc $rc)" "$(head -c 300 "$TMP/err")"
+		elif ! grep -qF "$base" "$TMP/err"; then
+			ko "corrupt $label$tag: the error does not name $base" "$(head -c 300 "$TMP/err")"
+		else
+			ok "corrupt $label$tag"
+		fi
+	done
+}
+first_data_file() { ls "$1"/data/*.lance | head -n 1; }
+latest_manifest() { # the newest version's manifest, V1 or V2 naming
+	node -e '
+		const fs = require("fs"), p = require("path"), d = p.join(process.argv[1], "_versions"), M = (1n << 64n) - 1n;
+		let best = null;
+		for (const f of fs.readdirSync(d).filter((f) => /^\d+\.manifest$/.test(f))) {
+			const n = BigInt(f.split(".")[0]), v = f.length === 29 && n > M / 2n ? M - n : n;
+			if (!best || v > best[0]) best = [v, f];
+		}
+		console.log(p.join(d, best[1]));' "$1"
+}
+mut_truncate_data() { local f; f=$(first_data_file "$1"); truncate -s $(($(stat -c %s "$f") / 2)) "$f" && echo "$f"; }
+mut_data_magic() { local f; f=$(first_data_file "$1"); printf 'LANX' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 4)) conv=notrunc status=none && echo "$f"; }
+mut_missing_data() { local f; f=$(first_data_file "$1"); rm -f "$f" && echo "$f"; }
+mut_manifest_pos() { # manifest_pos (footer) now points far beyond the end of the file
+	local f; f=$(latest_manifest "$1"); printf '\x40' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 12)) conv=notrunc status=none && echo "$f"
+}
+mut_manifest_len() { # set the top bit of the protobuf length prefix at manifest_pos: it now runs past the file
+	local f pos; f=$(latest_manifest "$1")
+	pos=$(od -An -t u8 -j $(($(stat -c %s "$f") - 16)) -N 8 "$f" | tr -d ' ')
+	printf '\x80' | dd of="$f" bs=1 seek=$((pos + 3)) conv=notrunc status=none && echo "$f"
+}
+mut_manifest_short() { local f; f=$(latest_manifest "$1"); truncate -s 20 "$f" && echo "$f"; }
+mut_garbage() { # mut_garbage DIR GLOB: overwrite the newest matching file (highest read version) with garbage
+	local f; f=$(cd "$1" && ls $2 2>/dev/null | sort -t- -k2,2n | tail -n 1); [ -n "$f" ] || { echo "no $2"; return 1; }
+	f=$1/$f
+	head -c "$(stat -c %s "$f")" /dev/zero | tr '\0' '\253' >"$f" && echo "$f"
+}
+mut_garbage_bin() { mut_garbage "$1" "_deletions/*.bin"; }
+mut_garbage_arrow() { mut_garbage "$1" "_deletions/*.arrow"; }
+mut_truncate_bin() { local f; f=$(cd "$1" && ls _deletions/*.bin | sort -t- -k2,2n | tail -n 1); truncate -s 7 "$1/$f" && echo "$1/$f"; }
+
+if want corrupt && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+	echo "== corrupted copies"
+	corrupt_case truncated-data-v2_1 "$DATA/types_v2_1.lance" mut_truncate_data
+	corrupt_case truncated-data-v2_0 "$DATA/types_v2_0.lance" mut_truncate_data
+	corrupt_case truncated-data-legacy "$DATA/types_legacy.lance" mut_truncate_data
+	corrupt_case data-bad-magic-v2_2 "$DATA/types_v2_2.lance" mut_data_magic
+	corrupt_case missing-data-file "$DATA/types_v2_1.lance" mut_missing_data
+	corrupt_case manifest-bad-position "$DATA/types_v2_1.lance" mut_manifest_pos
+	corrupt_case manifest-bad-length "$DATA/deletions_v2_1.lance" mut_manifest_len
+	corrupt_case manifest-truncated "$DATA/v1_manifests_v2_1.lance" mut_manifest_short
+	corrupt_case garbage-deletion-bin "$DATA/deletions_v2_1.lance" mut_garbage_bin
+	corrupt_case garbage-deletion-arrow "$DATA/deletions_v2_1.lance" mut_garbage_arrow
+	corrupt_case truncated-deletion-bin "$DATA/deletions_legacy.lance" mut_truncate_bin
+fi
+
+finish
