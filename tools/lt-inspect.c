@@ -394,7 +394,8 @@ cmd_scan(lt_dataset *ds, const options *o)
 	/* the reference sorts by _rowid: physical order, except with stable row ids */
 	if (status == 0)
 	{
-		qsort(rows, nrows, sizeof(out_row), cmp_row);
+		if (nrows)
+			qsort(rows, nrows, sizeof(out_row), cmp_row);
 		for (size_t i = 0; i < nrows; i++)
 			puts(rows[i].line);
 	}

@@ -232,7 +232,8 @@ lt_array_append_slice(lt_array *dst, const lt_array *src, int64_t start, int64_t
 		int64_t		base = dst->offsets[dst->length] - lo;
 
 		LT_TRY(lt_array_reserve_data(dst, hi - lo, err));
-		memcpy(dst->data + dst->data_len, src->data + lo, (size_t) (hi - lo));
+		if (hi > lo)
+			memcpy(dst->data + dst->data_len, src->data + lo, (size_t) (hi - lo));
 		dst->data_len += hi - lo;
 		for (i = 1; i <= len; i++)
 			dst->offsets[dst->length + i] = src->offsets[start + i] + base;

@@ -1,0 +1,440 @@
+/*
+ * lt_reader21.c — the field reader of 2.1 / 2.2 / 2.3 data files.
+ *
+ * In 2.1+ only leaves own columns (primitives, strings, fixed-size lists of
+ * primitives); struct and list parents are carried as rep/def layers by each
+ * leaf below them.  A table field therefore reads as the merge of its leaves,
+ * taken in pre-order: the first present leaf under a parent writes the
+ * parent's slots (validity, list offsets), later leaves only their own
+ * subtrees, and whatever no leaf wrote (leaves missing from this file) is
+ * padded with nulls at the end.  Each leaf keeps its current decoded page,
+ * so sequential reads decode every page once.
+ */
+#include "lt_enc21.h"
+
+#include <string.h>
+
+#include "lt_alloc.h"
+#include "lt_bytes.h"
+#include "lt_file.h"
+#include "lt_common.pb-c.h"
+#include "lt_enc21.pb-c.h"
+#include "lt_file2.pb-c.h"
+
+#define PAGE_LAYOUT_URL "/lance.encodings21.PageLayout"
+
+typedef struct leaf21
+{
+	const lt_field *path[LT21_MAX_LAYERS];	/* path[0] top ... path[depth - 1] leaf */
+	int			child_idx[LT21_MAX_LAYERS]; /* index of path[i] among path[i - 1]'s children */
+	int			depth;
+	int			first_owned;
+	int32_t		column;
+	int			n_pages;
+	uint64_t   *page_start;		/* [n_pages + 1] first row of each page */
+	int			cur;			/* page held in pg, or -1 */
+	lt21_page  *pg;
+	uint8_t    *io;				/* the raw page buffers, reused across pages */
+	uint64_t	io_cap;
+	Lt__Enc21__PageLayout *layout;	/* of the current page; lazy pages point into it and io */
+} leaf21;
+
+typedef struct reader21
+{
+	lt_field_reader base;
+	int			n_leaves;
+	leaf21	   *leaves;
+} reader21;
+
+static void
+reader21_free(lt_field_reader *r)
+{
+	reader21   *rd = (reader21 *) r;
+
+	for (int i = 0; i < rd->n_leaves; i++)
+	{
+		lt_free(rd->leaves[i].page_start);
+		lt21_page_free(rd->leaves[i].pg);
+		lt_free(rd->leaves[i].io);
+		if (rd->leaves[i].layout)
+			lt__enc21__page_layout__free_unpacked(rd->leaves[i].layout, lt_protobuf_allocator());
+	}
+	lt_free(rd->leaves);
+	lt_free(rd);
+}
+
+/* Fetch and decode page p of a leaf. */
+static lt_code
+load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnMetadata *cm;
+	Lt__Pb__ColumnPage *page;
+	Lt__Pb__PbAny *any = NULL;
+	Lt__Enc21__PageLayout *layout = NULL;
+	int			nb;
+	uint8_t   **bufs = NULL;
+	uint64_t   *lens = NULL;
+	lt_range   *ranges = NULL;
+	uint8_t   **dsts = NULL;
+	int			nr = 0;
+	uint64_t	total = 0,
+				span_lo = UINT64_MAX,
+				span_hi = 0;
+	bool		span;
+	lt21_bufs	b;
+	lt_code		rc = LT_OK;
+
+	lf->cur = -1;
+	if (lf->layout)
+		lt__enc21__page_layout__free_unpacked(lf->layout, lt_protobuf_allocator());
+	lf->layout = NULL;
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	page = cm->pages[p];
+	if (!page->encoding || page->encoding->location_case != LT__PB__ENCODING_REF__LOCATION_DIRECT ||
+		!page->encoding->direct->has_encoding)
+		return LT21_UNSUPPORTED(&w, err, "page encoding is not stored inline");
+	any = lt__pb__pb_any__unpack(lt_protobuf_allocator(), page->encoding->direct->encoding.len,
+								 page->encoding->direct->encoding.data);
+	if (!any)
+		return LT21_CORRUPT(&w, err, "page encoding does not parse");
+	if (!any->type_url || strcmp(any->type_url, PAGE_LAYOUT_URL) != 0)
+		rc = LT21_UNSUPPORTED(&w, err, "page encoding \"%s\"", any->type_url ? any->type_url : "");
+	if (rc == LT_OK)
+	{
+		layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
+		if (!layout)
+			rc = LT21_CORRUPT(&w, err, "page layout does not parse");
+	}
+	nb = (int) page->n_buffer_offsets;
+	if (rc == LT_OK && (page->n_buffer_offsets != page->n_buffer_sizes || page->n_buffer_offsets > 64))
+		rc = LT21_CORRUPT(&w, err, "page has %zu buffer offsets and %zu sizes",
+						  page->n_buffer_offsets, page->n_buffer_sizes);
+	if (rc == LT_OK)
+	{
+		bufs = lt_calloc(nb + 1, sizeof(uint8_t *));
+		lens = lt_calloc(nb + 1, sizeof(uint64_t));
+		ranges = lt_calloc(nb + 1, sizeof(lt_range));
+		dsts = lt_calloc(nb + 1, sizeof(uint8_t *));
+		if (!bufs || !lens || !ranges || !dsts)
+			rc = lt_nomem(err);
+	}
+	/*
+	 * One reused allocation holds every buffer.  A page's buffers are
+	 * normally adjacent in the file: then one read of their whole span goes
+	 * straight into it; otherwise each buffer is read to an 8-aligned slot.
+	 */
+	for (int i = 0; rc == LT_OK && i < nb; i++)
+	{
+		uint64_t	off = page->buffer_offsets[i],
+					len = page->buffer_sizes[i],
+					end;
+
+		if (!lt_add_ok(off, len, &end) || end > f->size || !lt_add_ok(total, (len + 7) & ~(uint64_t) 7, &total))
+		{
+			rc = LT21_CORRUPT(&w, err, "buffer %d of %llu bytes at %llu runs past the end of the file (%llu)",
+							  i, (unsigned long long) len, (unsigned long long) off,
+							  (unsigned long long) f->size);
+			break;
+		}
+		if (len > 0)
+		{
+			span_lo = off < span_lo ? off : span_lo;
+			span_hi = end > span_hi ? end : span_hi;
+		}
+	}
+	span = span_hi > span_lo && span_hi - span_lo <= total + 64 * (uint64_t) nb + 4096;
+	if (span)
+		total = span_hi - span_lo;
+	if (rc == LT_OK && total + 8 > lf->io_cap)
+	{
+		uint8_t    *io = lt_realloc(lf->io, total + 8);
+
+		if (!io)
+			rc = lt_nomem(err);
+		else
+		{
+			lf->io = io;
+			lf->io_cap = total + 8;
+		}
+	}
+	total = 0;
+	for (int i = 0; rc == LT_OK && i < nb; i++)
+	{
+		uint64_t	len = page->buffer_sizes[i];
+
+		lens[i] = len;
+		if (span)
+			bufs[i] = len > 0 ? lf->io + (page->buffer_offsets[i] - span_lo) : lf->io;
+		else
+		{
+			bufs[i] = lf->io + total;
+			if (len > 0)
+			{
+				ranges[nr] = (lt_range) {page->buffer_offsets[i], len};
+				dsts[nr] = bufs[i];
+				nr++;
+			}
+			total += (len + 7) & ~(uint64_t) 7;
+		}
+	}
+	if (rc == LT_OK && span)
+	{
+		ranges[0] = (lt_range) {span_lo, span_hi - span_lo};
+		dsts[0] = lf->io;
+		nr = 1;
+	}
+	if (rc == LT_OK && nr > 0)
+		rc = lt_file_read_ranges(f, nr, ranges, dsts, err);
+	if (rc == LT_OK)
+	{
+		b.n = nb;
+		b.p = (const uint8_t *const *) bufs;
+		b.len = lens;
+		b.stable = true;
+		rc = lt21_page_decode(&w, lf->path[lf->depth - 1], layout,
+							  lf->page_start[p + 1] - lf->page_start[p], &b, &lf->pg, err);
+	}
+	if (rc == LT_OK)
+	{
+		lf->cur = p;
+		rd->base.pages_decoded++;
+	}
+	lt_free(bufs);
+	lt_free(lens);
+	lt_free(ranges);
+	lt_free(dsts);
+	if (layout && rc == LT_OK)
+		lf->layout = layout;
+	else if (layout)
+		lt__enc21__page_layout__free_unpacked(layout, lt_protobuf_allocator());
+	lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
+	return rc;
+}
+
+/* The page of a leaf holding `row`. */
+static int
+find_page(const leaf21 *lf, uint64_t row)
+{
+	int			lo = 0,
+				hi = lf->n_pages - 1;
+
+	if (lf->cur >= 0 && row >= lf->page_start[lf->cur] && row < lf->page_start[lf->cur + 1])
+		return lf->cur;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+
+		if (lf->page_start[mid] <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Pad what no leaf wrote: struct children to the struct's length, list items to the last offset. */
+static lt_code
+pad_missing(const char *path, lt_array *a, lt_error *err)
+{
+	lt_type_id	t = a->field->type;
+	int64_t		want;
+
+	if (t == LT_TYPE_STRUCT)
+		want = a->length;
+	else if (t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST)
+		want = a->offsets ? a->offsets[a->length] : 0;
+	else if (t == LT_TYPE_FIXED_LIST)
+		want = a->length * (int64_t) a->field->fixed_size;
+	else
+		return LT_OK;
+	for (int i = 0; i < a->n_children; i++)
+	{
+		lt_array   *c = a->children[i];
+
+		if (!c)
+			continue;
+		if (c->length > want)
+			return lt_corrupt(err, "%s: field \"%s\": %lld values under %lld slots (its columns disagree)",
+							  path, c->field->name, (long long) c->length, (long long) want);
+		if (c->length < want)
+			LT_TRY(lt_array_append_nulls(c, want - c->length, err));
+		LT_TRY(pad_missing(path, c, err));
+	}
+	return LT_OK;
+}
+
+static lt_code
+reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_error *err)
+{
+	reader21   *rd = (reader21 *) r;
+
+	for (int i = 0; i < rd->n_leaves; i++)
+	{
+		leaf21	   *lf = &rd->leaves[i];
+		lt_array   *nodes[LT21_MAX_LAYERS];
+		uint64_t	row = start,
+					end = start + n;
+
+		if (lf->column < 0)
+			continue;
+		nodes[0] = dst;
+		for (int d = 1; d < lf->depth; d++)
+		{
+			lt_array   *parent = nodes[d - 1];
+
+			if (lf->child_idx[d] >= parent->n_children || !parent->children[lf->child_idx[d]])
+				return lt_error_set(err, LT_EINVALID, "%s: array for field \"%s\" lacks child %d",
+									r->file->path, parent->field->name, lf->child_idx[d]);
+			nodes[d] = parent->children[lf->child_idx[d]];
+		}
+		while (row < end)
+		{
+			int			p = find_page(lf, row);
+			uint64_t	pend = lf->page_start[p + 1];
+			uint64_t	take = (end < pend ? end : pend) - row;
+			lt21_where	w = {r->file->path, lf->column, p};
+
+			if (lf->cur != p)
+				LT_TRY(load_page(rd, lf, p, err));
+			LT_TRY(lt21_page_append(&w, lf->pg, nodes, lf->depth, lf->first_owned,
+									row - lf->page_start[p], take, err));
+			row += take;
+		}
+	}
+	return pad_missing(r->file->path, dst, err);
+}
+
+static const lt_field_reader_ops reader21_ops = {reader21_read, reader21_free};
+
+/* Collect the leaves under `f` in pre-order. */
+static lt_code
+collect_leaves(lt_file *file, const lt_field *f, leaf21 *cur, int depth, leaf21 **leaves, int *n,
+			   int *cap, lt_error *err)
+{
+	if (depth >= LT21_MAX_LAYERS)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: field \"%s\" is nested too deeply", file->path, f->name);
+	cur->path[depth] = f;
+	if (f->type == LT_TYPE_MAP)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: map field \"%s\"", file->path, f->name);
+	if (f->type == LT_TYPE_FIXED_LIST && (f->n_children != 1 || !lt_field_is_leaf(f->children[0])))
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: fixed-size list of non-primitive \"%s\"",
+							file->path, f->name);
+	if (lt_field_is_leaf(f))
+	{
+		if (*n == *cap)
+		{
+			int			nc = *cap ? *cap * 2 : 8;
+			leaf21	   *nl = lt_realloc(*leaves, nc * sizeof(leaf21));
+
+			if (!nl)
+				return lt_nomem(err);
+			*leaves = nl;
+			*cap = nc;
+		}
+		(*leaves)[*n] = *cur;
+		(*leaves)[*n].depth = depth + 1;
+		(*n)++;
+		return LT_OK;
+	}
+	if ((f->type == LT_TYPE_LIST || f->type == LT_TYPE_LARGE_LIST) && f->n_children != 1)
+		return lt_corrupt(err, "%s: list field \"%s\" has %d children", file->path, f->name, f->n_children);
+	for (int i = 0; i < f->n_children; i++)
+	{
+		cur->child_idx[depth + 1] = i;
+		LT_TRY(collect_leaves(file, f->children[i], cur, depth + 1, leaves, n, cap, err));
+	}
+	return LT_OK;
+}
+
+static lt_code
+setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
+{
+	Lt__Pb__ColumnMetadata *cm;
+	uint64_t	row = 0;
+
+	lf->cur = -1;
+	if (lf->column >= 0 && (uint32_t) lf->column >= f->num_columns)
+		return lt_corrupt(err, "%s: field \"%s\" maps to column %d, the file has %u",
+						  f->path, lf->path[lf->depth - 1]->name, lf->column, f->num_columns);
+	if (lf->column < 0)
+		return LT_OK;
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	if (cm->n_pages > (1u << 24))
+		return lt_corrupt(err, "%s: column %d has %zu pages", f->path, lf->column, cm->n_pages);
+	lf->n_pages = (int) cm->n_pages;
+	lf->page_start = lt_malloc((cm->n_pages + 1) * sizeof(uint64_t));
+	if (!lf->page_start)
+		return lt_nomem(err);
+	for (size_t p = 0; p < cm->n_pages; p++)
+	{
+		lf->page_start[p] = row;
+		if (!lt_add_ok(row, cm->pages[p]->length, &row))
+			return lt_corrupt(err, "%s: column %d page %zu: row count overflows", f->path, lf->column, p);
+	}
+	lf->page_start[cm->n_pages] = row;
+	if (row != f->num_rows)
+		return lt_corrupt(err, "%s: column %d has %llu rows in its pages, the file %llu",
+						  f->path, lf->column, (unsigned long long) row, (unsigned long long) f->num_rows);
+	return LT_OK;
+}
+
+lt_code
+lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
+				 lt_field_reader **out, lt_error *err)
+{
+	reader21   *rd;
+	leaf21		cur;
+	int			cap = 0,
+				present = 0;
+	lt_code		rc;
+
+	*out = NULL;
+	rd = lt_calloc(1, sizeof(reader21));
+	if (!rd)
+		return lt_nomem(err);
+	rd->base.ops = &reader21_ops;
+	rd->base.file = f;
+	rd->base.field = field;
+	rd->base.num_rows = f->num_rows;
+	memset(&cur, 0, sizeof(cur));
+	rc = collect_leaves(f, field, &cur, 0, &rd->leaves, &rd->n_leaves, &cap, err);
+	for (int i = 0; rc == LT_OK && i < rd->n_leaves; i++)
+	{
+		leaf21	   *lf = &rd->leaves[i];
+
+		lf->column = map ? lt_column_map_find(map, lf->path[lf->depth - 1]->id) : -1;
+		rc = setup_leaf(f, lf, err);
+		if (rc != LT_OK || lf->column < 0)
+			continue;
+		/* the first node on its path that no earlier present leaf shares */
+		lf->first_owned = lf->depth - 1;
+		for (int d = 0; d < lf->depth - 1; d++)
+		{
+			bool		shared = false;
+
+			for (int j = 0; j < i && !shared; j++)
+				shared = rd->leaves[j].column >= 0 && rd->leaves[j].depth > d &&
+					rd->leaves[j].path[d] == lf->path[d];
+			if (!shared)
+			{
+				lf->first_owned = d;
+				break;
+			}
+		}
+		present++;
+	}
+	if (rc == LT_OK && present == 0)
+	{
+		reader21_free(&rd->base);
+		return lt_null_reader_open(f, field, out, err);
+	}
+	if (rc != LT_OK)
+	{
+		reader21_free(&rd->base);
+		return rc;
+	}
+	*out = &rd->base;
+	return LT_OK;
+}

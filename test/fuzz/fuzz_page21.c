@@ -1,0 +1,131 @@
+/*
+ * fuzz_page21.c — libFuzzer target for the Lance 2.1+ page decoder.
+ *
+ * Input: u8 field kind, u16 LE layout length, a serialized PageLayout
+ * protobuf, u16 LE row count, u8 buffer count (<= 4), then for each buffer a
+ * u32 LE length and its bytes (cut short at the end of the input).  The page
+ * is decoded as a leaf of the chosen kind, then read back in two slices.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "lt_alloc.h"
+#include "lt_array.h"
+#include "lt_bytes.h"
+#include "lt_enc21.h"
+#include "lt_enc21.pb-c.h"
+
+static lt_field f_i32 = {.id = 1, .name = "i32", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field f_u64 = {.id = 1, .name = "u64", .type = LT_TYPE_UINT64, .byte_width = 8, .nullable = true};
+static lt_field f_bool = {.id = 1, .name = "b", .type = LT_TYPE_BOOL, .byte_width = 1, .nullable = true};
+static lt_field f_str = {.id = 1, .name = "s", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field f_lbin = {.id = 1, .name = "lb", .type = LT_TYPE_LARGE_BINARY, .nullable = true};
+static lt_field f_item = {.id = -1, .name = "item", .type = LT_TYPE_FLOAT32, .byte_width = 4, .nullable = true};
+static lt_field *fsl_children[] = {&f_item};
+static lt_field f_fsl = {.id = 1, .name = "vec", .type = LT_TYPE_FIXED_LIST, .fixed_size = 2,
+	.n_children = 1, .children = fsl_children, .nullable = true};
+static lt_field f_li = {.id = 2, .name = "item", .type = LT_TYPE_INT64, .byte_width = 8, .nullable = true};
+static lt_field *list_children[] = {&f_li};
+static lt_field f_list = {.id = 1, .name = "l", .type = LT_TYPE_LIST, .n_children = 1,
+	.children = list_children, .nullable = true};
+static lt_field f_ls = {.id = 3, .name = "item", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field *inner_children[] = {&f_ls};
+static lt_field f_inner = {.id = 2, .name = "item", .type = LT_TYPE_LIST, .n_children = 1,
+	.children = inner_children, .nullable = true};
+static lt_field *outer_children[] = {&f_inner};
+static lt_field f_outer = {.id = 1, .name = "ll", .type = LT_TYPE_LIST, .n_children = 1,
+	.children = outer_children, .nullable = true};
+static lt_field f_sx = {.id = 2, .name = "x", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field *struct_children[] = {&f_sx};
+static lt_field f_struct = {.id = 1, .name = "st", .type = LT_TYPE_STRUCT, .n_children = 1,
+	.children = struct_children, .nullable = true};
+
+/* top-level field and its leaf, by kind */
+static const struct
+{
+	lt_field   *top;
+	lt_field   *leaf;
+}			kinds[] = {
+	{&f_i32, &f_i32}, {&f_u64, &f_u64}, {&f_bool, &f_bool}, {&f_str, &f_str}, {&f_lbin, &f_lbin},
+	{&f_fsl, &f_fsl}, {&f_list, &f_li}, {&f_outer, &f_ls}, {&f_struct, &f_sx},
+};
+
+static void
+read_back(lt21_page *pg, const lt_field *top)
+{
+	lt_array   *a = NULL;
+	lt_array   *nodes[8];
+	int			depth = 1;
+	lt21_where	w = {"fuzz", 0, 0};
+	lt_error	err;
+	uint64_t	half = pg->num_rows / 2;
+
+	if (lt_array_new(top, &a, &err) != LT_OK)
+		return;
+	nodes[0] = a;
+	while (nodes[depth - 1]->field->type == LT_TYPE_LIST || nodes[depth - 1]->field->type == LT_TYPE_STRUCT)
+	{
+		nodes[depth] = nodes[depth - 1]->children[0];
+		depth++;
+	}
+	if (lt21_page_append(&w, pg, nodes, depth, 0, half, pg->num_rows - half, &err) == LT_OK)
+		(void) lt21_page_append(&w, pg, nodes, depth, 0, 0, half, &err);
+	lt_array_free(a);
+}
+
+int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	lt_cursor	c = lt_cursor_make(data, size);
+	const uint8_t *kind_p,
+			   *layout_p;
+	uint16_t	layout_len,
+				rows;
+	const uint8_t *nb_p;
+	const uint8_t *bp[4];
+	uint64_t	bl[4];
+	int			nb;
+	Lt__Enc21__PageLayout *layout;
+	lt21_bufs	bufs;
+	lt21_page  *pg = NULL;
+	lt21_where	w = {"fuzz", 0, 0};
+	lt_error	err;
+	int			k;
+
+	if (!lt_cursor_take(&c, 1, &kind_p) || !lt_cursor_u16(&c, &layout_len) ||
+		!lt_cursor_take(&c, layout_len, &layout_p) || !lt_cursor_u16(&c, &rows) ||
+		!lt_cursor_take(&c, 1, &nb_p))
+		return 0;
+	k = kind_p[0] % (int) (sizeof(kinds) / sizeof(kinds[0]));
+	nb = nb_p[0] % 5;
+	for (int i = 0; i < nb; i++)
+	{
+		uint32_t	len = 0;
+		size_t		left;
+
+		if (!lt_cursor_u32(&c, &len))
+			len = 0;
+		left = lt_cursor_left(&c);
+		if (len > left)
+			len = (uint32_t) left;
+		(void) lt_cursor_take(&c, len, &bp[i]);
+		bl[i] = len;
+	}
+	layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), layout_len, layout_p);
+	if (!layout)
+		return 0;
+	bufs.n = nb;
+	bufs.p = bp;
+	bufs.len = bl;
+	bufs.stable = (kind_p[0] & 0x80) != 0;
+	if (lt21_page_decode(&w, kinds[k].leaf, layout, rows, &bufs, &pg, &err) == LT_OK)
+	{
+		read_back(pg, kinds[k].top);
+		lt21_page_free(pg);
+	}
+	lt__enc21__page_layout__free_unpacked(layout, lt_protobuf_allocator());
+	return 0;
+}

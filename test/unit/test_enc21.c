@@ -1,0 +1,1472 @@
+/*
+ * test_enc21.c — unit tests of the Lance 2.1+ page decoders: FastLanes,
+ * FSST, mini-block chunks and value encodings, full-zip, constant pages,
+ * rep/def reconstruction, and corrupt inputs.  Pages are built by hand.
+ */
+#include <lz4.h>
+#include <zstd.h>
+
+#include "unit.h"
+
+#include "lt_alloc.h"
+#include "lt_array.h"
+#include "lt_bytes.h"
+#include "lt_enc21.h"
+#include "lt_fastlanes.h"
+#include "lt_fsst.h"
+#include "lt_enc21.pb-c.h"
+
+/* ---- fields ---- */
+
+static lt_field f_i32 = {.id = 1, .name = "i32", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field f_u64 = {.id = 1, .name = "u64", .type = LT_TYPE_UINT64, .byte_width = 8, .nullable = true};
+static lt_field f_i64 = {.id = 2, .name = "item", .type = LT_TYPE_INT64, .byte_width = 8, .nullable = true};
+static lt_field f_f64 = {.id = 1, .name = "f64", .type = LT_TYPE_FLOAT64, .byte_width = 8, .nullable = true};
+static lt_field f_bool = {.id = 1, .name = "b", .type = LT_TYPE_BOOL, .byte_width = 1, .nullable = true};
+static lt_field f_str = {.id = 1, .name = "s", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field f_lstr = {.id = 1, .name = "ls", .type = LT_TYPE_LARGE_UTF8, .nullable = true};
+
+static lt_field f_fsl_item = {.id = -1, .name = "item", .type = LT_TYPE_FLOAT32, .byte_width = 4, .nullable = true};
+static lt_field *fsl_children[] = {&f_fsl_item};
+static lt_field f_fsl = {.id = 1, .name = "vec", .type = LT_TYPE_FIXED_LIST, .fixed_size = 2,
+	.n_children = 1, .children = fsl_children, .nullable = true};
+
+/* list<int64> */
+static lt_field *list_children[] = {&f_i64};
+static lt_field f_list = {.id = 1, .name = "l", .type = LT_TYPE_LIST, .n_children = 1,
+	.children = list_children, .nullable = true};
+
+/* struct<x: int32, y: utf8> */
+static lt_field f_sx = {.id = 2, .name = "x", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field f_sy = {.id = 3, .name = "y", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field *struct_children[] = {&f_sx, &f_sy};
+static lt_field f_struct = {.id = 1, .name = "st", .type = LT_TYPE_STRUCT, .n_children = 2,
+	.children = struct_children, .nullable = true};
+
+static const lt21_where W = {"test.lance", 3, 7};
+
+/* ---- encodings ---- */
+
+static Lt__Enc21__Flat flat16 = {PROTOBUF_C_MESSAGE_INIT(&lt__enc21__flat__descriptor), 1, 16, NULL};
+static Lt__Enc21__CompressiveEncoding enc_flat16;
+
+static Lt__Enc21__CompressiveEncoding *
+mk_flat(uint64_t bits)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__Flat *f = lt_calloc(1, sizeof(*f));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__flat__init(f);
+	f->has_bits_per_value = 1;
+	f->bits_per_value = bits;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	e->flat = f;
+	return e;
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_inline_bp(uint64_t bits)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__InlineBitpacking *b = lt_calloc(1, sizeof(*b));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__inline_bitpacking__init(b);
+	b->has_uncompressed_bits_per_value = 1;
+	b->uncompressed_bits_per_value = bits;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_INLINE_BITPACKING;
+	e->inline_bitpacking = b;
+	return e;
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_variable(uint64_t bits)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__Variable *v = lt_calloc(1, sizeof(*v));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__variable__init(v);
+	v->offsets = mk_flat(bits);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE;
+	e->variable = v;
+	return e;
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_general(int scheme, Lt__Enc21__CompressiveEncoding *inner)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__General *g = lt_calloc(1, sizeof(*g));
+	Lt__Enc21__BufferCompression *bc = lt_calloc(1, sizeof(*bc));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__general__init(g);
+	lt__enc21__buffer_compression__init(bc);
+	bc->has_scheme = 1;
+	bc->scheme = scheme;
+	g->compression = bc;
+	g->values = inner;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL;
+	e->general = g;
+	return e;
+}
+
+/* Encodings built here are freed with the protobuf-c free of their root. */
+static void
+free_enc(Lt__Enc21__CompressiveEncoding *e)
+{
+	if (e)
+		lt__enc21__compressive_encoding__free_unpacked(e, lt_protobuf_allocator());
+}
+
+/* ---- page builders ---- */
+
+typedef struct chunk
+{
+	int			nlevels;
+	const uint16_t *rep;
+	const uint16_t *def;
+	int			nbuf;
+	const uint8_t *buf[4];
+	size_t		len[4];
+	int			log_values;		/* 0 for the last chunk */
+} chunk;
+
+typedef struct mbpage
+{
+	uint8_t		meta[256];
+	size_t		meta_len;
+	uint8_t		data[1 << 17];
+	size_t		data_len;
+} mbpage;
+
+static void
+pad8(uint8_t *d, size_t *len)
+{
+	while (*len % 8)
+		d[(*len)++] = 0xFE;
+}
+
+static bool g_large;			/* 2.2 has_large_chunk: u32 words and buffer sizes */
+
+static void
+add_chunk(mbpage *pg, const chunk *c, bool has_rep, bool has_def)
+{
+	uint8_t    *d = pg->data;
+	size_t		start = pg->data_len,
+				n = start;
+	uint16_t	word;
+
+	lt_put16(d + n, (uint16_t) c->nlevels);
+	n += 2;
+	if (has_rep)
+	{
+		lt_put16(d + n, (uint16_t) (c->nlevels * 2));
+		n += 2;
+	}
+	if (has_def)
+	{
+		lt_put16(d + n, (uint16_t) (c->nlevels * 2));
+		n += 2;
+	}
+	for (int b = 0; b < c->nbuf; b++)
+	{
+		if (g_large)
+			lt_put32(d + n, (uint32_t) c->len[b]);
+		else
+			lt_put16(d + n, (uint16_t) c->len[b]);
+		n += g_large ? 4 : 2;
+	}
+	pad8(d, &n);
+	if (has_rep)
+	{
+		memcpy(d + n, c->rep, c->nlevels * 2);
+		n += c->nlevels * 2;
+		pad8(d, &n);
+	}
+	if (has_def)
+	{
+		memcpy(d + n, c->def, c->nlevels * 2);
+		n += c->nlevels * 2;
+		pad8(d, &n);
+	}
+	for (int b = 0; b < c->nbuf; b++)
+	{
+		memcpy(d + n, c->buf[b], c->len[b]);
+		n += c->len[b];
+		pad8(d, &n);
+	}
+	pg->data_len = n;
+	word = (uint16_t) ((((n - start) / 8 - 1) << 4) | (unsigned) c->log_values);
+	if (g_large)
+	{
+		lt_put32(pg->meta + pg->meta_len, (uint32_t) ((((n - start) / 8 - 1) << 4) | (unsigned) c->log_values));
+		pg->meta_len += 4;
+	}
+	else
+	{
+		lt_put16(pg->meta + pg->meta_len, word);
+		pg->meta_len += 2;
+	}
+}
+
+static Lt__Enc21__RepDefLayer layers_buf[8];
+
+static Lt__Enc21__PageLayout *
+mk_mb_layout(Lt__Enc21__MiniBlockLayout *mb, const int *layers, int nl, Lt__Enc21__CompressiveEncoding *values,
+			 uint64_t num_items, bool rep, bool def)
+{
+	static Lt__Enc21__PageLayout pl;
+
+	lt__enc21__page_layout__init(&pl);
+	lt__enc21__mini_block_layout__init(mb);
+	for (int i = 0; i < nl; i++)
+		layers_buf[i] = layers[i];
+	mb->n_layers = nl;
+	mb->layers = layers_buf;
+	mb->value_compression = values;
+	mb->has_num_items = 1;
+	mb->num_items = num_items;
+	mb->has_num_buffers = 1;
+	mb->num_buffers = 1;
+	mb->rep_compression = rep ? &enc_flat16 : NULL;
+	mb->def_compression = def ? &enc_flat16 : NULL;
+	pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+	pl.mini_block_layout = mb;
+	return &pl;
+}
+
+static lt_array *read_rows(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error *err);
+static int	lazy_checked;
+
+/*
+ * Decode eagerly; when that works on a single-layer page, also decode lazily
+ * (chunk by chunk on read) and check that odd-sized reads give the same rows.
+ */
+static lt_code
+decode_mb(const lt_field *leaf, Lt__Enc21__PageLayout *pl, const mbpage *p, const uint8_t *dict,
+		  size_t dict_len, uint64_t rows, lt21_page **out, lt_error *err)
+{
+	const uint8_t *bp[3] = {p->meta, p->data, dict};
+	uint64_t	bl[3] = {p->meta_len, p->data_len, dict_len};
+	lt21_bufs	b = {dict ? 3 : 2, bp, bl, false};
+	lt_code		rc = lt21_page_decode(&W, leaf, pl, rows, &b, out, err);
+	lt21_page  *lz = NULL;
+
+	if (rc != LT_OK || (*out)->n_layers != 1)
+		return rc;
+	b.stable = true;
+	if (lt21_page_decode(&W, leaf, pl, rows, &b, &lz, err) == LT_OK)
+	{
+		lt_array   *want = read_rows(leaf, *out, 0, rows, err);
+		lt_array   *got = NULL;
+		lt_array   *nodes[1];
+		uint64_t	r = 0,
+					step = 1;
+
+		if (lt_array_new(leaf, &got, err) == LT_OK)
+		{
+			nodes[0] = got;
+			while (r < rows)
+			{
+				uint64_t	n = step < rows - r ? step : rows - r;
+
+				if (lt21_page_append(&W, lz, nodes, 1, 0, r, n, err) != LT_OK)
+					break;
+				r += n;
+				step = step * 3 + 1;
+			}
+			CHECK(r == rows && want && lt_array_equal(want, got));
+			lazy_checked++;
+		}
+		lt_array_free(want);
+		lt_array_free(got);
+	}
+	else
+		CHECK(!"lazy decode failed where eager worked");
+	lt21_page_free(lz);
+	return rc;
+}
+
+/* Read rows [r0, r0+n) of a single-leaf page into a fresh array of `top`. */
+static lt_array *
+read_rows(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error *err)
+{
+	lt_array   *a;
+	lt_array   *nodes[8];
+	int			depth = 1;
+
+	if (lt_array_new(top, &a, err) != LT_OK)
+		return NULL;
+	nodes[0] = a;
+	while (nodes[depth - 1]->field->type == LT_TYPE_LIST || nodes[depth - 1]->field->type == LT_TYPE_STRUCT)
+	{
+		nodes[depth] = nodes[depth - 1]->children[0];
+		depth++;
+	}
+	if (lt21_page_append(&W, pg, nodes, depth, 0, r0, n, err) != LT_OK)
+	{
+		lt_array_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+static int32_t
+i32_at(const lt_array *a, int64_t i)
+{
+	int32_t		v;
+
+	memcpy(&v, a->values + i * 4, 4);
+	return v;
+}
+
+static int64_t
+i64_at(const lt_array *a, int64_t i)
+{
+	int64_t		v;
+
+	memcpy(&v, a->values + i * 8, 8);
+	return v;
+}
+
+static bool
+str_is(const lt_array *a, int64_t i, const char *s)
+{
+	int64_t		l = a->offsets[i + 1] - a->offsets[i];
+
+	return l == (int64_t) strlen(s) && memcmp(a->data + a->offsets[i], s, l) == 0;
+}
+
+/* ---- FastLanes ---- */
+
+TEST(fastlanes_roundtrip)
+{
+	static uint8_t src[8192],
+				packed[8192],
+				out[8192];
+	unsigned	seed = 1;
+
+	for (unsigned t = 8; t <= 64; t *= 2)
+		for (unsigned w = 0; w <= t; w++)
+		{
+			unsigned	b = t / 8;
+			uint64_t	mask = w >= 64 ? ~0ULL : ((1ULL << w) - 1);
+			int			bad = 0;
+
+			for (int i = 0; i < 8192; i++)
+			{
+				seed = seed * 1103515245 + 12345;
+				src[i] = (uint8_t) (seed >> 16);
+			}
+			lt_fl_pack(t, w, src, packed);
+			lt_fl_unpack(t, w, packed, out);
+			for (unsigned i = 0; i < 1024; i++)
+			{
+				uint64_t	s = 0,
+							o = 0;
+
+				memcpy(&s, src + i * b, b);
+				memcpy(&o, out + i * b, b);
+				bad += (s & mask) != o;
+			}
+			CHECK_EQ_INT(bad, 0);
+		}
+}
+
+TEST(fastlanes_layout)
+{
+	/* value i = i at width 10 in u16 words: check a known transposition */
+	uint16_t	in[1024],
+				out[1024];
+	uint8_t		packed[1280];
+
+	for (int i = 0; i < 1024; i++)
+		in[i] = (uint16_t) i;
+	lt_fl_pack(16, 10, in, packed);
+	/* lane 0 row 0 is value 0, lane 1 row 0 is value 1: word 1 low bits == 1 */
+	CHECK_EQ_INT(lt_le16(packed + 2) & 0x3ff, 1);
+	/* row 1 of lane 0 is index fl_order[0]*16 + 128 = 128, at bits 10..19 of word 0 / word 64 */
+	CHECK_EQ_INT(((lt_le16(packed) >> 10) | (lt_le16(packed + 128) << 6)) & 0x3ff, 128);
+	lt_fl_unpack(16, 10, packed, out);
+	CHECK(memcmp(in, out, sizeof(in)) == 0);
+}
+
+/* ---- FSST ---- */
+
+static void
+fsst_table(uint8_t *t, int n, bool on)
+{
+	uint64_t	info = ((uint64_t) 0x46535354 << 32) | ((uint64_t) (on ? 1 : 0) << 24) | (uint64_t) n;
+
+	memset(t, 0, LT_FSST_TABLE_SIZE);
+	lt_put64(t, info);
+}
+
+TEST(fsst)
+{
+	uint8_t		t[LT_FSST_TABLE_SIZE];
+	lt_fsst_table tab;
+	lt_error	err;
+	uint8_t		out[64];
+	const uint8_t in[] = {0, 1, 255, 'x', 0};
+
+	fsst_table(t, 2, true);
+	memcpy(t + 8, "hello\0\0\0", 8);
+	memcpy(t + 16, " \0\0\0\0\0\0\0", 8);
+	t[24] = 5;
+	t[25] = 1;
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK_EQ_INT(lt_fsst_decode(&tab, in, sizeof(in), out), 12);
+	CHECK(memcmp(out, "hello xhello", 12) == 0);
+	/* empty string */
+	CHECK_EQ_INT(lt_fsst_decode(&tab, in, 0, out), 0);
+	/* trailing escape, unknown code */
+	CHECK_EQ_INT(lt_fsst_decode(&tab, (const uint8_t *) "\xff", 1, out), -1);
+	CHECK_EQ_INT(lt_fsst_decode(&tab, (const uint8_t *) "\x07", 1, out), -1);
+	/* bad tables */
+	CHECK_CODE(lt_fsst_parse(t, sizeof(t) - 1, &tab, "t", &err), LT_ECORRUPT);
+	t[25] = 9;
+	CHECK_CODE(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), LT_ECORRUPT);
+	t[7] = 0;
+	CHECK_CODE(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), LT_ECORRUPT);
+	/* disabled: a copy */
+	fsst_table(t, 0, false);
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK_EQ_INT(lt_fsst_decode(&tab, (const uint8_t *) "abc", 3, out), 3);
+	CHECK(memcmp(out, "abc", 3) == 0);
+}
+
+/* ---- mini-block ---- */
+
+static const int L_ITEM[] = {LT21_ALL_VALID_ITEM};
+static const int L_NITEM[] = {LT21_NULLABLE_ITEM};
+
+TEST(mb_flat_partial_last_chunk)
+{
+	static mbpage p;
+	static int32_t v[1100];
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 1100; i++)
+		v[i] = i * 3 - 500;
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) v}, {1024 * 4}, 10}, false, false);
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) (v + 1024)}, {76 * 4}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 1100, false, false), &p, NULL, 0, 1100, &pg, &err), err);
+	if (pg)
+	{
+		CHECK_EQ_INT(pg->values->length, 1100);
+		a = read_rows(&f_i32, pg, 1000, 100, &err);
+		CHECK(a != NULL);
+		if (a)
+		{
+			CHECK_EQ_INT(a->length, 100);
+			CHECK_EQ_INT(i32_at(a, 0), 1000 * 3 - 500);
+			CHECK_EQ_INT(i32_at(a, 99), 1099 * 3 - 500);
+			CHECK(a->validity == NULL);
+			lt_array_free(a);
+		}
+		/* reading past the page is refused */
+		CHECK(read_rows(&f_i32, pg, 1050, 51, &err) == NULL);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+}
+
+TEST(mb_nullable_def_levels)
+{
+	static mbpage p;
+	int32_t		v[5] = {10, 0, 30, 40, 0};
+	uint16_t	def[5] = {0, 1, 0, 0, 1};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	memset(&p, 0, sizeof(p));
+	v[1] = 777;					/* garbage under a null must come out as 0 */
+	add_chunk(&p, &(chunk) {5, NULL, def, 1, {(uint8_t *) v}, {20}, 0}, false, true);
+	CHECK_OK(decode_mb(&f_i32, mk_mb_layout(&mb, L_NITEM, 1, e, 5, false, true), &p, NULL, 0, 5, &pg, &err), err);
+	if (pg && (a = read_rows(&f_i32, pg, 0, 5, &err)) != NULL)
+	{
+		CHECK_EQ_INT(a->null_count, 2);
+		CHECK(a->validity && !a->validity[1] && !a->validity[4] && a->validity[2]);
+		CHECK_EQ_INT(i32_at(a, 1), 0);
+		CHECK_EQ_INT(i32_at(a, 3), 40);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+}
+
+/* Inline bitpacking: 1500 u64 values at widths 64 and 0 in two chunks. */
+TEST(mb_inline_bitpacking)
+{
+	static mbpage p;
+	static uint64_t v[2048];
+	static uint8_t c0[8 + 8192],
+				c1[8];
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_inline_bp(64);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 1024; i++)
+		v[i] = 0x8000000000000000ULL + (uint64_t) i * 0x10001;
+	lt_put64(c0, 64);
+	lt_fl_pack(64, 64, v, c0 + 8);
+	lt_put64(c1, 0);			/* width 0: 476 zeros */
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {c0}, {sizeof(c0)}, 10}, false, false);
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {c1}, {sizeof(c1)}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_u64, mk_mb_layout(&mb, L_ITEM, 1, e, 1500, false, false), &p, NULL, 0, 1500, &pg, &err), err);
+	if (pg)
+	{
+		CHECK_EQ_INT(pg->values->length, 1500);
+		CHECK(i64_at(pg->values, 5) == (int64_t) (0x8000000000000000ULL + 5 * 0x10001));
+		CHECK_EQ_INT(i64_at(pg->values, 1499), 0);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* a bit width above the word size is corrupt */
+	lt_put64(c1, 65);
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {c1}, {sizeof(c1)}, 0}, false, false);
+	CHECK_CODE(decode_mb(&f_u64, mk_mb_layout(&mb, L_ITEM, 1, e, 10, false, false), &p, NULL, 0, 10, &pg, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "test.lance") && strstr(err.msg, "column 3 page 7"));
+	free_enc(e);
+}
+
+static size_t
+var_chunk(uint8_t *out, const char *const *s, int n, unsigned ow)
+{
+	size_t		off = (size_t) (n + 1) * ow;
+
+	for (int i = 0; i <= n; i++)
+	{
+		if (ow == 4)
+			lt_put32(out + i * 4, (uint32_t) off);
+		else
+			lt_put64(out + i * 8, off);
+		if (i < n)
+		{
+			memcpy(out + off, s[i], strlen(s[i]));
+			off += strlen(s[i]);
+		}
+	}
+	return off;
+}
+
+TEST(mb_variable_strings)
+{
+	static mbpage p;
+	static uint8_t c[256];
+	const char *s[] = {"alpha", "", "gamma", "X", ""};
+	uint16_t	def[5] = {0, 0, 1, 0, 0};
+	Lt__Enc21__MiniBlockLayout mb;
+	lt_error	err;
+
+	for (unsigned ow = 4; ow <= 8; ow += 4)
+	{
+		Lt__Enc21__CompressiveEncoding *e = mk_variable(ow * 8);
+		lt21_page  *pg = NULL;
+		size_t		n = var_chunk(c, s, 5, ow);
+		lt_array   *a;
+
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {5, NULL, def, 1, {c}, {n}, 0}, false, true);
+		CHECK_OK(decode_mb(ow == 4 ? &f_str : &f_lstr, mk_mb_layout(&mb, L_NITEM, 1, e, 5, false, true),
+						   &p, NULL, 0, 5, &pg, &err), err);
+		if (pg && (a = read_rows(ow == 4 ? &f_str : &f_lstr, pg, 1, 4, &err)) != NULL)
+		{
+			CHECK(str_is(a, 0, ""));
+			CHECK(!a->validity[1] && str_is(a, 1, ""));	/* null emptied */
+			CHECK(str_is(a, 2, "X"));
+			CHECK(str_is(a, 3, ""));
+			CHECK_EQ_INT(a->data_len, 1);
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		/* decreasing offsets are corrupt */
+		lt_put32(c + ow, 1);
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {5, NULL, def, 1, {c}, {n}, 0}, false, true);
+		CHECK_CODE(decode_mb(&f_str, mk_mb_layout(&mb, L_NITEM, 1, e, 5, false, true), &p, NULL, 0, 5, &pg, &err),
+				   LT_ECORRUPT);
+		free_enc(e);
+	}
+}
+
+TEST(mb_fsst)
+{
+	static mbpage p;
+	static uint8_t c[64],
+				t[LT_FSST_TABLE_SIZE];
+	const char *s[] = {"\x00\x01", "", "\xff!\x00"};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__Fsst *f = lt_calloc(1, sizeof(*f));
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	size_t		n;
+
+	/* strlen-based builder: give explicit strings via a tiny table */
+	fsst_table(t, 2, true);
+	memcpy(t + 8, "abc", 3);
+	memcpy(t + 16, "de", 2);
+	t[24] = 3;
+	t[25] = 2;
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__fsst__init(f);
+	f->has_symbol_table = 1;
+	f->symbol_table.data = lt_malloc(sizeof(t));
+	memcpy(f->symbol_table.data, t, sizeof(t));
+	f->symbol_table.len = sizeof(t);
+	f->values = mk_variable(32);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FSST;
+	e->fsst = f;
+	/* compressed strings: [0,1] -> "abcde", [] -> "", [255 '!' 0] -> "!abc" */
+	lt_put32(c, 16);
+	lt_put32(c + 4, 18);
+	lt_put32(c + 8, 18);
+	lt_put32(c + 12, 21);
+	memcpy(c + 16, "\x00\x01\xff!\x00", 5);
+	n = 21;
+	(void) s;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {c}, {n}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_str, mk_mb_layout(&mb, L_ITEM, 1, e, 3, false, false), &p, NULL, 0, 3, &pg, &err), err);
+	if (pg)
+	{
+		CHECK(str_is(pg->values, 0, "abcde"));
+		CHECK(str_is(pg->values, 1, ""));
+		CHECK(str_is(pg->values, 2, "!abc"));
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* an unknown code */
+	c[16] = 9;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {c}, {n}, 0}, false, false);
+	CHECK_CODE(decode_mb(&f_str, mk_mb_layout(&mb, L_ITEM, 1, e, 3, false, false), &p, NULL, 0, 3, &pg, &err), LT_ECORRUPT);
+	free_enc(e);
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_rle(uint64_t bits)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__Rle *r = lt_calloc(1, sizeof(*r));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__rle__init(r);
+	r->values = mk_flat(bits);
+	r->run_lengths = mk_flat(8);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_RLE;
+	e->rle = r;
+	return e;
+}
+
+TEST(mb_rle)
+{
+	static mbpage p;
+	int32_t		vals[3] = {7, -1, 9};
+	uint8_t		lens[3] = {255, 3, 250};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_rle(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 2, {(uint8_t *) vals, lens}, {12, 3}, 0}, false, false);
+	mk_mb_layout(&mb, L_ITEM, 1, e, 500, false, false);
+	mb.num_buffers = 2;
+	{
+		Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+
+		pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+		pl.mini_block_layout = &mb;
+		CHECK_OK(decode_mb(&f_i32, &pl, &p, NULL, 0, 500, &pg, &err), err);
+		if (pg)
+		{
+			CHECK_EQ_INT(i32_at(pg->values, 254), 7);
+			CHECK_EQ_INT(i32_at(pg->values, 255), -1);
+			CHECK_EQ_INT(i32_at(pg->values, 258), 9);
+			CHECK_EQ_INT(i32_at(pg->values, 499), 9);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		/* a zero-length run */
+		lens[1] = 0;
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {0, NULL, NULL, 2, {(uint8_t *) vals, lens}, {12, 3}, 0}, false, false);
+		CHECK_CODE(decode_mb(&f_i32, &pl, &p, NULL, 0, 500, &pg, &err), LT_ECORRUPT);
+	}
+	free_enc(e);
+}
+
+TEST(mb_dictionary)
+{
+	static mbpage p;
+	static uint8_t dict[128];
+	uint32_t	idx[6] = {1, 0, 1, 99, 2, 2};
+	uint16_t	def[6] = {0, 0, 0, 1, 0, 0};
+	const char *words[] = {"red", "green", ""};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	Lt__Enc21__CompressiveEncoding *de = mk_variable(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	size_t		dl;
+	lt_array   *a;
+
+	/* block variable: u32 32, u32 bytes_start, 4 offsets from 0, bytes */
+	lt_put32(dict, 32);
+	lt_put32(dict + 4, 8 + 16);
+	lt_put32(dict + 8, 0);
+	lt_put32(dict + 12, 3);
+	lt_put32(dict + 16, 8);
+	lt_put32(dict + 20, 8);
+	memcpy(dict + 24, "redgreen", 8);
+	dl = 32;
+	(void) words;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {6, NULL, def, 1, {(uint8_t *) idx}, {24}, 0}, false, true);
+	mk_mb_layout(&mb, L_NITEM, 1, e, 6, false, true);
+	mb.dictionary = de;
+	mb.has_num_dictionary_items = 1;
+	mb.num_dictionary_items = 3;
+	{
+		Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+
+		pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+		pl.mini_block_layout = &mb;
+		CHECK_OK(decode_mb(&f_str, &pl, &p, dict, dl, 6, &pg, &err), err);
+		if (pg && (a = read_rows(&f_str, pg, 0, 6, &err)) != NULL)
+		{
+			CHECK(str_is(a, 0, "green"));
+			CHECK(str_is(a, 1, "red"));
+			CHECK(!a->validity[3] && str_is(a, 3, ""));	/* the bad index hides under a null */
+			CHECK(str_is(a, 4, ""));
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		/* an out-of-range index on a valid item */
+		def[3] = 0;
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {6, NULL, def, 1, {(uint8_t *) idx}, {24}, 0}, false, true);
+		CHECK_CODE(decode_mb(&f_str, &pl, &p, dict, dl, 6, &pg, &err), LT_ECORRUPT);
+	}
+	free_enc(e);
+	free_enc(de);
+}
+
+TEST(mb_fsl_with_validity)
+{
+	static mbpage p;
+	float		v[6] = {1, 2, 3, 4, 5, 6};
+	uint8_t		bits[1] = {0x3B};	/* items 2 and 5 null (LSB first: 1,1,0,1,1,1 -> 0b111011) */
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__FixedSizeList *f = lt_calloc(1, sizeof(*f));
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	bits[0] = 0x1B;				/* 0b011011: items 2 and 5 null */
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__fixed_size_list__init(f);
+	f->has_items_per_value = 1;
+	f->items_per_value = 2;
+	f->has_has_validity = 1;
+	f->has_validity = 1;
+	f->values = mk_flat(32);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST;
+	e->fixed_size_list = f;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 2, {bits, (uint8_t *) v}, {1, 24}, 0}, false, false);
+	mk_mb_layout(&mb, L_ITEM, 1, e, 3, false, false);
+	mb.num_buffers = 2;
+	{
+		Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+		lt_array   *a;
+
+		pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+		pl.mini_block_layout = &mb;
+		CHECK_OK(decode_mb(&f_fsl, &pl, &p, NULL, 0, 3, &pg, &err), err);
+		if (pg && (a = read_rows(&f_fsl, pg, 1, 2, &err)) != NULL)
+		{
+			lt_array   *c = a->children[0];
+			float		x;
+
+			CHECK_EQ_INT(a->length, 2);
+			CHECK_EQ_INT(c->length, 4);
+			CHECK(c->validity && !c->validity[0] && c->validity[1] && c->validity[2] && !c->validity[3]);
+			memcpy(&x, c->values + 4, 4);
+			CHECK(x == 4);
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+	}
+	free_enc(e);
+}
+
+TEST(mb_general_zstd_lz4)
+{
+	static mbpage p;
+	static int32_t v[1024];
+	static uint8_t z[8 + 8192],
+				l[4 + 8192];
+	Lt__Enc21__MiniBlockLayout mb;
+	lt_error	err;
+	size_t		zn,
+				ln;
+
+	for (int i = 0; i < 1024; i++)
+		v[i] = i % 13;
+	lt_put64(z, sizeof(v));
+	zn = 8 + ZSTD_compress(z + 8, sizeof(z) - 8, v, sizeof(v), 1);
+	lt_put32(l, sizeof(v));
+	ln = 4 + (size_t) LZ4_compress_default((const char *) v, (char *) l + 4, sizeof(v), sizeof(l) - 4);
+	for (int s = 1; s <= 2; s++)
+	{
+		Lt__Enc21__CompressiveEncoding *e = mk_general(s, mk_flat(32));
+		lt21_page  *pg = NULL;
+
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {s == 2 ? z : l}, {s == 2 ? zn : ln}, 0}, false, false);
+		CHECK_OK(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 1024, false, false), &p, NULL, 0, 1024, &pg, &err), err);
+		if (pg)
+			CHECK(memcmp(pg->values->values, v, sizeof(v)) == 0);
+		lt21_page_free(pg);
+		pg = NULL;
+		/* a truncated compressed buffer */
+		memset(&p, 0, sizeof(p));
+		add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {s == 2 ? z : l}, {(s == 2 ? zn : ln) - 3}, 0}, false, false);
+		CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 1024, false, false), &p, NULL, 0, 1024, &pg, &err),
+				   LT_ECORRUPT);
+		free_enc(e);
+	}
+}
+
+TEST(mb_byte_stream_split_and_bool)
+{
+	static mbpage p;
+	double		d[3] = {1.5, -2.25, 1e300};
+	uint8_t		split[24];
+	uint8_t		bits[2] = {0x05, 0x01};	/* 1,0,1,0,0,0,0,0,1 */
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__ByteStreamSplit *b = lt_calloc(1, sizeof(*b));
+	Lt__Enc21__CompressiveEncoding *fb = mk_flat(1);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 8; j++)
+			split[j * 3 + i] = ((uint8_t *) &d[i])[j];
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__byte_stream_split__init(b);
+	b->values = mk_flat(64);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT;
+	e->byte_stream_split = b;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {split}, {24}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_f64, mk_mb_layout(&mb, L_ITEM, 1, e, 3, false, false), &p, NULL, 0, 3, &pg, &err), err);
+	if (pg)
+		CHECK(memcmp(pg->values->values, d, 24) == 0);
+	lt21_page_free(pg);
+	pg = NULL;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {bits}, {2}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_bool, mk_mb_layout(&mb, L_ITEM, 1, fb, 9, false, false), &p, NULL, 0, 9, &pg, &err), err);
+	if (pg)
+	{
+		CHECK(pg->values->values[0] == 1 && pg->values->values[1] == 0 && pg->values->values[2] == 1);
+		CHECK(pg->values->values[8] == 1 && pg->values->values[7] == 0);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* a bitmap too short for its values */
+	CHECK_CODE(decode_mb(&f_bool, mk_mb_layout(&mb, L_ITEM, 1, fb, 17, false, false), &p, NULL, 0, 17, &pg, &err),
+			   LT_ECORRUPT);
+	free_enc(e);
+	free_enc(fb);
+}
+
+TEST(mb_zero_rows_and_bad_chunks)
+{
+	static mbpage p;
+	int32_t		v[4] = {1, 2, 3, 4};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	memset(&p, 0, sizeof(p));
+	CHECK_OK(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 0, false, false), &p, NULL, 0, 0, &pg, &err), err);
+	if (pg && (a = read_rows(&f_i32, pg, 0, 0, &err)) != NULL)
+	{
+		CHECK_EQ_INT(a->length, 0);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* items claimed but no chunks */
+	CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err), LT_ECORRUPT);
+	/* a chunk longer than the data buffer */
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) v}, {16}, 0}, false, false);
+	p.data_len -= 8;
+	CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err), LT_ECORRUPT);
+	/* a value buffer size beyond its chunk */
+	p.data_len += 8;
+	lt_put16(p.data + 2, 400);
+	CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err), LT_ECORRUPT);
+	/* more items than the flat buffer holds */
+	lt_put16(p.data + 2, 16);
+	CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 5, false, false), &p, NULL, 0, 5, &pg, &err), LT_ECORRUPT);
+	/* rows that do not match the levels */
+	CHECK_CODE(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 5, &pg, &err), LT_ECORRUPT);
+	free_enc(e);
+}
+
+/* 2.2 large chunks (u32 metadata and sizes), and a page decoded over a used one. */
+TEST(mb_large_chunk_and_reuse)
+{
+	static mbpage p;
+	static int32_t v[12000];
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__PageLayout *pl;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	for (int i = 0; i < 12000; i++)
+		v[i] = i ^ 0x5555;
+	memset(&p, 0, sizeof(p));
+	g_large = true;
+	/* a first chunk of 8192 values (32 KiB: too big for u16 sizes) */
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) v}, {8192 * 4}, 13}, false, false);
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) (v + 8192)}, {(12000 - 8192) * 4}, 0}, false, false);
+	g_large = false;
+	pl = mk_mb_layout(&mb, L_ITEM, 1, e, 12000, false, false);
+	mb.has_has_large_chunk = mb.has_large_chunk = 1;
+	CHECK_OK(decode_mb(&f_i32, pl, &p, NULL, 0, 12000, &pg, &err), err);
+	if (pg)
+	{
+		CHECK_EQ_INT(pg->values->length, 12000);
+		CHECK_EQ_INT(i32_at(pg->values, 11999), 11999 ^ 0x5555);
+	}
+	/* decode a small page into the same page struct */
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) v}, {12}, 0}, false, false);
+	CHECK_OK(decode_mb(&f_i32, mk_mb_layout(&mb, L_ITEM, 1, e, 3, false, false), &p, NULL, 0, 3, &pg, &err), err);
+	if (pg)
+	{
+		CHECK_EQ_INT(pg->values->length, 3);
+		CHECK_EQ_INT(i32_at(pg->values, 2), 2 ^ 0x5555);
+	}
+	lt21_page_free(pg);
+	free_enc(e);
+}
+
+/*
+ * The digest's example: list<int64> rows null, [1], [2,3], [3,4,5], [], null
+ * with layers [ALL_VALID_ITEM, NULL_AND_EMPTY_LIST].
+ */
+static const uint16_t EX_REP[9] = {1, 1, 1, 0, 1, 0, 0, 1, 1};
+static const uint16_t EX_DEF[9] = {1, 0, 0, 0, 0, 0, 0, 2, 1};
+static const int L_LIST[] = {LT21_ALL_VALID_ITEM, LT21_NULL_AND_EMPTY_LIST};
+
+TEST(repdef_list_example)
+{
+	static mbpage p;
+	int64_t		v[6] = {1, 2, 3, 3, 4, 5};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(64);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {9, EX_REP, EX_DEF, 1, {(uint8_t *) v}, {48}, 0}, true, true);
+	CHECK_OK(decode_mb(&f_i64, mk_mb_layout(&mb, L_LIST, 2, e, 6, true, true), &p, NULL, 0, 6, &pg, &err), err);
+	if (pg && (a = read_rows(&f_list, pg, 0, 6, &err)) != NULL)
+	{
+		int64_t		off[7] = {0, 0, 1, 3, 6, 6, 6};
+
+		CHECK_EQ_INT(a->length, 6);
+		for (int i = 0; i <= 6; i++)
+			CHECK_EQ_INT(a->offsets[i], off[i]);
+		CHECK(a->validity && !a->validity[0] && a->validity[1] && a->validity[4] && !a->validity[5]);
+		CHECK_EQ_INT(a->null_count, 2);
+		CHECK_EQ_INT(a->children[0]->length, 6);
+		CHECK_EQ_INT(i64_at(a->children[0], 5), 5);
+		lt_array_free(a);
+	}
+	/* a middle slice, appended to an array that already has rows */
+	if (pg)
+	{
+		lt_array   *b = read_rows(&f_list, pg, 2, 2, &err);
+		lt_array   *nodes[2];
+
+		CHECK(b != NULL);
+		if (b)
+		{
+			nodes[0] = b;
+			nodes[1] = b->children[0];
+			CHECK_OK(lt21_page_append(&W, pg, nodes, 2, 0, 4, 2, &err), err);
+			CHECK_EQ_INT(b->length, 4);
+			CHECK_EQ_INT(b->offsets[2], 5);
+			CHECK_EQ_INT(b->offsets[4], 5);
+			CHECK(b->validity && b->validity[2] && !b->validity[3]);
+			CHECK_EQ_INT(i64_at(b->children[0], 0), 2);
+			CHECK_EQ_INT(i64_at(b->children[0], 4), 5);
+			lt_array_free(b);
+		}
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+}
+
+TEST(repdef_corrupt_levels)
+{
+	static mbpage p;
+	int64_t		v[6] = {1, 2, 3, 3, 4, 5};
+	uint16_t	rep[9],
+				def[9];
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(64);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+
+	/* a def level above the layers' maximum */
+	memcpy(rep, EX_REP, sizeof(rep));
+	memcpy(def, EX_DEF, sizeof(def));
+	def[7] = 3;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {9, rep, def, 1, {(uint8_t *) v}, {48}, 0}, true, true);
+	CHECK_CODE(decode_mb(&f_i64, mk_mb_layout(&mb, L_LIST, 2, e, 6, true, true), &p, NULL, 0, 6, &pg, &err), LT_ECORRUPT);
+	/* a page starting inside a row */
+	def[7] = 2;
+	rep[0] = 0;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {9, rep, def, 1, {(uint8_t *) v}, {48}, 0}, true, true);
+	CHECK_CODE(decode_mb(&f_i64, mk_mb_layout(&mb, L_LIST, 2, e, 6, true, true), &p, NULL, 0, 6, &pg, &err), LT_ECORRUPT);
+	/* visible levels disagreeing with the item count */
+	rep[0] = 1;
+	def[1] = 1;
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {9, rep, def, 1, {(uint8_t *) v}, {48}, 0}, true, true);
+	CHECK_CODE(decode_mb(&f_i64, mk_mb_layout(&mb, L_LIST, 2, e, 6, true, true), &p, NULL, 0, 6, &pg, &err), LT_ECORRUPT);
+	/* list layers without repetition levels */
+	CHECK_CODE(decode_mb(&f_i64, mk_mb_layout(&mb, L_LIST, 2, e, 6, false, true), &p, NULL, 0, 6, &pg, &err), LT_ECORRUPT);
+	/* an unknown layer */
+	{
+		int			bad[2] = {LT21_ALL_VALID_ITEM, 9};
+
+		CHECK_CODE(decode_mb(&f_i64, mk_mb_layout(&mb, bad, 2, e, 6, true, true), &p, NULL, 0, 6, &pg, &err), LT_ECORRUPT);
+	}
+	free_enc(e);
+}
+
+/*
+ * struct<x: int32, y: utf8> (nullable struct, nullable children), rows:
+ * {1, "a"}, null, {null, "c"}: layers [NULLABLE_ITEM, NULLABLE_ITEM], def of
+ * x: 0, 2, 1 and of y: 0, 2, 0.  Two leaves merge under one struct.
+ */
+TEST(repdef_struct_two_leaves)
+{
+	static mbpage px,
+				py;
+	int32_t		xv[3] = {1, 0, 0};
+	uint16_t	xd[3] = {0, 2, 1},
+				yd[3] = {0, 2, 0};
+	static uint8_t yc[64];
+	const char *ys[] = {"a", "", "c"};
+	const int	L2[] = {LT21_NULLABLE_ITEM, LT21_NULLABLE_ITEM};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *ex = mk_flat(32),
+			   *ey = mk_variable(32);
+	lt21_page  *gx = NULL,
+			   *gy = NULL;
+	lt_error	err;
+	lt_array   *a = NULL;
+	size_t		yn = var_chunk(yc, ys, 3, 4);
+
+	memset(&px, 0, sizeof(px));
+	memset(&py, 0, sizeof(py));
+	add_chunk(&px, &(chunk) {3, NULL, xd, 1, {(uint8_t *) xv}, {12}, 0}, false, true);
+	add_chunk(&py, &(chunk) {3, NULL, yd, 1, {yc}, {yn}, 0}, false, true);
+	CHECK_OK(decode_mb(&f_sx, mk_mb_layout(&mb, L2, 2, ex, 3, false, true), &px, NULL, 0, 3, &gx, &err), err);
+	CHECK_OK(decode_mb(&f_sy, mk_mb_layout(&mb, L2, 2, ey, 3, false, true), &py, NULL, 0, 3, &gy, &err), err);
+	CHECK_OK(lt_array_new(&f_struct, &a, &err), err);
+	if (gx && gy && a)
+	{
+		lt_array   *nx[2] = {a, a->children[0]},
+				   *ny[2] = {a, a->children[1]};
+
+		CHECK_OK(lt21_page_append(&W, gx, nx, 2, 0, 0, 3, &err), err);
+		CHECK_OK(lt21_page_append(&W, gy, ny, 2, 1, 0, 3, &err), err);
+		CHECK_EQ_INT(a->length, 3);
+		CHECK(a->validity && a->validity[0] && !a->validity[1] && a->validity[2]);
+		CHECK_EQ_INT(a->children[0]->length, 3);
+		CHECK_EQ_INT(a->children[1]->length, 3);
+		CHECK(!a->children[0]->validity[2] && a->children[0]->validity[0]);
+		CHECK(str_is(a->children[1], 2, "c"));
+		CHECK(!a->children[1]->validity[1]);
+	}
+	lt_array_free(a);
+	lt21_page_free(gx);
+	gx = NULL;
+	lt21_page_free(gy);
+	gy = NULL;
+	free_enc(ex);
+	free_enc(ey);
+}
+
+/*
+ * list<struct<x: int32>> with a null struct inside a list and a null list:
+ * rows [{1}, null], null, [] -> layers [NULLABLE_ITEM(x), NULLABLE_ITEM(struct),
+ * NULL_AND_EMPTY_LIST]: def x=1, struct=2, list null=3, empty=4.
+ */
+TEST(repdef_list_of_struct)
+{
+	static lt_field fx = {.id = 3, .name = "x", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+	static lt_field *sc[] = {&fx};
+	static lt_field fs = {.id = 2, .name = "item", .type = LT_TYPE_STRUCT, .n_children = 1, .children = sc, .nullable = true};
+	static lt_field *lc[] = {&fs};
+	static lt_field fl = {.id = 1, .name = "l", .type = LT_TYPE_LIST, .n_children = 1, .children = lc, .nullable = true};
+	static mbpage p;
+	int32_t		v[2] = {1, 0};
+	uint16_t	rep[4] = {1, 0, 1, 1},
+				def[4] = {0, 2, 3, 4};
+	const int	L3[] = {LT21_NULLABLE_ITEM, LT21_NULLABLE_ITEM, LT21_NULL_AND_EMPTY_LIST};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {4, rep, def, 1, {(uint8_t *) v}, {8}, 0}, true, true);
+	CHECK_OK(decode_mb(&fx, mk_mb_layout(&mb, L3, 3, e, 2, true, true), &p, NULL, 0, 3, &pg, &err), err);
+	if (pg && (a = read_rows(&fl, pg, 0, 3, &err)) != NULL)
+	{
+		lt_array   *s = a->children[0];
+
+		CHECK_EQ_INT(a->length, 3);
+		CHECK_EQ_INT(a->offsets[1], 2);
+		CHECK_EQ_INT(a->offsets[3], 2);
+		CHECK(a->validity[0] && !a->validity[1] && a->validity[2]);
+		CHECK_EQ_INT(s->length, 2);
+		CHECK(s->validity && s->validity[0] && !s->validity[1]);
+		CHECK_EQ_INT(s->children[0]->length, 2);
+		CHECK(s->children[0]->validity && !s->children[0]->validity[1]);
+		CHECK_EQ_INT(i32_at(s->children[0], 0), 1);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+}
+
+/* ---- constant pages ---- */
+
+static Lt__Enc21__PageLayout *
+mk_const(Lt__Enc21__ConstantLayout *cl, const int *layers, int nl)
+{
+	static Lt__Enc21__PageLayout pl;
+
+	lt__enc21__page_layout__init(&pl);
+	lt__enc21__constant_layout__init(cl);
+	for (int i = 0; i < nl; i++)
+		layers_buf[i] = layers[i];
+	cl->n_layers = nl;
+	cl->layers = layers_buf;
+	pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
+	pl.constant_layout = cl;
+	return &pl;
+}
+
+TEST(constant_pages)
+{
+	Lt__Enc21__ConstantLayout cl;
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt21_bufs	none = {0, NULL, NULL};
+	lt_array   *a;
+
+	/* simple all-null */
+	CHECK_OK(lt21_page_decode(&W, &f_i32, mk_const(&cl, L_NITEM, 1), 10, &none, &pg, &err), err);
+	if (pg && (a = read_rows(&f_i32, pg, 2, 5, &err)) != NULL)
+	{
+		CHECK_EQ_INT(a->length, 5);
+		CHECK_EQ_INT(a->null_count, 5);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* complex all-null: list rows null, [], null */
+	{
+		uint16_t	rep[3] = {1, 1, 1},
+					def[3] = {1, 2, 1};
+		const uint8_t *bp[2] = {(uint8_t *) rep, (uint8_t *) def};
+		uint64_t	bl[2] = {6, 6};
+		lt21_bufs	b = {2, bp, bl};
+
+		CHECK_OK(lt21_page_decode(&W, &f_i64, mk_const(&cl, L_LIST, 2), 3, &b, &pg, &err), err);
+		if (pg && (a = read_rows(&f_list, pg, 0, 3, &err)) != NULL)
+		{
+			CHECK_EQ_INT(a->length, 3);
+			CHECK(!a->validity[0] && a->validity[1] && !a->validity[2]);
+			CHECK_EQ_INT(a->offsets[3], 0);
+			CHECK_EQ_INT(a->children[0]->length, 0);
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		/* odd-length level buffer */
+		bl[1] = 5;
+		CHECK_CODE(lt21_page_decode(&W, &f_i64, mk_const(&cl, L_LIST, 2), 3, &b, &pg, &err), LT_ECORRUPT);
+	}
+	/* 2.2 constant: inline value with def levels */
+	{
+		uint16_t	def[4] = {0, 1, 0, 0};
+		const uint8_t *bp[2] = {(uint8_t *) "", (uint8_t *) def};
+		uint64_t	bl[2] = {0, 8};
+		lt21_bufs	b = {2, bp, bl};
+		int32_t		k = 42;
+
+		mk_const(&cl, L_NITEM, 1);
+		cl.has_inline_value = 1;
+		cl.inline_value.data = (uint8_t *) &k;
+		cl.inline_value.len = 4;
+		{
+			Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+
+			pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_CONSTANT_LAYOUT;
+			pl.constant_layout = &cl;
+			CHECK_OK(lt21_page_decode(&W, &f_i32, &pl, 4, &b, &pg, &err), err);
+			if (pg && (a = read_rows(&f_i32, pg, 0, 4, &err)) != NULL)
+			{
+				CHECK_EQ_INT(i32_at(a, 0), 42);
+				CHECK_EQ_INT(i32_at(a, 3), 42);
+				CHECK(!a->validity[1]);
+				CHECK_EQ_INT(i32_at(a, 1), 0);
+				lt_array_free(a);
+			}
+			lt21_page_free(pg);
+			pg = NULL;
+			cl.inline_value.len = 3;
+			CHECK_CODE(lt21_page_decode(&W, &f_i32, &pl, 4, &b, &pg, &err), LT_ECORRUPT);
+		}
+	}
+}
+
+/* ---- full-zip ---- */
+
+static Lt__Enc21__PageLayout *
+mk_fz(Lt__Enc21__FullZipLayout *fz, const int *layers, int nl, Lt__Enc21__CompressiveEncoding *e,
+	  unsigned brep, unsigned bdef, bool fixed, unsigned bits, unsigned items, unsigned visible)
+{
+	static Lt__Enc21__PageLayout pl;
+
+	lt__enc21__page_layout__init(&pl);
+	lt__enc21__full_zip_layout__init(fz);
+	for (int i = 0; i < nl; i++)
+		layers_buf[i] = layers[i];
+	fz->n_layers = nl;
+	fz->layers = layers_buf;
+	fz->has_bits_rep = fz->has_bits_def = 1;
+	fz->bits_rep = brep;
+	fz->bits_def = bdef;
+	fz->details_case = fixed ? LT__ENC21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE
+		: LT__ENC21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_OFFSET;
+	if (fixed)
+		fz->bits_per_value = bits;
+	else
+		fz->bits_per_offset = bits;
+	fz->has_num_items = fz->has_num_visible_items = 1;
+	fz->num_items = items;
+	fz->num_visible_items = visible;
+	fz->value_compression = e;
+	pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT;
+	pl.full_zip_layout = fz;
+	return &pl;
+}
+
+TEST(fullzip_fixed)
+{
+	Lt__Enc21__FullZipLayout fz;
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__FixedSizeList *f = lt_calloc(1, sizeof(*f));
+	float		v[6] = {1, 2, 3, 4, 5, 6};
+	const uint8_t *bp[1] = {(uint8_t *) v};
+	uint64_t	bl[1] = {24};
+	lt21_bufs	b = {1, bp, bl};
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__fixed_size_list__init(f);
+	f->has_items_per_value = 1;
+	f->items_per_value = 2;
+	f->values = mk_flat(32);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST;
+	e->fixed_size_list = f;
+	/* no levels: the buffer is the vectors */
+	CHECK_OK(lt21_page_decode(&W, &f_fsl, mk_fz(&fz, L_ITEM, 1, e, 0, 0, true, 64, 3, 3), 3, &b, &pg, &err), err);
+	if (pg && (a = read_rows(&f_fsl, pg, 1, 2, &err)) != NULL)
+	{
+		CHECK_EQ_INT(a->children[0]->length, 4);
+		CHECK(memcmp(a->children[0]->values, v + 2, 16) == 0);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	/* a buffer that is not a whole number of values */
+	bl[0] = 20;
+	CHECK_CODE(lt21_page_decode(&W, &f_fsl, mk_fz(&fz, L_ITEM, 1, e, 0, 0, true, 64, 3, 3), 3, &b, &pg, &err), LT_ECORRUPT);
+	free_enc(e);
+
+	/* nullable int64 with 1-byte control words; nulls keep their value bytes */
+	{
+		uint8_t		buf[3 * 9];
+		int64_t		x[3] = {5, 99, -7};
+		Lt__Enc21__CompressiveEncoding *e64 = mk_flat(64);
+
+		for (int i = 0; i < 3; i++)
+		{
+			buf[i * 9] = i == 1;
+			memcpy(buf + i * 9 + 1, &x[i], 8);
+		}
+		bp[0] = buf;
+		bl[0] = sizeof(buf);
+		CHECK_OK(lt21_page_decode(&W, &f_i64, mk_fz(&fz, L_NITEM, 1, e64, 0, 1, true, 64, 3, 3), 3, &b, &pg, &err), err);
+		if (pg)
+		{
+			CHECK_EQ_INT(i64_at(pg->values, 2), -7);
+			CHECK(!pg->values->validity[1]);
+			CHECK_EQ_INT(i64_at(pg->values, 1), 0);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		bl[0] = sizeof(buf) - 1;
+		CHECK_CODE(lt21_page_decode(&W, &f_i64, mk_fz(&fz, L_NITEM, 1, e64, 0, 1, true, 64, 3, 3), 3, &b, &pg, &err),
+				   LT_ECORRUPT);
+		free_enc(e64);
+	}
+}
+
+/* list<utf8> in full-zip: rows ["ab", null], null, [] with per-value zstd. */
+TEST(fullzip_variable)
+{
+	static lt_field fi = {.id = 2, .name = "item", .type = LT_TYPE_UTF8, .nullable = true};
+	static lt_field *lc[] = {&fi};
+	static lt_field fl = {.id = 1, .name = "l", .type = LT_TYPE_LIST, .n_children = 1, .children = lc, .nullable = true};
+	const int	LL[] = {LT21_NULLABLE_ITEM, LT21_NULL_AND_EMPTY_LIST};
+	Lt__Enc21__FullZipLayout fz;
+	uint8_t		buf[128];
+	size_t		n = 0;
+	lt_error	err;
+
+	for (int mode = 0; mode < 2; mode++)
+	{
+		Lt__Enc21__CompressiveEncoding *e = mode ? mk_general(2, mk_variable(32)) : mk_variable(32);
+		const uint8_t *bp[1] = {buf};
+		uint64_t	bl[1];
+		lt21_bufs	b = {1, bp, bl};
+		lt21_page  *pg = NULL;
+		lt_array   *a;
+		uint8_t		z[64];
+		size_t		zn;
+
+		/* control word: rep (1 bit) << 2 | def (2 bits) */
+		n = 0;
+		buf[n++] = (1 << 2) | 0;
+		if (mode)
+		{
+			lt_put64(z, 2);
+			zn = 8 + ZSTD_compress(z + 8, sizeof(z) - 8, "ab", 2, 1);
+			lt_put32(buf + n, (uint32_t) zn);
+			memcpy(buf + n + 4, z, zn);
+			n += 4 + zn;
+		}
+		else
+		{
+			lt_put32(buf + n, 2);
+			memcpy(buf + n + 4, "ab", 2);
+			n += 6;
+		}
+		buf[n++] = (0 << 2) | 1;	/* null item: control word only */
+		buf[n++] = (1 << 2) | 2;	/* null list */
+		buf[n++] = (1 << 2) | 3;	/* empty list */
+		bl[0] = n;
+		CHECK_OK(lt21_page_decode(&W, &fi, mk_fz(&fz, LL, 2, e, 1, 2, false, 32, 4, 2), 3, &b, &pg, &err), err);
+		if (pg && (a = read_rows(&fl, pg, 0, 3, &err)) != NULL)
+		{
+			lt_array   *c = a->children[0];
+
+			CHECK_EQ_INT(a->offsets[1], 2);
+			CHECK_EQ_INT(a->offsets[3], 2);
+			CHECK(a->validity && !a->validity[1] && a->validity[2]);
+			CHECK(str_is(c, 0, "ab"));
+			CHECK(c->validity && !c->validity[1]);
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		/* a length running past the buffer */
+		buf[1] = 200;
+		CHECK_CODE(lt21_page_decode(&W, &fi, mk_fz(&fz, LL, 2, e, 1, 2, false, 32, 4, 2), 3, &b, &pg, &err), LT_ECORRUPT);
+		free_enc(e);
+	}
+}
+
+int
+main(void)
+{
+	lt__enc21__compressive_encoding__init(&enc_flat16);
+	enc_flat16.compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
+	enc_flat16.flat = &flat16;
+	RUN(fastlanes_roundtrip);
+	RUN(fastlanes_layout);
+	RUN(fsst);
+	RUN(mb_flat_partial_last_chunk);
+	RUN(mb_nullable_def_levels);
+	RUN(mb_inline_bitpacking);
+	RUN(mb_variable_strings);
+	RUN(mb_fsst);
+	RUN(mb_rle);
+	RUN(mb_dictionary);
+	RUN(mb_fsl_with_validity);
+	RUN(mb_general_zstd_lz4);
+	RUN(mb_byte_stream_split_and_bool);
+	RUN(mb_zero_rows_and_bad_chunks);
+	RUN(mb_large_chunk_and_reuse);
+	RUN(repdef_list_example);
+	RUN(repdef_corrupt_levels);
+	RUN(repdef_struct_two_leaves);
+	RUN(repdef_list_of_struct);
+	RUN(constant_pages);
+	RUN(fullzip_fixed);
+	RUN(fullzip_variable);
+	CHECK(lazy_checked >= 10);
+	return unit_report("enc21");
+}
