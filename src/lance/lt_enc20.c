@@ -42,6 +42,9 @@ static lt_code decode(lt_enc20_page *pg, const Lt__Enc20__ArrayEncoding *enc, co
 /* Encoding trees nest a few levels; a cap stops hostile recursion. */
 #define MAX_DEPTH 32
 
+static lt_code pg_error(const lt_enc20_page *pg, lt_error *err, lt_code code, const char *fmt,...)
+			__attribute__((format(printf, 4, 5)));
+
 static lt_code
 pg_error(const lt_enc20_page *pg, lt_error *err, lt_code code, const char *fmt,...)
 {

@@ -1,0 +1,76 @@
+# test/pg/cluster.sh — a throwaway PostgreSQL cluster for tests and the demo. Source it (bash).
+#
+#   lt_cluster_create DIR   initdb in DIR/data (DIR must exist; it becomes the server user's), socket in DIR/sock
+#   lt_cluster_start        start on a free loopback port; exports PGHOST (the socket dir), PGPORT, PGUSER=postgres
+#   lt_cluster_stop         stop it (immediate); safe to call more than once or when it never started
+#   lt_as_pg CMD...         run CMD as the server's OS user (postgres when root, else the current user)
+#
+# The cluster: UTF8, locale C.UTF-8, trust auth, fsync off, listens on 127.0.0.1 and DIR/sock only.
+# As root, initdb and postgres run as user postgres (they refuse to run as root) through runuser.
+# Callers remove DIR themselves (in an EXIT trap, after lt_cluster_stop).
+
+: "${PG_CONFIG:=/usr/lib/postgresql/15/bin/pg_config}"
+LT_PGBIN=$("$PG_CONFIG" --bindir)
+LT_PG_STARTED=0
+
+if [ "$(id -u)" -eq 0 ]; then
+	LT_PG_OSUSER=postgres
+	lt_as_pg() { runuser -u postgres -- "$@"; }
+else
+	LT_PG_OSUSER=$(id -un)
+	lt_as_pg() { "$@"; }
+fi
+
+lt_cluster_create() {
+	LT_PG_DIR=$1
+	LT_PGDATA=$1/data LT_PGSOCK=$1/sock LT_PGLOG=$1/server.log
+	if [ "$(id -u)" -eq 0 ] && ! id postgres >/dev/null 2>&1; then
+		echo "cluster.sh: running as root needs a 'postgres' OS user (package postgresql-15)" >&2
+		return 1
+	fi
+	mkdir -p "$LT_PGSOCK" || return 1
+	chmod 0755 "$LT_PG_DIR"
+	[ "$(id -u)" -eq 0 ] && chown postgres: "$LT_PG_DIR" "$LT_PGSOCK"
+	if ! lt_as_pg "$LT_PGBIN/initdb" -D "$LT_PGDATA" -U postgres -A trust -E UTF8 --locale=C.UTF-8 --no-sync \
+		>"$LT_PG_DIR/initdb.log" 2>&1; then
+		cat "$LT_PG_DIR/initdb.log" >&2
+		echo "cluster.sh: initdb failed" >&2
+		return 1
+	fi
+	cat >>"$LT_PGDATA/postgresql.conf" <<CONF
+# lt_fdw throwaway cluster
+listen_addresses = '127.0.0.1'
+unix_socket_directories = '$LT_PGSOCK'
+fsync = off
+synchronous_commit = off
+full_page_writes = off
+max_prepared_transactions = 4
+lc_messages = 'C'
+log_line_prefix = '%m [%p] '
+CONF
+}
+
+lt_cluster_start() {
+	local p _
+	for _ in 1 2 3 4 5 6 7 8; do
+		p=$((50000 + RANDOM % 10000))
+		(exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null && continue	# somebody listens there
+		LT_PG_STARTED=1
+		if lt_as_pg "$LT_PGBIN/pg_ctl" -D "$LT_PGDATA" -l "$LT_PGLOG" -w -t 60 -o "-p $p" start >/dev/null 2>&1; then
+			export PGHOST=$LT_PGSOCK PGPORT=$p PGUSER=postgres
+			unset PGDATABASE PGSERVICE PGOPTIONS PGPASSWORD
+			return 0
+		fi
+		lt_cluster_stop
+	done
+	tail -n 30 "$LT_PGLOG" >&2 2>/dev/null
+	echo "cluster.sh: the cluster did not start" >&2
+	return 1
+}
+
+lt_cluster_stop() {
+	if [ "$LT_PG_STARTED" -eq 1 ] && [ -f "$LT_PGDATA/postmaster.pid" ]; then
+		lt_as_pg "$LT_PGBIN/pg_ctl" -D "$LT_PGDATA" -m immediate -w stop >/dev/null 2>&1 || true
+	fi
+	LT_PG_STARTED=0
+}

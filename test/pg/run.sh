@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# test/pg/run.sh — install lt_fdw and run the pg_regress suites (sql/*.sql vs expected/*.out) against a
+# throwaway PostgreSQL 15 cluster that lives in a private directory under /tmp and is always removed.
+#
+#   test/pg/run.sh                  make install, then every suite
+#   test/pg/run.sh lt_fdw_load ...  only the named suites
+#   test/pg/run.sh --no-install     skip `make install` (the extension is already installed)
+#
+# Environment:
+#   PG_CONFIG      pg_config of the target server (default /usr/lib/postgresql/15/bin/pg_config)
+#   LT_FIXTURES    a directory of Lance fixtures to copy for the tests (default: ../shared/lance-fixtures
+#                  beside the repository, when it exists)
+# The suites see (read them in SQL with \getenv):
+#   LT_TEST_TMP    an empty directory owned by the server's OS user: datasets the server writes go here
+#   LT_FIXTURES    a server-readable copy of the fixtures (only when a fixture directory was found)
+#
+# Runs as root (initdb and postgres then run as user postgres through runuser) or as an ordinary user
+# (who then owns the cluster, and must be able to `make install` or pass --no-install).
+# Output of the last run: build/regress/ (regression.diffs, results/). Ends with the line
+# "N passed, M failed"; exits non-zero when anything failed.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 2
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+MAKE=${MAKE:-make}
+
+install=1
+suites=()
+for a in "$@"; do
+	case $a in
+		--no-install) install=0 ;;
+		-h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+		-*) echo "test/pg/run.sh: unknown option $a" >&2; exit 2 ;;
+		*) suites+=("$a") ;;
+	esac
+done
+
+finish() {	# passed failed [message]
+	[ -n "${3:-}" ] && echo "test/pg/run.sh: $3" >&2
+	echo "$1 passed, $2 failed"
+	[ "$2" -eq 0 ]
+	exit $?
+}
+
+[ -x "$PG_CONFIG" ] || finish 0 1 "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
+. "$ROOT/test/pg/cluster.sh"
+
+# --- install ---------------------------------------------------------------------------------------
+if [ "$install" -eq 1 ]; then
+	mkdir -p build
+	if ! $MAKE install PG_CONFIG="$PG_CONFIG" >build/pg-install.log 2>&1; then
+		tail -n 40 build/pg-install.log >&2
+		finish 0 1 "make install failed (log: build/pg-install.log)"
+	fi
+fi
+
+# --- a throwaway cluster ---------------------------------------------------------------------------
+TMP=$(mktemp -d /tmp/lt_fdw_pg.XXXXXX) || finish 0 1 "mktemp failed"
+trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+
+lt_cluster_create "$TMP" || finish 0 1 "could not create the test cluster"
+
+mkdir -p "$TMP/scratch"
+[ "$(id -u)" -eq 0 ] && chown "$LT_PG_OSUSER": "$TMP/scratch"
+export LT_TEST_TMP=$TMP/scratch
+if [ -z "${LT_FIXTURES:-}" ] && [ -d "$ROOT/../shared/lance-fixtures" ]; then
+	LT_FIXTURES=$ROOT/../shared/lance-fixtures
+fi
+if [ -n "${LT_FIXTURES:-}" ]; then
+	[ -d "$LT_FIXTURES" ] || finish 0 1 "LT_FIXTURES=$LT_FIXTURES is not a directory"
+	cp -R "$LT_FIXTURES" "$TMP/fixtures" && chmod -R u+w,a+rX "$TMP/fixtures" || finish 0 1 "copying fixtures failed"
+	[ "$(id -u)" -eq 0 ] && chown -R "$LT_PG_OSUSER": "$TMP/fixtures"
+	export LT_FIXTURES=$TMP/fixtures
+fi
+
+lt_cluster_start || finish 0 1 "the test cluster did not start"
+
+# --- pg_regress ------------------------------------------------------------------------------------
+rm -rf build/regress
+mkdir -p build/regress
+args=(installcheck PG_CONFIG="$PG_CONFIG")
+[ ${#suites[@]} -gt 0 ] && args+=(REGRESS="${suites[*]}")
+$MAKE "${args[@]}" 2>&1 | tee "$TMP/regress.out"
+rc=${PIPESTATUS[0]}
+
+passed=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. ok' "$TMP/regress.out")
+failed=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. (FAILED|failed)' "$TMP/regress.out")
+if [ "$rc" -ne 0 ] || [ "$failed" -gt 0 ]; then
+	if [ -s build/regress/regression.diffs ]; then
+		echo "---- build/regress/regression.diffs (first 200 lines)"
+		head -n 200 build/regress/regression.diffs
+	fi
+	echo "---- server log (last 40 lines)"
+	tail -n 40 "$LT_PGLOG"
+fi
+if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	finish "$passed" 1 "make installcheck failed (exit $rc) before any test failed"
+fi
+[ $((passed + failed)) -gt 0 ] || finish 0 1 "no regression test ran"
+finish "$passed" "$failed"
