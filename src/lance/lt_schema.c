@@ -121,6 +121,8 @@ lt_type_name(lt_type_id t)
 	return "unknown";
 }
 
+static void field_free(lt_field *f);
+
 /* The element type of "fixed_size_list:<inner>:<n>" becomes a synthetic child. */
 static lt_code
 parse_fixed_list(const char *lt, lt_field *f, lt_error *err)
@@ -134,22 +136,29 @@ parse_fixed_list(const char *lt, lt_field *f, lt_error *err)
 	if (!last || last == inner || !parse_int(last + 1, 1, 1 << 24, &f->fixed_size))
 		return lt_corrupt(err, "bad fixed_size_list type \"%s\"", lt);
 	f->type = LT_TYPE_FIXED_LIST;
-	if (strncmp(inner, "struct:", 7) == 0 || (size_t) (last - inner) == strlen("struct"))
+	if (last - inner == 6 && memcmp(inner, "struct", 6) == 0)
 		return LT_OK;			/* FSL<struct>: the child comes from the schema */
+	if (f->n_children > 0)
+		return lt_corrupt(err, "fixed_size_list type \"%s\" parsed twice", lt);
 	inner_type = lt_strndup(inner, last - inner);
 	item = lt_calloc(1, sizeof(lt_field));
 	f->children = lt_calloc(1, sizeof(lt_field *));
-	if (!inner_type || !item || !f->children)
+	if (item)
+		item->name = lt_strdup("item");
+	if (!inner_type || !item || !f->children || !item->name)
 	{
 		lt_free(inner_type);
+		if (item)
+			lt_free(item->name);
 		lt_free(item);
+		lt_free(f->children);
+		f->children = NULL;
 		return lt_nomem(err);
 	}
 	item->id = -1;
 	item->parent_id = f->id;
 	item->nullable = true;
 	item->parent = f;
-	item->name = lt_strdup("item");
 	item->logical_type = inner_type;
 	f->children[0] = item;
 	f->n_children = 1;
@@ -160,6 +169,13 @@ parse_fixed_list(const char *lt, lt_field *f, lt_error *err)
 		return LT_OK;
 	}
 	rc = lt_parse_logical_type(inner_type, item, err);
+	if (rc != LT_OK)
+	{
+		field_free(item);
+		lt_free(f->children);
+		f->children = NULL;
+		f->n_children = 0;
+	}
 	return rc;
 }
 
@@ -263,6 +279,10 @@ field_free(lt_field *f)
 {
 	if (!f)
 		return;
+	/* synthetic FSL items (id -1) belong to their list; schema fields to the schema */
+	for (int i = 0; i < f->n_children; i++)
+		if (f->children[i]->id == -1)
+			field_free(f->children[i]);
 	lt_free(f->name);
 	lt_free(f->logical_type);
 	lt_free(f->timezone);
@@ -310,8 +330,7 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 	s = lt_calloc(1, sizeof(lt_schema));
 	if (!s)
 		return lt_nomem(err);
-	/* room for every field plus a synthetic item per field */
-	s->all = lt_calloc(2 * n + 1, sizeof(lt_field *));
+	s->all = lt_calloc(n + 1, sizeof(lt_field *));
 	s->fields = lt_calloc(n + 1, sizeof(lt_field *));
 	if (!s->all || !s->fields)
 	{
@@ -357,10 +376,6 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 			lt_error_prefix(err, "field \"%s\" (id %d)", f->name, f->id);
 			break;
 		}
-		/* keep the synthetic FSL item in the flat list so it is freed */
-		if (f->type == LT_TYPE_FIXED_LIST && f->n_children == 1 && f->children[0]->id == -1)
-			s->all[s->n_all++] = f->children[0];
-
 		if (f->parent_id < 0)
 		{
 			s->fields[s->n_fields++] = f;

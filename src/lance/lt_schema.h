@@ -65,7 +65,7 @@ typedef struct lt_schema
 {
 	int			n_fields;		/* top-level fields */
 	lt_field  **fields;
-	int			n_all;			/* every field, pre-order, synthetic items included */
+	int			n_all;			/* every schema field, pre-order (synthetic items are not listed) */
 	lt_field  **all;
 } lt_schema;
 
