@@ -2,7 +2,7 @@
 # test/interop/run.sh — lt-inspect (lt_fdw's C reader) against the real Lance engine (@lancedb/lancedb 0.31.0).
 #
 #   test/interop/run.sh                 everything: generated matrix, encodings, fixtures, corrupted files
-#   test/interop/run.sh scan pages      only some parts (scan pages fixtures corrupt)
+#   test/interop/run.sh scan pages      only some parts (scan take pages fixtures corrupt)
 #
 # Datasets are generated from specs/*.json by ref.mjs into build/interop/<hash of the inputs>/ and reused while
 # ref.mjs, the specs and package-lock.json are unchanged. Every check prints "ok" or "FAIL" with a label; the last
@@ -32,7 +32,7 @@ fi
 FIXTURES=${LT_FIXTURES:-}
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(scan pages fixtures corrupt)
+[ ${#parts[@]} -gt 0 ] || parts=(scan take pages fixtures corrupt)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 pass=0 fail=0
@@ -86,7 +86,7 @@ describe_rc() {
 
 # ------------------------------------------------------------------------------------------ generation
 DATA=""
-if want scan || want pages || want corrupt; then
+if want scan || want take || want pages || want corrupt; then
 	key=$( (cat "$HERE/ref.mjs" "$HERE/package-lock.json"; for f in "$HERE"/specs/*.json; do echo "$f"; cat "$f"; done; node --version) | sha256sum | cut -c1-16)
 	DATA=$WORK/$key
 	if [ ! -f "$DATA/.complete" ]; then
@@ -156,6 +156,48 @@ if want scan && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
 	done
 	echo "== info: version, rows, columns, storage version, manifest naming"
 	report_checks "" < <(REF check-info "$DATA" "$TMP/info" 2>&1 || printf 'FAIL\tref.mjs check-info failed\n')
+fi
+
+# ------------------------------------------------------------------------------------- random access
+# lt-inspect take reads single rows by address through the random-access path (only the pages holding them).
+# Pick every 37th live row plus the first and last, and a few addresses that hold no live row (deleted rows,
+# offsets past a fragment's end, fragments that do not exist); the result must be exactly those rows of the
+# engine's scan. Datasets with stable row ids are skipped: there _rowid is not the address.
+if want take && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+	echo "== random access: lt-inspect take vs. rows of the reference scan"
+	for cases in "$DATA"/*.cases; do
+		[ -e "$cases" ] || continue
+		name=$(basename "$cases" .cases)
+		expected=$DATA/$name.latest.expected.jsonl
+		[ -s "$expected" ] || continue
+		run_inspect "$TMP/info.json" "$TMP/err" info "$DATA/$name.lance"
+		[ "$rc" -eq 0 ] || { ko "take $name: info failed" "$(head -c 300 "$TMP/err")"; continue; }
+		node -e 'process.exit(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).reader_feature_flags & 2 ? 0 : 1)' \
+			"$TMP/info.json" && continue
+		node -e '
+			const fs = require("fs");
+			const rows = fs.readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean);
+			const ids = rows.map((l) => BigInt(JSON.parse(l)._rowid));
+			const pick = new Set();
+			rows.forEach((l, k) => { if (k % 37 === 0 || k === rows.length - 1) pick.add(k); });
+			const want = [...pick].map((k) => ids[k]);
+			const live = new Set(ids.map(String));
+			// addresses with no live row: a gap before a picked row, past the end, an absent fragment
+			const extra = [ids.at(-1) + 1n, (ids.at(-1) >> 32n) + 1n << 32n, 4000n << 32n];
+			for (const id of ids) if (id > 0n && !live.has(String(id - 1n))) { extra.push(id - 1n); break; }
+			fs.writeFileSync(process.argv[2], [...want, ...extra].join(","));
+			fs.writeFileSync(process.argv[3], [...pick].sort((a, b) => a - b).map((k) => rows[k] + "\n").join(""));
+		' "$expected" "$TMP/addrs" "$TMP/take.expected"
+		run_inspect "$TMP/out" "$TMP/err" take "$DATA/$name.lance" --with-rowid --rowaddrs "$(cat "$TMP/addrs")"
+		if [ "$rc" -ne 0 ]; then
+			ko "take $name" "$(describe_rc $rc): $(head -c 400 "$TMP/err")"
+		elif cmp -s "$TMP/take.expected" "$TMP/out"; then
+			ok "take $name ($(wc -l <"$TMP/out") rows)"
+		else
+			mapfile -t d < <(REF diff "$TMP/take.expected" "$TMP/out")
+			ko "take $name" "${d[@]}"
+		fi
+	done
 fi
 
 # ---------------------------------------------------------------------------------------- encodings
