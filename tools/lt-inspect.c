@@ -6,6 +6,7 @@
  *   lt-inspect pages DIR [--version N | --tag T]
  *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]
  *
+ * --stats (scan, take) prints pages decoded and bytes read to stderr as JSON.
  * take reads only the given rows (row addresses fragment_id << 32 | offset)
  * through the random-access path; deleted or absent addresses are skipped.
  * scan prints JSON lines in the reference harness's format, so its output can
@@ -36,6 +37,7 @@ typedef struct options
 	uint64_t	version;
 	bool		with_rowid;
 	bool		rowaddr;
+	bool		stats;
 } options;
 
 static void
@@ -45,7 +47,8 @@ usage(void)
 			"usage: lt-inspect info  DIR [--version N | --tag T]\n"
 			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
 			"       lt-inspect pages DIR [--version N | --tag T]\n"
-			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n");
+			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
+			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n");
 	exit(2);
 }
 
@@ -280,6 +283,7 @@ cmd_scan(lt_dataset *ds, const options *o)
 	int			status = 0;
 	uint64_t   *addrs = NULL;
 	size_t		naddrs = 0;
+	uint64_t	pages = 0;
 
 	fields = calloc(ds->schema->n_fields + 1, sizeof(lt_field *));
 	if (o->columns)
@@ -387,9 +391,13 @@ cmd_scan(lt_dataset *ds, const options *o)
 				rows[nrows++].line = buf;
 			}
 		}
+		pages += lt_fragment_scanner_pages(sc);
 		lt_fragment_scanner_free(sc);
 		free(offs);
 	}
+	if (o->stats)
+		fprintf(stderr, "{\"pages_decoded\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"read_requests\":%" PRIu64 "}\n",
+				pages, ds->store->bytes_read, ds->store->read_requests);
 	free(addrs);
 	/* the reference sorts by _rowid: physical order, except with stable row ids */
 	if (status == 0)
@@ -440,6 +448,8 @@ main(int argc, char **argv)
 			o.with_rowid = true;
 		else if (strcmp(argv[i], "--rowaddr") == 0)
 			o.rowaddr = true;
+		else if (strcmp(argv[i], "--stats") == 0)
+			o.stats = true;
 		else
 			usage();
 	}

@@ -198,6 +198,23 @@ if want take && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
 			ko "take $name" "${d[@]}"
 		fi
 	done
+	# one row from datasets with several pages per column: only the pages holding it may be decoded
+	for lance in "$DATA"/multipage_*.lance; do
+		[ -d "$lance" ] || continue
+		name=$(basename "$lance" .lance)
+		run_inspect "$TMP/pages" "$TMP/err" pages "$lance"
+		[ "$rc" -eq 0 ] || { ko "take $name: pages failed" "$(head -c 300 "$TMP/err")"; continue; }
+		read -r columns total < <(node -e '
+			const p = require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean).map(JSON.parse);
+			console.log(new Set(p.map((x) => x.column_index)).size, p.length)' "$TMP/pages")
+		run_inspect "$TMP/out" "$TMP/err" take "$lance" --rowaddrs 20000 --stats
+		decoded=$(grep -o '"pages_decoded":[0-9]*' "$TMP/err" | cut -d: -f2)
+		if [ "$rc" -eq 0 ] && [ -n "$decoded" ] && [ "$decoded" -le "$columns" ] && [ "$total" -gt "$columns" ]; then
+			ok "take $name: one row decodes $decoded of $total pages"
+		else
+			ko "take $name: one row decoded ${decoded:-?} pages ($columns columns, $total pages)" "$(head -c 300 "$TMP/err")"
+		fi
+	done
 fi
 
 # ---------------------------------------------------------------------------------------- encodings
