@@ -40,10 +40,10 @@ CREATE SERVER lt_bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (no_such_option 'x');
 \set VERBOSITY default
 SELECT count(*) AS bad_servers FROM pg_foreign_server WHERE srvname = 'lt_bad';
 
--- the handler loads; scanning is not implemented yet and says so
+-- the handler loads; a table needs a path to be read
 CREATE FOREIGN TABLE lt_tbl (id bigint, s text) SERVER lt_srv;
 SELECT * FROM lt_tbl;
--- SQLSTATE feature_not_supported (0A000)
+-- SQLSTATE fdw_option_name_not_found (HV00J)
 \set VERBOSITY sqlstate
 SELECT count(*) FROM lt_tbl;
 \set VERBOSITY default

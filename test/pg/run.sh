@@ -11,8 +11,15 @@
 #   LT_FIXTURES    a directory of Lance fixtures to copy for the tests (default: ../shared/lance-fixtures
 #                  beside the repository, when it exists)
 # The suites see (read them in SQL with \getenv):
-#   LT_TEST_TMP    an empty directory owned by the server's OS user: datasets the server writes go here
+#   LT_TEST_TMP    a directory owned by the server's OS user: datasets the server writes go here; it
+#                  holds lake/, the datasets generated for the suites (below)
 #   LT_FIXTURES    a server-readable copy of the fixtures (only when a fixture directory was found)
+#
+# Datasets: before the suites run, lake/ under LT_TEST_TMP is filled with datasets that the reference
+# harness (node test/interop/ref.mjs make) writes from test/pg/specs/*.json: <spec>.lance for each spec,
+# plus damaged copies (corrupt.lance: a truncated data file; flags.lance: an unknown reader feature flag),
+# sub/events.lance (a copy of versions.lance) and not_a_dataset/ (an empty directory).
+# They are cached in build/pg-lake/<hash of the inputs>/ so that unchanged inputs are not regenerated.
 #
 # Runs as root (initdb and postgres then run as user postgres through runuser) or as an ordinary user
 # (who then owns the cluster, and must be able to `make install` or pass --no-install).
@@ -74,6 +81,38 @@ if [ -n "${LT_FIXTURES:-}" ]; then
 	[ "$(id -u)" -eq 0 ] && chown -R "$LT_PG_OSUSER": "$TMP/fixtures"
 	export LT_FIXTURES=$TMP/fixtures
 fi
+
+# --- datasets for the suites ----------------------------------------------------------------------
+gen_lake() {	# outdir
+	local out=$1 spec name manifest
+	if [ ! -d test/interop/node_modules ]; then
+		(cd test/interop && npm ci --no-audit --no-fund >/dev/null 2>&1) || return 1
+	fi
+	rm -rf "$out.tmp" && mkdir -p "$out.tmp" || return 1
+	for spec in test/pg/specs/*.json; do
+		name=$(basename "$spec" .json)
+		node test/interop/ref.mjs make "$out.tmp/$name.lance" "$spec" >/dev/null || return 1
+	done
+	# a truncated data file
+	cp -R "$out.tmp/scalars.lance" "$out.tmp/corrupt.lance" || return 1
+	for f in "$out.tmp/corrupt.lance/data/"*.lance; do truncate -s 100 "$f"; done
+	# an unknown reader feature flag in the latest manifest (V2 naming: the smallest name is the latest)
+	cp -R "$out.tmp/scalars.lance" "$out.tmp/flags.lance" || return 1
+	manifest=$(ls "$out.tmp/flags.lance/_versions/"*.manifest | sort | head -n 1)
+	node test/pg/set-reader-flags.mjs "$manifest" 1025 || return 1
+	# a sub-directory holding a dataset (IMPORT FOREIGN SCHEMA "sub"), and a directory that is no dataset
+	mkdir -p "$out.tmp/sub" "$out.tmp/not_a_dataset" && cp -R "$out.tmp/versions.lance" "$out.tmp/sub/events.lance" || return 1
+	mv "$out.tmp" "$out"
+}
+lake_hash=$(cat test/pg/specs/*.json test/pg/set-reader-flags.mjs test/interop/ref.mjs test/interop/package-lock.json \
+	test/pg/run.sh 2>/dev/null | sha256sum | cut -c1-16)
+lake_cache=build/pg-lake/$lake_hash
+if [ ! -d "$lake_cache" ]; then
+	rm -rf build/pg-lake
+	gen_lake "$lake_cache" || finish 0 1 "generating the test datasets failed (node test/interop/ref.mjs make)"
+fi
+cp -R "$lake_cache" "$LT_TEST_TMP/lake" && chmod -R u+w,a+rX "$LT_TEST_TMP/lake" || finish 0 1 "copying the test datasets failed"
+[ "$(id -u)" -eq 0 ] && chown -R "$LT_PG_OSUSER": "$LT_TEST_TMP/lake"
 
 lt_cluster_start || finish 0 1 "the test cluster did not start"
 

@@ -1,0 +1,379 @@
+/*
+ * dataset.c — the format library inside a backend: its allocations in memory contexts, its errors
+ * as ereports with SQLSTATEs, which version a statement reads, and a per-backend cache of opened
+ * datasets.
+ *
+ * Memory. The library allocates through hooks (lt_set_allocator). They allocate in the context
+ * named by lt_alloc_target(), with MCXT_ALLOC_NO_OOM: the library sees NULL (LT_ENOMEM) rather
+ * than a longjmp through its frames, and reports it on the way out. Library objects that hold
+ * resources Postgres does not track (file descriptors, CRoaring's malloc'd bitmaps) are released
+ * from a MemoryContextCallback of the context they live in, so an ERROR mid-scan leaks nothing.
+ *
+ * Snapshots. A table pinned by `version` or `tag` reads that version. Otherwise READ COMMITTED
+ * resolves the latest version once per statement and REPEATABLE READ / SERIALIZABLE once per
+ * transaction; the choice is remembered per table for as long as it holds, so every scan of the
+ * table in that statement (or transaction) reads the same version.
+ *
+ * Cache. Opened datasets are kept per backend, keyed by (dataset directory, version): a new
+ * version is a new key, so nothing is ever stale. At most LT_CACHE_SIZE entries are kept; the
+ * least recently used unpinned entry goes first.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/hsearch.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/timestamp.h"
+
+#include "io/lt_store.h"
+#include "lt_alloc.h"
+#include "lt_fdw.h"
+
+/* ---- allocation hooks ----------------------------------------------------------------------- */
+
+/* Each chunk remembers its size so that realloc can copy into a new chunk of the same context. */
+typedef struct LtChunkHeader
+{
+	Size		size;
+	Size		pad;			/* keep the payload MAXALIGNed */
+} LtChunkHeader;
+
+#define LT_HDR	MAXALIGN(sizeof(LtChunkHeader))
+
+static MemoryContext alloc_target = NULL;
+static MemoryContext alloc_fallback = NULL;
+
+MemoryContext
+lt_alloc_target(MemoryContext cxt)
+{
+	MemoryContext old = alloc_target;
+
+	alloc_target = cxt;
+	return old;
+}
+
+static void *
+lt_pg_alloc_in(MemoryContext cxt, size_t size)
+{
+	LtChunkHeader *h;
+
+	if (size > MaxAllocHugeSize - LT_HDR)
+		return NULL;
+	h = MemoryContextAllocExtended(cxt, LT_HDR + size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (h == NULL)
+		return NULL;
+	h->size = size;
+	return (char *) h + LT_HDR;
+}
+
+static void *
+lt_pg_malloc(size_t size, void *ctx)
+{
+	return lt_pg_alloc_in(alloc_target ? alloc_target : alloc_fallback, size);
+}
+
+static void *
+lt_pg_realloc(void *ptr, size_t size, void *ctx)
+{
+	LtChunkHeader *h = (LtChunkHeader *) ((char *) ptr - LT_HDR);
+	void	   *n;
+
+	if (size <= h->size)
+	{
+		/* shrinking: keep the chunk (the library never relies on the memory being returned) */
+		h->size = size;
+		return ptr;
+	}
+	n = lt_pg_alloc_in(GetMemoryChunkContext(h), size);
+	if (n == NULL)
+		return NULL;
+	memcpy(n, ptr, h->size);
+	pfree(h);
+	return n;
+}
+
+static void
+lt_pg_free(void *ptr, void *ctx)
+{
+	pfree((char *) ptr - LT_HDR);
+}
+
+void
+lt_alloc_init(void)
+{
+	static const lt_allocator hooks = {lt_pg_malloc, lt_pg_realloc, lt_pg_free, NULL};
+
+	if (alloc_fallback == NULL)
+		alloc_fallback = AllocSetContextCreate(TopMemoryContext, "lt_fdw library",
+											   ALLOCSET_DEFAULT_SIZES);
+	lt_set_allocator(&hooks);
+}
+
+/* ---- errors --------------------------------------------------------------------------------- */
+
+void
+lt_report(const lt_error *err, const char *what)
+{
+	int			sqlstate;
+
+	switch (err->code)
+	{
+		case LT_ENOTFOUND:
+			sqlstate = ERRCODE_UNDEFINED_FILE;
+			break;
+		case LT_ECORRUPT:
+			sqlstate = ERRCODE_DATA_CORRUPTED;
+			break;
+		case LT_EUNSUPPORTED:
+			sqlstate = ERRCODE_FEATURE_NOT_SUPPORTED;
+			break;
+		case LT_EIO:
+			sqlstate = ERRCODE_IO_ERROR;
+			break;
+		case LT_ENOMEM:
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("out of memory"),
+					 errdetail("lt_fdw: %s: %s", what, err->msg)));
+			pg_unreachable();
+		case LT_ECONFLICT:
+			sqlstate = ERRCODE_T_R_SERIALIZATION_FAILURE;
+			break;
+		default:
+			sqlstate = ERRCODE_FDW_ERROR;
+			break;
+	}
+	ereport(ERROR,
+			(errcode(sqlstate),
+			 errmsg("lt_fdw: %s", err->msg),
+			 errcontext("reading %s", what)));
+	pg_unreachable();
+}
+
+/* ---- the cache ------------------------------------------------------------------------------ */
+
+#define LT_CACHE_SIZE 16
+
+static MemoryContext cache_cxt = NULL;
+static LtDatasetEntry *cache[LT_CACHE_SIZE];
+static int	cache_n = 0;
+static uint64 cache_clock = 0;
+
+static void
+entry_free(LtDatasetEntry *e)
+{
+	MemoryContext old = lt_alloc_target(e->cxt);
+
+	if (e->ds)
+		lt_dataset_close(e->ds);
+	if (e->store)
+		lt_store_close(e->store);
+	lt_alloc_target(old);
+	MemoryContextDelete(e->cxt);	/* the entry itself lives there too */
+}
+
+static LtDatasetEntry *
+cache_lookup(const char *dir, uint64 version)
+{
+	for (int i = 0; i < cache_n; i++)
+		if (cache[i]->version == version && strcmp(cache[i]->dir, dir) == 0)
+			return cache[i];
+	return NULL;
+}
+
+/* Make room for one more entry: drop the least recently used unpinned one. */
+static void
+cache_make_room(void)
+{
+	int			victim = -1;
+
+	if (cache_n < LT_CACHE_SIZE)
+		return;
+	for (int i = 0; i < cache_n; i++)
+		if (cache[i]->pins == 0 && (victim < 0 || cache[i]->last_used < cache[victim]->last_used))
+			victim = i;
+	if (victim < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lt_fdw: more than %d datasets are in use by one query", LT_CACHE_SIZE)));
+	entry_free(cache[victim]);
+	cache[victim] = cache[--cache_n];
+}
+
+static LtDatasetEntry *
+cache_open(const char *dir, uint64 version, const char *what)
+{
+	LtDatasetEntry *e = cache_lookup(dir, version);
+	MemoryContext cxt;
+	MemoryContext old;
+	lt_version_spec spec = {0};
+	lt_error	err;
+	lt_code		rc;
+
+	if (e)
+	{
+		e->last_used = ++cache_clock;
+		return e;
+	}
+	if (cache_cxt == NULL)
+		cache_cxt = AllocSetContextCreate(CacheMemoryContext, "lt_fdw dataset cache",
+										  ALLOCSET_SMALL_SIZES);
+	cache_make_room();
+
+	cxt = AllocSetContextCreate(cache_cxt, "lt_fdw dataset", ALLOCSET_DEFAULT_SIZES);
+	e = MemoryContextAllocZero(cxt, sizeof(LtDatasetEntry));
+	e->cxt = cxt;
+	e->dir = MemoryContextStrdup(cxt, dir);
+	e->version = version;
+
+	spec.version = version;
+	old = lt_alloc_target(cxt);
+	rc = lt_store_local_open(dir, &e->store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(e->store, "", &spec, &e->ds, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+	{
+		entry_free(e);
+		lt_report(&err, what);
+	}
+	e->live_rows = lt_dataset_count_rows(e->ds);
+	e->last_used = ++cache_clock;
+	cache[cache_n++] = e;
+	return e;
+}
+
+/* ---- version resolution --------------------------------------------------------------------- */
+
+/* Remembered choices for the current snapshot epoch (statement or transaction). */
+typedef struct LtPinnedVersion
+{
+	Oid			relid;
+	uint64		version;
+} LtPinnedVersion;
+
+static LocalTransactionId pin_lxid = InvalidLocalTransactionId;
+static TimestampTz pin_stmt = 0;
+static List *pins = NIL;		/* of LtPinnedVersion, in TopTransactionContext */
+
+static LtPinnedVersion *
+pin_lookup(Oid relid)
+{
+	bool		xact_snapshot = IsolationUsesXactSnapshot();
+	TimestampTz stmt = xact_snapshot ? 0 : GetCurrentStatementStartTimestamp();
+	ListCell   *lc;
+
+	if (MyProc->lxid != pin_lxid || stmt != pin_stmt)
+	{
+		/* a new epoch: the old list went away with its transaction, or is dropped now */
+		if (MyProc->lxid == pin_lxid)
+			list_free_deep(pins);
+		pins = NIL;
+		pin_lxid = MyProc->lxid;
+		pin_stmt = stmt;
+	}
+	foreach(lc, pins)
+	{
+		LtPinnedVersion *p = lfirst(lc);
+
+		if (p->relid == relid)
+			return p;
+	}
+	return NULL;
+}
+
+static void
+pin_remember(Oid relid, uint64 version)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopTransactionContext);
+	LtPinnedVersion *p = palloc(sizeof(LtPinnedVersion));
+
+	p->relid = relid;
+	p->version = version;
+	pins = lappend(pins, p);
+	MemoryContextSwitchTo(old);
+}
+
+static uint64
+resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
+{
+	LtPinnedVersion *p;
+	MemoryContext tmp;
+	MemoryContext old;
+	lt_store   *store = NULL;
+	lt_error	err;
+	lt_code		rc;
+	uint64_t	version = 0;
+	lt_naming	naming;
+
+	if (opts->version)
+		return opts->version;
+	p = pin_lookup(relid);
+	if (p)
+		return p->version;
+
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw resolve", ALLOCSET_SMALL_SIZES);
+	old = lt_alloc_target(tmp);
+	rc = lt_store_local_open(opts->dataset_dir, &store, &err);
+	if (rc == LT_OK && opts->tag)
+		rc = lt_dataset_tag_version(store, "", opts->tag, &version, &err);
+	else if (rc == LT_OK)
+		rc = lt_dataset_latest_version(store, "", &version, &naming, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	MemoryContextDelete(tmp);
+	if (rc != LT_OK)
+		lt_report(&err, what);
+	pin_remember(relid, version);
+	return version;
+}
+
+LtDatasetEntry *
+lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
+{
+	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
+	uint64		version = resolve_version(relid, opts, what);
+	LtDatasetEntry *e = cache_open(opts->dataset_dir, version, what);
+
+	if (pin)
+		e->pins++;
+	pfree(what);
+	return e;
+}
+
+void
+lt_dataset_unpin(LtDatasetEntry *entry)
+{
+	Assert(entry->pins > 0);
+	entry->pins--;
+}
+
+/* The latest version of the dataset in dir (for IMPORT FOREIGN SCHEMA); NULL when dir is no dataset. */
+LtDatasetEntry *
+lt_dataset_open_latest(const char *dir, const char *what)
+{
+	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw resolve", ALLOCSET_SMALL_SIZES);
+	MemoryContext old = lt_alloc_target(tmp);
+	lt_store   *store = NULL;
+	lt_error	err;
+	lt_code		rc;
+	uint64_t	version = 0;
+	lt_naming	naming;
+
+	rc = lt_store_local_open(dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_latest_version(store, "", &version, &naming, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	MemoryContextDelete(tmp);
+	if (rc == LT_ENOTFOUND)
+		return NULL;
+	if (rc != LT_OK)
+		lt_report(&err, what);
+	return cache_open(dir, version, what);
+}

@@ -1,0 +1,46 @@
+/*
+ * explain.c — what EXPLAIN shows of a scan: the dataset (its URI, never credentials), the version
+ * read, the storage version, fragments in the version and fragments to scan; under ANALYZE, the
+ * fragments actually opened, rows dropped by deletion vectors, and the bytes and read requests the
+ * store served to this scan.
+ */
+#include "postgres.h"
+
+#include "commands/explain.h"
+
+#include "lt_fdw.h"
+
+void
+ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
+{
+	LtScanState *st = node->fdw_state;
+	lt_dataset *ds;
+	StringInfoData frag;
+
+	if (st == NULL || st->entry == NULL)
+		return;
+	ds = st->entry->ds;
+	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
+	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
+	if (st->opts.tag)
+		ExplainPropertyText("Lance Tag", st->opts.tag, es);
+	ExplainPropertyText("Storage Version", ds->storage_version ? ds->storage_version : "unknown", es);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		initStringInfo(&frag);
+		appendStringInfo(&frag, "%zu total, %zu to scan", ds->n_fragments, ds->n_fragments);
+		ExplainPropertyText("Fragments", frag.data, es);
+	}
+	else
+	{
+		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
+		ExplainPropertyUInteger("Fragments To Scan", NULL, ds->n_fragments, es);
+	}
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
+		ExplainPropertyUInteger("Rows Removed by Deletion Vectors", NULL, st->rows_deleted, es);
+		ExplainPropertyUInteger("Bytes Read", NULL, st->bytes_read, es);
+		ExplainPropertyUInteger("Read Requests", NULL, st->read_requests, es);
+	}
+}

@@ -1,0 +1,267 @@
+/*
+ * import.c — IMPORT FOREIGN SCHEMA: one foreign table per dataset directory.
+ *
+ *   IMPORT FOREIGN SCHEMA "." FROM SERVER lake INTO public;             -- datasets in the root
+ *   IMPORT FOREIGN SCHEMA "sub/dir" FROM SERVER lake INTO public;       -- ... in a sub-directory
+ *   ... OPTIONS (import_row_id 'true')                                  -- adds _rowid bigint
+ *
+ * A directory is a dataset when it has committed versions (_versions/); the table is named after the
+ * directory without its ".lance" suffix, and its columns follow the latest version's schema with
+ * DESIGN.md's type mapping. A struct column gets a composite type, created here (Postgres accepts
+ * only CREATE FOREIGN TABLE statements back from the wrapper) and named <table>_<column>; an
+ * existing type of that name is reused, and its fit is checked when the table is read. A field
+ * with no mapping is an error (HV004) naming the dataset and the field.
+ */
+#include "postgres.h"
+
+#include "catalog/namespace.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/acl.h"
+#include "utils/syscache.h"
+
+#include "io/lt_store.h"
+#include "lt_fdw.h"
+
+typedef struct DirList
+{
+	List	   *names;
+	bool		oom;
+} DirList;
+
+/* Called inside the library: must not ereport, so no palloc that can fail by longjmp. */
+static int
+collect_dir(const lt_dirent *ent, void *arg)
+{
+	DirList    *dl = arg;
+	size_t		len;
+	char	   *copy;
+
+	if (!ent->is_dir || ent->name[0] == '.' || ent->name[0] == '_')
+		return 0;
+	len = strlen(ent->name);
+	copy = palloc_extended(len + 1, MCXT_ALLOC_NO_OOM);
+	if (copy == NULL)
+	{
+		dl->oom = true;
+		return 1;
+	}
+	memcpy(copy, ent->name, len + 1);
+	dl->names = lappend(dl->names, copy);	/* small; a failure here is an ordinary OOM ERROR */
+	return 0;
+}
+
+static int
+name_cmp(const ListCell *a, const ListCell *b)
+{
+	return strcmp(lfirst(a), lfirst(b));
+}
+
+static bool
+table_wanted(ImportForeignSchemaStmt *stmt, const char *name)
+{
+	ListCell   *lc;
+
+	if (stmt->list_type == FDW_IMPORT_SCHEMA_ALL)
+		return true;
+	foreach(lc, stmt->table_list)
+	{
+		RangeVar   *rv = lfirst(lc);
+
+		if (strcmp(rv->relname, name) == 0)
+			return stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO;
+	}
+	return stmt->list_type == FDW_IMPORT_SCHEMA_EXCEPT;
+}
+
+static char *field_type_sql(ImportForeignSchemaStmt *stmt, const char *table, const char *path,
+							const lt_field *f, const char *dataset);
+
+/* CREATE TYPE for a struct (unless a type of that name exists); returns its qualified name. */
+static char *
+composite_for(ImportForeignSchemaStmt *stmt, const char *table, const char *path, const lt_field *f,
+			  const char *dataset)
+{
+	char	   *typname = psprintf("%s_%s", table, path);
+	Oid			nsp = get_namespace_oid(stmt->local_schema, false);
+	char	   *qualified = quote_qualified_identifier(stmt->local_schema, typname);
+	StringInfoData sql;
+
+	check_stack_depth();
+	if (typname[0] && OidIsValid(GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+												 PointerGetDatum(typname), ObjectIdGetDatum(nsp))))
+		return qualified;
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TYPE %s AS (", qualified);
+	for (int i = 0; i < f->n_children; i++)
+	{
+		const lt_field *c = f->children[i];
+		char	   *cpath = psprintf("%s_%s", path, c->name);
+
+		appendStringInfo(&sql, "%s%s %s", i ? ", " : "", quote_identifier(c->name),
+						 field_type_sql(stmt, table, cpath, c, dataset));
+	}
+	appendStringInfoChar(&sql, ')');
+	if (SPI_execute(sql.data, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "lt_fdw: could not create type %s", qualified);
+	return qualified;
+}
+
+static char *
+field_type_sql(ImportForeignSchemaStmt *stmt, const char *table, const char *path, const lt_field *f,
+			   const char *dataset)
+{
+	char	   *t;
+
+	if (f->type == LT_TYPE_STRUCT)
+	{
+		if (f->n_children == 0)
+			return "jsonb";
+		return composite_for(stmt, table, path, f, dataset);
+	}
+	t = lt_type_sql(f);
+	if (t == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("lt_fdw: field \"%s\" of dataset %s has type %s, which lt_fdw cannot map to a Postgres type",
+						path, dataset, f->logical_type)));
+	return t;
+}
+
+List *
+ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
+{
+	ForeignServer *server = GetForeignServer(serverOid);
+	char	   *root = NULL;
+	char	   *dir;
+	bool		row_id = false;
+	ListCell   *lc;
+	DirList		dl = {NIL, false};
+	lt_store   *store = NULL;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+	MemoryContext caller;
+	List	   *commands = NIL;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "root") == 0)
+			root = lt_local_path_from_uri(defGetString(def), "root");
+	}
+	foreach(lc, stmt->options)
+	{
+		DefElem    *def = lfirst(lc);
+
+		if (strcmp(def->defname, "import_row_id") == 0)
+			row_id = defGetBoolean(def);
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("lt_fdw: invalid option \"%s\" for IMPORT FOREIGN SCHEMA", def->defname),
+					 errhint("Valid options in this context are: import_row_id.")));
+	}
+	if (root == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("lt_fdw: server \"%s\" has no \"root\" option to import from", server->servername)));
+	if (strcmp(stmt->remote_schema, ".") == 0)
+		dir = root;
+	else
+	{
+		if (stmt->remote_schema[0] == '/' || strstr(stmt->remote_schema, "..") != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+					 errmsg("lt_fdw: remote schema \"%s\" must be \".\" or a directory below the server's root",
+							stmt->remote_schema)));
+		dir = psprintf("%s/%s", root, stmt->remote_schema);
+	}
+	if (!(superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("lt_fdw: permission denied to import from server \"%s\"", server->servername),
+				 errdetail("Listing local directories needs superuser or the privileges of the \"%s\" role.",
+						   "pg_read_server_files")));
+
+	old = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_store_local_open(dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_store_list(store, "", collect_dir, &dl, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ENOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+				 errmsg("lt_fdw: remote schema \"%s\" does not exist under the root of server \"%s\"",
+						stmt->remote_schema, server->servername)));
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("directory file://%s", dir));
+	if (dl.oom)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	list_sort(dl.names, name_cmp);
+
+	caller = CurrentMemoryContext;
+	SPI_connect();				/* composite types are created through SPI; results stay in caller */
+	foreach(lc, dl.names)
+	{
+		char	   *name = lfirst(lc);
+		char	   *table = pstrdup(name);
+		size_t		len = strlen(table);
+		char	   *ddir = psprintf("%s/%s", dir, name);
+		char	   *uri = psprintf("file://%s", ddir);
+		LtDatasetEntry *e;
+		const lt_schema *schema;
+		StringInfoData sql;
+
+		if (len > 6 && strcmp(table + len - 6, ".lance") == 0)
+			table[len - 6] = '\0';
+		if (!table_wanted(stmt, table))
+			continue;
+		e = lt_dataset_open_latest(ddir, psprintf("dataset %s", uri));
+		if (e == NULL)
+			continue;			/* not a dataset */
+		e->pins++;				/* keep the schema while the statements are built */
+		PG_TRY();
+		{
+			schema = e->ds->schema;
+			initStringInfo(&sql);
+			appendStringInfo(&sql, "CREATE FOREIGN TABLE %s (",
+							 quote_qualified_identifier(stmt->local_schema, table));
+			if (row_id)
+				appendStringInfoString(&sql, "_rowid bigint");
+			for (int i = 0; i < schema->n_fields; i++)
+			{
+				const lt_field *f = schema->fields[i];
+
+				appendStringInfo(&sql, "%s%s %s", (i || row_id) ? ", " : "", quote_identifier(f->name),
+								 field_type_sql(stmt, table, f->name, f, uri));
+				if (!f->nullable)
+					appendStringInfoString(&sql, " NOT NULL");
+			}
+			appendStringInfo(&sql, ") SERVER %s OPTIONS (path %s)", quote_identifier(server->servername),
+							 quote_literal_cstr(strcmp(stmt->remote_schema, ".") == 0 ? name
+												: psprintf("%s/%s", stmt->remote_schema, name)));
+		}
+		PG_FINALLY();
+		{
+			lt_dataset_unpin(e);
+		}
+		PG_END_TRY();
+		old = MemoryContextSwitchTo(caller);
+		commands = lappend(commands, pstrdup(sql.data));
+		MemoryContextSwitchTo(old);
+	}
+	SPI_finish();
+	return commands;
+}

@@ -1,0 +1,375 @@
+/*
+ * option.c — lt_fdw's options: the table of valid options, the validator, option lookup for a
+ * foreign table, and the privilege rule for local paths.
+ *
+ *   server        root          local directory or file:// URI (s3:// comes later)
+ *   foreign table path          dataset directory, relative to root or absolute
+ *                 version       positive integer: read that version (read-only)
+ *                 tag           Lance tag: read the version it names (read-only)
+ *   column        column_name   the dataset field the column reads (default: the column's name)
+ *
+ * Local paths need superuser or the privileges of pg_read_server_files. The validator checks the
+ * role that sets root/path; lt_check_read_privilege is called again when a table is opened, because
+ * a table's effective location also depends on its server's options.
+ */
+#include "postgres.h"
+
+#include <limits.h>
+
+#include "access/reloptions.h"
+#include "catalog/pg_attribute.h"
+#include "catalog/pg_authid.h"
+#include "catalog/pg_foreign_data_wrapper.h"
+#include "catalog/pg_foreign_server.h"
+#include "catalog/pg_foreign_table.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/varlena.h"
+
+#include "lt_fdw.h"
+
+typedef struct LtFdwOption
+{
+	const char *name;
+	Oid			context;		/* ForeignServerRelationId, ForeignTableRelationId, ... */
+} LtFdwOption;
+
+static const LtFdwOption lt_fdw_options[] = {
+	{"root", ForeignServerRelationId},
+	{"path", ForeignTableRelationId},
+	{"version", ForeignTableRelationId},
+	{"tag", ForeignTableRelationId},
+	{"column_name", AttributeRelationId},
+	{NULL, InvalidOid}
+};
+
+PG_FUNCTION_INFO_V1(lt_fdw_validator);
+
+static const char *
+context_name(Oid context)
+{
+	switch (context)
+	{
+		case ForeignDataWrapperRelationId:
+			return "foreign-data wrapper";
+		case ForeignServerRelationId:
+			return "server";
+		case UserMappingRelationId:
+			return "user mapping";
+		case ForeignTableRelationId:
+			return "foreign table";
+		case AttributeRelationId:
+			return "column";
+		default:
+			return "object";
+	}
+}
+
+static bool
+is_valid_option(const char *name, Oid context)
+{
+	for (const LtFdwOption *opt = lt_fdw_options; opt->name != NULL; opt++)
+		if (opt->context == context && strcmp(opt->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* The valid option of this context closest to name, when it is close enough to be a typo. */
+static const char *
+closest_option(const char *name, Oid context)
+{
+	const char *best = NULL;
+	int			best_d = INT_MAX;
+	int			len = strlen(name);
+
+	for (const LtFdwOption *opt = lt_fdw_options; opt->name != NULL; opt++)
+	{
+		int			olen;
+		int			d;
+
+		if (opt->context != context)
+			continue;
+		olen = strlen(opt->name);
+		d = varstr_levenshtein_less_equal(name, len, opt->name, olen, 1, 1, 1, 4, true);
+		/* at most 4 edits, and at most half of the longer name */
+		if (d <= 4 && d * 2 <= Max(len, olen) && d < best_d)
+		{
+			best = opt->name;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static void
+report_invalid_option(const char *name, Oid catalog)
+{
+	const char *closest = closest_option(name, catalog);
+	const LtFdwOption *elsewhere = NULL;
+	StringInfoData valid;
+
+	initStringInfo(&valid);
+	for (const LtFdwOption *opt = lt_fdw_options; opt->name != NULL; opt++)
+	{
+		if (opt->context == catalog)
+			appendStringInfo(&valid, "%s%s", valid.len > 0 ? ", " : "", opt->name);
+		else if (strcmp(opt->name, name) == 0)
+			elsewhere = opt;
+	}
+
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+			 errmsg("lt_fdw: invalid option \"%s\" for a %s", name, context_name(catalog)),
+			 closest ? errhint("Perhaps you meant the option \"%s\".", closest) :
+			 elsewhere ? errhint("Option \"%s\" belongs to a %s.", name, context_name(elsewhere->context)) :
+			 valid.len > 0 ? errhint("Valid options in this context are: %s.", valid.data) :
+			 errhint("lt_fdw accepts no options for a %s.", context_name(catalog))));
+}
+
+static bool
+has_read_privilege(Oid userid)
+{
+	return superuser_arg(userid) || has_privs_of_role(userid, ROLE_PG_READ_SERVER_FILES);
+}
+
+void
+lt_check_read_privilege(Oid userid, const char *relname, const char *uri)
+{
+	if (!has_read_privilege(userid))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("lt_fdw: permission denied to read foreign table \"%s\"", relname),
+				 errdetail("Reading %s needs superuser or the privileges of the \"%s\" role.",
+						   uri, "pg_read_server_files")));
+}
+
+/*
+ * A local path from an option value: "/dir" or "file:///dir". s3:// is recognised and refused
+ * until object storage lands; any other scheme is an error.
+ */
+char *
+lt_local_path_from_uri(const char *value, const char *option)
+{
+	const char *p = value;
+	char	   *out;
+	int			len;
+
+	if (strncmp(value, "s3://", 5) == 0 || strncmp(value, "s3a://", 6) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: object storage (\"%s\") is not supported yet", value),
+				 errdetail("Option \"%s\" must be a local directory or a file:// URI for now.", option)));
+	if (strncmp(value, "file://", 7) == 0)
+	{
+		p = value + 7;
+		if (*p != '/')
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", option, value),
+					 errdetail("A file:// URI names no host: file:///absolute/path.")));
+	}
+	else if (strstr(value, "://") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", option, value),
+				 errdetail("Supported locations are local paths and file:// URIs.")));
+	out = pstrdup(p);
+	/* drop trailing slashes, keeping "/" */
+	len = strlen(out);
+	while (len > 1 && out[len - 1] == '/')
+		out[--len] = '\0';
+	return out;
+}
+
+static bool
+is_absolute_location(const char *value)
+{
+	return value[0] == '/' || strstr(value, "://") != NULL;
+}
+
+/* version: a positive integer; returns it. */
+static uint64
+parse_version(const char *value)
+{
+	char	   *end;
+	unsigned long long v;
+
+	errno = 0;
+	if (value[0] < '0' || value[0] > '9')
+		v = 0;
+	else
+		v = strtoull(value, &end, 10);
+	if (v == 0 || errno != 0 || *end != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"version\": \"%s\"", value),
+				 errhint("A version is a positive integer, as in version '3'.")));
+	return (uint64) v;
+}
+
+static void
+check_tag(const char *value)
+{
+	if (value[0] == '\0' || value[0] == '.' || strchr(value, '/') != NULL || strchr(value, '\\') != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"tag\": \"%s\"", value),
+				 errdetail("A tag name is not empty, does not start with \".\" and contains no \"/\".")));
+}
+
+/*
+ * lt_fdw_validator(options text[], catalog oid): called for CREATE/ALTER of the wrapper, a server, a
+ * user mapping, a foreign table and its columns, with the complete option list after the change.
+ */
+Datum
+lt_fdw_validator(PG_FUNCTION_ARGS)
+{
+	List	   *options = untransformRelOptions(PG_GETARG_DATUM(0));
+	Oid			catalog = PG_GETARG_OID(1);
+	DefElem    *version = NULL;
+	DefElem    *tag = NULL;
+	ListCell   *cell;
+
+	foreach(cell, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(cell);
+		char	   *value;
+
+		if (!is_valid_option(def->defname, catalog))
+			report_invalid_option(def->defname, catalog);
+		value = defGetString(def);
+
+		if (strcmp(def->defname, "root") == 0)
+		{
+			if (value[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"root\" must not be empty")));
+			(void) lt_local_path_from_uri(value, "root");
+			if (!is_absolute_location(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"root\" must be an absolute path or a file:// URI: \"%s\"",
+								value)));
+			if (!has_read_privilege(GetUserId()))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("lt_fdw: only superuser or a role with privileges of the pg_read_server_files role may specify the root option of a server")));
+		}
+		else if (strcmp(def->defname, "path") == 0)
+		{
+			if (value[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"path\" must not be empty")));
+			if (is_absolute_location(value))
+				(void) lt_local_path_from_uri(value, "path");
+			if (!has_read_privilege(GetUserId()))
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("lt_fdw: only superuser or a role with privileges of the pg_read_server_files role may specify the path option of a foreign table")));
+		}
+		else if (strcmp(def->defname, "version") == 0)
+		{
+			(void) parse_version(value);
+			version = def;
+		}
+		else if (strcmp(def->defname, "tag") == 0)
+		{
+			check_tag(value);
+			tag = def;
+		}
+		else if (strcmp(def->defname, "column_name") == 0)
+		{
+			if (value[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"column_name\" must not be empty")));
+		}
+	}
+	if (version && tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("lt_fdw: options \"version\" and \"tag\" are mutually exclusive"),
+				 errhint("A foreign table is pinned by a version number or by a tag, not by both.")));
+
+	PG_RETURN_VOID();
+}
+
+/* Merge server and table options of a foreign table; resolve the dataset directory. */
+void
+lt_get_table_options(Oid relid, LtTableOptions *opts)
+{
+	ForeignTable *table = GetForeignTable(relid);
+	ForeignServer *server = GetForeignServer(table->serverid);
+	ListCell   *lc;
+	const char *relname = get_rel_name(relid);
+
+	memset(opts, 0, sizeof(*opts));
+	opts->server_name = pstrdup(server->servername);
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "root") == 0)
+			opts->root = lt_local_path_from_uri(defGetString(def), "root");
+	}
+	foreach(lc, table->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "path") == 0)
+			opts->path = defGetString(def);
+		else if (strcmp(def->defname, "version") == 0)
+			opts->version = parse_version(defGetString(def));
+		else if (strcmp(def->defname, "tag") == 0)
+			opts->tag = defGetString(def);
+	}
+	if (opts->version && opts->tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("lt_fdw: options \"version\" and \"tag\" of foreign table \"%s\" are mutually exclusive",
+						relname)));
+	if (opts->path == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("lt_fdw: foreign table \"%s\" has no \"path\" option", relname),
+				 errhint("Name the dataset directory: OPTIONS (path 'name.lance'), relative to the server's root.")));
+	if (is_absolute_location(opts->path))
+		opts->dataset_dir = lt_local_path_from_uri(opts->path, "path");
+	else if (opts->root == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
+				 errmsg("lt_fdw: foreign table \"%s\" has a relative path but server \"%s\" has no \"root\" option",
+						relname, server->servername)));
+	else
+	{
+		char	   *rel = lt_local_path_from_uri(opts->path, "path");
+
+		opts->dataset_dir = strcmp(opts->root, "/") == 0 ? psprintf("/%s", rel)
+			: psprintf("%s/%s", opts->root, rel);
+	}
+	opts->uri = psprintf("file://%s", opts->dataset_dir);
+}
+
+char *
+lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
+{
+	List	   *options = GetForeignColumnOptions(relid, attnum);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "column_name") == 0)
+			return defGetString(def);
+	}
+	return pstrdup(attname);
+}
