@@ -7,6 +7,12 @@
  * dataset has them, else the address).  A selection narrows the scan to a
  * physical row range or to a sorted list of offsets (random access: only
  * the pages holding those rows are read and decoded).
+ *
+ * With a filter (lt_filter.h) the scanner reads the filter's columns for a
+ * batch of live rows, evaluates it, and reads the projected fields only for
+ * the rows where it is TRUE (late materialization): batches then hold
+ * passing rows only, and pages with no passing row are not decoded for the
+ * other fields.
  */
 #ifndef LT_SCAN_H
 #define LT_SCAN_H
@@ -16,6 +22,7 @@
 
 #include "lt_array.h"
 #include "lt_dataset.h"
+#include "lt_filter.h"
 #include "lt_status.h"
 
 struct Lt__Pb__DataFragment;
@@ -34,6 +41,12 @@ typedef struct lt_scan_options
 	/* ... or, when offsets != NULL, exactly these physical offsets (ascending) */
 	const uint32_t *offsets;
 	uint64_t	n_offsets;
+	/*
+	 * Optional filter; its columns must be top-level fields of ds->schema
+	 * (they may be projected too, and are then read once).  Parameters are
+	 * set before the scan; the filter serves one scanner at a time.
+	 */
+	lt_filter  *filter;
 } lt_scan_options;
 
 typedef struct lt_batch
@@ -54,6 +67,17 @@ lt_code		lt_fragment_scanner_next(lt_fragment_scanner *sc, lt_batch **out, lt_er
 void		lt_fragment_scanner_free(lt_fragment_scanner *sc);
 /* Pages decoded so far by this scanner's field readers. */
 uint64_t	lt_fragment_scanner_pages(const lt_fragment_scanner *sc);
+
+/* Counters for EXPLAIN ANALYZE. */
+typedef struct lt_scan_stats
+{
+	uint64_t	rows_deleted;	/* rows of the selection skipped by the deletion vector */
+	uint64_t	rows_scanned;	/* live rows read (filter columns, or everything without a filter) */
+	uint64_t	rows_filtered;	/* of those, rows the filter removed */
+	uint64_t	pages;			/* as lt_fragment_scanner_pages */
+} lt_scan_stats;
+
+void		lt_fragment_scanner_stats(const lt_fragment_scanner *sc, lt_scan_stats *out);
 
 /* The deleted physical offsets of a fragment, ascending (NULL/0 when none). */
 lt_code		lt_fragment_deleted_offsets(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag,
