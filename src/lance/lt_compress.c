@@ -20,13 +20,25 @@ lt_zstd_decompress_exact(const uint8_t *src, uint64_t src_len, uint8_t *dst, uin
 	return LT_OK;
 }
 
+/*
+ * Whether src_len bytes of zstd blocks can hold n bytes: a block takes at
+ * least 4 bytes (an RLE block) and yields at most 128 KiB.  Refuses absurd
+ * sizes before they are allocated.
+ */
+static bool
+zstd_can_hold(uint64_t src_len, uint64_t n)
+{
+	return n <= (src_len / 4 + 1) * ((uint64_t) 128 << 10);
+}
+
 static lt_code
 zstd_frame(const uint8_t *src, uint64_t src_len, uint8_t **out, uint64_t *out_len,
 		   const char *what, lt_error *err)
 {
 	unsigned long long n = ZSTD_getFrameContentSize(src, src_len);
 
-	if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n > LT_MAX_DECOMPRESSED)
+	if (n == ZSTD_CONTENTSIZE_ERROR || n == ZSTD_CONTENTSIZE_UNKNOWN || n > LT_MAX_DECOMPRESSED ||
+		!zstd_can_hold(src_len, n))
 		return lt_corrupt(err, "%s: bad zstd frame header", what);
 	*out = lt_malloc(n ? n : 1);
 	if (!*out)
@@ -50,6 +62,7 @@ lt_decompress(lt_compression scheme, const uint8_t *src, uint64_t src_len,
 	if (scheme == LT_COMP_ZSTD)
 	{
 		uint64_t	n;
+		unsigned long long fcs;
 
 		/* A bare frame (older writers) starts with the zstd magic. */
 		if (src_len >= 4 && lt_le32(src) == 0xFD2FB528u)
@@ -60,6 +73,12 @@ lt_decompress(lt_compression scheme, const uint8_t *src, uint64_t src_len,
 		n = lt_le64(src);
 		if (n > LT_MAX_DECOMPRESSED)
 			return lt_corrupt(err, "%s: zstd size %llu is too large", what, (unsigned long long) n);
+		/* check the frame header before allocating what the prefix claims */
+		fcs = ZSTD_getFrameContentSize(src + 8, src_len - 8);
+		if (fcs == ZSTD_CONTENTSIZE_ERROR || (fcs != ZSTD_CONTENTSIZE_UNKNOWN && fcs != n) ||
+			!zstd_can_hold(src_len - 8, n))
+			return lt_corrupt(err, "%s: zstd frame does not hold the %llu bytes its prefix claims", what,
+							  (unsigned long long) n);
 		*out = lt_malloc(n ? n : 1);
 		if (!*out)
 			return lt_nomem(err);
@@ -82,6 +101,10 @@ lt_decompress(lt_compression scheme, const uint8_t *src, uint64_t src_len,
 		n = lt_le32(src);
 		if (n > LT_MAX_DECOMPRESSED || src_len - 4 > INT32_MAX)
 			return lt_corrupt(err, "%s: lz4 size %u is too large", what, n);
+		/* an lz4 block expands at most 255-fold: refuse before allocating */
+		if ((uint64_t) n > (src_len - 4) * 256 + 64)
+			return lt_corrupt(err, "%s: lz4 block of %llu bytes cannot hold %u", what,
+							  (unsigned long long) (src_len - 4), n);
 		*out = lt_malloc(n ? n : 1);
 		if (!*out)
 			return lt_nomem(err);

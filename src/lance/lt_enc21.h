@@ -28,9 +28,17 @@
 struct Lt__Enc21__PageLayout;
 struct Lt__Enc21__CompressiveEncoding;
 
+/*
+ * A packed struct owns one column for itself and its children: its rows are
+ * stored whole (PackedStruct in mini-blocks, VariablePackedStruct in
+ * full-zip).  Such a struct is a leaf of the page decoder.
+ */
+static inline bool lt21_is_packed(const lt_field *leaf) { return leaf->type == LT_TYPE_STRUCT && leaf->n_children > 0; }
+
 /* Upper bounds on what untrusted metadata may make us allocate. */
 #define LT21_MAX_PAGE_ITEMS ((uint64_t) 1 << 31)
 #define LT21_MAX_LAYERS 64
+#define LT21_MAX_PACKED_FIELDS 1024
 
 /* Names the place of a failure: "path: column C page P: ...". */
 typedef struct lt21_where
@@ -114,9 +122,9 @@ typedef struct lt21_bufs
 
 /*
  * Decode one page of leaf column `leaf` (a field whose type has no 2.1
- * column of its own above it: primitive, string, FSL of primitive).  When
- * *out holds a page of the same leaf, its buffers are reused (and it is
- * freed on failure); otherwise a new page is made.
+ * column of its own above it: primitive, string, FSL of primitive, packed
+ * struct).  When *out holds a page of the same leaf, its buffers are reused
+ * (and it is freed on failure); otherwise a new page is made.
  */
 lt_code		lt21_page_decode(const lt21_where *w, const lt_field *leaf,
 							 const struct Lt__Enc21__PageLayout *layout, uint64_t num_rows,

@@ -5,6 +5,7 @@
  * 1, 2 or 4 bytes, absent when both widths are 0) with the value:
  *   fixed width:    the value bytes, for every visible level (nulls too)
  *   variable width: a u32/u64 length and the bytes, for valid items only
+ *                   (a packed struct's row: see fz_packed)
  * Buffer 1 is a repetition index (row starts) that a full-page decode does
  * not need.  Values may be compressed one by one (FSST, zstd, lz4).
  */
@@ -225,6 +226,159 @@ fz_var_plan(const lt21_where *w, const enc_t *e, fz_var *vk, lt_error *err)
 	}
 }
 
+/*
+ * VariablePackedStruct: each row is the struct's fields in order, a fixed
+ * field as its bytes, a variable one as a u32/u64 length and its (per-value
+ * encoded) bytes.
+ */
+typedef struct fz_field
+{
+	bool		fixed;
+	unsigned	len_bytes;		/* variable: width of the length */
+	fz_fsl		fsl;			/* fixed: how the record decodes */
+	fz_var		var;			/* variable: how the bytes decode */
+} fz_field;
+
+typedef struct fz_packed
+{
+	int			n;
+	fz_field   *f;
+	lt_array   *arr;			/* the struct */
+	uint8_t    *zero;			/* zero bytes for the widest fixed field */
+} fz_packed;
+
+static void
+fz_packed_free(fz_packed *pk)
+{
+	for (int i = 0; pk->f && i < pk->n; i++)
+		lt_free(pk->f[i].var.fsst);
+	lt_free(pk->f);
+	lt_free(pk->zero);
+	pk->f = NULL;
+	pk->zero = NULL;
+}
+
+static lt_code
+fz_packed_plan(const lt21_where *w, const enc_t *e, lt_array *st, fz_packed *pk, lt_error *err)
+{
+	const Lt__Enc21__VariablePackedStruct *vp;
+	uint64_t	widest = 0;
+
+	memset(pk, 0, sizeof(*pk));
+	if (!e || e->compression_case != LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT)
+		return LT21_UNSUPPORTED(w, err, "full-zip encoding %d for a struct", e ? (int) e->compression_case : 0);
+	vp = e->variable_packed_struct;
+	if (vp->n_fields != (size_t) st->n_children || vp->n_fields == 0)
+		return LT21_CORRUPT(w, err, "packed struct of %zu fields where the schema has %d",
+							vp->n_fields, st->n_children);
+	pk->f = lt_calloc(vp->n_fields, sizeof(fz_field));
+	if (!pk->f)
+		return lt_nomem(err);
+	pk->n = (int) vp->n_fields;
+	pk->arr = st;
+	for (int i = 0; i < pk->n; i++)
+	{
+		const Lt__Enc21__VariablePackedStruct__FieldEncoding *fe = vp->fields[i];
+		lt_array   *c = st->children[i];
+		fz_field   *f = &pk->f[i];
+
+		/* the writer packs whole bytes of primitives, strings and vectors */
+		if (!c || !lt_field_is_leaf(c->field) || c->field->type == LT_TYPE_BOOL)
+			return LT21_UNSUPPORTED(w, err, "packed struct field \"%s\" of type %s",
+									c ? c->field->name : "?", c ? lt_type_name(c->field->type) : "?");
+		if (!fe->value)
+			return LT21_CORRUPT(w, err, "packed struct field \"%s\" without an encoding", c->field->name);
+		if (fe->layout_case == LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_VALUE)
+		{
+			if (lt_type_is_var_width(c->field->type) || fe->bits_per_value == 0 || fe->bits_per_value % 8 != 0)
+				return LT21_CORRUPT(w, err, "packed struct field \"%s\" of type %s stored as %llu-bit values",
+									c->field->name, lt_type_name(c->field->type),
+									(unsigned long long) fe->bits_per_value);
+			f->fixed = true;
+			LT_TRY(fz_fsl_plan(w, fe->value, c, fe->bits_per_value, &f->fsl, err));
+			widest = f->fsl.record > widest ? f->fsl.record : widest;
+		}
+		else if (fe->layout_case == LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_LENGTH)
+		{
+			if (!lt_type_is_var_width(c->field->type) || (fe->bits_per_length != 32 && fe->bits_per_length != 64))
+				return LT21_CORRUPT(w, err, "packed struct field \"%s\" of type %s with %llu-bit lengths",
+									c->field->name, lt_type_name(c->field->type),
+									(unsigned long long) fe->bits_per_length);
+			f->len_bytes = (unsigned) (fe->bits_per_length / 8);
+			LT_TRY(fz_var_plan(w, fe->value, &f->var, err));
+		}
+		else
+			return LT21_CORRUPT(w, err, "packed struct field \"%s\" without a layout", c->field->name);
+	}
+	pk->zero = lt_calloc(1, widest + 1);
+	return pk->zero ? LT_OK : lt_nomem(err);
+}
+
+/*
+ * Append one row of len bytes at v.  An empty row (a null struct) gives
+ * zero and empty fields, as the writer's reader does.
+ */
+static lt_code
+fz_put_packed(const lt21_where *w, const fz_packed *pk, const uint8_t *v, uint64_t len, lt_error *err)
+{
+	lt_array   *st = pk->arr;
+	uint64_t	pos = 0;
+
+	for (int i = 0; len == 0 && i < pk->n; i++)
+	{
+		lt_array   *c = st->children[i];
+
+		if (pk->f[i].fixed)
+			LT_TRY(fz_put_fixed(&pk->f[i].fsl, pk->zero, 1, err));
+		else
+		{
+			LT_TRY(lt_array_reserve(c, 1, err));
+			c->offsets[c->length + 1] = c->offsets[c->length];
+			if (c->validity)
+				c->validity[c->length] = 1;
+			c->length++;
+		}
+	}
+	for (int i = 0; len > 0 && i < pk->n; i++)
+	{
+		const fz_field *f = &pk->f[i];
+
+		if (f->fixed)
+		{
+			if (f->fsl.record > len - pos)
+				return LT21_CORRUPT(w, err, "packed struct row %lld: field %d of %llu bytes runs past its %llu bytes",
+									(long long) st->length, i, (unsigned long long) f->fsl.record,
+									(unsigned long long) len);
+			LT_TRY(fz_put_fixed(&f->fsl, v + pos, 1, err));
+			pos += f->fsl.record;
+		}
+		else
+		{
+			uint64_t	vlen;
+
+			if (f->len_bytes > len - pos)
+				return LT21_CORRUPT(w, err, "packed struct row %lld: length of field %d runs past its %llu bytes",
+									(long long) st->length, i, (unsigned long long) len);
+			vlen = f->len_bytes == 4 ? lt_le32(v + pos) : lt_le64(v + pos);
+			pos += f->len_bytes;
+			if (vlen > len - pos)
+				return LT21_CORRUPT(w, err, "packed struct row %lld: field %d of %llu bytes runs past its %llu bytes",
+									(long long) st->length, i, (unsigned long long) vlen,
+									(unsigned long long) len);
+			LT_TRY(fz_put_var(w, &f->var, st->children[i], v + pos, vlen, err));
+			pos += vlen;
+		}
+	}
+	if (pos != len)
+		return LT21_CORRUPT(w, err, "packed struct row %lld has %llu bytes after its fields",
+							(long long) st->length, (unsigned long long) (len - pos));
+	LT_TRY(lt_array_reserve(st, 1, err));
+	if (st->validity)
+		st->validity[st->length] = 1;
+	st->length++;
+	return LT_OK;
+}
+
 lt_code
 lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__FullZipLayout *fz,
 					const lt21_bufs *bufs, lt21_page *pg, lt_error *err)
@@ -244,6 +398,8 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 	uint32_t	def_mask;
 	fz_fsl		plan;
 	fz_var		vk = {0};
+	fz_packed	pk = {0};
+	bool		packed = lt21_is_packed(leaf);
 	lt_code		rc = LT_OK;
 
 	if (bufs->n < 1)
@@ -269,7 +425,7 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 		fixed = false;
 		if (fz->bits_per_offset != 32 && fz->bits_per_offset != 64)
 			return LT21_CORRUPT(w, err, "full-zip lengths of %u bits", fz->bits_per_offset);
-		if (!lt_type_is_var_width(leaf->type))
+		if (!lt_type_is_var_width(leaf->type) && !packed)
 			return LT21_CORRUPT(w, err, "variable-width full-zip page for type %s", lt_type_name(leaf->type));
 		unit = fz->bits_per_offset / 8;
 	}
@@ -280,7 +436,9 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 		return LT21_CORRUPT(w, err, "%llu full-zip levels cannot fit in %llu bytes",
 							(unsigned long long) n_items, (unsigned long long) len);
 
-	if (!fixed)
+	if (!fixed && packed)
+		rc = fz_packed_plan(w, fz->value_compression, pg->values, &pk, err);
+	else if (!fixed)
 		rc = fz_var_plan(w, fz->value_compression, &vk, err);
 	if (rc == LT_OK && cw == 0 && fixed)
 	{
@@ -342,9 +500,12 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 					break;
 				}
 				pos += unit;
-				rc = fz_put_var(w, &vk, pg->values, p + pos, vlen, err);
+				rc = packed ? fz_put_packed(w, &pk, p + pos, vlen, err)
+					: fz_put_var(w, &vk, pg->values, p + pos, vlen, err);
 				pos += vlen;
 			}
+			else if (packed)
+				rc = fz_put_packed(w, &pk, p, 0, err);	/* null: empty fields */
 			else
 				rc = fz_put_var(w, &vk, pg->values, p, 0, err);	/* null: empty */
 		}
@@ -356,6 +517,7 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 		rc = LT21_CORRUPT(w, err, "%llu visible values, the page says %u",
 						  (unsigned long long) n_vis, fz->num_visible_items);
 	lt_free(vk.fsst);
+	fz_packed_free(&pk);
 	if (rc != LT_OK)
 		return rc;
 	pg->rep = rep;

@@ -367,6 +367,19 @@ lt21_dict_resolve(const lt21_where *w, lt21_page *pg, const uint16_t *def, lt_er
 	return LT_OK;
 }
 
+/* String data is never NULL, even when every string is empty (packed struct children too). */
+static lt_code
+string_data(lt_array *a, lt_error *err)
+{
+	if (lt_type_is_var_width(a->field->type))
+		return lt_array_reserve_data(a, 0, err);
+	if (a->field->type == LT_TYPE_STRUCT)
+		for (int i = 0; i < a->n_children; i++)
+			if (a->children[i])
+				LT_TRY(string_data(a->children[i], err));
+	return LT_OK;
+}
+
 lt_code
 lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayout *layout,
 				 uint64_t num_rows, const lt21_bufs *bufs, lt21_page **out, lt_error *err)
@@ -380,7 +393,8 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 		pg = NULL;
 	}
 	*out = NULL;
-	if (!layout || !lt_field_is_leaf(leaf) || (leaf->type == LT_TYPE_FIXED_LIST && leaf->n_children != 1))
+	if (!layout || (!lt_field_is_leaf(leaf) && !lt21_is_packed(leaf)) ||
+		(leaf->type == LT_TYPE_FIXED_LIST && (leaf->n_children != 1 || !lt_field_is_leaf(leaf->children[0]))))
 	{
 		lt21_page_free(pg);
 		if (!layout)
@@ -395,9 +409,8 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 		if (!pg)
 			return lt_nomem(err);
 		rc = lt_array_new(leaf, &pg->values, err);
-		/* string data is never NULL, even when every string is empty */
-		if (rc == LT_OK && lt_type_is_var_width(leaf->type))
-			rc = lt_array_reserve_data(pg->values, 0, err);
+		if (rc == LT_OK)
+			rc = string_data(pg->values, err);
 	}
 	pg->num_rows = num_rows;
 	if (rc == LT_OK)

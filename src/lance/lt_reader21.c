@@ -2,13 +2,14 @@
  * lt_reader21.c — the field reader of 2.1 / 2.2 / 2.3 data files.
  *
  * In 2.1+ only leaves own columns (primitives, strings, fixed-size lists of
- * primitives); struct and list parents are carried as rep/def layers by each
- * leaf below them.  A table field therefore reads as the merge of its leaves,
- * taken in pre-order: the first present leaf under a parent writes the
- * parent's slots (validity, list offsets), later leaves only their own
- * subtrees, and whatever no leaf wrote (leaves missing from this file) is
- * padded with nulls at the end.  Each leaf keeps its current decoded page,
- * so sequential reads decode every page once.
+ * primitives, packed structs); struct, list and map parents are carried as
+ * rep/def layers by each leaf below them, and so are fixed-size lists of
+ * structs (2.2+), whose leaves hold one column row per list item.  A table
+ * field therefore reads as the merge of its leaves, taken in pre-order: the
+ * first present leaf under a parent writes the parent's slots (validity, list
+ * offsets), later leaves only their own subtrees, and whatever no leaf wrote
+ * (leaves missing from this file) is padded with nulls at the end.  Each leaf
+ * keeps its current decoded page, so sequential reads decode every page once.
  */
 #include "lt_enc21.h"
 
@@ -29,6 +30,7 @@ typedef struct leaf21
 	int			child_idx[LT21_MAX_LAYERS]; /* index of path[i] among path[i - 1]'s children */
 	int			depth;
 	int			first_owned;
+	uint64_t	mult;			/* column rows per table row: dims of fixed-size lists of structs above */
 	int32_t		column;
 	int			n_pages;
 	uint64_t   *page_start;		/* [n_pages + 1] first row of each page */
@@ -243,7 +245,7 @@ pad_missing(const char *path, lt_array *a, lt_error *err)
 
 	if (t == LT_TYPE_STRUCT)
 		want = a->length;
-	else if (t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST)
+	else if (t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST || t == LT_TYPE_MAP)
 		want = a->offsets ? a->offsets[a->length] : 0;
 	else if (t == LT_TYPE_FIXED_LIST)
 		want = a->length * (int64_t) a->field->fixed_size;
@@ -274,8 +276,8 @@ reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_
 	{
 		leaf21	   *lf = &rd->leaves[i];
 		lt_array   *nodes[LT21_MAX_LAYERS];
-		uint64_t	row = start,
-					end = start + n;
+		uint64_t	row = start * lf->mult,
+					end = (start + n) * lf->mult;
 
 		if (lf->column < 0)
 			continue;
@@ -308,20 +310,32 @@ reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_
 
 static const lt_field_reader_ops reader21_ops = {reader21_read, reader21_free};
 
-/* Collect the leaves under `f` in pre-order. */
+/*
+ * Collect the leaves under `f` in pre-order.  A struct that owns a column of
+ * its own (a packed struct) is a leaf: its children are stored inside it.
+ */
 static lt_code
-collect_leaves(lt_file *file, const lt_field *f, leaf21 *cur, int depth, leaf21 **leaves, int *n,
-			   int *cap, lt_error *err)
+collect_leaves(lt_file *file, const lt_column_map *map, const lt_field *f, leaf21 *cur, int depth,
+			   leaf21 **leaves, int *n, int *cap, lt_error *err)
 {
+	bool		packed,
+				fsl_nested;
+	uint64_t	mult = cur->mult;
+
 	if (depth >= LT21_MAX_LAYERS)
 		return lt_error_set(err, LT_EUNSUPPORTED, "%s: field \"%s\" is nested too deeply", file->path, f->name);
 	cur->path[depth] = f;
-	if (f->type == LT_TYPE_MAP)
-		return lt_error_set(err, LT_EUNSUPPORTED, "%s: map field \"%s\"", file->path, f->name);
-	if (f->type == LT_TYPE_FIXED_LIST && (f->n_children != 1 || !lt_field_is_leaf(f->children[0])))
-		return lt_error_set(err, LT_EUNSUPPORTED, "%s: fixed-size list of non-primitive \"%s\"",
-							file->path, f->name);
-	if (lt_field_is_leaf(f))
+	if (f->type == LT_TYPE_FIXED_LIST && f->n_children != 1)
+		return lt_corrupt(err, "%s: fixed-size list \"%s\" has %d children", file->path, f->name, f->n_children);
+	/*
+	 * A fixed-size list of structs (2.2+) is no column: its leaves below
+	 * carry it as an item layer, each row repeated for every item.
+	 */
+	fsl_nested = f->type == LT_TYPE_FIXED_LIST && !lt_field_is_leaf(f->children[0]);
+	if (fsl_nested && !lt_mul_ok(cur->mult, (uint64_t) f->fixed_size, &cur->mult))
+		return lt_corrupt(err, "%s: fixed-size lists under \"%s\" are too large", file->path, f->name);
+	packed = lt21_is_packed(f) && map && lt_column_map_find(map, f->id) >= 0;
+	if ((lt_field_is_leaf(f) && !fsl_nested) || packed)
 	{
 		if (*n == *cap)
 		{
@@ -338,13 +352,15 @@ collect_leaves(lt_file *file, const lt_field *f, leaf21 *cur, int depth, leaf21 
 		(*n)++;
 		return LT_OK;
 	}
-	if ((f->type == LT_TYPE_LIST || f->type == LT_TYPE_LARGE_LIST) && f->n_children != 1)
+	/* a map is a list of its entries struct (2.2+) */
+	if ((f->type == LT_TYPE_LIST || f->type == LT_TYPE_LARGE_LIST || f->type == LT_TYPE_MAP) && f->n_children != 1)
 		return lt_corrupt(err, "%s: list field \"%s\" has %d children", file->path, f->name, f->n_children);
 	for (int i = 0; i < f->n_children; i++)
 	{
 		cur->child_idx[depth + 1] = i;
-		LT_TRY(collect_leaves(file, f->children[i], cur, depth + 1, leaves, n, cap, err));
+		LT_TRY(collect_leaves(file, map, f->children[i], cur, depth + 1, leaves, n, cap, err));
 	}
+	cur->mult = mult;
 	return LT_OK;
 }
 
@@ -352,7 +368,8 @@ static lt_code
 setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
 {
 	Lt__Pb__ColumnMetadata *cm;
-	uint64_t	row = 0;
+	uint64_t	row = 0,
+				want;
 
 	lf->cur = -1;
 	if (lf->column >= 0 && (uint32_t) lf->column >= f->num_columns)
@@ -374,9 +391,15 @@ setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
 			return lt_corrupt(err, "%s: column %d page %zu: row count overflows", f->path, lf->column, p);
 	}
 	lf->page_start[cm->n_pages] = row;
-	if (row != f->num_rows)
-		return lt_corrupt(err, "%s: column %d has %llu rows in its pages, the file %llu",
-						  f->path, lf->column, (unsigned long long) row, (unsigned long long) f->num_rows);
+	/* under fixed-size lists of structs a column counts their items */
+	if (!lt_mul_ok(f->num_rows, lf->mult, &want) || row != want)
+		return lt_corrupt(err, "%s: column %d has %llu rows in its pages, the file %llu (x %llu)",
+						  f->path, lf->column, (unsigned long long) row, (unsigned long long) f->num_rows,
+						  (unsigned long long) lf->mult);
+	for (int p = 0; lf->mult > 1 && p < lf->n_pages; p++)
+		if (lf->page_start[p] % lf->mult != 0)
+			return lt_corrupt(err, "%s: column %d page %d starts inside a fixed-size list (row %llu)",
+							  f->path, lf->column, p, (unsigned long long) lf->page_start[p]);
 	return LT_OK;
 }
 
@@ -399,7 +422,8 @@ lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
 	rd->base.field = field;
 	rd->base.num_rows = f->num_rows;
 	memset(&cur, 0, sizeof(cur));
-	rc = collect_leaves(f, field, &cur, 0, &rd->leaves, &rd->n_leaves, &cap, err);
+	cur.mult = 1;
+	rc = collect_leaves(f, map, field, &cur, 0, &rd->leaves, &rd->n_leaves, &cap, err);
 	for (int i = 0; rc == LT_OK && i < rd->n_leaves; i++)
 	{
 		leaf21	   *lf = &rd->leaves[i];

@@ -17,12 +17,18 @@
  *                         children, while a null struct still has them.
  * The slot is valid if def <= base(k), an empty (valid) list if def is k's
  * empty value, and null otherwise when the layer is nullable.
+ *
+ * A map is a list layer over its entries struct.  A fixed-size list of
+ * structs (2.2+) is an item layer whose levels the writer repeats once per
+ * list item, so it and every node outside it take one slot per `dim` levels
+ * (the writer puts no lists around it).
  */
 #include "lt_enc21.h"
 
 #include <string.h>
 
 #include "lt_alloc.h"
+#include "lt_bytes.h"
 
 static int
 layer_ndef(int l)
@@ -128,13 +134,27 @@ total_def(const lt21_page *pg)
 
 /*
  * Null the leaf items [start, start + n) of v whose def[i] != 0, zeroing
- * fixed values and emptying strings.
+ * fixed values and emptying strings.  A packed struct's children are nulled
+ * with it, as the children of a null struct are elsewhere.
  */
 static lt_code
 apply_validity(lt_array *v, int64_t start, int64_t n, const uint16_t *def, lt_error *err)
 {
 	int			width = lt21_leaf_width(v->field);
 	bool		dirty = false;
+
+	if (v->field->type == LT_TYPE_STRUCT)
+		for (int c = 0; c < v->n_children; c++)
+		{
+			lt_array   *ch = v->children[c];
+
+			if (!ch)
+				continue;
+			if (ch->length < start + n)
+				return lt_error_set(err, LT_EINVALID, "packed struct child \"%s\" has %lld slots, its struct %lld",
+									ch->field->name, (long long) ch->length, (long long) (start + n));
+			LT_TRY(apply_validity(ch, start, n, def, err));
+		}
 
 	for (int64_t i = 0; i < n; i++)
 	{
@@ -272,6 +292,23 @@ lt21_page_index(const lt21_where *w, lt21_page *pg, lt_error *err)
 	return rc;
 }
 
+/*
+ * Levels per slot of nodes[d]: a fixed-size list of structs repeats each of
+ * its levels once per item, so it and every node outside it take `dim`
+ * levels per slot (0 when that overflows).
+ */
+static uint64_t
+fsl_span(lt_array *const *nodes, int depth, int d)
+{
+	uint64_t	m = 1;
+
+	for (int j = d; j < depth - 1; j++)
+		if (nodes[j]->field->type == LT_TYPE_FIXED_LIST &&
+			!lt_mul_ok(m, (uint64_t) nodes[j]->field->fixed_size, &m))
+			return 0;
+	return m;
+}
+
 /* Mark slot `i` of a (reserved) node null or valid. */
 static inline lt_code
 set_slot(lt_array *a, int64_t i, bool valid, lt_error *err)
@@ -310,7 +347,7 @@ lt21_page_append(const lt21_where *w, lt21_page *pg, lt_array *const *nodes, int
 	{
 		lt_type_id	t = nodes[depth - 1 - k]->field->type;
 
-		if ((t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST) != lt21_layer_is_list(pg->layers[k]))
+		if ((t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST || t == LT_TYPE_MAP) != lt21_layer_is_list(pg->layers[k]))
 			return LT21_CORRUPT(w, err, "rep/def layer %d (%d) does not fit field \"%s\" of type %s",
 								k, pg->layers[k], nodes[depth - 1 - k]->field->name, lt_type_name(t));
 	}
@@ -350,12 +387,16 @@ lt21_page_append(const lt21_where *w, lt21_page *pg, lt_array *const *nodes, int
 
 	if (!pg->rep)
 	{
-		/* no lists: one slot per level at every layer */
+		/* no lists: one slot per level (per span of a fixed-size list) at every layer */
 		for (int k = 1; k <= top; k++)
 		{
 			lt_array   *a = nodes[depth - 1 - k];
+			uint64_t	m = fsl_span(nodes, depth, depth - 1 - k);
 
-			for (uint64_t i = l0; i < l1; i++)
+			if (m == 0 || l0 % m != 0 || (l1 - l0) % m != 0)
+				return LT21_CORRUPT(w, err, "levels %llu..%llu do not cover whole fixed-size lists of %llu",
+									(unsigned long long) l0, (unsigned long long) l1, (unsigned long long) m);
+			for (uint64_t i = l0; i < l1; i += m)
 			{
 				uint16_t	d = pg->def ? pg->def[i] : 0;
 
@@ -365,6 +406,8 @@ lt21_page_append(const lt21_where *w, lt21_page *pg, lt_array *const *nodes, int
 		}
 		return LT_OK;
 	}
+	if (fsl_span(nodes, depth, 0) != 1)
+		return LT21_UNSUPPORTED(w, err, "lists around a fixed-size list of structs");
 
 	for (uint64_t i = l0; i < l1; i++)
 	{

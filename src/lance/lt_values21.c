@@ -3,7 +3,8 @@
  *
  * Three shapes of decoding share these encodings:
  *   mini-block: one chunk's value buffers (Flat, InlineBitpacking, Rle,
- *               ByteStreamSplit, Variable, Fsst, FixedSizeList, General)
+ *               ByteStreamSplit, Variable, Fsst, FixedSizeList, General,
+ *               PackedStruct)
  *   block:      one whole buffer (rep/def levels, dictionaries: Flat,
  *               InlineBitpacking, OutOfLineBitpacking, Rle, Variable, General)
  *   per value:  FullZip (in lt_fullzip.c)
@@ -33,6 +34,7 @@ typedef Lt__Enc21__CompressiveEncoding enc_t;
 #define ENC_BSS LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_BYTE_STREAM_SPLIT
 #define ENC_GENERAL LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_GENERAL
 #define ENC_FSL LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST
+#define ENC_PACKED LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT
 
 /* Encodings nest (General of Fsst of Variable ...); a few levels suffice. */
 #define MAX_NESTING 8
@@ -780,6 +782,96 @@ mb_fsl(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 	return LT_OK;
 }
 
+/*
+ * PackedStruct: rows of the children's fixed-width values side by side
+ * (bits_per_value[i] each, whole bytes), encoded as one fixed-width value.
+ */
+static lt_code
+mb_packed(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
+		  uint64_t n, lt_array *dst, lt_error *err)
+{
+	const Lt__Enc21__PackedStruct *ps;
+	uint64_t	off[LT21_MAX_PACKED_FIELDS];
+	uint64_t	row = 0;
+	const uint8_t *src;
+	uint8_t    *tmp = NULL;
+	uint64_t	bytes;
+	lt_code		rc = LT_OK;
+
+	if (enc_case(e) != ENC_PACKED)
+		return LT21_UNSUPPORTED(w, err, "value encoding %d for a struct", enc_case(e));
+	ps = e->packed_struct;
+	if (ps->n_bits_per_value != (size_t) dst->n_children || dst->n_children > LT21_MAX_PACKED_FIELDS)
+		return LT21_CORRUPT(w, err, "packed struct of %zu fields where the schema has %d",
+							ps->n_bits_per_value, dst->n_children);
+	for (int i = 0; i < dst->n_children; i++)
+	{
+		const lt_array *c = dst->children[i];
+		int			width = c ? lt21_leaf_width(c->field) : 0;
+
+		/* the writer packs whole bytes of plain fixed-width children only */
+		if (width == 0 || c->field->type == LT_TYPE_BOOL)
+			return LT21_UNSUPPORTED(w, err, "packed struct field \"%s\" of type %s",
+									c ? c->field->name : "?", c ? lt_type_name(c->field->type) : "?");
+		if (ps->bits_per_value[i] != (uint64_t) width * 8)
+			return LT21_CORRUPT(w, err, "packed struct field \"%s\" of %llu bits for type %s",
+								c->field->name, (unsigned long long) ps->bits_per_value[i],
+								lt_type_name(c->field->type));
+		off[i] = row;
+		row += (uint64_t) width;
+	}
+	if (!lt_mul_ok(n, row, &bytes) || bytes > ((uint64_t) 1 << 31))
+		return LT21_CORRUPT(w, err, "%llu packed rows of %llu bytes are too many",
+							(unsigned long long) n, (unsigned long long) row);
+	if (n == 0)
+		return LT_OK;
+	if (enc_case(ps->values) == ENC_FLAT && !ps->values->flat->data)
+	{
+		/* plain rows: read them in place */
+		if (nbuf != 1)
+			return LT21_CORRUPT(w, err, "packed struct values in %d buffers", nbuf);
+		if (ps->values->flat->bits_per_value != (uint64_t) row * 8)
+			return LT21_CORRUPT(w, err, "packed rows of %llu bits, the fields add up to %llu",
+								(unsigned long long) ps->values->flat->bits_per_value,
+								(unsigned long long) row * 8);
+		if (bytes > bl[0])
+			return LT21_CORRUPT(w, err, "packed buffer of %llu bytes holds fewer than %llu rows of %llu bytes",
+								(unsigned long long) bl[0], (unsigned long long) n, (unsigned long long) row);
+		src = bp[0];
+	}
+	else
+	{
+		tmp = lt_malloc(bytes);
+		if (!tmp)
+			return lt_nomem(err);
+		rc = mb_fixed(w, ps->values, nbuf, bp, bl, n, (unsigned) row, tmp, 1, err);
+		src = tmp;
+	}
+	for (int i = 0; rc == LT_OK && i < dst->n_children; i++)
+	{
+		lt_array   *c = dst->children[i];
+		unsigned	width = (unsigned) lt21_leaf_width(c->field);
+		uint8_t    *out;
+
+		rc = lt_array_reserve(c, (int64_t) n, err);
+		if (rc != LT_OK)
+			break;
+		out = c->values + c->length * width;
+		for (uint64_t r = 0; r < n; r++)
+			memcpy(out + r * width, src + r * row + off[i], width);
+		if (c->validity)
+			memset(c->validity + c->length, 1, n);
+		c->length += (int64_t) n;
+	}
+	lt_free(tmp);
+	LT_TRY(rc);
+	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+	if (dst->validity)
+		memset(dst->validity + dst->length, 1, n);
+	dst->length += (int64_t) n;
+	return LT_OK;
+}
+
 lt_code
 lt21_mb_decode_values(const lt21_where *w, const enc_t *enc, int nbuf, const uint8_t *const *bp,
 					  const uint64_t *bl, uint64_t n, lt_array *dst, lt_error *err)
@@ -790,6 +882,8 @@ lt21_mb_decode_values(const lt21_where *w, const enc_t *enc, int nbuf, const uin
 		return mb_var(w, enc, nbuf, bp, bl, n, dst, NULL, 0, err);
 	if (t == LT_TYPE_FIXED_LIST)
 		return mb_fsl(w, enc, nbuf, bp, bl, n, dst, 0, err);
+	if (t == LT_TYPE_STRUCT)
+		return mb_packed(w, enc, nbuf, bp, bl, n, dst, err);
 	return mb_fixed_into(w, enc, nbuf, bp, bl, n, dst, err);
 }
 

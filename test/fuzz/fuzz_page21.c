@@ -1,10 +1,11 @@
 /*
  * fuzz_page21.c — libFuzzer target for the Lance 2.1+ page decoder.
  *
- * Input: u8 field kind, u16 LE layout length, a serialized PageLayout
- * protobuf, u16 LE row count, u8 buffer count (<= 4), then for each buffer a
- * u32 LE length and its bytes (cut short at the end of the input).  The page
- * is decoded as a leaf of the chosen kind, then read back in two slices.
+ * Input: u8 field kind (low 7 bits; the high bit asks for lazy decoding),
+ * u16 LE layout length, a serialized PageLayout protobuf, u16 LE row count,
+ * u8 buffer count (<= 4), then for each buffer a u32 LE length and its bytes
+ * (cut short at the end of the input).  The page is decoded as a leaf of the
+ * chosen kind, then read back in two slices.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,31 @@ static lt_field f_sx = {.id = 2, .name = "x", .type = LT_TYPE_INT32, .byte_width
 static lt_field *struct_children[] = {&f_sx};
 static lt_field f_struct = {.id = 1, .name = "st", .type = LT_TYPE_STRUCT, .n_children = 1,
 	.children = struct_children, .nullable = true};
+/* packed struct<a: int32, s: utf8, v: fsl<float32, 2>, b: int64> and a list of it */
+static lt_field f_pa = {.id = 2, .name = "a", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field f_ps = {.id = 3, .name = "s", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field f_pb = {.id = 4, .name = "b", .type = LT_TYPE_INT64, .byte_width = 8, .nullable = true};
+static lt_field *packed_children[] = {&f_pa, &f_ps, &f_fsl, &f_pb};
+static lt_field f_packed = {.id = 1, .name = "p", .type = LT_TYPE_STRUCT, .n_children = 4,
+	.children = packed_children, .nullable = true};
+static lt_field *fixed_packed_children[] = {&f_pa, &f_pb};
+static lt_field f_fpacked = {.id = 5, .name = "item", .type = LT_TYPE_STRUCT, .n_children = 2,
+	.children = fixed_packed_children, .nullable = true};
+static lt_field *plist_children[] = {&f_fpacked};
+static lt_field f_plist = {.id = 6, .name = "pl", .type = LT_TYPE_LIST, .n_children = 1,
+	.children = plist_children, .nullable = true};
+/* fixed_size_list<struct<x: int32>, 3> and map<utf8, int32> (2.2+) */
+static lt_field *fs_struct_children[] = {&f_struct};
+static lt_field f_fsstruct = {.id = 7, .name = "fs", .type = LT_TYPE_FIXED_LIST, .fixed_size = 3, .n_children = 1,
+	.children = fs_struct_children, .nullable = true};
+static lt_field f_mkey = {.id = 9, .name = "key", .type = LT_TYPE_UTF8};
+static lt_field f_mval = {.id = 10, .name = "value", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field *entries_children[] = {&f_mkey, &f_mval};
+static lt_field f_entries = {.id = 8, .name = "entries", .type = LT_TYPE_STRUCT, .n_children = 2,
+	.children = entries_children};
+static lt_field *map_children[] = {&f_entries};
+static lt_field f_map = {.id = 7, .name = "m", .type = LT_TYPE_MAP, .n_children = 1, .children = map_children,
+	.nullable = true};
 
 /* top-level field and its leaf, by kind */
 static const struct
@@ -49,10 +75,12 @@ static const struct
 }			kinds[] = {
 	{&f_i32, &f_i32}, {&f_u64, &f_u64}, {&f_bool, &f_bool}, {&f_str, &f_str}, {&f_lbin, &f_lbin},
 	{&f_fsl, &f_fsl}, {&f_list, &f_li}, {&f_outer, &f_ls}, {&f_struct, &f_sx},
+	{&f_packed, &f_packed}, {&f_fpacked, &f_fpacked}, {&f_plist, &f_fpacked},
+	{&f_fsstruct, &f_sx}, {&f_map, &f_mkey},
 };
 
 static void
-read_back(lt21_page *pg, const lt_field *top)
+read_back(lt21_page *pg, const lt_field *top, const lt_field *leaf)
 {
 	lt_array   *a = NULL;
 	lt_array   *nodes[8];
@@ -64,7 +92,7 @@ read_back(lt21_page *pg, const lt_field *top)
 	if (lt_array_new(top, &a, &err) != LT_OK)
 		return;
 	nodes[0] = a;
-	while (nodes[depth - 1]->field->type == LT_TYPE_LIST || nodes[depth - 1]->field->type == LT_TYPE_STRUCT)
+	while (nodes[depth - 1]->field != leaf && nodes[depth - 1]->n_children > 0 && depth < 8)
 	{
 		nodes[depth] = nodes[depth - 1]->children[0];
 		depth++;
@@ -99,7 +127,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		!lt_cursor_take(&c, layout_len, &layout_p) || !lt_cursor_u16(&c, &rows) ||
 		!lt_cursor_take(&c, 1, &nb_p))
 		return 0;
-	k = kind_p[0] % (int) (sizeof(kinds) / sizeof(kinds[0]));
+	k = (kind_p[0] & 0x7f) % (int) (sizeof(kinds) / sizeof(kinds[0]));
 	nb = nb_p[0] % 5;
 	for (int i = 0; i < nb; i++)
 	{
@@ -123,7 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bufs.stable = (kind_p[0] & 0x80) != 0;
 	if (lt21_page_decode(&w, kinds[k].leaf, layout, rows, &bufs, &pg, &err) == LT_OK)
 	{
-		read_back(pg, kinds[k].top);
+		read_back(pg, kinds[k].top, kinds[k].leaf);
 		lt21_page_free(pg);
 	}
 	lt__enc21__page_layout__free_unpacked(layout, lt_protobuf_allocator());

@@ -2,7 +2,8 @@
 // ref.mjs: lt_fdw's interop harness around the real Lance engine (@lancedb/lancedb 0.31.0, which is lance 8.0.0).
 //
 //   node ref.mjs make  <dir> <spec.json>                                      create a dataset from a spec
-//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid]  rows as JSON lines (README.md)
+//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
+//                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
 //   node ref.mjs gen   <spec.json>                                            the rows a spec generates
 //   node ref.mjs build <outdir> <spec.json>...                                make + expected scans + cases
@@ -40,7 +41,8 @@ const UNIT_SCALE = [1n, 1000n, 1000000n, 1000000000n];
 const UNIT_DIGITS = [0, 3, 6, 9];
 
 // Type grammar: scalar names above, fixed_size_binary(N), time32[s|ms], time64[us|ns], timestamp[unit] or
-// timestamp[unit, TZ], decimal128(P,S), list<T>, fixed_size_list<T,N>, struct<name:T,...>.
+// timestamp[unit, TZ], decimal128(P,S), list<T>, fixed_size_list<T,N>, struct<name:T,...>, map<K,V> (entries
+// struct<key: K not null, value: V>).
 function parseType(src) {
   const toks = src.match(/[A-Za-z_][A-Za-z0-9_/+-]*|\d+|[<>(),:\[\]]/g) || [];
   let k = 0;
@@ -54,6 +56,10 @@ function parseType(src) {
     switch (w) {
       case "list": { expect("<"); const t = one(); expect(">"); return new A.List(item(t)); }
       case "fixed_size_list": { expect("<"); const t = one(); expect(","); const n = num(); expect(">"); return new A.FixedSizeList(n, item(t)); }
+      case "map": {
+        expect("<"); const k = one(); expect(","); const v = one(); expect(">");
+        return new A.Map_(new A.Field("entries", new A.Struct([new A.Field("key", k, false), new A.Field("value", v, true)]), false));
+      }
       case "struct": {
         expect("<"); const fields = [];
         for (;;) { const n = next(); expect(":"); fields.push(new A.Field(n, one(), true)); if (peek() === ",") { next(); continue; } break; }
@@ -170,7 +176,9 @@ function buildData(type, vals) {
   const n = vals.length;
   let nullCount = 0;
   const validity = new Uint8Array((n + 7) >> 3);
-  for (let i = 0; i < n; i++) if (vals[i] === null || vals[i] === undefined) nullCount++; else validity[i >> 3] |= 1 << (i & 7);
+  // a struct value {$null: true, ...fields} is a null struct whose children still hold those fields
+  const isNullVal = (v) => v === null || v === undefined || (type.typeId === T.Struct && v.$null === true);
+  for (let i = 0; i < n; i++) if (isNullVal(vals[i])) nullCount++; else validity[i >> 3] |= 1 << (i & 7);
   const common = { type, length: n, nullCount, nullBitmap: nullCount ? validity : undefined };
   const each = (conv, dflt) => vals.map((v) => (v === null || v === undefined ? dflt : conv(v)));
   const enc = new TextEncoder();
@@ -226,7 +234,7 @@ function buildData(type, vals) {
       }
       return A.makeData({ ...common, child: buildData(type.children[0].type, items) });
     }
-    case T.List: {
+    case T.List: case T.Map: { // a map value is a list of {key, value}
       const offs = new Int32Array(n + 1), items = [];
       vals.forEach((v, i) => { if (v) items.push(...v); offs[i + 1] = items.length; });
       return A.makeData({ ...common, valueOffsets: offs, child: buildData(type.children[0].type, items) });
@@ -272,7 +280,7 @@ function jsonValue(d, i) {
       for (let k = w - 1; k >= 0; k--) v = (v << 32n) | BigInt(d.values[i * w + k]);
       return fmtDecimal(BigInt.asIntN(t.bitWidth, v), t.scale);
     }
-    case T.List: {
+    case T.List: case T.Map: {
       const out = [];
       for (let k = d.valueOffsets[i]; k < d.valueOffsets[i + 1]; k++) out.push(jsonValue(d.children[0], k));
       return out;
@@ -362,16 +370,20 @@ function defaultValue(t, i, c) {
   }
 }
 
-// Column spec: {name, type, nullable, null_every, gen, metadata, item_null_every, child_null_every}.
+// Column spec: {name, type, nullable, null_every, gen, metadata, item_metadata, item_null_every, child_null_every,
+// null_children}.
 // A nullable value at row i of column c is null when null_every == 1, or k = null_every > 1 and (i + 3c) % k == 0.
+// A null struct has null children, or with null_children "values" generated children under its null (as arrow
+// writers that take a validity mask make them; lance packs such structs, it cannot pack null children).
 const isNull = (k, i, c) => k === 1 || (k > 1 && (i + 3 * c) % k === 0);
+const nullValue = (col, t, i, c, k) => (t.typeId === T.Struct && col.null_children === "values" ? { ...genNested(col, t, i, c, k), $null: true } : null);
 function genColumnValue(col, t, i, c, dflt) {
   const g = col.gen, nullEvery = col.null_every ?? dflt;
   if (g === "seq" || (g && g.seq !== undefined)) {
     const v = (g.seq ?? 0) + i * (g.step ?? 1);
     return isInt64(t) ? String(v) : t.typeId === T.Utf8 || t.typeId === T.LargeUtf8 ? `row-${v}` : v;
   }
-  if (col.nullable !== false && isNull(nullEvery, i, c)) return null;
+  if (col.nullable !== false && isNull(nullEvery, i, c)) return nullValue(col, t, i, c, nullEvery);
   if (g?.const !== undefined) return g.const;
   if (g?.cycle) return g.cycle[i % g.cycle.length];
   if (g?.runs) {
@@ -389,7 +401,14 @@ function genNested(col, t, i, c, nullEvery) {
       const it = t.children[0].type, ie = col.item_null_every ?? (t.typeId === T.List ? 6 : 0);
       // lance rejects NaN in fixed_size_list<float> (vector) columns: finite floats there unless told otherwise
       const sub = { ...col, gen: g.item ?? (t.typeId === T.FixedSizeList && it.typeId === T.Float ? { finite: true } : undefined), null_every: ie };
-      return Array.from({ length: n }, (_, k) => (isNull(ie, i * 5 + k, c) ? null : genNested(sub, it, i * 5 + k, c + 1, ie)));
+      return Array.from({ length: n }, (_, k) => (isNull(ie, i * 5 + k, c) ? nullValue(sub, it, i * 5 + k, c + 1, ie) : genNested(sub, it, i * 5 + k, c + 1, ie)));
+    }
+    case T.Map: { // entries and keys are never null; values are, every child_null_every
+      const n = len ?? r % 5, [kf, vf] = t.children[0].type.children, ce = col.child_null_every ?? 5;
+      return Array.from({ length: n }, (_, k) => ({
+        [kf.name]: genNested({ gen: g.key }, kf.type, i * 5 + k, c + 1, 0),
+        [vf.name]: isNull(ce, i * 5 + k, c + 2) ? null : genNested({ ...col, gen: g.value, null_every: ce }, vf.type, i * 5 + k, c + 2, ce),
+      }));
     }
     case T.Struct: {
       const ce = col.child_null_every ?? 5, out = {};
@@ -417,8 +436,15 @@ function generate(schema, cols, { n, start = 0, null_every = 7 }) {
   }
   return rows;
 }
+// item_metadata: field metadata of a list's or fixed-size list's item (e.g. to pack a list's structs)
+function withItemMetadata(t, md) {
+  if (!md) return t;
+  if (t.typeId !== T.List && t.typeId !== T.FixedSizeList) fail(`item_metadata on a ${t} column`);
+  const f = t.children[0], item = new A.Field(f.name, f.type, f.nullable, new Map(Object.entries(md)));
+  return t.typeId === T.List ? new A.List(item) : new A.FixedSizeList(t.listSize, item);
+}
 function specSchema(spec) {
-  return new A.Schema(spec.schema.map((c) => new A.Field(c.name, parseType(c.type), c.nullable !== false, new Map(Object.entries(c.metadata || {})))));
+  return new A.Schema(spec.schema.map((c) => new A.Field(c.name, withItemMetadata(parseType(c.type), c.item_metadata), c.nullable !== false, new Map(Object.entries(c.metadata || {})))));
 }
 
 // =========================================================================================== datasets
@@ -505,11 +531,13 @@ async function make(dir, spec) {
 }
 
 // ============================================================================================== scan
-async function scanLines(dir, { columns, version, withRowid }) {
+async function scanLines(dir, { columns, version, withRowid, filter }) {
   const tbl = await open(dir, version), schema = await tbl.schema();
   const cols = columns ? columns.split(",") : schema.fields.map((f) => f.name);
   for (const c of cols) if (!schema.fields.some((f) => f.name === c)) fail(`no column '${c}' in ${dir}`);
-  const result = await tbl.query().withRowId().select(cols).toArrow();
+  let q = tbl.query().withRowId().select(cols);
+  if (filter) q = q.where(filter); // the engine's own SQL filter (DataFusion), evaluated by lance
+  const result = await q.toArrow();
   const rows = [];
   for (const batch of result.batches) {
     const idx = Object.fromEntries(batch.schema.fields.map((f, j) => [f.name, j])), kids = batch.data.children;
@@ -843,7 +871,7 @@ function parseArgs(argv, flags) {
   return [pos, opt];
 }
 const USAGE = `usage: node ref.mjs make <dir> <spec.json>
-       node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--with-rowid]
+       node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
        node ref.mjs pages <dir> [--version N|TAG]
        node ref.mjs gen <spec.json>
        node ref.mjs build <outdir> <spec.json>...
@@ -862,9 +890,9 @@ async function main() {
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows() })]);
     }
     case "scan": {
-      const [[dir], o] = parseArgs(rest, { columns: true, version: true, "with-rowid": false });
+      const [[dir], o] = parseArgs(rest, { columns: true, version: true, "with-rowid": false, filter: true });
       if (!dir) throw new UsageError("scan needs <dir>");
-      return print(await scanLines(dir, { columns: o.columns, version: o.version, withRowid: !!o["with-rowid"] }));
+      return print(await scanLines(dir, { columns: o.columns, version: o.version, withRowid: !!o["with-rowid"], filter: o.filter }));
     }
     case "pages": {
       const [[dir], o] = parseArgs(rest, { version: true });

@@ -3,6 +3,7 @@
 #
 #   test/interop/run.sh                 everything: generated matrix, encodings, fixtures, corrupted files
 #   test/interop/run.sh scan pages      only some parts (scan take pages fixtures corrupt)
+#   test/interop/run.sh gen             only generate the datasets (for test/interop/pg.sh)
 #
 # Datasets are generated from specs/*.json by ref.mjs into build/interop/<hash of the inputs>/ and reused while
 # ref.mjs, the specs and package-lock.json are unchanged. Every check prints "ok" or "FAIL" with a label; the last
@@ -86,7 +87,7 @@ describe_rc() {
 
 # ------------------------------------------------------------------------------------------ generation
 DATA=""
-if want scan || want take || want pages || want corrupt; then
+if want gen || want scan || want take || want pages || want corrupt; then
 	key=$( (cat "$HERE/ref.mjs" "$HERE/package-lock.json"; for f in "$HERE"/specs/*.json; do echo "$f"; cat "$f"; done; node --version) | sha256sum | cut -c1-16)
 	DATA=$WORK/$key
 	if [ ! -f "$DATA/.complete" ]; then

@@ -290,7 +290,10 @@ decode_mb(const lt_field *leaf, Lt__Enc21__PageLayout *pl, const mbpage *p, cons
 	return rc;
 }
 
-/* Read rows [r0, r0+n) of a single-leaf page into a fresh array of `top`. */
+/*
+ * Read rows [r0, r0+n) of a single-leaf page into a fresh array of `top`,
+ * down the first children (to a packed struct when the page's layers end there).
+ */
 static lt_array *
 read_rows(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error *err)
 {
@@ -301,7 +304,8 @@ read_rows(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error 
 	if (lt_array_new(top, &a, err) != LT_OK)
 		return NULL;
 	nodes[0] = a;
-	while (nodes[depth - 1]->field->type == LT_TYPE_LIST || nodes[depth - 1]->field->type == LT_TYPE_STRUCT)
+	while ((nodes[depth - 1]->field->type == LT_TYPE_LIST ||
+			(nodes[depth - 1]->field->type == LT_TYPE_STRUCT && depth < pg->n_layers)) && depth < 8)
 	{
 		nodes[depth] = nodes[depth - 1]->children[0];
 		depth++;
@@ -1439,6 +1443,474 @@ TEST(fullzip_variable)
 	}
 }
 
+/* ---- packed structs ---- */
+
+/* struct<a: int32, b: int64, c: int16>, packed: rows of 14 bytes */
+static lt_field f_pa = {.id = 2, .name = "a", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+static lt_field f_pb = {.id = 3, .name = "b", .type = LT_TYPE_INT64, .byte_width = 8, .nullable = true};
+static lt_field f_pc = {.id = 4, .name = "c", .type = LT_TYPE_INT16, .byte_width = 2, .nullable = true};
+static lt_field *packed_children[] = {&f_pa, &f_pb, &f_pc};
+static lt_field f_packed = {.id = 1, .name = "p", .type = LT_TYPE_STRUCT, .n_children = 3,
+	.children = packed_children, .nullable = true};
+
+static Lt__Enc21__CompressiveEncoding *
+mk_packed(const uint64_t *bits, int n, Lt__Enc21__CompressiveEncoding *values)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__PackedStruct *ps = lt_calloc(1, sizeof(*ps));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__packed_struct__init(ps);
+	ps->n_bits_per_value = n;
+	ps->bits_per_value = lt_calloc(n, sizeof(uint64_t));
+	memcpy(ps->bits_per_value, bits, n * sizeof(uint64_t));
+	ps->values = values;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT;
+	e->packed_struct = ps;
+	return e;
+}
+
+static void
+packed_row(uint8_t *out, int32_t a, int64_t b, int16_t c)
+{
+	memcpy(out, &a, 4);
+	memcpy(out + 4, &b, 8);
+	memcpy(out + 12, &c, 2);
+}
+
+/* Rows [r0, r0 + n) of a page whose leaf is the packed struct itself. */
+static lt_array *
+read_packed(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error *err)
+{
+	lt_array   *a;
+	lt_array   *nodes[2];
+	int			depth = top->type == LT_TYPE_LIST ? 2 : 1;
+
+	if (lt_array_new(top, &a, err) != LT_OK)
+		return NULL;
+	nodes[0] = a;
+	nodes[1] = depth == 2 ? a->children[0] : NULL;
+	if (lt21_page_append(&W, pg, nodes, depth, 0, r0, n, err) != LT_OK)
+	{
+		lt_array_free(a);
+		return NULL;
+	}
+	return a;
+}
+
+/* Seven rows in two chunks, row 2 and 5 null: eager, lazy and partial reads agree. */
+TEST(mb_packed_struct)
+{
+	static mbpage p;
+	static uint8_t rows[7 * 14];
+	static uint8_t z[8 + 256];
+	uint16_t	def[7] = {0, 0, 1, 0, 0, 1, 0};
+	const uint64_t bits[3] = {32, 64, 16};
+	Lt__Enc21__MiniBlockLayout mb;
+	lt_error	err;
+	size_t		zn;
+
+	for (int i = 0; i < 7; i++)
+		packed_row(rows + i * 14, i * 10 - 3, (int64_t) i << 40, (int16_t) (-i));
+	lt_put64(z, sizeof(rows));
+	zn = 8 + ZSTD_compress(z + 8, sizeof(z) - 8, rows, sizeof(rows), 1);
+	for (int mode = 0; mode < 2; mode++)
+	{
+		/* mode 1: the rows zstd-compressed in one chunk (decoded through a scratch buffer) */
+		Lt__Enc21__CompressiveEncoding *e = mk_packed(bits, 3, mode ? mk_general(2, mk_flat(112)) : mk_flat(112));
+		lt21_page  *pg = NULL;
+		lt_array   *a;
+
+		memset(&p, 0, sizeof(p));
+		if (mode == 0)
+		{
+			add_chunk(&p, &(chunk) {4, NULL, def, 1, {rows}, {4 * 14}, 2}, false, true);
+			add_chunk(&p, &(chunk) {3, NULL, def + 4, 1, {rows + 4 * 14}, {3 * 14}, 0}, false, true);
+		}
+		else
+			add_chunk(&p, &(chunk) {7, NULL, def, 1, {z}, {zn}, 0}, false, true);
+		CHECK_OK(decode_mb(&f_packed, mk_mb_layout(&mb, L_NITEM, 1, e, 7, false, true), &p, NULL, 0, 7, &pg, &err), err);
+		if (pg && (a = read_packed(&f_packed, pg, 1, 6, &err)) != NULL)
+		{
+			lt_array   *ca = a->children[0],
+					   *cb = a->children[1],
+					   *cc = a->children[2];
+
+			CHECK_EQ_INT(a->length, 6);
+			CHECK_EQ_INT(ca->length, 6);
+			CHECK_EQ_INT(cc->length, 6);
+			CHECK(a->validity && a->validity[0] && !a->validity[1] && !a->validity[4] && a->validity[5]);
+			CHECK_EQ_INT(a->null_count, 2);
+			CHECK_EQ_INT(i32_at(ca, 0), 7);
+			CHECK_EQ_INT(i64_at(cb, 2), (int64_t) 3 << 40);
+			CHECK_EQ_INT(((int16_t *) cc->values)[5], -6);
+			/* the fields of a null struct are null and zero */
+			CHECK(ca->validity && !ca->validity[1] && !cb->validity[4] && cc->validity[5]);
+			CHECK_EQ_INT(i32_at(ca, 1), 0);
+			CHECK_EQ_INT(i64_at(cb, 4), 0);
+			lt_array_free(a);
+		}
+		lt21_page_free(pg);
+		pg = NULL;
+		free_enc(e);
+	}
+}
+
+TEST(mb_packed_struct_corrupt)
+{
+	static mbpage p;
+	static uint8_t rows[4 * 14];
+	Lt__Enc21__MiniBlockLayout mb;
+	lt_error	err;
+	lt21_page  *pg = NULL;
+	const uint64_t good[3] = {32, 64, 16},
+				wrong[3] = {32, 32, 16};
+	static lt_field fbool = {.id = 5, .name = "flag", .type = LT_TYPE_BOOL, .byte_width = 1, .nullable = true};
+	static lt_field *bc[] = {&f_pa, &fbool};
+	static lt_field fpb = {.id = 1, .name = "pb", .type = LT_TYPE_STRUCT, .n_children = 2, .children = bc};
+	Lt__Enc21__CompressiveEncoding *e;
+
+	memset(rows, 0x11, sizeof(rows));
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {rows}, {sizeof(rows)}, 0}, false, false);
+	/* a field width that disagrees with its type */
+	e = mk_packed(wrong, 3, mk_flat(80));
+	CHECK_CODE(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err),
+			   LT_ECORRUPT);
+	CHECK(strstr(err.msg, "test.lance: column 3 page 7") != NULL);
+	free_enc(e);
+	/* fewer fields than the schema */
+	e = mk_packed(good, 2, mk_flat(96));
+	CHECK_CODE(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err),
+			   LT_ECORRUPT);
+	free_enc(e);
+	/* rows wider than the fields */
+	e = mk_packed(good, 3, mk_flat(120));
+	CHECK_CODE(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err),
+			   LT_ECORRUPT);
+	free_enc(e);
+	/* more rows than the chunk holds */
+	e = mk_packed(good, 3, mk_flat(112));
+	CHECK_CODE(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 5, false, false), &p, NULL, 0, 5, &pg, &err),
+			   LT_ECORRUPT);
+	/* the same page is fine with the right count */
+	CHECK_OK(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err), err);
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+	/* a packed struct that is not PackedStruct-encoded */
+	e = mk_flat(112);
+	CHECK_CODE(decode_mb(&f_packed, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err),
+			   LT_EUNSUPPORTED);
+	free_enc(e);
+	/* bools are never packed */
+	e = mk_packed((const uint64_t[]) {32, 8}, 2, mk_flat(40));
+	CHECK_CODE(decode_mb(&fpb, mk_mb_layout(&mb, L_ITEM, 1, e, 4, false, false), &p, NULL, 0, 4, &pg, &err),
+			   LT_EUNSUPPORTED);
+	free_enc(e);
+}
+
+/*
+ * list<packed struct<a, b, c>>: rows [{1..}, null], null, [] -> layers
+ * [NULLABLE_ITEM, NULL_AND_EMPTY_LIST]: def item=1, list null=2, empty=3.
+ */
+TEST(mb_list_of_packed_struct)
+{
+	static mbpage p;
+	static lt_field *lc[] = {&f_packed};
+	static lt_field fl = {.id = 9, .name = "lp", .type = LT_TYPE_LIST, .n_children = 1, .children = lc, .nullable = true};
+	const int	LL[] = {LT21_NULLABLE_ITEM, LT21_NULL_AND_EMPTY_LIST};
+	static uint8_t rows[2 * 14];
+	uint16_t	rep[4] = {1, 0, 1, 1},
+				def[4] = {0, 1, 2, 3};
+	const uint64_t bits[3] = {32, 64, 16};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_packed(bits, 3, mk_flat(112));
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a;
+
+	packed_row(rows, 1, 2, 3);
+	packed_row(rows + 14, 99, 99, 99);
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {4, rep, def, 1, {rows}, {sizeof(rows)}, 0}, true, true);
+	CHECK_OK(decode_mb(&f_packed, mk_mb_layout(&mb, LL, 2, e, 2, true, true), &p, NULL, 0, 3, &pg, &err), err);
+	if (pg && (a = read_packed(&fl, pg, 0, 3, &err)) != NULL)
+	{
+		lt_array   *st = a->children[0];
+
+		CHECK_EQ_INT(a->length, 3);
+		CHECK_EQ_INT(a->offsets[1], 2);
+		CHECK_EQ_INT(a->offsets[3], 2);
+		CHECK(a->validity && !a->validity[1] && a->validity[2]);
+		CHECK_EQ_INT(st->length, 2);
+		CHECK(st->validity && st->validity[0] && !st->validity[1]);
+		CHECK_EQ_INT(i32_at(st->children[0], 0), 1);
+		CHECK_EQ_INT(i32_at(st->children[0], 1), 0);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	free_enc(e);
+}
+
+/* struct<a: int32, s: utf8, t: large_utf8, v: fsl<float32, 2>> as VariablePackedStruct */
+static lt_field f_vs = {.id = 3, .name = "s", .type = LT_TYPE_UTF8, .nullable = true};
+static lt_field f_vt = {.id = 4, .name = "t", .type = LT_TYPE_LARGE_UTF8, .nullable = true};
+static lt_field f_vv_item = {.id = -1, .name = "item", .type = LT_TYPE_FLOAT32, .byte_width = 4, .nullable = true};
+static lt_field *vv_children[] = {&f_vv_item};
+static lt_field f_vv = {.id = 5, .name = "v", .type = LT_TYPE_FIXED_LIST, .fixed_size = 2,
+	.n_children = 1, .children = vv_children, .nullable = true};
+static lt_field *vpacked_children[] = {&f_pa, &f_vs, &f_vt, &f_vv};
+static lt_field f_vpacked = {.id = 1, .name = "vp", .type = LT_TYPE_STRUCT, .n_children = 4,
+	.children = vpacked_children, .nullable = true};
+
+static Lt__Enc21__VariablePackedStruct__FieldEncoding *
+mk_vp_field(Lt__Enc21__CompressiveEncoding *value, bool fixed, uint64_t bits)
+{
+	Lt__Enc21__VariablePackedStruct__FieldEncoding *f = lt_calloc(1, sizeof(*f));
+
+	lt__enc21__variable_packed_struct__field_encoding__init(f);
+	f->value = value;
+	f->layout_case = fixed ? LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_VALUE
+		: LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_LENGTH;
+	if (fixed)
+		f->bits_per_value = bits;
+	else
+		f->bits_per_length = bits;
+	return f;
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_varpacked(int n, Lt__Enc21__VariablePackedStruct__FieldEncoding **fields)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__VariablePackedStruct *vp = lt_calloc(1, sizeof(*vp));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__variable_packed_struct__init(vp);
+	vp->n_fields = n;
+	vp->fields = lt_calloc(n, sizeof(*vp->fields));
+	memcpy(vp->fields, fields, n * sizeof(*fields));
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT;
+	e->variable_packed_struct = vp;
+	return e;
+}
+
+static Lt__Enc21__CompressiveEncoding *
+mk_fsl2(void)
+{
+	Lt__Enc21__CompressiveEncoding *e = lt_calloc(1, sizeof(*e));
+	Lt__Enc21__FixedSizeList *f = lt_calloc(1, sizeof(*f));
+
+	lt__enc21__compressive_encoding__init(e);
+	lt__enc21__fixed_size_list__init(f);
+	f->has_items_per_value = 1;
+	f->items_per_value = 2;
+	f->values = mk_flat(32);
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FIXED_SIZE_LIST;
+	e->fixed_size_list = f;
+	return e;
+}
+
+/* One row: a, s (u32 length), t (u64 length, zstd per value), v. */
+static size_t
+vp_row(uint8_t *out, int32_t a, const char *s, const char *t, float v0, float v1)
+{
+	size_t		n = 4;					/* the row's u32 length */
+	uint8_t		z[128];
+	size_t		zn;
+
+	memcpy(out + n, &a, 4);
+	n += 4;
+	lt_put32(out + n, (uint32_t) strlen(s));
+	memcpy(out + n + 4, s, strlen(s));
+	n += 4 + strlen(s);
+	lt_put64(z, strlen(t));
+	zn = 8 + ZSTD_compress(z + 8, sizeof(z) - 8, t, strlen(t), 1);
+	lt_put64(out + n, zn);
+	memcpy(out + n + 8, z, zn);
+	n += 8 + zn;
+	memcpy(out + n, &v0, 4);
+	memcpy(out + n + 4, &v1, 4);
+	n += 8;
+	lt_put32(out, (uint32_t) (n - 4));
+	return n;
+}
+
+/* Rows {7, "ab", "", [1, 2]}, null, {-1, "", "xyz", [3, 4]} with 1-byte control words. */
+TEST(fullzip_variable_packed_struct)
+{
+	Lt__Enc21__FullZipLayout fz;
+	static uint8_t buf[512];
+	size_t		n = 0,
+				r2;
+	lt_error	err;
+	lt21_page  *pg = NULL;
+	lt_array   *a;
+	const uint8_t *bp[1] = {buf};
+	uint64_t	bl[1];
+	lt21_bufs	b = {1, bp, bl};
+	Lt__Enc21__VariablePackedStruct__FieldEncoding *fe[4] = {
+		mk_vp_field(mk_flat(32), true, 32), mk_vp_field(mk_variable(32), false, 32),
+		mk_vp_field(mk_general(2, mk_variable(64)), false, 64), mk_vp_field(mk_fsl2(), true, 64)};
+	Lt__Enc21__CompressiveEncoding *e = mk_varpacked(4, fe);
+
+	buf[n++] = 0;
+	n += vp_row(buf + n, 7, "ab", "", 1, 2);
+	buf[n++] = 1;				/* null: control word only */
+	buf[n++] = 0;
+	r2 = n;
+	n += vp_row(buf + n, -1, "", "xyz", 3, 4);
+	bl[0] = n;
+	CHECK_OK(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err), err);
+	if (pg && (a = read_packed(&f_vpacked, pg, 0, 3, &err)) != NULL)
+	{
+		lt_array   *v = a->children[3];
+
+		CHECK_EQ_INT(a->length, 3);
+		CHECK(a->validity && a->validity[0] && !a->validity[1] && a->validity[2]);
+		CHECK_EQ_INT(i32_at(a->children[0], 0), 7);
+		CHECK_EQ_INT(i32_at(a->children[0], 2), -1);
+		CHECK(str_is(a->children[1], 0, "ab") && str_is(a->children[1], 2, ""));
+		CHECK(str_is(a->children[2], 0, "") && str_is(a->children[2], 2, "xyz"));
+		CHECK(a->children[1]->validity && !a->children[1]->validity[1] && !a->children[2]->validity[1]);
+		CHECK_EQ_INT(v->length, 3);
+		CHECK_EQ_INT(v->children[0]->length, 6);
+		CHECK(((float *) v->children[0]->values)[5] == 4.0f);
+		CHECK(((float *) v->children[0]->values)[1] == 2.0f);
+		lt_array_free(a);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+
+	/* a row length one byte longer than its fields */
+	lt_put32(buf + r2, lt_le32(buf + r2) + 1);
+	buf[n] = 0;
+	bl[0] = n + 1;
+	CHECK_CODE(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err),
+			   LT_ECORRUPT);
+	lt_put32(buf + r2, lt_le32(buf + r2) - 1);
+	bl[0] = n;
+	/* a string length running past its row */
+	lt_put32(buf + r2 + 8, 1000);
+	CHECK_CODE(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err),
+			   LT_ECORRUPT);
+	CHECK(strstr(err.msg, "packed struct row") != NULL);
+	lt_put32(buf + r2 + 8, 0);
+	CHECK_OK(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err), err);
+	lt21_page_free(pg);
+	pg = NULL;
+	/* a field stored with the wrong layout, and a field missing */
+	fe[1]->layout_case = LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_VALUE;
+	CHECK_CODE(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err),
+			   LT_ECORRUPT);
+	fe[1]->layout_case = LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT__NOT_SET;
+	CHECK_CODE(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err),
+			   LT_ECORRUPT);
+	fe[1]->layout_case = LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_LENGTH;
+	e->variable_packed_struct->n_fields = 3;
+	CHECK_CODE(lt21_page_decode(&W, &f_vpacked, mk_fz(&fz, L_NITEM, 1, e, 0, 1, false, 32, 3, 3), 3, &b, &pg, &err),
+			   LT_ECORRUPT);
+	e->variable_packed_struct->n_fields = 4;
+	free_enc(e);
+}
+
+/*
+ * fixed_size_list<struct<x: int32>, 2> (2.2+): layers [x, struct, fsl], each
+ * list row repeated for both items.  Rows [{1}, null], null -> def levels
+ * 0, 2, 3, 3 (x null = 1, struct null = 2, list null = 3).
+ */
+TEST(repdef_fsl_of_struct)
+{
+	static mbpage p;
+	static lt_field fx = {.id = 3, .name = "x", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+	static lt_field *sc[] = {&fx};
+	static lt_field fs = {.id = 2, .name = "item", .type = LT_TYPE_STRUCT, .n_children = 1, .children = sc, .nullable = true};
+	static lt_field *lc[] = {&fs};
+	static lt_field ff = {.id = 1, .name = "fs", .type = LT_TYPE_FIXED_LIST, .fixed_size = 2, .n_children = 1,
+		.children = lc, .nullable = true};
+	const int	L3[] = {LT21_NULLABLE_ITEM, LT21_NULLABLE_ITEM, LT21_NULLABLE_ITEM};
+	int32_t		xv[4] = {1, 0, 0, 0};
+	uint16_t	def[4] = {0, 2, 3, 3};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a = NULL;
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {4, NULL, def, 1, {(uint8_t *) xv}, {16}, 0}, false, true);
+	/* the page counts list items: 4 column rows for 2 table rows */
+	CHECK_OK(decode_mb(&fx, mk_mb_layout(&mb, L3, 3, e, 4, false, true), &p, NULL, 0, 4, &pg, &err), err);
+	CHECK_OK(lt_array_new(&ff, &a, &err), err);
+	if (pg && a)
+	{
+		lt_array   *st = a->children[0];
+		lt_array   *nodes[3] = {a, st, st->children[0]};
+
+		CHECK_OK(lt21_page_append(&W, pg, nodes, 3, 0, 0, 4, &err), err);
+		CHECK_EQ_INT(a->length, 2);
+		CHECK(a->validity && a->validity[0] && !a->validity[1]);
+		CHECK_EQ_INT(st->length, 4);
+		CHECK(st->validity && st->validity[0] && !st->validity[1] && !st->validity[2]);
+		CHECK_EQ_INT(st->children[0]->length, 4);
+		CHECK_EQ_INT(i32_at(st->children[0], 0), 1);
+		CHECK(!st->children[0]->validity[1]);
+		/* half a list is refused */
+		CHECK_CODE(lt21_page_append(&W, pg, nodes, 3, 0, 1, 2, &err), LT_ECORRUPT);
+	}
+	lt_array_free(a);
+	lt21_page_free(pg);
+	free_enc(e);
+}
+
+/*
+ * map<utf8, int32> (2.2+) is a list of its entries struct: the key column
+ * has layers [key, entries, map].  Rows [{"a"}, {"b"}], null, {}.
+ */
+TEST(repdef_map)
+{
+	static mbpage p;
+	static lt_field fk = {.id = 3, .name = "key", .type = LT_TYPE_UTF8};
+	static lt_field fv = {.id = 4, .name = "value", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
+	static lt_field *ec[] = {&fk, &fv};
+	static lt_field fe = {.id = 2, .name = "entries", .type = LT_TYPE_STRUCT, .n_children = 2, .children = ec};
+	static lt_field *mc[] = {&fe};
+	static lt_field fm = {.id = 1, .name = "m", .type = LT_TYPE_MAP, .n_children = 1, .children = mc, .nullable = true};
+	const int	LM[] = {LT21_ALL_VALID_ITEM, LT21_ALL_VALID_ITEM, LT21_NULL_AND_EMPTY_LIST};
+	static uint8_t kc[64];
+	const char *ks[] = {"a", "b"};
+	size_t		kn = var_chunk(kc, ks, 2, 4);
+	uint16_t	rep[4] = {1, 0, 1, 1},
+				def[4] = {0, 0, 1, 2};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_variable(32);
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	lt_array   *a = NULL;
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {4, rep, def, 1, {kc}, {kn}, 0}, true, true);
+	CHECK_OK(decode_mb(&fk, mk_mb_layout(&mb, LM, 3, e, 2, true, true), &p, NULL, 0, 3, &pg, &err), err);
+	CHECK_OK(lt_array_new(&fm, &a, &err), err);
+	if (pg && a)
+	{
+		lt_array   *en = a->children[0];
+		lt_array   *nodes[3] = {a, en, en->children[0]};
+
+		CHECK_OK(lt21_page_append(&W, pg, nodes, 3, 0, 0, 3, &err), err);
+		CHECK_EQ_INT(a->length, 3);
+		CHECK_EQ_INT(a->offsets[1], 2);
+		CHECK_EQ_INT(a->offsets[3], 2);
+		CHECK(a->validity && !a->validity[1] && a->validity[2]);
+		CHECK_EQ_INT(en->length, 2);
+		CHECK(str_is(en->children[0], 1, "b"));
+	}
+	lt_array_free(a);
+	lt21_page_free(pg);
+	free_enc(e);
+}
+
 int
 main(void)
 {
@@ -1467,6 +1939,12 @@ main(void)
 	RUN(constant_pages);
 	RUN(fullzip_fixed);
 	RUN(fullzip_variable);
+	RUN(mb_packed_struct);
+	RUN(mb_packed_struct_corrupt);
+	RUN(mb_list_of_packed_struct);
+	RUN(fullzip_variable_packed_struct);
+	RUN(repdef_fsl_of_struct);
+	RUN(repdef_map);
 	CHECK(lazy_checked >= 10);
 	return unit_report("enc21");
 }
