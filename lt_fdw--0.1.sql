@@ -16,3 +16,11 @@ LANGUAGE C STRICT;
 CREATE FOREIGN DATA WRAPPER lt_fdw
   HANDLER lt_fdw_handler
   VALIDATOR lt_fdw_validator;
+
+-- what the last ANALYZE of an lt_fdw table in this session sampled and read (NULL before any)
+CREATE FUNCTION lt_last_analyze(OUT relation regclass, OUT version bigint, OUT live_rows bigint,
+                                OUT deleted_rows bigint, OUT sample_rows integer, OUT fragments integer,
+                                OUT fragments_read integer, OUT bytes_read bigint, OUT read_requests bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;

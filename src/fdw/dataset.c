@@ -34,14 +34,19 @@
 
 /* ---- allocation hooks ----------------------------------------------------------------------- */
 
-/* Each chunk remembers its size so that realloc can copy into a new chunk of the same context. */
+/*
+ * Each chunk remembers its size (so that realloc can copy into a new chunk of the same context)
+ * and the palloc'd block it lives in. Payloads are 16-byte aligned, as malloc's are: the library
+ * has __int128 members (lt_value), which the compiler copies with aligned vector moves.
+ */
 typedef struct LtChunkHeader
 {
+	void	   *chunk;			/* what palloc returned */
 	Size		size;
-	Size		pad;			/* keep the payload MAXALIGNed */
 } LtChunkHeader;
 
-#define LT_HDR	MAXALIGN(sizeof(LtChunkHeader))
+#define LT_ALIGN	16
+#define LT_HDR(ptr)	((LtChunkHeader *) ((char *) (ptr) - sizeof(LtChunkHeader)))
 
 static MemoryContext alloc_target = NULL;
 static MemoryContext alloc_fallback = NULL;
@@ -58,15 +63,19 @@ lt_alloc_target(MemoryContext cxt)
 static void *
 lt_pg_alloc_in(MemoryContext cxt, size_t size)
 {
-	LtChunkHeader *h;
+	char	   *raw;
+	char	   *p;
 
-	if (size > MaxAllocHugeSize - LT_HDR)
+	if (size > MaxAllocHugeSize - sizeof(LtChunkHeader) - LT_ALIGN)
 		return NULL;
-	h = MemoryContextAllocExtended(cxt, LT_HDR + size, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	if (h == NULL)
+	raw = MemoryContextAllocExtended(cxt, sizeof(LtChunkHeader) + LT_ALIGN + size,
+									 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (raw == NULL)
 		return NULL;
-	h->size = size;
-	return (char *) h + LT_HDR;
+	p = (char *) TYPEALIGN(LT_ALIGN, raw + sizeof(LtChunkHeader));
+	LT_HDR(p)->chunk = raw;
+	LT_HDR(p)->size = size;
+	return p;
 }
 
 static void *
@@ -78,7 +87,7 @@ lt_pg_malloc(size_t size, void *ctx)
 static void *
 lt_pg_realloc(void *ptr, size_t size, void *ctx)
 {
-	LtChunkHeader *h = (LtChunkHeader *) ((char *) ptr - LT_HDR);
+	LtChunkHeader *h = LT_HDR(ptr);
 	void	   *n;
 
 	if (size <= h->size)
@@ -87,18 +96,18 @@ lt_pg_realloc(void *ptr, size_t size, void *ctx)
 		h->size = size;
 		return ptr;
 	}
-	n = lt_pg_alloc_in(GetMemoryChunkContext(h), size);
+	n = lt_pg_alloc_in(GetMemoryChunkContext(h->chunk), size);
 	if (n == NULL)
 		return NULL;
 	memcpy(n, ptr, h->size);
-	pfree(h);
+	pfree(h->chunk);
 	return n;
 }
 
 static void
 lt_pg_free(void *ptr, void *ctx)
 {
-	pfree((char *) ptr - LT_HDR);
+	pfree(LT_HDR(ptr)->chunk);
 }
 
 void
@@ -341,6 +350,17 @@ lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 
 	if (pin)
 		e->pins++;
+	pfree(what);
+	return e;
+}
+
+LtDatasetEntry *
+lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version)
+{
+	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
+	LtDatasetEntry *e = cache_open(opts->dataset_dir, version, what);
+
+	e->pins++;
 	pfree(what);
 	return e;
 }

@@ -1,7 +1,8 @@
 /*
  * explain.c — what EXPLAIN shows of a scan: the dataset (its URI, never credentials), the version
  * read, the storage version, fragments in the version and fragments to scan; under ANALYZE, the
- * fragments actually opened, rows dropped by deletion vectors, and the bytes and read requests the
+ * fragments actually opened, rows dropped by deletion vectors and by the pushed filter (shown as
+ * "Lance Filter"), and the bytes and read requests the
  * store served to this scan.
  */
 #include "postgres.h"
@@ -9,6 +10,7 @@
 #include "commands/explain.h"
 
 #include "lt_fdw.h"
+#include "lt_scan.h"
 
 void
 ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
@@ -36,10 +38,25 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
 		ExplainPropertyUInteger("Fragments To Scan", NULL, ds->n_fragments, es);
 	}
+	if (st->filter && ltfdw_filter_text(st->filter))
+		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
 		ExplainPropertyUInteger("Rows Removed by Deletion Vectors", NULL, st->rows_deleted, es);
+		if (st->filter && ltfdw_filter_text(st->filter))
+		{
+			uint64		filtered = st->rows_filtered;
+
+			if (st->scanner)	/* still open (LIMIT) */
+			{
+				lt_scan_stats stats;
+
+				lt_fragment_scanner_stats(st->scanner, &stats);
+				filtered += stats.rows_filtered;
+			}
+			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL, filtered, es);
+		}
 		ExplainPropertyUInteger("Bytes Read", NULL, st->bytes_read, es);
 		ExplainPropertyUInteger("Read Requests", NULL, st->read_requests, es);
 	}

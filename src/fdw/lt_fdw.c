@@ -22,6 +22,8 @@ _PG_init(void)
 {
 	/* every library allocation goes to Postgres memory contexts */
 	lt_alloc_init();
+	lt_quals_init();
+	lt_upper_init();
 }
 
 Datum
@@ -31,13 +33,21 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 
 	routine->GetForeignRelSize = ltGetForeignRelSize;
 	routine->GetForeignPaths = ltGetForeignPaths;
-	routine->GetForeignPlan = ltGetForeignPlan;
-	routine->BeginForeignScan = ltBeginForeignScan;
-	routine->IterateForeignScan = ltIterateForeignScan;
-	routine->ReScanForeignScan = ltReScanForeignScan;
-	routine->EndForeignScan = ltEndForeignScan;
-	routine->ExplainForeignScan = ltExplainForeignScan;
+	/* the scan entry points dispatch between base scans (scan.c) and aggregate scans (upper.c) */
+	routine->GetForeignPlan = lt_upper_GetForeignPlan;
+	routine->BeginForeignScan = lt_upper_BeginForeignScan;
+	routine->IterateForeignScan = lt_upper_IterateForeignScan;
+	routine->ReScanForeignScan = lt_upper_ReScanForeignScan;
+	routine->EndForeignScan = lt_upper_EndForeignScan;
+	routine->ExplainForeignScan = lt_upper_ExplainForeignScan;
+	routine->GetForeignUpperPaths = ltGetForeignUpperPaths;
 	routine->ImportForeignSchema = ltImportForeignSchema;
+	routine->IsForeignScanParallelSafe = ltIsForeignScanParallelSafe;
+	routine->EstimateDSMForeignScan = ltEstimateDSMForeignScan;
+	routine->InitializeDSMForeignScan = ltInitializeDSMForeignScan;
+	routine->ReInitializeDSMForeignScan = ltReInitializeDSMForeignScan;
+	routine->InitializeWorkerForeignScan = ltInitializeWorkerForeignScan;
+	routine->AnalyzeForeignTable = ltAnalyzeForeignTable;
 
 	PG_RETURN_POINTER(routine);
 }

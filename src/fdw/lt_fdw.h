@@ -6,9 +6,12 @@
  *   dataset.c   library allocations in memory contexts, lt_code -> SQLSTATE, version resolution
  *               (snapshots), the per-backend cache of opened datasets
  *   convert.c   the type mapping: checks of declared columns against fields, lt_array slot -> Datum
- *   scan.c      planning and executing a foreign scan
+ *   quals.c     WHERE quals -> the library's filter IR (classification at plan time, the filter at
+ *               execution), parameters
+ *   scan.c      planning and executing a foreign scan (serial and parallel)
  *   explain.c   EXPLAIN output
  *   import.c    IMPORT FOREIGN SCHEMA
+ *   analyze.c   ANALYZE: a uniform sample of live rows read by random access; lt_last_analyze()
  */
 #ifndef LT_FDW_H
 #define LT_FDW_H
@@ -18,12 +21,16 @@
 #include "access/tupdesc.h"
 #include "commands/explain.h"
 #include "fmgr.h"
+#include "access/parallel.h"
 #include "foreign/fdwapi.h"
+#include "nodes/execnodes.h"
+#include "nodes/pathnodes.h"
 #include "nodes/pg_list.h"
 #include "utils/rel.h"
 
 #include "lt_array.h"
 #include "lt_dataset.h"
+#include "lt_filter.h"
 #include "lt_schema.h"
 #include "lt_status.h"
 
@@ -79,6 +86,8 @@ typedef struct LtDatasetEntry
 extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
 extern void lt_dataset_unpin(LtDatasetEntry *entry);
 extern LtDatasetEntry *lt_dataset_open_latest(const char *dir, const char *what);
+/* A parallel worker: the version the leader resolved (pinned; release with lt_dataset_unpin). */
+extern LtDatasetEntry *lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version);
 
 /* ---- convert.c ------------------------------------------------------------------------------ */
 
@@ -118,7 +127,71 @@ extern Oid	lt_natural_type(const lt_field *field, int32 *typmod);
 /* SQL text of the type for IMPORT (composite types need their name); NULL when unsupported. */
 extern char *lt_type_sql(const lt_field *field);
 
-/* ---- scan.c / explain.c / import.c ---------------------------------------------------------- */
+/* ---- quals.c -------------------------------------------------------------------------------- */
+
+/* GUC lt_fdw.enable_filter_pushdown (default on): off keeps every qual local. */
+extern bool lt_enable_filter_pushdown;
+extern void lt_quals_init(void);
+
+/*
+ * What planning learned about a foreign base relation (baserel->fdw_private, set by
+ * ltGetForeignRelSize). remote_conds / local_conds partition baserel->baserestrictinfo
+ * (RestrictInfos), as postgres_fdw's PgFdwRelationInfo does.
+ */
+typedef struct LtPlanState
+{
+	LtTableOptions opts;
+	Oid			relid;
+	uint64		version;		/* the version planning looked at */
+	uint64		live_rows;
+	uint64		n_fragments;
+	double		tuples;
+	List	   *remote_conds;	/* translated exactly into the filter IR */
+	List	   *local_conds;	/* checked by Postgres */
+	Selectivity remote_sel;		/* clauselist_selectivity of remote_conds */
+} LtPlanState;
+
+/*
+ * Split `conds` (RestrictInfos of baserel, a foreign table of lt_fdw whose fdw_private is an
+ * LtPlanState) into the ones the filter IR evaluates exactly (*remote) and the rest (*local).
+ * The translation is tried against the schema of the version planning saw, exactly as
+ * ltfdw_build_filter does it at execution. With lt_fdw.enable_filter_pushdown off everything is
+ * local.
+ */
+extern void ltfdw_classify_conds(PlannerInfo *root, RelOptInfo *baserel, List *conds,
+								 List **remote, List **local);
+/* Is one clause (a bare expression, not a RestrictInfo) translatable for baserel? */
+extern bool ltfdw_is_remote_expr(PlannerInfo *root, RelOptInfo *baserel, Expr *expr);
+
+/* The executor's view of the pushed quals of one scan (quals.c; fields are internal). */
+typedef struct LtFdwFilter LtFdwFilter;
+
+/*
+ * Prepare the filter of remote_exprs (bare expressions, e.g. the ForeignScan's fdw_exprs, with
+ * Vars of scanrelid) over `schema`, the schema of the version the scan reads. `ps` is the plan
+ * state the parameters' and local checks' ExprStates belong to. An expression this version's
+ * schema cannot take (the schema changed since planning) is checked locally instead.
+ */
+extern LtFdwFilter *ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema,
+									   List *remote_exprs, PlanState *ps);
+/*
+ * Evaluate the parameters in econtext: call at the start of every (re)scan. When a value cannot
+ * be given to the filter exactly (numeric NaN, more than 38 digits), this scan falls back to
+ * checking every remote expression locally. Returns whether the filter is used.
+ */
+extern bool ltfdw_filter_set_params(LtFdwFilter *lf, ExprContext *econtext);
+/*
+ * A new lt_filter for one scanner (lt_scan_options.filter), or NULL when nothing is pushed. It is
+ * allocated by the library in the current lt_alloc_target(), which must be the scanner's
+ * context: the filter allocates scratch while it evaluates, so it lives and dies with the scanner.
+ */
+extern lt_filter *ltfdw_filter_for_scan(LtFdwFilter *lf);
+/* Local checks still due on the row in econtext's scan tuple (untranslated exprs, fallback). */
+extern bool ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext);
+/* The pushed filter as text for EXPLAIN, or NULL when nothing is pushed. */
+extern const char *ltfdw_filter_text(LtFdwFilter *lf);
+
+/* ---- scan.c / explain.c / import.c / analyze.c ---------------------------------------------------------- */
 
 extern void ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
 extern void ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid);
@@ -130,7 +203,29 @@ extern TupleTableSlot *ltIterateForeignScan(ForeignScanState *node);
 extern void ltReScanForeignScan(ForeignScanState *node);
 extern void ltEndForeignScan(ForeignScanState *node);
 extern void ltExplainForeignScan(ForeignScanState *node, ExplainState *es);
+extern bool ltIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte);
+extern Size ltEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt);
+extern void ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void ltReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate);
+extern void ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordinate);
 extern List *ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid);
+
+/* ---- upper.c -------------------------------------------------------------------------------- */
+
+extern void lt_upper_init(void);	/* GUC lt_fdw.enable_aggregate_pushdown */
+extern void ltGetForeignUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+								   RelOptInfo *output_rel, void *extra);
+/* The handler's scan entry points: aggregate scans are run by upper.c, the others by scan.c. */
+extern ForeignScan *lt_upper_GetForeignPlan(PlannerInfo *root, RelOptInfo *foreignrel, Oid foreigntableid,
+											ForeignPath *best_path, List *tlist, List *scan_clauses,
+											Plan *outer_plan);
+extern void lt_upper_BeginForeignScan(ForeignScanState *node, int eflags);
+extern TupleTableSlot *lt_upper_IterateForeignScan(ForeignScanState *node);
+extern void lt_upper_ReScanForeignScan(ForeignScanState *node);
+extern void lt_upper_EndForeignScan(ForeignScanState *node);
+extern void lt_upper_ExplainForeignScan(ForeignScanState *node, ExplainState *es);
+extern bool ltAnalyzeForeignTable(Relation relation, AcquireSampleRowsFunc *func,
+								  BlockNumber *totalpages);
 
 /* The executor state of a scan, shared by scan.c and explain.c. */
 typedef enum LtColumnKind
@@ -160,6 +255,15 @@ typedef struct LtScanState
 	const lt_field **proj;
 	bool		want_row_ids;
 
+	/* pushed quals (quals.c) */
+	LtFdwFilter *filter;
+
+	/* parallel scans: units of work (a fragment, or a row range of a big one) claimed from DSM */
+	struct LtParallelState *pstate;
+	int			n_units;
+	struct LtScanUnit *units;
+	bool		scanning_range;	/* the open scanner reads a row range (parallel unit) */
+
 	/* iteration */
 	size_t		next_fragment;
 	struct lt_fragment_scanner *scanner;
@@ -173,6 +277,7 @@ typedef struct LtScanState
 	/* statistics (EXPLAIN) */
 	uint64		fragments_scanned;
 	uint64		rows_deleted;
+	uint64		rows_filtered;	/* removed by the pushed filter */
 	uint64		bytes_read;
 	uint64		read_requests;
 } LtScanState;

@@ -2,9 +2,12 @@
  * scan.c — planning and executing a scan of a Lance dataset.
  *
  * Planning: the row estimate is the live rows of the manifest (physical rows minus deletions) until
- * ANALYZE has stored reltuples; costs grow with the rows and the projected width. Every qual stays
- * local for now. The plan carries the attributes the query references (fdw_private, named slots),
- * and only their fields are read.
+ * ANALYZE has stored reltuples; costs grow with the rows and the projected width. Quals that
+ * translate exactly into the reader's filter (quals.c) go to fdw_exprs and leave the local qual
+ * list; join clauses that translate give parameterized paths; a partial path lets parallel workers
+ * claim units of work (fragments, or 1M-row ranges of big ones) from shared memory. The plan
+ * carries the attributes the query references (fdw_private, named slots), and only their fields
+ * are read.
  *
  * Execution: the version is resolved when the scan begins (dataset.c's snapshot rules) and the
  * foreign table's columns are checked against that version's schema. Fragments are read one at a
@@ -18,6 +21,9 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
+#include "optimizer/paths.h"
+#include "port/atomics.h"
 #include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/pg_type.h"
@@ -48,15 +54,6 @@ enum LtScanPrivateIndex
 	LtScanPrivateEstimatedRows
 };
 
-/* What planning learned about a relation (baserel->fdw_private). */
-typedef struct LtPlanState
-{
-	LtTableOptions opts;
-	uint64		live_rows;
-	uint64		n_fragments;
-	double		tuples;
-} LtPlanState;
-
 /* The role whose privileges a scan of this relation runs with (as postgres_fdw picks it). */
 static Oid
 scan_userid(PlannerInfo *root, RelOptInfo *baserel)
@@ -75,8 +72,15 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	lt_get_table_options(foreigntableid, &ps->opts);
 	lt_check_read_privilege(scan_userid(root, baserel), get_rel_name(foreigntableid), ps->opts.uri);
 	e = lt_dataset_acquire(foreigntableid, &ps->opts, false);
+	ps->relid = foreigntableid;
+	ps->version = e->version;
 	ps->live_rows = e->live_rows;
 	ps->n_fragments = e->ds->n_fragments;
+	baserel->fdw_private = ps;
+
+	/* which quals the reader evaluates */
+	ltfdw_classify_conds(root, baserel, baserel->baserestrictinfo, &ps->remote_conds, &ps->local_conds);
+	ps->remote_sel = clauselist_selectivity(root, ps->remote_conds, baserel->relid, JOIN_INNER, NULL);
 
 	/* after ANALYZE, Postgres's own count; before, the manifest's */
 	if (baserel->tuples < 0)
@@ -85,7 +89,156 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo, 0,
 														 JOIN_INNER, NULL));
-	baserel->fdw_private = ps;
+}
+
+/*
+ * The cost of a scan: opening the manifest and one file per fragment, then the bytes of the
+ * projected columns. With a pushed filter, every live row is evaluated (a few operators, on
+ * vectors) and only the passing rows are materialized and checked by the local quals.
+ */
+static void
+scan_cost(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Selectivity remote_sel, List *local_conds,
+		  double parallel_divisor, Cost *startup, Cost *total)
+{
+	double		tuples = Max(ps->tuples, 0);
+	double		passing = tuples * remote_sel;
+	double		width = Max(baserel->reltarget->width, 1);
+	double		pages;
+	QualCost	qcost;
+	Cost		run_cost;
+
+	*startup = 10.0 + 2.0 * ps->n_fragments * seq_page_cost;
+	pages = ceil(tuples * width / BLCKSZ);
+	cost_qual_eval(&qcost, local_conds, root);
+	run_cost = seq_page_cost * pages +
+		(cpu_tuple_cost + cpu_operator_cost * list_length(baserel->reltarget->exprs) + qcost.per_tuple) * passing;
+	if (remote_sel < 1.0)
+		run_cost += 0.25 * cpu_operator_cost * tuples;	/* vectorized evaluation of the filter */
+	*startup += qcost.startup;
+	*total = *startup + run_cost / parallel_divisor;
+}
+
+/* postgres_fdw's way of walking the equivalence classes one member expression at a time */
+typedef struct EcMemberArg
+{
+	Expr	   *current;
+	List	   *already_used;
+} EcMemberArg;
+
+static bool
+ec_member_matches(PlannerInfo *root, RelOptInfo *rel, EquivalenceClass *ec, EquivalenceMember *em, void *arg)
+{
+	EcMemberArg *state = arg;
+
+	if (state->current != NULL)
+		return equal(em->em_expr, state->current);
+	if (list_member(state->already_used, em->em_expr))
+		return false;
+	state->current = em->em_expr;
+	return true;
+}
+
+static List *
+add_ppi(PlannerInfo *root, RelOptInfo *baserel, RestrictInfo *ri, List *ppi_list)
+{
+	Relids		required_outer;
+
+	if (!ltfdw_is_remote_expr(root, baserel, ri->clause))
+		return ppi_list;
+	required_outer = bms_union(ri->clause_relids, baserel->lateral_relids);
+	required_outer = bms_del_member(required_outer, baserel->relid);
+	if (bms_is_empty(required_outer))
+		return ppi_list;
+	return list_append_unique_ptr(ppi_list, get_baserel_parampathinfo(root, baserel, required_outer));
+}
+
+/*
+ * Parameterized paths for join clauses the filter can take with the outer value as a parameter
+ * (a parameterized nested loop rescans with the filter reset to each outer row's values).
+ */
+static void
+lt_add_parameterized_paths(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps)
+{
+	List	   *ppi_list = NIL;
+	ListCell   *lc;
+
+	if (!lt_enable_filter_pushdown)
+		return;
+	foreach(lc, baserel->joininfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (join_clause_is_movable_to(ri, baserel))
+			ppi_list = add_ppi(root, baserel, ri, ppi_list);
+	}
+	if (baserel->has_eclass_joins)
+	{
+		EcMemberArg arg = {0};
+
+		for (;;)
+		{
+			List	   *clauses;
+
+			arg.current = NULL;
+			clauses = generate_implied_equalities_for_column(root, baserel, ec_member_matches, &arg,
+															 baserel->lateral_referencers);
+			if (arg.current == NULL)
+				break;
+			foreach(lc, clauses)
+				ppi_list = add_ppi(root, baserel, lfirst_node(RestrictInfo, lc), ppi_list);
+			arg.already_used = lappend(arg.already_used, arg.current);
+		}
+	}
+	foreach(lc, ppi_list)
+	{
+		ParamPathInfo *ppi = lfirst(lc);
+		Selectivity sel = ps->remote_sel * clauselist_selectivity(root, ppi->ppi_clauses, baserel->relid,
+																	JOIN_INNER, NULL);
+		Cost		startup,
+					total;
+
+		scan_cost(root, baserel, ps, sel, ps->local_conds, 1.0, &startup, &total);
+		add_path(baserel, (Path *)
+				 create_foreignscan_path(root, baserel, NULL, ppi->ppi_rows, startup, total, NIL,
+										 ppi->ppi_req_outer, NULL, NIL));
+	}
+}
+
+static double
+parallel_divisor(int workers)
+{
+	double		d = workers;
+
+	if (parallel_leader_participation && workers < 4)
+		d += 1.0 - 0.3 * workers;
+	return Max(d, 1.0);
+}
+
+/* A partial path: workers (and the leader) claim units of work from shared memory. */
+static void
+lt_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps)
+{
+	double		width = Max(baserel->reltarget->width, 1);
+	double		pages = ceil(Max(ps->tuples, 0) * width / BLCKSZ);
+	int			workers;
+	double		divisor;
+	Cost		startup,
+				total;
+	ForeignPath *path;
+
+	if (!baserel->consider_parallel)
+		return;
+	workers = compute_parallel_worker(baserel, pages, -1, max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	divisor = parallel_divisor(workers);
+	scan_cost(root, baserel, ps, ps->remote_sel, ps->local_conds, divisor, &startup, &total);
+	path = create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup, total,
+								   NIL, NULL, NULL, NIL);
+	path->path.parallel_aware = true;
+	path->path.parallel_safe = true;
+	path->path.parallel_workers = workers;
+	add_partial_path(baserel, (Path *) path);
 }
 
 void
@@ -93,24 +246,14 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LtPlanState *ps = baserel->fdw_private;
 	Cost		startup_cost;
-	Cost		run_cost;
-	double		tuples = Max(ps->tuples, 0);
-	double		width = Max(baserel->reltarget->width, 1);
-	double		pages;
-	QualCost	qcost;
+	Cost		total_cost;
 
-	/* opening the manifest, then one file open per fragment */
-	startup_cost = 10.0 + 2.0 * ps->n_fragments * seq_page_cost;
-	/* the bytes of the projected columns, decoded per value */
-	pages = ceil(tuples * width / BLCKSZ);
-	cost_qual_eval(&qcost, baserel->baserestrictinfo, root);
-	run_cost = seq_page_cost * pages +
-		(cpu_tuple_cost + cpu_operator_cost * list_length(baserel->reltarget->exprs) + qcost.per_tuple) * tuples;
-	startup_cost += qcost.startup;
-
+	scan_cost(root, baserel, ps, ps->remote_sel, ps->local_conds, 1.0, &startup_cost, &total_cost);
 	add_path(baserel, (Path *)
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows, startup_cost,
-									 startup_cost + run_cost, NIL, NULL, NULL, NIL));
+									 total_cost, NIL, NULL, NULL, NIL));
+	lt_add_parameterized_paths(root, baserel, ps);
+	lt_add_partial_path(root, baserel, ps);
 }
 
 ForeignScan *
@@ -125,16 +268,30 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 	int			natts;
 	Relation	rel;
 
-	/* every qual is checked locally for now */
-	scan_clauses = extract_actual_clauses(scan_clauses, false);
+	List	   *remote_exprs = NIL;
+	List	   *local_exprs = NIL;
 
-	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
-	foreach(lc, baserel->baserestrictinfo)
+	/* the quals the reader evaluates go to fdw_exprs, the others stay in the plan's qual */
+	foreach(lc, scan_clauses)
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 
-		pull_varattnos((Node *) ri->clause, baserel->relid, &attrs);
+		if (ri->pseudoconstant)
+			continue;
+		if (list_member_ptr(ps->remote_conds, ri))
+			remote_exprs = lappend(remote_exprs, ri->clause);
+		else if (list_member_ptr(ps->local_conds, ri))
+			local_exprs = lappend(local_exprs, ri->clause);
+		else if (ltfdw_is_remote_expr(root, baserel, ri->clause))
+			remote_exprs = lappend(remote_exprs, ri->clause);	/* a join clause of a parameterized path */
+		else
+			local_exprs = lappend(local_exprs, ri->clause);
 	}
+
+	/* every column a qual reads is retrieved: a scan may have to check its remote quals locally */
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	pull_varattnos((Node *) remote_exprs, baserel->relid, &attrs);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &attrs);
 	rel = table_open(foreigntableid, NoLock);
 	natts = RelationGetDescr(rel)->natts;
 	whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
@@ -149,12 +306,30 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 	}
 	table_close(rel, NoLock);
 
-	return make_foreignscan(tlist, scan_clauses, baserel->relid, NIL,
+	return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs,
 							list_make2(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX))),
 							NIL, NIL, outer_plan);
 }
 
 /* ---- execution ------------------------------------------------------------------------------ */
+
+/* Rows of a parallel work unit: big fragments are split into ranges of this many physical rows. */
+#define LT_UNIT_ROWS ((uint64) 1024 * 1024)
+
+/* A unit of work: physical rows [start, end) of one fragment (end 0 = the whole fragment). */
+typedef struct LtScanUnit
+{
+	uint32		fragment;
+	uint64		start;
+	uint64		end;
+} LtScanUnit;
+
+/* Shared by the leader and the workers of a parallel scan (DSM). */
+typedef struct LtParallelState
+{
+	uint64		version;		/* the version the leader resolved: every process reads it */
+	pg_atomic_uint64 next_unit;
+} LtParallelState;
 
 /* Released with the executor's memory: unpin the dataset. */
 static void
@@ -189,6 +364,15 @@ scanner_release(void *arg)
 static void
 close_scanner(LtScanState *st)
 {
+	if (st->scanner)
+	{
+		lt_scan_stats stats;
+
+		lt_fragment_scanner_stats(st->scanner, &stats);
+		st->rows_filtered += stats.rows_filtered;
+		if (st->scanning_range)
+			st->rows_deleted += stats.rows_deleted;
+	}
 	scanner_release(st);
 	MemoryContextReset(st->lib_cxt);
 }
@@ -285,6 +469,21 @@ bind_columns(LtScanState *st, List *retrieved)
 	st->n_columns = n;
 }
 
+/* Open the dataset version, bind the columns and prepare the filter. */
+static void
+scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 version)
+{
+	ForeignScan *fsplan = (ForeignScan *) node->ss.ps.plan;
+
+	if (have_version)
+		st->entry = lt_dataset_acquire_version(RelationGetRelid(st->rel), &st->opts, version);
+	else
+		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
+	bind_columns(st, (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs));
+	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
+									fsplan->fdw_exprs, &node->ss.ps);
+}
+
 void
 ltBeginForeignScan(ForeignScanState *node, int eflags)
 {
@@ -304,16 +503,49 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
 	lt_check_read_privilege(userid, RelationGetRelationName(st->rel), st->opts.uri);
 
-	st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
 	cb = palloc0(sizeof(MemoryContextCallback));
 	cb->func = scan_state_release;
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
-
-	bind_columns(st, (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs));
-
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
 	st->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row", ALLOCSET_DEFAULT_SIZES);
+
+	/* a worker of a parallel scan reads the leader's version (ltInitializeWorkerForeignScan) */
+	if (IsParallelWorker() && fsplan->scan.plan.parallel_aware)
+		return;
+	scan_open(node, st, false, 0);
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+}
+
+/* The units of a parallel scan of this version: one per fragment, big ones split in ranges. */
+static void
+build_units(LtScanState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+	int			cap = 16;
+
+	st->units = palloc(sizeof(LtScanUnit) * cap);
+	st->n_units = 0;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		uint64		rows = ds->fragments[i]->physical_rows;
+		uint64		start = 0;
+
+		do
+		{
+			if (st->n_units == cap)
+			{
+				cap *= 2;
+				st->units = repalloc(st->units, sizeof(LtScanUnit) * cap);
+			}
+			st->units[st->n_units].fragment = (uint32) i;
+			st->units[st->n_units].start = start;
+			st->units[st->n_units].end = rows <= LT_UNIT_ROWS ? 0 : Min(start + LT_UNIT_ROWS, rows);
+			st->n_units++;
+			start += LT_UNIT_ROWS;
+		} while (start < rows);
+	}
 }
 
 /* Open the scanner of the next fragment; false at the end. */
@@ -331,9 +563,24 @@ next_fragment(LtScanState *st)
 				reqs = ds->store->read_requests;
 
 	close_scanner(st);
-	if (st->next_fragment >= ds->n_fragments)
-		return false;
-	frag = ds->fragments[st->next_fragment++];
+	if (st->pstate)
+	{
+		uint64		u = pg_atomic_fetch_add_u64(&st->pstate->next_unit, 1);
+		const LtScanUnit *unit;
+
+		if (u >= (uint64) st->n_units)
+			return false;
+		unit = &st->units[u];
+		frag = ds->fragments[unit->fragment];
+		so.range_start = unit->start;
+		so.range_end = unit->end;
+	}
+	else
+	{
+		if (st->next_fragment >= ds->n_fragments)
+			return false;
+		frag = ds->fragments[st->next_fragment++];
+	}
 
 	so.n_fields = st->n_proj;
 	so.fields = st->proj;
@@ -346,6 +593,13 @@ next_fragment(LtScanState *st)
 	MemoryContextRegisterResetCallback(st->lib_cxt, cb);
 
 	old = lt_alloc_target(st->lib_cxt);
+	{
+		/* the filter lives and dies with the scanner (it allocates scratch as it evaluates) */
+		MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
+
+		so.filter = ltfdw_filter_for_scan(st->filter);
+		MemoryContextSwitchTo(oldcxt);
+	}
 	rc = lt_fragment_scanner_open(ds, frag, &so, &st->scanner, &err);
 	lt_alloc_target(old);
 	st->bytes_read += ds->store->bytes_read - bytes;
@@ -356,7 +610,9 @@ next_fragment(LtScanState *st)
 		lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
 	}
 	st->fragments_scanned++;
-	st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
+	st->scanning_range = so.range_end != 0;
+	if (!st->scanning_range)
+		st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
 	return true;
 }
 
@@ -401,23 +657,12 @@ next_batch(LtScanState *st)
 	}
 }
 
-TupleTableSlot *
-ltIterateForeignScan(ForeignScanState *node)
+/* Fill the slot with row r of the current batch. */
+static void
+fill_slot(LtScanState *st, TupleTableSlot *slot, int64 r)
 {
-	LtScanState *st = node->fdw_state;
-	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	ErrorContextCallback errcb;
 	MemoryContext old;
-	int64		r;
-
-	ExecClearTuple(slot);
-	MemoryContextReset(st->row_cxt);
-	if (st->batch == NULL || st->batch_row >= st->batch->length)
-	{
-		if (!next_batch(st))
-			return slot;
-	}
-	r = st->batch_row++;
 
 	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
 	errcb.callback = conversion_error_callback;
@@ -451,7 +696,34 @@ ltIterateForeignScan(ForeignScanState *node)
 	st->converting = NULL;
 	MemoryContextSwitchTo(old);
 	error_context_stack = errcb.previous;
-	return ExecStoreVirtualTuple(slot);
+	ExecStoreVirtualTuple(slot);
+}
+
+TupleTableSlot *
+ltIterateForeignScan(ForeignScanState *node)
+{
+	LtScanState *st = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+	for (;;)
+	{
+		ExecClearTuple(slot);
+		MemoryContextReset(st->row_cxt);
+		if (st->batch == NULL || st->batch_row >= st->batch->length)
+		{
+			if (!next_batch(st))
+				return slot;
+		}
+		fill_slot(st, slot, st->batch_row++);
+
+		/* remote quals this scan could not push (a changed schema, an unpushable parameter value) */
+		econtext->ecxt_scantuple = slot;
+		if (ltfdw_filter_local_check(st->filter, econtext))
+			return slot;
+		ResetExprContext(econtext);
+		InstrCountFiltered2(node, 1);
+	}
 }
 
 void
@@ -461,6 +733,59 @@ ltReScanForeignScan(ForeignScanState *node)
 
 	close_scanner(st);
 	st->next_fragment = 0;
+	st->batch = NULL;
+	if (st->filter)
+		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+}
+
+/* ---- parallel scans ------------------------------------------------------------------------- */
+
+/* Parallel workers read local datasets through the same options (S3 will need its credentials). */
+bool
+ltIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *rte)
+{
+	LtTableOptions opts;
+
+	lt_get_table_options(rte->relid, &opts);
+	return opts.dataset_dir != NULL;
+}
+
+Size
+ltEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt)
+{
+	return sizeof(LtParallelState);
+}
+
+void
+ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	LtScanState *st = node->fdw_state;
+	LtParallelState *ps = coordinate;
+
+	ps->version = st->entry->version;
+	pg_atomic_init_u64(&ps->next_unit, 0);
+	st->pstate = ps;
+	build_units(st);
+}
+
+void
+ltReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
+{
+	LtParallelState *ps = coordinate;
+
+	pg_atomic_write_u64(&ps->next_unit, 0);
+}
+
+void
+ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordinate)
+{
+	LtScanState *st = node->fdw_state;
+	LtParallelState *ps = coordinate;
+
+	scan_open(node, st, true, ps->version);
+	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+	st->pstate = ps;
+	build_units(st);
 }
 
 void

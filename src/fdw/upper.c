@@ -1,0 +1,2181 @@
+/*
+ * upper.c — aggregate pushdown: GetForeignUpperPaths for UPPERREL_GROUP_AGG.
+ *
+ * What is pushed. A query that aggregates one foreign table, with
+ *   count(*), count(col), sum, avg, min, max over columns mapped to int2/int4/int8, float4/float8 and numeric
+ *   (from decimal128, uint64 or an integer field), and min/max over date, time, timestamp and timestamptz,
+ *   optionally GROUP BY one column (an integer, text with a deterministic collation, float, date/time, bool),
+ *   optionally HAVING (evaluated by Postgres on the aggregated rows, as the ForeignScan's qual),
+ * and no WHERE quals (until src/fdw/quals.c can hand over an exact filter) becomes a ForeignScan over the
+ * upper relation that returns the aggregated rows: fdw_scan_tlist holds the group key (a Var) and the
+ * Aggrefs, as in postgres_fdw's aggregate pushdown; expressions over them are computed by Postgres on top.
+ * Anything else (DISTINCT/ORDER BY/FILTER inside an aggregate, other aggregates, expressions as arguments,
+ * grouping sets, more than one grouping column, a GROUP BY whose hash table would not fit in hash_mem) stays
+ * with Postgres. The GUC lt_fdw.enable_aggregate_pushdown (default on) turns it all off.
+ *
+ * count(*) alone (no WHERE, no GROUP BY) is answered from the manifest of the version the statement reads:
+ * the sum of the fragments' live rows (physical rows minus deletions). No data file is opened.
+ *
+ * Everything else is computed here over decoded column vectors: the fragments are read in order with the
+ * library's fragment scanner, projecting only the aggregated (and grouping) fields, with deletion vectors
+ * applied; each batch is loaded into a native vector (int64, double, int128) and folded into per-group
+ * accumulators in row order, which is the order of a sequential scan. The semantics are Postgres's own:
+ *   count -> bigint; sum(int2/int4) -> bigint; sum(int8) -> numeric (an int128 sum, as numeric_poly_sum);
+ *   sum(float4) -> real and sum(float8) -> double, running sums with float4_pl/float8_pl (overflow errors);
+ *   avg(int*) -> numeric (sum / count with numeric_div); avg(float*) -> double via the Youngs-Cramer state
+ *   of float8_accum (so its overflow errors too); sum/avg(numeric) exact (int128, spilling into numeric);
+ *   min/max with float8_gt/float8_lt (NaN above everything) and the transition functions' tie rule;
+ *   NULLs ignored; sum/avg/min/max of no rows NULL, count 0.
+ * Values whose conversion can fail in a scan (dates and times out of range, a decimal beyond the declared
+ * precision) are converted with the scan's own conversion, so the same ERROR is raised.
+ *
+ * Execution dispatch: the handler's Begin/Iterate/ReScan/End/Explain entry points are the lt_upper_* ones
+ * below; they call scan.c's functions for base-relation scans and this file's for aggregate scans (marked by
+ * the first fdw_private slot).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_aggregate.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/planmain.h"
+#include "optimizer/tlist.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/date.h"
+#include "utils/float.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/numeric.h"
+#include "utils/selfuncs.h"
+#include "utils/typcache.h"
+
+#include "lt_fdw.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+
+#define LT_UPPER_MARKER "lt_fdw aggregate"
+
+static bool enable_aggregate_pushdown = true;
+
+/*
+ * fdw_private of an aggregate ForeignScan. The pushed WHERE quals travel here, not in fdw_exprs: setrefs
+ * would resolve the base relation's Vars in fdw_exprs against fdw_scan_tlist (the aggregated row).
+ */
+enum LtUpperPrivateIndex
+{
+	LtUpperPrivateMarker,		/* String LT_UPPER_MARKER */
+	LtUpperPrivateRelid,		/* Integer: OID of the foreign table */
+	LtUpperPrivateRemoteExprs,	/* List of the WHERE quals, translated exactly (quals.c) */
+	LtUpperPrivateVarno,		/* Integer: varno of the base relation in them */
+	LtUpperPrivateVersion		/* String: the version planning classified them against */
+};
+
+/* ---- what can be pushed ----------------------------------------------------------------------- */
+
+typedef enum LtAggKind
+{
+	LT_AGG_COUNT_STAR,
+	LT_AGG_COUNT,
+	LT_AGG_SUM_INT,				/* sum(int2/int4) -> bigint */
+	LT_AGG_SUM_INT8,			/* sum(int8) -> numeric */
+	LT_AGG_SUM_FLOAT4,
+	LT_AGG_SUM_FLOAT8,
+	LT_AGG_SUM_NUMERIC,
+	LT_AGG_AVG_INT,				/* avg(int2/int4) -> numeric */
+	LT_AGG_AVG_INT8,
+	LT_AGG_AVG_FLOAT,			/* avg(float4/float8) -> double */
+	LT_AGG_AVG_NUMERIC,
+	LT_AGG_MIN,
+	LT_AGG_MAX
+} LtAggKind;
+
+static const struct
+{
+	Oid			fn;
+	LtAggKind	kind;
+	Oid			argtype;
+}			agg_table[] =
+{
+	{F_COUNT_, LT_AGG_COUNT_STAR, InvalidOid},
+	{F_COUNT_ANY, LT_AGG_COUNT, InvalidOid},
+	{F_SUM_INT2, LT_AGG_SUM_INT, INT2OID},
+	{F_SUM_INT4, LT_AGG_SUM_INT, INT4OID},
+	{F_SUM_INT8, LT_AGG_SUM_INT8, INT8OID},
+	{F_SUM_FLOAT4, LT_AGG_SUM_FLOAT4, FLOAT4OID},
+	{F_SUM_FLOAT8, LT_AGG_SUM_FLOAT8, FLOAT8OID},
+	{F_SUM_NUMERIC, LT_AGG_SUM_NUMERIC, NUMERICOID},
+	{F_AVG_INT2, LT_AGG_AVG_INT, INT2OID},
+	{F_AVG_INT4, LT_AGG_AVG_INT, INT4OID},
+	{F_AVG_INT8, LT_AGG_AVG_INT8, INT8OID},
+	{F_AVG_FLOAT4, LT_AGG_AVG_FLOAT, FLOAT4OID},
+	{F_AVG_FLOAT8, LT_AGG_AVG_FLOAT, FLOAT8OID},
+	{F_AVG_NUMERIC, LT_AGG_AVG_NUMERIC, NUMERICOID},
+	{F_MIN_INT2, LT_AGG_MIN, INT2OID},
+	{F_MIN_INT4, LT_AGG_MIN, INT4OID},
+	{F_MIN_INT8, LT_AGG_MIN, INT8OID},
+	{F_MIN_FLOAT4, LT_AGG_MIN, FLOAT4OID},
+	{F_MIN_FLOAT8, LT_AGG_MIN, FLOAT8OID},
+	{F_MIN_NUMERIC, LT_AGG_MIN, NUMERICOID},
+	{F_MIN_DATE, LT_AGG_MIN, DATEOID},
+	{F_MIN_TIME, LT_AGG_MIN, TIMEOID},
+	{F_MIN_TIMESTAMP, LT_AGG_MIN, TIMESTAMPOID},
+	{F_MIN_TIMESTAMPTZ, LT_AGG_MIN, TIMESTAMPTZOID},
+	{F_MAX_INT2, LT_AGG_MAX, INT2OID},
+	{F_MAX_INT4, LT_AGG_MAX, INT4OID},
+	{F_MAX_INT8, LT_AGG_MAX, INT8OID},
+	{F_MAX_FLOAT4, LT_AGG_MAX, FLOAT4OID},
+	{F_MAX_FLOAT8, LT_AGG_MAX, FLOAT8OID},
+	{F_MAX_NUMERIC, LT_AGG_MAX, NUMERICOID},
+	{F_MAX_DATE, LT_AGG_MAX, DATEOID},
+	{F_MAX_TIME, LT_AGG_MAX, TIMEOID},
+	{F_MAX_TIMESTAMP, LT_AGG_MAX, TIMESTAMPOID},
+	{F_MAX_TIMESTAMPTZ, LT_AGG_MAX, TIMESTAMPTZOID},
+};
+
+/* How the values of a column are loaded for aggregation. */
+typedef enum LtValClass
+{
+	LT_VAL_NONE,
+	LT_VAL_INT,					/* an integer field read as int2/int4/int8: int64 */
+	LT_VAL_FLOAT4,				/* float16/float32 read as real: double (exact) */
+	LT_VAL_FLOAT8,				/* any float field read as double precision */
+	LT_VAL_DECIMAL,				/* numeric from decimal128, uint64 or an integer: int128 unscaled */
+	LT_VAL_DATUM,				/* date/time/timestamp: the scan's conversion, a by-value Datum */
+	LT_VAL_BOOL					/* boolean (grouping and count only) */
+} LtValClass;
+
+static bool
+is_int_field(const lt_field *f)
+{
+	switch (f->type)
+	{
+		case LT_TYPE_INT8:
+		case LT_TYPE_INT16:
+		case LT_TYPE_INT32:
+		case LT_TYPE_INT64:
+		case LT_TYPE_UINT8:
+		case LT_TYPE_UINT16:
+		case LT_TYPE_UINT32:
+			return true;
+		default:
+			return false;
+	}
+}
+
+static bool
+is_float_field(const lt_field *f)
+{
+	return f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32 || f->type == LT_TYPE_FLOAT64;
+}
+
+/*
+ * The value class of a conversion, and for numerics the scale of the unscaled integers and the precision
+ * the declared typmod enforces (0 = none).
+ */
+static LtValClass
+value_class(const LtConv *conv, int *scale, int *precision)
+{
+	const lt_field *f = conv->field;
+
+	*scale = 0;
+	*precision = 0;
+	if (conv->kind != LT_CONV_SCALAR)
+		return LT_VAL_NONE;
+	switch (conv->typid)
+	{
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+			return is_int_field(f) ? LT_VAL_INT : LT_VAL_NONE;
+		case FLOAT4OID:
+			return (f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32) ? LT_VAL_FLOAT4 : LT_VAL_NONE;
+		case FLOAT8OID:
+			return is_float_field(f) ? LT_VAL_FLOAT8 : LT_VAL_NONE;
+		case NUMERICOID:
+			{
+				int32		tm = conv->typmod;
+				int			tprec = tm >= VARHDRSZ ? ((tm - VARHDRSZ) >> 16) & 0xffff : -1;
+				int			tscale = tm >= VARHDRSZ ? (tm - VARHDRSZ) & 0xffff : -1;
+
+				if (is_int_field(f) || f->type == LT_TYPE_UINT64)
+				{
+					/* the scan reads these without applying a typmod: push only when none could matter */
+					if (tm < VARHDRSZ || (tscale == 0 && tprec >= 20))
+						return LT_VAL_DECIMAL;
+					return LT_VAL_NONE;
+				}
+				if (f->type == LT_TYPE_DECIMAL128 && f->scale >= 0 && f->scale <= 38)
+				{
+					*scale = f->scale;
+					if (tm < VARHDRSZ)
+						return LT_VAL_DECIMAL;
+					if (tscale != f->scale)
+						return LT_VAL_NONE;
+					if (tprec < 38)
+						*precision = tprec;
+					return LT_VAL_DECIMAL;
+				}
+				return LT_VAL_NONE;
+			}
+		case DATEOID:
+			return (f->type == LT_TYPE_DATE32 || f->type == LT_TYPE_DATE64) ? LT_VAL_DATUM : LT_VAL_NONE;
+		case TIMEOID:
+			return (f->type == LT_TYPE_TIME32 || f->type == LT_TYPE_TIME64) ? LT_VAL_DATUM : LT_VAL_NONE;
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+			return f->type == LT_TYPE_TIMESTAMP ? LT_VAL_DATUM : LT_VAL_NONE;
+		case BOOLOID:
+			return f->type == LT_TYPE_BOOL ? LT_VAL_BOOL : LT_VAL_NONE;
+		default:
+			return LT_VAL_NONE;
+	}
+}
+
+/* Can `kind` over a value of class vc (declared type argtype) be computed here? */
+static bool
+agg_accepts(LtAggKind kind, LtValClass vc)
+{
+	switch (kind)
+	{
+		case LT_AGG_COUNT_STAR:
+			return true;
+		case LT_AGG_COUNT:
+			return vc != LT_VAL_NONE;
+		case LT_AGG_SUM_INT:
+		case LT_AGG_SUM_INT8:
+		case LT_AGG_AVG_INT:
+		case LT_AGG_AVG_INT8:
+			return vc == LT_VAL_INT;
+		case LT_AGG_SUM_FLOAT4:
+			return vc == LT_VAL_FLOAT4;
+		case LT_AGG_SUM_FLOAT8:
+			return vc == LT_VAL_FLOAT8;
+		case LT_AGG_AVG_FLOAT:
+			return vc == LT_VAL_FLOAT4 || vc == LT_VAL_FLOAT8;
+		case LT_AGG_SUM_NUMERIC:
+		case LT_AGG_AVG_NUMERIC:
+			return vc == LT_VAL_DECIMAL;
+		case LT_AGG_MIN:
+		case LT_AGG_MAX:
+			return vc == LT_VAL_INT || vc == LT_VAL_FLOAT4 || vc == LT_VAL_FLOAT8 || vc == LT_VAL_DECIMAL ||
+				vc == LT_VAL_DATUM;
+	}
+	return false;
+}
+
+static int
+agg_lookup(Oid fn)
+{
+	for (int i = 0; i < lengthof(agg_table); i++)
+		if (agg_table[i].fn == fn)
+			return i;
+	return -1;
+}
+
+/* ---- planning ----------------------------------------------------------------------------------- */
+
+/* What planning learned about a grouped relation (grouped_rel->fdw_private). */
+typedef struct LtUpperPlan
+{
+	List	   *tlist;			/* fdw_scan_tlist */
+	List	   *having;			/* HAVING quals (Exprs), evaluated locally */
+	Oid			relid;			/* the foreign table */
+	List	   *remote_exprs;	/* WHERE quals, all translated into the filter IR (quals.c) */
+	Index		varno;			/* of the base relation's Vars in remote_exprs */
+	uint64		version;		/* the version planning classified the quals against */
+} LtUpperPlan;
+
+/* Context of the planning checks: the base relation and its dataset. */
+typedef struct LtUpperCheck
+{
+	PlannerInfo *root;
+	RelOptInfo *input_rel;
+	Oid			relid;
+	LtDatasetEntry *entry;
+	int			n_aggs;
+	int			n_columns;		/* distinct columns read */
+	Bitmapset  *columns;
+	double		width;			/* of the columns read */
+	bool		count_star_only;
+} LtUpperCheck;
+
+/* The conversion of a column of the base relation, or NULL when it cannot be read here. */
+static LtConv *
+column_conv(LtUpperCheck *chk, Var *var)
+{
+	char	   *attname;
+	const lt_field *f;
+	char	   *why;
+	Oid			typid;
+	int32		typmod;
+	Oid			collid;
+
+	if (var->varno != chk->input_rel->relid || var->varlevelsup != 0 || var->varattno <= 0)
+		return NULL;
+	attname = get_attname(chk->relid, var->varattno, true);
+	if (attname == NULL)
+		return NULL;
+	f = lt_schema_find_name(chk->entry->ds->schema, lt_column_field_name(chk->relid, var->varattno, attname));
+	if (f == NULL)
+		return NULL;
+	get_atttypetypmodcoll(chk->relid, var->varattno, &typid, &typmod, &collid);
+	if (typid != var->vartype)
+		return NULL;
+	return lt_conv_build(f, typid, typmod, &why);
+}
+
+static void
+note_column(LtUpperCheck *chk, Var *var)
+{
+	if (!bms_is_member(var->varattno, chk->columns))
+	{
+		chk->columns = bms_add_member(chk->columns, var->varattno);
+		chk->n_columns++;
+		chk->width += get_typavgwidth(var->vartype, var->vartypmod);
+	}
+}
+
+static bool
+aggref_ok(LtUpperCheck *chk, Aggref *agg)
+{
+	int			k;
+	TargetEntry *tle;
+	LtConv	   *conv;
+	int			scale,
+				precision;
+
+	if (agg->aggsplit != AGGSPLIT_SIMPLE || agg->aggorder != NIL || agg->aggdistinct != NIL ||
+		agg->aggfilter != NULL || agg->aggkind != AGGKIND_NORMAL || agg->agglevelsup != 0 ||
+		agg->aggdirectargs != NIL || agg->aggvariadic)
+		return false;
+	k = agg_lookup(agg->aggfnoid);
+	if (k < 0)
+		return false;
+	chk->n_aggs++;
+	if (agg_table[k].kind == LT_AGG_COUNT_STAR)
+		return agg->aggstar && agg->args == NIL;
+	chk->count_star_only = false;
+	if (agg->aggstar || list_length(agg->args) != 1)
+		return false;
+	tle = linitial_node(TargetEntry, agg->args);
+	if (!IsA(tle->expr, Var))
+		return false;
+	conv = column_conv(chk, (Var *) tle->expr);
+	if (conv == NULL)
+		return false;
+	if (OidIsValid(agg_table[k].argtype) && agg_table[k].argtype != conv->typid)
+		return false;
+	if (!agg_accepts(agg_table[k].kind, value_class(conv, &scale, &precision)))
+		return false;
+	note_column(chk, (Var *) tle->expr);
+	return true;
+}
+
+/* Can the grouping key (a Var with its SortGroupClause) be hashed here with Postgres's equality? */
+static bool
+group_key_ok(LtUpperCheck *chk, Var *var, SortGroupClause *sgc)
+{
+	LtConv	   *conv = column_conv(chk, var);
+	TypeCacheEntry *tce;
+	int			scale,
+				precision;
+	LtValClass	vc;
+
+	if (conv == NULL || conv->kind != LT_CONV_SCALAR)
+		return false;
+	tce = lookup_type_cache(var->vartype, TYPECACHE_EQ_OPR);
+	if (!OidIsValid(sgc->eqop) || sgc->eqop != tce->eq_opr)
+		return false;
+	if (var->vartype == TEXTOID)
+	{
+		if ((conv->field->type != LT_TYPE_UTF8 && conv->field->type != LT_TYPE_LARGE_UTF8) ||
+			!OidIsValid(var->varcollid) || !get_collation_isdeterministic(var->varcollid))
+			return false;
+	}
+	else
+	{
+		vc = value_class(conv, &scale, &precision);
+		if (vc != LT_VAL_INT && vc != LT_VAL_FLOAT4 && vc != LT_VAL_FLOAT8 && vc != LT_VAL_DATUM &&
+			vc != LT_VAL_BOOL)
+			return false;
+	}
+	note_column(chk, var);
+	return true;
+}
+
+static void
+add_grouping_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_rel,
+				  GroupPathExtraData *extra)
+{
+	Query	   *parse = root->parse;
+	PathTarget *target = grouped_rel->reltarget;
+	RangeTblEntry *rte = planner_rt_fetch(input_rel->relid, root);
+	LtUpperCheck chk = {0};
+	LtPlanState *ips;
+	List	   *remote_exprs = NIL;
+	LtTableOptions opts;
+	LtUpperPlan *up;
+	List	   *tlist = NIL;
+	List	   *others = NIL;
+	List	   *having = NIL;
+	Var		   *key = NULL;
+	ListCell   *lc;
+	int			i;
+	double		tuples,
+				num_groups,
+				rows;
+	Cost		startup_cost,
+				total_cost;
+	QualCost	having_cost;
+	Bitmapset  *qual_attrs = NULL;
+	ForeignPath *path;
+
+	if (parse->groupingSets || parse->hasTargetSRFs || list_length(parse->groupClause) > 1)
+		return;
+	if (extra->patype != PARTITIONWISE_AGGREGATE_NONE)
+		return;
+	if (rte->rtekind != RTE_RELATION || rte->relkind != RELKIND_FOREIGN_TABLE)
+		return;
+	if (!bms_is_empty(input_rel->lateral_relids))
+		return;
+	/* WHERE quals: pushed only when quals.c translates every one of them exactly */
+	ips = input_rel->fdw_private;
+	if (ips->local_conds != NIL)
+		return;
+	foreach(lc, input_rel->baserestrictinfo)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+
+		if (ri->pseudoconstant || !list_member_ptr(ips->remote_conds, ri))
+			return;
+		remote_exprs = lappend(remote_exprs, ri->clause);
+	}
+
+	chk.root = root;
+	chk.input_rel = input_rel;
+	chk.relid = rte->relid;
+	chk.count_star_only = true;
+	lt_get_table_options(rte->relid, &opts);
+	chk.entry = lt_dataset_acquire(rte->relid, &opts, false);
+
+	i = 0;
+	foreach(lc, target->exprs)
+	{
+		Expr	   *expr = (Expr *) lfirst(lc);
+		Index		sgref = get_pathtarget_sortgroupref(target, i);
+		SortGroupClause *sgc;
+
+		i++;
+		sgc = sgref ? get_sortgroupref_clause_noerr(sgref, parse->groupClause) : NULL;
+		if (sgc)
+		{
+			if (!IsA(expr, Var) || (key && !equal(key, expr)))
+				return;
+			if (key == NULL && !group_key_ok(&chk, (Var *) expr, sgc))
+				return;
+			key = (Var *) expr;
+			tlist = add_to_flat_tlist(tlist, list_make1(expr));
+		}
+		else if (IsA(expr, Aggref))
+		{
+			if (!aggref_ok(&chk, (Aggref *) expr))
+				return;
+			tlist = add_to_flat_tlist(tlist, list_make1(expr));
+		}
+		else
+			others = lappend(others, expr);
+	}
+	if (parse->groupClause != NIL && key == NULL)
+		return;
+
+	/* HAVING: evaluated by Postgres on the aggregated rows, over aggregates computed here */
+	if (extra->havingQual)
+	{
+		foreach(lc, (List *) extra->havingQual)
+		{
+			having = lappend(having, lfirst(lc));
+			others = lappend(others, lfirst(lc));
+		}
+	}
+
+	/* expressions over the key and the aggregates: their pieces are computed here, the rest on top */
+	foreach(lc, others)
+	{
+		List	   *pieces = pull_var_clause((Node *) lfirst(lc),
+											 PVC_INCLUDE_AGGREGATES | PVC_INCLUDE_PLACEHOLDERS);
+		ListCell   *lc2;
+
+		foreach(lc2, pieces)
+		{
+			Node	   *p = lfirst(lc2);
+
+			if (IsA(p, Aggref))
+			{
+				if (!aggref_ok(&chk, (Aggref *) p))
+					return;
+			}
+			else if (!IsA(p, Var) || key == NULL || !equal(p, key))
+				return;
+		}
+		tlist = add_to_flat_tlist(tlist, pieces);
+	}
+	if (tlist == NIL)
+		return;
+	apply_pathtarget_labeling_to_tlist(tlist, target);
+
+	/* estimates and costs */
+	tuples = Max(chk.entry->live_rows, 0);
+	if (key)
+	{
+		num_groups = estimate_num_groups(root, list_make1(key), Max(input_rel->rows, 1), NULL, NULL);
+		/* every group stays in memory: leave big GROUP BYs to Postgres (it spills) */
+		if (num_groups * (64.0 + 80.0 * chk.n_aggs + (key->vartype == TEXTOID ? 32.0 : 0.0)) >
+			(double) get_hash_memory_limit())
+			return;
+	}
+	else
+		num_groups = 1;
+	rows = num_groups;
+	cost_qual_eval(&having_cost, having, root);
+	if (having)
+		rows = clamp_row_est(num_groups * clauselist_selectivity(root, having, 0, JOIN_INNER, NULL));
+
+	if (chk.count_star_only && key == NULL && remote_exprs == NIL)
+	{
+		/* the manifest is already open: no data is read */
+		startup_cost = 1.0;
+	}
+	else
+	{
+		double		pages;
+
+		/* the filter's columns are read too */
+		pull_varattnos((Node *) remote_exprs, input_rel->relid, &qual_attrs);
+		pages = ceil(tuples * (Max(chk.width, 1) + 8.0 * bms_num_members(qual_attrs)) / BLCKSZ);
+
+		/*
+		 * Open the fragments, read the projected pages, fold values in vectors. The same reads as the
+		 * local scan's (scan.c's costs) but no tuple is formed and no row reaches Postgres, so it is
+		 * never more work than scan + aggregate: priced clearly below (add_path's fuzz would otherwise
+		 * prefer a local sorted GroupAggregate on a tiny table).
+		 */
+		startup_cost = 0.8 * (10.0 + 2.0 * chk.entry->ds->n_fragments * seq_page_cost + seq_page_cost * pages) +
+			tuples * cpu_operator_cost * 0.25 * (chk.n_aggs + chk.n_columns + (key ? 4 : 0));
+	}
+	startup_cost += having_cost.startup;
+	total_cost = startup_cost + num_groups * (cpu_tuple_cost + having_cost.per_tuple);
+
+	up = palloc0(sizeof(LtUpperPlan));
+	up->tlist = tlist;
+	up->having = having;
+	up->relid = rte->relid;
+	up->remote_exprs = remote_exprs;
+	up->varno = input_rel->relid;
+	up->version = ips->version;
+	grouped_rel->fdw_private = up;
+
+	path = create_foreign_upper_path(root, grouped_rel, target, rows, startup_cost, total_cost,
+									 NIL, NULL, NIL);
+	add_path(grouped_rel, (Path *) path);
+}
+
+void
+ltGetForeignUpperPaths(PlannerInfo *root, UpperRelationKind stage, RelOptInfo *input_rel,
+					   RelOptInfo *output_rel, void *extra)
+{
+	if (stage != UPPERREL_GROUP_AGG || !enable_aggregate_pushdown)
+		return;
+	if (input_rel->reloptkind != RELOPT_BASEREL || input_rel->fdw_private == NULL ||
+		output_rel->fdw_private != NULL)
+		return;
+	add_grouping_path(root, input_rel, output_rel, (GroupPathExtraData *) extra);
+}
+
+static bool
+is_upper_plan(ForeignScan *fsplan)
+{
+	return fsplan->scan.scanrelid == 0 && fsplan->fdw_private != NIL &&
+		IsA(linitial(fsplan->fdw_private), String) &&
+		strcmp(strVal(linitial(fsplan->fdw_private)), LT_UPPER_MARKER) == 0;
+}
+
+ForeignScan *
+lt_upper_GetForeignPlan(PlannerInfo *root, RelOptInfo *foreignrel, Oid foreigntableid,
+						ForeignPath *best_path, List *tlist, List *scan_clauses, Plan *outer_plan)
+{
+	LtUpperPlan *up;
+
+	if (!IS_UPPER_REL(foreignrel))
+		return ltGetForeignPlan(root, foreignrel, foreigntableid, best_path, tlist, scan_clauses,
+								outer_plan);
+	up = foreignrel->fdw_private;
+	return make_foreignscan(tlist, up->having, 0, NIL,
+							list_make5(makeString(pstrdup(LT_UPPER_MARKER)), makeInteger((int) up->relid),
+									   up->remote_exprs, makeInteger((int) up->varno),
+									   makeString(psprintf(UINT64_FORMAT, up->version))),
+							up->tlist, NIL, outer_plan);
+}
+
+/* ---- execution: accumulators -------------------------------------------------------------------- */
+
+typedef struct LtAcc
+{
+	int64		n;				/* non-null inputs */
+	int128		isum;			/* sum(int8), numeric sums (unscaled) */
+	int64		ival;			/* sum(int2/int4); min/max of ints and Datums */
+	double		dval;			/* sum(float8), min/max float8, Sx */
+	float4		fval;			/* sum(float4), min/max float4 */
+	double		sxx;			/* float8_accum's Sxx */
+	Numeric		spill;			/* numeric sums beyond int128 */
+} LtAcc;
+
+typedef struct LtAggSpec
+{
+	LtAggKind	kind;
+	Oid			fn;
+	Oid			argtype;		/* declared type of the argument */
+	int			col;			/* index into the projection; -1 for count(*) */
+	LtValClass	vc;
+	const LtConv *conv;
+	int			scale;			/* LT_VAL_DECIMAL */
+	int			precision;		/* LT_VAL_DECIMAL: enforced precision (0 = none) */
+	const char *attname;
+} LtAggSpec;
+
+typedef enum LtKeyKind
+{
+	LT_KEY_INT,
+	LT_KEY_TEXT,
+	LT_KEY_DATUM				/* by-value Datum from the scan's conversion (floats canonicalized) */
+} LtKeyKind;
+
+typedef struct LtGroup
+{
+	uint64		hash;
+	int64		ikey;
+	const char *skey;
+	int64		slen;
+	Datum		key;			/* the first row's value, as the scan converts it */
+	bool		keynull;
+} LtGroup;
+
+/* An output column: the group key or an aggregate. */
+typedef struct LtOutput
+{
+	bool		is_key;
+	int			agg;
+} LtOutput;
+
+typedef struct LtUpperState
+{
+	Relation	rel;
+	LtTableOptions opts;
+	LtDatasetEntry *entry;
+	int			n_out;
+	LtOutput   *out;
+	int			n_aggs;
+	LtAggSpec  *aggs;
+	int			n_proj;
+	const lt_field **proj;
+	const char **proj_names;
+	bool		metadata;		/* count(*) only, answered from the manifest */
+
+	/* pushed WHERE quals (quals.c) */
+	LtFdwFilter *filter;
+	bool		local_check;	/* some of them must be checked here, row by row (slow path) */
+	int			n_qcols;		/* the columns they read: attnum, projection index or row id/address */
+	AttrNumber *qcol_attnum;
+	int		   *qcol_proj;		/* -1: _rowid, -2: _rowaddr */
+	LtConv	  **qcol_conv;
+	bool		want_row_ids;
+	TupleTableSlot *qslot;		/* a row of the foreign table, for the local checks */
+	bool	   *pass;			/* per row of the batch, when local_check */
+	uint8	  **masks;			/* per projected column: validity AND pass */
+
+	/* grouping */
+	bool		grouped;
+	int			key_col;
+	LtKeyKind	key_kind;
+	const LtConv *key_conv;
+	LtValClass	key_vc;
+	const char *key_attname;
+	int64		n_groups;
+	int64		cap_groups;
+	LtGroup    *groups;
+	LtAcc	   *accs;			/* n_groups * n_aggs */
+	int64		null_group;
+	uint32	   *slots;			/* hash table: group index + 1, 0 = empty */
+	uint64		n_slots;
+
+	/* scratch vectors for one batch */
+	int64		scratch_len;
+	int64	   *vi;
+	double	   *vd;
+	int128	   *vn;
+	int32	   *gidx;
+
+	bool		done;
+	int64		next_out;
+
+	MemoryContext agg_cxt;		/* groups, accumulators, results */
+	MemoryContext lib_cxt;		/* the scanner */
+	struct lt_fragment_scanner *scanner;
+
+	/* statistics (EXPLAIN ANALYZE) */
+	uint64		fragments_scanned;
+	uint64		rows_deleted;
+	uint64		rows_filtered;
+	uint64		rows_aggregated;
+	uint64		bytes_read;
+	uint64		read_requests;
+} LtUpperState;
+
+static void
+overflow_bigint(void)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("bigint out of range")));
+}
+
+/* int128 (unscaled, with scale) -> numeric, as numeric_in would read its decimal text */
+static Numeric
+int128_numeric(int128 v, int scale)
+{
+	char		buf[64];
+	char		digits[48];
+	int			k = 0;
+	int			p = 0;
+	bool		neg = v < 0;
+	uint128		u = neg ? -(uint128) v : (uint128) v;
+
+	do
+	{
+		digits[k++] = (char) ('0' + (int) (u % 10));
+		u /= 10;
+	} while (u != 0);
+	while (k < scale + 1)
+		digits[k++] = '0';
+	if (neg)
+		buf[p++] = '-';
+	for (int i = k - 1; i >= 0; i--)
+	{
+		buf[p++] = digits[i];
+		if (i == scale && scale > 0)
+			buf[p++] = '.';
+	}
+	buf[p] = '\0';
+	return DatumGetNumeric(DirectFunctionCall3(numeric_in, CStringGetDatum(buf), ObjectIdGetDatum(InvalidOid),
+											   Int32GetDatum(-1)));
+}
+
+static Numeric
+acc_numeric_sum(const LtAcc *acc, int scale)
+{
+	Numeric		s = int128_numeric(acc->isum, scale);
+
+	if (acc->spill)
+		s = DatumGetNumeric(DirectFunctionCall2(numeric_add, NumericGetDatum(acc->spill), NumericGetDatum(s)));
+	return s;
+}
+
+/* ---- execution: loading batches ----------------------------------------------------------------- */
+
+static float
+half_to_float(uint16 h)
+{
+	int			e = (h >> 10) & 0x1f;
+	int			m = h & 0x3ff;
+	double		v;
+
+	if (e == 0)
+		v = ldexp(m, -24);
+	else if (e == 31)
+		v = m ? get_float8_nan() : get_float8_infinity();
+	else
+		v = ldexp(m + 1024, e - 25);
+	return (float) ((h & 0x8000) ? -v : v);
+}
+
+static void
+load_int(const lt_array *a, int64 n, int64 *out)
+{
+	const uint8 *v = a->values;
+
+	switch (a->field->type)
+	{
+		case LT_TYPE_INT8:
+			for (int64 i = 0; i < n; i++)
+				out[i] = ((const int8 *) v)[i];
+			break;
+		case LT_TYPE_UINT8:
+			for (int64 i = 0; i < n; i++)
+				out[i] = v[i];
+			break;
+		case LT_TYPE_INT16:
+			for (int64 i = 0; i < n; i++)
+			{
+				int16		x;
+
+				memcpy(&x, v + i * 2, 2);
+				out[i] = x;
+			}
+			break;
+		case LT_TYPE_UINT16:
+			for (int64 i = 0; i < n; i++)
+			{
+				uint16		x;
+
+				memcpy(&x, v + i * 2, 2);
+				out[i] = x;
+			}
+			break;
+		case LT_TYPE_INT32:
+			for (int64 i = 0; i < n; i++)
+			{
+				int32		x;
+
+				memcpy(&x, v + i * 4, 4);
+				out[i] = x;
+			}
+			break;
+		case LT_TYPE_UINT32:
+			for (int64 i = 0; i < n; i++)
+			{
+				uint32		x;
+
+				memcpy(&x, v + i * 4, 4);
+				out[i] = x;
+			}
+			break;
+		default:
+			memcpy(out, v, n * sizeof(int64));
+			break;
+	}
+}
+
+static void
+load_float(const lt_array *a, int64 n, double *out)
+{
+	const uint8 *v = a->values;
+
+	switch (a->field->type)
+	{
+		case LT_TYPE_FLOAT16:
+			for (int64 i = 0; i < n; i++)
+			{
+				uint16		h;
+
+				memcpy(&h, v + i * 2, 2);
+				out[i] = half_to_float(h);
+			}
+			break;
+		case LT_TYPE_FLOAT32:
+			for (int64 i = 0; i < n; i++)
+			{
+				float		x;
+
+				memcpy(&x, v + i * 4, 4);
+				out[i] = x;
+			}
+			break;
+		default:
+			memcpy(out, v, n * sizeof(double));
+			break;
+	}
+}
+
+/* Unscaled numeric values; a value beyond the declared precision goes through the scan's conversion (ERROR). */
+static void
+load_decimal(const LtAggSpec *ag, const lt_array *a, int64 n, int128 *out, int64 *tmp)
+{
+	const lt_field *f = a->field;
+
+	if (f->type == LT_TYPE_DECIMAL128)
+	{
+		for (int64 i = 0; i < n; i++)
+		{
+			uint64		lo,
+						hi;
+
+			memcpy(&lo, a->values + i * 16, 8);
+			memcpy(&hi, a->values + i * 16 + 8, 8);
+			out[i] = (int128) (((uint128) hi << 64) | lo);
+		}
+		if (ag->precision > 0)
+		{
+			int128		limit = 1;
+
+			for (int p = 0; p < ag->precision; p++)
+				limit *= 10;
+			for (int64 i = 0; i < n; i++)
+			{
+				bool		isnull;
+
+				if (lt_array_is_valid(a, i) && (out[i] >= limit || out[i] <= -limit))
+					(void) lt_conv_datum(ag->conv, a, i, &isnull);	/* raises the scan's error */
+			}
+		}
+	}
+	else if (f->type == LT_TYPE_UINT64)
+	{
+		for (int64 i = 0; i < n; i++)
+		{
+			uint64		x;
+
+			memcpy(&x, a->values + i * 8, 8);
+			out[i] = (int128) x;
+		}
+	}
+	else
+	{
+		load_int(a, n, tmp);
+		for (int64 i = 0; i < n; i++)
+			out[i] = tmp[i];
+	}
+}
+
+/* By-value Datums through the scan's conversion (range checks and their errors included). */
+static void
+load_datum(const LtConv *conv, const lt_array *a, int64 n, int64 *out)
+{
+	for (int64 i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		out[i] = lt_array_is_valid(a, i) ? (int64) lt_conv_datum(conv, a, i, &isnull) : 0;
+	}
+}
+
+/* ---- execution: grouping ------------------------------------------------------------------------ */
+
+static inline uint64
+mix64(uint64 x)
+{
+	x ^= x >> 33;
+	x *= UINT64CONST(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	x *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	x ^= x >> 33;
+	return x;
+}
+
+static void
+grow_groups(LtUpperState *st)
+{
+	if (st->n_groups < st->cap_groups)
+		return;
+	st->cap_groups = st->cap_groups ? st->cap_groups * 2 : 64;
+	if (st->groups == NULL)
+	{
+		st->groups = MemoryContextAllocHuge(st->agg_cxt, sizeof(LtGroup) * st->cap_groups);
+		st->accs = MemoryContextAllocHuge(st->agg_cxt, sizeof(LtAcc) * st->cap_groups * Max(st->n_aggs, 1));
+	}
+	else
+	{
+		st->groups = repalloc_huge(st->groups, sizeof(LtGroup) * st->cap_groups);
+		st->accs = repalloc_huge(st->accs, sizeof(LtAcc) * st->cap_groups * Max(st->n_aggs, 1));
+	}
+}
+
+static int64
+new_group(LtUpperState *st)
+{
+	int64		g;
+
+	grow_groups(st);
+	g = st->n_groups++;
+	memset(&st->groups[g], 0, sizeof(LtGroup));
+	memset(&st->accs[g * st->n_aggs], 0, sizeof(LtAcc) * st->n_aggs);
+	return g;
+}
+
+static void
+rehash(LtUpperState *st)
+{
+	uint64		n = st->n_slots ? st->n_slots * 2 : 1024;
+	uint32	   *slots = MemoryContextAllocHuge(st->agg_cxt, sizeof(uint32) * n);
+
+	memset(slots, 0, sizeof(uint32) * n);
+	for (int64 g = 0; g < st->n_groups; g++)
+	{
+		uint64		h;
+
+		if (g == st->null_group)
+			continue;
+		h = st->groups[g].hash & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = (uint32) (g + 1);
+	}
+	if (st->slots)
+		pfree(st->slots);
+	st->slots = slots;
+	st->n_slots = n;
+}
+
+/* The group of row r of the key column a; ikey is the canonical value for int/Datum keys. */
+static int64
+find_group(LtUpperState *st, const lt_array *a, int64 r, int64 ikey)
+{
+	uint64		h;
+	const char *s = NULL;
+	int64		len = 0;
+	int64		g;
+	MemoryContext old;
+
+	if (!lt_array_is_valid(a, r))
+	{
+		if (st->null_group < 0)
+		{
+			st->null_group = new_group(st);
+			st->groups[st->null_group].keynull = true;
+		}
+		return st->null_group;
+	}
+	if (st->key_kind == LT_KEY_TEXT)
+	{
+		s = (const char *) a->data + a->offsets[r];
+		len = a->offsets[r + 1] - a->offsets[r];
+		h = hash_bytes_extended((const unsigned char *) s, (int) len, 0);
+	}
+	else
+		h = mix64((uint64) ikey);
+	if ((uint64) (st->n_groups + 1) * 2 > st->n_slots)
+		rehash(st);
+	for (uint64 i = h & (st->n_slots - 1);; i = (i + 1) & (st->n_slots - 1))
+	{
+		uint32		gi = st->slots[i];
+		LtGroup    *grp;
+
+		if (gi == 0)
+		{
+			if (st->n_groups >= (int64) PG_UINT32_MAX - 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("lt_fdw: too many groups")));
+			g = new_group(st);
+			grp = &st->groups[g];
+			grp->hash = h;
+			grp->ikey = ikey;
+			old = MemoryContextSwitchTo(st->agg_cxt);
+			if (st->key_kind == LT_KEY_TEXT)
+			{
+				char	   *copy = palloc(len + 1);
+
+				memcpy(copy, s, len);
+				copy[len] = '\0';
+				grp->skey = copy;
+				grp->slen = len;
+			}
+			if (st->key_kind == LT_KEY_INT)
+			{
+				switch (st->key_conv->typid)
+				{
+					case INT2OID:
+						grp->key = Int16GetDatum((int16) ikey);
+						break;
+					case INT4OID:
+						grp->key = Int32GetDatum((int32) ikey);
+						break;
+					default:
+						grp->key = Int64GetDatum(ikey);
+						break;
+				}
+			}
+			else
+			{
+				bool		isnull;
+
+				grp->key = lt_conv_datum(st->key_conv, a, r, &isnull);
+			}
+			MemoryContextSwitchTo(old);
+			st->slots[i] = (uint32) (g + 1);
+			return g;
+		}
+		grp = &st->groups[gi - 1];
+		if (grp->hash != h)
+			continue;
+		if (st->key_kind == LT_KEY_TEXT ? (grp->slen == len && memcmp(grp->skey, s, len) == 0)
+			: grp->ikey == ikey)
+			return gi - 1;
+	}
+}
+
+static void
+assign_groups(LtUpperState *st, const lt_array *a, int64 n, const bool *pass)
+{
+	switch (st->key_kind)
+	{
+		case LT_KEY_INT:
+			load_int(a, n, st->vi);
+			for (int64 r = 0; r < n; r++)
+				st->gidx[r] = (pass && !pass[r]) ? 0 : (int32) find_group(st, a, r, st->vi[r]);
+			break;
+		case LT_KEY_TEXT:
+			for (int64 r = 0; r < n; r++)
+				st->gidx[r] = (pass && !pass[r]) ? 0 : (int32) find_group(st, a, r, 0);
+			break;
+		case LT_KEY_DATUM:
+			for (int64 r = 0; r < n; r++)
+			{
+				int64		ikey = 0;
+
+				if (pass && !pass[r])
+				{
+					st->gidx[r] = 0;
+					continue;
+				}
+				if (lt_array_is_valid(a, r))
+				{
+					bool		isnull;
+					Datum		d = lt_conv_datum(st->key_conv, a, r, &isnull);
+
+					/* float equality: -0 = 0 and NaN = NaN */
+					if (st->key_vc == LT_VAL_FLOAT4 || st->key_vc == LT_VAL_FLOAT8)
+					{
+						double		x = st->key_vc == LT_VAL_FLOAT4 ? DatumGetFloat4(d) : DatumGetFloat8(d);
+
+						if (x == 0)
+							x = 0;
+						else if (isnan(x))
+							x = get_float8_nan();
+						memcpy(&ikey, &x, 8);
+					}
+					else
+						ikey = (int64) d;
+				}
+				st->gidx[r] = (int32) find_group(st, a, r, ikey);
+			}
+			break;
+	}
+}
+
+/* ---- execution: folding a batch ----------------------------------------------------------------- */
+
+#define ACC(r) (gidx ? &accs[(int64) gidx[r] * stride] : accs)
+
+static inline void
+accum_float8(LtAcc *acc, float8 newval)
+{
+	float8		N = (float8) acc->n;
+	float8		Nold = N;
+	float8		Sx = acc->dval;
+	float8		Sxx = acc->sxx;
+	float8		tmp;
+
+	/* float8_accum (Youngs-Cramer), step for step */
+	N += 1.0;
+	Sx += newval;
+	if (Nold > 0.0)
+	{
+		tmp = newval * N - Sx;
+		Sxx += tmp * tmp / (N * Nold);
+		if (isinf(Sx) || isinf(Sxx))
+		{
+			if (!isinf(acc->dval) && !isinf(newval))
+				float_overflow_error();
+			Sxx = get_float8_nan();
+		}
+	}
+	else
+	{
+		if (isnan(newval) || isinf(newval))
+			Sxx = get_float8_nan();
+	}
+	acc->n++;
+	acc->dval = Sx;
+	acc->sxx = Sxx;
+}
+
+static void
+fold_batch(LtUpperState *st, int k, const lt_batch *b)
+{
+	const LtAggSpec *ag = &st->aggs[k];
+	int64		n = b->length;
+	const int32 *gidx = st->grouped ? st->gidx : NULL;
+	LtAcc	   *accs = st->accs + k;
+	int64		stride = st->n_aggs;
+	const lt_array *a;
+	const uint8 *valid;
+
+	if (ag->kind == LT_AGG_COUNT_STAR)
+	{
+		const bool *pass = st->local_check ? st->pass : NULL;
+
+		if (gidx == NULL && pass == NULL)
+			accs->n += n;
+		else
+			for (int64 r = 0; r < n; r++)
+				if (!pass || pass[r])
+					ACC(r)->n++;
+		return;
+	}
+	a = b->columns[ag->col];
+	valid = a->validity;
+
+	if (ag->kind == LT_AGG_COUNT)
+	{
+		/* loading checks what the scan's conversion would refuse */
+		if (ag->vc == LT_VAL_DATUM)
+			load_datum(ag->conv, a, n, st->vi);
+		else if (ag->vc == LT_VAL_DECIMAL && ag->precision > 0)
+			load_decimal(ag, a, n, st->vn, st->vi);
+		if (valid == NULL && gidx == NULL)
+			accs->n += n;
+		else
+			for (int64 r = 0; r < n; r++)
+				if (!valid || valid[r])
+					ACC(r)->n++;
+		return;
+	}
+
+	switch (ag->vc)
+	{
+		case LT_VAL_INT:
+			load_int(a, n, st->vi);
+			break;
+		case LT_VAL_FLOAT4:
+		case LT_VAL_FLOAT8:
+			load_float(a, n, st->vd);
+			break;
+		case LT_VAL_DECIMAL:
+			load_decimal(ag, a, n, st->vn, st->vi);
+			break;
+		case LT_VAL_DATUM:
+			load_datum(ag->conv, a, n, st->vi);
+			break;
+		default:
+			elog(ERROR, "lt_fdw: no loader for aggregate %d", (int) ag->kind);
+	}
+
+	switch (ag->kind)
+	{
+		case LT_AGG_SUM_INT:
+		case LT_AGG_AVG_INT:
+			if (gidx == NULL)
+			{
+				int64		s = accs->ival;
+				int64		c = 0;
+
+				if (valid == NULL)
+				{
+					for (int64 r = 0; r < n; r++)
+						if (unlikely(__builtin_add_overflow(s, st->vi[r], &s)))
+							overflow_bigint();
+					c = n;
+				}
+				else
+					for (int64 r = 0; r < n; r++)
+						if (valid[r])
+						{
+							if (unlikely(__builtin_add_overflow(s, st->vi[r], &s)))
+								overflow_bigint();
+							c++;
+						}
+				accs->ival = s;
+				accs->n += c;
+			}
+			else
+				for (int64 r = 0; r < n; r++)
+					if (!valid || valid[r])
+					{
+						LtAcc	   *acc = ACC(r);
+
+						if (unlikely(__builtin_add_overflow(acc->ival, st->vi[r], &acc->ival)))
+							overflow_bigint();
+						acc->n++;
+					}
+			break;
+		case LT_AGG_SUM_INT8:
+		case LT_AGG_AVG_INT8:
+			for (int64 r = 0; r < n; r++)
+				if (!valid || valid[r])
+				{
+					LtAcc	   *acc = ACC(r);
+
+					acc->isum += st->vi[r];
+					acc->n++;
+				}
+			break;
+		case LT_AGG_SUM_NUMERIC:
+		case LT_AGG_AVG_NUMERIC:
+			for (int64 r = 0; r < n; r++)
+				if (!valid || valid[r])
+				{
+					LtAcc	   *acc = ACC(r);
+					int128		s;
+
+					if (unlikely(__builtin_add_overflow(acc->isum, st->vn[r], &s)))
+					{
+						/* beyond int128: move the partial sum into a numeric */
+						MemoryContext old = MemoryContextSwitchTo(st->agg_cxt);
+
+						acc->spill = acc_numeric_sum(acc, ag->scale);
+						MemoryContextSwitchTo(old);
+						s = st->vn[r];
+					}
+					acc->isum = s;
+					acc->n++;
+				}
+			break;
+		case LT_AGG_SUM_FLOAT4:
+			for (int64 r = 0; r < n; r++)
+				if (!valid || valid[r])
+				{
+					LtAcc	   *acc = ACC(r);
+					float4		v = (float4) st->vd[r];
+
+					acc->fval = acc->n ? float4_pl(acc->fval, v) : v;
+					acc->n++;
+				}
+			break;
+		case LT_AGG_SUM_FLOAT8:
+			if (gidx == NULL)
+			{
+				float8		s = accs->dval;
+				int64		c = accs->n;
+
+				for (int64 r = 0; r < n; r++)
+					if (!valid || valid[r])
+					{
+						s = c ? float8_pl(s, st->vd[r]) : st->vd[r];
+						c++;
+					}
+				accs->dval = s;
+				accs->n = c;
+			}
+			else
+				for (int64 r = 0; r < n; r++)
+					if (!valid || valid[r])
+					{
+						LtAcc	   *acc = ACC(r);
+
+						acc->dval = acc->n ? float8_pl(acc->dval, st->vd[r]) : st->vd[r];
+						acc->n++;
+					}
+			break;
+		case LT_AGG_AVG_FLOAT:
+			for (int64 r = 0; r < n; r++)
+				if (!valid || valid[r])
+					accum_float8(ACC(r), st->vd[r]);
+			break;
+		case LT_AGG_MIN:
+		case LT_AGG_MAX:
+			{
+				bool		max = ag->kind == LT_AGG_MAX;
+
+				for (int64 r = 0; r < n; r++)
+				{
+					LtAcc	   *acc;
+
+					if (valid && !valid[r])
+						continue;
+					acc = ACC(r);
+					switch (ag->vc)
+					{
+						case LT_VAL_INT:
+						case LT_VAL_DATUM:
+							{
+								int64		v = st->vi[r];
+
+								if (ag->vc == LT_VAL_DATUM && ag->argtype == DATEOID)
+									v = DatumGetDateADT((Datum) v);
+								if (acc->n == 0 || (max ? v > acc->ival : v < acc->ival))
+									acc->ival = v;
+								break;
+							}
+						case LT_VAL_FLOAT4:
+							{
+								float4		v = (float4) st->vd[r];
+
+								/* float4larger/smaller: the new value unless the state wins strictly */
+								if (acc->n == 0 || !(max ? float4_gt(acc->fval, v) : float4_lt(acc->fval, v)))
+									acc->fval = v;
+								break;
+							}
+						case LT_VAL_FLOAT8:
+							{
+								float8		v = st->vd[r];
+
+								if (acc->n == 0 || !(max ? float8_gt(acc->dval, v) : float8_lt(acc->dval, v)))
+									acc->dval = v;
+								break;
+							}
+						case LT_VAL_DECIMAL:
+							{
+								int128		v = st->vn[r];
+
+								if (acc->n == 0 || (max ? v > acc->isum : v < acc->isum))
+									acc->isum = v;
+								break;
+							}
+						default:
+							break;
+					}
+					acc->n++;
+				}
+				break;
+			}
+		default:
+			break;
+	}
+}
+
+/* The final value of aggregate k of a group. */
+static Datum
+agg_final(LtUpperState *st, int k, const LtAcc *acc, bool *isnull)
+{
+	const LtAggSpec *ag = &st->aggs[k];
+
+	*isnull = false;
+	if (ag->kind == LT_AGG_COUNT_STAR || ag->kind == LT_AGG_COUNT)
+		return Int64GetDatum(acc->n);
+	if (acc->n == 0)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	switch (ag->kind)
+	{
+		case LT_AGG_SUM_INT:
+			return Int64GetDatum(acc->ival);
+		case LT_AGG_SUM_INT8:
+			return NumericGetDatum(int128_numeric(acc->isum, 0));
+		case LT_AGG_SUM_NUMERIC:
+			return NumericGetDatum(acc_numeric_sum(acc, ag->scale));
+		case LT_AGG_SUM_FLOAT4:
+			return Float4GetDatum(acc->fval);
+		case LT_AGG_SUM_FLOAT8:
+			return Float8GetDatum(acc->dval);
+		case LT_AGG_AVG_INT:
+			return DirectFunctionCall2(numeric_div, NumericGetDatum(int64_to_numeric(acc->ival)),
+									   NumericGetDatum(int64_to_numeric(acc->n)));
+		case LT_AGG_AVG_INT8:
+			return DirectFunctionCall2(numeric_div, NumericGetDatum(int128_numeric(acc->isum, 0)),
+									   NumericGetDatum(int64_to_numeric(acc->n)));
+		case LT_AGG_AVG_NUMERIC:
+			return DirectFunctionCall2(numeric_div, NumericGetDatum(acc_numeric_sum(acc, ag->scale)),
+									   NumericGetDatum(int64_to_numeric(acc->n)));
+		case LT_AGG_AVG_FLOAT:
+			return Float8GetDatum(acc->dval / (float8) acc->n);
+		case LT_AGG_MIN:
+		case LT_AGG_MAX:
+			switch (ag->vc)
+			{
+				case LT_VAL_INT:
+					if (ag->argtype == INT2OID)
+						return Int16GetDatum((int16) acc->ival);
+					if (ag->argtype == INT4OID)
+						return Int32GetDatum((int32) acc->ival);
+					return Int64GetDatum(acc->ival);
+				case LT_VAL_DATUM:
+					if (ag->argtype == DATEOID)
+						return DateADTGetDatum((DateADT) acc->ival);
+					return Int64GetDatum(acc->ival);
+				case LT_VAL_FLOAT4:
+					return Float4GetDatum(acc->fval);
+				case LT_VAL_FLOAT8:
+					return Float8GetDatum(acc->dval);
+				case LT_VAL_DECIMAL:
+					return NumericGetDatum(int128_numeric(acc->isum, ag->scale));
+				default:
+					break;
+			}
+			break;
+		default:
+			break;
+	}
+	elog(ERROR, "lt_fdw: unexpected aggregate %d", (int) ag->kind);
+	return (Datum) 0;
+}
+
+/* ---- execution: the scan ------------------------------------------------------------------------ */
+
+static void
+upper_state_release(void *arg)
+{
+	LtUpperState *st = arg;
+
+	if (st->entry)
+	{
+		lt_dataset_unpin(st->entry);
+		st->entry = NULL;
+	}
+}
+
+static void
+upper_scanner_release(void *arg)
+{
+	LtUpperState *st = arg;
+
+	if (st->scanner)
+	{
+		MemoryContext old = lt_alloc_target(st->lib_cxt);
+
+		lt_fragment_scanner_free(st->scanner);
+		lt_alloc_target(old);
+		st->scanner = NULL;
+	}
+}
+
+static void
+upper_close_scanner(LtUpperState *st)
+{
+	upper_scanner_release(st);
+	MemoryContextReset(st->lib_cxt);
+}
+
+static int
+proj_index(LtUpperState *st, const lt_field *f, const char *attname)
+{
+	for (int k = 0; k < st->n_proj; k++)
+		if (st->proj[k] == f)
+			return k;
+	st->proj[st->n_proj] = f;
+	st->proj_names[st->n_proj] = attname;
+	return st->n_proj++;
+}
+
+/* The conversion of attribute attnum, with the scan's checks and messages. */
+static LtConv *
+bind_column(LtUpperState *st, AttrNumber attnum)
+{
+	TupleDesc	td = RelationGetDescr(st->rel);
+	Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
+	char	   *name = lt_column_field_name(RelationGetRelid(st->rel), attnum, NameStr(att->attname));
+	const lt_field *f = lt_schema_find_name(st->entry->ds->schema, name);
+	LtConv	   *conv;
+	char	   *why;
+
+	if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0) && att->atttypid == INT8OID)
+		return NULL;
+	if (f == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads field \"%s\", which dataset %s does not have at version " UINT64_FORMAT,
+						NameStr(att->attname), RelationGetRelationName(st->rel), name, st->opts.uri,
+						st->entry->version),
+				 errhint("Name the dataset field with the column option column_name, or drop the column.")));
+	conv = lt_conv_build(f, att->atttypid, att->atttypmod, &why);
+	if (conv == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which cannot hold field \"%s\" (%s) of dataset %s",
+						NameStr(att->attname), RelationGetRelationName(st->rel),
+						format_type_with_typemod(att->atttypid, att->atttypmod), name,
+						f->logical_type, st->opts.uri),
+				 errdetail("%s.", why)));
+	return conv;
+}
+
+static void
+unsupported_now(LtUpperState *st, const char *attname)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" cannot be aggregated by lt_fdw at version " UINT64_FORMAT,
+					attname, RelationGetRelationName(st->rel), st->entry->version),
+			 errdetail("The dataset's schema changed since the statement was planned."),
+			 errhint("Plan the statement again, or SET lt_fdw.enable_aggregate_pushdown = off.")));
+}
+
+static void
+upper_begin(ForeignScanState *node, int eflags)
+{
+	ForeignScan *fsplan = (ForeignScan *) node->ss.ps.plan;
+	EState	   *estate = node->ss.ps.state;
+	LtUpperState *st = palloc0(sizeof(LtUpperState));
+	Oid			relid = (Oid) intVal(lsecond(fsplan->fdw_private));
+	MemoryContextCallback *cb;
+	RangeTblEntry *rte = NULL;
+	int			rti = -1;
+	Oid			userid;
+	TupleDesc	td;
+	ListCell   *lc;
+	int			i;
+	List	   *remote_exprs;
+
+	node->fdw_state = st;
+	while ((rti = bms_next_member(fsplan->fs_relids, rti)) >= 0)
+	{
+		rte = exec_rt_fetch(rti, estate);
+		if (rte->rtekind == RTE_RELATION && rte->relid == relid)
+			break;
+	}
+	if (rti < 0)
+		elog(ERROR, "lt_fdw: the aggregated foreign table is not in the range table");
+	st->rel = ExecGetRangeTableRelation(estate, rti);
+	lt_get_table_options(relid, &st->opts);
+	userid = OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+	lt_check_read_privilege(userid, RelationGetRelationName(st->rel), st->opts.uri);
+
+	st->entry = lt_dataset_acquire(relid, &st->opts, true);
+	cb = palloc0(sizeof(MemoryContextCallback));
+	cb->func = upper_state_release;
+	cb->arg = st;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+
+	/* every column is checked against this version, as a scan does */
+	td = RelationGetDescr(st->rel);
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+		if (!TupleDescAttr(td, attnum - 1)->attisdropped)
+			(void) bind_column(st, attnum);
+
+	st->n_out = list_length(fsplan->fdw_scan_tlist);
+	st->out = palloc0(sizeof(LtOutput) * Max(st->n_out, 1));
+	st->aggs = palloc0(sizeof(LtAggSpec) * Max(st->n_out, 1));
+	st->proj = palloc0(sizeof(lt_field *) * Max(st->n_out, 1));
+	st->proj_names = palloc0(sizeof(char *) * Max(st->n_out, 1));
+	st->null_group = -1;
+	st->metadata = true;
+	i = 0;
+	foreach(lc, fsplan->fdw_scan_tlist)
+	{
+		TargetEntry *tle = lfirst_node(TargetEntry, lc);
+		LtOutput   *o = &st->out[i++];
+
+		if (IsA(tle->expr, Var))
+		{
+			Var		   *var = (Var *) tle->expr;
+			LtConv	   *conv = bind_column(st, var->varattno);
+			int			scale,
+						precision;
+			const char *attname = get_attname(relid, var->varattno, false);
+
+			o->is_key = true;
+			st->grouped = true;
+			st->metadata = false;
+			if (conv == NULL || conv->kind != LT_CONV_SCALAR)
+				unsupported_now(st, attname);
+			st->key_conv = conv;
+			st->key_attname = attname;
+			st->key_col = proj_index(st, conv->field, attname);
+			st->key_vc = value_class(conv, &scale, &precision);
+			if (conv->typid == TEXTOID && (conv->field->type == LT_TYPE_UTF8 || conv->field->type == LT_TYPE_LARGE_UTF8))
+				st->key_kind = LT_KEY_TEXT;
+			else if (st->key_vc == LT_VAL_INT)
+				st->key_kind = LT_KEY_INT;
+			else if (st->key_vc == LT_VAL_FLOAT4 || st->key_vc == LT_VAL_FLOAT8 || st->key_vc == LT_VAL_DATUM ||
+					 st->key_vc == LT_VAL_BOOL)
+				st->key_kind = LT_KEY_DATUM;
+			else
+				unsupported_now(st, attname);
+		}
+		else
+		{
+			Aggref	   *agg = castNode(Aggref, tle->expr);
+			LtAggSpec  *ag = &st->aggs[st->n_aggs];
+			int			k = agg_lookup(agg->aggfnoid);
+
+			if (k < 0)
+				elog(ERROR, "lt_fdw: aggregate %u cannot be pushed", agg->aggfnoid);
+			o->agg = st->n_aggs++;
+			ag->kind = agg_table[k].kind;
+			ag->fn = agg->aggfnoid;
+			ag->argtype = agg_table[k].argtype;
+			ag->col = -1;
+			if (ag->kind != LT_AGG_COUNT_STAR)
+			{
+				Var		   *var = castNode(Var, linitial_node(TargetEntry, agg->args)->expr);
+				LtConv	   *conv = bind_column(st, var->varattno);
+				const char *attname = get_attname(relid, var->varattno, false);
+
+				st->metadata = false;
+				ag->attname = attname;
+				if (conv == NULL)
+					unsupported_now(st, attname);
+				ag->conv = conv;
+				ag->vc = value_class(conv, &ag->scale, &ag->precision);
+				if (!agg_accepts(ag->kind, ag->vc))
+					unsupported_now(st, attname);
+				ag->col = proj_index(st, conv->field, attname);
+			}
+		}
+	}
+
+	/* the pushed WHERE quals */
+	remote_exprs = (List *) list_nth(fsplan->fdw_private, LtUpperPrivateRemoteExprs);
+	if (remote_exprs != NIL)
+	{
+		Index		varno = (Index) intVal(list_nth(fsplan->fdw_private, LtUpperPrivateVarno));
+		uint64		planned = strtou64(strVal(list_nth(fsplan->fdw_private, LtUpperPrivateVersion)),
+											 NULL, 10);
+		Bitmapset  *attrs = NULL;
+		int			attr = -1;
+
+		st->metadata = false;
+		st->filter = ltfdw_build_filter(st->rel, varno, st->entry->ds->schema, remote_exprs, &node->ss.ps);
+		/* another version may not take every qual: then they are checked here, row by row */
+		st->local_check = st->entry->version != planned;
+		pull_varattnos((Node *) remote_exprs, varno, &attrs);
+		st->qcol_attnum = palloc0(sizeof(AttrNumber) * Max(bms_num_members(attrs), 1));
+		st->qcol_proj = palloc0(sizeof(int) * Max(bms_num_members(attrs), 1));
+		st->qcol_conv = palloc0(sizeof(LtConv *) * Max(bms_num_members(attrs), 1));
+		st->proj = repalloc(st->proj, sizeof(lt_field *) * (st->n_out + bms_num_members(attrs) + 1));
+		st->proj_names = repalloc(st->proj_names, sizeof(char *) * (st->n_out + bms_num_members(attrs) + 1));
+		while ((attr = bms_next_member(attrs, attr)) >= 0)
+		{
+			AttrNumber	attnum = attr + FirstLowInvalidHeapAttributeNumber;
+			LtConv	   *conv;
+			int			q = st->n_qcols++;
+
+			if (attnum <= 0)
+				elog(ERROR, "lt_fdw: a pushed qual reads a system column");
+			conv = bind_column(st, attnum);
+			st->qcol_attnum[q] = attnum;
+			st->qcol_conv[q] = conv;
+			if (conv == NULL)
+			{
+				/* _rowid or _rowaddr */
+				Form_pg_attribute att = TupleDescAttr(RelationGetDescr(st->rel), attnum - 1);
+				char	   *name = lt_column_field_name(relid, attnum, NameStr(att->attname));
+
+				st->qcol_proj[q] = strcmp(name, "_rowid") == 0 ? -1 : -2;
+				if (st->qcol_proj[q] == -1)
+					st->want_row_ids = true;
+			}
+			else
+				st->qcol_proj[q] = -3;	/* projected only when checked here (below) */
+		}
+		st->qslot = ExecInitExtraTupleSlot(estate, RelationGetDescr(st->rel), &TTSOpsVirtual);
+		st->masks = palloc0(sizeof(uint8 *) * (st->n_out + bms_num_members(attrs) + 1));
+	}
+
+	st->agg_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw aggregates", ALLOCSET_DEFAULT_SIZES);
+	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
+}
+
+static void
+ensure_scratch(LtUpperState *st, int64 n)
+{
+	if (n <= st->scratch_len)
+		return;
+	if (st->vi)
+	{
+		pfree(st->vi);
+		pfree(st->vd);
+		pfree(st->vn);
+		pfree(st->gidx);
+	}
+	st->scratch_len = Max(n, LT_DEFAULT_BATCH_ROWS);
+	st->vi = MemoryContextAllocHuge(st->agg_cxt, sizeof(int64) * st->scratch_len);
+	st->vd = MemoryContextAllocHuge(st->agg_cxt, sizeof(double) * st->scratch_len);
+	st->vn = MemoryContextAllocHuge(st->agg_cxt, sizeof(int128) * st->scratch_len);
+	st->gidx = MemoryContextAllocHuge(st->agg_cxt, sizeof(int32) * st->scratch_len);
+}
+
+/* The rows of batch b that pass the quals checked here (st->pass), and the masks that hide the others. */
+static void
+check_rows(ForeignScanState *node, LtUpperState *st, lt_batch *b)
+{
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+	TupleTableSlot *slot = st->qslot;
+	int64		n = b->length;
+
+	for (int64 r = 0; r < n; r++)
+	{
+		MemoryContext old;
+
+		ExecClearTuple(slot);
+		memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+		ResetExprContext(econtext);
+		old = MemoryContextSwitchTo(econtext->ecxt_per_tuple_memory);
+		for (int q = 0; q < st->n_qcols; q++)
+		{
+			int			k = st->qcol_attnum[q] - 1;
+
+			if (st->qcol_proj[q] == -1)
+				slot->tts_values[k] = Int64GetDatum((int64) b->row_ids[r]);
+			else if (st->qcol_proj[q] == -2)
+				slot->tts_values[k] = Int64GetDatum((int64) b->row_addrs[r]);
+			else
+			{
+				slot->tts_values[k] = lt_conv_datum(st->qcol_conv[q], b->columns[st->qcol_proj[q]], r,
+													&slot->tts_isnull[k]);
+				continue;
+			}
+			slot->tts_isnull[k] = false;
+		}
+		MemoryContextSwitchTo(old);
+		ExecStoreVirtualTuple(slot);
+		econtext->ecxt_scantuple = slot;
+		st->pass[r] = ltfdw_filter_local_check(st->filter, econtext);
+		if (!st->pass[r])
+			st->rows_filtered++;
+	}
+	ResetExprContext(econtext);
+	for (int k = 0; k < st->n_proj; k++)
+	{
+		lt_array   *a = b->columns[k];
+
+		for (int64 r = 0; r < n; r++)
+			st->masks[k][r] = st->pass[r] && lt_array_is_valid(a, r);
+	}
+}
+
+/* Read every fragment and fold its batches. */
+static void
+upper_compute(ForeignScanState *node, LtUpperState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+
+	if (!st->grouped)
+		(void) new_group(st);
+
+	if (st->metadata)
+	{
+		/* count(*) from the manifest: no data file is opened */
+		for (int k = 0; k < st->n_aggs; k++)
+			st->accs[k].n = (int64) st->entry->live_rows;
+		st->rows_aggregated = st->entry->live_rows;
+		return;
+	}
+
+	if (st->filter)
+	{
+		/* a parameter value the filter cannot take exactly: every qual is checked here */
+		if (!ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext))
+			st->local_check = true;
+		if (st->local_check)
+		{
+			for (int q = 0; q < st->n_qcols; q++)
+				if (st->qcol_proj[q] == -3)
+					st->qcol_proj[q] = proj_index(st, st->qcol_conv[q]->field, NULL);
+			st->pass = MemoryContextAlloc(st->agg_cxt, sizeof(bool) * LT_DEFAULT_BATCH_ROWS);
+			for (int k = 0; k < st->n_proj; k++)
+				st->masks[k] = MemoryContextAlloc(st->agg_cxt, LT_DEFAULT_BATCH_ROWS);
+		}
+	}
+
+	for (size_t fi = 0; fi < ds->n_fragments; fi++)
+	{
+		const struct Lt__Pb__DataFragment *frag = ds->fragments[fi];
+		lt_scan_options so = {0};
+		MemoryContextCallback *cb;
+		MemoryContext old;
+		lt_error	err;
+		lt_code		rc;
+
+		so.n_fields = st->n_proj;
+		so.fields = st->proj;
+		so.want_row_ids = st->local_check && st->want_row_ids;
+		so.batch_rows = LT_DEFAULT_BATCH_ROWS;
+		cb = MemoryContextAlloc(st->lib_cxt, sizeof(MemoryContextCallback));
+		cb->func = upper_scanner_release;
+		cb->arg = st;
+		MemoryContextRegisterResetCallback(st->lib_cxt, cb);
+
+		for (bool first = true;; first = false)
+		{
+			lt_batch   *b = NULL;
+			uint64		bytes = ds->store->bytes_read,
+						reqs = ds->store->read_requests;
+
+			CHECK_FOR_INTERRUPTS();
+			old = lt_alloc_target(st->lib_cxt);
+			if (first && st->filter)
+			{
+				/* the filter lives and dies with the scanner */
+				MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
+
+				so.filter = ltfdw_filter_for_scan(st->filter);
+				MemoryContextSwitchTo(oldcxt);
+			}
+			if (first)
+				rc = lt_fragment_scanner_open(ds, frag, &so, &st->scanner, &err);
+			else
+				rc = lt_fragment_scanner_next(st->scanner, &b, &err);
+			lt_alloc_target(old);
+			st->bytes_read += ds->store->bytes_read - bytes;
+			st->read_requests += ds->store->read_requests - reqs;
+			if (rc != LT_OK)
+			{
+				if (first)
+					st->scanner = NULL;
+				lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+			}
+			if (first)
+			{
+				st->fragments_scanned++;
+				st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
+				continue;
+			}
+			if (b == NULL)
+				break;
+			if (b->length == 0)
+				continue;
+			if (b->length > LT_DEFAULT_BATCH_ROWS && st->local_check)
+				elog(ERROR, "lt_fdw: a batch of %lld rows is larger than asked for", (long long) b->length);
+			ensure_scratch(st, b->length);
+			if (st->local_check)
+			{
+				uint8	   *saved[FUNC_MAX_ARGS];
+
+				/* the rows that fail a qual are hidden as NULLs from every aggregate but count(*) */
+				check_rows(node, st, b);
+				for (int k = 0; k < st->n_proj && k < FUNC_MAX_ARGS; k++)
+				{
+					saved[k] = b->columns[k]->validity;
+					b->columns[k]->validity = st->masks[k];
+				}
+				if (st->grouped)
+					assign_groups(st, b->columns[st->key_col], b->length, st->pass);
+				for (int k = 0; k < st->n_aggs; k++)
+					fold_batch(st, k, b);
+				for (int k = 0; k < st->n_proj && k < FUNC_MAX_ARGS; k++)
+					b->columns[k]->validity = saved[k];
+				for (int64 r = 0; r < b->length; r++)
+					st->rows_aggregated += st->pass[r];
+				continue;
+			}
+			if (st->grouped)
+				assign_groups(st, b->columns[st->key_col], b->length, NULL);
+			for (int k = 0; k < st->n_aggs; k++)
+				fold_batch(st, k, b);
+			st->rows_aggregated += b->length;
+		}
+		if (st->scanner)
+		{
+			lt_scan_stats stats;
+
+			lt_fragment_scanner_stats(st->scanner, &stats);
+			st->rows_filtered += stats.rows_filtered;
+		}
+		upper_close_scanner(st);
+	}
+}
+
+static TupleTableSlot *
+upper_iterate(ForeignScanState *node)
+{
+	LtUpperState *st = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	MemoryContext old;
+	int64		g;
+
+	ExecClearTuple(slot);
+	if (!st->done)
+	{
+		old = MemoryContextSwitchTo(st->agg_cxt);
+		upper_compute(node, st);
+		MemoryContextSwitchTo(old);
+		st->done = true;
+		st->next_out = 0;
+	}
+	if (st->next_out >= st->n_groups)
+		return slot;
+	g = st->next_out++;
+	old = MemoryContextSwitchTo(node->ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
+	for (int c = 0; c < st->n_out; c++)
+	{
+		const LtOutput *o = &st->out[c];
+
+		if (o->is_key)
+		{
+			slot->tts_values[c] = st->groups[g].key;
+			slot->tts_isnull[c] = st->groups[g].keynull;
+		}
+		else
+			slot->tts_values[c] = agg_final(st, o->agg, &st->accs[g * st->n_aggs + o->agg],
+											&slot->tts_isnull[c]);
+	}
+	MemoryContextSwitchTo(old);
+	return ExecStoreVirtualTuple(slot);
+}
+
+static void
+upper_rescan(ForeignScanState *node)
+{
+	LtUpperState *st = node->fdw_state;
+
+	/* without parameters nothing the aggregates depend on changes: replay the result */
+	st->next_out = 0;
+	if (st->filter && node->ss.ps.chgParam != NULL)
+	{
+		/* recompute with the new parameter values */
+		MemoryContextReset(st->agg_cxt);
+		st->groups = NULL;
+		st->accs = NULL;
+		st->slots = NULL;
+		st->n_slots = 0;
+		st->n_groups = 0;
+		st->cap_groups = 0;
+		st->null_group = -1;
+		st->scratch_len = 0;
+		st->vi = NULL;
+		st->vd = NULL;
+		st->vn = NULL;
+		st->gidx = NULL;
+		st->done = false;
+	}
+}
+
+static void
+upper_end(ForeignScanState *node)
+{
+	LtUpperState *st = node->fdw_state;
+
+	if (st == NULL)
+		return;
+	if (st->lib_cxt)
+		upper_close_scanner(st);
+	upper_state_release(st);
+}
+
+static const char *
+agg_name(const LtAggSpec *ag)
+{
+	switch (ag->kind)
+	{
+		case LT_AGG_COUNT_STAR:
+		case LT_AGG_COUNT:
+			return "count";
+		case LT_AGG_SUM_INT:
+		case LT_AGG_SUM_INT8:
+		case LT_AGG_SUM_FLOAT4:
+		case LT_AGG_SUM_FLOAT8:
+		case LT_AGG_SUM_NUMERIC:
+			return "sum";
+		case LT_AGG_AVG_INT:
+		case LT_AGG_AVG_INT8:
+		case LT_AGG_AVG_FLOAT:
+		case LT_AGG_AVG_NUMERIC:
+			return "avg";
+		case LT_AGG_MIN:
+			return "min";
+		case LT_AGG_MAX:
+			return "max";
+	}
+	return "?";
+}
+
+static void
+upper_explain(ForeignScanState *node, ExplainState *es)
+{
+	LtUpperState *st = node->fdw_state;
+	lt_dataset *ds;
+	StringInfoData buf;
+
+	if (st == NULL || st->entry == NULL)
+		return;
+	ds = st->entry->ds;
+	initStringInfo(&buf);
+	for (int k = 0; k < st->n_aggs; k++)
+	{
+		const LtAggSpec *ag = &st->aggs[k];
+
+		if (k > 0)
+			appendStringInfoString(&buf, ", ");
+		if (ag->kind == LT_AGG_COUNT_STAR)
+			appendStringInfoString(&buf, "count(*)");
+		else
+			appendStringInfo(&buf, "%s(%s)", agg_name(ag), quote_identifier(ag->attname));
+	}
+	if (st->grouped)
+		appendStringInfo(&buf, "%sGROUP BY %s", st->n_aggs ? " " : "", quote_identifier(st->key_attname));
+	if (st->metadata)
+		appendStringInfoString(&buf, " from metadata");
+	ExplainPropertyText("Lance Aggregate", buf.data, es);
+	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
+	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
+	if (st->opts.tag)
+		ExplainPropertyText("Lance Tag", st->opts.tag, es);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		resetStringInfo(&buf);
+		appendStringInfo(&buf, "%zu total, %zu to scan", ds->n_fragments, st->metadata ? (size_t) 0 : ds->n_fragments);
+		ExplainPropertyText("Fragments", buf.data, es);
+	}
+	else
+	{
+		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
+		ExplainPropertyUInteger("Fragments To Scan", NULL, st->metadata ? 0 : ds->n_fragments, es);
+	}
+	if (st->filter && ltfdw_filter_text(st->filter))
+		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
+		ExplainPropertyUInteger("Rows Aggregated", NULL, st->rows_aggregated, es);
+		ExplainPropertyUInteger("Rows Removed by Deletion Vectors", NULL, st->rows_deleted, es);
+		if (st->filter)
+			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL, st->rows_filtered, es);
+		ExplainPropertyUInteger("Bytes Read", NULL, st->bytes_read, es);
+		ExplainPropertyUInteger("Read Requests", NULL, st->read_requests, es);
+	}
+}
+
+/* ---- the handler's entry points: base scans go to scan.c, aggregate scans stay here ------------- */
+
+void
+lt_upper_BeginForeignScan(ForeignScanState *node, int eflags)
+{
+	if (is_upper_plan((ForeignScan *) node->ss.ps.plan))
+		upper_begin(node, eflags);
+	else
+		ltBeginForeignScan(node, eflags);
+}
+
+TupleTableSlot *
+lt_upper_IterateForeignScan(ForeignScanState *node)
+{
+	if (is_upper_plan((ForeignScan *) node->ss.ps.plan))
+		return upper_iterate(node);
+	return ltIterateForeignScan(node);
+}
+
+void
+lt_upper_ReScanForeignScan(ForeignScanState *node)
+{
+	if (is_upper_plan((ForeignScan *) node->ss.ps.plan))
+		upper_rescan(node);
+	else
+		ltReScanForeignScan(node);
+}
+
+void
+lt_upper_EndForeignScan(ForeignScanState *node)
+{
+	if (is_upper_plan((ForeignScan *) node->ss.ps.plan))
+		upper_end(node);
+	else
+		ltEndForeignScan(node);
+}
+
+void
+lt_upper_ExplainForeignScan(ForeignScanState *node, ExplainState *es)
+{
+	if (is_upper_plan((ForeignScan *) node->ss.ps.plan))
+		upper_explain(node, es);
+	else
+		ltExplainForeignScan(node, es);
+}
+
+void
+lt_upper_init(void)
+{
+	DefineCustomBoolVariable("lt_fdw.enable_aggregate_pushdown",
+							 "Computes aggregates over Lance foreign tables inside lt_fdw.",
+							 "count(*) without quals is answered from the manifest; count, sum, avg, min and max "
+							 "(optionally GROUP BY one column) are computed over decoded column vectors.",
+							 &enable_aggregate_pushdown,
+							 true,
+							 PGC_USERSET,
+							 0,
+							 NULL, NULL, NULL);
+}
