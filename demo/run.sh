@@ -75,16 +75,20 @@ lt_cluster_create "$PGTMP"
 lt_cluster_start
 echo "(cluster on 127.0.0.1:$PGPORT, removed when the demo ends)"
 psql_demo() { "$LT_PGBIN/psql" -X -q -d postgres -v ON_ERROR_STOP=1 --echo-queries "$@"; }
-psql_demo <<'SQL'
+psql_demo -v root="$DEMO" <<'SQL'
 CREATE EXTENSION lt_fdw;
-SELECT w.fdwname, w.fdwhandler::regproc AS handler, w.fdwvalidator::regproc AS validator
-  FROM pg_foreign_data_wrapper w WHERE w.fdwname = 'lt_fdw';
-CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw;
-CREATE FOREIGN TABLE events (id bigint, dt date, kind text, value double precision, tags text[]) SERVER lake;
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'root');
+IMPORT FOREIGN SCHEMA "." FROM SERVER lake INTO public OPTIONS (import_row_id 'true');
+\d events
+SELECT * FROM events ORDER BY _rowid;
+SELECT dt, count(*), sum(value) FROM events GROUP BY dt ORDER BY dt;
+EXPLAIN (COSTS OFF) SELECT id, kind FROM events WHERE dt = DATE '2026-08-02' AND value > 1;
+SELECT id, kind FROM events WHERE dt = DATE '2026-08-02' AND value > 1;
+-- time travel: version 2 is before the delete of id 4
+CREATE FOREIGN TABLE events_v2 (id bigint, kind text, value double precision)
+  SERVER lake OPTIONS (path 'events.lance', version '2');
+SELECT * FROM events_v2 WHERE id = 4;
 SQL
 echo
-echo "The SQL read path is in progress; today a scan says so:"
-psql_demo -v ON_ERROR_STOP=0 -c 'SELECT * FROM events;' || true
-
 say "done"
 echo "dataset kept in $DS — try: build/lt-inspect info $DS"
