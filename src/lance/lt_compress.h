@@ -16,7 +16,7 @@ typedef enum lt_compression
 } lt_compression;
 
 /* Upper bound on any single decompressed buffer (defends against bombs). */
-#define LT_MAX_DECOMPRESSED ((uint64_t) 1 << 31)
+#define LT_MAX_DECOMPRESSED ((uint64_t) 1 << 30)
 
 /*
  * Decompress one Lance-framed buffer into a fresh lt_malloc'd buffer.
