@@ -13,44 +13,7 @@
 #include "lt_deletion.h"
 #include "unit.h"
 
-#ifndef LT_TEST_DATA
-#define LT_TEST_DATA "test/data"
-#endif
-
 static lt_error err;
-
-static const char *
-data_dir(void)
-{
-	const char *d = getenv("LT_TEST_DATA");
-
-	return d ? d : LT_TEST_DATA;
-}
-
-static uint8_t *
-read_file(const char *rel, size_t *len)
-{
-	char		path[1024];
-	FILE	   *f;
-	uint8_t    *buf;
-	long		n;
-
-	snprintf(path, sizeof(path), "%s/%s", data_dir(), rel);
-	if (!(f = fopen(path, "rb")))
-	{
-		fprintf(stderr, "cannot open %s\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n ? (size_t) n : 1);
-	if (fread(buf, 1, (size_t) n, f) != (size_t) n)
-		n = 0;
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
-}
 
 /* Deleted offsets as Lance reports them (deletions.info.json, time_travel.info.json). */
 static const uint32_t del_1_5[] = {1, 7, 107, 207, 307, 407, 507, 607, 707, 807, 907};
@@ -108,7 +71,7 @@ TEST(real_files)
 		lt_deletion_vector *dv;
 
 		snprintf(rel, sizeof(rel), "deletions/_deletions/%s", r->name);
-		buf = read_file(rel, &len);
+		buf = unit_read_file(rel, &len);
 		CHECK(buf != NULL);
 		if (!buf)
 			continue;
@@ -174,7 +137,7 @@ TEST(store_read)
 	lt_deletion_vector *dv;
 	lt_deletion_file df;
 
-	snprintf(root, sizeof(root), "%s/deletions", data_dir());
+	snprintf(root, sizeof(root), "%s/deletions", unit_data_dir());
 	CHECK_OK(lt_store_local_open(root, &st, &err), err);
 	if (!st)
 		return;
@@ -634,7 +597,7 @@ TEST(mutations)
 				   *buf;
 
 		snprintf(rel, sizeof(rel), "deletions/_deletions/%s", reals[i].name);
-		if (!(orig = read_file(rel, &len)))
+		if (!(orig = unit_read_file(rel, &len)))
 			continue;
 		buf = malloc(len);
 		for (int m = 0; m < 3000; m++)

@@ -21,10 +21,6 @@
 #include "lt_table.pb-c.h"
 #include "unit.h"
 
-#ifndef LT_TEST_DATA
-#define LT_TEST_DATA "test/data"
-#endif
-
 static lt_error err;
 
 typedef __int128 i128;
@@ -1152,14 +1148,6 @@ TEST(render)
 
 /* ------------------------------------------------------------------ scanner: late materialization */
 
-static const char *
-data_dir(void)
-{
-	const char *d = getenv("LT_TEST_DATA");
-
-	return d ? d : LT_TEST_DATA;
-}
-
 typedef struct scan_out
 {
 	int			n_cols;
@@ -1237,7 +1225,7 @@ TEST(scanner_late_materialization)
 	const lt_field *all[5];
 	scan_out	full;
 
-	snprintf(root, sizeof(root), "%s/filter_scan", data_dir());
+	snprintf(root, sizeof(root), "%s/filter_scan", unit_data_dir());
 	CHECK_OK(lt_store_local_open(root, &store, &err), err);
 	CHECK_OK(lt_dataset_open(store, "", &spec, &ds, &err), err);
 	if (!ds)

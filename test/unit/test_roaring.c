@@ -13,44 +13,7 @@
 #include "lt_roaring.h"
 #include "unit.h"
 
-#ifndef LT_TEST_DATA
-#define LT_TEST_DATA "test/data"
-#endif
-
 static lt_error err;
-
-static const char *
-data_dir(void)
-{
-	const char *d = getenv("LT_TEST_DATA");
-
-	return d ? d : LT_TEST_DATA;
-}
-
-static uint8_t *
-read_file(const char *rel, size_t *len)
-{
-	char		path[1024];
-	FILE	   *f;
-	uint8_t    *buf;
-	long		n;
-
-	snprintf(path, sizeof(path), "%s/%s", data_dir(), rel);
-	if (!(f = fopen(path, "rb")))
-	{
-		fprintf(stderr, "cannot open %s\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n ? (size_t) n : 1);
-	if (fread(buf, 1, (size_t) n, f) != (size_t) n)
-		n = 0;
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
-}
 
 /* --- a tiny writer for hand-built inputs ---------------------------------- */
 
@@ -484,7 +447,7 @@ TEST(croaring_roundtrip_and_mutations)
 TEST(real_deletion_bitmap)
 {
 	size_t		len;
-	uint8_t    *buf = read_file("deletions/_deletions/0-3-7171621607215864114.bin", &len);
+	uint8_t    *buf = unit_read_file("deletions/_deletions/0-3-7171621607215864114.bin", &len);
 	lt_roaring_info info;
 	uint32_t   *v;
 	uint64_t	n;

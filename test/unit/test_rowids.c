@@ -14,37 +14,7 @@
 #include "lt_table.pb-c.h"
 #include "unit.h"
 
-#ifndef LT_TEST_DATA
-#define LT_TEST_DATA "test/data"
-#endif
-
 static lt_error err;
-
-static uint8_t *
-read_file(const char *rel, size_t *len)
-{
-	const char *d = getenv("LT_TEST_DATA");
-	char		path[1024];
-	FILE	   *f;
-	uint8_t    *buf;
-	long		n;
-
-	snprintf(path, sizeof(path), "%s/%s", d ? d : LT_TEST_DATA, rel);
-	if (!(f = fopen(path, "rb")))
-	{
-		fprintf(stderr, "cannot open %s\n", path);
-		return NULL;
-	}
-	fseek(f, 0, SEEK_END);
-	n = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	buf = malloc(n ? (size_t) n : 1);
-	if (fread(buf, 1, (size_t) n, f) != (size_t) n)
-		n = 0;
-	fclose(f);
-	*len = (size_t) n;
-	return buf;
-}
 
 /* --- building sequences --------------------------------------------------- */
 
@@ -607,7 +577,7 @@ TEST(version_sequences)
 TEST(real_manifest)
 {
 	size_t		len;
-	uint8_t    *buf = read_file("stable_row_ids/v4.manifest", &len);
+	uint8_t    *buf = unit_read_file("stable_row_ids/v4.manifest", &len);
 	uint64_t	pos;
 	uint32_t	mlen;
 	Lt__Pb__Manifest *m;

@@ -8,6 +8,7 @@
 #define LT_UNIT_H
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,45 @@ static const char *unit_current;
 #define CHECK_CODE(call, code) do { lt_code c_ = (call); unit_checks++; if (c_ != (code)) { unit_failures++; \
 	fprintf(stderr, "FAIL %s (%s:%d): %s -> %s, expected %s\n", unit_current, __FILE__, __LINE__, #call, \
 	lt_code_name(c_), lt_code_name(code)); } } while (0)
+
+#ifndef LT_TEST_DATA
+#define LT_TEST_DATA "test/data"
+#endif
+
+/* Where committed test data lives ($LT_TEST_DATA overrides). */
+static inline const char *
+unit_data_dir(void)
+{
+	const char *d = getenv("LT_TEST_DATA");
+
+	return d ? d : LT_TEST_DATA;
+}
+
+/* A whole file under the test data directory, malloc'd; NULL (with a message) if unreadable. */
+static inline uint8_t *
+unit_read_file(const char *rel, size_t *len)
+{
+	char		path[1024];
+	FILE	   *f;
+	uint8_t    *buf;
+	long		n;
+
+	snprintf(path, sizeof(path), "%s/%s", unit_data_dir(), rel);
+	if (!(f = fopen(path, "rb")))
+	{
+		fprintf(stderr, "cannot open %s\n", path);
+		return NULL;
+	}
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(n > 0 ? (size_t) n : 1);
+	if (n < 0 || fread(buf, 1, (size_t) n, f) != (size_t) n)
+		n = 0;
+	fclose(f);
+	*len = (size_t) n;
+	return buf;
+}
 
 static inline int
 unit_report(const char *suite)
