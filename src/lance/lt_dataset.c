@@ -42,6 +42,20 @@ prefixed(const char *prefix, const char *rel)
 	return lt_asprintf("%s%s%s", prefix, (n && prefix[n - 1] != '/') ? "/" : "", rel);
 }
 
+/* "root" or "root/prefix" without a trailing '/', for messages. */
+static void
+dataset_name(const lt_store *store, const char *prefix, char *buf, size_t len)
+{
+	size_t		n = strlen(prefix);
+
+	while (n > 0 && prefix[n - 1] == '/')
+		n--;
+	if (n == 0)
+		snprintf(buf, len, "%s", store->root);
+	else
+		snprintf(buf, len, "%s/%.*s", store->root, (int) n, prefix);
+}
+
 char *
 lt_dataset_path(const lt_dataset *ds, const char *rel)
 {
@@ -131,23 +145,24 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 {
 	version_list l = {0};
 	char	   *dir = prefixed(prefix, "_versions");
+	char		name[1024];
 	lt_code		rc;
 
 	*versions = NULL;
 	*n = 0;
 	if (!dir)
 		return lt_nomem(err);
+	dataset_name(store, prefix, name, sizeof(name));
 	rc = lt_store_list(store, dir, collect_version, &l, err);
 	if (rc == LT_ENOTFOUND)
-		rc = lt_error_set(err, LT_ENOTFOUND, "%s/%s is not a Lance dataset (it has no _versions directory)",
-						  store->root, prefix[0] ? prefix : ".");
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s is not a Lance dataset (it has no _versions directory)", name);
 	lt_free(dir);
 	if (rc == LT_OK && l.oom)
 		rc = lt_nomem(err);
 	if (rc == LT_OK && l.n == 0)
-		rc = lt_error_set(err, LT_ENOTFOUND, "%s/%s_versions holds no manifest", store->root, prefix);
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
 	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
-		rc = lt_corrupt(err, "%s/%s_versions mixes V1 and V2 manifest names", store->root, prefix);
+		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
 	if (rc != LT_OK)
 	{
 		lt_free(l.v);
@@ -205,7 +220,12 @@ lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uin
 		return lt_nomem(err);
 	rc = lt_store_read_all(store, path, 1 << 20, &buf, &len, err);
 	if (rc == LT_ENOTFOUND)
-		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" does not exist in %s/%s", tag, store->root, prefix);
+	{
+		char		name[1024];
+
+		dataset_name(store, prefix, name, sizeof(name));
+		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" does not exist in %s", tag, name);
+	}
 	if (rc != LT_OK)
 	{
 		lt_free(path);
@@ -464,8 +484,13 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 				lt_free(path);
 		}
 		if (rc == LT_ENOTFOUND)
-			rc = lt_error_set(err, LT_ENOTFOUND, "version %llu of dataset %s/%s does not exist",
-							  (unsigned long long) version, store->root, ds->prefix);
+		{
+			char		name[1024];
+
+			dataset_name(store, ds->prefix, name, sizeof(name));
+			rc = lt_error_set(err, LT_ENOTFOUND, "version %llu of dataset %s does not exist",
+							  (unsigned long long) version, name);
+		}
 	}
 	if (rc == LT_OK && !buf)
 	{
