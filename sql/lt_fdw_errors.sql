@@ -85,6 +85,16 @@ SELECT * FROM bad_rowid;
 CREATE FOREIGN TABLE narrow_numeric (id bigint, dec numeric(5,2)) SERVER lake OPTIONS (path 'scalars.lance');
 SELECT id, dec FROM narrow_numeric ORDER BY id;
 SELECT id FROM narrow_numeric ORDER BY id;     -- a column not read is not converted
+-- values that cannot be read at all, after 5,000 good rows (rows are converted a chunk at a time, column by
+-- column): the error is the first one in row order, then column order, with its row address
+CREATE FOREIGN TABLE badvalues (id bigint, d date, s text, n int) SERVER lake OPTIONS (path 'badvalues.lance');
+SELECT count(*), count(d), count(s), sum(n) FROM badvalues WHERE id < 5001;
+SELECT * FROM badvalues;                        -- row 5001: its string
+SELECT id, d FROM badvalues;                    -- row 5002: its date
+SELECT id, n FROM badvalues WHERE id >= 5003;   -- neither is read
+SELECT * FROM badvalues WHERE id >= 5002;       -- row 5002 again
+SELECT * FROM badvalues WHERE id >= 5003;       -- row 5003: the date first (column order)
+SELECT id, length(s) FROM badvalues WHERE id >= 5003 AND d IS NULL;    -- the filter reads d: no row passes
 \set SHOW_CONTEXT errors
 
 SET client_min_messages = warning;

@@ -75,6 +75,20 @@ SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4) AND id < 20000;
 RESET lt_fdw.enable_filter_pushdown;
 SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4) AND id < 20000;
 
+-- a pushed aggregate beats a Partial Aggregate over a parallel scan: it reads only the aggregated (and
+-- filter) columns and forms no tuple, where the parallel plan pays for every row that passes the filter
+ANALYZE pd;
+SHOW max_parallel_workers_per_gather;
+SELECT explain_filter($$EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4)$$);
+SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4);
+RESET parallel_setup_cost; RESET parallel_tuple_cost; RESET parallel_leader_participation;
+SELECT explain_filter($$EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4)$$);
+SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+SET lt_fdw.enable_aggregate_pushdown = off;     -- the plan it beats, with the same answer
+SELECT explain_filter($$EXPLAIN (COSTS OFF) SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4)$$);
+SELECT count(*), sum(id) FROM pd WHERE grp IN (3, 4);
+RESET lt_fdw.enable_aggregate_pushdown;
+
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;

@@ -36,6 +36,10 @@
 #include "utils/typcache.h"
 #include "common/int.h"
 
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
 #include "lt_fdw.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */
@@ -534,6 +538,24 @@ check_offsets(const lt_array *a, int64 i, int64 start, int64 end, const lt_array
 						(long long) (child ? child->length : 0))));
 }
 
+/* The bytes of a string or binary slot must lie inside the array's data. */
+static inline bool
+var_slot_ok(const lt_array *a, int64 i)
+{
+	return a->offsets[i] >= 0 && a->offsets[i + 1] >= a->offsets[i] && a->offsets[i + 1] <= a->data_len;
+}
+
+static void
+check_var_slot(const lt_array *a, int64 i)
+{
+	if (!var_slot_ok(a, i))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("lt_fdw: slot %lld of field \"%s\" has bytes [%lld, %lld) outside its %lld bytes",
+						(long long) i, a->field->name, (long long) a->offsets[i], (long long) a->offsets[i + 1],
+						(long long) a->data_len)));
+}
+
 /* A scalar slot (known valid) as a Datum of type `typid` (the natural type or an accepted wider one). */
 static Datum
 scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int64 i)
@@ -590,9 +612,11 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(typmod));
 		case LT_TYPE_UTF8:
 		case LT_TYPE_LARGE_UTF8:
+			check_var_slot(a, i);
 			return text_from_utf8((const char *) a->data + a->offsets[i], a->offsets[i + 1] - a->offsets[i]);
 		case LT_TYPE_BINARY:
 		case LT_TYPE_LARGE_BINARY:
+			check_var_slot(a, i);
 			return bytea_from(a->data + a->offsets[i], a->offsets[i + 1] - a->offsets[i]);
 		case LT_TYPE_FIXED_BINARY:
 			return bytea_from(a->values + i * f->byte_width, f->byte_width);
@@ -924,4 +948,376 @@ lt_conv_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 			}
 	}
 	return (Datum) 0;
+}
+
+/* ---- a column of a batch at a time ------------------------------------------------------------ */
+
+/*
+ * The common scalar mappings have batch loops: a column of a batch is converted with one type
+ * dispatch, in a tight loop per type. They raise no error for a value: they stop at the first slot
+ * they cannot convert (out of range, not valid in the database encoding, too long), and the caller
+ * converts that slot with lt_conv_datum, which raises the error of the per-value path. Strings are
+ * laid out in one block instead of a palloc each; a block of pure ASCII (no high bit, no NUL: valid
+ * in every server encoding) is not checked string by string.
+ */
+
+/* The slot width a batch loop reads for this field type (0: no batch loop). */
+static int
+batch_width(lt_type_id t)
+{
+	switch (t)
+	{
+		case LT_TYPE_BOOL:
+		case LT_TYPE_INT8:
+		case LT_TYPE_UINT8:
+			return 1;
+		case LT_TYPE_INT16:
+		case LT_TYPE_UINT16:
+			return 2;
+		case LT_TYPE_INT32:
+		case LT_TYPE_UINT32:
+		case LT_TYPE_FLOAT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			return 4;
+		case LT_TYPE_INT64:
+		case LT_TYPE_FLOAT64:
+		case LT_TYPE_DATE64:
+		case LT_TYPE_TIME64:
+		case LT_TYPE_TIMESTAMP:
+			return 8;
+		default:
+			return 0;
+	}
+}
+
+bool
+lt_conv_batchable(const LtConv *c)
+{
+	const lt_field *f = c->field;
+
+	if (c->kind != LT_CONV_SCALAR)
+		return false;
+	switch (f->type)
+	{
+		case LT_TYPE_UTF8:
+		case LT_TYPE_LARGE_UTF8:
+			/* validated, never converted: a UTF8 database (SQL_ASCII checks UTF-8 the same way) */
+			return GetDatabaseEncoding() == PG_UTF8 || GetDatabaseEncoding() == PG_SQL_ASCII;
+		case LT_TYPE_BINARY:
+		case LT_TYPE_LARGE_BINARY:
+		case LT_TYPE_FIXED_BINARY:
+			return true;
+		case LT_TYPE_INT8:
+		case LT_TYPE_INT16:
+		case LT_TYPE_INT32:
+		case LT_TYPE_INT64:
+		case LT_TYPE_UINT8:
+		case LT_TYPE_UINT16:
+		case LT_TYPE_UINT32:
+			if (c->typid != INT2OID && c->typid != INT4OID && c->typid != INT8OID)
+				return false;	/* numeric */
+			break;
+		default:
+			break;
+	}
+	return batch_width(f->type) > 0 && (f->type == LT_TYPE_BOOL || f->byte_width == batch_width(f->type));
+}
+
+/* No byte of s[0, len) is NUL or has its high bit set. */
+static bool
+ascii_clean(const uint8 *s, int64 len)
+{
+	const uint64 highs = UINT64CONST(0x8080808080808080);
+	const uint64 ones = UINT64CONST(0x0101010101010101);
+	uint64		bad = 0;
+
+#ifdef __SSE2__
+	{
+		const __m128i zero = _mm_setzero_si128();
+		__m128i		hi = zero,
+					nul = zero;
+
+		for (; len >= 32; s += 32, len -= 32)
+		{
+			__m128i		a = _mm_loadu_si128((const __m128i *) s);
+			__m128i		b = _mm_loadu_si128((const __m128i *) (s + 16));
+
+			hi = _mm_or_si128(hi, _mm_or_si128(a, b));
+			nul = _mm_or_si128(nul, _mm_or_si128(_mm_cmpeq_epi8(a, zero), _mm_cmpeq_epi8(b, zero)));
+		}
+		if (_mm_movemask_epi8(_mm_or_si128(hi, nul)) != 0)
+			return false;
+	}
+#endif
+	for (; len >= 8; s += 8, len -= 8)
+	{
+		uint64		w;
+
+		memcpy(&w, s, 8);
+		bad |= w | ((w - ones) & ~w);
+	}
+	for (; len > 0; s++, len--)
+		bad |= (*s == 0) ? highs : *s;
+	return (bad & highs) == 0;
+}
+
+/* Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block. */
+static int
+batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride, bool text)
+{
+	const int64 *off = a->offsets;
+	Size		limit = text ? MaxAllocSize - VARHDRSZ - 1 : MaxAllocSize - VARHDRSZ;
+	Size		total = 0;
+	bool		check;
+	char	   *p;
+	int			k;
+
+	/* sizes (a slot out of bounds, or a value too long, stops the loop there) */
+	for (k = 0; k < n; k++)
+	{
+		int64		i = start + k;
+
+		if (!var_slot_ok(a, i))
+			break;
+		if (nulls[(size_t) k * stride])
+			continue;
+		if ((uint64) (off[i + 1] - off[i]) > limit)
+			break;
+		total += INTALIGN(VARHDRSZ + (off[i + 1] - off[i]));
+	}
+	n = k;
+	if (n == 0)
+		return 0;
+	check = text && !ascii_clean(a->data + off[start], off[start + n] - off[start]);
+	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+	for (k = 0; k < n; k++)
+	{
+		int64		i = start + k;
+		int64		len;
+
+		if (nulls[(size_t) k * stride])
+		{
+			values[(size_t) k * stride] = (Datum) 0;
+			continue;
+		}
+		len = off[i + 1] - off[i];
+		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) a->data + off[i], (int) len, true))
+			return k;
+		SET_VARSIZE(p, VARHDRSZ + len);
+		memcpy(VARDATA(p), a->data + off[i], len);
+		values[(size_t) k * stride] = PointerGetDatum(p);
+		p += INTALIGN(VARHDRSZ + len);
+	}
+	return n;
+}
+
+static int
+batch_fixed_bytea(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride)
+{
+	int64		w = a->field->byte_width;
+	Size		each = INTALIGN(VARHDRSZ + w);
+	char	   *p;
+
+	if (w < 0 || (Size) w > MaxAllocSize - VARHDRSZ)
+		return 0;
+	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(each * n, 1));
+	for (int k = 0; k < n; k++)
+	{
+		if (nulls[(size_t) k * stride])
+		{
+			values[(size_t) k * stride] = (Datum) 0;
+			continue;
+		}
+		SET_VARSIZE(p, VARHDRSZ + w);
+		memcpy(VARDATA(p), a->values + (start + k) * w, w);
+		values[(size_t) k * stride] = PointerGetDatum(p);
+		p += each;
+	}
+	return n;
+}
+
+/* values[k * stride] = EXPR over x, the slot's value as T (null slots hold zero bytes). */
+#define BATCH_LOOP(T, EXPR) \
+	do { \
+		const uint8 *src_ = a->values + start * (int64) sizeof(T); \
+		for (k = 0; k < n; k++) \
+		{ \
+			T			x; \
+			memcpy(&x, src_ + (size_t) k * sizeof(T), sizeof(T)); \
+			values[(size_t) k * stride] = (EXPR); \
+		} \
+	} while (0)
+
+/* The same for an integer field, into int2/int4/int8 (the value fits: the type is as wide or wider). */
+#define BATCH_INT_LOOP(T) \
+	do { \
+		if (c->typid == INT8OID) \
+			BATCH_LOOP(T, Int64GetDatum((int64) x)); \
+		else if (c->typid == INT4OID) \
+			BATCH_LOOP(T, Int32GetDatum((int32) x)); \
+		else \
+			BATCH_LOOP(T, Int16GetDatum((int16) x)); \
+	} while (0)
+
+/* A time or timestamp value in unit -> microseconds; false on overflow. */
+static inline bool
+usec_ok(int64 v, lt_time_unit unit, int64 *us)
+{
+	switch (unit)
+	{
+		case LT_UNIT_S:
+			return !pg_mul_s64_overflow(v, 1000000, us);
+		case LT_UNIT_MS:
+			return !pg_mul_s64_overflow(v, 1000, us);
+		case LT_UNIT_US:
+			*us = v;
+			return true;
+		case LT_UNIT_NS:
+			*us = floor_div(v, 1000);
+			return true;
+	}
+	*us = v;
+	return true;
+}
+
+int
+lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *values, bool *nulls, int stride)
+{
+	const lt_field *f = c->field;
+	int			k;
+
+	if (a == NULL)
+	{
+		for (k = 0; k < n; k++)
+		{
+			values[(size_t) k * stride] = (Datum) 0;
+			nulls[(size_t) k * stride] = true;
+		}
+		return n;
+	}
+	if (a->validity)
+		for (k = 0; k < n; k++)
+			nulls[(size_t) k * stride] = !a->validity[start + k];
+	else
+		for (k = 0; k < n; k++)
+			nulls[(size_t) k * stride] = false;
+
+	switch (f->type)
+	{
+		case LT_TYPE_BOOL:
+			BATCH_LOOP(uint8, BoolGetDatum(x != 0));
+			return n;
+		case LT_TYPE_INT8:
+			BATCH_INT_LOOP(int8);
+			return n;
+		case LT_TYPE_UINT8:
+			BATCH_INT_LOOP(uint8);
+			return n;
+		case LT_TYPE_INT16:
+			BATCH_INT_LOOP(int16);
+			return n;
+		case LT_TYPE_UINT16:
+			BATCH_INT_LOOP(uint16);
+			return n;
+		case LT_TYPE_INT32:
+			BATCH_INT_LOOP(int32);
+			return n;
+		case LT_TYPE_UINT32:
+			BATCH_INT_LOOP(uint32);
+			return n;
+		case LT_TYPE_INT64:
+			BATCH_INT_LOOP(int64);
+			return n;
+		case LT_TYPE_FLOAT32:
+			if (c->typid == FLOAT4OID)
+				BATCH_LOOP(float, Float4GetDatum(x));
+			else
+				BATCH_LOOP(float, Float8GetDatum((double) x));
+			return n;
+		case LT_TYPE_FLOAT64:
+			BATCH_LOOP(double, Float8GetDatum(x));
+			return n;
+		case LT_TYPE_DATE32:
+		case LT_TYPE_DATE64:
+			for (k = 0; k < n; k++)
+			{
+				int64		days;
+
+				if (nulls[(size_t) k * stride])
+				{
+					values[(size_t) k * stride] = (Datum) 0;
+					continue;
+				}
+				if (f->type == LT_TYPE_DATE32)
+				{
+					int32		x;
+
+					memcpy(&x, a->values + (start + k) * 4, 4);
+					days = (int64) x - EPOCH_SHIFT_DAYS;
+				}
+				else
+				{
+					int64		x;
+
+					memcpy(&x, a->values + (start + k) * 8, 8);
+					days = floor_div(x, 86400000) - EPOCH_SHIFT_DAYS;
+				}
+				if (days < PG_INT32_MIN || days > PG_INT32_MAX || !IS_VALID_DATE((DateADT) days))
+					return k;
+				values[(size_t) k * stride] = DateADTGetDatum((DateADT) days);
+			}
+			return n;
+		case LT_TYPE_TIME32:
+		case LT_TYPE_TIME64:
+		case LT_TYPE_TIMESTAMP:
+			for (k = 0; k < n; k++)
+			{
+				int64		v,
+							us;
+
+				if (nulls[(size_t) k * stride])
+				{
+					values[(size_t) k * stride] = (Datum) 0;
+					continue;
+				}
+				if (f->type == LT_TYPE_TIME32)
+				{
+					int32		x;
+
+					memcpy(&x, a->values + (start + k) * 4, 4);
+					v = x;
+				}
+				else
+					memcpy(&v, a->values + (start + k) * 8, 8);
+				if (!usec_ok(v, f->unit, &us))
+					return k;
+				if (f->type == LT_TYPE_TIMESTAMP)
+				{
+					int64		ts;
+
+					if (pg_sub_s64_overflow(us, (int64) EPOCH_SHIFT_DAYS * USECS_PER_DAY, &ts) ||
+						!IS_VALID_TIMESTAMP(ts))
+						return k;
+					values[(size_t) k * stride] = TimestampGetDatum(ts);
+				}
+				else
+				{
+					if (us < 0 || us > USECS_PER_DAY)
+						return k;
+					values[(size_t) k * stride] = TimeADTGetDatum(us);
+				}
+			}
+			return n;
+		case LT_TYPE_UTF8:
+		case LT_TYPE_LARGE_UTF8:
+			return batch_varlena(a, start, n, values, nulls, stride, true);
+		case LT_TYPE_BINARY:
+		case LT_TYPE_LARGE_BINARY:
+			return batch_varlena(a, start, n, values, nulls, stride, false);
+		case LT_TYPE_FIXED_BINARY:
+			return batch_fixed_bytea(a, start, n, values, nulls, stride);
+		default:
+			return 0;			/* not batchable: the caller converts slot by slot */
+	}
 }

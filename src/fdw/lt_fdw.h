@@ -122,6 +122,16 @@ typedef struct LtConv
 /* Build the conversion of `field` into a column of type typid/typmod; NULL (with *why) if impossible. */
 extern LtConv *lt_conv_build(const lt_field *field, Oid typid, int32 typmod, char **why);
 extern Datum lt_conv_datum(const LtConv *conv, const lt_array *a, int64 i, bool *isnull);
+/*
+ * Batch conversion (scan.c): lt_conv_batchable tells whether a conversion has a batch loop;
+ * lt_conv_batch converts slots [start, start + n) of `a` (NULL: all null) into values[k * stride] /
+ * nulls[k * stride], k = 0 .. n-1, in CurrentMemoryContext (the strings or binary values of a call in
+ * one block), and returns how many it converted: n, or the index of the first slot it cannot convert
+ * (lt_conv_datum raises that slot's error).
+ */
+extern bool lt_conv_batchable(const LtConv *conv);
+extern int	lt_conv_batch(const LtConv *conv, const lt_array *a, int64 start, int n, Datum *values, bool *nulls,
+						  int stride);
 /* The Postgres type a field maps to by default (InvalidOid when none); *typmod gets its typmod. */
 extern Oid	lt_natural_type(const lt_field *field, int32 *typmod);
 /* SQL text of the type for IMPORT (composite types need their name); NULL when unsupported. */
@@ -242,6 +252,7 @@ typedef struct LtScanColumn
 	int			proj;			/* LT_COL_FIELD: index into the projection */
 	LtConv	   *conv;
 	const char *attname;
+	bool		batch;			/* LT_COL_FIELD: converted by lt_conv_batch */
 } LtScanColumn;
 
 typedef struct LtScanState
@@ -268,11 +279,26 @@ typedef struct LtScanState
 	size_t		next_fragment;
 	struct lt_fragment_scanner *scanner;
 	struct lt_batch *batch;
-	int64		batch_row;
+	int64		batch_row;		/* the next row of the batch to return */
 	MemoryContext lib_cxt;		/* the scanner's library allocations */
-	MemoryContext row_cxt;		/* Datums of the current row */
 	const LtScanColumn *converting;	/* for the error context */
 	uint64		converting_addr;
+
+	/*
+	 * Rows are converted a chunk of a batch at a time into a row-major matrix of natts Datums (and
+	 * nulls) per row; the scan slot's tts_values / tts_isnull point at the row returned. A chunk's
+	 * by-reference values live in chunk_cxt (and the columns' blocks) until the next chunk.
+	 */
+	MemoryContext chunk_cxt;
+	int			natts;
+	int			chunk_cap;		/* rows of the matrix */
+	Datum	   *chunk_values;	/* chunk_cap * natts */
+	bool	   *chunk_nulls;
+	int64		chunk_start;	/* batch row of the matrix's first row */
+	int			chunk_len;
+	int			chunk_next;		/* rows of the next chunk (grows from a small first chunk) */
+	Datum	   *slot_values;	/* the slot's own arrays, given back at the end */
+	bool	   *slot_isnull;
 
 	/* statistics (EXPLAIN) */
 	uint64		fragments_scanned;

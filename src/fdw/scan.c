@@ -11,10 +11,13 @@
  *
  * Execution: the version is resolved when the scan begins (dataset.c's snapshot rules) and the
  * foreign table's columns are checked against that version's schema. Fragments are read one at a
- * time with the library's fragment scanner, in batches; each row's Datums live in a per-row
- * context that is reset for the next row, so memory stays flat on any table size. The scanner's
- * own allocations (and its file descriptors) live in lib_cxt and are released by a memory-context
- * callback when a scan ends in an ERROR.
+ * time with the library's fragment scanner, in batches. A batch is converted a chunk of rows at a
+ * time, column by column (convert.c's batch loops for the common scalar types, the per-value path
+ * for the others), into a row-major matrix of Datums; IterateForeignScan points the scan slot's
+ * tts_values / tts_isnull at the next row. A chunk's values live until the next chunk is converted,
+ * so memory stays flat on any table size. The scanner's own allocations (and its file descriptors)
+ * live in lib_cxt, reset per fragment, and are released by a memory-context callback when a scan
+ * ends in an ERROR.
  */
 #include "postgres.h"
 
@@ -313,6 +316,12 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 
 /* ---- execution ------------------------------------------------------------------------------ */
 
+/* Rows of the first chunk of a scan (a LIMIT converts little), then doubling up to chunk_cap. */
+#define LT_CHUNK_FIRST		64
+#define LT_CHUNK_MAX		1024
+/* Datums of the matrix at most (a wide table gets chunks of fewer rows). */
+#define LT_CHUNK_DATUMS		65536
+
 /* Rows of a parallel work unit: big fragments are split into ranges of this many physical rows. */
 #define LT_UNIT_ROWS ((uint64) 1024 * 1024)
 
@@ -464,6 +473,8 @@ bind_columns(LtScanState *st, List *retrieved)
 		}
 		else if (col.kind == LT_COL_ROWID)
 			st->want_row_ids = true;
+		if (col.kind == LT_COL_FIELD)
+			col.batch = lt_conv_batchable(col.conv);
 		st->columns[n++] = col;
 	}
 	st->n_columns = n;
@@ -508,7 +519,21 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
-	st->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row", ALLOCSET_DEFAULT_SIZES);
+	st->chunk_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw rows", ALLOCSET_DEFAULT_SIZES);
+	st->natts = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
+	st->slot_values = node->ss.ss_ScanTupleSlot->tts_values;
+	st->slot_isnull = node->ss.ss_ScanTupleSlot->tts_isnull;
+	st->chunk_next = LT_CHUNK_FIRST;
+	/* the matrix, before any scanner allocates: its memory does not sit above theirs in the heap */
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	{
+		Size		cells = (Size) Max(st->natts, 1) * Max(1, Min(LT_CHUNK_MAX, LT_CHUNK_DATUMS / Max(st->natts, 1)));
+
+		st->chunk_cap = (int) (cells / Max(st->natts, 1));
+		st->chunk_values = palloc0(sizeof(Datum) * cells);
+		st->chunk_nulls = palloc(sizeof(bool) * cells);
+		memset(st->chunk_nulls, true, sizeof(bool) * cells);	/* attributes not read stay NULL */
+	}
 
 	/* a worker of a parallel scan reads the leader's version (ltInitializeWorkerForeignScan) */
 	if (IsParallelWorker() && fsplan->scan.plan.parallel_aware)
@@ -657,46 +682,151 @@ next_batch(LtScanState *st)
 	}
 }
 
-/* Fill the slot with row r of the current batch. */
-static void
-fill_slot(LtScanState *st, TupleTableSlot *slot, int64 r)
-{
-	ErrorContextCallback errcb;
-	MemoryContext old;
+/* Fewer rows when the strings (or binary values) of a column would take more than this. */
+#define LT_CHUNK_COLUMN_BYTES	((int64) 4 * 1024 * 1024)
 
-	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
-	errcb.callback = conversion_error_callback;
-	errcb.arg = st;
-	errcb.previous = error_context_stack;
-	error_context_stack = &errcb;
-	old = MemoryContextSwitchTo(st->row_cxt);
-	st->converting_addr = st->batch->row_addrs[r];
+/* Rows of a chunk from `start`: at most n, fewer when a column's values are big. */
+static int
+chunk_rows(LtScanState *st, int64 start, int n)
+{
+	for (int c = 0; c < st->n_columns && n > 1; c++)
+	{
+		const LtScanColumn *col = &st->columns[c];
+		const lt_array *a;
+
+		if (col->kind != LT_COL_FIELD || !col->batch || (a = st->batch->columns[col->proj]) == NULL)
+			continue;
+		if (a->offsets && lt_type_is_var_width(a->field->type))
+		{
+			while (n > 1 && a->offsets[start + n] - a->offsets[start] > LT_CHUNK_COLUMN_BYTES)
+				n /= 2;
+		}
+		else if (a->field->type == LT_TYPE_FIXED_BINARY && a->field->byte_width > 0)
+			n = Max(1, Min(n, (int) (LT_CHUNK_COLUMN_BYTES / a->field->byte_width)));
+	}
+	return n;
+}
+
+/*
+ * Convert row `start` of the batch, column by column with the per-value path, into the matrix's
+ * first row: the row where a batch loop stopped, so that its errors are raised in column order.
+ */
+static void
+convert_row(LtScanState *st, int64 start)
+{
+	Datum	   *values = st->chunk_values;
+	bool	   *nulls = st->chunk_nulls;
+
+	st->converting_addr = st->batch->row_addrs[start];
 	for (int c = 0; c < st->n_columns; c++)
 	{
 		const LtScanColumn *col = &st->columns[c];
 		int			k = col->attnum - 1;
 
 		st->converting = col;
+		nulls[k] = false;
 		switch (col->kind)
 		{
 			case LT_COL_ROWID:
-				slot->tts_values[k] = Int64GetDatum((int64) st->batch->row_ids[r]);
-				slot->tts_isnull[k] = false;
+				values[k] = Int64GetDatum((int64) st->batch->row_ids[start]);
 				break;
 			case LT_COL_ROWADDR:
-				slot->tts_values[k] = Int64GetDatum((int64) st->batch->row_addrs[r]);
-				slot->tts_isnull[k] = false;
+				values[k] = Int64GetDatum((int64) st->batch->row_addrs[start]);
 				break;
 			case LT_COL_FIELD:
-				slot->tts_values[k] = lt_conv_datum(col->conv, st->batch->columns[col->proj], r,
-													&slot->tts_isnull[k]);
+				values[k] = lt_conv_datum(col->conv, st->batch->columns[col->proj], start, &nulls[k]);
 				break;
 		}
 	}
+}
+
+/*
+ * Convert the next chunk of the batch, from batch_row: the batch loops column by column (a loop
+ * that stops at a slot it cannot convert ends the chunk there), then the other columns row by row;
+ * the result is always at least one row, and every error is the one the row-at-a-time conversion
+ * raises first (rows in order, columns in order within a row).
+ */
+static void
+convert_chunk(LtScanState *st)
+{
+	const lt_batch *b = st->batch;
+	int64		start = st->batch_row;
+	int			natts = st->natts;
+	int			n;
+	bool		per_value = false;
+	ErrorContextCallback errcb;
+	MemoryContext old;
+
+	n = (int) Min(b->length - start, (int64) Min(st->chunk_next, st->chunk_cap));
+	if (st->chunk_next < st->chunk_cap)
+		st->chunk_next *= 2;
+	n = chunk_rows(st, start, n);
+
+	MemoryContextReset(st->chunk_cxt);
+	old = MemoryContextSwitchTo(st->chunk_cxt);
+	errcb.callback = conversion_error_callback;
+	errcb.arg = st;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	for (int c = 0; c < st->n_columns && n > 0; c++)
+	{
+		LtScanColumn *col = &st->columns[c];
+		Datum	   *values = st->chunk_values + (col->attnum - 1);
+		bool	   *nulls = st->chunk_nulls + (col->attnum - 1);
+
+		switch (col->kind)
+		{
+			case LT_COL_ROWID:
+				for (int k = 0; k < n; k++)
+				{
+					values[(size_t) k * natts] = Int64GetDatum((int64) b->row_ids[start + k]);
+					nulls[(size_t) k * natts] = false;
+				}
+				break;
+			case LT_COL_ROWADDR:
+				for (int k = 0; k < n; k++)
+				{
+					values[(size_t) k * natts] = Int64GetDatum((int64) b->row_addrs[start + k]);
+					nulls[(size_t) k * natts] = false;
+				}
+				break;
+			case LT_COL_FIELD:
+				if (col->batch)
+					n = lt_conv_batch(col->conv, b->columns[col->proj], start, n, values, nulls, natts);
+				else
+					per_value = true;
+				break;
+		}
+	}
+	if (n == 0)
+	{
+		convert_row(st, start);
+		n = 1;
+	}
+	else if (per_value)
+	{
+		for (int k = 0; k < n; k++)
+		{
+			st->converting_addr = b->row_addrs[start + k];
+			for (int c = 0; c < st->n_columns; c++)
+			{
+				const LtScanColumn *col = &st->columns[c];
+				size_t		at = (size_t) k * natts + (col->attnum - 1);
+
+				if (col->kind != LT_COL_FIELD || col->batch)
+					continue;
+				st->converting = col;
+				st->chunk_values[at] = lt_conv_datum(col->conv, b->columns[col->proj], start + k,
+													 &st->chunk_nulls[at]);
+			}
+		}
+	}
 	st->converting = NULL;
-	MemoryContextSwitchTo(old);
 	error_context_stack = errcb.previous;
-	ExecStoreVirtualTuple(slot);
+	MemoryContextSwitchTo(old);
+	st->chunk_start = start;
+	st->chunk_len = n;
 }
 
 TupleTableSlot *
@@ -708,14 +838,26 @@ ltIterateForeignScan(ForeignScanState *node)
 
 	for (;;)
 	{
+		size_t		at;
+
 		ExecClearTuple(slot);
-		MemoryContextReset(st->row_cxt);
 		if (st->batch == NULL || st->batch_row >= st->batch->length)
 		{
+			/*
+			 * The last row's values are dead now: free them before the scanner moves on, so that
+			 * nothing of ours sits above the memory of a fragment's scanner when it is freed
+			 */
+			MemoryContextReset(st->chunk_cxt);
+			st->chunk_start = st->chunk_len = 0;
 			if (!next_batch(st))
 				return slot;
 		}
-		fill_slot(st, slot, st->batch_row++);
+		if (st->batch_row >= st->chunk_start + st->chunk_len)
+			convert_chunk(st);
+		at = (size_t) (st->batch_row++ - st->chunk_start) * st->natts;
+		slot->tts_values = st->chunk_values + at;
+		slot->tts_isnull = st->chunk_nulls + at;
+		ExecStoreVirtualTuple(slot);
 
 		/* remote quals this scan could not push (a changed schema, an unpushable parameter value) */
 		econtext->ecxt_scantuple = slot;
@@ -734,6 +876,8 @@ ltReScanForeignScan(ForeignScanState *node)
 	close_scanner(st);
 	st->next_fragment = 0;
 	st->batch = NULL;
+	st->chunk_start = st->chunk_len = 0;
+	st->chunk_next = LT_CHUNK_FIRST;
 	if (st->filter)
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
 }
@@ -795,6 +939,15 @@ ltEndForeignScan(ForeignScanState *node)
 
 	if (st == NULL)
 		return;
+	/* the slot gets its own arrays back (the matrix goes with the executor's memory) */
+	if (st->slot_values)
+	{
+		TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+		ExecClearTuple(slot);
+		slot->tts_values = st->slot_values;
+		slot->tts_isnull = st->slot_isnull;
+	}
 	if (st->lib_cxt)
 		close_scanner(st);
 	scan_state_release(st);

@@ -561,20 +561,47 @@ add_grouping_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_
 	}
 	else
 	{
+		double		passing = clamp_row_est(input_rel->rows);	/* every WHERE qual is in the filter */
+		double		qual_width = 0;
 		double		pages;
+		int			attno = -1;
 
-		/* the filter's columns are read too */
+		/* the filter's columns are read for every row: their widths */
 		pull_varattnos((Node *) remote_exprs, input_rel->relid, &qual_attrs);
-		pages = ceil(tuples * (Max(chk.width, 1) + 8.0 * bms_num_members(qual_attrs)) / BLCKSZ);
+		while ((attno = bms_next_member(qual_attrs, attno)) >= 0)
+		{
+			AttrNumber	a = attno + FirstLowInvalidHeapAttributeNumber;
+			Oid			typid;
+			int32		typmod;
+			Oid			collid;
+			int32		w;
+
+			if (a <= 0)
+				continue;
+			w = get_attavgwidth(rte->relid, a);
+			if (w <= 0)
+			{
+				get_atttypetypmodcoll(rte->relid, a, &typid, &typmod, &collid);
+				w = get_typavgwidth(typid, typmod);
+			}
+			qual_width += w;
+		}
+		if (remote_exprs == NIL)
+			passing = tuples;
 
 		/*
-		 * Open the fragments, read the projected pages, fold values in vectors. The same reads as the
-		 * local scan's (scan.c's costs) but no tuple is formed and no row reaches Postgres, so it is
-		 * never more work than scan + aggregate: priced clearly below (add_path's fuzz would otherwise
-		 * prefer a local sorted GroupAggregate on a tiny table).
+		 * Open the fragments, decode the filter's columns for every row and the aggregated (and grouping)
+		 * columns for the rows that pass, evaluate the filter on vectors (as scan.c prices it) and fold the
+		 * passing rows' values in vectors. Only the aggregated columns are read, no tuple is formed and no
+		 * row reaches Postgres: there is no per-row tuple cost, which is what a (parallel) scan below a
+		 * (partial) aggregate pays for every passing row. Priced clearly below the local plans' reads
+		 * (add_path's fuzz would otherwise prefer a local sorted GroupAggregate on a tiny table).
 		 */
+		pages = ceil((tuples * qual_width + passing * Max(chk.width, 1)) / BLCKSZ);
 		startup_cost = 0.8 * (10.0 + 2.0 * chk.entry->ds->n_fragments * seq_page_cost + seq_page_cost * pages) +
-			tuples * cpu_operator_cost * 0.25 * (chk.n_aggs + chk.n_columns + (key ? 4 : 0));
+			passing * cpu_operator_cost * 0.25 * (chk.n_aggs + chk.n_columns + (key ? 4 : 0));
+		if (remote_exprs != NIL)
+			startup_cost += 0.25 * cpu_operator_cost * tuples;	/* the vectorized filter */
 	}
 	startup_cost += having_cost.startup;
 	total_cost = startup_cost + num_groups * (cpu_tuple_cost + having_cost.per_tuple);

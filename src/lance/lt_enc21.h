@@ -109,6 +109,12 @@ typedef struct lt21_page
 	uint64_t   *chunk_store;
 	uint64_t	chunk_cap;
 	int64_t		scratch_chunk;	/* chunk held in values, or -1 */
+	/* a window of a page (lt21_page_decode_window) */
+	bool		win_head;		/* levels before the first row start continue an earlier row */
+	bool		win_tail;		/* the last row start begins a row that goes on past the window */
+	bool		win_open;		/* full-zip: as many levels as the bytes hold */
+	struct Lt__Enc21__MiniBlockLayout *win_mb;	/* the window's layout (lazy pages point to it) */
+	struct Lt__Enc21__FullZipLayout *win_fz;
 } lt21_page;
 
 /* A page's raw bytes: buffer i is bufs[i] of lens[i] bytes. */
@@ -119,6 +125,82 @@ typedef struct lt21_bufs
 	const uint64_t *len;
 	bool		stable;			/* buffers and layout outlive the page: allows lazy decoding */
 } lt21_bufs;
+
+/*
+ * Random access reads only the part of a page that holds some rows: the
+ * chunks of a mini-block page (located through its chunk metadata and, with
+ * lists, its repetition index), the byte range of rows of a full-zip page
+ * (through its repetition index, or fixed strides).  Such a window decodes
+ * as a page of its own rows, win->row0 .. win->row1 of the page.
+ */
+typedef struct lt21_chunks
+{
+	uint64_t	n;				/* chunks */
+	uint64_t	num_rows;
+	unsigned	word;			/* bytes per metadata word */
+	int			dict_buf;		/* buffer of the dictionary, or -1 */
+	int			index_buf;		/* buffer of the repetition index, or -1 */
+	uint64_t   *off;			/* [n + 1] byte offset of each chunk in buffer 1 */
+	uint64_t   *item;			/* [n + 1] first item of each chunk */
+	uint64_t   *row;			/* [n + 1] first row starting in each chunk (at or after its start) */
+	uint8_t    *pre;			/* [n] the chunk starts inside a row (lists only) */
+	uint8_t    *trail;			/* [n] the chunk's last row goes on in the next one (lists only) */
+	uint64_t	cap;			/* chunks allocated */
+} lt21_chunks;
+
+typedef struct lt21_window
+{
+	int			buf;			/* the buffer to slice next, or -1: read the whole page */
+	uint64_t	off,
+				len;			/* bytes of that buffer */
+	uint64_t	row0,
+				row1;			/* page rows the window decodes */
+	/* mini-block */
+	uint64_t	c0,
+				c1;				/* chunks [c0, c1) */
+	uint64_t	items;			/* their items */
+	bool		head,
+				tail;			/* see lt21_page.win_head / win_tail */
+	/* full-zip */
+	bool		need_index;		/* buf is the repetition index: fetch it and plan again */
+	uint64_t	levels;			/* levels of the window, 0 when only its bytes bound them */
+} lt21_window;
+
+/* Buffers of a mini-block page: which are the dictionary and the repetition index (-1: none). */
+void		lt21_mb_buffers(const struct Lt__Enc21__MiniBlockLayout *mb, int nbufs, int *dict_buf, int *index_buf);
+
+/*
+ * Build the chunk table of a mini-block page from its metadata (buffer 0)
+ * and, for pages with lists, its repetition index.  lens are the page's
+ * buffer sizes.  *usable is false when the page cannot be read by chunks.
+ */
+lt_code		lt21_mb_chunks(const lt21_where *w, const struct Lt__Enc21__MiniBlockLayout *mb, uint64_t num_rows,
+						   int nbufs, const uint64_t *lens, const uint8_t *meta, const uint8_t *index,
+						   lt21_chunks *ck, bool *usable, lt_error *err);
+void		lt21_chunks_free(lt21_chunks *ck);
+
+/* The chunks holding rows [r0, r1) (r0 < r1 <= num_rows): bytes off/len of buffer 1. */
+void		lt21_mb_window(const lt21_chunks *ck, uint64_t r0, uint64_t r1, lt21_window *win);
+
+/*
+ * Plan the window of rows [r0, r1) of a full-zip page.  Without `index` a
+ * page with a repetition index asks for the index entries it needs
+ * (win->need_index, buffer 1); called again with those bytes it gives the
+ * rows' bytes of buffer 0.  win->buf = -1 when the page has no way to
+ * locate rows (read it whole).
+ */
+lt_code		lt21_fz_window(const lt21_where *w, const struct Lt__Enc21__FullZipLayout *fz, uint64_t num_rows,
+						   int nbufs, const uint64_t *lens, const uint8_t *index, uint64_t r0, uint64_t r1,
+						   lt21_window *win, lt_error *err);
+
+/*
+ * Decode a window as a page of win->row1 - win->row0 rows.  Mini-block:
+ * bufs->p[0] is the whole chunk metadata, p[1] the window's chunk bytes,
+ * p[2] the whole dictionary if any.  Full-zip: p[0] the window's bytes.
+ */
+lt_code		lt21_page_decode_window(const lt21_where *w, const lt_field *leaf,
+									const struct Lt__Enc21__PageLayout *layout, const lt21_window *win,
+									const lt21_bufs *bufs, lt21_page **out, lt_error *err);
 
 /*
  * Decode one page of leaf column `leaf` (a field whose type has no 2.1

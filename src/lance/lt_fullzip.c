@@ -431,6 +431,9 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 	}
 	else
 		return LT21_CORRUPT(w, err, "full-zip layout without value details");
+	/* a window (lt21_fz_window) over a repetition index: as many levels as its bytes hold */
+	if (pg->win_open)
+		n_items = len / (cw ? cw : unit);
 	/* every level takes at least a control word or a value / length */
 	if (n_items > len / (cw ? cw : unit) || n_items > LT21_MAX_PAGE_ITEMS)
 		return LT21_CORRUPT(w, err, "%llu full-zip levels cannot fit in %llu bytes",
@@ -456,7 +459,9 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 			rep = pg->rep_store.v;
 		if (bdef && rc == LT_OK && (rc = lt21_levels_reserve(&pg->def_store, n_items, err)) == LT_OK)
 			def = pg->def_store.v;
-		for (uint64_t i = 0; i < n_items && rc == LT_OK; i++)
+		uint64_t	i;
+
+		for (i = 0; i < n_items && rc == LT_OK && !(pg->win_open && pos == len); i++)
 		{
 			uint32_t	word = 0;
 			uint16_t	d;
@@ -509,6 +514,8 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 			else
 				rc = fz_put_var(w, &vk, pg->values, p, 0, err);	/* null: empty */
 		}
+		if (pg->win_open)
+			n_items = i;
 		if (rc == LT_OK && pos != len)
 			rc = LT21_CORRUPT(w, err, "full-zip buffer has %llu bytes after its %llu levels",
 							  (unsigned long long) (len - pos), (unsigned long long) n_items);
@@ -523,5 +530,73 @@ lt21_fullzip_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__
 	pg->rep = rep;
 	pg->def = def;
 	pg->num_levels = n_items;
+	return LT_OK;
+}
+
+/* ---- random access ---- */
+
+lt_code
+lt21_fz_window(const lt21_where *w, const Lt__Enc21__FullZipLayout *fz, uint64_t num_rows, int nbufs,
+			   const uint64_t *lens, const uint8_t *index, uint64_t r0, uint64_t r1, lt21_window *win,
+			   lt_error *err)
+{
+	unsigned	bits = fz->bits_rep + fz->bits_def;
+	unsigned	cw = bits == 0 ? 0 : bits <= 8 ? 1 : bits <= 16 ? 2 : 4;
+
+	memset(win, 0, sizeof(*win));
+	win->buf = -1;
+	if (nbufs < 1 || r0 >= r1 || r1 > num_rows || num_rows > LT21_MAX_PAGE_ITEMS || fz->bits_rep > 16 ||
+		fz->bits_def > 16)
+		return LT_OK;
+	win->row0 = r0;
+	win->row1 = r1;
+	if (nbufs >= 2 && lens[1] > 0)
+	{
+		/* rows + 1 offsets of 1, 2, 4 or 8 bytes into buffer 0 */
+		uint64_t	width = lens[1] / (num_rows + 1);
+		uint64_t	start = 0,
+					end = 0;
+
+		if (lens[1] % (num_rows + 1) != 0 || (width != 1 && width != 2 && width != 4 && width != 8))
+			return LT21_CORRUPT(w, err, "repetition index of %llu bytes for %llu rows",
+								(unsigned long long) lens[1], (unsigned long long) num_rows);
+		if (!index)
+		{
+			win->buf = 1;
+			win->need_index = true;
+			win->off = r0 * width;
+			win->len = (r1 - r0 + 1) * width;
+			return LT_OK;
+		}
+		memcpy(&start, index, width);
+		memcpy(&end, index + (r1 - r0) * width, width);
+		start = lt_le64((const uint8_t *) &start);
+		end = lt_le64((const uint8_t *) &end);
+		if (start > end || end > lens[0])
+			return LT21_CORRUPT(w, err, "repetition index puts rows %llu..%llu at bytes %llu..%llu of %llu",
+								(unsigned long long) r0, (unsigned long long) r1,
+								(unsigned long long) start, (unsigned long long) end,
+								(unsigned long long) lens[0]);
+		win->buf = 0;
+		win->off = start;
+		win->len = end - start;
+		win->levels = fz->bits_rep ? 0 : r1 - r0;	/* without lists a row is a level */
+		return LT_OK;
+	}
+	if (fz->details_case == LT__ENC21__FULL_ZIP_LAYOUT__DETAILS_BITS_PER_VALUE && fz->bits_rep == 0 &&
+		fz->bits_per_value % 8 == 0 && fz->bits_per_value > 0)
+	{
+		/* fixed width without lists: every row is a control word and its value */
+		uint64_t	stride = cw + fz->bits_per_value / 8;
+
+		if (num_rows > lens[0] / stride || num_rows * stride != lens[0])
+			return LT21_CORRUPT(w, err, "%llu full-zip rows of %llu bytes in a %llu-byte buffer",
+								(unsigned long long) num_rows, (unsigned long long) stride,
+								(unsigned long long) lens[0]);
+		win->buf = 0;
+		win->off = r0 * stride;
+		win->len = (r1 - r0) * stride;
+		win->levels = r1 - r0;
+	}
 	return LT_OK;
 }

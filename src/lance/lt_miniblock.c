@@ -356,3 +356,189 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 	}
 	return LT_OK;
 }
+
+/* ---- random access: the chunk table ---- */
+
+void
+lt21_mb_buffers(const Lt__Enc21__MiniBlockLayout *mb, int nbufs, int *dict_buf, int *index_buf)
+{
+	int			next = 2;
+
+	*dict_buf = *index_buf = -1;
+	if (mb->dictionary)
+		*dict_buf = next++;
+	if (mb->has_repetition_index_depth && mb->repetition_index_depth > 0 && next < nbufs)
+		*index_buf = next;
+	if (*dict_buf >= nbufs)
+		*dict_buf = -1;
+}
+
+void
+lt21_chunks_free(lt21_chunks *ck)
+{
+	lt_free(ck->off);
+	memset(ck, 0, sizeof(*ck));
+}
+
+lt_code
+lt21_mb_chunks(const lt21_where *w, const Lt__Enc21__MiniBlockLayout *mb, uint64_t num_rows, int nbufs,
+			   const uint64_t *lens, const uint8_t *meta, const uint8_t *index, lt21_chunks *ck,
+			   bool *usable, lt_error *err)
+{
+	bool		large = mb->has_has_large_chunk && mb->has_large_chunk;
+	unsigned	ws = large ? 4 : 2;
+	bool		has_rep = mb->rep_compression != NULL;
+	uint64_t	num_items = mb->num_items;
+	uint64_t	n,
+				off = 0,
+				counted = 0,
+				rows = 0;
+	bool		pre = false;
+
+	*usable = false;
+	ck->n = 0;
+	if (nbufs < 2 || !mb->value_compression)
+		return LT_OK;			/* the page decoder tells what is wrong */
+	lt21_mb_buffers(mb, nbufs, &ck->dict_buf, &ck->index_buf);
+	if ((mb->dictionary && ck->dict_buf < 0) || (has_rep && ck->index_buf < 0))
+		return LT_OK;
+	if (has_rep && mb->repetition_index_depth != 1)
+		return LT_OK;			/* deeper indexes: read the page whole */
+	if (num_items > LT21_MAX_PAGE_ITEMS)
+		return LT21_CORRUPT(w, err, "mini-block page of %llu items", (unsigned long long) num_items);
+	if (lens[0] % ws != 0)
+		return LT21_CORRUPT(w, err, "chunk metadata of %llu bytes is not a multiple of %u",
+							(unsigned long long) lens[0], ws);
+	n = lens[0] / ws;
+	if (n == 0)
+		return num_items > 0 ? LT21_CORRUPT(w, err, "%llu items but no chunks", (unsigned long long) num_items)
+			: LT_OK;
+	if (n > LT21_MAX_PAGE_ITEMS)
+		return LT21_CORRUPT(w, err, "mini-block page of %llu chunks", (unsigned long long) n);
+	if (!has_rep && num_items != num_rows)
+		return LT21_CORRUPT(w, err, "mini-block page of %llu items for %llu rows without repetition",
+							(unsigned long long) num_items, (unsigned long long) num_rows);
+	if (has_rep && lens[ck->index_buf] != n * 16)
+		return LT21_CORRUPT(w, err, "repetition index of %llu bytes for %llu chunks",
+							(unsigned long long) lens[ck->index_buf], (unsigned long long) n);
+	if (n + 1 > ck->cap)
+	{
+		uint64_t   *p = lt_realloc(ck->off, (n + 1) * (3 * sizeof(uint64_t) + 2));
+
+		if (!p)
+			return lt_nomem(err);
+		ck->off = p;
+		ck->cap = n + 1;
+	}
+	ck->item = ck->off + ck->cap;
+	ck->row = ck->item + ck->cap;
+	ck->pre = (uint8_t *) (ck->row + ck->cap);
+	ck->trail = ck->pre + ck->cap;
+	ck->word = ws;
+	ck->num_rows = num_rows;
+	for (uint64_t c = 0; c < n; c++)
+	{
+		uint32_t	word = large ? lt_le32(meta + c * 4) : lt_le16(meta + c * 2);
+		uint64_t	bytes = ((uint64_t) (word >> 4) + 1) * 8;
+		uint64_t	count;
+
+		if (c + 1 < n)
+			count = (uint64_t) 1 << (word & 0xF);
+		else
+			count = num_items - counted;
+		if (count > MAX_CHUNK_VALUES || counted > num_items || count > num_items - counted)
+			return LT21_CORRUPT(w, err, "chunk %llu claims %llu values (%llu of the page's %llu before it)",
+								(unsigned long long) c, (unsigned long long) count,
+								(unsigned long long) counted, (unsigned long long) num_items);
+		if (bytes > lens[1] - off)
+			return LT21_CORRUPT(w, err, "chunk %llu of %llu bytes at %llu runs past the %llu-byte data buffer",
+								(unsigned long long) c, (unsigned long long) bytes,
+								(unsigned long long) off, (unsigned long long) lens[1]);
+		ck->off[c] = off;
+		ck->item[c] = counted;
+		ck->row[c] = has_rep ? rows : counted;
+		if (has_rep)
+		{
+			uint64_t	ends = lt_le64(index + c * 16),
+						partial = lt_le64(index + c * 16 + 8);
+			bool		trail = partial > 0;
+			uint64_t	starts;
+
+			/* a row that starts before the chunk must end in it or go on past it */
+			if (ends > num_rows || (pre && ends == 0 && !trail) || (trail && c + 1 == n) ||
+				ends + trail < (uint64_t) pre)
+				return LT21_CORRUPT(w, err, "repetition index of chunk %llu: %llu rows end, %llu items left",
+									(unsigned long long) c, (unsigned long long) ends,
+									(unsigned long long) partial);
+			starts = ends + trail - pre;
+			if (starts > num_rows - rows)
+				return LT21_CORRUPT(w, err, "repetition index holds more than the page's %llu rows",
+									(unsigned long long) num_rows);
+			ck->pre[c] = pre;
+			ck->trail[c] = trail;
+			rows += starts;
+			pre = trail;
+		}
+		else
+			ck->pre[c] = ck->trail[c] = 0;
+		counted += count;
+		off += bytes;
+	}
+	if (counted != num_items)
+		return LT21_CORRUPT(w, err, "chunks hold %llu items, the page says %llu",
+							(unsigned long long) counted, (unsigned long long) num_items);
+	if (has_rep && rows != num_rows)
+		return LT21_CORRUPT(w, err, "repetition index holds %llu rows, the page says %llu",
+							(unsigned long long) rows, (unsigned long long) num_rows);
+	ck->off[n] = off;
+	ck->item[n] = counted;
+	ck->row[n] = has_rep ? rows : counted;
+	ck->n = n;
+	*usable = true;
+	return LT_OK;
+}
+
+/* The chunk in which row r starts (r < num_rows): the last with row[c] <= r. */
+static uint64_t
+chunk_of_row(const lt21_chunks *ck, uint64_t r)
+{
+	uint64_t	lo = 0,
+				hi = ck->n - 1;
+
+	while (lo < hi)
+	{
+		uint64_t	mid = lo + (hi - lo + 1) / 2;
+
+		if (ck->row[mid] <= r)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+void
+lt21_mb_window(const lt21_chunks *ck, uint64_t r0, uint64_t r1, lt21_window *win)
+{
+	uint64_t	c0 = chunk_of_row(ck, r0),
+				c = chunk_of_row(ck, r1 - 1);
+
+	/* the last row goes on through chunks without row starts of their own */
+	if (r1 == ck->row[c + 1] && ck->trail[c])
+	{
+		c++;
+		while (c + 1 < ck->n && ck->trail[c] && ck->row[c + 1] == ck->row[c])
+			c++;
+	}
+	memset(win, 0, sizeof(*win));
+	win->buf = 1;
+	win->c0 = c0;
+	win->c1 = c + 1;
+	win->off = ck->off[c0];
+	win->len = ck->off[c + 1] - ck->off[c0];
+	win->items = ck->item[c + 1] - ck->item[c0];
+	win->head = ck->pre[c0];
+	win->tail = ck->trail[c];
+	win->row0 = ck->row[c0];
+	win->row1 = ck->row[c + 1] - (ck->trail[c] ? 1 : 0);
+}

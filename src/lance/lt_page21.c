@@ -22,6 +22,8 @@ lt21_page_free(lt21_page *pg)
 	lt_array_free(pg->dict);
 	lt_free(pg->row_store);
 	lt_free(pg->chunk_store);
+	lt_free(pg->win_mb);
+	lt_free(pg->win_fz);
 	lt_free(pg);
 }
 
@@ -41,6 +43,7 @@ page_reset(lt21_page *pg)
 	pg->lazy_data = NULL;
 	pg->lazy_items = pg->n_chunks = 0;
 	pg->scratch_chunk = -1;
+	pg->win_head = pg->win_tail = pg->win_open = false;
 }
 
 static lt_code
@@ -380,9 +383,65 @@ string_data(lt_array *a, lt_error *err)
 	return LT_OK;
 }
 
-lt_code
-lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayout *layout,
-				 uint64_t num_rows, const lt21_bufs *bufs, lt21_page **out, lt_error *err)
+/* A mini-block window: its metadata words and chunks as a page of its own. */
+static lt_code
+mb_window(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__MiniBlockLayout *mb,
+		  const lt21_window *win, const lt21_bufs *bufs, lt21_page *pg, lt_error *err)
+{
+	unsigned	ws = mb->has_has_large_chunk && mb->has_large_chunk ? 4 : 2;
+	const uint8_t *p[3];
+	uint64_t	len[3];
+	lt21_bufs	b;
+
+	if (bufs->n < 2 || bufs->n > 3 || win->c1 < win->c0 || win->c1 > bufs->len[0] / ws ||
+		bufs->len[1] != win->len)
+		return lt_error_set(err, LT_EINVALID, "%s: column %d page %d: window buffers do not fit the window",
+							w->path, w->column, w->page);
+	if (!pg->win_mb && !(pg->win_mb = lt_malloc(sizeof(Lt__Enc21__MiniBlockLayout))))
+		return lt_nomem(err);
+	*pg->win_mb = *mb;
+	pg->win_mb->num_items = win->items;
+	pg->win_mb->has_num_items = 1;
+	p[0] = bufs->p[0] + win->c0 * ws;
+	len[0] = (win->c1 - win->c0) * ws;
+	for (int i = 1; i < bufs->n; i++)
+	{
+		p[i] = bufs->p[i];
+		len[i] = bufs->len[i];
+	}
+	b.n = bufs->n;
+	b.p = p;
+	b.len = len;
+	b.stable = bufs->stable;
+	pg->win_head = win->head;
+	pg->win_tail = win->tail;
+	return lt21_miniblock_decode(w, leaf, pg->win_mb, &b, pg, err);
+}
+
+/* A full-zip window: its bytes as a page of its own. */
+static lt_code
+fz_window(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__FullZipLayout *fz,
+		  const lt21_window *win, const lt21_bufs *bufs, lt21_page *pg, lt_error *err)
+{
+	lt21_bufs	b = *bufs;
+
+	if (bufs->n < 1 || bufs->len[0] != win->len)
+		return lt_error_set(err, LT_EINVALID, "%s: column %d page %d: window buffers do not fit the window",
+							w->path, w->column, w->page);
+	if (!pg->win_fz && !(pg->win_fz = lt_malloc(sizeof(Lt__Enc21__FullZipLayout))))
+		return lt_nomem(err);
+	*pg->win_fz = *fz;
+	pg->win_fz->num_items = (uint32_t) win->levels;
+	pg->win_fz->has_num_items = 1;
+	pg->win_fz->has_num_visible_items = 0;
+	pg->win_open = win->levels == 0;
+	b.n = 1;
+	return lt21_fullzip_decode(w, leaf, pg->win_fz, &b, pg, err);
+}
+
+static lt_code
+page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayout *layout,
+			uint64_t num_rows, const lt21_bufs *bufs, const lt21_window *win, lt21_page **out, lt_error *err)
 {
 	lt21_page  *pg = *out;
 	lt_code		rc = LT_OK;
@@ -422,7 +481,9 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 					const Lt__Enc21__MiniBlockLayout *mb = layout->mini_block_layout;
 
 					rc = set_layers(w, pg, mb->layers, mb->n_layers, err);
-					if (rc == LT_OK)
+					if (rc == LT_OK && win)
+						rc = mb_window(w, leaf, mb, win, bufs, pg, err);
+					else if (rc == LT_OK)
 						rc = lt21_miniblock_decode(w, leaf, mb, bufs, pg, err);
 					break;
 				}
@@ -431,7 +492,9 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 					const Lt__Enc21__FullZipLayout *fz = layout->full_zip_layout;
 
 					rc = set_layers(w, pg, fz->layers, fz->n_layers, err);
-					if (rc == LT_OK)
+					if (rc == LT_OK && win)
+						rc = fz_window(w, leaf, fz, win, bufs, pg, err);
+					else if (rc == LT_OK)
 						rc = lt21_fullzip_decode(w, leaf, fz, bufs, pg, err);
 					break;
 				}
@@ -439,6 +502,11 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 				{
 					const Lt__Enc21__ConstantLayout *cl = layout->constant_layout;
 
+					if (win)
+					{
+						rc = LT21_UNSUPPORTED(w, err, "windows of constant pages");
+						break;
+					}
 					rc = set_layers(w, pg, cl->layers, cl->n_layers, err);
 					if (rc == LT_OK)
 						rc = constant_decode(w, leaf, cl, bufs, pg, err);
@@ -461,4 +529,25 @@ lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__Pag
 	}
 	*out = pg;
 	return LT_OK;
+}
+
+lt_code
+lt21_page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayout *layout,
+				 uint64_t num_rows, const lt21_bufs *bufs, lt21_page **out, lt_error *err)
+{
+	return page_decode(w, leaf, layout, num_rows, bufs, NULL, out, err);
+}
+
+lt_code
+lt21_page_decode_window(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayout *layout,
+						const lt21_window *win, const lt21_bufs *bufs, lt21_page **out, lt_error *err)
+{
+	if (win->buf < 0 || win->need_index || win->row1 < win->row0)
+	{
+		lt21_page_free(*out);
+		*out = NULL;
+		return lt_error_set(err, LT_EINVALID, "%s: column %d page %d: not a planned window",
+							w->path, w->column, w->page);
+	}
+	return page_decode(w, leaf, layout, win->row1 - win->row0, bufs, win, out, err);
 }

@@ -13,6 +13,7 @@
  */
 #include "lt_enc21.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lt_alloc.h"
@@ -38,7 +39,21 @@ typedef struct leaf21
 	lt21_page  *pg;
 	uint8_t    *io;				/* the raw page buffers, reused across pages */
 	uint64_t	io_cap;
-	Lt__Enc21__PageLayout *layout;	/* of the current page; lazy pages point into it and io */
+	Lt__Enc21__PageLayout *layout;	/* of page lay_page; lazy pages point into it and io */
+	int			lay_page;		/* page whose layout (and chunk table) is held, or -1 */
+	uint64_t	win_lo,
+				win_hi;			/* rows of page cur held in pg (a window, or the whole page) */
+	/* random access to mini-block page lay_page */
+	bool		ck_done;		/* its chunk table was built (or found unusable) */
+	bool		ck_usable;
+	lt21_chunks ck;
+	uint8_t    *aux;			/* its metadata, dictionary, repetition index; full-zip index entries */
+	uint64_t	aux_cap;
+	const uint8_t *aux_p[4];
+	uint64_t	win_bytes;		/* bytes windows of page lay_page have fetched */
+	uint64_t	next;			/* row after the last read */
+	uint64_t	stream;			/* rows read back to back up to next */
+	int			counted;		/* last page counted in pages_decoded */
 } leaf21;
 
 typedef struct reader21
@@ -46,7 +61,18 @@ typedef struct reader21
 	lt_field_reader base;
 	int			n_leaves;
 	leaf21	   *leaves;
+	uint64_t	window_min;		/* pages smaller than this are read whole */
 } reader21;
+
+/*
+ * Random access reads the part of a page that holds the requested rows
+ * (its chunks, or its rows' bytes) when the page is big enough for that to
+ * matter, the read is no part of a sequential stream, it needs at most a
+ * quarter of the page, and earlier windows of the page have not fetched a
+ * quarter of it yet (many scattered rows of one page: read it whole).
+ */
+#define WINDOW_MIN_BYTES ((uint64_t) 64 << 10)
+#define SEQUENTIAL_ROWS 4096
 
 static void
 reader21_free(lt_field_reader *r)
@@ -58,6 +84,8 @@ reader21_free(lt_field_reader *r)
 		lt_free(rd->leaves[i].page_start);
 		lt21_page_free(rd->leaves[i].pg);
 		lt_free(rd->leaves[i].io);
+		lt_free(rd->leaves[i].aux);
+		lt21_chunks_free(&rd->leaves[i].ck);
 		if (rd->leaves[i].layout)
 			lt__enc21__page_layout__free_unpacked(rd->leaves[i].layout, lt_protobuf_allocator());
 	}
@@ -65,16 +93,68 @@ reader21_free(lt_field_reader *r)
 	lt_free(rd);
 }
 
-/* Fetch and decode page p of a leaf. */
+/* Make lf->layout the layout of page p. */
 static lt_code
-load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
+get_layout(reader21 *rd, leaf21 *lf, int p, Lt__Pb__ColumnPage **pagep, lt_error *err)
 {
 	lt_file    *f = rd->base.file;
 	lt21_where	w = {f->path, lf->column, p};
 	Lt__Pb__ColumnMetadata *cm;
 	Lt__Pb__ColumnPage *page;
-	Lt__Pb__PbAny *any = NULL;
-	Lt__Enc21__PageLayout *layout = NULL;
+	Lt__Pb__PbAny *any;
+	lt_code		rc = LT_OK;
+
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	page = cm->pages[p];
+	*pagep = page;
+	if (lf->lay_page == p && lf->layout)
+		return LT_OK;
+	lf->cur = -1;				/* the held page may point into the old layout */
+	if (lf->layout)
+		lt__enc21__page_layout__free_unpacked(lf->layout, lt_protobuf_allocator());
+	lf->layout = NULL;
+	lf->lay_page = -1;
+	lf->ck_done = false;
+	lf->win_bytes = 0;
+	if (!page->encoding || page->encoding->location_case != LT__PB__ENCODING_REF__LOCATION_DIRECT ||
+		!page->encoding->direct->has_encoding)
+		return LT21_UNSUPPORTED(&w, err, "page encoding is not stored inline");
+	any = lt__pb__pb_any__unpack(lt_protobuf_allocator(), page->encoding->direct->encoding.len,
+								 page->encoding->direct->encoding.data);
+	if (!any)
+		return LT21_CORRUPT(&w, err, "page encoding does not parse");
+	if (!any->type_url || strcmp(any->type_url, PAGE_LAYOUT_URL) != 0)
+		rc = LT21_UNSUPPORTED(&w, err, "page encoding \"%s\"", any->type_url ? any->type_url : "");
+	if (rc == LT_OK)
+	{
+		lf->layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
+		if (!lf->layout)
+			rc = LT21_CORRUPT(&w, err, "page layout does not parse");
+	}
+	lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
+	if (rc == LT_OK && (page->n_buffer_offsets != page->n_buffer_sizes || page->n_buffer_offsets > 64))
+		rc = LT21_CORRUPT(&w, err, "page has %zu buffer offsets and %zu sizes",
+						  page->n_buffer_offsets, page->n_buffer_sizes);
+	if (rc == LT_OK)
+		lf->lay_page = p;
+	return rc;
+}
+
+static void
+count_page(reader21 *rd, leaf21 *lf, int p)
+{
+	if (lf->counted != p)
+		rd->base.pages_decoded++;
+	lf->counted = p;
+}
+
+/* Fetch and decode page p of a leaf whole. */
+static lt_code
+load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnPage *page;
 	int			nb;
 	uint8_t   **bufs = NULL;
 	uint64_t   *lens = NULL;
@@ -89,30 +169,8 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 	lt_code		rc = LT_OK;
 
 	lf->cur = -1;
-	if (lf->layout)
-		lt__enc21__page_layout__free_unpacked(lf->layout, lt_protobuf_allocator());
-	lf->layout = NULL;
-	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
-	page = cm->pages[p];
-	if (!page->encoding || page->encoding->location_case != LT__PB__ENCODING_REF__LOCATION_DIRECT ||
-		!page->encoding->direct->has_encoding)
-		return LT21_UNSUPPORTED(&w, err, "page encoding is not stored inline");
-	any = lt__pb__pb_any__unpack(lt_protobuf_allocator(), page->encoding->direct->encoding.len,
-								 page->encoding->direct->encoding.data);
-	if (!any)
-		return LT21_CORRUPT(&w, err, "page encoding does not parse");
-	if (!any->type_url || strcmp(any->type_url, PAGE_LAYOUT_URL) != 0)
-		rc = LT21_UNSUPPORTED(&w, err, "page encoding \"%s\"", any->type_url ? any->type_url : "");
-	if (rc == LT_OK)
-	{
-		layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
-		if (!layout)
-			rc = LT21_CORRUPT(&w, err, "page layout does not parse");
-	}
+	LT_TRY(get_layout(rd, lf, p, &page, err));
 	nb = (int) page->n_buffer_offsets;
-	if (rc == LT_OK && (page->n_buffer_offsets != page->n_buffer_sizes || page->n_buffer_offsets > 64))
-		rc = LT21_CORRUPT(&w, err, "page has %zu buffer offsets and %zu sizes",
-						  page->n_buffer_offsets, page->n_buffer_sizes);
 	if (rc == LT_OK)
 	{
 		bufs = lt_calloc(nb + 1, sizeof(uint8_t *));
@@ -195,24 +253,229 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 		b.p = (const uint8_t *const *) bufs;
 		b.len = lens;
 		b.stable = true;
-		rc = lt21_page_decode(&w, lf->path[lf->depth - 1], layout,
+		rc = lt21_page_decode(&w, lf->path[lf->depth - 1], lf->layout,
 							  lf->page_start[p + 1] - lf->page_start[p], &b, &lf->pg, err);
 	}
 	if (rc == LT_OK)
 	{
 		lf->cur = p;
-		rd->base.pages_decoded++;
+		lf->win_lo = 0;
+		lf->win_hi = lf->page_start[p + 1] - lf->page_start[p];
+		count_page(rd, lf, p);
 	}
 	lt_free(bufs);
 	lt_free(lens);
 	lt_free(ranges);
 	lt_free(dsts);
-	if (layout && rc == LT_OK)
-		lf->layout = layout;
-	else if (layout)
-		lt__enc21__page_layout__free_unpacked(layout, lt_protobuf_allocator());
-	lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
 	return rc;
+}
+
+static lt_code
+reserve(uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
+{
+	uint8_t    *p;
+
+	if (n + 8 <= *cap)
+		return LT_OK;
+	p = lt_realloc(*buf, n + 8);
+	if (!p)
+		return lt_nomem(err);
+	*buf = p;
+	*cap = n + 8;
+	return LT_OK;
+}
+
+/* Where bytes [off, off + len) of buffer i of a page are in the file. */
+static lt_code
+buffer_range(const lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *page, int i, uint64_t off,
+			 uint64_t len, lt_range *r, lt_error *err)
+{
+	uint64_t	end;
+
+	if (!lt_add_ok(page->buffer_offsets[i], page->buffer_sizes[i], &end) || end > f->size)
+		return LT21_CORRUPT(w, err, "buffer %d of %llu bytes at %llu runs past the end of the file (%llu)",
+							i, (unsigned long long) page->buffer_sizes[i],
+							(unsigned long long) page->buffer_offsets[i], (unsigned long long) f->size);
+	if (off > page->buffer_sizes[i] || len > page->buffer_sizes[i] - off)
+		return LT21_CORRUPT(w, err, "bytes %llu..+%llu are outside buffer %d of %llu bytes",
+							(unsigned long long) off, (unsigned long long) len, i,
+							(unsigned long long) page->buffer_sizes[i]);
+	*r = (lt_range) {page->buffer_offsets[i] + off, len};
+	return LT_OK;
+}
+
+/* Read whole buffers `which` (-1 entries skipped) of a page into lf->aux; lf->aux_p[k] points to each. */
+static lt_code
+read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *page, const int *which, int n,
+		 lt_error *err)
+{
+	lt_range	r[4];
+	uint8_t    *d[4];
+	uint64_t	at[4],
+				total = 0;
+	int			nr = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		at[k] = total;
+		if (which[k] < 0)
+			continue;
+		LT_TRY(buffer_range(f, w, page, which[k], 0, page->buffer_sizes[which[k]], &r[k], err));
+		total += (page->buffer_sizes[which[k]] + 7) & ~(uint64_t) 7;
+	}
+	LT_TRY(reserve(&lf->aux, &lf->aux_cap, total, err));
+	for (int k = 0; k < n; k++)
+	{
+		lf->aux_p[k] = lf->aux + at[k];
+		if (which[k] >= 0 && r[k].length > 0)
+		{
+			r[nr] = r[k];
+			d[nr++] = lf->aux + at[k];
+		}
+	}
+	return nr > 0 ? lt_file_read_ranges(f, nr, r, d, err) : LT_OK;
+}
+
+/*
+ * Try to fetch and decode only the part of page p (of `rows` rows) that
+ * holds its rows [r0, r1).  *done is false when the page should be read
+ * whole instead.
+ */
+static lt_code
+load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *done, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnPage *page;
+	uint64_t	rows = lf->page_start[p + 1] - lf->page_start[p];
+	uint64_t	bytes = 0;
+	int			nb;
+	lt21_window win;
+	const uint8_t *bp[3];
+	uint64_t	bl[3];
+	lt21_bufs	b;
+	lt_range	r;
+	lt_code		rc;
+
+	*done = false;
+	lf->cur = -1;
+	LT_TRY(get_layout(rd, lf, p, &page, err));
+	nb = (int) page->n_buffer_offsets;
+	for (int i = 0; i < nb; i++)
+		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
+	if (bytes < rd->window_min || nb < 1)
+		return LT_OK;
+	/* many rows of one page: once windows have fetched a quarter of its rows' bytes, read it whole */
+	if (lf->win_bytes > page->buffer_sizes[lf->layout->layout_case ==
+											LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb > 1] / 4)
+		return LT_OK;
+	if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	{
+		const Lt__Enc21__MiniBlockLayout *mb = lf->layout->mini_block_layout;
+
+		if (!lf->ck_done)
+		{
+			int			which[3] = {0, -1, -1};
+			uint64_t	lens[64];
+
+			lf->ck_usable = false;
+			lt21_mb_buffers(mb, nb, &which[1], &which[2]);
+			LT_TRY(read_aux(f, lf, &w, page, which, 3, err));
+			for (int i = 0; i < nb; i++)
+				lens[i] = page->buffer_sizes[i];
+			LT_TRY(lt21_mb_chunks(&w, mb, rows, nb, lens, lf->aux_p[0], lf->aux_p[2], &lf->ck,
+								  &lf->ck_usable, err));
+			lf->ck_done = true;
+		}
+		if (!lf->ck_usable || lf->ck.n == 0)
+			return LT_OK;
+		lt21_mb_window(&lf->ck, r0, r1, &win);
+		if ((win.c1 - win.c0) * 4 > lf->ck.n)
+			return LT_OK;
+		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
+		LT_TRY(reserve(&lf->io, &lf->io_cap, win.len, err));
+		if (win.len > 0)
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+		lf->win_bytes += win.len;
+		bp[0] = lf->aux_p[0];
+		bl[0] = page->buffer_sizes[0];
+		bp[1] = lf->io;
+		bl[1] = win.len;
+		b.n = 2;
+		if (lf->ck.dict_buf >= 0)
+		{
+			bp[2] = lf->aux_p[1];
+			bl[2] = page->buffer_sizes[lf->ck.dict_buf];
+			b.n = 3;
+		}
+	}
+	else if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+	{
+		const Lt__Enc21__FullZipLayout *fz = lf->layout->full_zip_layout;
+		uint64_t	lens[64];
+
+		for (int i = 0; i < nb; i++)
+			lens[i] = page->buffer_sizes[i];
+		LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, NULL, r0, r1, &win, err));
+		if (win.need_index)
+		{
+			LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
+			LT_TRY(reserve(&lf->aux, &lf->aux_cap, win.len, err));
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->aux, err));
+			LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, lf->aux, r0, r1, &win, err));
+		}
+		if (win.buf != 0 || win.len > lens[0] / 4)
+			return LT_OK;
+		LT_TRY(buffer_range(f, &w, page, 0, win.off, win.len, &r, err));
+		LT_TRY(reserve(&lf->io, &lf->io_cap, win.len, err));
+		if (win.len > 0)
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+		lf->win_bytes += win.len;
+		bp[0] = lf->io;
+		bl[0] = win.len;
+		b.n = 1;
+	}
+	else
+		return LT_OK;
+	if (win.row0 > r0 || win.row1 <= r0)
+		return LT21_CORRUPT(&w, err, "window of rows %llu..%llu misses row %llu",
+							(unsigned long long) win.row0, (unsigned long long) win.row1,
+							(unsigned long long) r0);
+	b.p = bp;
+	b.len = bl;
+	b.stable = true;
+	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], lf->layout, &win, &b, &lf->pg, err);
+	if (rc != LT_OK)
+		return rc;
+	lf->cur = p;
+	lf->win_lo = win.row0;
+	lf->win_hi = win.row1;
+	count_page(rd, lf, p);
+	*done = true;
+	return LT_OK;
+}
+
+/* Load the part of page p holding its rows [r0, r1), or the whole page. */
+static lt_code
+load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
+{
+	bool		done = false;
+	bool		sequential = lf->stream >= SEQUENTIAL_ROWS || (r0 == 0 && r1 - r0 > 1);
+
+	if (!sequential && lf->mult == 1)
+	{
+		lt_code		rc = load_window(rd, lf, p, r0, r1, &done, err);
+
+		/*
+		 * A window that its index places wrongly (levels that disagree with
+		 * the repetition index) is no reason to fail: the whole page decides.
+		 */
+		if (rc == LT_ECORRUPT)
+			done = false;
+		else if (rc != LT_OK)
+			return rc;
+	}
+	return done ? LT_OK : load_page(rd, lf, p, err);
 }
 
 /* The page of a leaf holding `row`. */
@@ -291,17 +554,22 @@ reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_
 									r->file->path, parent->field->name, lf->child_idx[d]);
 			nodes[d] = parent->children[lf->child_idx[d]];
 		}
+		lf->stream = row == lf->next ? lf->stream + (end - row) : end - row;
+		lf->next = end;
 		while (row < end)
 		{
 			int			p = find_page(lf, row);
+			uint64_t	ps = lf->page_start[p];
 			uint64_t	pend = lf->page_start[p + 1];
-			uint64_t	take = (end < pend ? end : pend) - row;
+			uint64_t	stop = end < pend ? end : pend;
+			uint64_t	take;
 			lt21_where	w = {r->file->path, lf->column, p};
 
-			if (lf->cur != p)
-				LT_TRY(load_page(rd, lf, p, err));
+			if (lf->cur != p || row - ps < lf->win_lo || row - ps >= lf->win_hi)
+				LT_TRY(load(rd, lf, p, row - ps, stop - ps, err));
+			take = (stop < ps + lf->win_hi ? stop : ps + lf->win_hi) - row;
 			LT_TRY(lt21_page_append(&w, lf->pg, nodes, lf->depth, lf->first_owned,
-									row - lf->page_start[p], take, err));
+									row - ps - lf->win_lo, take, err));
 			row += take;
 		}
 	}
@@ -372,6 +640,9 @@ setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
 				want;
 
 	lf->cur = -1;
+	lf->lay_page = -1;
+	lf->counted = -1;
+	lf->next = UINT64_MAX;
 	if (lf->column >= 0 && (uint32_t) lf->column >= f->num_columns)
 		return lt_corrupt(err, "%s: field \"%s\" maps to column %d, the file has %u",
 						  f->path, lf->path[lf->depth - 1]->name, lf->column, f->num_columns);
@@ -421,6 +692,14 @@ lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
 	rd->base.file = f;
 	rd->base.field = field;
 	rd->base.num_rows = f->num_rows;
+	rd->window_min = WINDOW_MIN_BYTES;
+	{
+		/* a knob for tests: LT_WINDOW_MIN_BYTES=0 reads every page by windows where it can */
+		const char *e = getenv("LT_WINDOW_MIN_BYTES");
+
+		if (e && *e)
+			rd->window_min = strtoull(e, NULL, 10);
+	}
 	memset(&cur, 0, sizeof(cur));
 	cur.mult = 1;
 	rc = collect_leaves(f, map, field, &cur, 0, &rd->leaves, &rd->n_leaves, &cap, err);

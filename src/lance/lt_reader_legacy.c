@@ -368,7 +368,8 @@ read_plain(lg_reader *r, const lt_field *field, uint64_t pos, uint64_t page_rows
 							  path, field->name, (unsigned long long) s, (unsigned long long) cnt,
 							  (unsigned long long) pos);
 		LT_TRY(lt_array_reserve(dst, (int64_t) cnt, err));
-		LT_TRY(file_read(r, off, len, dst->values + dst->length * (int64_t) w, err));
+		if (len > 0)			/* values may still be NULL for an empty read */
+			LT_TRY(file_read(r, off, len, dst->values + dst->length * (int64_t) w, err));
 	}
 	LT_TRY(lt_array_reserve(dst, (int64_t) cnt, err));
 	if (dst->validity)

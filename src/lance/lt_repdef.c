@@ -228,15 +228,25 @@ lt21_page_index(const lt21_where *w, lt21_page *pg, lt_error *err)
 	if (pg->rep)
 	{
 		uint64_t	rows = 0,
-					item = 0;
+					item = 0,
+					first = 0,
+					last = pg->num_levels;
 
-		if (pg->num_levels > 0 && pg->rep[0] != pg->max_rep)
-			return LT21_CORRUPT(w, err, "page starts inside a row (repetition %u)", pg->rep[0]);
-		for (uint64_t i = 0; i < pg->num_levels; i++)
+		/* a window may start inside a row and end inside the next one: those levels are no rows */
+		if (pg->win_head)
+			while (first < pg->num_levels && pg->rep[first] != pg->max_rep)
+				first++;
+		if (pg->win_tail)
+			while (last > first && pg->rep[--last] != pg->max_rep)
+				;
+		if (first < last && pg->rep[first] != pg->max_rep)
+			return LT21_CORRUPT(w, err, "page starts inside a row (repetition %u)", pg->rep[first]);
+		for (uint64_t i = first; i < last; i++)
 			rows += pg->rep[i] == pg->max_rep;
-		if (rows != pg->num_rows)
-			return LT21_CORRUPT(w, err, "levels hold %llu rows, the page says %llu",
-								(unsigned long long) rows, (unsigned long long) pg->num_rows);
+		if (rows != pg->num_rows || (pg->win_tail && (last == pg->num_levels || pg->rep[last] != pg->max_rep)))
+			return LT21_CORRUPT(w, err, "levels hold %llu rows, the %s says %llu",
+								(unsigned long long) rows, pg->win_head || pg->win_tail ? "repetition index" : "page",
+								(unsigned long long) pg->num_rows);
 		if (pg->row_cap < 2 * (rows + 1))
 		{
 			uint64_t   *r = lt_realloc(pg->row_store, 2 * (rows + 1) * sizeof(uint64_t));
@@ -249,9 +259,9 @@ lt21_page_index(const lt21_where *w, lt21_page *pg, lt_error *err)
 		pg->row_level = pg->row_store;
 		pg->row_item = pg->row_store + rows + 1;
 		rows = 0;
-		for (uint64_t i = 0; i < pg->num_levels; i++)
+		for (uint64_t i = 0; i < last; i++)
 		{
-			if (pg->rep[i] == pg->max_rep)
+			if (i >= first && pg->rep[i] == pg->max_rep)
 			{
 				pg->row_level[rows] = i;
 				pg->row_item[rows] = item;
@@ -259,7 +269,7 @@ lt21_page_index(const lt21_where *w, lt21_page *pg, lt_error *err)
 			}
 			item += !pg->def || pg->def[i] <= pg->max_visible;
 		}
-		pg->row_level[rows] = pg->num_levels;
+		pg->row_level[rows] = last;
 		pg->row_item[rows] = item;
 	}
 	else if (pg->num_levels != pg->num_rows)

@@ -5,7 +5,8 @@
  * u16 LE layout length, a serialized PageLayout protobuf, u16 LE row count,
  * u8 buffer count (<= 4), then for each buffer a u32 LE length and its bytes
  * (cut short at the end of the input).  The page is decoded as a leaf of the
- * chosen kind, then read back in two slices.
+ * chosen kind, then read back in two slices; then the window of one row
+ * is planned from the page's index bytes and decoded from a copy of its bytes.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,83 @@ read_back(lt21_page *pg, const lt_field *top, const lt_field *leaf)
 	lt_array_free(a);
 }
 
+
+/* Random access: plan the window of one row from the page's index bytes and decode it from copies of its bytes. */
+static void
+window(const Lt__Enc21__PageLayout *layout, const lt_field *top, const lt_field *leaf, uint64_t rows, int nb,
+	   const uint8_t *const *bp, const uint64_t *bl)
+{
+	lt21_where	w = {"fuzz", 0, 0};
+	lt_error	err;
+	lt21_window win;
+	const uint8_t *p[4];
+	uint64_t	len[4];
+	lt21_bufs	b = {0, p, len, true};
+	uint8_t    *copy = NULL;
+	lt21_page  *pg = NULL;
+	uint64_t	r0 = rows / 3;
+
+	if (layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb >= 2)
+	{
+		lt21_chunks ck = {0};
+		bool		usable = false;
+		int			dict_buf,
+					index_buf;
+
+		lt21_mb_buffers(layout->mini_block_layout, nb, &dict_buf, &index_buf);
+		if (index_buf >= 0 && bl[index_buf] < (bl[0] / 2) * 16)
+			return;				/* the caller reads whole buffers: a short one is cut input */
+		if (lt21_mb_chunks(&w, layout->mini_block_layout, rows, nb, bl, bp[0], index_buf >= 0 ? bp[index_buf] : NULL,
+						   &ck, &usable, &err) != LT_OK || !usable || ck.n == 0)
+		{
+			lt21_chunks_free(&ck);
+			return;
+		}
+		lt21_mb_window(&ck, r0, r0 + 1, &win);
+		lt21_chunks_free(&ck);
+		copy = lt_malloc(win.len + 1);
+		if (!copy)
+			return;
+		memcpy(copy, bp[1] + win.off, win.len);
+		p[0] = bp[0];
+		len[0] = bl[0];
+		p[1] = copy;
+		len[1] = win.len;
+		b.n = 2;
+		if (dict_buf >= 0)
+		{
+			p[2] = bp[dict_buf];
+			len[2] = bl[dict_buf];
+			b.n = 3;
+		}
+	}
+	else if (layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT && nb >= 1)
+	{
+		if (lt21_fz_window(&w, layout->full_zip_layout, rows, nb, bl, NULL, r0, r0 + 1, &win, &err) != LT_OK)
+			return;
+		if (win.need_index &&
+			lt21_fz_window(&w, layout->full_zip_layout, rows, nb, bl, bp[1] + win.off, r0, r0 + 1, &win, &err) != LT_OK)
+			return;
+		if (win.buf != 0)
+			return;
+		copy = lt_malloc(win.len + 1);
+		if (!copy)
+			return;
+		memcpy(copy, bp[0] + win.off, win.len);
+		p[0] = copy;
+		len[0] = win.len;
+		b.n = 1;
+	}
+	else
+		return;
+	if (lt21_page_decode_window(&w, leaf, layout, &win, &b, &pg, &err) == LT_OK)
+	{
+		read_back(pg, top, leaf);
+		lt21_page_free(pg);
+	}
+	lt_free(copy);
+}
+
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -153,7 +231,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	{
 		read_back(pg, kinds[k].top, kinds[k].leaf);
 		lt21_page_free(pg);
+		pg = NULL;
 	}
+	if (rows > 0)
+		window(layout, kinds[k].top, kinds[k].leaf, rows, nb, bp, bl);
 	lt__enc21__page_layout__free_unpacked(layout, lt_protobuf_allocator());
 	return 0;
 }

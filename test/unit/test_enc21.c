@@ -241,6 +241,176 @@ mk_mb_layout(Lt__Enc21__MiniBlockLayout *mb, const int *layers, int nl, Lt__Enc2
 static lt_array *read_rows(const lt_field *top, lt21_page *pg, uint64_t r0, uint64_t n, lt_error *err);
 static int	lazy_checked;
 
+/* ---- random access: windows of a page ---- */
+
+static int	windows_checked;
+
+/* A fresh copy of exactly n bytes, so that the sanitizer sees any read past a window. */
+static uint8_t *
+dup_bytes(const uint8_t *p, uint64_t n)
+{
+	uint8_t    *d = lt_malloc(n ? n : 1);
+
+	if (n)
+		memcpy(d, p, n);
+	return d;
+}
+
+/* Plan and decode the window of rows [r0, r1); NULL on failure (err set). */
+static lt21_page *
+decode_window(const lt_field *leaf, const Lt__Enc21__PageLayout *pl, int nb, const uint8_t *const *bp,
+			  const uint64_t *bl, uint64_t rows, uint64_t r0, uint64_t r1, bool stable, lt21_window *win,
+			  uint8_t **keep, lt_error *err)
+{
+	const uint8_t *p[4];
+	uint64_t	len[4];
+	lt21_bufs	b = {0, p, len, stable};
+	lt21_page  *wp = NULL;
+	lt_code		rc;
+
+	*keep = NULL;
+	if (pl->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	{
+		const Lt__Enc21__MiniBlockLayout *mb = pl->mini_block_layout;
+		lt21_chunks ck = {0};
+		bool		usable = false;
+		int			dict_buf,
+					index_buf;
+
+		lt21_mb_buffers(mb, nb, &dict_buf, &index_buf);
+		rc = lt21_mb_chunks(&W, mb, rows, nb, bl, bp[0], index_buf >= 0 ? bp[index_buf] : NULL, &ck, &usable, err);
+		if (rc != LT_OK || !usable)
+		{
+			lt21_chunks_free(&ck);
+			if (rc == LT_OK)
+				lt_error_set(err, LT_EUNSUPPORTED, "page cannot be read by chunks");
+			return NULL;
+		}
+		lt21_mb_window(&ck, r0, r1, win);
+		/* the window is whole chunks and holds the rows */
+		CHECK(win->c0 < win->c1 && win->c1 <= ck.n && win->row0 <= r0 && r1 <= win->row1);
+		CHECK(win->off == ck.off[win->c0] && win->len == ck.off[win->c1] - ck.off[win->c0]);
+		lt21_chunks_free(&ck);
+		*keep = dup_bytes(bp[1] + win->off, win->len);
+		p[0] = bp[0];
+		len[0] = bl[0];
+		p[1] = *keep;
+		len[1] = win->len;
+		b.n = 2;
+		if (dict_buf >= 0)
+		{
+			p[2] = bp[dict_buf];
+			len[2] = bl[dict_buf];
+			b.n = 3;
+		}
+	}
+	else
+	{
+		const Lt__Enc21__FullZipLayout *fz = pl->full_zip_layout;
+
+		if (lt21_fz_window(&W, fz, rows, nb, bl, NULL, r0, r1, win, err) != LT_OK)
+			return NULL;
+		if (win->need_index)
+		{
+			uint8_t    *ix;
+
+			CHECK(win->buf == 1 && win->off + win->len <= bl[1]);
+			ix = dup_bytes(bp[1] + win->off, win->len);
+			rc = lt21_fz_window(&W, fz, rows, nb, bl, ix, r0, r1, win, err);
+			lt_free(ix);
+			if (rc != LT_OK)
+				return NULL;
+		}
+		if (win->buf != 0)
+		{
+			lt_error_set(err, LT_EUNSUPPORTED, "page cannot be read by rows");
+			return NULL;
+		}
+		CHECK(win->row0 == r0 && win->row1 == r1 && win->off + win->len <= bl[0]);
+		*keep = dup_bytes(bp[0] + win->off, win->len);
+		p[0] = *keep;
+		len[0] = win->len;
+		b.n = 1;
+	}
+	if (lt21_page_decode_window(&W, leaf, pl, win, &b, &wp, err) != LT_OK)
+		return NULL;
+	return wp;
+}
+
+/*
+ * Every window [r0, r1) of a page (sampled on big pages), planned from its
+ * chunk metadata / repetition index and decoded from only the bytes the plan
+ * names, must read the same rows as the whole page `full`.
+ */
+static void
+check_windows(const lt_field *top, const lt_field *leaf, const Lt__Enc21__PageLayout *pl, int nb,
+			  const uint8_t *const *bp, const uint64_t *bl, uint64_t rows, lt21_page *full)
+{
+	uint64_t	step = rows > 60 ? rows / 23 : 1;
+	lt_error	err;
+
+	for (uint64_t r0 = 0; r0 < rows; r0 += step)
+		for (uint64_t r1 = r0 + 1; r1 <= rows; r1 += (r1 - r0 < 3 ? 1 : step))
+		{
+			lt21_window win;
+			uint8_t    *keep = NULL;
+			lt21_page  *wp = decode_window(leaf, pl, nb, bp, bl, rows, r0, r1, (r0 + r1) % 2, &win, &keep, &err);
+			lt_array   *want,
+					   *got;
+
+			if (!wp)
+			{
+				fprintf(stderr, "window %llu..%llu: %s\n", (unsigned long long) r0, (unsigned long long) r1, err.msg);
+				CHECK(!"window decode failed");
+				lt_free(keep);
+				return;
+			}
+			want = read_rows(top, full, r0, r1 - r0, &err);
+			got = read_rows(top, wp, r0 - win.row0, r1 - r0, &err);
+			CHECK(want && got && lt_array_equal(want, got));
+			lt_array_free(want);
+			lt_array_free(got);
+			lt21_page_free(wp);
+			lt_free(keep);
+			windows_checked++;
+		}
+}
+
+/*
+ * The repetition index of a mini-block page with lists, from its chunks and
+ * the levels of its whole-page decode: per chunk, rows that end in it and
+ * whether its last row goes on (as u64 pairs).
+ */
+static void
+mb_rep_index(const mbpage *p, const lt21_page *full, uint8_t *out)
+{
+	uint64_t	n = p->meta_len / 2,
+				off = 0,
+				lvl = 0;
+	bool		pre[64] = {false};
+	uint64_t	starts[64];
+
+	for (uint64_t c = 0; c < n && c < 63; c++)
+	{
+		uint16_t	word = lt_le16(p->meta + c * 2);
+		uint16_t	nl = lt_le16(p->data + off);
+
+		starts[c] = 0;
+		for (uint64_t i = lvl; i < lvl + nl; i++)
+			starts[c] += full->rep[i] == full->max_rep;
+		pre[c] = nl > 0 && full->rep[lvl] != full->max_rep;
+		lvl += nl;
+		off += ((uint64_t) (word >> 4) + 1) * 8;
+	}
+	for (uint64_t c = 0; c < n && c < 63; c++)
+	{
+		bool		trail = c + 1 < n && pre[c + 1];
+
+		lt_put64(out + c * 16, starts[c] + pre[c] - trail);
+		lt_put64(out + c * 16 + 8, trail ? 1 : 0);
+	}
+}
+
 /*
  * Decode eagerly; when that works on a single-layer page, also decode lazily
  * (chunk by chunk on read) and check that odd-sized reads give the same rows.
@@ -257,6 +427,7 @@ decode_mb(const lt_field *leaf, Lt__Enc21__PageLayout *pl, const mbpage *p, cons
 
 	if (rc != LT_OK || (*out)->n_layers != 1)
 		return rc;
+	check_windows(leaf, leaf, pl, b.n, bp, bl, rows, *out);
 	b.stable = true;
 	if (lt21_page_decode(&W, leaf, pl, rows, &b, &lz, err) == LT_OK)
 	{
@@ -1911,6 +2082,368 @@ TEST(repdef_map)
 	free_enc(e);
 }
 
+
+/* ---- random access: windows ---- */
+
+/* nullable int32 in chunks of 8, 8, 8, 8 and a last partial one of 5; a dictionary page in chunks */
+TEST(window_mb_chunks)
+{
+	static mbpage p;
+	int32_t		v[37];
+	uint16_t	def[37];
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_page  *pg = NULL;
+	lt21_chunks ck = {0};
+	lt21_window win;
+	lt_error	err;
+	bool		usable = false;
+	int			before = windows_checked;
+
+	memset(&p, 0, sizeof(p));
+	for (int i = 0; i < 37; i++)
+	{
+		v[i] = i * 7 - 3;
+		def[i] = i % 5 == 2;
+	}
+	for (int c = 0; c < 5; c++)
+		add_chunk(&p, &(chunk) {c < 4 ? 8 : 5, NULL, def + c * 8, 1, {(uint8_t *) (v + c * 8)}, {(c < 4 ? 8 : 5) * 4},
+				  c < 4 ? 3 : 0}, false, true);
+	mk_mb_layout(&mb, L_NITEM, 1, e, 37, false, true);
+	{
+		Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+		uint64_t	bl[2] = {p.meta_len, p.data_len};
+
+		pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+		pl.mini_block_layout = &mb;
+		CHECK_OK(decode_mb(&f_i32, &pl, &p, NULL, 0, 37, &pg, &err), err);	/* checks every window */
+		CHECK_EQ_INT(windows_checked - before, 37 * 38 / 2);
+		CHECK_OK(lt21_mb_chunks(&W, &mb, 37, 2, bl, p.meta, NULL, &ck, &usable, &err), err);
+		CHECK(usable && ck.n == 5 && ck.row[4] == 32 && ck.row[5] == 37);
+		/* one row: one chunk */
+		lt21_mb_window(&ck, 20, 21, &win);
+		CHECK(win.c0 == 2 && win.c1 == 3 && win.row0 == 16 && win.row1 == 24 && win.items == 8);
+		CHECK(win.len == ck.off[3] - ck.off[2] && win.len < p.data_len / 4);
+		/* the last, partial chunk */
+		lt21_mb_window(&ck, 36, 37, &win);
+		CHECK(win.c0 == 4 && win.c1 == 5 && win.row0 == 32 && win.row1 == 37 && win.items == 5);
+		lt21_mb_window(&ck, 7, 9, &win);
+		CHECK(win.c0 == 0 && win.c1 == 2);
+		lt21_chunks_free(&ck);
+	}
+	lt21_page_free(pg);
+	pg = NULL;
+	free_enc(e);
+
+	/* dictionary indices in chunks of 8, 8 and 4: the dictionary is read whole by every window */
+	{
+		static uint8_t dict[64];
+		uint32_t	idx[20];
+		Lt__Enc21__CompressiveEncoding *ie = mk_flat(32);
+		Lt__Enc21__CompressiveEncoding *de = mk_variable(32);
+		Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+
+		lt_put32(dict, 32);
+		lt_put32(dict + 4, 8 + 16);
+		lt_put32(dict + 8, 0);
+		lt_put32(dict + 12, 3);
+		lt_put32(dict + 16, 8);
+		lt_put32(dict + 20, 12);
+		memcpy(dict + 24, "redgreenblue", 12);
+		for (int i = 0; i < 20; i++)
+			idx[i] = (uint32_t) (i * 5 % 3);
+		memset(&p, 0, sizeof(p));
+		for (int c = 0; c < 3; c++)
+			add_chunk(&p, &(chunk) {c < 2 ? 8 : 4, NULL, def + c * 8, 1, {(uint8_t *) (idx + c * 8)},
+					  {(c < 2 ? 8 : 4) * 4}, c < 2 ? 3 : 0}, false, true);
+		mk_mb_layout(&mb, L_NITEM, 1, ie, 20, false, true);
+		mb.dictionary = de;
+		mb.has_num_dictionary_items = 1;
+		mb.num_dictionary_items = 3;
+		pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+		pl.mini_block_layout = &mb;
+		before = windows_checked;
+		CHECK_OK(decode_mb(&f_str, &pl, &p, dict, 36, 20, &pg, &err), err);
+		CHECK_EQ_INT(windows_checked - before, 20 * 21 / 2);
+		lt21_page_free(pg);
+		pg = NULL;
+		free_enc(ie);
+		free_enc(de);
+	}
+}
+
+/* Corrupt chunk metadata is refused before any chunk is read. */
+TEST(window_mb_corrupt)
+{
+	static mbpage p;
+	int32_t		v[16] = {0};
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(32);
+	lt21_chunks ck = {0};
+	lt_error	err;
+	bool		usable;
+	uint64_t	bl[2];
+
+	memset(&p, 0, sizeof(p));
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) v}, {32}, 3}, false, false);
+	add_chunk(&p, &(chunk) {0, NULL, NULL, 1, {(uint8_t *) (v + 8)}, {32}, 0}, false, false);
+	mk_mb_layout(&mb, L_ITEM, 1, e, 16, false, false);
+	bl[0] = p.meta_len;
+	bl[1] = p.data_len;
+	CHECK_OK(lt21_mb_chunks(&W, &mb, 16, 2, bl, p.meta, NULL, &ck, &usable, &err), err);
+	CHECK(usable);
+	/* metadata that is not whole words */
+	bl[0] = 3;
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 16, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	CHECK(!usable && strstr(err.msg, "test.lance: column 3 page 7") != NULL);
+	bl[0] = p.meta_len;
+	/* chunks running past the data buffer */
+	bl[1] = p.data_len - 8;
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 16, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	bl[1] = p.data_len;
+	/* a first chunk of 8 values in a page of 5 items */
+	mb.num_items = 5;
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 5, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	/* a last chunk of more values than a chunk holds */
+	mb.num_items = 8 + 70000;
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 8 + 70000, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	/* items and rows disagree without lists */
+	mb.num_items = 16;
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 15, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	/* a chunk word of huge size */
+	lt_put16(p.meta, 0xfff3);
+	CHECK_CODE(lt21_mb_chunks(&W, &mb, 16, 2, bl, p.meta, NULL, &ck, &usable, &err), LT_ECORRUPT);
+	lt21_chunks_free(&ck);
+	free_enc(e);
+}
+
+/*
+ * list<int64> in chunks of 4 items, rows split across chunks (one spans
+ * three): windows located through the repetition index.
+ */
+TEST(window_mb_list)
+{
+	static mbpage p;
+	/* row lengths; -1 null, -2 empty */
+	const int	len[] = {3, -1, 2, 5, 1, -2, 9, 2, 1, 3, -1, 6, -2, 1};
+	const int	nrows = (int) (sizeof(len) / sizeof(len[0]));
+	uint16_t	rep[64],
+				def[64];
+	int64_t		v[64];
+	int			nl = 0,
+				ni = 0;
+	Lt__Enc21__MiniBlockLayout mb;
+	Lt__Enc21__CompressiveEncoding *e = mk_flat(64);
+	Lt__Enc21__PageLayout pl = LT__ENC21__PAGE_LAYOUT__INIT;
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	uint8_t		index[16 * 16];
+	int			before = windows_checked;
+
+	for (int r = 0; r < nrows; r++)
+	{
+		if (len[r] < 0)
+		{
+			rep[nl] = 1;
+			def[nl++] = len[r] == -1 ? 1 : 2;
+			continue;
+		}
+		for (int k = 0; k < len[r]; k++)
+		{
+			rep[nl] = k == 0;
+			def[nl++] = 0;
+			v[ni] = ni * 10 + 1;
+			ni++;
+		}
+	}
+	memset(&p, 0, sizeof(p));
+	{
+		int			l = 0,
+					item = 0;
+
+		while (l < nl)
+		{
+			int			l0 = l,
+						i0 = item;
+			bool		last;
+
+			/* a chunk ends right after its 4th item */
+			while (l < nl && item - i0 < 4)
+			{
+				item += def[l] == 0;
+				l++;
+			}
+			last = l >= nl || ni - item == 0;
+			if (last)
+			{
+				l = nl;
+				item = ni;
+			}
+			add_chunk(&p, &(chunk) {l - l0, rep + l0, def + l0, 1, {(uint8_t *) (v + i0)}, {(size_t) (item - i0) * 8},
+					  last ? 0 : 2}, true, true);
+		}
+	}
+	mk_mb_layout(&mb, L_LIST, 2, e, (uint64_t) ni, true, true);
+	pl.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT;
+	pl.mini_block_layout = &mb;
+	CHECK_OK(decode_mb(&f_i64, &pl, &p, NULL, 0, (uint64_t) nrows, &pg, &err), err);
+	if (pg)
+	{
+		const uint8_t *bp[3] = {p.meta, p.data, index};
+		uint64_t	bl[3] = {p.meta_len, p.data_len, p.meta_len / 2 * 16};
+		lt21_chunks ck = {0};
+		lt21_window win;
+		bool		usable = false;
+
+		mb_rep_index(&p, pg, index);
+		mb.has_repetition_index_depth = 1;
+		mb.repetition_index_depth = 1;
+		check_windows(&f_list, &f_i64, &pl, 3, bp, bl, (uint64_t) nrows, pg);
+		CHECK_EQ_INT(windows_checked - before, nrows * (nrows + 1) / 2);
+		/* the row of 9 items starts in one chunk, fills the next and ends a third; row 3 goes on past its first */
+		CHECK_OK(lt21_mb_chunks(&W, &mb, (uint64_t) nrows, 3, bl, p.meta, index, &ck, &usable, &err), err);
+		lt21_mb_window(&ck, 6, 7, &win);
+		CHECK(usable && win.c1 - win.c0 == 3 && win.head && !win.tail);
+		lt21_mb_window(&ck, 3, 4, &win);
+		CHECK(win.head && win.tail);
+		/* an index that disagrees with the page: one row too many, or the wrong size */
+		lt_put64(index, lt_le64(index) + 1);
+		CHECK_CODE(lt21_mb_chunks(&W, &mb, (uint64_t) nrows, 3, bl, p.meta, index, &ck, &usable, &err), LT_ECORRUPT);
+		lt_put64(index, lt_le64(index) - 1);
+		bl[2] -= 8;
+		CHECK_CODE(lt21_mb_chunks(&W, &mb, (uint64_t) nrows, 3, bl, p.meta, index, &ck, &usable, &err), LT_ECORRUPT);
+		/* an index whose rows do not match the levels: the window decode refuses it */
+		bl[2] += 8;
+		lt_put64(index + 8, 0);	/* chunk 0 "ends" its last row, chunk 1 still starts inside it */
+		lt_put64(index, lt_le64(index) + 1);
+		if (lt21_mb_chunks(&W, &mb, (uint64_t) nrows, 3, bl, p.meta, index, &ck, &usable, &err) == LT_OK)
+		{
+			lt21_page  *wp = NULL;
+			uint8_t    *keep;
+
+			CHECK(decode_window(&f_i64, &pl, 3, bp, bl, (uint64_t) nrows, 0, 1, false, &win, &keep, &err) == NULL);
+			CHECK(err.code == LT_ECORRUPT);
+			lt_free(keep);
+			lt21_page_free(wp);
+		}
+		lt21_chunks_free(&ck);
+		mb.has_repetition_index_depth = 0;
+		mb.repetition_index_depth = 0;
+	}
+	lt21_page_free(pg);
+	free_enc(e);
+}
+
+/* Full-zip windows: fixed strides, vectors without levels, and lists through the repetition index. */
+TEST(window_fz)
+{
+	Lt__Enc21__FullZipLayout fz;
+	lt21_page  *pg = NULL;
+	lt_error	err;
+	int			before = windows_checked;
+
+	/* nullable int64, 1-byte control words: 10 rows of 9 bytes */
+	{
+		uint8_t		buf[10 * 9];
+		const uint8_t *bp[1] = {buf};
+		uint64_t	bl[1] = {sizeof(buf)};
+		lt21_bufs	b = {1, bp, bl};
+		Lt__Enc21__CompressiveEncoding *e64 = mk_flat(64);
+		Lt__Enc21__PageLayout *pl;
+
+		for (int i = 0; i < 10; i++)
+		{
+			int64_t		x = i * 1000 - 3;
+
+			buf[i * 9] = i % 4 == 1;
+			memcpy(buf + i * 9 + 1, &x, 8);
+		}
+		pl = mk_fz(&fz, L_NITEM, 1, e64, 0, 1, true, 64, 10, 10);
+		CHECK_OK(lt21_page_decode(&W, &f_i64, pl, 10, &b, &pg, &err), err);
+		if (pg)
+			check_windows(&f_i64, &f_i64, pl, 1, bp, bl, 10, pg);
+		lt21_page_free(pg);
+		pg = NULL;
+		/* a buffer that is not whole rows */
+		bl[0] -= 1;
+		{
+			lt21_window win;
+
+			CHECK_CODE(lt21_fz_window(&W, &fz, 10, 1, bl, NULL, 2, 3, &win, &err), LT_ECORRUPT);
+		}
+		free_enc(e64);
+	}
+	/* lists of strings with a u16 repetition index: ["ab", null], null, [], ["x", "yz", "w"], ["q"] */
+	{
+		static lt_field fi = {.id = 2, .name = "item", .type = LT_TYPE_UTF8, .nullable = true};
+		static lt_field *lc[] = {&fi};
+		static lt_field fl = {.id = 1, .name = "l", .type = LT_TYPE_LIST, .n_children = 1, .children = lc,
+		.nullable = true};
+		const int	LL[] = {LT21_NULLABLE_ITEM, LT21_NULL_AND_EMPTY_LIST};
+		const char *items[] = {"ab", NULL, "x", "yz", "w", "q"};
+		const int	row_of[] = {0, 0, 3, 3, 3, 4};
+		uint8_t		buf[128],
+					ix[12];
+		const uint8_t *bp[2] = {buf, ix};
+		uint64_t	bl[2];
+		lt21_bufs	b = {2, bp, bl};
+		size_t		n = 0;
+		int			it = 0;
+		Lt__Enc21__CompressiveEncoding *e = mk_variable(32);
+		Lt__Enc21__PageLayout *pl;
+		lt21_window win;
+
+		for (int r = 0; r < 5; r++)
+		{
+			lt_put16(ix + r * 2, (uint16_t) n);
+			if (r == 1 || r == 2)
+			{
+				buf[n++] = (uint8_t) ((1 << 2) | (r == 1 ? 2 : 3));	/* null list, empty list */
+				continue;
+			}
+			for (bool first = true; it < 6 && row_of[it] == r; it++, first = false)
+			{
+				buf[n++] = (uint8_t) ((first << 2) | (items[it] ? 0 : 1));
+				if (items[it])
+				{
+					lt_put32(buf + n, (uint32_t) strlen(items[it]));
+					memcpy(buf + n + 4, items[it], strlen(items[it]));
+					n += 4 + strlen(items[it]);
+				}
+			}
+		}
+		lt_put16(ix + 10, (uint16_t) n);
+		bl[0] = n;
+		bl[1] = 12;
+		pl = mk_fz(&fz, LL, 2, e, 1, 2, false, 32, 8, 6);
+		CHECK_OK(lt21_page_decode(&W, &fi, pl, 5, &b, &pg, &err), err);
+		if (pg)
+			check_windows(&fl, &fi, pl, 2, bp, bl, 5, pg);
+		lt21_page_free(pg);
+		pg = NULL;
+		/* the index asks for its entries of the rows, then for the rows' bytes */
+		CHECK_OK(lt21_fz_window(&W, &fz, 5, 2, bl, NULL, 3, 4, &win, &err), err);
+		CHECK(win.need_index && win.buf == 1 && win.off == 6 && win.len == 4);
+		CHECK_OK(lt21_fz_window(&W, &fz, 5, 2, bl, ix + 6, 3, 4, &win, &err), err);
+		CHECK(win.buf == 0 && win.off == lt_le16(ix + 6) && win.len == (uint64_t) (lt_le16(ix + 8) - lt_le16(ix + 6)));
+		/* entries past the buffer, and an index of the wrong size */
+		{
+			uint8_t		bad[4];
+
+			lt_put16(bad, 2);
+			lt_put16(bad + 2, 500);
+			CHECK_CODE(lt21_fz_window(&W, &fz, 5, 2, bl, bad, 3, 4, &win, &err), LT_ECORRUPT);
+			lt_put16(bad, 9);
+			lt_put16(bad + 2, 2);
+			CHECK_CODE(lt21_fz_window(&W, &fz, 5, 2, bl, bad, 3, 4, &win, &err), LT_ECORRUPT);
+		}
+		bl[1] = 11;
+		CHECK_CODE(lt21_fz_window(&W, &fz, 5, 2, bl, NULL, 3, 4, &win, &err), LT_ECORRUPT);
+		free_enc(e);
+	}
+	CHECK(windows_checked - before == 10 * 11 / 2 + 5 * 6 / 2);
+}
+
 int
 main(void)
 {
@@ -1945,6 +2478,11 @@ main(void)
 	RUN(fullzip_variable_packed_struct);
 	RUN(repdef_fsl_of_struct);
 	RUN(repdef_map);
+	RUN(window_mb_chunks);
+	RUN(window_mb_corrupt);
+	RUN(window_mb_list);
+	RUN(window_fz);
 	CHECK(lazy_checked >= 10);
+	CHECK(windows_checked >= 1000);
 	return unit_report("enc21");
 }
