@@ -23,13 +23,13 @@ FDW_SRCS := $(sort $(wildcard src/fdw/*.c))
 
 OBJS = $(FDW_SRCS:.c=.o) $(LANCE_SRCS:.c=.o)
 PG_CPPFLAGS = -Isrc/lance -Isrc/lance/proto
-PG_CFLAGS = -Werror -Wno-declaration-after-statement
+PG_CFLAGS = -Werror -Wno-declaration-after-statement -MMD -MP
 SHLIB_LINK = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=build/regress
 
-EXTRA_CLEAN = build $(PB_C) $(PB_H)
+EXTRA_CLEAN = build $(PB_C) $(PB_H) $(OBJS:.o=.d)
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -44,7 +44,7 @@ $(PB_C:.c=.o): override CFLAGS += -Wno-missing-braces
 
 # --- the PG-free format library, tools and tests -----------------------------
 LIB_CFLAGS = -std=gnu11 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-missing-braces \
-             -Isrc/lance -Isrc/lance/proto -fPIC
+             -Isrc/lance -Isrc/lance/proto -fPIC -MMD -MP
 LIB_LIBS = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
@@ -111,3 +111,6 @@ test: all tools unit-build fuzz-build
 	test/run-all.sh
 
 .PHONY: tools unit unit-build fuzz-build bench-build fuzz-smoke test
+
+# header dependencies written by -MMD (a changed header rebuilds what includes it)
+-include $(OBJS:.o=.d) $(shell find build -name '*.d' 2>/dev/null)
