@@ -152,6 +152,17 @@ FROM (VALUES ($$id BETWEEN 1000 AND 1099 AND grp = 3$$), ($$x > 0$$), ($$x = 'In
 -- LIMIT stops reading: the scan has not left the first fragment
 SELECT explain_filter($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT * FROM pd LIMIT 10$$);
 SELECT explain_filter($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM pd WHERE grp = 7 LIMIT 10$$);
+-- ... and within that fragment LIMIT reads only the first chunks of each column: far fewer bytes than
+-- reading 14,000 rows of that fragment
+CREATE FUNCTION bytes_read(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON) ' || q INTO j;
+  RETURN coalesce((j->0->'Plan'->>'Bytes Read'), (j->0->'Plan'->'Plans'->0->>'Bytes Read'))::bigint;
+END $$;
+SELECT bytes_read('SELECT * FROM pd LIMIT 10') * 5 < bytes_read('SELECT * FROM pd LIMIT 14000') AS limit_reads_little,
+       bytes_read('SELECT * FROM pd LIMIT 10') > 0 AS limit_reads_something;
+DROP FUNCTION bytes_read(text);
 
 -- ---- parameters ----------------------------------------------------------------------------------
 SET plan_cache_mode = force_generic_plan;

@@ -610,6 +610,9 @@ next_fragment(LtScanState *st)
 	so.n_fields = st->n_proj;
 	so.fields = st->proj;
 	so.want_row_ids = st->want_row_ids;
+	/* the scan's first batch is small: a LIMIT then reads only the first chunks of each column */
+	if (!st->pstate && st->next_fragment == 1)
+		so.first_batch_rows = 64;
 
 	/* the callback lives in lib_cxt itself: registered again after every reset */
 	cb = MemoryContextAlloc(st->lib_cxt, sizeof(MemoryContextCallback));

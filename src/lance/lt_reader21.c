@@ -460,7 +460,7 @@ static lt_code
 load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
 {
 	bool		done = false;
-	bool		sequential = lf->stream >= SEQUENTIAL_ROWS || (r0 == 0 && r1 - r0 > 1);
+	bool		sequential = lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS;
 
 	if (!sequential && lf->mult == 1)
 	{

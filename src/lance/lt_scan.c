@@ -29,6 +29,7 @@ struct lt_fragment_scanner
 	const Lt__Pb__DataFragment *frag;
 	lt_scan_options opts;
 	uint64_t	physical_rows;
+	uint64_t	n_batches;		/* batches planned so far */
 
 	/* open data files, by index in frag->files (NULL until needed) */
 	lt_file   **files;
@@ -334,8 +335,11 @@ is_deleted(lt_fragment_scanner *sc, uint64_t off)
 static lt_code
 plan_batch(lt_fragment_scanner *sc, uint64_t *rows, lt_error *err)
 {
-	uint64_t	want = sc->opts.batch_rows;
+	uint64_t	want;
 	uint64_t	got = 0;
+
+	/* a small first batch lets a LIMIT read only the first chunks of each page */
+	want = sc->n_batches++ == 0 && sc->opts.first_batch_rows ? sc->opts.first_batch_rows : sc->opts.batch_rows;
 
 	sc->n_runs = 0;
 	if (sc->opts.offsets)

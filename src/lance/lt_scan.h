@@ -34,6 +34,8 @@ typedef struct lt_scan_options
 	int			n_fields;		/* projected top-level fields of ds->schema */
 	const lt_field *const *fields;
 	uint64_t	batch_rows;		/* 0 = LT_DEFAULT_BATCH_ROWS */
+	uint64_t	first_batch_rows;	/* rows of the first batch only (0 = batch_rows): a
+									 * small one lets LIMIT read just the first chunks */
 	bool		want_row_ids;
 	/* selection: physical rows [range_start, range_end) (range_end 0 = all) ... */
 	uint64_t	range_start;
