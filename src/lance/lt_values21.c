@@ -315,6 +315,32 @@ flat_bits(const lt21_where *w, const enc_t *e, uint64_t *bits, lt_error *err)
 	return LT_OK;
 }
 
+#define MAX_CHUNK_BUFFERS 16
+
+/*
+ * General compression wraps a chunk's first value buffer: inflate it and
+ * hand the inner encoding the same buffers with the first one replaced
+ * (*buf is the inflated copy for the caller to free).
+ */
+static lt_code
+inflate_first(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
+			  const uint8_t **nbp, uint64_t *nbl, uint8_t **buf, lt_error *err)
+{
+	uint64_t	blen;
+
+	if (nbuf < 1 || nbuf > MAX_CHUNK_BUFFERS)
+		return LT21_CORRUPT(w, err, "compressed values in %d buffers", nbuf);
+	LT_TRY(lt21_inflate(w, e->general->compression, bp[0], bl[0], buf, &blen, err));
+	nbp[0] = *buf;
+	nbl[0] = blen;
+	for (int i = 1; i < nbuf; i++)
+	{
+		nbp[i] = bp[i];
+		nbl[i] = bl[i];
+	}
+	return LT_OK;
+}
+
 static lt_code
 mb_fixed(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
 		 uint64_t n, unsigned width, uint8_t *out, int depth, lt_error *err)
@@ -358,22 +384,12 @@ mb_fixed(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp
 			return fixed_constant(w, e->constant, n, width, out, err);
 		case ENC_GENERAL:
 			{
-				const uint8_t *nbp[16];
-				uint64_t	nbl[16];
+				const uint8_t *nbp[MAX_CHUNK_BUFFERS];
+				uint64_t	nbl[MAX_CHUNK_BUFFERS];
 				uint8_t    *buf;
-				uint64_t	blen;
 				lt_code		rc;
 
-				if (nbuf < 1 || nbuf > 16)
-					return LT21_CORRUPT(w, err, "compressed values in %d buffers", nbuf);
-				LT_TRY(lt21_inflate(w, e->general->compression, bp[0], bl[0], &buf, &blen, err));
-				nbp[0] = buf;
-				nbl[0] = blen;
-				for (int i = 1; i < nbuf; i++)
-				{
-					nbp[i] = bp[i];
-					nbl[i] = bl[i];
-				}
+				LT_TRY(inflate_first(w, e, nbuf, bp, bl, nbp, nbl, &buf, err));
 				rc = mb_fixed(w, e->general->values, nbuf, nbp, nbl, n, width, out, depth + 1, err);
 				lt_free(buf);
 				return rc;
@@ -614,22 +630,12 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 			}
 		case ENC_GENERAL:
 			{
-				const uint8_t *nbp[16];
-				uint64_t	nbl[16];
+				const uint8_t *nbp[MAX_CHUNK_BUFFERS];
+				uint64_t	nbl[MAX_CHUNK_BUFFERS];
 				uint8_t    *buf;
-				uint64_t	blen;
 				lt_code		rc;
 
-				if (nbuf < 1 || nbuf > 16)
-					return LT21_CORRUPT(w, err, "compressed values in %d buffers", nbuf);
-				LT_TRY(lt21_inflate(w, e->general->compression, bp[0], bl[0], &buf, &blen, err));
-				nbp[0] = buf;
-				nbl[0] = blen;
-				for (int i = 1; i < nbuf; i++)
-				{
-					nbp[i] = bp[i];
-					nbl[i] = bl[i];
-				}
+				LT_TRY(inflate_first(w, e, nbuf, bp, bl, nbp, nbl, &buf, err));
 				rc = mb_var(w, e->general->values, nbuf, nbp, nbl, n, dst, fsst, depth + 1, err);
 				lt_free(buf);
 				return rc;
