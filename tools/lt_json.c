@@ -6,6 +6,7 @@
  * exponents in [-7, 21), else d.ddde+N.
  */
 #include "lt_json.h"
+#include "lt_value.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -239,78 +240,7 @@ print_time(FILE *out, int64_t v, lt_time_unit unit)
 	putc('"', out);
 }
 
-/* Decimal: little-endian two's complement of `bytes` bytes, printed with `scale` fraction digits. */
-static void
-print_decimal(FILE *out, const uint8_t *p, int bytes, int scale)
-{
-	uint32_t	w[8];
-	int			nw = bytes / 4;
-	bool		neg = (p[bytes - 1] & 0x80) != 0;
-	char		digits[100];
-	int			k = 0;
 
-	memcpy(w, p, bytes);
-	if (neg)
-	{
-		/* negate: invert and add one */
-		uint64_t	carry = 1;
-
-		for (int i = 0; i < nw; i++)
-		{
-			uint64_t	s = (uint64_t) (~w[i]) + carry;
-
-			w[i] = (uint32_t) s;
-			carry = s >> 32;
-		}
-	}
-	/* repeated division by 10 over 32-bit words, most significant first */
-	for (;;)
-	{
-		bool		zero = true;
-		uint64_t	rem = 0;
-
-		for (int i = nw - 1; i >= 0; i--)
-		{
-			uint64_t	cur = (rem << 32) | w[i];
-
-			w[i] = (uint32_t) (cur / 10);
-			rem = cur % 10;
-			if (w[i])
-				zero = false;
-		}
-		digits[k++] = (char) ('0' + rem);
-		if (zero)
-			break;
-	}
-	while (k < scale + 1)
-		digits[k++] = '0';
-	putc('"', out);
-	if (neg)
-		putc('-', out);
-	for (int i = k - 1; i >= 0; i--)
-	{
-		putc(digits[i], out);
-		if (i == scale && scale > 0)
-			putc('.', out);
-	}
-	putc('"', out);
-}
-
-static double
-half_to_double(uint16_t h)
-{
-	int			e = (h >> 10) & 0x1f;
-	int			m = h & 0x3ff;
-	double		v;
-
-	if (e == 0)
-		v = ldexp(m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexp(m + 1024, e - 25);
-	return (h & 0x8000) ? -v : v;
-}
 
 void
 json_value(FILE *out, const lt_array *a, int64_t i)
@@ -335,11 +265,18 @@ json_value(FILE *out, const lt_array *a, int64_t i)
 		case LT_TYPE_UINT16: { uint16_t x; memcpy(&x, v, 2); fprintf(out, "%u", x); break; }
 		case LT_TYPE_UINT32: { uint32_t x; memcpy(&x, v, 4); fprintf(out, "%u", x); break; }
 		case LT_TYPE_UINT64: { uint64_t x; memcpy(&x, v, 8); fprintf(out, "\"%" PRIu64 "\"", x); break; }
-		case LT_TYPE_FLOAT16: { uint16_t x; memcpy(&x, v, 2); json_float(out, (float) half_to_double(x)); break; }
+		case LT_TYPE_FLOAT16: { uint16_t x; memcpy(&x, v, 2); json_float(out, lt_half_to_float(x)); break; }
 		case LT_TYPE_FLOAT32: { float x; memcpy(&x, v, 4); json_float(out, x); break; }
 		case LT_TYPE_FLOAT64: { double x; memcpy(&x, v, 8); json_double(out, x); break; }
 		case LT_TYPE_DECIMAL128:
-		case LT_TYPE_DECIMAL256: print_decimal(out, v, f->byte_width, f->scale); break;
+		case LT_TYPE_DECIMAL256:
+			{
+				char		dec[LT_DECIMAL_BUFLEN];
+
+				lt_decimal_format(v, f->byte_width, f->scale, dec);
+				fprintf(out, "\"%s\"", dec);
+				break;
+			}
 		case LT_TYPE_UTF8:
 		case LT_TYPE_LARGE_UTF8:
 			json_string(out, (const char *) a->data + a->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i]));

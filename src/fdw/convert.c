@@ -41,6 +41,7 @@
 #endif
 
 #include "lt_fdw.h"
+#include "lt_value.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */
 
@@ -362,21 +363,6 @@ read_i64(const lt_array *a, int64 i)
 	}
 }
 
-static float
-half_to_float(uint16 h)
-{
-	int			e = (h >> 10) & 0x1f;
-	int			m = h & 0x3ff;
-	double		v;
-
-	if (e == 0)
-		v = ldexp(m, -24);
-	else if (e == 31)
-		v = m ? get_float8_nan() : get_float8_infinity();
-	else
-		v = ldexp(m + 1024, e - 25);
-	return (float) ((h & 0x8000) ? -v : v);
-}
 
 static double
 read_float(const lt_array *a, int64 i)
@@ -388,7 +374,7 @@ read_float(const lt_array *a, int64 i)
 		uint16		h;
 
 		memcpy(&h, v, 2);
-		return half_to_float(h);
+		return lt_half_to_float(h);
 	}
 	if (a->field->type == LT_TYPE_FLOAT32)
 	{
@@ -438,63 +424,6 @@ to_usec(int64 v, lt_time_unit unit, const char *what)
 	return v;
 }
 
-/* The decimal digits of a little-endian two's-complement integer of `bytes` bytes, with `scale`. */
-static char *
-decimal_string(const uint8 *p, int bytes, int scale)
-{
-	uint32		w[8];
-	int			nw = bytes / 4;
-	bool		neg = (p[bytes - 1] & 0x80) != 0;
-	char		digits[100];
-	int			k = 0;
-	StringInfoData out;
-
-	memcpy(w, p, bytes);
-	if (neg)
-	{
-		uint64		carry = 1;
-
-		for (int i = 0; i < nw; i++)
-		{
-			uint64		s = (uint64) (~w[i]) + carry;
-
-			w[i] = (uint32) s;
-			carry = s >> 32;
-		}
-	}
-	for (;;)
-	{
-		bool		zero = true;
-		uint64		rem = 0;
-
-		for (int i = nw - 1; i >= 0; i--)
-		{
-			uint64		cur = (rem << 32) | w[i];
-
-			w[i] = (uint32) (cur / 10);
-			rem = cur % 10;
-			if (w[i])
-				zero = false;
-		}
-		digits[k++] = (char) ('0' + rem);
-		if (zero)
-			break;
-	}
-	if (scale < 0 || scale > 80)
-		scale = 0;
-	while (k < scale + 1)
-		digits[k++] = '0';
-	initStringInfo(&out);
-	if (neg)
-		appendStringInfoChar(&out, '-');
-	for (int i = k - 1; i >= 0; i--)
-	{
-		appendStringInfoChar(&out, digits[i]);
-		if (i == scale && scale > 0)
-			appendStringInfoChar(&out, '.');
-	}
-	return out.data;
-}
 
 /* A text Datum from untrusted UTF-8 bytes (validated, converted to the database encoding). */
 static Datum
@@ -606,10 +535,13 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 			return Float8GetDatum(read_float(a, i));
 		case LT_TYPE_DECIMAL128:
 		case LT_TYPE_DECIMAL256:
-			return DirectFunctionCall3(numeric_in,
-									   CStringGetDatum(decimal_string(a->values + i * f->byte_width,
-																	  f->byte_width, f->scale)),
-									   ObjectIdGetDatum(InvalidOid), Int32GetDatum(typmod));
+			{
+				char		dec[LT_DECIMAL_BUFLEN];
+
+				lt_decimal_format(a->values + i * f->byte_width, f->byte_width, f->scale, dec);
+				return DirectFunctionCall3(numeric_in, CStringGetDatum(dec),
+										   ObjectIdGetDatum(InvalidOid), Int32GetDatum(typmod));
+			}
 		case LT_TYPE_UTF8:
 		case LT_TYPE_LARGE_UTF8:
 			check_var_slot(a, i);
@@ -738,7 +670,12 @@ json_value(StringInfo buf, const lt_array *a, int64 i)
 			}
 		case LT_TYPE_DECIMAL128:
 		case LT_TYPE_DECIMAL256:
-			appendStringInfoString(buf, decimal_string(a->values + i * f->byte_width, f->byte_width, f->scale));
+			{
+				char		dec[LT_DECIMAL_BUFLEN];
+
+				lt_decimal_format(a->values + i * f->byte_width, f->byte_width, f->scale, dec);
+				appendStringInfoString(buf, dec);
+			}
 			break;
 		case LT_TYPE_UTF8:
 		case LT_TYPE_LARGE_UTF8:

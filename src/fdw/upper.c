@@ -64,6 +64,7 @@
 #include "utils/typcache.h"
 
 #include "lt_fdw.h"
+#include "lt_value.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 
@@ -822,21 +823,6 @@ acc_numeric_sum(const LtAcc *acc, int scale)
 
 /* ---- execution: loading batches ----------------------------------------------------------------- */
 
-static float
-half_to_float(uint16 h)
-{
-	int			e = (h >> 10) & 0x1f;
-	int			m = h & 0x3ff;
-	double		v;
-
-	if (e == 0)
-		v = ldexp(m, -24);
-	else if (e == 31)
-		v = m ? get_float8_nan() : get_float8_infinity();
-	else
-		v = ldexp(m + 1024, e - 25);
-	return (float) ((h & 0x8000) ? -v : v);
-}
 
 static void
 load_int(const lt_array *a, int64 n, int64 *out)
@@ -908,7 +894,7 @@ load_float(const lt_array *a, int64 n, double *out)
 				uint16		h;
 
 				memcpy(&h, v + i * 2, 2);
-				out[i] = half_to_float(h);
+				out[i] = lt_half_to_float(h);
 			}
 			break;
 		case LT_TYPE_FLOAT32:

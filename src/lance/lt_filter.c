@@ -17,6 +17,7 @@
  * Postgres's NaN ordering; bytes a memcmp loop.
  */
 #include "lt_filter.h"
+#include "lt_value.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -1376,30 +1377,6 @@ range_kernel(const plan *p, phys ph, const lt_array *a, int64_t n, uint8_t *m)
 	}
 }
 
-static inline float
-half_to_float(uint16_t h)
-{
-	uint32_t	sign = (uint32_t) (h & 0x8000) << 16;
-	uint32_t	e = (h >> 10) & 0x1f;
-	uint32_t	mant = h & 0x3ff;
-	uint32_t	bits;
-	float		out;
-
-	if (e == 0x1f)
-		bits = sign | 0x7f800000 | (mant << 13);
-	else if (e != 0)
-		bits = sign | ((e + 112) << 23) | (mant << 13);
-	else if (mant == 0)
-		bits = sign;
-	else
-	{
-		/* subnormal half: exact as a float */
-		out = (float) mant / 16777216.0f;
-		return sign ? -out : out;
-	}
-	memcpy(&out, &bits, 4);
-	return out;
-}
 
 #define FLOAT_OPS(LOAD) \
 	do { \
@@ -1440,7 +1417,7 @@ float_kernel(const plan *p, phys ph, const lt_array *a, int64_t n, uint8_t *m)
 			{
 				const uint16_t *v = (const uint16_t *) a->values;
 
-				FLOAT_OPS((double) half_to_float(v[i]));
+				FLOAT_OPS((double) lt_half_to_float(v[i]));
 			}
 			break;
 		case P_I8:
@@ -1616,7 +1593,7 @@ load_double(const lt_array *a, phys ph, int64_t i)
 		case P_F32:
 			return ((const float *) a->values)[i];
 		case P_F16:
-			return half_to_float(((const uint16_t *) a->values)[i]);
+			return lt_half_to_float(((const uint16_t *) a->values)[i]);
 		case P_I8:
 			return ((const int8_t *) a->values)[i];
 		case P_I16:

@@ -1,0 +1,71 @@
+/*
+ * lt_value.c — value conversions shared by the library's consumers.
+ */
+#include "lt_value.h"
+
+#include <stdbool.h>
+
+size_t
+lt_decimal_format(const uint8_t *p, int bytes, int scale, char *buf)
+{
+	uint32_t	w[8];
+	int			nw = bytes / 4;
+	bool		neg;
+	char		digits[80];
+	int			k = 0;
+	size_t		len = 0;
+
+	if (nw < 1 || nw > 8)
+	{
+		buf[0] = '\0';
+		return 0;
+	}
+	if (scale < 0 || scale > 76)
+		scale = 0;
+	neg = (p[bytes - 1] & 0x80) != 0;
+	memcpy(w, p, (size_t) nw * 4);
+	if (neg)
+	{
+		/* magnitude of a negative value: invert and add one */
+		uint64_t	carry = 1;
+
+		for (int i = 0; i < nw; i++)
+		{
+			uint64_t	s = (uint64_t) (~w[i]) + carry;
+
+			w[i] = (uint32_t) s;
+			carry = s >> 32;
+		}
+	}
+	/* repeated division by 10 over 32-bit words, most significant first */
+	for (;;)
+	{
+		bool		zero = true;
+		uint64_t	rem = 0;
+
+		for (int i = nw - 1; i >= 0; i--)
+		{
+			uint64_t	cur = (rem << 32) | w[i];
+
+			w[i] = (uint32_t) (cur / 10);
+			rem = cur % 10;
+			if (w[i])
+				zero = false;
+		}
+		digits[k++] = (char) ('0' + rem);
+		if (zero)
+			break;
+	}
+	while (k < scale + 1)
+		digits[k++] = '0';
+	if (neg)
+		buf[len++] = '-';
+	for (int i = k - 1; i >= 0; i--)
+	{
+		buf[len++] = digits[i];
+		if (i == scale && scale > 0)
+			buf[len++] = '.';
+	}
+	buf[len] = '\0';
+	return len;
+}
