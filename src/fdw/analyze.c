@@ -57,11 +57,7 @@ typedef struct LtSampler
 	Relation	rel;
 	LtTableOptions opts;
 	LtDatasetEntry *entry;
-	int			n_columns;
-	LtScanColumn *columns;
-	int			n_proj;
-	const lt_field **proj;
-	bool		want_row_ids;
+	LtColumnBinding cols;
 	lt_fragment_scanner *scanner;
 	MemoryContext lib_cxt;
 	const LtScanColumn *converting;	/* for the error context */
@@ -102,76 +98,6 @@ ltAnalyzeForeignTable(Relation relation, AcquireSampleRowsFunc *func, BlockNumbe
 
 /* ---- columns -------------------------------------------------------------------------------- */
 
-/* Map the table's columns to dataset fields, with the checks and errors of a scan. */
-static void
-bind_sample_columns(LtSampler *s)
-{
-	TupleDesc	td = RelationGetDescr(s->rel);
-	const lt_schema *schema = s->entry->ds->schema;
-	Oid			relid = RelationGetRelid(s->rel);
-
-	s->columns = palloc0(sizeof(LtScanColumn) * Max(td->natts, 1));
-	s->proj = palloc0(sizeof(lt_field *) * Max(td->natts, 1));
-	for (int attnum = 1; attnum <= td->natts; attnum++)
-	{
-		Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
-		LtScanColumn *col;
-		const lt_field *f;
-		char	   *name;
-		char	   *why;
-
-		if (att->attisdropped)
-			continue;
-		col = &s->columns[s->n_columns++];
-		col->attnum = attnum;
-		col->attname = pstrdup(NameStr(att->attname));
-		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
-		f = lt_schema_find_name(schema, name);
-		if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
-		{
-			if (att->atttypid != INT8OID)
-				ereport(ERROR,
-						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-						 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads %s, which is bigint, not %s",
-								NameStr(att->attname), RelationGetRelationName(s->rel), name,
-								format_type_with_typemod(att->atttypid, att->atttypmod))));
-			col->kind = strcmp(name, "_rowid") == 0 ? LT_COL_ROWID : LT_COL_ROWADDR;
-			if (col->kind == LT_COL_ROWID)
-				s->want_row_ids = true;
-			continue;
-		}
-		if (f == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
-					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads field \"%s\", which dataset %s does not have at version " UINT64_FORMAT,
-							NameStr(att->attname), RelationGetRelationName(s->rel), name, s->opts.uri,
-							s->entry->version),
-					 errhint("Name the dataset field with the column option column_name, or drop the column.")));
-		col->kind = LT_COL_FIELD;
-		col->conv = lt_conv_build(f, att->atttypid, att->atttypmod, &why);
-		if (col->conv == NULL)
-		{
-			if (why[0])
-				why[0] = pg_toupper((unsigned char) why[0]);
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which cannot hold field \"%s\" (%s) of dataset %s",
-							NameStr(att->attname), RelationGetRelationName(s->rel),
-							format_type_with_typemod(att->atttypid, att->atttypmod), name,
-							f->logical_type, s->opts.uri),
-					 errdetail("%s.", why)));
-		}
-		col->proj = -1;
-		for (int k = 0; k < s->n_proj; k++)
-			if (s->proj[k] == f)
-				col->proj = k;
-		if (col->proj < 0)
-		{
-			col->proj = s->n_proj;
-			s->proj[s->n_proj++] = f;
-		}
-	}
-}
 
 /* ---- sampling ------------------------------------------------------------------------------- */
 
@@ -273,9 +199,9 @@ sample_fragment(LtSampler *s, const Lt__Pb__DataFragment *frag, const uint32 *of
 	lt_error	err;
 	lt_code		rc;
 
-	so.n_fields = s->n_proj;
-	so.fields = s->proj;
-	so.want_row_ids = s->want_row_ids;
+	so.n_fields = s->cols.n_proj;
+	so.fields = s->cols.proj;
+	so.want_row_ids = s->cols.want_row_ids;
 	so.offsets = offsets;
 	so.n_offsets = n;
 
@@ -316,9 +242,9 @@ sample_fragment(LtSampler *s, const Lt__Pb__DataFragment *frag, const uint32 *of
 			old = MemoryContextSwitchTo(row_cxt);
 			memset(nulls, true, sizeof(bool) * td->natts);
 			s->converting_addr = batch->row_addrs[r];
-			for (int c = 0; c < s->n_columns; c++)
+			for (int c = 0; c < s->cols.n_columns; c++)
 			{
-				const LtScanColumn *col = &s->columns[c];
+				const LtScanColumn *col = &s->cols.columns[c];
 				int			k = col->attnum - 1;
 
 				s->converting = col;
@@ -384,7 +310,7 @@ lt_acquire_sample_rows(Relation relation, int elevel, HeapTuple *rows, int targr
 
 	PG_TRY();
 	{
-		bind_sample_columns(&s);
+		ltfdw_bind_columns(s.rel, &s.opts, s.entry, NIL, true, &s.cols);
 
 		info.relid = RelationGetRelid(relation);
 		info.version = s.entry->version;

@@ -255,16 +255,29 @@ typedef struct LtScanColumn
 	bool		batch;			/* LT_COL_FIELD: converted by lt_conv_batch */
 } LtScanColumn;
 
+/* A foreign table's columns bound to the fields of one dataset version: what scans and samples read. */
+typedef struct LtColumnBinding
+{
+	int			n_columns;
+	LtScanColumn *columns;
+	int			n_proj;			/* the projection handed to the fragment scanner */
+	const lt_field **proj;
+	bool		want_row_ids;
+} LtColumnBinding;
+
+/*
+ * Check every column of rel against the dataset version (HV007 / HV004 / 42804 errors naming both) and
+ * bind the columns the query reads: those in `retrieved`, or all of them when all_columns.
+ */
+extern void ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry,
+							   List *retrieved, bool all_columns, LtColumnBinding *out);
+
 typedef struct LtScanState
 {
 	Relation	rel;
 	LtTableOptions opts;
 	LtDatasetEntry *entry;
-	int			n_columns;
-	LtScanColumn *columns;
-	int			n_proj;
-	const lt_field **proj;
-	bool		want_row_ids;
+	LtColumnBinding cols;
 
 	/* pushed quals (quals.c) */
 	LtFdwFilter *filter;

@@ -396,17 +396,18 @@ conversion_error_callback(void *arg)
 				   st->converting->attname, RelationGetRelationName(st->rel), st->converting_addr);
 }
 
-/* Map the table's columns to dataset fields and check their types. */
-static void
-bind_columns(LtScanState *st, List *retrieved)
+void
+ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry,
+				   List *retrieved, bool all_columns, LtColumnBinding *out)
 {
-	TupleDesc	td = RelationGetDescr(st->rel);
-	const lt_schema *schema = st->entry->ds->schema;
-	Oid			relid = RelationGetRelid(st->rel);
+	TupleDesc	td = RelationGetDescr(rel);
+	const lt_schema *schema = entry->ds->schema;
+	Oid			relid = RelationGetRelid(rel);
 	int			n = 0;
 
-	st->columns = palloc0(sizeof(LtScanColumn) * Max(td->natts, 1));
-	st->proj = palloc0(sizeof(lt_field *) * Max(td->natts, 1));
+	memset(out, 0, sizeof(*out));
+	out->columns = palloc0(sizeof(LtScanColumn) * Max(td->natts, 1));
+	out->proj = palloc0(sizeof(lt_field *) * Max(td->natts, 1));
 
 	/* every column is checked, whether or not this query reads it */
 	for (int attnum = 1; attnum <= td->natts; attnum++)
@@ -429,7 +430,7 @@ bind_columns(LtScanState *st, List *retrieved)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
 						 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads %s, which is bigint, not %s",
-								NameStr(att->attname), RelationGetRelationName(st->rel), name,
+								NameStr(att->attname), RelationGetRelationName(rel), name,
 								format_type_with_typemod(att->atttypid, att->atttypmod))));
 			col.kind = strcmp(name, "_rowid") == 0 ? LT_COL_ROWID : LT_COL_ROWADDR;
 		}
@@ -437,8 +438,8 @@ bind_columns(LtScanState *st, List *retrieved)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
 					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads field \"%s\", which dataset %s does not have at version " UINT64_FORMAT,
-							NameStr(att->attname), RelationGetRelationName(st->rel), name, st->opts.uri,
-							st->entry->version),
+							NameStr(att->attname), RelationGetRelationName(rel), name, opts->uri,
+							entry->version),
 					 errhint("Name the dataset field with the column option column_name, or drop the column.")));
 		else
 		{
@@ -450,34 +451,34 @@ bind_columns(LtScanState *st, List *retrieved)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
 						 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which cannot hold field \"%s\" (%s) of dataset %s",
-								NameStr(att->attname), RelationGetRelationName(st->rel),
+								NameStr(att->attname), RelationGetRelationName(rel),
 								format_type_with_typemod(att->atttypid, att->atttypmod), name,
-								f->logical_type, st->opts.uri),
+								f->logical_type, opts->uri),
 						 errdetail("%s.", why)));
 			col.proj = -1;
 		}
-		if (!list_member_int(retrieved, attnum))
+		if (!all_columns && !list_member_int(retrieved, attnum))
 			continue;
 		if (col.kind == LT_COL_FIELD)
 		{
 			const lt_field *fld = col.conv->field;
 
-			for (int k = 0; k < st->n_proj; k++)
-				if (st->proj[k] == fld)
+			for (int k = 0; k < out->n_proj; k++)
+				if (out->proj[k] == fld)
 					col.proj = k;
 			if (col.proj < 0)
 			{
-				col.proj = st->n_proj;
-				st->proj[st->n_proj++] = fld;
+				col.proj = out->n_proj;
+				out->proj[out->n_proj++] = fld;
 			}
 		}
 		else if (col.kind == LT_COL_ROWID)
-			st->want_row_ids = true;
+			out->want_row_ids = true;
 		if (col.kind == LT_COL_FIELD)
 			col.batch = lt_conv_batchable(col.conv);
-		st->columns[n++] = col;
+		out->columns[n++] = col;
 	}
-	st->n_columns = n;
+	out->n_columns = n;
 }
 
 /* Open the dataset version, bind the columns and prepare the filter. */
@@ -490,7 +491,8 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire_version(RelationGetRelid(st->rel), &st->opts, version);
 	else
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
-	bind_columns(st, (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs));
+	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
+					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									fsplan->fdw_exprs, &node->ss.ps);
 }
@@ -607,9 +609,9 @@ next_fragment(LtScanState *st)
 		frag = ds->fragments[st->next_fragment++];
 	}
 
-	so.n_fields = st->n_proj;
-	so.fields = st->proj;
-	so.want_row_ids = st->want_row_ids;
+	so.n_fields = st->cols.n_proj;
+	so.fields = st->cols.proj;
+	so.want_row_ids = st->cols.want_row_ids;
 	/* the scan's first batch is small: a LIMIT then reads only the first chunks of each column */
 	if (!st->pstate && st->next_fragment == 1)
 		so.first_batch_rows = 64;
@@ -692,9 +694,9 @@ next_batch(LtScanState *st)
 static int
 chunk_rows(LtScanState *st, int64 start, int n)
 {
-	for (int c = 0; c < st->n_columns && n > 1; c++)
+	for (int c = 0; c < st->cols.n_columns && n > 1; c++)
 	{
-		const LtScanColumn *col = &st->columns[c];
+		const LtScanColumn *col = &st->cols.columns[c];
 		const lt_array *a;
 
 		if (col->kind != LT_COL_FIELD || !col->batch || (a = st->batch->columns[col->proj]) == NULL)
@@ -721,9 +723,9 @@ convert_row(LtScanState *st, int64 start)
 	bool	   *nulls = st->chunk_nulls;
 
 	st->converting_addr = st->batch->row_addrs[start];
-	for (int c = 0; c < st->n_columns; c++)
+	for (int c = 0; c < st->cols.n_columns; c++)
 	{
-		const LtScanColumn *col = &st->columns[c];
+		const LtScanColumn *col = &st->cols.columns[c];
 		int			k = col->attnum - 1;
 
 		st->converting = col;
@@ -772,9 +774,9 @@ convert_chunk(LtScanState *st)
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
-	for (int c = 0; c < st->n_columns && n > 0; c++)
+	for (int c = 0; c < st->cols.n_columns && n > 0; c++)
 	{
-		LtScanColumn *col = &st->columns[c];
+		LtScanColumn *col = &st->cols.columns[c];
 		Datum	   *values = st->chunk_values + (col->attnum - 1);
 		bool	   *nulls = st->chunk_nulls + (col->attnum - 1);
 
@@ -812,9 +814,9 @@ convert_chunk(LtScanState *st)
 		for (int k = 0; k < n; k++)
 		{
 			st->converting_addr = b->row_addrs[start + k];
-			for (int c = 0; c < st->n_columns; c++)
+			for (int c = 0; c < st->cols.n_columns; c++)
 			{
-				const LtScanColumn *col = &st->columns[c];
+				const LtScanColumn *col = &st->cols.columns[c];
 				size_t		at = (size_t) k * natts + (col->attnum - 1);
 
 				if (col->kind != LT_COL_FIELD || col->batch)
