@@ -713,6 +713,7 @@ typedef struct LtUpperState
 	Relation	rel;
 	LtTableOptions opts;
 	LtDatasetEntry *entry;
+	LtColumnBinding binding;	/* the table's columns, checked like a scan's */
 	int			n_out;
 	LtOutput   *out;
 	int			n_aggs;
@@ -1564,36 +1565,16 @@ proj_index(LtUpperState *st, const lt_field *f, const char *attname)
 	return st->n_proj++;
 }
 
-/* The conversion of attribute attnum, with the scan's checks and messages. */
+/* The conversion of attribute attnum (NULL for _rowid/_rowaddr), after the scan's checks of every column. */
 static LtConv *
 bind_column(LtUpperState *st, AttrNumber attnum)
 {
-	TupleDesc	td = RelationGetDescr(st->rel);
-	Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
-	char	   *name = lt_column_field_name(RelationGetRelid(st->rel), attnum, NameStr(att->attname));
-	const lt_field *f = lt_schema_find_name(st->entry->ds->schema, name);
-	LtConv	   *conv;
-	char	   *why;
-
-	if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0) && att->atttypid == INT8OID)
-		return NULL;
-	if (f == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
-				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads field \"%s\", which dataset %s does not have at version " UINT64_FORMAT,
-						NameStr(att->attname), RelationGetRelationName(st->rel), name, st->opts.uri,
-						st->entry->version),
-				 errhint("Name the dataset field with the column option column_name, or drop the column.")));
-	conv = lt_conv_build(f, att->atttypid, att->atttypmod, &why);
-	if (conv == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
-				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which cannot hold field \"%s\" (%s) of dataset %s",
-						NameStr(att->attname), RelationGetRelationName(st->rel),
-						format_type_with_typemod(att->atttypid, att->atttypmod), name,
-						f->logical_type, st->opts.uri),
-				 errdetail("%s.", why)));
-	return conv;
+	if (st->binding.columns == NULL)
+		ltfdw_bind_columns(st->rel, &st->opts, st->entry, NIL, true, &st->binding);
+	for (int c = 0; c < st->binding.n_columns; c++)
+		if (st->binding.columns[c].attnum == attnum)
+			return st->binding.columns[c].kind == LT_COL_FIELD ? st->binding.columns[c].conv : NULL;
+	return NULL;
 }
 
 static void
