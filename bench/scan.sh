@@ -6,7 +6,7 @@
 #
 # The table (id int64, grp int32 = i % 1000, dt date in 100 ascending runs, x float64, s 8-12 chars, t 80 chars)
 # is written once with the reference library and cached under build/bench/scan<ROWS>.lance (plus a copy with a
-# btree index on dt, for the Lance engine's indexed filtered sum). Then `make install`, a throwaway cluster in
+# btree index on dt, for the Lance engine's indexed filtered sum). Then an install into a private PostgreSQL copy, a throwaway cluster in
 # /tmp (runs as user postgres when root, private port, fsync off, shared_buffers $LT_BENCH_SHARED_BUFFERS
 # (2GB), jit off, serial unless stated), a foreign table `lt` over the dataset and a heap copy `heap` (CREATE
 # TABLE AS, VACUUM FREEZE ANALYZE, pg_prewarm). Timing: psql's \timing (client wall time over the Unix socket,
@@ -63,9 +63,9 @@ if [ -d "$IDX" ] && [ "${LT_BENCH_NO_INDEX:-0}" != 1 ]; then
 fi
 
 # --- PostgreSQL ----------------------------------------------------------------------------------------
-log "make install ..."
-make -s install PG_CONFIG="$PG_CONFIG" >"$OUT/install.log" 2>&1 || { tail -n 30 "$OUT/install.log" >&2; exit 1; }
+log "make install (a private PostgreSQL copy) ..."
 . "$ROOT/test/pg/cluster.sh"
+lt_pg_install "$ROOT" "$OUT/install.log" || exit 1
 if ! lt_as_pg test -r "$DATA/_versions"; then
 	log "bench/scan.sh: the server user ($LT_PG_OSUSER) cannot read $DATA (make its parent directories a+x)"
 	exit 1

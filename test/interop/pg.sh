@@ -4,7 +4,7 @@
 # compared value for value with the reference engine's scan; filtered scans against the engine's own .where();
 # older versions and tags through the `version` / `tag` table options. The comparison is pgcmp.mjs.
 #
-#   test/interop/pg.sh                    make install, generate (or reuse) the datasets, compare everything
+#   test/interop/pg.sh                    install (a private PostgreSQL copy, cluster.sh), generate (or reuse) the datasets, compare everything
 #   test/interop/pg.sh --no-install       the extension is already installed
 #   test/interop/pg.sh --only REGEX       only the datasets whose name matches
 #
@@ -45,8 +45,7 @@ command -v node >/dev/null || finish "node is not installed"
 # --- build and install ------------------------------------------------------------------------------
 mkdir -p build
 if [ "$install" -eq 1 ]; then
-	$MAKE install PG_CONFIG="$PG_CONFIG" >build/pg-install.log 2>&1 ||
-		{ tail -n 40 build/pg-install.log >&2; finish "make install failed (log: build/pg-install.log)"; }
+	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
 fi
 [ -x build/lt-inspect ] || $MAKE build/lt-inspect >/dev/null 2>&1 || finish "building build/lt-inspect failed"
 

@@ -4,6 +4,12 @@
 #   lt_cluster_start        start on a free loopback port; exports PGHOST (the socket dir), PGPORT, PGUSER=postgres
 #   lt_cluster_stop         stop it (immediate); safe to call more than once or when it never started
 #   lt_as_pg CMD...         run CMD as the server's OS user (postgres when root, else the current user)
+#   lt_pg_install ROOT LOG  build and install lt_fdw (checkout ROOT) into a private copy of the PostgreSQL
+#                           installation, and use that copy's binaries (LT_PGBIN) from then on
+#
+# The private copy (/tmp/lt_fdw_pgtree.<hash of ROOT>, LT_PGTREE to choose) keeps the system's PostgreSQL
+# untouched, and keeps two checkouts that test at the same time from replacing each other's lt_fdw.so.
+# It works because PostgreSQL finds its share and lib directories relative to its own executable.
 #
 # The cluster: UTF8, locale C.UTF-8, trust auth, fsync off, listens on 127.0.0.1 and DIR/sock only.
 # As root, initdb and postgres run as user postgres (they refuse to run as root) through runuser.
@@ -20,6 +26,29 @@ else
 	LT_PG_OSUSER=$(id -un)
 	lt_as_pg() { "$@"; }
 fi
+
+lt_pg_install() {
+	local root=$1 log=$2 tree bindir sharedir libdir d
+	tree=${LT_PGTREE:-/tmp/lt_fdw_pgtree.$(printf '%s' "$root" | sha256sum | cut -c1-12)}
+	bindir=$("$PG_CONFIG" --bindir) sharedir=$("$PG_CONFIG" --sharedir) libdir=$("$PG_CONFIG" --pkglibdir)
+	if [ ! -x "$tree$bindir/postgres" ] || [ "$bindir/postgres" -nt "$tree$bindir/postgres" ]; then
+		rm -rf "$tree" || return 1
+		for d in "$bindir" "$sharedir" "$libdir"; do
+			mkdir -p "$tree$(dirname "$d")" && cp -a "$d" "$tree$d" || { echo "cluster.sh: copying $d failed" >&2; return 1; }
+		done
+		chmod 0755 "$tree"
+	fi
+	if [ "$("$tree$bindir/pg_config" --sharedir)" != "$tree$sharedir" ]; then
+		echo "cluster.sh: the PostgreSQL copy in $tree is not relocatable" >&2
+		return 1
+	fi
+	if ! ${MAKE:-make} -C "$root" install PG_CONFIG="$PG_CONFIG" DESTDIR="$tree" >"$log" 2>&1; then
+		tail -n 40 "$log" >&2
+		echo "cluster.sh: make install failed (log: $log)" >&2
+		return 1
+	fi
+	LT_PGBIN=$tree$bindir
+}
 
 lt_cluster_create() {
 	LT_PG_DIR=$1

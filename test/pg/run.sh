@@ -2,9 +2,9 @@
 # test/pg/run.sh — install lt_fdw and run the pg_regress suites (sql/*.sql vs expected/*.out) against a
 # throwaway PostgreSQL 15 cluster that lives in a private directory under /tmp and is always removed.
 #
-#   test/pg/run.sh                  make install, then every suite
+#   test/pg/run.sh                  install into a private PostgreSQL copy (cluster.sh), then every suite
 #   test/pg/run.sh lt_fdw_load ...  only the named suites
-#   test/pg/run.sh --no-install     skip `make install` (the extension is already installed)
+#   test/pg/run.sh --no-install     use the system's PostgreSQL, where lt_fdw is already installed
 #
 # Environment:
 #   PG_CONFIG      pg_config of the target server (default /usr/lib/postgresql/15/bin/pg_config)
@@ -22,7 +22,7 @@
 # They are cached in build/pg-lake/<hash of the inputs>/ so that unchanged inputs are not regenerated.
 #
 # Runs as root (initdb and postgres then run as user postgres through runuser) or as an ordinary user
-# (who then owns the cluster, and must be able to `make install` or pass --no-install).
+# (who then owns the cluster).
 # Output of the last run: build/regress/ (regression.diffs, results/). Ends with the line
 # "N passed, M failed"; exits non-zero when anything failed.
 set -uo pipefail
@@ -56,10 +56,7 @@ finish() {	# passed failed [message]
 # --- install ---------------------------------------------------------------------------------------
 if [ "$install" -eq 1 ]; then
 	mkdir -p build
-	if ! $MAKE install PG_CONFIG="$PG_CONFIG" >build/pg-install.log 2>&1; then
-		tail -n 40 build/pg-install.log >&2
-		finish 0 1 "make install failed (log: build/pg-install.log)"
-	fi
+	lt_pg_install "$ROOT" build/pg-install.log || finish 0 1 "installing into the private PostgreSQL copy failed"
 fi
 
 # --- a throwaway cluster ---------------------------------------------------------------------------
