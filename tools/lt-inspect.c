@@ -5,6 +5,7 @@
  *   lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]
  *   lt-inspect pages DIR [--version N | --tag T]
  *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]
+ *   lt-inspect append | delete | update DIR ...   commit a change (lt_commit_cmds.c)
  *
  * --stats (scan, take) prints pages decoded and bytes read to stderr as JSON.
  * take reads only the given rows (row addresses fragment_id << 32 | offset)
@@ -21,6 +22,7 @@
 #include "lt_alloc.h"
 #include "lt_dataset.h"
 #include "lt_file.h"
+#include "lt_commit_cmds.h"
 #include "lt_json.h"
 #include "lt_pages.h"
 #include "lt_scan.h"
@@ -48,7 +50,8 @@ usage(void)
 			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
 			"       lt-inspect pages DIR [--version N | --tag T]\n"
 			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
-			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n");
+			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n"
+			"       lt-inspect append | delete | update DIR ...   (commit a change; see lt_commit_cmds.c)\n");
 	exit(2);
 }
 
@@ -426,6 +429,8 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 		usage();
+	if (lt_is_commit_cmd(argv[1]))
+		return lt_commit_cmd(argc - 1, argv + 1);
 	o.cmd = argv[1];
 	o.dir = argv[2];
 	for (int i = 3; i < argc; i++)

@@ -44,6 +44,14 @@ typedef struct lt_version_spec
 	const char *tag;			/* NULL = not given */
 } lt_version_spec;
 
+/* A fragment's deleted offsets held in memory (ascending): a transaction's own deletes (lt_txn_view). */
+typedef struct lt_dv_override
+{
+	uint64_t	fragment_id;
+	const uint32_t *offsets;
+	uint64_t	n;
+} lt_dv_override;
+
 typedef struct lt_dataset
 {
 	lt_store   *store;			/* not owned */
@@ -60,6 +68,9 @@ typedef struct lt_dataset
 	size_t		n_fragments;
 	struct Lt__Pb__DataFragment **fragments;	/* borrowed from manifest, sorted by id */
 	bool		stable_row_ids;
+	/* in-memory deletion vectors, ascending by fragment id, that win over deletion files (NULL normally) */
+	const lt_dv_override *dv_overrides;
+	size_t		n_dv_overrides;
 } lt_dataset;
 
 /* Open a dataset at prefix ("" for the store root) at the requested version. */
@@ -85,6 +96,14 @@ void		lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buf
 lt_code		lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path,
 							  struct Lt__Pb__Manifest **manifest, struct Lt__Pb__IndexSection **indexes,
 							  struct Lt__Pb__Transaction **txn, lt_error *err);
+
+/*
+ * Serialize a manifest file ([index section][transaction][manifest][16-byte trailer]), lt_malloc'd.
+ * Sets m's index_section / transaction_section to where the sections land (unset when NULL).
+ */
+lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+								  const struct Lt__Pb__Transaction *txn, uint8_t **out, uint64_t *len,
+								  lt_error *err);
 
 /* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);

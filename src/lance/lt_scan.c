@@ -133,6 +133,26 @@ lt_fragment_deleted_offsets(lt_dataset *ds, const Lt__Pb__DataFragment *frag, ui
 
 	*offsets = NULL;
 	*n = 0;
+	for (size_t lo = 0, hi = ds->n_dv_overrides; lo < hi;)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+		const lt_dv_override *o = &ds->dv_overrides[mid];
+
+		if (o->fragment_id == frag->id)
+		{
+			if (o->n == 0)
+				return LT_OK;
+			if (!(*offsets = lt_malloc(o->n * sizeof(uint32_t))))
+				return lt_nomem(err);
+			memcpy(*offsets, o->offsets, o->n * sizeof(uint32_t));
+			*n = o->n;
+			return LT_OK;
+		}
+		if (o->fragment_id < frag->id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	if (!df)
 		return LT_OK;
 	type = df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? LT_DELETION_BITMAP : LT_DELETION_ARROW;

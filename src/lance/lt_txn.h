@@ -75,7 +75,7 @@ lt_code		lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *off
 /* Delete every row of a fragment (removed by id, no deletion file). */
 lt_code		lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err);
 
-/* Anything to commit? */
+/* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
 bool		lt_txn_is_empty(const lt_txn *t);
 
 /*
@@ -108,6 +108,23 @@ typedef struct lt_commit_options
 lt_code		lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
 
 void		lt_txn_free(lt_txn *t);
+
+/*
+ * Fault injection for crash tests: the points of a commit, in order.  Production code never
+ * sets the hook (it is NULL); a test program sets it to a function that kills the process at
+ * the point it wants.  At LT_COMMIT_MID_MANIFEST a torn copy of the manifest has just been
+ * written under a temporary name, as a crash inside the store's write would leave it.
+ */
+typedef enum lt_commit_point
+{
+	LT_COMMIT_START,				/* data files written, nothing of the commit yet */
+	LT_COMMIT_AFTER_DELETION_FILES,
+	LT_COMMIT_AFTER_TXN_FILE,
+	LT_COMMIT_MID_MANIFEST,
+	LT_COMMIT_AFTER_MANIFEST		/* committed; the version hint not yet written */
+} lt_commit_point;
+typedef void (*lt_commit_fault_fn) (lt_commit_point point);
+extern lt_commit_fault_fn lt_commit_fault_hook;
 
 /*
  * Deletion files (lt_deletion.h reads them): write the full set of deleted offsets of a fragment

@@ -2,6 +2,7 @@
 // ref.mjs: lt_fdw's interop harness around the real Lance engine (@lancedb/lancedb 0.31.0, which is lance 8.0.0).
 //
 //   node ref.mjs make  <dir> <spec.json>                                      create a dataset from a spec
+//   node ref.mjs apply <dir> <spec.json>                                     run the spec's ops on an existing dataset
 //   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
@@ -496,6 +497,7 @@ async function applyOp(tbl, op, spec) {
     case "drop_columns": return tbl.dropColumns(op.columns);
     case "rename": return tbl.alterColumns([{ path: op.from, rename: op.to }]);
     case "optimize": return tbl.optimize();
+    case "create_index": return tbl.createIndex(op.column, op.type ? { config: lancedb.Index[op.type]() } : {});
     case "restore": await tbl.checkout(op.version); return tbl.restore();
     case "tag": return (await tbl.tags()).create(op.tag, op.version ?? (await tbl.version()));
     default: return fail(`unknown op '${op.op}'`);
@@ -871,6 +873,7 @@ function parseArgs(argv, flags) {
   return [pos, opt];
 }
 const USAGE = `usage: node ref.mjs make <dir> <spec.json>
+       node ref.mjs apply <dir> <spec.json>
        node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
        node ref.mjs pages <dir> [--version N|TAG]
        node ref.mjs gen <spec.json>
@@ -887,6 +890,14 @@ async function main() {
       const [[dir, spec]] = parseArgs(rest, {});
       if (!spec) throw new UsageError("make needs <dir> <spec.json>");
       const tbl = await make(dir, readJson(spec));
+      return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows() })]);
+    }
+    case "apply": {
+      const [[dir, spec]] = parseArgs(rest, {});
+      if (!spec) throw new UsageError("apply needs <dir> <spec.json>");
+      const s = readJson(spec), tbl = await open(dir);
+      for (const op of s.ops || []) await applyOp(tbl, op, s);
+      chmodReadable(dir);
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows() })]);
     }
     case "scan": {

@@ -1,0 +1,1540 @@
+/*
+ * lt_txn.c — pending changes of one transaction, its own-writes view, and the
+ * commit: deletion files, transaction file, the next manifest created only if
+ * absent, and the rebase over concurrent commits (lt_txn.h has the contract).
+ *
+ * The changes are a journal (add fragment, delete rows, remove fragment), so
+ * that a savepoint is a journal length and rolling back truncates it.  What
+ * the journal means for each fragment (rows deleted, fragment gone) is worked
+ * out when needed ("settled"), against the read version's deletion vectors.
+ */
+#include "lt_txn.h"
+
+#include <inttypes.h>
+#include <roaring/roaring.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "lt_alloc.h"
+#include "lt_random.h"
+#include "lt_rowids.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+#include "lt_transaction.pb-c.h"
+
+#define DEFAULT_MAX_ATTEMPTS 20
+/* writer feature flags this library can write with (base paths: no) */
+#define KNOWN_WRITER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT | \
+							LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE)
+#define MAX_TXN_FILE ((uint64_t) 1 << 30)
+
+lt_commit_fault_fn lt_commit_fault_hook;
+
+typedef struct added
+{
+	Lt__Pb__DataFragment frag;	/* frag.id: the provisional id; files owned */
+	uint64_t   *row_ids;		/* ids kept by moved rows, or NULL */
+} added;
+
+typedef enum jkind
+{
+	J_ADD,
+	J_DELETE,
+	J_REMOVE
+} jkind;
+
+typedef struct jentry
+{
+	jkind		kind;
+	uint64_t	frag_id;
+	roaring_bitmap_t *rows;		/* J_DELETE */
+} jentry;
+
+/* The read version's deletion vector of a fragment, loaded once. */
+typedef struct base_dv
+{
+	uint64_t	id;
+	roaring_bitmap_t *rows;
+} base_dv;
+
+/* What the journal does to one fragment (settled). */
+typedef struct change
+{
+	uint64_t	id;
+	const Lt__Pb__DataFragment *orig;	/* in the read version; NULL for an added fragment */
+	added	   *add;
+	uint64_t	physical_rows;
+	roaring_bitmap_t *ours;		/* rows this transaction deletes that were live at the read version */
+	roaring_bitmap_t *all;		/* the read version's deleted rows and ours */
+	bool		gone;			/* every row deleted */
+	/* the deletion file an earlier attempt wrote, and what it was merged onto */
+	bool		written;
+	lt_deletion_file df;
+	uint64_t	written_frag_id;
+	bool		onto_file;
+	uint64_t	onto_rv, onto_id;
+} change;
+
+struct lt_txn
+{
+	lt_dataset *read;
+	char		name[512];		/* the dataset, for messages */
+	uint64_t	first_new_id;	/* provisional id of the first added fragment */
+	uint64_t	next_row_id;	/* the read version's */
+	added	  **adds;
+	size_t		n_adds, cap_adds;
+	jentry	   *log;
+	size_t		n_log, cap_log;
+	base_dv    *bases;
+	size_t		n_bases, cap_bases;
+	change	   *changes;		/* ascending by id */
+	size_t		n_changes;
+	bool		settled;
+	bool		broken;
+	/* the own-writes view */
+	bool		view_valid;
+	lt_dataset	view;
+	Lt__Pb__DataFragment **view_frags;
+	Lt__Pb__DataFragment *view_copies;
+	Lt__Pb__DeletionFile *view_dfs;
+	lt_dv_override *view_dvs;
+	uint32_t  **view_arrays;
+	size_t		n_view_arrays;
+};
+
+/* ---- small helpers ------------------------------------------------------ */
+
+/* Allocations of one commit attempt, freed together. */
+typedef struct arena
+{
+	void	  **p;
+	size_t		n, cap;
+	bool		oom;
+} arena;
+
+static void *
+arena_alloc(arena *a, size_t size)
+{
+	void	   *p;
+
+	if (a->oom)
+		return NULL;
+	if (a->n == a->cap)
+	{
+		size_t		cap = a->cap ? a->cap * 2 : 64;
+		void	  **np = lt_realloc(a->p, cap * sizeof(void *));
+
+		if (!np)
+		{
+			a->oom = true;
+			return NULL;
+		}
+		a->p = np;
+		a->cap = cap;
+	}
+	if (!(p = lt_calloc(1, size ? size : 1)))
+	{
+		a->oom = true;
+		return NULL;
+	}
+	a->p[a->n++] = p;
+	return p;
+}
+
+static void
+arena_free(arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		lt_free(a->p[i]);
+	lt_free(a->p);
+	memset(a, 0, sizeof(*a));
+}
+
+static bool
+grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	size_t		ncap = *cap ? *cap * 2 : 16;
+
+	while (ncap < need)
+		ncap *= 2;
+	void	   *p = lt_realloc(*arr, ncap * elem);
+
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static const Lt__Pb__DataFragment *
+find_fragment(const lt_dataset *ds, uint64_t id)
+{
+	size_t		lo = 0, hi = ds->n_fragments;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ds->fragments[mid]->id == id)
+			return ds->fragments[mid];
+		if (ds->fragments[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* The id the next new fragment of a version gets. */
+static uint64_t
+next_fragment_id(const lt_dataset *ds)
+{
+	uint64_t	next = ds->manifest->has_max_fragment_id ? (uint64_t) ds->manifest->max_fragment_id + 1 : 0;
+
+	if (ds->n_fragments > 0 && ds->fragments[ds->n_fragments - 1]->id >= next)
+		next = ds->fragments[ds->n_fragments - 1]->id + 1;
+	return next;
+}
+
+/* A fragment's deletion vector in a version, as a bitmap. */
+static lt_code
+load_dv(lt_dataset *ds, const Lt__Pb__DataFragment *frag, roaring_bitmap_t **out, lt_error *err)
+{
+	uint32_t   *offs;
+	uint64_t	n;
+
+	LT_TRY(lt_fragment_deleted_offsets(ds, frag, &offs, &n, err));
+	*out = roaring_bitmap_of_ptr((size_t) n, offs);
+	lt_free(offs);
+	return *out ? LT_OK : lt_nomem(err);
+}
+
+static void
+dataset_name(const lt_dataset *ds, char *buf, size_t len)
+{
+	size_t		n = strlen(ds->prefix);
+
+	while (n > 0 && ds->prefix[n - 1] == '/')
+		n--;
+	if (n == 0)
+		snprintf(buf, len, "%s", ds->store->root);
+	else
+		snprintf(buf, len, "%s/%.*s", ds->store->root, (int) n, ds->prefix);
+}
+
+static void
+fault(lt_commit_point p)
+{
+	if (lt_commit_fault_hook)
+		lt_commit_fault_hook(p);
+}
+
+/* ---- row-id and version sequences --------------------------------------- */
+
+static lt_code
+pack_msg(const ProtobufCMessage *m, ProtobufCBinaryData *out, arena *a, lt_error *err)
+{
+	size_t		n = protobuf_c_message_get_packed_size(m);
+	uint8_t    *p = a ? arena_alloc(a, n) : lt_malloc(n ? n : 1);
+
+	if (!p)
+		return lt_nomem(err);
+	protobuf_c_message_pack(m, p);
+	out->data = p;
+	out->len = n;
+	return LT_OK;
+}
+
+/* RowIdSequence of ids [start, start + n), or of the given ids. */
+static lt_code
+encode_row_ids(uint64_t start, uint64_t n, const uint64_t *ids, ProtobufCBinaryData *out, arena *a, lt_error *err)
+{
+	Lt__Pb__RowIdSequence seq = LT__PB__ROW_ID_SEQUENCE__INIT;
+	Lt__Pb__U64Segment seg = LT__PB__U64_SEGMENT__INIT;
+	Lt__Pb__U64Segment *segs[1] = {&seg};
+	Lt__Pb__U64Segment__Range range = LT__PB__U64_SEGMENT__RANGE__INIT;
+	Lt__Pb__EncodedU64Array arr = LT__PB__ENCODED_U64_ARRAY__INIT;
+	Lt__Pb__EncodedU64Array__U64Array u64 = LT__PB__ENCODED_U64_ARRAY__U64_ARRAY__INIT;
+	Lt__Pb__EncodedU64Array__U32Array u32 = LT__PB__ENCODED_U64_ARRAY__U32_ARRAY__INIT;
+	bool		contiguous = true, sorted = true;
+	uint64_t	lo = UINT64_MAX, hi = 0;
+	uint8_t    *buf = NULL;
+	lt_code		rc;
+
+	if (ids)
+	{
+		for (uint64_t i = 0; i < n; i++)
+		{
+			if (i > 0 && ids[i] != ids[i - 1] + 1)
+				contiguous = false;
+			if (i > 0 && ids[i] <= ids[i - 1])
+				sorted = false;
+			lo = ids[i] < lo ? ids[i] : lo;
+			hi = ids[i] > hi ? ids[i] : hi;
+		}
+		if (n > 0 && contiguous)
+			start = ids[0];
+	}
+	seq.n_segments = n > 0 ? 1 : 0;
+	seq.segments = segs;
+	if (!ids || contiguous)
+	{
+		range.has_start = range.has_end = true;
+		range.start = start;
+		range.end = start + n;
+		seg.segment_case = LT__PB__U64_SEGMENT__SEGMENT_RANGE;
+		seg.range = &range;
+	}
+	else
+	{
+		if (hi - lo <= UINT32_MAX)
+		{
+			if (!(buf = lt_malloc(n * 4)))
+				return lt_nomem(err);
+			for (uint64_t i = 0; i < n; i++)
+				lt_put32(buf + 4 * i, (uint32_t) (ids[i] - lo));
+			u32.has_base_value = u32.has_offsets = true;
+			u32.base_value = lo;
+			u32.offsets.data = buf;
+			u32.offsets.len = n * 4;
+			arr.array_case = LT__PB__ENCODED_U64_ARRAY__ARRAY_U32_ARRAY;
+			arr.u32_array = &u32;
+		}
+		else
+		{
+			if (!(buf = lt_malloc(n * 8)))
+				return lt_nomem(err);
+			for (uint64_t i = 0; i < n; i++)
+				lt_put64(buf + 8 * i, ids[i]);
+			u64.has_values = true;
+			u64.values.data = buf;
+			u64.values.len = n * 8;
+			arr.array_case = LT__PB__ENCODED_U64_ARRAY__ARRAY_U64_ARRAY;
+			arr.u64_array = &u64;
+		}
+		seg.segment_case = sorted ? LT__PB__U64_SEGMENT__SEGMENT_SORTED_ARRAY : LT__PB__U64_SEGMENT__SEGMENT_ARRAY;
+		if (sorted)
+			seg.sorted_array = &arr;
+		else
+			seg.array = &arr;
+	}
+	rc = pack_msg(&seq.base, out, a, err);
+	lt_free(buf);
+	return rc;
+}
+
+/* RowDatasetVersionSequence: all n rows at one version. */
+static lt_code
+encode_versions(uint64_t n, uint64_t version, ProtobufCBinaryData *out, arena *a, lt_error *err)
+{
+	Lt__Pb__RowDatasetVersionSequence seq = LT__PB__ROW_DATASET_VERSION_SEQUENCE__INIT;
+	Lt__Pb__RowDatasetVersionRun run = LT__PB__ROW_DATASET_VERSION_RUN__INIT;
+	Lt__Pb__RowDatasetVersionRun *runs[1] = {&run};
+	Lt__Pb__U64Segment seg = LT__PB__U64_SEGMENT__INIT;
+	Lt__Pb__U64Segment__Range range = LT__PB__U64_SEGMENT__RANGE__INIT;
+
+	range.has_start = range.has_end = true;
+	range.start = 0;
+	range.end = n;
+	seg.segment_case = LT__PB__U64_SEGMENT__SEGMENT_RANGE;
+	seg.range = &range;
+	run.span = &seg;
+	run.has_version = true;
+	run.version = version;
+	seq.n_runs = 1;
+	seq.runs = runs;
+	return pack_msg(&seq.base, out, a, err);
+}
+
+/* ---- begin, changes, savepoints ----------------------------------------- */
+
+static lt_code
+check_writable(const lt_dataset *ds, const char *name, lt_error *err)
+{
+	uint64_t	w = ds->manifest->writer_feature_flags;
+
+	if (w & ~(uint64_t) KNOWN_WRITER_FLAGS)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"version %llu of %s needs writer features 0x%llx unknown to lt_fdw: it cannot be written",
+							(unsigned long long) ds->version, name,
+							(unsigned long long) (w & ~(uint64_t) KNOWN_WRITER_FLAGS));
+	if (ds->manifest->n_base_paths > 0)
+		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s uses base paths, which lt_fdw cannot write",
+							(unsigned long long) ds->version, name);
+	if (strcmp(ds->storage_version, "0.1") == 0)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s uses the legacy 0.1 storage format, which lt_fdw cannot write", name);
+	return LT_OK;
+}
+
+lt_code
+lt_txn_begin(lt_dataset *read, lt_txn **out, lt_error *err)
+{
+	lt_txn	   *t;
+
+	*out = NULL;
+	if (!(t = lt_calloc(1, sizeof(lt_txn))))
+		return lt_nomem(err);
+	t->read = read;
+	dataset_name(read, t->name, sizeof(t->name));
+	{
+		lt_code		rc = check_writable(read, t->name, err);
+
+		if (rc != LT_OK)
+		{
+			lt_free(t);
+			return rc;
+		}
+	}
+	t->first_new_id = next_fragment_id(read);
+	t->next_row_id = read->manifest->has_next_row_id ? read->manifest->next_row_id : 0;
+	*out = t;
+	return LT_OK;
+}
+
+static void
+invalidate(lt_txn *t)
+{
+	t->settled = false;
+	t->view_valid = false;
+}
+
+static lt_code
+journal(lt_txn *t, jkind kind, uint64_t frag_id, roaring_bitmap_t *rows, lt_error *err)
+{
+	if (!grow((void **) &t->log, &t->cap_log, t->n_log + 1, sizeof(jentry)))
+	{
+		if (rows)
+			roaring_bitmap_free(rows);
+		return lt_nomem(err);
+	}
+	t->log[t->n_log].kind = kind;
+	t->log[t->n_log].frag_id = frag_id;
+	t->log[t->n_log].rows = rows;
+	t->n_log++;
+	invalidate(t);
+	return LT_OK;
+}
+
+static void
+added_free(added *a)
+{
+	if (!a)
+		return;
+	for (size_t i = 0; i < a->frag.n_files; i++)
+	{
+		Lt__Pb__DataFile *d = a->frag.files[i];
+
+		lt_free(d->path);
+		lt_free(d->fields);
+		lt_free(d->column_indices);
+		lt_free(d);
+	}
+	lt_free(a->frag.files);
+	if (a->frag.row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+		lt_free(a->frag.inline_row_ids.data);
+	lt_free(a->row_ids);
+	lt_free(a);
+}
+
+/* The provisional row ids of added fragment k (the view's; the commit assigns its own). */
+static lt_code
+provisional_row_ids(lt_txn *t, added *a, lt_error *err)
+{
+	uint64_t	start = t->next_row_id;
+
+	for (size_t k = 0; k < t->n_adds && t->adds[k] != a; k++)
+		if (!t->adds[k]->row_ids)
+			start += t->adds[k]->frag.physical_rows;
+	if (a->frag.row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+		lt_free(a->frag.inline_row_ids.data);
+	a->frag.row_id_sequence_case = LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET;
+	LT_TRY(encode_row_ids(start, a->frag.physical_rows, a->row_ids, &a->frag.inline_row_ids, NULL, err));
+	a->frag.row_id_sequence_case = LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+	return LT_OK;
+}
+
+lt_code
+lt_txn_add_fragment(lt_txn *t, int n_files, const lt_written_file *files, const uint64_t *row_ids,
+					uint64_t *fragment_id, lt_error *err)
+{
+	added	   *a;
+	uint64_t	id = t->first_new_id + t->n_adds;
+	lt_code		rc = LT_OK;
+
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	if (n_files < 1)
+		return lt_error_set(err, LT_EINVALID, "a new fragment needs at least one data file");
+	if (id > UINT32_MAX)
+		return lt_error_set(err, LT_EINVALID, "%s has run out of fragment ids", t->name);
+	for (int i = 0; i < n_files; i++)
+	{
+		if (files[i].num_rows != files[0].num_rows)
+			return lt_error_set(err, LT_EINVALID, "the data files of a new fragment hold %llu and %llu rows",
+								(unsigned long long) files[0].num_rows, (unsigned long long) files[i].num_rows);
+		if (!files[i].name || !files[i].name[0] || strchr(files[i].name, '/'))
+			return lt_error_set(err, LT_EINVALID, "invalid data file name for a new fragment");
+	}
+	if (files[0].num_rows == 0 || files[0].num_rows > UINT32_MAX)
+		return lt_error_set(err, LT_EINVALID, "a new fragment needs 1 to 2^32-1 rows, not %llu",
+							(unsigned long long) files[0].num_rows);
+	if (!(a = lt_calloc(1, sizeof(added))))
+		return lt_nomem(err);
+	lt__pb__data_fragment__init(&a->frag);
+	a->frag.has_id = true;
+	a->frag.id = id;
+	a->frag.has_physical_rows = true;
+	a->frag.physical_rows = files[0].num_rows;
+	if (!(a->frag.files = lt_calloc((size_t) n_files, sizeof(Lt__Pb__DataFile *))))
+		rc = lt_nomem(err);
+	for (int i = 0; rc == LT_OK && i < n_files; i++)
+	{
+		Lt__Pb__DataFile *d = lt_calloc(1, sizeof(Lt__Pb__DataFile));
+		const lt_written_file *w = &files[i];
+		size_t		nf = (size_t) (w->n_fields > 0 ? w->n_fields : 0);
+
+		if (!d)
+		{
+			rc = lt_nomem(err);
+			break;
+		}
+		lt__pb__data_file__init(d);
+		a->frag.files[a->frag.n_files++] = d;
+		d->path = lt_strdup(w->name);
+		d->fields = lt_malloc(nf ? nf * sizeof(int32_t) : 1);
+		d->column_indices = lt_malloc(nf ? nf * sizeof(int32_t) : 1);
+		if (!d->path || !d->fields || !d->column_indices)
+		{
+			rc = lt_nomem(err);
+			break;
+		}
+		if (nf)
+		{
+			memcpy(d->fields, w->field_ids, nf * sizeof(int32_t));
+			memcpy(d->column_indices, w->column_indices, nf * sizeof(int32_t));
+		}
+		d->n_fields = d->n_column_indices = nf;
+		d->has_file_major_version = d->has_file_minor_version = true;
+		d->file_major_version = w->major;
+		d->file_minor_version = w->minor;
+		d->has_file_size_bytes = w->size > 0;
+		d->file_size_bytes = w->size;
+	}
+	if (rc == LT_OK && row_ids && t->read->stable_row_ids)
+	{
+		if (!(a->row_ids = lt_malloc(a->frag.physical_rows * sizeof(uint64_t))))
+			rc = lt_nomem(err);
+		else
+			memcpy(a->row_ids, row_ids, a->frag.physical_rows * sizeof(uint64_t));
+	}
+	if (rc == LT_OK && !grow((void **) &t->adds, &t->cap_adds, t->n_adds + 1, sizeof(added *)))
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+	{
+		t->adds[t->n_adds++] = a;
+		if (t->read->stable_row_ids)
+			rc = provisional_row_ids(t, a, err);
+		if (rc == LT_OK)
+			rc = journal(t, J_ADD, id, NULL, err);
+		if (rc != LT_OK)
+			t->n_adds--;
+	}
+	if (rc != LT_OK)
+	{
+		added_free(a);
+		return rc;
+	}
+	*fragment_id = id;
+	return LT_OK;
+}
+
+/* Physical rows of a fragment the transaction can see (read version or added), or LT_EINVALID. */
+static lt_code
+fragment_rows(lt_txn *t, uint64_t id, uint64_t *rows, lt_error *err)
+{
+	const Lt__Pb__DataFragment *f;
+
+	if (id >= t->first_new_id && id - t->first_new_id < t->n_adds)
+	{
+		*rows = t->adds[id - t->first_new_id]->frag.physical_rows;
+		return LT_OK;
+	}
+	if ((f = find_fragment(t->read, id)))
+	{
+		*rows = f->physical_rows;
+		return LT_OK;
+	}
+	return lt_error_set(err, LT_EINVALID, "fragment %llu does not exist in version %llu of %s",
+						(unsigned long long) id, (unsigned long long) t->read->version, t->name);
+}
+
+lt_code
+lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *offsets, uint64_t n, lt_error *err)
+{
+	uint64_t	rows;
+	roaring_bitmap_t *r;
+
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	LT_TRY(fragment_rows(t, fragment_id, &rows, err));
+	if (n == 0)
+		return LT_OK;
+	for (uint64_t i = 0; i < n; i++)
+		if (offsets[i] >= rows)
+			return lt_error_set(err, LT_EINVALID, "row %u is past the end of fragment %llu (%llu rows) of %s",
+								offsets[i], (unsigned long long) fragment_id, (unsigned long long) rows, t->name);
+	if (!(r = roaring_bitmap_of_ptr((size_t) n, offsets)))
+		return lt_nomem(err);
+	return journal(t, J_DELETE, fragment_id, r, err);
+}
+
+lt_code
+lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err)
+{
+	uint64_t	rows;
+
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	LT_TRY(fragment_rows(t, fragment_id, &rows, err));
+	return journal(t, J_REMOVE, fragment_id, NULL, err);
+}
+
+bool
+lt_txn_is_empty(const lt_txn *t)
+{
+	return t->n_log == 0;
+}
+
+lt_txn_mark
+lt_txn_savepoint(lt_txn *t)
+{
+	return t->n_log;
+}
+
+lt_code
+lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err)
+{
+	if (mark > t->n_log)
+		return lt_error_set(err, LT_EINVALID, "savepoint %llu is not in the transaction on %s",
+							(unsigned long long) mark, t->name);
+	while (t->n_log > mark)
+	{
+		jentry	   *j = &t->log[--t->n_log];
+
+		if (j->kind == J_ADD)
+			added_free(t->adds[--t->n_adds]);
+		if (j->rows)
+			roaring_bitmap_free(j->rows);
+	}
+	invalidate(t);
+	return LT_OK;
+}
+
+/* ---- settling the journal ------------------------------------------------ */
+
+static void
+changes_free(lt_txn *t)
+{
+	for (size_t i = 0; i < t->n_changes; i++)
+	{
+		if (t->changes[i].ours)
+			roaring_bitmap_free(t->changes[i].ours);
+		if (t->changes[i].all)
+			roaring_bitmap_free(t->changes[i].all);
+	}
+	lt_free(t->changes);
+	t->changes = NULL;
+	t->n_changes = 0;
+}
+
+static lt_code
+base_rows(lt_txn *t, const Lt__Pb__DataFragment *frag, const roaring_bitmap_t **out, lt_error *err)
+{
+	for (size_t i = 0; i < t->n_bases; i++)
+		if (t->bases[i].id == frag->id)
+		{
+			*out = t->bases[i].rows;
+			return LT_OK;
+		}
+	if (!grow((void **) &t->bases, &t->cap_bases, t->n_bases + 1, sizeof(base_dv)))
+		return lt_nomem(err);
+	LT_TRY(load_dv(t->read, frag, &t->bases[t->n_bases].rows, err));
+	t->bases[t->n_bases].id = frag->id;
+	*out = t->bases[t->n_bases++].rows;
+	return LT_OK;
+}
+
+static int
+cmp_change(const void *a, const void *b)
+{
+	uint64_t	x = ((const change *) a)->id, y = ((const change *) b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static change *
+find_change(lt_txn *t, uint64_t id)
+{
+	for (size_t i = 0; i < t->n_changes; i++)
+		if (t->changes[i].id == id)
+			return &t->changes[i];
+	return NULL;
+}
+
+static lt_code
+settle(lt_txn *t, lt_error *err)
+{
+	size_t		n = 0;
+
+	if (t->settled)
+		return LT_OK;
+	changes_free(t);
+	for (size_t i = 0; i < t->n_log; i++)
+		n += t->log[i].kind != J_ADD;
+	if (n == 0)
+	{
+		t->settled = true;
+		return LT_OK;
+	}
+	if (!(t->changes = lt_calloc(n, sizeof(change))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < t->n_log; i++)
+	{
+		jentry	   *j = &t->log[i];
+		change	   *c;
+
+		if (j->kind == J_ADD)
+			continue;
+		if (!(c = find_change(t, j->frag_id)))
+		{
+			c = &t->changes[t->n_changes++];
+			c->id = j->frag_id;
+			if (j->frag_id >= t->first_new_id && j->frag_id - t->first_new_id < t->n_adds)
+			{
+				c->add = t->adds[j->frag_id - t->first_new_id];
+				c->physical_rows = c->add->frag.physical_rows;
+			}
+			else
+			{
+				c->orig = find_fragment(t->read, j->frag_id);
+				c->physical_rows = c->orig->physical_rows;
+			}
+			if (!(c->ours = roaring_bitmap_create()))
+				return lt_nomem(err);
+		}
+		if (j->kind == J_DELETE)
+			roaring_bitmap_or_inplace(c->ours, j->rows);
+		else
+			roaring_bitmap_add_range(c->ours, 0, c->physical_rows);
+	}
+	qsort(t->changes, t->n_changes, sizeof(change), cmp_change);
+	for (size_t i = 0; i < t->n_changes; i++)
+	{
+		change	   *c = &t->changes[i];
+
+		if (c->orig)
+		{
+			const roaring_bitmap_t *b = NULL;
+
+			LT_TRY(base_rows(t, c->orig, &b, err));
+			roaring_bitmap_andnot_inplace(c->ours, b);
+			c->all = roaring_bitmap_or(c->ours, b);
+		}
+		else
+			c->all = roaring_bitmap_copy(c->ours);
+		if (!c->all)
+			return lt_nomem(err);
+		c->gone = roaring_bitmap_get_cardinality(c->all) >= c->physical_rows;
+	}
+	t->settled = true;
+	return LT_OK;
+}
+
+static change *
+change_of(lt_txn *t, uint64_t id)
+{
+	size_t		lo = 0, hi = t->n_changes;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (t->changes[mid].id == id)
+			return &t->changes[mid];
+		if (t->changes[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* ---- the own-writes view ------------------------------------------------- */
+
+static void
+view_free(lt_txn *t)
+{
+	for (size_t i = 0; i < t->n_view_arrays; i++)
+		lt_free(t->view_arrays[i]);
+	lt_free(t->view_arrays);
+	lt_free(t->view_frags);
+	lt_free(t->view_copies);
+	lt_free(t->view_dfs);
+	lt_free(t->view_dvs);
+	t->view_arrays = NULL;
+	t->view_frags = NULL;
+	t->view_copies = NULL;
+	t->view_dfs = NULL;
+	t->view_dvs = NULL;
+	t->n_view_arrays = 0;
+	t->view_valid = false;
+}
+
+lt_code
+lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err)
+{
+	lt_dataset *r = t->read;
+	size_t		cap = r->n_fragments + t->n_adds;
+	size_t		nf = 0, nd = 0;
+
+	*out = NULL;
+	if (t->view_valid)
+	{
+		*out = &t->view;
+		return LT_OK;
+	}
+	view_free(t);
+	LT_TRY(settle(t, err));
+	t->view_frags = lt_calloc(cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
+	t->view_copies = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(Lt__Pb__DataFragment));
+	t->view_dfs = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(Lt__Pb__DeletionFile));
+	t->view_dvs = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(lt_dv_override));
+	t->view_arrays = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(uint32_t *));
+	if (!t->view_frags || !t->view_copies || !t->view_dfs || !t->view_dvs || !t->view_arrays)
+	{
+		view_free(t);
+		return lt_nomem(err);
+	}
+	for (size_t i = 0; i < cap; i++)
+	{
+		const Lt__Pb__DataFragment *f = i < r->n_fragments ? r->fragments[i] : &t->adds[i - r->n_fragments]->frag;
+		change	   *c = change_of(t, f->id);
+
+		if (c && c->gone)
+			continue;
+		if (c)
+		{
+			uint64_t	card = roaring_bitmap_get_cardinality(c->all);
+			uint32_t   *arr = lt_malloc(card ? card * sizeof(uint32_t) : 1);
+			Lt__Pb__DataFragment *copy = &t->view_copies[nd];
+			Lt__Pb__DeletionFile *df = &t->view_dfs[nd];
+
+			if (!arr)
+			{
+				view_free(t);
+				return lt_nomem(err);
+			}
+			roaring_bitmap_to_uint32_array(c->all, arr);
+			t->view_arrays[t->n_view_arrays++] = arr;
+			*copy = *f;
+			lt__pb__deletion_file__init(df);
+			df->has_num_deleted_rows = true;
+			df->num_deleted_rows = card;
+			copy->deletion_file = df;
+			t->view_dvs[nd].fragment_id = f->id;
+			t->view_dvs[nd].offsets = arr;
+			t->view_dvs[nd].n = card;
+			nd++;
+			f = copy;
+		}
+		t->view_frags[nf++] = (Lt__Pb__DataFragment *) f;
+	}
+	t->view = *r;
+	t->view.fragments = t->view_frags;
+	t->view.n_fragments = nf;
+	t->view.dv_overrides = t->view_dvs;
+	t->view.n_dv_overrides = nd;
+	t->view_valid = true;
+	*out = &t->view;
+	return LT_OK;
+}
+
+/* ---- conflicts with concurrent commits ------------------------------------ */
+
+static const char *
+op_name(const Lt__Pb__Transaction *tx)
+{
+	switch (tx ? tx->operation_case : LT__PB__TRANSACTION__OPERATION__NOT_SET)
+	{
+		case LT__PB__TRANSACTION__OPERATION_APPEND: return "Append";
+		case LT__PB__TRANSACTION__OPERATION_DELETE: return "Delete";
+		case LT__PB__TRANSACTION__OPERATION_OVERWRITE: return "Overwrite";
+		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX: return "CreateIndex";
+		case LT__PB__TRANSACTION__OPERATION_REWRITE: return "Rewrite";
+		case LT__PB__TRANSACTION__OPERATION_MERGE: return "Merge";
+		case LT__PB__TRANSACTION__OPERATION_RESTORE: return "Restore";
+		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS: return "ReserveFragments";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE: return "Update";
+		case LT__PB__TRANSACTION__OPERATION_PROJECT: return "Project";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG: return "UpdateConfig";
+		case LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT: return "DataReplacement";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE: return "UpdateMemWalState";
+		case LT__PB__TRANSACTION__OPERATION_CLONE: return "Clone";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_BASES: return "UpdateBases";
+		default: return "unknown operation";
+	}
+}
+
+/* The transaction that made version ds: inline, else _transactions/<file>; NULL if neither parses. */
+static Lt__Pb__Transaction *
+transaction_of(lt_dataset *ds, bool *owned)
+{
+	const char *file = ds->manifest->transaction_file;
+	char	   *rel, *path;
+	uint8_t    *buf;
+	uint64_t	len;
+	Lt__Pb__Transaction *tx = NULL;
+	lt_error	ignore;
+
+	*owned = false;
+	if (ds->transaction)
+		return ds->transaction;
+	if (!file || !file[0] || strchr(file, '/') || strstr(file, ".."))
+		return NULL;
+	rel = lt_asprintf("_transactions/%s", file);
+	path = rel ? lt_dataset_path(ds, rel) : NULL;
+	lt_free(rel);
+	if (path && lt_store_read_all(ds->store, path, MAX_TXN_FILE, &buf, &len, &ignore) == LT_OK)
+	{
+		tx = lt__pb__transaction__unpack(lt_protobuf_allocator(), len, buf);
+		lt_free(buf);
+	}
+	lt_free(path);
+	*owned = tx != NULL;
+	return tx;
+}
+
+static bool
+ids_contain(const uint64_t *ids, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static bool
+frags_contain(Lt__Pb__DataFragment *const *f, size_t n, uint64_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i]->id == id)
+			return true;
+	return false;
+}
+
+static bool
+same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b)
+{
+	if (a->n_files != b->n_files || a->physical_rows != b->physical_rows)
+		return false;
+	for (size_t i = 0; i < a->n_files; i++)
+		if (strcmp(a->files[i]->path ? a->files[i]->path : "", b->files[i]->path ? b->files[i]->path : "") != 0)
+			return false;
+	return true;
+}
+
+/*
+ * Is version v (committed after our base) compatible with our changes?
+ * seen[i] holds the deleted rows of change i as of the previous version.
+ */
+static lt_code
+check_concurrent(lt_txn *t, lt_dataset *v, roaring_bitmap_t **seen, lt_error *err)
+{
+	bool		owned;
+	Lt__Pb__Transaction *tx = transaction_of(v, &owned);
+	lt_code		rc = LT_OK;
+	const uint64_t *gone_ids = NULL;
+	size_t		n_gone = 0;
+	Lt__Pb__DataFragment *const *upd = NULL;
+	size_t		n_upd = 0;
+	bool		touches = false;
+
+#define CONFLICT(...) do { rc = lt_error_set(err, LT_ECONFLICT, __VA_ARGS__); goto done; } while (0)
+	for (size_t i = 0; i < t->n_changes; i++)
+		touches |= t->changes[i].orig != NULL && !roaring_bitmap_is_empty(t->changes[i].ours);
+	if (!tx)
+		CONFLICT("version %llu of %s was committed concurrently and its transaction cannot be read",
+				 (unsigned long long) v->version, t->name);
+	switch (tx->operation_case)
+	{
+		case LT__PB__TRANSACTION__OPERATION_APPEND:
+		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
+		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG:
+			goto done;
+		case LT__PB__TRANSACTION__OPERATION_DELETE:
+			gone_ids = tx->delete_->deleted_fragment_ids;
+			n_gone = tx->delete_->n_deleted_fragment_ids;
+			upd = tx->delete_->updated_fragments;
+			n_upd = tx->delete_->n_updated_fragments;
+			break;
+		case LT__PB__TRANSACTION__OPERATION_UPDATE:
+			gone_ids = tx->update->removed_fragment_ids;
+			n_gone = tx->update->n_removed_fragment_ids;
+			upd = tx->update->updated_fragments;
+			n_upd = tx->update->n_updated_fragments;
+			break;
+		case LT__PB__TRANSACTION__OPERATION_REWRITE:
+			for (size_t i = 0; i < t->n_changes; i++)
+			{
+				const change *c = &t->changes[i];
+				const Lt__Pb__Transaction__Rewrite *rw = tx->rewrite;
+				bool		hit = c->orig && frags_contain(rw->old_fragments, rw->n_old_fragments, c->id);
+
+				for (size_t g = 0; c->orig && g < rw->n_groups && !hit; g++)
+					hit = frags_contain(rw->groups[g]->old_fragments, rw->groups[g]->n_old_fragments, c->id);
+				if (hit && !roaring_bitmap_is_empty(c->ours))
+					CONFLICT("concurrent commit (version %llu of %s, a Rewrite) rewrote fragment %llu, which this transaction deletes from",
+							 (unsigned long long) v->version, t->name, (unsigned long long) c->id);
+			}
+			goto done;
+		default:
+			CONFLICT("concurrent commit (version %llu of %s, %s %s) conflicts with this transaction",
+					 (unsigned long long) v->version, t->name,
+					 tx->operation_case == LT__PB__TRANSACTION__OPERATION_OVERWRITE ? "an" : "a", op_name(tx));
+	}
+	if (!touches)
+		goto done;
+	for (size_t i = 0; i < t->n_changes; i++)
+	{
+		change	   *c = &t->changes[i];
+		const Lt__Pb__DataFragment *now;
+		roaring_bitmap_t *rows;
+
+		if (!c->orig || roaring_bitmap_is_empty(c->ours))
+			continue;
+		if (ids_contain(gone_ids, n_gone, c->id))
+			CONFLICT("concurrent commit (version %llu of %s, a %s) deleted every row of fragment %llu, which this transaction deletes from",
+					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
+		if (!frags_contain(upd, n_upd, c->id))
+			continue;
+		if (!(now = find_fragment(v, c->id)))
+			CONFLICT("concurrent commit (version %llu of %s, a %s) dropped fragment %llu, which this transaction deletes from",
+					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
+		if (!same_files(now, c->orig))
+			CONFLICT("concurrent commit (version %llu of %s, a %s) rewrote the data files of fragment %llu, which this transaction deletes from",
+					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
+		if ((rc = load_dv(v, now, &rows, err)) != LT_OK)
+			goto done;
+		{
+			roaring_bitmap_t *fresh = roaring_bitmap_andnot(rows, seen[i]);
+			bool		clash = fresh && roaring_bitmap_intersect(fresh, c->ours);
+
+			if (fresh)
+				roaring_bitmap_free(fresh);
+			roaring_bitmap_free(seen[i]);
+			seen[i] = rows;
+			if (clash)
+				CONFLICT("concurrent commit (version %llu of %s, a %s) deleted or updated some of the same rows of fragment %llu",
+						 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
+		}
+	}
+done:
+#undef CONFLICT
+	if (owned)
+		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
+	return rc;
+}
+
+/* ---- one commit attempt --------------------------------------------------- */
+
+/* A deletion file for change c merged onto its fragment `now` of the base (the base's rows in `base`). */
+static lt_code
+deletion_file_for(lt_txn *t, change *c, uint64_t frag_id, const Lt__Pb__DataFragment *now,
+				  const roaring_bitmap_t *final, uint64_t base_version, arena *a,
+				  Lt__Pb__DeletionFile **out, lt_error *err)
+{
+	const Lt__Pb__DeletionFile *od = now ? now->deletion_file : NULL;
+	Lt__Pb__DeletionFile *df;
+
+	/* an earlier attempt's file still holds exactly these rows when it merged onto the same file */
+	if (!(c->written && c->written_frag_id == frag_id && c->onto_file == (od != NULL) &&
+		  (!od || (c->onto_rv == od->read_version && c->onto_id == od->id))))
+	{
+		uint64_t	n = roaring_bitmap_get_cardinality(final);
+		uint32_t   *arr = lt_malloc(n ? n * sizeof(uint32_t) : 1);
+		lt_code		rc;
+
+		if (!arr)
+			return lt_nomem(err);
+		roaring_bitmap_to_uint32_array(final, arr);
+		rc = lt_deletion_write(t->read->store, t->read->prefix, frag_id, base_version, arr, n, &c->df, err);
+		lt_free(arr);
+		LT_TRY(rc);
+		c->written = true;
+		c->written_frag_id = frag_id;
+		c->onto_file = od != NULL;
+		c->onto_rv = od ? od->read_version : 0;
+		c->onto_id = od ? od->id : 0;
+	}
+	if (!(df = arena_alloc(a, sizeof(*df))))
+		return lt_nomem(err);
+	lt__pb__deletion_file__init(df);
+	df->has_file_type = true;
+	df->file_type = c->df.type == LT_DELETION_BITMAP ? LT__PB__DELETION_FILE__FILE_TYPE__BITMAP
+		: LT__PB__DELETION_FILE__FILE_TYPE__ARROW_ARRAY;
+	df->has_read_version = df->has_id = df->has_num_deleted_rows = true;
+	df->read_version = c->df.read_version;
+	df->id = c->df.id;
+	df->num_deleted_rows = c->df.num_deleted_rows;
+	*out = df;
+	return LT_OK;
+}
+
+typedef struct attempt
+{
+	arena		a;
+	Lt__Pb__DataFragment **frags;	/* the new version's */
+	size_t		n_frags;
+	Lt__Pb__DataFragment **updated;
+	size_t		n_updated;
+	uint64_t   *removed;
+	size_t		n_removed;
+	Lt__Pb__DataFragment **fresh;
+	size_t		n_fresh;
+	uint64_t	rows_added, rows_deleted;
+} attempt;
+
+/* The next version's fragments on top of base (version B), deletion files written. */
+static lt_code
+build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id, uint32_t *max_id, lt_error *err)
+{
+	uint64_t	next_id = next_fragment_id(base);
+	uint64_t	new_version = base->version + 1;
+	size_t		cap = base->n_fragments + t->n_adds;
+	arena	   *a = &at->a;
+
+	at->frags = arena_alloc(a, (cap ? cap : 1) * sizeof(Lt__Pb__DataFragment *));
+	at->updated = arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(Lt__Pb__DataFragment *));
+	at->removed = arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(uint64_t));
+	at->fresh = arena_alloc(a, (t->n_adds ? t->n_adds : 1) * sizeof(Lt__Pb__DataFragment *));
+	if (a->oom)
+		return lt_nomem(err);
+
+	/* the base's fragments, with ours deleted from */
+	for (size_t i = 0; i < base->n_fragments; i++)
+	{
+		Lt__Pb__DataFragment *f = base->fragments[i];
+		change	   *c = change_of(t, f->id);
+		roaring_bitmap_t *now_rows, *final;
+		Lt__Pb__DataFragment *copy;
+		lt_code		rc;
+
+		if (!c || !c->orig || roaring_bitmap_is_empty(c->ours))
+		{
+			at->frags[at->n_frags++] = f;
+			continue;
+		}
+		if (!same_files(f, c->orig))
+			return lt_error_set(err, LT_ECONFLICT,
+								"concurrent commit (version %llu of %s) rewrote fragment %llu, which this transaction deletes from",
+								(unsigned long long) base->version, t->name, (unsigned long long) f->id);
+		LT_TRY(load_dv(base, f, &now_rows, err));
+		if (roaring_bitmap_intersect(now_rows, c->ours))
+		{
+			roaring_bitmap_free(now_rows);
+			return lt_error_set(err, LT_ECONFLICT,
+								"concurrent commit (version %llu of %s) deleted or updated some of the same rows of fragment %llu",
+								(unsigned long long) base->version, t->name, (unsigned long long) f->id);
+		}
+		final = roaring_bitmap_or(now_rows, c->ours);
+		roaring_bitmap_free(now_rows);
+		if (!final)
+			return lt_nomem(err);
+		at->rows_deleted += roaring_bitmap_get_cardinality(c->ours);
+		if (roaring_bitmap_get_cardinality(final) >= f->physical_rows)
+		{
+			roaring_bitmap_free(final);
+			at->removed[at->n_removed++] = f->id;
+			continue;
+		}
+		if (!(copy = arena_alloc(a, sizeof(*copy))))
+			rc = lt_nomem(err);
+		else
+		{
+			*copy = *f;
+			rc = deletion_file_for(t, c, f->id, f, final, base->version, a, &copy->deletion_file, err);
+		}
+		roaring_bitmap_free(final);
+		LT_TRY(rc);
+		at->frags[at->n_frags++] = copy;
+		at->updated[at->n_updated++] = copy;
+	}
+	/* fragments of the read version we delete from must still be there */
+	for (size_t i = 0; i < t->n_changes; i++)
+		if (t->changes[i].orig && !roaring_bitmap_is_empty(t->changes[i].ours) && !find_fragment(base, t->changes[i].id))
+			return lt_error_set(err, LT_ECONFLICT,
+								"concurrent commit (version %llu of %s) removed fragment %llu, which this transaction deletes from",
+								(unsigned long long) base->version, t->name, (unsigned long long) t->changes[i].id);
+
+	/* the added fragments: ids after the base's, row ids after its next_row_id */
+	for (size_t k = 0; k < t->n_adds; k++)
+	{
+		added	   *ad = t->adds[k];
+		change	   *c = change_of(t, ad->frag.id);
+		Lt__Pb__DataFragment *copy;
+		uint64_t	rows = ad->frag.physical_rows;
+
+		if (c && c->gone)
+			continue;
+		if (next_id > UINT32_MAX)
+			return lt_error_set(err, LT_EINVALID, "%s has run out of fragment ids", t->name);
+		if (!(copy = arena_alloc(a, sizeof(*copy))))
+			return lt_nomem(err);
+		*copy = ad->frag;
+		copy->has_id = true;
+		copy->id = next_id++;
+		copy->row_id_sequence_case = LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE__NOT_SET;
+		if (base->stable_row_ids)
+		{
+			LT_TRY(encode_row_ids(*next_row_id, rows, ad->row_ids, &copy->inline_row_ids, a, err));
+			copy->row_id_sequence_case = LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
+			if (!ad->row_ids)
+				*next_row_id += rows;
+			LT_TRY(encode_versions(rows, new_version, &copy->inline_last_updated_at_versions, a, err));
+			copy->last_updated_at_version_sequence_case =
+				LT__PB__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
+			LT_TRY(encode_versions(rows, new_version, &copy->inline_created_at_versions, a, err));
+			copy->created_at_version_sequence_case =
+				LT__PB__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
+		}
+		if (c && !roaring_bitmap_is_empty(c->ours))
+		{
+			LT_TRY(deletion_file_for(t, c, copy->id, NULL, c->ours, base->version, a, &copy->deletion_file, err));
+			rows -= roaring_bitmap_get_cardinality(c->ours);
+		}
+		at->rows_added += rows;
+		at->frags[at->n_frags++] = copy;
+		at->fresh[at->n_fresh++] = copy;
+	}
+	{
+		uint64_t	m = base->manifest->has_max_fragment_id ? base->manifest->max_fragment_id : 0;
+
+		if (next_id > 0 && next_id - 1 > m)
+			m = next_id - 1;
+		*max_id = (uint32_t) m;
+	}
+	return LT_OK;
+}
+
+static lt_code
+write_hint(lt_dataset *base, uint64_t version)
+{
+	char		json[64];
+	char	   *path = lt_dataset_path(base, "_versions/latest_version_hint.json");
+	lt_error	ignore;
+
+	if (!path)
+		return LT_ENOMEM;
+	snprintf(json, sizeof(json), "{\"version\":%" PRIu64 "}", version);
+	lt_store_put(base->store, path, (const uint8_t *) json, strlen(json), &ignore);
+	lt_free(path);
+	return LT_OK;
+}
+
+/*
+ * One attempt on top of base: returns LT_ECONFLICT (err says so) when the manifest's
+ * slot was taken, which the caller retries.
+ */
+static lt_code
+try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit_result *res,
+		   bool *lost_race, lt_error *err)
+{
+	attempt		at = {0};
+	Lt__Pb__Manifest m;
+	Lt__Pb__Transaction tx = LT__PB__TRANSACTION__INIT;
+	Lt__Pb__Transaction__Append app = LT__PB__TRANSACTION__APPEND__INIT;
+	Lt__Pb__Transaction__Delete del = LT__PB__TRANSACTION__DELETE__INIT;
+	Lt__Pb__Transaction__Update upd = LT__PB__TRANSACTION__UPDATE__INIT;
+	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
+	uint64_t	next_row_id = base->manifest->has_next_row_id ? base->manifest->next_row_id : 0;
+	uint32_t	max_id = 0;
+	uint8_t		uuid[16];
+	char		uuid_text[40];
+	char	   *txn_name = NULL, *txn_path = NULL, *man_path = NULL;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	bool		txn_written = false;
+	bool		any_deletion = false;
+	uint64_t	rflags, wflags;
+	struct timespec now;
+	lt_txn_op	op;
+	lt_code		rc;
+
+	*lost_race = false;
+	LT_TRY(check_writable(base, t->name, err));
+	rc = build_fragments(t, base, &at, &next_row_id, &max_id, err);
+	if (rc != LT_OK)
+		goto out;
+	if (at.n_updated == 0 && at.n_removed == 0 && at.n_fresh == 0)
+	{
+		res->op = LT_OP_NONE;
+		goto out;
+	}
+	op = (at.n_updated || at.n_removed) ? (at.n_fresh ? LT_OP_UPDATE : LT_OP_DELETE) : LT_OP_APPEND;
+
+	/* the transaction */
+	lt_uuid_v4(uuid, uuid_text);
+	tx.has_read_version = true;
+	tx.read_version = base->version;
+	tx.uuid = uuid_text;
+	if (op == LT_OP_APPEND)
+	{
+		app.n_fragments = at.n_fresh;
+		app.fragments = at.fresh;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_APPEND;
+		tx.append = &app;
+	}
+	else if (op == LT_OP_DELETE)
+	{
+		del.n_updated_fragments = at.n_updated;
+		del.updated_fragments = at.updated;
+		del.n_deleted_fragment_ids = at.n_removed;
+		del.deleted_fragment_ids = at.removed;
+		del.predicate = (char *) (opts && opts->predicate ? opts->predicate : NULL);
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_DELETE;
+		tx.delete_ = &del;
+	}
+	else
+	{
+		upd.n_removed_fragment_ids = at.n_removed;
+		upd.removed_fragment_ids = at.removed;
+		upd.n_updated_fragments = at.n_updated;
+		upd.updated_fragments = at.updated;
+		upd.n_new_fragments = at.n_fresh;
+		upd.new_fragments = at.fresh;
+		upd.has_update_mode = true;
+		upd.update_mode = LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_ROWS;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_UPDATE;
+		tx.update = &upd;
+	}
+
+	/* the manifest: the base's, with what changed */
+	m = *base->manifest;
+	m.n_fragments = at.n_frags;
+	m.fragments = at.frags;
+	m.has_version = true;
+	m.version = base->version + 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ts.has_seconds = ts.has_nanos = true;
+	ts.seconds = now.tv_sec;
+	ts.nanos = (int32_t) now.tv_nsec;
+	m.timestamp = &ts;
+	m.tag = NULL;
+	wv.library = "lance";
+	wv.version = "8.0.0";
+	wv.build_metadata = "lt-fdw";
+	m.writer_version = &wv;
+	for (size_t i = 0; i < at.n_frags; i++)
+		any_deletion |= at.frags[i]->deletion_file != NULL;
+	rflags = (any_deletion ? LT_FLAG_DELETION_FILES : 0) | (base->stable_row_ids ? LT_FLAG_STABLE_ROW_IDS : 0);
+	wflags = rflags | (m.n_config ? LT_FLAG_TABLE_CONFIG : 0) |
+		(base->manifest->writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE);
+	m.has_reader_feature_flags = m.has_writer_feature_flags = true;
+	m.reader_feature_flags = rflags;
+	m.writer_feature_flags = wflags;
+	m.has_max_fragment_id = true;
+	m.max_fragment_id = max_id;
+	if (base->stable_row_ids)
+	{
+		m.has_next_row_id = true;
+		m.next_row_id = next_row_id;
+	}
+	txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, uuid_text);
+	if (!txn_name)
+	{
+		rc = lt_nomem(err);
+		goto out;
+	}
+	m.transaction_file = (wflags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
+
+	fault(LT_COMMIT_AFTER_DELETION_FILES);
+	/* the transaction file, then the manifest only if its slot is free */
+	if (m.transaction_file)
+	{
+		ProtobufCBinaryData packed = {0};
+		char	   *rel = lt_asprintf("_transactions/%s", txn_name);
+
+		txn_path = rel ? lt_dataset_path(base, rel) : NULL;
+		lt_free(rel);
+		if (!txn_path)
+			rc = lt_nomem(err);
+		if (rc == LT_OK)
+			rc = pack_msg(&tx.base, &packed, &at.a, err);
+		if (rc == LT_OK)
+			rc = lt_store_put(base->store, txn_path, packed.data, packed.len, err);
+		if (rc != LT_OK)
+			goto out;
+		txn_written = true;
+	}
+	fault(LT_COMMIT_AFTER_TXN_FILE);
+	rc = lt_manifest_serialize(&m, base->index_section, &tx, &buf, &len, err);
+	if (rc != LT_OK)
+		goto out;
+	{
+		char		name[64];
+		char	   *rel;
+
+		lt_manifest_name(m.version, base->naming, name, sizeof(name));
+		rel = lt_asprintf("_versions/%s", name);
+		man_path = rel ? lt_dataset_path(base, rel) : NULL;
+		lt_free(rel);
+		if (!man_path)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+	}
+	if (lt_commit_fault_hook)
+	{
+		/* what a crash while writing the manifest leaves: a torn file under a temporary name */
+		char	   *tmp = lt_asprintf("%s.tmp-torn", man_path);
+
+		if (tmp)
+			lt_store_put(base->store, tmp, buf, len / 2, NULL);
+		lt_free(tmp);
+		fault(LT_COMMIT_MID_MANIFEST);
+	}
+	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
+	if (rc == LT_ECONFLICT)
+	{
+		*lost_race = true;
+		if (txn_written)
+			lt_store_remove(base->store, txn_path, NULL);
+		lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently",
+					 (unsigned long long) m.version, t->name);
+		goto out;
+	}
+	if (rc != LT_OK)
+		goto out;
+	fault(LT_COMMIT_AFTER_MANIFEST);
+	write_hint(base, m.version);
+	res->op = op;
+	res->version = m.version;
+	res->rows_added = at.rows_added;
+	res->rows_deleted = at.rows_deleted;
+	res->fragments_added = at.n_fresh;
+	res->fragments_updated = at.n_updated;
+	res->fragments_removed = at.n_removed;
+out:
+	lt_free(buf);
+	lt_free(man_path);
+	lt_free(txn_path);
+	lt_free(txn_name);
+	arena_free(&at.a);
+	return rc;
+}
+
+lt_code
+lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err)
+{
+	int			max_attempts = opts && opts->max_attempts > 0 ? opts->max_attempts : DEFAULT_MAX_ATTEMPTS;
+	lt_dataset *base = t->read;
+	lt_dataset *owned = NULL;	/* base when it is a later version we opened */
+	roaring_bitmap_t **seen = NULL;
+	lt_code		rc;
+
+	memset(result, 0, sizeof(*result));
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	if ((rc = settle(t, err)) != LT_OK)
+		return rc;
+	if (t->n_log == 0)
+		return LT_OK;
+	fault(LT_COMMIT_START);
+	if (!(seen = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(roaring_bitmap_t *))))
+		return lt_nomem(err);
+	/* the read version's deleted rows of each fragment we delete from */
+	for (size_t i = 0; i < t->n_changes && rc == LT_OK; i++)
+	{
+		if (!(seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
+			rc = lt_nomem(err);
+	}
+	for (int attempt_no = 1; rc == LT_OK; attempt_no++)
+	{
+		uint64_t	latest;
+		lt_naming	naming;
+		bool		lost = false;
+
+		result->attempts = attempt_no;
+		rc = lt_dataset_latest_version(base->store, base->prefix, &latest, &naming, err);
+		/* check every version committed since our base, in order, then build on the newest */
+		for (uint64_t v = base->version + 1; rc == LT_OK && v <= latest; v++)
+		{
+			lt_version_spec spec = {v, NULL};
+			lt_dataset *next;
+
+			rc = lt_dataset_open(base->store, base->prefix, &spec, &next, err);
+			if (rc == LT_ENOTFOUND)
+				rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s vanished while committing on top of it",
+								  (unsigned long long) v, t->name);
+			if (rc != LT_OK)
+				break;
+			rc = check_concurrent(t, next, seen, err);
+			if (owned)
+				lt_dataset_close(owned);
+			owned = base = next;
+		}
+		if (rc == LT_OK)
+			rc = try_commit(t, base, opts, result, &lost, err);
+		if (rc == LT_ECONFLICT && lost)
+		{
+			if (attempt_no >= max_attempts)
+			{
+				rc = lt_error_set(err, LT_ECONFLICT,
+								  "could not commit to %s: %d concurrent commits won the race for the next version",
+								  t->name, attempt_no);
+				break;
+			}
+			rc = LT_OK;
+			continue;
+		}
+		break;
+	}
+	for (size_t i = 0; i < t->n_changes; i++)
+		if (seen[i])
+			roaring_bitmap_free(seen[i]);
+	lt_free(seen);
+	if (owned)
+		lt_dataset_close(owned);
+	if (rc != LT_OK)
+		t->broken = true;
+	if (rc == LT_OK)
+		t->broken = true;		/* committed: nothing more to do with it */
+	return rc;
+}
+
+void
+lt_txn_free(lt_txn *t)
+{
+	if (!t)
+		return;
+	view_free(t);
+	changes_free(t);
+	for (size_t i = 0; i < t->n_log; i++)
+		if (t->log[i].rows)
+			roaring_bitmap_free(t->log[i].rows);
+	lt_free(t->log);
+	for (size_t i = 0; i < t->n_adds; i++)
+		added_free(t->adds[i]);
+	lt_free(t->adds);
+	for (size_t i = 0; i < t->n_bases; i++)
+		roaring_bitmap_free(t->bases[i].rows);
+	lt_free(t->bases);
+	lt_free(t);
+}
