@@ -115,6 +115,7 @@ typedef struct lt21_page
 	bool		win_open;		/* full-zip: as many levels as the bytes hold */
 	struct Lt__Enc21__MiniBlockLayout *win_mb;	/* the window's layout (lazy pages point to it) */
 	struct Lt__Enc21__FullZipLayout *win_fz;
+	struct lt_fsst_cache *fsst_cache;	/* the FSST table of the last chunk, across chunks and pages */
 } lt21_page;
 
 /* A page's raw bytes: buffer i is bufs[i] of lens[i] bytes. */
@@ -237,11 +238,12 @@ lt_code		lt21_decode_levels(const lt21_where *w, const struct Lt__Enc21__Compres
 /*
  * Decode `n` values of one mini-block chunk (its value buffers) and append
  * them to `dst`, an array of the leaf's type.  Dictionary indices are not
- * handled here (see lt21_decode_fixed).
+ * handled here (see lt21_decode_fixed).  fsst_cache (or NULL) keeps the
+ * parsed FSST table from one chunk to the next.
  */
 lt_code		lt21_mb_decode_values(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
 								  int nbuf, const uint8_t *const *bp, const uint64_t *bl,
-								  uint64_t n, lt_array *dst, lt_error *err);
+								  uint64_t n, lt_array *dst, struct lt_fsst_cache *fsst_cache, lt_error *err);
 
 /*
  * Decode `n` fixed-width values of `width` bytes (1 for bool bitmaps expanded

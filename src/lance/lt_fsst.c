@@ -40,17 +40,27 @@ lt_fsst_parse(const uint8_t *buf, size_t len, lt_fsst_table *t, const char *what
 	return LT_OK;
 }
 
+lt_code
+lt_fsst_parse_cached(lt_fsst_cache *cache, const uint8_t *buf, size_t len, const lt_fsst_table **out,
+					 const char *what, lt_error *err)
+{
+	if (!(cache->valid && len == LT_FSST_TABLE_SIZE && memcmp(cache->raw, buf, len) == 0))
+	{
+		cache->valid = false;
+		LT_TRY(lt_fsst_parse(buf, len, &cache->table, what, err));
+		memcpy(cache->raw, buf, len);
+		cache->valid = true;
+	}
+	*out = &cache->table;
+	return LT_OK;
+}
+
 int64_t
-lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out)
+lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out)
 {
 	const uint8_t *end = in + len;
 	uint8_t    *o = out;
 
-	if (!t->enabled)
-	{
-		memcpy(out, in, len);
-		return (int64_t) len;
-	}
 	while (in < end)
 	{
 		uint8_t		c = *in++;

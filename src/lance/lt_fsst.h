@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lt_status.h"
 
@@ -26,18 +27,135 @@ typedef struct lt_fsst_table
 	bool		enabled;		/* false: strings are stored uncompressed */
 } lt_fsst_table;
 
+/*
+ * The last table parsed, by the bytes it came from: the chunks of a page
+ * repeat the page's table, and a parse costs more than comparing the bytes.
+ */
+typedef struct lt_fsst_cache
+{
+	bool		valid;
+	uint8_t		raw[LT_FSST_TABLE_SIZE];
+	lt_fsst_table table;
+} lt_fsst_cache;
+
 /* Parse a symbol table; `what` names it in error messages. */
 lt_code		lt_fsst_parse(const uint8_t *buf, size_t len, lt_fsst_table *t, const char *what, lt_error *err);
+
+/* The same through a cache: *out points into the cache. */
+lt_code		lt_fsst_parse_cached(lt_fsst_cache *cache, const uint8_t *buf, size_t len,
+								 const lt_fsst_table **out, const char *what, lt_error *err);
 
 /* Largest possible decoded size of `len` compressed bytes. */
 static inline uint64_t lt_fsst_max_decoded(uint64_t len) { return len * 8; }
 
+/* Decode the low code byte of w (not an escape), shift it out. */
+#define LT_FSST_STEP(t, w, o) \
+	do { \
+		unsigned	c_ = (unsigned) ((w) & 0xff); \
+		memcpy((o), &(t)->symbols[c_], 8); \
+		(o) += (t)->lens[c_]; \
+		(w) >>= 8; \
+	} while (0)
+
+/* Decode the first k (< 8) codes of w, none an escape. */
+static inline uint8_t *
+lt_fsst_decode_codes(const lt_fsst_table *t, uint64_t w, size_t k, uint8_t *o)
+{
+	switch (k)
+	{
+		case 7: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 6: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 5: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 4: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 3: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 2: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 1: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		default: break;
+	}
+	return o;
+}
+
+/* The checked decoder: every code is looked up, one at a time (tables with unused codes). */
+int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out);
+
 /*
- * Decode one compressed string into out, which must have room for
+ * Decode one compressed string in[0, len) into out, which must have room for
  * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
- * Returns the decoded length, or -1 when the input is corrupt (an unknown
- * code or a trailing escape).  With the table disabled this is a copy.
+ * Bytes up to readable_end (>= in + len) may be loaded, never used: a string
+ * inside a bigger buffer is read 8 codes at a time to its end.  Returns the
+ * decoded length, or -1 when the input is corrupt (an unknown code or a
+ * trailing escape).  With the table disabled this is a copy.
+ *
+ * A table with all 255 symbols has no unknown code, so 8 codes at a time are
+ * decoded unchecked until an escape (byte 255); other tables go through the
+ * checked decoder.
  */
-int64_t		lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out);
+static inline int64_t
+lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
+				  uint8_t *out)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	const uint64_t highs = 0x8080808080808080ull;
+	const uint8_t *end = in + len;
+	uint8_t    *o = out;
+
+	if (!t->enabled)
+	{
+		memcpy(out, in, len);
+		return (int64_t) len;
+	}
+	if (t->n_symbols != 255)
+		return lt_fsst_decode_checked(t, in, len, out);
+	while (in < end)
+	{
+		size_t		rem = (size_t) (end - in);
+		uint64_t	w = 0,
+					x,
+					esc;
+		size_t		k;
+
+		if (readable_end - in >= 8)
+			memcpy(&w, in, 8);
+		else
+			memcpy(&w, in, rem < 8 ? rem : 8);
+		/* flags the 0xFF bytes (the lowest one exactly) */
+		x = ~w;
+		esc = (x - ones) & ~x & highs;
+		if (rem < 8)
+			esc &= (1ull << (rem * 8)) - 1;
+		if (esc == 0 && rem >= 8)
+		{
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			in += 8;
+			continue;
+		}
+		k = esc ? (size_t) (__builtin_ctzll(esc) >> 3) : rem;
+		o = lt_fsst_decode_codes(t, w, k, o);
+		in += k;
+		if (esc)
+		{
+			/* an escape: the next byte is a literal */
+			if (end - in < 2)
+				return -1;
+			*o++ = in[1];
+			in += 2;
+		}
+	}
+	return (int64_t) (o - out);
+}
+
+/* lt_fsst_decode_in reading nothing past the string. */
+static inline int64_t
+lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out)
+{
+	return lt_fsst_decode_in(t, in, len, in + len, out);
+}
 
 #endif

@@ -26,6 +26,7 @@
 #include "lt_alloc.h"
 #include "lt_bytes.h"
 #include "lt_enc21.pb-c.h"
+#include "lt_fsst.h"
 
 #define MAX_CHUNK_VALUES ((uint64_t) 1 << 16)
 #define MAX_DICT_ITEMS ((uint64_t) 1 << 22)
@@ -42,6 +43,15 @@ typedef struct mb_chunk
 	const uint8_t *bp[MAX_VALUE_BUFFERS];
 	uint64_t	bl[MAX_VALUE_BUFFERS];
 } mb_chunk;
+
+/* The page's FSST table cache, made on first use (NULL without memory: tables are parsed per chunk). */
+static lt_fsst_cache *
+fsst_cache(lt21_page *pg)
+{
+	if (!pg->fsst_cache && (pg->fsst_cache = lt_malloc(sizeof(lt_fsst_cache))) != NULL)
+		pg->fsst_cache->valid = false;
+	return pg->fsst_cache;
+}
 
 static lt_code
 parse_chunk(const lt21_where *w, const Lt__Enc21__MiniBlockLayout *mb, const uint8_t *p, uint64_t bytes,
@@ -237,7 +247,7 @@ lt21_miniblock_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21
 		}
 		else
 			rc = lt21_mb_decode_values(w, mb->value_compression, (int) nbuf, ck.bp, ck.bl, count,
-									   pg->values, err);
+									   pg->values, fsst_cache(pg), err);
 		if (rc != LT_OK)
 			lt_error_prefix(err, "chunk %llu", (unsigned long long) c);
 		counted += count;
@@ -305,7 +315,8 @@ lazy_chunk(const lt21_where *w, lt21_page *pg, uint64_t c, lt_array *dst, lt_err
 								  pg->def ? pg->def + pg->chunk_item[c] : NULL, dst, err);
 	}
 	else if (rc == LT_OK)
-		rc = lt21_mb_decode_values(w, mb->value_compression, (int) mb->num_buffers, ck.bp, ck.bl, count, dst, err);
+		rc = lt21_mb_decode_values(w, mb->value_compression, (int) mb->num_buffers, ck.bp, ck.bl, count, dst,
+								   fsst_cache(pg), err);
 	if (rc != LT_OK)
 		lt_error_prefix(err, "chunk %llu", (unsigned long long) c);
 	return rc;

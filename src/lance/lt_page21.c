@@ -24,6 +24,7 @@ lt21_page_free(lt21_page *pg)
 	lt_free(pg->chunk_store);
 	lt_free(pg->win_mb);
 	lt_free(pg->win_fz);
+	lt_free(pg->fsst_cache);
 	lt_free(pg);
 }
 

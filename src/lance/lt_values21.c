@@ -560,8 +560,8 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 		for (uint64_t i = 1; i <= n; i++)
 		{
 			uint64_t	cur = OFF(i);
-			int64_t		got = lt_fsst_decode(fsst, data + (prev - base), cur - prev,
-											 dst->data + dst->data_len);
+			int64_t		got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
+												dst->data + dst->data_len);
 
 			if (got < 0)
 				return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (i - 1));
@@ -593,7 +593,7 @@ offset_width(const lt21_where *w, const enc_t *e, unsigned *ow, lt_error *err)
 
 static lt_code
 mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
-	   uint64_t n, lt_array *dst, const lt_fsst_table *fsst, int depth, lt_error *err)
+	   uint64_t n, lt_array *dst, const lt_fsst_table *fsst, lt_fsst_cache *cache, int depth, lt_error *err)
 {
 	if (depth > MAX_NESTING)
 		return LT21_CORRUPT(w, err, "value encodings nested too deeply");
@@ -615,16 +615,23 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 		case ENC_FSST:
 			{
 				lt_fsst_table *t;
+				const lt_fsst_table *ct;
 				lt_code		rc;
 
 				if (fsst)
 					return LT21_CORRUPT(w, err, "FSST inside FSST");
+				if (cache)
+				{
+					LT_TRY(lt_fsst_parse_cached(cache, e->fsst->symbol_table.data, e->fsst->symbol_table.len, &ct,
+												w->path, err));
+					return mb_var(w, e->fsst->values, nbuf, bp, bl, n, dst, ct, NULL, depth + 1, err);
+				}
 				t = lt_malloc(sizeof(*t));
 				if (!t)
 					return lt_nomem(err);
 				rc = lt_fsst_parse(e->fsst->symbol_table.data, e->fsst->symbol_table.len, t, w->path, err);
 				if (rc == LT_OK)
-					rc = mb_var(w, e->fsst->values, nbuf, bp, bl, n, dst, t, depth + 1, err);
+					rc = mb_var(w, e->fsst->values, nbuf, bp, bl, n, dst, t, NULL, depth + 1, err);
 				lt_free(t);
 				return rc;
 			}
@@ -636,7 +643,7 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 				lt_code		rc;
 
 				LT_TRY(inflate_first(w, e, nbuf, bp, bl, nbp, nbl, &buf, err));
-				rc = mb_var(w, e->general->values, nbuf, nbp, nbl, n, dst, fsst, depth + 1, err);
+				rc = mb_var(w, e->general->values, nbuf, nbp, nbl, n, dst, fsst, cache, depth + 1, err);
 				lt_free(buf);
 				return rc;
 			}
@@ -880,12 +887,12 @@ mb_packed(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *b
 
 lt_code
 lt21_mb_decode_values(const lt21_where *w, const enc_t *enc, int nbuf, const uint8_t *const *bp,
-					  const uint64_t *bl, uint64_t n, lt_array *dst, lt_error *err)
+					  const uint64_t *bl, uint64_t n, lt_array *dst, lt_fsst_cache *fsst_cache, lt_error *err)
 {
 	lt_type_id	t = dst->field->type;
 
 	if (lt_type_is_var_width(t))
-		return mb_var(w, enc, nbuf, bp, bl, n, dst, NULL, 0, err);
+		return mb_var(w, enc, nbuf, bp, bl, n, dst, NULL, fsst_cache, 0, err);
 	if (t == LT_TYPE_FIXED_LIST)
 		return mb_fsl(w, enc, nbuf, bp, bl, n, dst, 0, err);
 	if (t == LT_TYPE_STRUCT)

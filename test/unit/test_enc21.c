@@ -614,6 +614,97 @@ TEST(fsst)
 	CHECK(memcmp(out, "abc", 3) == 0);
 }
 
+/* The decoder with all 255 symbols (8 codes at a time) against a byte-at-a-time reading of the format. */
+static int64_t
+fsst_reference(const uint8_t *syms, const uint8_t *lens, const uint8_t *in, size_t len, uint8_t *out)
+{
+	size_t		o = 0;
+
+	for (size_t i = 0; i < len; i++)
+	{
+		if (in[i] == 255)
+		{
+			if (i + 1 == len)
+				return -1;
+			out[o++] = in[++i];
+		}
+		else
+		{
+			memcpy(out + o, syms + in[i] * 8, lens[in[i]]);
+			o += lens[in[i]];
+		}
+	}
+	return (int64_t) o;
+}
+
+TEST(fsst_full_table)
+{
+	static uint8_t t[LT_FSST_TABLE_SIZE];
+	static uint8_t syms[255 * 8],
+				lens[255];
+	static lt_fsst_table tab;
+	static lt_fsst_cache cache;
+	const lt_fsst_table *ct;
+	lt_error	err;
+	uint8_t		buf[96],
+				out[96 * 8],
+				ref[96 * 8];
+	uint32_t	r = 12345;
+
+	fsst_table(t, 255, true);
+	for (int c = 0; c < 255; c++)
+	{
+		lens[c] = (uint8_t) (c % 8 + 1);
+		for (int k = 0; k < 8; k++)
+			syms[c * 8 + k] = (uint8_t) (k < lens[c] ? 'A' + (c + k) % 26 : 0);
+		memcpy(t + 8 + c * 8, syms + c * 8, 8);
+		t[8 + 255 * 8 + c] = lens[c];
+	}
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	/* strings of 0..40 codes at every offset of a buffer, read to the string's end or past it */
+	for (int round = 0; round < 400; round++)
+	{
+		size_t		len = (size_t) (round % 41),
+					at = (size_t) (round % 7);
+		int64_t		want,
+					got;
+
+		for (size_t i = 0; i < sizeof(buf); i++)
+		{
+			r = r * 1103515245u + 12345u;
+			/* escapes often (one code in 8), so that they fall at every position of a block */
+			buf[i] = (uint8_t) ((r >> 16) % 8 == 0 ? 255 : (r >> 8) % 255);
+		}
+		want = fsst_reference(syms, lens, buf + at, len, ref);
+		got = lt_fsst_decode(&tab, buf + at, len, out);
+		CHECK_EQ_INT(got, want);
+		if (got == want && want > 0)
+			CHECK(memcmp(out, ref, (size_t) want) == 0);
+		got = lt_fsst_decode_in(&tab, buf + at, len, buf + sizeof(buf), out);
+		CHECK_EQ_INT(got, want);
+		if (got == want && want > 0)
+			CHECK(memcmp(out, ref, (size_t) want) == 0);
+	}
+	/* an escape as the string's last byte is corrupt, even when the buffer goes on */
+	memset(buf, 1, sizeof(buf));
+	for (size_t len = 1; len <= 17; len++)
+	{
+		buf[len - 1] = 255;
+		CHECK_EQ_INT(lt_fsst_decode_in(&tab, buf, len, buf + sizeof(buf), out), -1);
+		CHECK_EQ_INT(lt_fsst_decode(&tab, buf, len, out), -1);
+		buf[len - 1] = 1;
+	}
+	/* the cache parses once per distinct table */
+	CHECK_OK(lt_fsst_parse_cached(&cache, t, sizeof(t), &ct, "t", &err), err);
+	CHECK(ct == &cache.table && ct->n_symbols == 255);
+	t[8] ^= 1;
+	CHECK_OK(lt_fsst_parse_cached(&cache, t, sizeof(t), &ct, "t", &err), err);
+	CHECK_EQ_INT(ct->symbols[0] & 0xff, syms[0] ^ 1);
+	t[8 + 255 * 8] = 0;			/* symbol 0 of length 0: corrupt, and the cache forgets */
+	CHECK_CODE(lt_fsst_parse_cached(&cache, t, sizeof(t), &ct, "t", &err), LT_ECORRUPT);
+	CHECK(!cache.valid);
+}
+
 /* ---- mini-block ---- */
 
 static const int L_ITEM[] = {LT21_ALL_VALID_ITEM};
@@ -2453,6 +2544,7 @@ main(void)
 	RUN(fastlanes_roundtrip);
 	RUN(fastlanes_layout);
 	RUN(fsst);
+	RUN(fsst_full_table);
 	RUN(mb_flat_partial_last_chunk);
 	RUN(mb_nullable_def_levels);
 	RUN(mb_inline_bitpacking);
