@@ -999,52 +999,79 @@ ascii_clean(const uint8 *s, int64 len)
 	return (bad & highs) == 0;
 }
 
-/* Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block. */
+/*
+ * Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block: short
+ * (1-byte) headers up to 126 bytes, as a heap tuple stores them, else 4-byte headers at 4-byte
+ * alignment. When the chunk's offsets span a valid range, one pass checks that they increase and
+ * copies; the bytes of a value are copied 16 at a time when the source has them (a block of
+ * values, the last slack bytes of the block are overwritten by the next value or unused).
+ */
 static int
 batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride, bool text)
 {
 	const int64 *off = a->offsets;
+	const uint8 *data = a->data;
+	const uint8 *data_end;
 	Size		limit = text ? MaxAllocSize - VARHDRSZ - 1 : MaxAllocSize - VARHDRSZ;
-	Size		total = 0;
+	int64		span;
 	bool		check;
 	char	   *p;
 	int			k;
 
-	/* sizes (a slot out of bounds, or a value too long, stops the loop there) */
-	for (k = 0; k < n; k++)
-	{
-		int64		i = start + k;
-
-		if (!var_slot_ok(a, i))
-			break;
-		if (nulls[(size_t) k * stride])
-			continue;
-		if ((uint64) (off[i + 1] - off[i]) > limit)
-			break;
-		total += INTALIGN(VARHDRSZ + (off[i + 1] - off[i]));
-	}
-	n = k;
-	if (n == 0)
+	if (n <= 0)
 		return 0;
-	check = text && !ascii_clean(a->data + off[start], off[start + n] - off[start]);
-	p = MemoryContextAllocHuge(CurrentMemoryContext, Max(total, 1));
+	span = off[start + n] - off[start];
+	if (off[start] < 0 || off[start + n] > a->data_len || span < 0 || (uint64) span > limit)
+	{
+		/* a slot out of bounds, or a value too long, somewhere: the first one ends the chunk */
+		for (k = 0; k < n; k++)
+			if (!var_slot_ok(a, start + k) ||
+				(!nulls[(size_t) k * stride] && (uint64) (off[start + k + 1] - off[start + k]) > limit))
+				break;
+		n = k;
+		if (n == 0)
+			return 0;
+		span = off[start + n] - off[start];
+	}
+	data_end = data + a->data_len;
+	check = text && !ascii_clean(data + off[start], span);
+	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) span + (Size) n * (VARHDRSZ + 3) + 16);
 	for (k = 0; k < n; k++)
 	{
 		int64		i = start + k;
-		int64		len;
+		int64		len = off[i + 1] - off[i];
+		const uint8 *src = data + off[i];
+		char	   *d;
 
+		if (len < 0)
+			return k;			/* offsets that decrease: the per-value path raises the error */
 		if (nulls[(size_t) k * stride])
 		{
 			values[(size_t) k * stride] = (Datum) 0;
 			continue;
 		}
-		len = off[i + 1] - off[i];
-		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) a->data + off[i], (int) len, true))
+		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) src, (int) len, true))
 			return k;
-		SET_VARSIZE(p, VARHDRSZ + len);
-		memcpy(VARDATA(p), a->data + off[i], len);
+		if (len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+		{
+			SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
+			d = p + VARHDRSZ_SHORT;
+		}
+		else
+		{
+			p = (char *) INTALIGN(p);
+			SET_VARSIZE(p, VARHDRSZ + len);
+			d = p + VARHDRSZ;
+		}
+		if (len <= 128 && src + ((len + 15) & ~(int64) 15) <= data_end)
+		{
+			for (int64 j = 0; j < len; j += 16)
+				memcpy(d + j, src + j, 16);
+		}
+		else
+			memcpy(d, src, len);
 		values[(size_t) k * stride] = PointerGetDatum(p);
-		p += INTALIGN(VARHDRSZ + len);
+		p = d + len;
 	}
 	return n;
 }

@@ -110,6 +110,21 @@ lt_pg_free(void *ptr, void *ctx)
 	pfree(LT_HDR(ptr)->chunk);
 }
 
+static void *
+lt_pg_malloc_in(size_t size, void *ctx)
+{
+	return lt_pg_alloc_in((MemoryContext) ctx, size);
+}
+
+void
+lt_allocator_in(MemoryContext cxt, lt_allocator *out)
+{
+	out->malloc_fn = lt_pg_malloc_in;
+	out->realloc_fn = lt_pg_realloc;
+	out->free_fn = lt_pg_free;
+	out->ctx = cxt;
+}
+
 void
 lt_alloc_init(void)
 {

@@ -61,6 +61,9 @@ extern char *lt_local_path_from_uri(const char *value, const char *option);
 /* Route library allocations: returns the previous target. */
 extern MemoryContext lt_alloc_target(MemoryContext cxt);
 extern void lt_alloc_init(void);
+/* An allocator for library objects that allocate in cxt whatever the current target (lt_bufpool) */
+struct lt_allocator;
+extern void lt_allocator_in(MemoryContext cxt, struct lt_allocator *out);
 
 /* ereport(ERROR) for a failed library call; `what` names the dataset/table. */
 extern void lt_report(const lt_error *err, const char *what) pg_attribute_noreturn();
@@ -198,6 +201,8 @@ extern bool ltfdw_filter_set_params(LtFdwFilter *lf, ExprContext *econtext);
 extern lt_filter *ltfdw_filter_for_scan(LtFdwFilter *lf);
 /* Local checks still due on the row in econtext's scan tuple (untranslated exprs, fallback). */
 extern bool ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext);
+/* Whether ltfdw_filter_local_check has anything to check (after ltfdw_filter_set_params) */
+extern bool ltfdw_filter_needs_local_check(LtFdwFilter *lf);
 /* The pushed filter as text for EXPLAIN, or NULL when nothing is pushed. */
 extern const char *ltfdw_filter_text(LtFdwFilter *lf);
 
@@ -294,6 +299,7 @@ typedef struct LtScanState
 	struct lt_batch *batch;
 	int64		batch_row;		/* the next row of the batch to return */
 	MemoryContext lib_cxt;		/* the scanner's library allocations */
+	struct lt_bufpool *bufpool;	/* page I/O buffers, kept from one fragment to the next */
 	const LtScanColumn *converting;	/* for the error context */
 	uint64		converting_addr;
 
@@ -310,6 +316,7 @@ typedef struct LtScanState
 	int64		chunk_start;	/* batch row of the matrix's first row */
 	int			chunk_len;
 	int			chunk_next;		/* rows of the next chunk (grows from a small first chunk) */
+	bool		local_check;	/* the filter has local checks for each row (set per chunk) */
 	Datum	   *slot_values;	/* the slot's own arrays, given back at the end */
 	bool	   *slot_isnull;
 

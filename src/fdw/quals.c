@@ -1131,6 +1131,12 @@ ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext)
 	return true;
 }
 
+bool
+ltfdw_filter_needs_local_check(LtFdwFilter *lf)
+{
+	return !lf->use_filter || lf->untranslated != NULL;
+}
+
 const char *
 ltfdw_filter_text(LtFdwFilter *lf)
 {

@@ -46,6 +46,7 @@
 #include "lt_fdw.h"
 #include "lt_scan.h"
 #include "lt_alloc.h"
+#include "lt_bufpool.h"
 #include "lt_table.pb-c.h"
 
 /* fdw_private of the ForeignScan: a list with these slots. */
@@ -521,6 +522,13 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
+	{
+		/* in the scan's memory, not lib_cxt: the buffers outlive each fragment's scanner */
+		lt_allocator a;
+
+		lt_allocator_in(CurrentMemoryContext, &a);
+		st->bufpool = lt_bufpool_create(&a);
+	}
 	st->chunk_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw rows", ALLOCSET_DEFAULT_SIZES);
 	st->natts = node->ss.ss_ScanTupleSlot->tts_tupleDescriptor->natts;
 	st->slot_values = node->ss.ss_ScanTupleSlot->tts_values;
@@ -612,6 +620,7 @@ next_fragment(LtScanState *st)
 	so.n_fields = st->cols.n_proj;
 	so.fields = st->cols.proj;
 	so.want_row_ids = st->cols.want_row_ids;
+	so.bufpool = st->bufpool;
 	/* the scan's first batch is small: a LIMIT then reads only the first chunks of each column */
 	if (!st->pstate && st->next_fragment == 1)
 		so.first_batch_rows = 64;
@@ -832,6 +841,7 @@ convert_chunk(LtScanState *st)
 	MemoryContextSwitchTo(old);
 	st->chunk_start = start;
 	st->chunk_len = n;
+	st->local_check = st->filter && ltfdw_filter_needs_local_check(st->filter);
 }
 
 TupleTableSlot *
@@ -865,6 +875,8 @@ ltIterateForeignScan(ForeignScanState *node)
 		ExecStoreVirtualTuple(slot);
 
 		/* remote quals this scan could not push (a changed schema, an unpushable parameter value) */
+		if (!st->local_check)
+			return slot;
 		econtext->ecxt_scantuple = slot;
 		if (ltfdw_filter_local_check(st->filter, econtext))
 			return slot;

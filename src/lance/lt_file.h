@@ -53,6 +53,7 @@ typedef struct lt_file
 	struct Lt__Pb__ColumnMetadata **columns;	/* unpacked lazily by lt_file_column() */
 	struct Lt__Pb__FileDescriptor *descriptor;	/* global buffer 0, may be NULL for legacy */
 	lt_schema  *file_schema;	/* the file's own schema (2.x descriptor) */
+	struct lt_bufpool *bufpool;	/* optional: page I/O buffers come from and go back to it */
 
 	/* legacy v1 container, owned by lt_reader_legacy.c */
 	void	   *legacy;

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "lt_alloc.h"
+#include "lt_bufpool.h"
 #include "lt_bytes.h"
 #include "lt_file.h"
 #include "lt_common.pb-c.h"
@@ -83,8 +84,16 @@ reader21_free(lt_field_reader *r)
 	{
 		lt_free(rd->leaves[i].page_start);
 		lt21_page_free(rd->leaves[i].pg);
-		lt_free(rd->leaves[i].io);
-		lt_free(rd->leaves[i].aux);
+		if (rd->base.file->bufpool)
+		{
+			lt_bufpool_put(rd->base.file->bufpool, rd->leaves[i].io, rd->leaves[i].io_cap);
+			lt_bufpool_put(rd->base.file->bufpool, rd->leaves[i].aux, rd->leaves[i].aux_cap);
+		}
+		else
+		{
+			lt_free(rd->leaves[i].io);
+			lt_free(rd->leaves[i].aux);
+		}
 		lt21_chunks_free(&rd->leaves[i].ck);
 		if (rd->leaves[i].layout)
 			lt__enc21__page_layout__free_unpacked(rd->leaves[i].layout, lt_protobuf_allocator());
@@ -148,6 +157,8 @@ count_page(reader21 *rd, leaf21 *lf, int p)
 	lf->counted = p;
 }
 
+static lt_code reserve(const lt_file *f, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err);
+
 /* Fetch and decode page p of a leaf whole. */
 static lt_code
 load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
@@ -208,17 +219,7 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 	if (span)
 		total = span_hi - span_lo;
 	if (rc == LT_OK && total + 8 > lf->io_cap)
-	{
-		uint8_t    *io = lt_realloc(lf->io, total + 8);
-
-		if (!io)
-			rc = lt_nomem(err);
-		else
-		{
-			lf->io = io;
-			lf->io_cap = total + 8;
-		}
-	}
+		rc = reserve(f, &lf->io, &lf->io_cap, total, err);
 	total = 0;
 	for (int i = 0; rc == LT_OK && i < nb; i++)
 	{
@@ -270,13 +271,16 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 	return rc;
 }
 
+/* Make *buf hold n bytes (and 8 more), from the file's buffer pool when it has one. */
 static lt_code
-reserve(uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
+reserve(const lt_file *f, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
 {
 	uint8_t    *p;
 
 	if (n + 8 <= *cap)
 		return LT_OK;
+	if (f->bufpool)
+		return lt_bufpool_grow(f->bufpool, buf, cap, n + 8) == 0 ? LT_OK : lt_nomem(err);
 	p = lt_realloc(*buf, n + 8);
 	if (!p)
 		return lt_nomem(err);
@@ -323,7 +327,7 @@ read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *
 		LT_TRY(buffer_range(f, w, page, which[k], 0, page->buffer_sizes[which[k]], &r[k], err));
 		total += (page->buffer_sizes[which[k]] + 7) & ~(uint64_t) 7;
 	}
-	LT_TRY(reserve(&lf->aux, &lf->aux_cap, total, err));
+	LT_TRY(reserve(f, &lf->aux, &lf->aux_cap, total, err));
 	for (int k = 0; k < n; k++)
 	{
 		lf->aux_p[k] = lf->aux + at[k];
@@ -393,7 +397,7 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 		if ((win.c1 - win.c0) * 4 > lf->ck.n)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
-		LT_TRY(reserve(&lf->io, &lf->io_cap, win.len, err));
+		LT_TRY(reserve(f, &lf->io, &lf->io_cap, win.len, err));
 		if (win.len > 0)
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
 		lf->win_bytes += win.len;
@@ -420,14 +424,14 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 		if (win.need_index)
 		{
 			LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
-			LT_TRY(reserve(&lf->aux, &lf->aux_cap, win.len, err));
+			LT_TRY(reserve(f, &lf->aux, &lf->aux_cap, win.len, err));
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->aux, err));
 			LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, lf->aux, r0, r1, &win, err));
 		}
 		if (win.buf != 0 || win.len > lens[0] / 4)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 0, win.off, win.len, &r, err));
-		LT_TRY(reserve(&lf->io, &lf->io_cap, win.len, err));
+		LT_TRY(reserve(f, &lf->io, &lf->io_cap, win.len, err));
 		if (win.len > 0)
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
 		lf->win_bytes += win.len;

@@ -105,6 +105,7 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 		rc = lt_file_open(sc->ds->store, path, &sc->files[j], err);
 		lt_free(path);
 		LT_TRY(rc);
+		sc->files[j]->bufpool = sc->opts.bufpool;
 		if (sc->files[j]->num_rows != sc->physical_rows && sc->files[j]->version != LT_FILE_LEGACY)
 			return lt_corrupt(err, "%s: file has %llu rows but fragment %llu has %llu", sc->files[j]->path,
 							  (unsigned long long) sc->files[j]->num_rows, (unsigned long long) frag->id,

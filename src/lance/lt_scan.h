@@ -49,6 +49,8 @@ typedef struct lt_scan_options
 	 * set before the scan; the filter serves one scanner at a time.
 	 */
 	lt_filter  *filter;
+	/* Optional: page I/O buffers are taken from and given back to it (lt_bufpool.h) */
+	struct lt_bufpool *bufpool;
 } lt_scan_options;
 
 typedef struct lt_batch

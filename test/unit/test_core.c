@@ -12,6 +12,7 @@
 #include "io/lt_store.h"
 #include "lt_alloc.h"
 #include "lt_array.h"
+#include "lt_bufpool.h"
 #include "lt_bytes.h"
 #include "lt_compress.h"
 #include "lt_dataset.h"
@@ -471,10 +472,81 @@ TEST(corrupt_manifests)
 	free(buf);
 }
 
+/* ---- buffer pool ---- */
+
+static int	pool_live;			/* buffers the pool's allocator has handed out and not freed */
+
+static void *
+pool_malloc(size_t n, void *ctx)
+{
+	pool_live++;
+	return malloc(n);
+}
+
+static void
+pool_free(void *p, void *ctx)
+{
+	pool_live--;
+	free(p);
+}
+
+TEST(bufpool)
+{
+	lt_allocator a = {pool_malloc, NULL, pool_free, NULL};
+	lt_bufpool *pool = lt_bufpool_create(&a);
+	uint8_t    *b1 = NULL,
+			   *b2 = NULL,
+			   *keep;
+	uint64_t	c1 = 0,
+				c2 = 0;
+
+	CHECK(pool != NULL);
+	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 1000), 0);
+	CHECK(b1 != NULL && c1 >= 1000);
+	memset(b1, 7, 1000);
+	/* growing keeps the contents */
+	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 5000), 0);
+	CHECK(c1 >= 5000 && b1[0] == 7 && b1[999] == 7);
+	/* the 1000-byte one went back: a small request takes it */
+	CHECK(lt_bufpool_idle_bytes(pool) >= 1000);
+	CHECK_EQ_INT(lt_bufpool_grow(pool, &b2, &c2, 800), 0);
+	CHECK(c2 >= 1000 && c2 < 5000);
+	CHECK_EQ_INT(lt_bufpool_idle_bytes(pool), 0);
+	/* the next file's readers get the same buffers back, no new allocation */
+	keep = b1;
+	lt_bufpool_put(pool, b1, c1);
+	lt_bufpool_put(pool, b2, c2);
+	b1 = b2 = NULL;
+	c1 = c2 = 0;
+	{
+		int			live = pool_live;
+
+		CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 4000), 0);
+		CHECK(b1 == keep);
+		CHECK_EQ_INT(pool_live, live);
+	}
+	/* a bigger page than any idle buffer: the biggest idle one is freed, the new one has headroom */
+	lt_bufpool_put(pool, b1, c1);
+	b1 = NULL;
+	c1 = 0;
+	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 8000), 0);
+	CHECK(c1 >= 8000 + 8000 / 8);
+	CHECK(lt_bufpool_idle_bytes(pool) < 5000);
+	lt_bufpool_put(pool, b1, c1);
+	/* a full pool frees the smallest */
+	for (int i = 0; i < LT_BUFPOOL_MAX + 4; i++)
+		lt_bufpool_put(pool, malloc(16), 16), pool_live++;
+	CHECK(lt_bufpool_idle_bytes(pool) >= c1);
+	lt_bufpool_put(pool, NULL, 0);
+	lt_bufpool_destroy(pool);
+	CHECK_EQ_INT(pool_live, 0);
+}
+
 int
 main(void)
 {
 	RUN(logical_types);
+	RUN(bufpool);
 	RUN(schema_tree);
 	RUN(schema_errors);
 	RUN(array_slices);
