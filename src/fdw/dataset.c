@@ -12,7 +12,10 @@
  * Snapshots. A table pinned by `version` or `tag` reads that version. Otherwise READ COMMITTED
  * resolves the latest version once per statement and REPEATABLE READ / SERIALIZABLE once per
  * transaction; the choice is remembered per table for as long as it holds, so every scan of the
- * table in that statement (or transaction) reads the same version.
+ * table in that statement (or transaction) reads the same version. Parallel workers read the
+ * leader's choices: the leader publishes them in a GUC of the transaction (lt_fdw.leader_versions),
+ * which every worker receives with the leader's settings, so that a scan running in a worker (a
+ * pushed aggregate or a whole plan under a Gather) reads what the leader would.
  *
  * Cache. Opened datasets are kept per backend, keyed by (dataset directory, version): a new
  * version is a new key, so nothing is ever stale. At most LT_CACHE_SIZE entries are kept; the
@@ -20,9 +23,12 @@
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "storage/backendid.h"
 #include "storage/proc.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -283,11 +289,17 @@ static LocalTransactionId pin_lxid = InvalidLocalTransactionId;
 static TimestampTz pin_stmt = 0;
 static List *pins = NIL;		/* of LtPinnedVersion, in TopTransactionContext */
 
+/* The epoch of the choices: the statement (READ COMMITTED) or the transaction (0). */
+static TimestampTz
+pin_epoch(void)
+{
+	return IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
+}
+
 static LtPinnedVersion *
 pin_lookup(Oid relid)
 {
-	bool		xact_snapshot = IsolationUsesXactSnapshot();
-	TimestampTz stmt = xact_snapshot ? 0 : GetCurrentStatementStartTimestamp();
+	TimestampTz stmt = pin_epoch();
 	ListCell   *lc;
 
 	if (MyProc->lxid != pin_lxid || stmt != pin_stmt)
@@ -309,6 +321,65 @@ pin_lookup(Oid relid)
 	return NULL;
 }
 
+/* The leader's choices, for its parallel workers: "backend xact_start epoch relid=version ..." */
+static char *leader_versions = NULL;
+
+/* Publish the choices of this epoch (not from a worker, nor in parallel mode, where GUCs are fixed). */
+static void
+pins_publish(void)
+{
+	StringInfoData buf;
+	ListCell   *lc;
+
+	if (IsParallelWorker() || IsInParallelMode())
+		return;
+	initStringInfo(&buf);
+	appendStringInfo(&buf, "%d " INT64_FORMAT " " INT64_FORMAT, MyBackendId,
+					 (int64) GetCurrentTransactionStartTimestamp(), (int64) pin_stmt);
+	foreach(lc, pins)
+	{
+		LtPinnedVersion *p = lfirst(lc);
+
+		appendStringInfo(&buf, " %u=" UINT64_FORMAT, p->relid, p->version);
+	}
+	(void) set_config_option("lt_fdw.leader_versions", buf.data, PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_LOCAL, true, 0, false);
+	pfree(buf.data);
+}
+
+/* In a parallel worker: the version the leader chose for relid in this epoch, if it did. */
+static bool
+leader_version(Oid relid, uint64 *version)
+{
+	const char *s = leader_versions;
+	int			backend;
+	int64		xact_ts,
+				epoch;
+	int			used;
+
+	if (!IsParallelWorker() || s == NULL ||
+		sscanf(s, "%d " INT64_FORMAT " " INT64_FORMAT "%n", &backend, &xact_ts, &epoch, &used) != 3)
+		return false;
+	if (backend != ParallelLeaderBackendId || xact_ts != (int64) GetCurrentTransactionStartTimestamp() ||
+		epoch != (int64) pin_epoch())
+		return false;
+	for (s += used; *s == ' '; )
+	{
+		unsigned int r;
+		unsigned long long v;
+
+		if (sscanf(s, " %u=%llu%n", &r, &v, &used) != 2)
+			return false;
+		if (r == relid)
+		{
+			*version = (uint64) v;
+			return true;
+		}
+		s += used;
+	}
+	return false;
+}
+
 static void
 pin_remember(Oid relid, uint64 version)
 {
@@ -319,6 +390,17 @@ pin_remember(Oid relid, uint64 version)
 	p->version = version;
 	pins = lappend(pins, p);
 	MemoryContextSwitchTo(old);
+	pins_publish();
+}
+
+void
+lt_dataset_init(void)
+{
+	DefineCustomStringVariable("lt_fdw.leader_versions",
+							   "Internal: the dataset versions a leader's statement reads, for its parallel workers.",
+							   NULL, &leader_versions, "", PGC_USERSET,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE | GUC_DISALLOW_IN_FILE | GUC_NO_RESET_ALL,
+							   NULL, NULL, NULL);
 }
 
 static uint64
@@ -338,6 +420,11 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 	p = pin_lookup(relid);
 	if (p)
 		return p->version;
+	if (leader_version(relid, &version))
+	{
+		pin_remember(relid, version);
+		return version;
+	}
 
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw resolve", ALLOCSET_SMALL_SIZES);
 	old = lt_alloc_target(tmp);

@@ -22,6 +22,7 @@ _PG_init(void)
 {
 	/* every library allocation goes to Postgres memory contexts */
 	lt_alloc_init();
+	lt_dataset_init();
 	lt_quals_init();
 	lt_upper_init();
 }
@@ -47,6 +48,7 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 	routine->InitializeDSMForeignScan = ltInitializeDSMForeignScan;
 	routine->ReInitializeDSMForeignScan = ltReInitializeDSMForeignScan;
 	routine->InitializeWorkerForeignScan = ltInitializeWorkerForeignScan;
+	routine->ShutdownForeignScan = ltShutdownForeignScan;
 	routine->AnalyzeForeignTable = ltAnalyzeForeignTable;
 
 	PG_RETURN_POINTER(routine);

@@ -61,6 +61,7 @@ extern char *lt_local_path_from_uri(const char *value, const char *option);
 /* Route library allocations: returns the previous target. */
 extern MemoryContext lt_alloc_target(MemoryContext cxt);
 extern void lt_alloc_init(void);
+extern void lt_dataset_init(void);	/* GUC lt_fdw.leader_versions (parallel workers) */
 /* An allocator for library objects that allocate in cxt whatever the current target (lt_bufpool) */
 struct lt_allocator;
 extern void lt_allocator_in(MemoryContext cxt, struct lt_allocator *out);
@@ -223,6 +224,7 @@ extern Size ltEstimateDSMForeignScan(ForeignScanState *node, ParallelContext *pc
 extern void ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void ltReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate);
 extern void ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordinate);
+extern void ltShutdownForeignScan(ForeignScanState *node);
 extern List *ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid);
 
 /* ---- upper.c -------------------------------------------------------------------------------- */
@@ -326,6 +328,7 @@ typedef struct LtScanState
 	uint64		rows_filtered;	/* removed by the pushed filter */
 	uint64		bytes_read;
 	uint64		read_requests;
+	bool		stats_merged;	/* parallel: this process's share went to (or came from) DSM */
 } LtScanState;
 
 #endif

@@ -339,6 +339,12 @@ typedef struct LtParallelState
 {
 	uint64		version;		/* the version the leader resolved: every process reads it */
 	pg_atomic_uint64 next_unit;
+	/* the workers' statistics, added as each one shuts down, for the leader's EXPLAIN ANALYZE */
+	pg_atomic_uint64 fragments_scanned;
+	pg_atomic_uint64 rows_deleted;
+	pg_atomic_uint64 rows_filtered;
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 read_requests;
 } LtParallelState;
 
 /* Released with the executor's memory: unpin the dataset. */
@@ -925,6 +931,11 @@ ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *
 
 	ps->version = st->entry->version;
 	pg_atomic_init_u64(&ps->next_unit, 0);
+	pg_atomic_init_u64(&ps->fragments_scanned, 0);
+	pg_atomic_init_u64(&ps->rows_deleted, 0);
+	pg_atomic_init_u64(&ps->rows_filtered, 0);
+	pg_atomic_init_u64(&ps->bytes_read, 0);
+	pg_atomic_init_u64(&ps->read_requests, 0);
 	st->pstate = ps;
 	build_units(st);
 }
@@ -947,6 +958,50 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
 	st->pstate = ps;
 	build_units(st);
+}
+
+/*
+ * At the end of a parallel scan each worker adds its statistics to shared memory, and the leader
+ * (whose shutdown comes after the workers': Gather has seen every worker's end of data, and the
+ * segment lives until Gather shuts down) adds their sum to its own, so that EXPLAIN ANALYZE shows
+ * the whole scan. A Gather stopped early (LIMIT) may shut down before its workers: then their
+ * numbers are partial.
+ */
+void
+ltShutdownForeignScan(ForeignScanState *node)
+{
+	LtScanState *st = node->fdw_state;
+	LtParallelState *ps;
+
+	if (!node->ss.ps.plan->parallel_aware || st == NULL || st->pstate == NULL || st->stats_merged)
+		return;
+	ps = st->pstate;
+	st->stats_merged = true;
+	if (IsParallelWorker())
+	{
+		uint64		filtered = st->rows_filtered;
+
+		if (st->scanner)		/* still open: a Gather that stopped early */
+		{
+			lt_scan_stats stats;
+
+			lt_fragment_scanner_stats(st->scanner, &stats);
+			filtered += stats.rows_filtered;
+		}
+		pg_atomic_fetch_add_u64(&ps->fragments_scanned, st->fragments_scanned);
+		pg_atomic_fetch_add_u64(&ps->rows_deleted, st->rows_deleted);
+		pg_atomic_fetch_add_u64(&ps->rows_filtered, filtered);
+		pg_atomic_fetch_add_u64(&ps->bytes_read, st->bytes_read);
+		pg_atomic_fetch_add_u64(&ps->read_requests, st->read_requests);
+	}
+	else
+	{
+		st->fragments_scanned += pg_atomic_read_u64(&ps->fragments_scanned);
+		st->rows_deleted += pg_atomic_read_u64(&ps->rows_deleted);
+		st->rows_filtered += pg_atomic_read_u64(&ps->rows_filtered);
+		st->bytes_read += pg_atomic_read_u64(&ps->bytes_read);
+		st->read_requests += pg_atomic_read_u64(&ps->read_requests);
+	}
 }
 
 void

@@ -13,6 +13,7 @@
 # The suites see (read them in SQL with \getenv):
 #   LT_TEST_TMP    a directory owned by the server's OS user: datasets the server writes go here; it
 #                  holds lake/, the datasets generated for the suites (below)
+#   LT_ROOT        the checkout (test/interop/ref.mjs, test/pg/ops/*.json for \! commands)
 #   LT_FIXTURES    a server-readable copy of the fixtures (only when a fixture directory was found)
 #
 # Datasets: before the suites run, lake/ under LT_TEST_TMP is filled with datasets that the reference
@@ -69,6 +70,7 @@ lt_cluster_create "$TMP" || finish 0 1 "could not create the test cluster"
 mkdir -p "$TMP/scratch"
 [ "$(id -u)" -eq 0 ] && chown "$LT_PG_OSUSER": "$TMP/scratch"
 export LT_TEST_TMP=$TMP/scratch
+export LT_ROOT=$ROOT	# suites that run the reference engine with \! (lt_fdw_snapshots)
 if [ -z "${LT_FIXTURES:-}" ] && [ -d "$ROOT/../shared/lance-fixtures" ]; then
 	LT_FIXTURES=$ROOT/../shared/lance-fixtures
 fi
