@@ -427,6 +427,412 @@ TEST(deletion_file_kinds)
 	lt_store_close(s);
 }
 
+
+/* ---- savepoints and the own-writes view --------------------------------------- */
+
+static uint64_t
+live_in(lt_dataset *ds)
+{
+	uint64_t	n;
+	int64_t    *ids = scan_ids(ds, &n);
+
+	free(ids);
+	return n;
+}
+
+TEST(savepoints)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *view, *after;
+	lt_txn	   *t = NULL;
+	lt_written_file wa, wb;
+	uint64_t	fa, fb, before = lt_dataset_count_rows(ds);
+	lt_txn_mark m0, m1;
+	lt_commit_result res;
+
+	copy_fragment_file(s, ds, 2, &wa, "sp-a.lance");
+	copy_fragment_file(s, ds, 1, &wb, "sp-b.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	m0 = lt_txn_savepoint(t);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wa, NULL, &fa, &err), err);
+	m1 = lt_txn_savepoint(t);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {0, 1, 2}, 3, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wb, NULL, &fb, &err), err);
+	CHECK_EQ_INT(fb, fa + 1);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(view->n_fragments, 5);
+	CHECK_EQ_INT(lt_dataset_count_rows(view), before + 800 + 1000 - 3);
+	CHECK_EQ_INT(live_in(view), before + 800 + 1000 - 3);
+	/* back to m1: the delete and the second fragment are forgotten */
+	CHECK_OK(lt_txn_rollback_to(t, m1, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(view->n_fragments, 4);
+	CHECK_EQ_INT(live_in(view), before + 800);
+	CHECK_CODE(lt_txn_rollback_to(t, m1 + 5, &err), LT_EINVALID);
+	/* the id freed by the rollback is handed out again */
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wb, NULL, &fb, &err), err);
+	CHECK_EQ_INT(fb, fa + 1);
+	CHECK_OK(lt_txn_rollback_to(t, m0, &err), err);
+	CHECK(lt_txn_is_empty(t));
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), before);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wb, NULL, &fb, &err), err);
+	CHECK_EQ_INT(fb, 3);
+	CHECK_OK(lt_txn_commit(t, NULL, &res, &err), err);
+	CHECK_EQ_INT(res.op, LT_OP_APPEND);
+	CHECK_EQ_INT(res.rows_added, 1000);
+	lt_txn_free(t);
+	after = open_latest(s);
+	CHECK_EQ_INT(lt_dataset_count_rows(after), before + 1000);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(view_of_own_deletes)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *view, *after;
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid, n, before = lt_dataset_count_rows(ds);
+	int64_t    *ids, *ids2;
+	lt_commit_result res;
+	uint32_t	all[800];
+
+	for (uint32_t i = 0; i < 800; i++)
+		all[i] = i;
+	copy_fragment_file(s, ds, 2, &wf, "view.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	/* delete from the new fragment (offsets 0..9) and from fragment 0 (offset 0 = id 0, offset 3 = id 3) */
+	CHECK_OK(lt_txn_delete_rows(t, fid, all, 10, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {0, 3}, 2, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	ids = scan_ids(view, &n);
+	CHECK_EQ_INT(n, before + 790 - 2);
+	CHECK_EQ_INT(lt_dataset_count_rows(view), n);
+	CHECK_EQ_INT(occurs(ids, n, 0), 0);
+	CHECK_EQ_INT(occurs(ids, n, 3), 0);
+	CHECK_EQ_INT(occurs(ids, n, 2200), 0);		/* offset 0 of the new fragment (and deleted in fragment 2) */
+	CHECK_EQ_INT(occurs(ids, n, 2999), 2);
+	/* the read version is untouched */
+	CHECK_EQ_INT(live_in(ds), before);
+	/* every row of fragment 2 deleted: gone from the view */
+	CHECK_OK(lt_txn_delete_rows(t, 2, all, 800, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK(frag_by_id(view, 2) == NULL);
+	CHECK_OK(lt_txn_commit(t, NULL, &res, &err), err);
+	CHECK_EQ_INT(res.op, LT_OP_UPDATE);
+	CHECK_EQ_INT(res.fragments_removed, 1);
+	CHECK_EQ_INT(res.fragments_updated, 1);
+	CHECK_EQ_INT(res.fragments_added, 1);
+	CHECK_EQ_INT(res.rows_added, 790);
+	lt_txn_free(t);
+	/* the committed version reads like the view did */
+	after = open_latest(s);
+	ids2 = scan_ids(after, &n);
+	CHECK(frag_by_id(after, 3) && frag_by_id(after, 3)->deletion_file &&
+		  frag_by_id(after, 3)->deletion_file->num_deleted_rows == 10);
+	CHECK_EQ_INT(occurs(ids2, n, 2999), 1);
+	CHECK_EQ_INT(occurs(ids2, n, 2210), 1);
+	free(ids);
+	free(ids2);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/* ---- concurrent commits: rebase and conflicts -------------------------------------- */
+
+/* A version made by "another writer": latest's manifest with the given transaction inline. */
+static void
+inject(lt_store *s, Lt__Pb__Transaction__OperationCase op, void *payload, bool with_txn)
+{
+	lt_dataset *ds = open_latest(s);
+	Lt__Pb__Manifest m = *ds->manifest;
+	Lt__Pb__Transaction tx = LT__PB__TRANSACTION__INIT;
+	uint8_t    *buf;
+	uint64_t	len;
+	char		name[64], path[128];
+
+	tx.has_read_version = true;
+	tx.read_version = ds->version;
+	tx.uuid = "00000000-0000-4000-8000-000000000000";
+	tx.operation_case = op;
+	tx.append = payload;
+	m.version = ds->version + 1;
+	m.transaction_file = NULL;
+	CHECK_OK(lt_manifest_serialize(&m, ds->index_section, with_txn ? &tx : NULL, &buf, &len, &err), err);
+	lt_manifest_name(m.version, ds->naming, name, sizeof(name));
+	snprintf(path, sizeof(path), PREFIX "_versions/%s", name);
+	CHECK_OK(lt_store_put_if_absent(s, path, buf, len, &err), err);
+	lt_free(buf);
+	lt_dataset_close(ds);
+}
+
+static void
+inject_append(lt_store *s)
+{
+	Lt__Pb__Transaction__Append app = LT__PB__TRANSACTION__APPEND__INIT;
+
+	inject(s, LT__PB__TRANSACTION__OPERATION_APPEND, &app, true);
+}
+
+static lt_code
+append_copy(lt_store *s, lt_dataset *ds, uint64_t src, const char *name, lt_commit_result *res)
+{
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid;
+	lt_code		rc;
+
+	copy_fragment_file(s, ds, src, &wf, name);
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	rc = lt_txn_commit(t, NULL, res, &err);
+	lt_txn_free(t);
+	return rc;
+}
+
+static lt_code
+delete_some(lt_dataset *ds, uint64_t frag, const uint32_t *offs, uint64_t n, lt_commit_result *res)
+{
+	lt_txn	   *t = NULL;
+	lt_code		rc;
+
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, frag, offs, n, &err), err);
+	rc = lt_txn_commit(t, NULL, res, &err);
+	lt_txn_free(t);
+	return rc;
+}
+
+TEST(rebase_append_append)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r1, r2;
+	uint64_t	before = lt_dataset_count_rows(ds);
+
+	/* both read version 5; the second renumbers its fragment */
+	CHECK_OK(append_copy(s, ds, 2, "aa-1.lance", &r1), err);
+	CHECK_OK(append_copy(s, ds, 1, "aa-2.lance", &r2), err);
+	CHECK_EQ_INT(r1.version, 6);
+	CHECK_EQ_INT(r2.version, 7);
+	after = open_latest(s);
+	CHECK_EQ_INT(after->n_fragments, 5);
+	CHECK(frag_by_id(after, 3) && strcmp(frag_by_id(after, 3)->files[0]->path, "aa-1.lance") == 0);
+	CHECK(frag_by_id(after, 4) && strcmp(frag_by_id(after, 4)->files[0]->path, "aa-2.lance") == 0);
+	CHECK_EQ_INT(after->manifest->max_fragment_id, 4);
+	CHECK_EQ_INT(live_in(after), before + 800 + 1000);
+	CHECK(after->transaction && after->transaction->read_version == 6);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(rebase_deletes)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r;
+	uint64_t	before = lt_dataset_count_rows(ds), n;
+	int64_t    *ids;
+
+	/* ours deletes rows 0, 2 of fragment 0; theirs (first) rows 4, 6: merged */
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {4, 6}, 2, &r), err);
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {0, 2}, 2, &r), err);
+	CHECK_EQ_INT(r.version, 7);
+	CHECK_EQ_INT(r.rows_deleted, 2);
+	/* a delete of another fragment and an append in between: still fine */
+	CHECK_OK(delete_some(ds, 1, (uint32_t[]) {7}, 1, &r), err);
+	CHECK_OK(append_copy(s, ds, 0, "rd.lance", &r), err);
+	CHECK_EQ_INT(r.version, 9);
+	after = open_latest(s);
+	ids = scan_ids(after, &n);
+	CHECK_EQ_INT(n, before - 5 + 1200);	/* ids 0, 2, 4, 6 and 1207 were live */
+	for (int64_t v = 0; v < 8; v += 2)
+		CHECK_EQ_INT(occurs(ids, n, v), 1);	/* deleted in fragment 0, live in the copy */
+	CHECK_EQ_INT(occurs(ids, n, 1207), 0);
+	CHECK(frag_by_id(after, 0)->deletion_file->num_deleted_rows == frag_by_id(ds, 0)->deletion_file->num_deleted_rows + 4);
+	free(ids);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(conflicts)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s);
+	lt_commit_result r;
+	uint32_t	all[1000];
+
+	for (uint32_t i = 0; i < 1000; i++)
+		all[i] = i;
+	/* the same row deleted twice */
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {10, 11}, 2, &r), err);
+	CHECK_CODE(delete_some(ds, 0, (uint32_t[]) {11, 12}, 2, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "same rows"));
+	/* a fragment removed by the other writer */
+	CHECK_OK(delete_some(ds, 1, all, 1000, &r), err);
+	CHECK_CODE(delete_some(ds, 1, (uint32_t[]) {12}, 1, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 7") && strstr(err.msg, "fragment 1"));
+	/* but appends don't care */
+	CHECK_OK(append_copy(s, ds, 2, "c1.lance", &r), err);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(conflicting_operations)
+{
+	static const struct
+	{
+		Lt__Pb__Transaction__OperationCase op;
+		bool		with_txn;
+		const char *word;
+	}			cases[] = {
+		{LT__PB__TRANSACTION__OPERATION_OVERWRITE, true, "Overwrite"},
+		{LT__PB__TRANSACTION__OPERATION_RESTORE, true, "Restore"},
+		{LT__PB__TRANSACTION__OPERATION_MERGE, true, "Merge"},
+		{LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT, true, "DataReplacement"},
+		{LT__PB__TRANSACTION__OPERATION__NOT_SET, true, "unknown"},
+		{LT__PB__TRANSACTION__OPERATION_APPEND, false, "cannot be read"},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		lt_store   *s = fresh_store();
+		lt_dataset *ds = open_latest(s);
+		lt_commit_result r;
+		Lt__Pb__Transaction__Restore payload = LT__PB__TRANSACTION__RESTORE__INIT;	/* any empty message */
+		Lt__Pb__Transaction__Overwrite ow = LT__PB__TRANSACTION__OVERWRITE__INIT;
+		Lt__Pb__Transaction__Merge mg = LT__PB__TRANSACTION__MERGE__INIT;
+		Lt__Pb__PbEmpty empty = LT__PB__PB_EMPTY__INIT;
+		void	   *p = &payload;
+
+		if (cases[i].op == LT__PB__TRANSACTION__OPERATION_OVERWRITE)
+			p = &ow;
+		else if (cases[i].op == LT__PB__TRANSACTION__OPERATION_MERGE)
+			p = &mg;
+		else if (cases[i].op == LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT)
+			p = &empty;
+		else if (cases[i].op == LT__PB__TRANSACTION__OPERATION_APPEND)
+			p = &(Lt__Pb__Transaction__Append) LT__PB__TRANSACTION__APPEND__INIT;
+		inject(s, cases[i].op, p, cases[i].with_txn);
+		/* both an append and a delete from version 5 must fail, naming version 6 */
+		CHECK_CODE(append_copy(s, ds, 2, "co.lance", &r), LT_ECONFLICT);
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, cases[i].word));
+		CHECK_CODE(delete_some(ds, 0, (uint32_t[]) {1}, 1, &r), LT_ECONFLICT);
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, cases[i].word));
+		lt_dataset_close(ds);
+		lt_store_close(s);
+	}
+}
+
+TEST(rewrite)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s);
+	lt_commit_result r;
+	Lt__Pb__Transaction__Rewrite rw = LT__PB__TRANSACTION__REWRITE__INIT;
+	Lt__Pb__DataFragment *old[1] = {ds->fragments[1]};
+
+	rw.n_old_fragments = 1;
+	rw.old_fragments = old;
+	inject(s, LT__PB__TRANSACTION__OPERATION_REWRITE, &rw, true);
+	/* a delete in the compacted fragment conflicts; in another fragment, and an append, rebase */
+	CHECK_CODE(delete_some(ds, 1, (uint32_t[]) {2}, 1, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Rewrite") && strstr(err.msg, "fragment 1"));
+	/* deleting a row that is already gone changes nothing, and commits nothing */
+	CHECK_OK(delete_some(ds, 1, (uint32_t[]) {1}, 1, &r), err);
+	CHECK_EQ_INT(r.op, LT_OP_NONE);
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {1}, 1, &r), err);
+	CHECK_EQ_INT(r.version, 7);
+	CHECK_OK(append_copy(s, ds, 2, "rw.lance", &r), err);
+	CHECK_EQ_INT(r.version, 8);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/* Lost races: another commit lands between our check of the latest version and our manifest. */
+static lt_store *race_store;
+static int	race_count;
+
+static void
+race_hook(lt_commit_point p)
+{
+	if (p == LT_COMMIT_AFTER_TXN_FILE && race_count > 0)
+	{
+		race_count--;
+		inject_append(race_store);
+	}
+}
+
+static int
+count_entry(const lt_dirent *e, void *arg)
+{
+	(*(int *) arg)++;
+	return 0;
+}
+
+TEST(lost_races)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r;
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid;
+	lt_commit_options opts = {3, NULL};
+	int			txn_files = 0;
+
+	race_store = s;
+	race_count = 2;
+	lt_commit_fault_hook = race_hook;
+	CHECK_OK(append_copy(s, ds, 2, "lr.lance", &r), err);
+	CHECK_EQ_INT(r.attempts, 3);
+	CHECK_EQ_INT(r.version, 8);
+	after = open_latest(s);
+	CHECK_EQ_INT(after->version, 8);
+	CHECK(after->transaction && after->transaction->read_version == 7);
+	lt_dataset_close(after);
+	/* the losing attempts' transaction files are removed: only the winner's is left */
+	CHECK_OK(lt_store_list(s, PREFIX "_transactions", count_entry, &txn_files, &err), err);
+	CHECK_EQ_INT(txn_files, 1);
+	/* too many: gives up after max_attempts */
+	race_count = 100;
+	copy_fragment_file(s, ds, 2, &wf, "lr2.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_CODE(lt_txn_commit(t, &opts, &r, &err), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "3 concurrent commits"));
+	CHECK_CODE(lt_txn_commit(t, &opts, &r, &err), LT_EINVALID);
+	lt_txn_free(t);
+	lt_commit_fault_hook = NULL;
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+TEST(unwritable)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s);
+	lt_txn	   *t = NULL;
+	uint64_t	saved = ds->manifest->writer_feature_flags;
+
+	ds->manifest->writer_feature_flags |= 64;
+	CHECK_CODE(lt_txn_begin(ds, &t, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "0x40"));
+	ds->manifest->writer_feature_flags = saved;
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_CODE(lt_txn_remove_fragment(t, 9, &err), LT_EINVALID);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -436,5 +842,14 @@ main(void)
 	RUN(delete_all_removes_fragment);
 	RUN(update_and_bitmap_deletions);
 	RUN(deletion_file_kinds);
+	RUN(savepoints);
+	RUN(view_of_own_deletes);
+	RUN(rebase_append_append);
+	RUN(rebase_deletes);
+	RUN(conflicts);
+	RUN(conflicting_operations);
+	RUN(rewrite);
+	RUN(lost_races);
+	RUN(unwritable);
 	return unit_report("txn");
 }
