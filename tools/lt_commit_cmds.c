@@ -6,13 +6,14 @@
  *   lt-inspect append DIR --copy-fragment SRC:FRAG [...]        an Append
  *   lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]
  *                                                               an Update (deletes + new fragments)
- *   common: [--read-version N] [--max-attempts N] [--predicate TEXT]
+ *   common: [--read-version N] [--max-attempts N] [--predicate TEXT] [--row-ids A,B,...]
  *
  * --copy-fragment copies the data files of fragment FRAG of the dataset SRC
  * (same schema) into DIR/data/ under fresh names and adds them as one new
  * fragment: new rows without a file writer.  --read-version starts the
  * transaction at an older version, so the commit has to rebase over (or
- * conflict with) everything committed since.
+ * conflict with) everything committed since.  --row-ids gives the rows of the
+ * first copied fragment these stable row ids (rows that moved, as UPDATE does).
  */
 #include "lt_commit_cmds.h"
 
@@ -59,8 +60,32 @@ fresh_name(char buf[64])
 }
 
 /* Copy fragment FRAG of SRC into dst's data/ and add it to t. */
+/* "1,5,7" -> n values (malloc'd); NULL on a bad list. */
+static uint64_t *
+parse_u64s(const char *list, uint64_t *n)
+{
+	char	   *s = strdup(list);
+	uint64_t   *v = malloc((strlen(list) / 2 + 1) * sizeof(uint64_t));
+
+	*n = 0;
+	for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ","))
+	{
+		char	   *end;
+
+		v[(*n)++] = strtoull(tok, &end, 10);
+		if (*end)
+		{
+			free(v);
+			v = NULL;
+			break;
+		}
+	}
+	free(s);
+	return v;
+}
+
 static int
-copy_fragment(lt_txn *t, lt_store *dst, const char *spec, lt_error *err)
+copy_fragment(lt_txn *t, lt_store *dst, const char *spec, const uint64_t *row_ids, uint64_t n_ids, lt_error *err)
 {
 	char	   *src_dir = strdup(spec);
 	char	   *colon = strrchr(src_dir, ':');
@@ -116,7 +141,13 @@ copy_fragment(lt_txn *t, lt_store *dst, const char *spec, lt_error *err)
 		wf[nf].size = len;
 		wf[nf].num_rows = f->physical_rows;
 	}
-	if (lt_txn_add_fragment(t, nf, wf, NULL, &fid, err) != LT_OK)
+	if (row_ids && n_ids != f->physical_rows)
+	{
+		fprintf(stderr, "lt-inspect: --row-ids gives %llu ids for %llu rows\n", (unsigned long long) n_ids,
+				(unsigned long long) f->physical_rows);
+		goto out;
+	}
+	if (lt_txn_add_fragment(t, nf, wf, row_ids, &fid, err) != LT_OK)
 		goto out_err;
 	rc = 0;
 	goto out;
@@ -159,7 +190,8 @@ int
 lt_commit_cmd(int argc, char **argv)
 {
 	const char *cmd = argv[0], *dir = argv[1];
-	const char *rowaddrs = NULL;
+	const char *rowaddrs = NULL, *row_id_list = NULL;
+	uint64_t   *row_ids = NULL, n_ids = 0;
 	const char *copies[64];
 	int			n_copies = 0;
 	lt_commit_options opts = {0};
@@ -183,6 +215,8 @@ lt_commit_cmd(int argc, char **argv)
 			opts.max_attempts = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--predicate") == 0 && i + 1 < argc)
 			opts.predicate = argv[++i];
+		else if (strcmp(argv[i], "--row-ids") == 0 && i + 1 < argc)
+			row_id_list = argv[++i];
 		else
 		{
 			fprintf(stderr, "lt-inspect %s: unexpected argument \"%s\"\n", cmd, argv[i]);
@@ -197,6 +231,11 @@ lt_commit_cmd(int argc, char **argv)
 				"       [--read-version N] [--max-attempts N] [--predicate TEXT]\n");
 		return 2;
 	}
+	if (row_id_list && !(row_ids = parse_u64s(row_id_list, &n_ids)))
+	{
+		fprintf(stderr, "lt-inspect: bad --row-ids list\n");
+		return 2;
+	}
 	if (lt_store_local_open(dir, &store, &err) != LT_OK)
 		return cfail(&err);
 	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK || lt_txn_begin(ds, &t, &err) != LT_OK)
@@ -204,7 +243,7 @@ lt_commit_cmd(int argc, char **argv)
 	if (rc == 0 && rowaddrs)
 		rc = delete_addrs(t, rowaddrs, &err);
 	for (int i = 0; rc == 0 && i < n_copies; i++)
-		rc = copy_fragment(t, store, copies[i], &err);
+		rc = copy_fragment(t, store, copies[i], i == 0 ? row_ids : NULL, n_ids, &err);
 	if (rc == 0 && lt_txn_commit(t, &opts, &res, &err) != LT_OK)
 		rc = cfail(&err);
 	if (rc == 0)
@@ -216,5 +255,6 @@ lt_commit_cmd(int argc, char **argv)
 	lt_txn_free(t);
 	lt_dataset_close(ds);
 	lt_store_close(store);
+	free(row_ids);
 	return rc;
 }

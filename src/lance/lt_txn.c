@@ -51,6 +51,13 @@ typedef struct jentry
 	roaring_bitmap_t *rows;		/* J_DELETE */
 } jentry;
 
+/* Row id -> the version that created it, for rows this transaction deletes (they may move). */
+typedef struct id_version
+{
+	uint64_t	id;
+	uint64_t	version;
+} id_version;
+
 /* The read version's deletion vector of a fragment, loaded once. */
 typedef struct base_dv
 {
@@ -92,6 +99,10 @@ struct lt_txn
 	size_t		n_changes;
 	bool		settled;
 	bool		broken;
+	/* creation versions of the rows this transaction deletes, by row id (stable row ids) */
+	bool		created_loaded;
+	id_version *created;
+	size_t		n_created;
 	/* the own-writes view */
 	bool		view_valid;
 	lt_dataset	view;
@@ -326,27 +337,88 @@ encode_row_ids(uint64_t start, uint64_t n, const uint64_t *ids, ProtobufCBinaryD
 	return rc;
 }
 
-/* RowDatasetVersionSequence: all n rows at one version. */
+/* RowDatasetVersionSequence of n rows: versions[i], or all at `version` when versions is NULL. */
 static lt_code
-encode_versions(uint64_t n, uint64_t version, ProtobufCBinaryData *out, arena *a, lt_error *err)
+encode_versions(uint64_t n, const uint64_t *versions, uint64_t version, ProtobufCBinaryData *out, arena *a,
+				lt_error *err)
 {
 	Lt__Pb__RowDatasetVersionSequence seq = LT__PB__ROW_DATASET_VERSION_SEQUENCE__INIT;
-	Lt__Pb__RowDatasetVersionRun run = LT__PB__ROW_DATASET_VERSION_RUN__INIT;
-	Lt__Pb__RowDatasetVersionRun *runs[1] = {&run};
-	Lt__Pb__U64Segment seg = LT__PB__U64_SEGMENT__INIT;
-	Lt__Pb__U64Segment__Range range = LT__PB__U64_SEGMENT__RANGE__INIT;
+	size_t		n_runs = 0;
+	Lt__Pb__RowDatasetVersionRun *run_mem;
+	Lt__Pb__RowDatasetVersionRun **runs;
+	Lt__Pb__U64Segment *segs;
+	Lt__Pb__U64Segment__Range *ranges;
+	lt_code		rc;
 
-	range.has_start = range.has_end = true;
-	range.start = 0;
-	range.end = n;
-	seg.segment_case = LT__PB__U64_SEGMENT__SEGMENT_RANGE;
-	seg.range = &range;
-	run.span = &seg;
-	run.has_version = true;
-	run.version = version;
-	seq.n_runs = 1;
-	seq.runs = runs;
-	return pack_msg(&seq.base, out, a, err);
+	for (uint64_t i = 0; i < n; i++)
+		n_runs += (i == 0 || (versions && versions[i] != versions[i - 1]));
+	run_mem = lt_calloc(n_runs ? n_runs : 1, sizeof(*run_mem));
+	runs = lt_calloc(n_runs ? n_runs : 1, sizeof(*runs));
+	segs = lt_calloc(n_runs ? n_runs : 1, sizeof(*segs));
+	ranges = lt_calloc(n_runs ? n_runs : 1, sizeof(*ranges));
+	if (!run_mem || !runs || !segs || !ranges)
+		rc = lt_nomem(err);
+	else
+	{
+		size_t		k = 0;
+
+		for (uint64_t i = 0; i < n; i++)
+		{
+			if (i > 0 && !(versions && versions[i] != versions[i - 1]))
+			{
+				ranges[k - 1].end = i + 1;
+				continue;
+			}
+			lt__pb__row_dataset_version_run__init(&run_mem[k]);
+			lt__pb__u64_segment__init(&segs[k]);
+			lt__pb__u64_segment__range__init(&ranges[k]);
+			ranges[k].has_start = ranges[k].has_end = true;
+			ranges[k].start = i;
+			ranges[k].end = i + 1;
+			segs[k].segment_case = LT__PB__U64_SEGMENT__SEGMENT_RANGE;
+			segs[k].range = &ranges[k];
+			run_mem[k].span = &segs[k];
+			run_mem[k].has_version = true;
+			run_mem[k].version = versions ? versions[i] : version;
+			runs[k] = &run_mem[k];
+			k++;
+		}
+		seq.n_runs = k;
+		seq.runs = runs;
+		rc = pack_msg(&seq.base, out, a, err);
+	}
+	lt_free(run_mem);
+	lt_free(runs);
+	lt_free(segs);
+	lt_free(ranges);
+	return rc;
+}
+
+static int
+cmp_id_version(const void *a, const void *b)
+{
+	uint64_t	x = ((const id_version *) a)->id, y = ((const id_version *) b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static uint64_t
+created_at(const id_version *tab, size_t n, uint64_t id, uint64_t dflt)
+{
+	size_t		lo = 0, hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (tab[mid].id == id)
+			return tab[mid].version;
+		if (tab[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return dflt;
 }
 
 /* ---- begin, changes, savepoints ----------------------------------------- */
@@ -1052,6 +1124,61 @@ done:
 
 /* ---- one commit attempt --------------------------------------------------- */
 
+/* The creation versions of the rows we delete, from the read version's inline sequences. */
+static lt_code
+load_created_at(lt_txn *t, lt_error *err)
+{
+	size_t		cap = 0;
+
+	for (size_t i = 0; i < t->n_changes; i++)
+		if (t->changes[i].orig)
+			cap += roaring_bitmap_get_cardinality(t->changes[i].ours);
+	if (!(t->created = lt_malloc((cap ? cap : 1) * sizeof(id_version))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < t->n_changes; i++)
+	{
+		const change *c = &t->changes[i];
+		const Lt__Pb__DataFragment *f = c->orig;
+		uint64_t   *ids = NULL;
+		lt_version_seq *vs = NULL;
+		uint64_t	n = roaring_bitmap_get_cardinality(c->ours);
+		uint32_t   *offs = NULL;
+		lt_code		rc;
+
+		if (!f || f->row_id_sequence_case != LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS ||
+			f->created_at_version_sequence_case !=
+			LT__PB__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS)
+			continue;
+		rc = lt_rowids_decode(f->inline_row_ids.data, f->inline_row_ids.len, f->physical_rows, &ids, err);
+		if (rc == LT_OK)
+			rc = lt_version_seq_parse(f->inline_created_at_versions.data, f->inline_created_at_versions.len,
+									  f->physical_rows, &vs, err);
+		if (rc == LT_OK && !(offs = lt_malloc(n ? n * sizeof(uint32_t) : 1)))
+			rc = lt_nomem(err);
+		if (rc == LT_OK)
+		{
+			roaring_bitmap_to_uint32_array(c->ours, offs);
+			for (uint64_t k = 0; k < n; k++)
+			{
+				t->created[t->n_created].id = ids[offs[k]];
+				t->created[t->n_created].version = lt_version_seq_at(vs, offs[k]);
+				t->n_created++;
+			}
+		}
+		lt_free(offs);
+		lt_free(ids);
+		lt_version_seq_free(vs);
+		if (rc != LT_OK)
+		{
+			lt_error_prefix(err, "fragment %llu of %s", (unsigned long long) f->id, t->name);
+			return rc;
+		}
+	}
+	qsort(t->created, t->n_created, sizeof(id_version), cmp_id_version);
+	t->created_loaded = true;
+	return LT_OK;
+}
+
 /* A deletion file for change c merged onto its fragment `now` of the base (the base's rows in `base`). */
 static lt_code
 deletion_file_for(lt_txn *t, change *c, uint64_t frag_id, const Lt__Pb__DataFragment *now,
@@ -1205,10 +1332,24 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 			copy->row_id_sequence_case = LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS;
 			if (!ad->row_ids)
 				*next_row_id += rows;
-			LT_TRY(encode_versions(rows, new_version, &copy->inline_last_updated_at_versions, a, err));
+			LT_TRY(encode_versions(rows, NULL, new_version, &copy->inline_last_updated_at_versions, a, err));
 			copy->last_updated_at_version_sequence_case =
 				LT__PB__DATA_FRAGMENT__LAST_UPDATED_AT_VERSION_SEQUENCE_INLINE_LAST_UPDATED_AT_VERSIONS;
-			LT_TRY(encode_versions(rows, new_version, &copy->inline_created_at_versions, a, err));
+			if (ad->row_ids)
+			{
+				/* moved rows keep the version that created them */
+				uint64_t   *vs = arena_alloc(a, rows * sizeof(uint64_t));
+
+				if (!vs)
+					return lt_nomem(err);
+				if (!t->created_loaded)
+					LT_TRY(load_created_at(t, err));
+				for (uint64_t i = 0; i < rows; i++)
+					vs[i] = created_at(t->created, t->n_created, ad->row_ids[i], new_version);
+				LT_TRY(encode_versions(rows, vs, new_version, &copy->inline_created_at_versions, a, err));
+			}
+			else
+				LT_TRY(encode_versions(rows, NULL, new_version, &copy->inline_created_at_versions, a, err));
 			copy->created_at_version_sequence_case =
 				LT__PB__DATA_FRAGMENT__CREATED_AT_VERSION_SEQUENCE_INLINE_CREATED_AT_VERSIONS;
 		}
@@ -1536,5 +1677,6 @@ lt_txn_free(lt_txn *t)
 	for (size_t i = 0; i < t->n_bases; i++)
 		roaring_bitmap_free(t->bases[i].rows);
 	lt_free(t->bases);
+	lt_free(t->created);
 	lt_free(t);
 }
