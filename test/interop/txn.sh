@@ -7,7 +7,7 @@
 #     then commit again on top of that;
 #   - concurrency: commits from an older read version rebase over the engine's commits or fail with a conflict
 #     naming the version; the engine and lt-inspect commit at the same time without lost or duplicated rows.
-#   - crash safety: test/unit/crash_txn kills a committing process at every commit point; both readers then see the
+#   - crash safety: build/unit/test_crash kills a committing process at every commit point; both readers then see the
 #     old or the new version.
 # Expected rows are computed from the engine's own scans before the change. Prints ok/FAIL per check and
 # "interop-txn: N passed, M failed"; exit code 1 on any failure.
@@ -16,7 +16,7 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
-CRASH=${LT_CRASH_TXN:-$ROOT/build/unit/crash_txn}
+CRASH=${LT_CRASH_TXN:-$ROOT/build/unit/test_crash}
 SPECS=$HERE/txn
 
 pass=0 fail=0
@@ -207,6 +207,37 @@ if make_ds big big.spec.json; then
 		fi
 	else
 		ko "5400 deleted rows" "$(cat "$TMP/commit.err")"
+	fi
+fi
+
+# ------------------------------------------------------------------------------------ crash safety
+echo "== a commit killed at each point: the engine reads the old or the new version, never in between"
+if [ ! -x "$CRASH" ]; then
+	ko "crash: $CRASH is missing (make unit-build)"
+elif make_ds crash0 base.spec.json; then
+	rows "$TMP/crash0" "$TMP/old.jsonl"
+	v=$(version "$TMP/crash0")
+	cp -r "$TMP/crash0" "$TMP/crash_none"
+	if "$CRASH" "$TMP/crash_none" none 2>"$TMP/crash.err"; then
+		rows "$TMP/crash_none" "$TMP/new.jsonl"
+		for point in start deletions txn manifest-torn manifest; do
+			D=$TMP/crash_$point
+			cp -r "$TMP/crash0" "$D"
+			if ! "$CRASH" "$D" "$point" 2>"$TMP/crash.err"; then
+				ko "crash at $point: the child did not die there" "$(cat "$TMP/crash.err")"; continue
+			fi
+			want=$TMP/old.jsonl wantv=$v
+			[ "$point" = manifest ] && want=$TMP/new.jsonl wantv=$((v + 1))
+			expect_rows "crash at $point: the engine reads version $wantv's rows exactly" "$D" "$want"
+			check "crash at $point: the engine is at version $wantv" test "$(version "$D")" = "$wantv"
+			same_scans "$D" "crash at $point: lt-inspect scan = engine scan"
+			[ "$point" = manifest-torn ] && check "crash at manifest-torn: a torn manifest copy is left (and ignored)" \
+				test -n "$(ls "$D/_versions" | grep tmp-torn)"
+			echo '{"ops":[{"op":"append","rows":[{"id":777777,"v":1,"s":"after crash"}]}]}' >"$TMP/ops.json"
+			check "crash at $point: the engine commits on top" REF apply "$D" "$TMP/ops.json"
+		done
+	else
+		ko "crash: the uninterrupted commit failed" "$(cat "$TMP/crash.err")"
 	fi
 fi
 
