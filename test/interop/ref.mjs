@@ -489,6 +489,7 @@ async function rowsFor(src, tbl, spec) {
 async function applyOp(tbl, op, spec) {
   switch (op.op) {
     case "append": return tbl.add(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+    case "overwrite": return tbl.add(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)), { mode: "overwrite" });
     case "delete": return tbl.delete(op.where);
     case "update": return tbl.update({ valuesSql: op.set, ...(op.where ? { where: op.where } : {}) });
     case "merge_insert":

@@ -210,6 +210,110 @@ if make_ds big big.spec.json; then
 	fi
 fi
 
+# ------------------------------------------------------------------------------------ concurrency
+echo "== concurrent commits: rebase over the engine's commits, conflicts named, no lost or duplicated rows"
+# addrs_at D V FILTER: row addresses at version V
+addrs_at() { REF scan "$1" --version "$2" --with-rowid | jq -r "select($3) | ._rowid" | paste -sd, -; }
+if make_ds conc0 base.spec.json; then
+	S=$TMP/conc0 v=$(version "$TMP/conc0")
+	cp -r "$S" "$TMP/conc_src"
+	# rebase: the engine deletes and appends after our read version; our update still lands on top
+	D=$TMP/conc_rebase; cp -r "$S" "$D"
+	echo '{"ops":[{"op":"delete","where":"id >= 2900"},{"op":"append","rows":[{"id":800001,"v":1,"s":"a"},{"id":800002,"v":2,"s":"b"}]}]}' >"$TMP/ops.json"
+	REF apply "$D" "$TMP/ops.json" >/dev/null
+	{ without "$D" '(.id|tonumber) >= 100 and (.id|tonumber) < 110'; only "$TMP/conc_src" '(.id|tonumber) >= 1000 and (.id|tonumber) < 2000'; } | sort >"$TMP/exp.jsonl"
+	commit update "$D" --read-version "$v" --rowaddrs "$(addrs_at "$D" "$v" '(.id|tonumber) >= 100 and (.id|tonumber) < 110')" \
+		--copy-fragment "$TMP/conc_src:1"
+	if [ $rc -eq 0 ]; then
+		ok "rebase: our update from version $v lands as version $(jq .version "$TMP/commit.json")"
+		expect_rows "rebase: the engine's delete and append and our update all show" "$D" "$TMP/exp.jsonl"
+		check "rebase: version $((v + 3)), its transaction file says it read version $((v + 2))" \
+			test "$("$INSPECT" info "$D" | jq -r .version)" = $((v + 3)) -a -n "$(ls "$D/_transactions" | grep "^$((v + 2))-")"
+		same_scans "$D" "rebase: lt-inspect scan = engine scan"
+	else
+		ko "rebase: our update from an older version" "$(cat "$TMP/commit.err")"
+	fi
+	# conflict_case NAME OPS OUR-COMMAND...: the engine runs OPS, then our commit from version v must fail naming
+	# the version of the conflicting operation: the engine's last (compaction first reserves fragment ids)
+	conflict_case() {
+		local name=$1 ops=$2; shift 2
+		D=$TMP/conc_$name; rm -rf "$D"; cp -r "$S" "$D"
+		echo "$ops" >"$TMP/ops.json"
+		REF apply "$D" "$TMP/ops.json" >/dev/null 2>"$TMP/apply.err" || { ko "conflict $name: engine ops" "$(cat "$TMP/apply.err")"; return; }
+		rows "$D" "$TMP/before.jsonl"
+		local last; last=$(version "$D")
+		commit "$@"
+		if [ $rc -eq 3 ] && grep -q "version $last " "$TMP/commit.err"; then
+			ok "conflict $name: refused, naming version $last: $(sed 's/^lt-inspect: //' "$TMP/commit.err" | head -c 160)"
+		else
+			ko "conflict $name: expected a conflict naming version $last (exit $rc)" "$(cat "$TMP/commit.err" "$TMP/commit.json")"
+		fi
+		expect_rows "conflict $name: nothing of ours was committed" "$D" "$TMP/before.jsonl"
+	}
+	conflict_case same-rows '{"ops":[{"op":"delete","where":"id = 105"}]}' \
+		delete "$TMP/conc_same-rows" --read-version "$v" --rowaddrs "$(addrs_at "$S" "$v" '(.id|tonumber) >= 100 and (.id|tonumber) < 110')"
+	conflict_case overwrite '{"ops":[{"op":"overwrite","rows":[{"id":1,"v":1,"s":"x"}]}]}' \
+		append "$TMP/conc_overwrite" --read-version "$v" --copy-fragment "$TMP/conc_src:0"
+	conflict_case restore "{\"ops\":[{\"op\":\"restore\",\"version\":$((v - 1))}]}" \
+		append "$TMP/conc_restore" --read-version "$v" --copy-fragment "$TMP/conc_src:0"
+	conflict_case compacted '{"ops":[{"op":"optimize"}]}' \
+		delete "$TMP/conc_compacted" --read-version "$v" --rowaddrs "$(addrs_at "$S" "$v" '.id == "7"')"
+	# ... but an append rebases over the compaction, and a delete over an index build
+	D=$TMP/conc_compacted
+	{ rows "$D" /dev/stdout; only "$TMP/conc_src" '(.id|tonumber) < 1000'; } | sort >"$TMP/exp.jsonl"
+	commit append "$D" --read-version "$v" --copy-fragment "$TMP/conc_src:0"
+	[ $rc -eq 0 ] && expect_rows "compaction: our append from before it rebases" "$D" "$TMP/exp.jsonl" ||
+		ko "compaction: our append from before it rebases" "$(cat "$TMP/commit.err")"
+	D=$TMP/conc_index; cp -r "$S" "$D"
+	echo '{"ops":[{"op":"create_index","column":"id","type":"btree"}]}' >"$TMP/ops.json"
+	REF apply "$D" "$TMP/ops.json" >/dev/null
+	without "$D" '.id == "42"' >"$TMP/exp.jsonl"
+	commit delete "$D" --read-version "$v" --rowaddrs "$(addrs_at "$S" "$v" '.id == "42"')"
+	if [ $rc -eq 0 ]; then
+		expect_rows "index build: our delete from before it rebases" "$D" "$TMP/exp.jsonl"
+		check "index build: the index survives our delete" test "$("$INSPECT" info "$D" | jq '.indexes | length')" -ge 1
+		check "index build: the engine's indexed query skips our deleted row" test "$(REF scan "$D" --filter "id = 42" | wc -l)" = 0
+	else
+		ko "index build: our delete from before it rebases" "$(cat "$TMP/commit.err")"
+	fi
+
+	# at the same time: the engine appends and deletes while we append and delete (disjoint rows)
+	D=$TMP/conc_live; cp -r "$S" "$D"
+	node -e 'const ops = [];
+		for (let i = 0; i < 16; i++) ops.push({op: "append", rows: [{id: 500000 + i, v: i, s: "engine"}]});
+		for (let i = 0; i < 4; i++) ops.push({op: "delete", where: `id = ${2000 + i}`});
+		process.stdout.write(JSON.stringify({ops}));' >"$TMP/live.json"
+	REF apply "$D" "$TMP/live.json" >"$TMP/live.out" 2>"$TMP/live.err" &
+	engine=$!
+	# two of our writers besides the engine: each appends 3 copies and deletes 3 rows of its own
+	for w in 0 1; do
+		(
+			for i in 1 2 3; do
+				"$INSPECT" append "$D" --copy-fragment "$TMP/conc_src:0" || echo "FAILED append" >&2
+				a=$(( 501 + 3 * w + i - 1 + 2 * 4294967296 ))
+				"$INSPECT" delete "$D" --rowaddrs "$a" || echo "FAILED delete" >&2
+			done
+		) >"$TMP/live.ours.$w" 2>"$TMP/live.ours.err.$w" &
+	done
+	wait $engine; erc=$?
+	wait
+	cat "$TMP"/live.ours.[01] >"$TMP/live.ours"
+	ours_ok=$(grep -c '"op"' "$TMP/live.ours")
+	[ -s "$TMP/live.ours.err.0" ] || [ -s "$TMP/live.ours.err.1" ] && cat "$TMP"/live.ours.err.*
+	check "concurrent: the engine's 20 commits succeeded" test $erc -eq 0
+	check "concurrent: our 12 commits succeeded" test $ours_ok -eq 12
+	check "concurrent: one version per commit ($v + 32)" test "$(version "$D")" = $((v + 32))
+	REF scan "$D" | jq -c . >"$TMP/live.jsonl"
+	check "concurrent: each engine row exactly once" test "$(jq -r 'select((.id|tonumber) >= 500000) | .id' "$TMP/live.jsonl" | sort -u | wc -l)" = 16 -a \
+		"$(jq -r 'select((.id|tonumber) >= 500000) | .id' "$TMP/live.jsonl" | wc -l)" = 16
+	check "concurrent: our 6 appended copies (id 0 seen 7 times)" test "$(grep -c '"id":"0",' "$TMP/live.jsonl")" = 7
+	check "concurrent: every deleted row is gone" test "$(jq -r 'select((.id|tonumber) >= 2000 and (.id|tonumber) < 2004 or (.id|tonumber) > 2500 and (.id|tonumber) < 2507) | .id' "$TMP/live.jsonl" | wc -l)" = 0
+	check "concurrent: row count" test "$(wc -l <"$TMP/live.jsonl")" = $((3000 + 16 - 4 + 6000 - 6))
+	same_scans "$D" "concurrent: lt-inspect scan = engine scan"
+	attempts=$(jq -s 'map(.attempts) | max' "$TMP/live.ours")
+	echo "     (our commits needed up to $attempts attempts)"
+fi
+
 # ------------------------------------------------------------------------------------ crash safety
 echo "== a commit killed at each point: the engine reads the old or the new version, never in between"
 if [ ! -x "$CRASH" ]; then
