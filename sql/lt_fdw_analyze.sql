@@ -82,6 +82,35 @@ SELECT sample_rows, fragments_read FROM lt_last_analyze();
 SELECT n_distinct FROM pg_stats WHERE tablename = 'big' AND attname = 'grp';
 SELECT correlation > 0.99 AS id_in_physical_order FROM pg_stats WHERE tablename = 'big' AND attname = 'id';
 
+-- ---- 2.1 files: random access reads mini-block chunks ------------------------------------------
+-- analyze21.lance: 500,000 rows in 2 fragments, 50,000 deleted (id % 10 = 9)
+CREATE FOREIGN TABLE big21 (id bigint, grp integer, label text) SERVER lake OPTIONS (path 'analyze21.lance');
+CREATE FUNCTION scan_requests(q text) RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE j json;
+BEGIN
+  EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, TIMING OFF, SUMMARY OFF) ' || q INTO j;
+  RETURN (j->0->'Plan'->>'Read Requests')::bigint;
+END $$;
+-- a full scan reads whole pages, though deletions cut its rows into short runs
+SELECT scan_bytes('SELECT * FROM big21') AS full21_bytes, scan_requests('SELECT * FROM big21') AS full21_requests \gset
+SELECT :full21_requests < 200 AS full_scan_reads_pages_whole;
+-- a sparse sample (300 rows) reads the chunks that hold its rows: well under a full pass
+SET default_statistics_target = 1;
+ANALYZE big21;
+SELECT live_rows, deleted_rows, sample_rows, fragments_read FROM lt_last_analyze();
+SELECT bytes_read * 5 < :full21_bytes * 3 AS sparse_sample_reads_under_60_percent FROM lt_last_analyze();
+-- a dense sample (30,000 rows: nearly every chunk) reads the pages whole, never more than a full pass
+RESET default_statistics_target;
+ANALYZE big21;
+SELECT sample_rows FROM lt_last_analyze();
+SELECT bytes_read <= :full21_bytes AS dense_sample_reads_at_most_a_pass,
+       read_requests <= :full21_requests AS dense_sample_requests_at_most_a_pass
+  FROM lt_last_analyze();
+-- grp is NULL every 7th row
+SELECT attname, n_distinct, null_frac BETWEEN 0.1 AND 0.2 AS null_frac_near_seventh FROM pg_stats
+ WHERE tablename = 'big21' AND attname IN ('id', 'grp') ORDER BY attname;
+DROP FUNCTION scan_requests(text);
+
 -- ---- tables smaller than the sample: every live row; nested types; pinned versions ---------------
 CREATE TYPE st_t AS (x integer, y text);
 CREATE FOREIGN TABLE nested (id bigint, vec real[], li bigint[], st st_t, ll jsonb)

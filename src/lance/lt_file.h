@@ -98,6 +98,11 @@ struct lt_field_reader
 	lt_file    *file;
 	const lt_field *field;		/* a top-level field of the table schema */
 	uint64_t	num_rows;
+	/*
+	 * The caller will read rows spread over most of every page (a dense
+	 * random sample): pages are read whole, not window by window first.
+	 */
+	bool		whole_pages;
 	/* counters for benchmarks and EXPLAIN ANALYZE */
 	uint64_t	pages_decoded;
 };

@@ -464,7 +464,7 @@ static lt_code
 load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
 {
 	bool		done = false;
-	bool		sequential = lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS;
+	bool		sequential = rd->base.whole_pages || lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS;
 
 	if (!sequential && lf->mult == 1)
 	{
@@ -558,7 +558,8 @@ reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_
 									r->file->path, parent->field->name, lf->child_idx[d]);
 			nodes[d] = parent->children[lf->child_idx[d]];
 		}
-		lf->stream = row == lf->next ? lf->stream + (end - row) : end - row;
+		/* rows skipped since the last read (deleted, filtered out) do not end a stream */
+		lf->stream = row >= lf->next && row - lf->next < SEQUENTIAL_ROWS ? lf->stream + (end - row) : end - row;
 		lf->next = end;
 		while (row < end)
 		{

@@ -17,6 +17,9 @@
 #include "lt_rowids.h"
 #include "lt_table.pb-c.h"
 
+/* Offsets this dense (one per this many rows, or more) read whole pages. */
+#define LT_DENSE_OFFSETS 256
+
 typedef struct run
 {
 	uint64_t	start;
@@ -116,6 +119,11 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 	map.columns = frag->files[j]->n_column_indices ? frag->files[j]->column_indices : NULL;
 	LT_TRY(lt_field_reader_open(sc->files[j], field, &map, out, err));
 	(*out)->num_rows = sc->physical_rows;
+	/*
+	 * Offsets at least one in LT_DENSE_OFFSETS of the rows touch nearly every chunk of a page
+	 * (chunks hold hundreds of rows or more): windows would fetch parts of each page, then all of it.
+	 */
+	(*out)->whole_pages = sc->opts.offsets && sc->opts.n_offsets * LT_DENSE_OFFSETS >= sc->physical_rows;
 	return LT_OK;
 }
 
