@@ -92,6 +92,17 @@ SELECT q, (check_agg(q, t)).* FROM (VALUES
   ('SELECT count(*) FROM scalars HAVING count(*) > 100', 'scalars')
 ) v(q, t);
 
+-- count(col) of a field the schema declares non-nullable (id, x) is count(*): from metadata as well;
+-- count of a nullable field (i32) reads the column
+SELECT explain_filter('EXPLAIN (ANALYZE, VERBOSE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT count(id), count(x), count(*) FROM v_latest');
+SELECT explain_filter('EXPLAIN (VERBOSE, COSTS OFF) SELECT count(id), count(i32) FROM scalars');
+SELECT q, (check_agg(q, t)).* FROM (VALUES
+  ('SELECT count(id), count(x) FROM v_latest', 'v_latest'),
+  ('SELECT count(x) FROM v_trimmed', 'v_trimmed'),
+  ('SELECT count(id) FROM scalars', 'scalars'),
+  ('SELECT count(id), count(i32) FROM scalars', 'scalars')
+) v(q, t);
+
 -- ---- every aggregate x type -------------------------------------------------------------------------
 SELECT q, (check_agg(q, 'scalars')).* FROM (VALUES
   ('SELECT count(i32), count(f32), count(dec), count(d32), count(b), count(ts_ns) FROM scalars'),

@@ -13,7 +13,8 @@
  * grouping sets, more than one grouping column, a GROUP BY whose hash table would not fit in hash_mem) stays
  * with Postgres. The GUC lt_fdw.enable_aggregate_pushdown (default on) turns it all off.
  *
- * count(*) alone (no WHERE, no GROUP BY) is answered from the manifest of the version the statement reads:
+ * count(*) alone (no WHERE, no GROUP BY) is answered from the manifest of the version the statement reads
+ * (so is count(col) of a field the schema declares non-nullable):
  * the sum of the fragments' live rows (physical rows minus deletions). No data file is opened.
  *
  * Everything else is computed here over decoded column vectors: the fragments are read in order with the
@@ -354,6 +355,7 @@ static bool
 aggref_ok(LtUpperCheck *chk, Aggref *agg)
 {
 	int			k;
+	bool		was_count_only;
 	TargetEntry *tle;
 	LtConv	   *conv;
 	int			scale,
@@ -369,6 +371,7 @@ aggref_ok(LtUpperCheck *chk, Aggref *agg)
 	chk->n_aggs++;
 	if (agg_table[k].kind == LT_AGG_COUNT_STAR)
 		return agg->aggstar && agg->args == NIL;
+	was_count_only = chk->count_star_only;
 	chk->count_star_only = false;
 	if (agg->aggstar || list_length(agg->args) != 1)
 		return false;
@@ -378,6 +381,9 @@ aggref_ok(LtUpperCheck *chk, Aggref *agg)
 	conv = column_conv(chk, (Var *) tle->expr);
 	if (conv == NULL)
 		return false;
+	/* count(col) of a field that cannot hold nulls counts the rows: the manifest answers it too */
+	if (agg_table[k].kind == LT_AGG_COUNT && !conv->field->nullable)
+		chk->count_star_only = was_count_only;
 	if (OidIsValid(agg_table[k].argtype) && agg_table[k].argtype != conv->typid)
 		return false;
 	if (!agg_accepts(agg_table[k].kind, value_class(conv, &scale, &precision)))
@@ -1689,7 +1695,9 @@ upper_begin(ForeignScanState *node, int eflags)
 				LtConv	   *conv = bind_column(st, var->varattno);
 				const char *attname = get_attname(relid, var->varattno, false);
 
-				st->metadata = false;
+				/* count(col) of a field that cannot hold nulls (in this version) is count(*) */
+				if (!(ag->kind == LT_AGG_COUNT && conv != NULL && !conv->field->nullable))
+					st->metadata = false;
 				ag->attname = attname;
 				if (conv == NULL)
 					unsupported_now(st, attname);
