@@ -187,6 +187,43 @@ EOF
 	fi
 fi
 
+# ------------------------------------------------------------------------------ indexes over our commits
+echo "== the engine's btree index stays right over our deletes, removed fragments and updates"
+if make_ds idx base.spec.json; then
+	D=$TMP/idx
+	cp -r "$D" "$TMP/idx_src"
+	echo '{"ops":[{"op":"create_index","column":"id","type":"btree"}]}' >"$TMP/ops.json"
+	REF apply "$D" "$TMP/ops.json" >/dev/null
+	commit delete "$D" --rowaddrs "$(rowaddrs "$D" '((.id|tonumber) >= 1000 and (.id|tonumber) < 2000) or ((.id|tonumber) >= 2000 and (.id|tonumber) < 2010)')"
+	commit update "$D" --rowaddrs "$(rowaddrs "$D" '.id == "2500"')" --copy-fragment "$TMP/idx_src:1"
+	"$INSPECT" scan "$D" >"$TMP/lt.jsonl"
+	for q in "id = 1500" "id = 500" "id = 2005" "id = 2015" "id = 2500" "id >= 990 AND id < 1010" "id >= 1995 AND id < 2020"; do
+		jqf=$(sed -E 's/id/(.id|tonumber)/g; s/ = / == /; s/AND/and/' <<<"$q")
+		want=$(jq -c "select($jqf)" "$TMP/lt.jsonl" | wc -l)
+		check "indexed query '$q' by the engine: $want rows, as a full scan" test "$(REF scan "$D" --filter "$q" | wc -l)" = "$want"
+	done
+	check "index still listed after our commits" test "$("$INSPECT" info "$D" | jq '.indexes | length')" -ge 1
+fi
+
+# ------------------------------------------------------------------------ storage 2.0, V1 manifest names
+echo "== storage 2.0 and V1 manifest names (nested columns)"
+if make_ds b20 base20.spec.json; then
+	D=$TMP/b20
+	cp -r "$D" "$TMP/b20_src"
+	v=$(version "$D")
+	{ rows "$D" /dev/stdout; only "$TMP/b20_src" '(.id|tonumber) < 1000'; } | sort >"$TMP/exp.jsonl"
+	commit append "$D" --copy-fragment "$TMP/b20_src:0"
+	[ $rc -eq 0 ] || ko "2.0 append" "$(cat "$TMP/commit.err")"
+	expect_rows "2.0 append: the engine reads it" "$D" "$TMP/exp.jsonl"
+	check "V1 naming kept: _versions/$((v + 1)).manifest" test -f "$D/_versions/$((v + 1)).manifest"
+	without "$D" '(.id|tonumber) % 7 == 1' >"$TMP/exp.jsonl"
+	commit delete "$D" --rowaddrs "$(rowaddrs "$D" '(.id|tonumber) % 7 == 1')"
+	[ $rc -eq 0 ] || ko "2.0 delete" "$(cat "$TMP/commit.err")"
+	expect_rows "2.0 delete: the engine reads it" "$D" "$TMP/exp.jsonl"
+	check "V1 naming kept: _versions/$((v + 2)).manifest" test -f "$D/_versions/$((v + 2)).manifest"
+	same_scans "$D" "2.0: lt-inspect scan = engine scan"
+fi
+
 # -------------------------------------------------------------------------------- big deletions (.bin)
 echo "== deletion bitmaps (more than 5000 rows)"
 if make_ds big big.spec.json; then
