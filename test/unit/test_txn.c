@@ -833,6 +833,47 @@ TEST(unwritable)
 	lt_store_close(s);
 }
 
+TEST(flags_and_config_carried)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r;
+	Lt__Pb__Manifest__ConfigEntry ce = LT__PB__MANIFEST__CONFIG_ENTRY__INIT;
+	Lt__Pb__Manifest__ConfigEntry *ces[1] = {&ce};
+	int			txn_files = 0;
+
+	/* as if version 5 had table config and had opted out of transaction files */
+	ce.key = "lance.test";
+	ce.value = "1";
+	ds->manifest->n_config = 1;
+	ds->manifest->config = ces;
+	ds->manifest->writer_feature_flags |= LT_FLAG_DISABLE_TXN_FILE;
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {0}, 1, &r), err);
+	ds->manifest->n_config = 0;
+	ds->manifest->config = NULL;
+	after = open_latest(s);
+	CHECK_EQ_INT(after->manifest->writer_feature_flags,
+				 LT_FLAG_DELETION_FILES | LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE);
+	CHECK_EQ_INT(after->manifest->reader_feature_flags, LT_FLAG_DELETION_FILES);
+	CHECK(after->manifest->n_config == 1 && strcmp(after->manifest->config[0]->key, "lance.test") == 0);
+	CHECK(!after->manifest->transaction_file || !after->manifest->transaction_file[0]);
+	CHECK(after->transaction != NULL);		/* still inline */
+	lt_store_list(s, PREFIX "_transactions", count_entry, &txn_files, &err);
+	CHECK_EQ_INT(txn_files, 0);
+	/* the hint names the new version */
+	{
+		uint8_t    *buf;
+		uint64_t	len;
+
+		CHECK_OK(lt_store_read_all(s, PREFIX "_versions/latest_version_hint.json", 1024, &buf, &len, &err), err);
+		CHECK(len == strlen("{\"version\":6}") && memcmp(buf, "{\"version\":6}", len) == 0);
+		lt_free(buf);
+	}
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -851,5 +892,6 @@ main(void)
 	RUN(rewrite);
 	RUN(lost_races);
 	RUN(unwritable);
+	RUN(flags_and_config_carried);
 	return unit_report("txn");
 }
