@@ -93,6 +93,7 @@ struct lt_txn
 	size_t		n_adds, cap_adds;
 	jentry	   *log;
 	size_t		n_log, cap_log;
+	size_t		last_mark;		/* the newest savepoint: entries from here on may absorb more rows */
 	base_dv    *bases;
 	size_t		n_bases, cap_bases;
 	change	   *changes;		/* ascending by id */
@@ -659,6 +660,14 @@ lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *offsets, uin
 		if (offsets[i] >= rows)
 			return lt_error_set(err, LT_EINVALID, "row %u is past the end of fragment %llu (%llu rows) of %s",
 								offsets[i], (unsigned long long) fragment_id, (unsigned long long) rows, t->name);
+	/* row-at-a-time deletes of one fragment grow one entry (unless a savepoint lies in between) */
+	if (t->n_log > 0 && t->n_log - 1 >= t->last_mark && t->log[t->n_log - 1].kind == J_DELETE &&
+		t->log[t->n_log - 1].frag_id == fragment_id)
+	{
+		roaring_bitmap_add_many(t->log[t->n_log - 1].rows, (size_t) n, offsets);
+		invalidate(t);
+		return LT_OK;
+	}
 	if (!(r = roaring_bitmap_of_ptr((size_t) n, offsets)))
 		return lt_nomem(err);
 	return journal(t, J_DELETE, fragment_id, r, err);
@@ -684,6 +693,7 @@ lt_txn_is_empty(const lt_txn *t)
 lt_txn_mark
 lt_txn_savepoint(lt_txn *t)
 {
+	t->last_mark = t->n_log;
 	return t->n_log;
 }
 
@@ -702,6 +712,8 @@ lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err)
 		if (j->rows)
 			roaring_bitmap_free(j->rows);
 	}
+	if (t->last_mark > mark)
+		t->last_mark = mark;
 	invalidate(t);
 	return LT_OK;
 }

@@ -476,6 +476,20 @@ TEST(savepoints)
 	CHECK(lt_txn_is_empty(t));
 	CHECK_OK(lt_txn_view(t, &view, &err), err);
 	CHECK_EQ_INT(live_in(view), before);
+	/* row-at-a-time deletes of one fragment, with a savepoint between them */
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {0}, 1, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {1}, 1, &err), err);
+	m1 = lt_txn_savepoint(t);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {2}, 1, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {3}, 1, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), before - 4);
+	CHECK_OK(lt_txn_rollback_to(t, m1, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), before - 2);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {4}, 1, &err), err);
+	CHECK_OK(lt_txn_rollback_to(t, m1, &err), err);
+	CHECK_OK(lt_txn_rollback_to(t, m0, &err), err);
 	CHECK_OK(lt_txn_add_fragment(t, 1, &wb, NULL, &fb, &err), err);
 	CHECK_EQ_INT(fb, 3);
 	CHECK_OK(lt_txn_commit(t, NULL, &res, &err), err);
