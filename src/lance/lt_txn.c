@@ -83,6 +83,19 @@ typedef struct change
 	uint64_t	onto_rv, onto_id;
 } change;
 
+/* One own-writes view: a dataset over the read version's and the added fragments. */
+typedef struct txn_view
+{
+	lt_dataset	ds;
+	Lt__Pb__DataFragment **frags;
+	Lt__Pb__DataFragment *copies;	/* fragments with rows deleted by us, with a synthetic DeletionFile */
+	Lt__Pb__DeletionFile *dfs;
+	lt_dv_override *dvs;
+	uint32_t  **arrays;
+	size_t		n_arrays;
+	struct txn_view *older;
+} txn_view;
+
 struct lt_txn
 {
 	lt_dataset *read;
@@ -104,15 +117,12 @@ struct lt_txn
 	bool		created_loaded;
 	id_version *created;
 	size_t		n_created;
-	/* the own-writes view */
+	/* own-writes views: the newest first; older ones stay readable until lt_txn_free */
 	bool		view_valid;
-	lt_dataset	view;
-	Lt__Pb__DataFragment **view_frags;
-	Lt__Pb__DataFragment *view_copies;
-	Lt__Pb__DeletionFile *view_dfs;
-	lt_dv_override *view_dvs;
-	uint32_t  **view_arrays;
-	size_t		n_view_arrays;
+	struct txn_view *views;
+	/* fragments dropped by a rollback: a view taken before may still point at them */
+	added	  **dropped;
+	size_t		n_dropped, cap_dropped;
 };
 
 /* ---- small helpers ------------------------------------------------------ */
@@ -707,8 +717,13 @@ lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err)
 	{
 		jentry	   *j = &t->log[--t->n_log];
 
+		/* an added fragment is kept until lt_txn_free: a view taken before may still scan it */
 		if (j->kind == J_ADD)
-			added_free(t->adds[--t->n_adds]);
+		{
+			if (!grow((void **) &t->dropped, &t->cap_dropped, t->n_dropped + 1, sizeof(added *)))
+				return lt_nomem(err);
+			t->dropped[t->n_dropped++] = t->adds[--t->n_adds];
+		}
 		if (j->rows)
 			roaring_bitmap_free(j->rows);
 	}
@@ -860,22 +875,18 @@ change_of(lt_txn *t, uint64_t id)
 /* ---- the own-writes view ------------------------------------------------- */
 
 static void
-view_free(lt_txn *t)
+view_free(txn_view *v)
 {
-	for (size_t i = 0; i < t->n_view_arrays; i++)
-		lt_free(t->view_arrays[i]);
-	lt_free(t->view_arrays);
-	lt_free(t->view_frags);
-	lt_free(t->view_copies);
-	lt_free(t->view_dfs);
-	lt_free(t->view_dvs);
-	t->view_arrays = NULL;
-	t->view_frags = NULL;
-	t->view_copies = NULL;
-	t->view_dfs = NULL;
-	t->view_dvs = NULL;
-	t->n_view_arrays = 0;
-	t->view_valid = false;
+	if (!v)
+		return;
+	for (size_t i = 0; i < v->n_arrays; i++)
+		lt_free(v->arrays[i]);
+	lt_free(v->arrays);
+	lt_free(v->frags);
+	lt_free(v->copies);
+	lt_free(v->dfs);
+	lt_free(v->dvs);
+	lt_free(v);
 }
 
 lt_code
@@ -883,24 +894,28 @@ lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err)
 {
 	lt_dataset *r = t->read;
 	size_t		cap = r->n_fragments + t->n_adds;
+	size_t		nc;
 	size_t		nf = 0, nd = 0;
+	txn_view   *v;
 
 	*out = NULL;
 	if (t->view_valid)
 	{
-		*out = &t->view;
+		*out = &t->views->ds;
 		return LT_OK;
 	}
-	view_free(t);
 	LT_TRY(settle(t, err));
-	t->view_frags = lt_calloc(cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
-	t->view_copies = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(Lt__Pb__DataFragment));
-	t->view_dfs = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(Lt__Pb__DeletionFile));
-	t->view_dvs = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(lt_dv_override));
-	t->view_arrays = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(uint32_t *));
-	if (!t->view_frags || !t->view_copies || !t->view_dfs || !t->view_dvs || !t->view_arrays)
+	nc = t->n_changes ? t->n_changes : 1;
+	if (!(v = lt_calloc(1, sizeof(txn_view))))
+		return lt_nomem(err);
+	v->frags = lt_calloc(cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
+	v->copies = lt_calloc(nc, sizeof(Lt__Pb__DataFragment));
+	v->dfs = lt_calloc(nc, sizeof(Lt__Pb__DeletionFile));
+	v->dvs = lt_calloc(nc, sizeof(lt_dv_override));
+	v->arrays = lt_calloc(nc, sizeof(uint32_t *));
+	if (!v->frags || !v->copies || !v->dfs || !v->dvs || !v->arrays)
 	{
-		view_free(t);
+		view_free(v);
 		return lt_nomem(err);
 	}
 	for (size_t i = 0; i < cap; i++)
@@ -914,36 +929,38 @@ lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err)
 		{
 			uint64_t	card = roaring_bitmap_get_cardinality(c->all);
 			uint32_t   *arr = lt_malloc(card ? card * sizeof(uint32_t) : 1);
-			Lt__Pb__DataFragment *copy = &t->view_copies[nd];
-			Lt__Pb__DeletionFile *df = &t->view_dfs[nd];
+			Lt__Pb__DataFragment *copy = &v->copies[nd];
+			Lt__Pb__DeletionFile *df = &v->dfs[nd];
 
 			if (!arr)
 			{
-				view_free(t);
+				view_free(v);
 				return lt_nomem(err);
 			}
 			roaring_bitmap_to_uint32_array(c->all, arr);
-			t->view_arrays[t->n_view_arrays++] = arr;
+			v->arrays[v->n_arrays++] = arr;
 			*copy = *f;
 			lt__pb__deletion_file__init(df);
 			df->has_num_deleted_rows = true;
 			df->num_deleted_rows = card;
 			copy->deletion_file = df;
-			t->view_dvs[nd].fragment_id = f->id;
-			t->view_dvs[nd].offsets = arr;
-			t->view_dvs[nd].n = card;
+			v->dvs[nd].fragment_id = f->id;
+			v->dvs[nd].offsets = arr;
+			v->dvs[nd].n = card;
 			nd++;
 			f = copy;
 		}
-		t->view_frags[nf++] = (Lt__Pb__DataFragment *) f;
+		v->frags[nf++] = (Lt__Pb__DataFragment *) f;
 	}
-	t->view = *r;
-	t->view.fragments = t->view_frags;
-	t->view.n_fragments = nf;
-	t->view.dv_overrides = t->view_dvs;
-	t->view.n_dv_overrides = nd;
+	v->ds = *r;
+	v->ds.fragments = v->frags;
+	v->ds.n_fragments = nf;
+	v->ds.dv_overrides = v->dvs;
+	v->ds.n_dv_overrides = nd;
+	v->older = t->views;
+	t->views = v;
 	t->view_valid = true;
-	*out = &t->view;
+	*out = &v->ds;
 	return LT_OK;
 }
 
@@ -1677,7 +1694,16 @@ lt_txn_free(lt_txn *t)
 {
 	if (!t)
 		return;
-	view_free(t);
+	while (t->views)
+	{
+		txn_view   *older = t->views->older;
+
+		view_free(t->views);
+		t->views = older;
+	}
+	for (size_t i = 0; i < t->n_dropped; i++)
+		added_free(t->dropped[i]);
+	lt_free(t->dropped);
 	changes_free(t);
 	for (size_t i = 0; i < t->n_log; i++)
 		if (t->log[i].rows)

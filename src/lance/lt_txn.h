@@ -89,8 +89,10 @@ lt_code		lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err);
 /*
  * The dataset as this transaction sees it: the read version with the pending changes applied
  * (new fragments with their provisional ids, deletion vectors merged), to scan own writes.
- * The view is owned by the transaction and stays valid until the next change or lt_txn_free.
- * Its deletion vectors may live in memory only: scan it with the regular scanner.
+ * The view is owned by the transaction and stays valid until lt_txn_free: a change made while
+ * it is being scanned (UPDATE, DELETE) does not disturb it; the next call after a change
+ * returns a new view.  Its deletion vectors may live in memory only: scan it with the regular
+ * scanner.
  */
 lt_code		lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err);
 

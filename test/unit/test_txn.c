@@ -557,6 +557,53 @@ TEST(view_of_own_deletes)
 	lt_store_close(s);
 }
 
+/* DELETE's pattern: scan the view and delete each batch's rows while the scan goes on. */
+TEST(view_survives_changes)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *view, *view2;
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid, seen = 0, before = lt_dataset_count_rows(ds);
+	lt_txn_mark m;
+	const lt_field *idf = ds->schema->fields[0];
+	lt_scan_options o = {0};
+	lt_fragment_scanner *sc = NULL;
+	lt_batch   *b;
+
+	copy_fragment_file(s, ds, 2, &wf, "vs.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	m = lt_txn_savepoint(t);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	o.n_fields = 1;
+	o.fields = &idf;
+	o.batch_rows = 100;
+	CHECK_OK(lt_fragment_scanner_open(view, frag_by_id(view, fid), &o, &sc, &err), err);
+	while (sc && lt_fragment_scanner_next(sc, &b, &err) == LT_OK && b)
+	{
+		for (int64_t i = 0; i < b->length; i++)
+		{
+			uint32_t	off = (uint32_t) b->row_addrs[i];
+
+			CHECK_OK(lt_txn_delete_rows(t, b->row_addrs[i] >> 32, &off, 1, &err), err);
+		}
+		seen += b->length;
+		CHECK_OK(lt_txn_view(t, &view2, &err), err);	/* a statement in between looks */
+	}
+	lt_fragment_scanner_free(sc);
+	CHECK_EQ_INT(seen, 800);
+	CHECK_OK(lt_txn_view(t, &view2, &err), err);
+	CHECK(frag_by_id(view2, fid) == NULL);		/* every row deleted: gone */
+	CHECK_EQ_INT(live_in(view2), before);
+	/* a rollback drops the added fragment; the first view still scans it */
+	CHECK_OK(lt_txn_rollback_to(t, m, &err), err);
+	CHECK_EQ_INT(live_in(view), before + 800);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
 /* ---- concurrent commits: rebase and conflicts -------------------------------------- */
 
 /* A version made by "another writer": latest's manifest with the given transaction inline. */
@@ -899,6 +946,7 @@ main(void)
 	RUN(deletion_file_kinds);
 	RUN(savepoints);
 	RUN(view_of_own_deletes);
+	RUN(view_survives_changes);
 	RUN(rebase_append_append);
 	RUN(rebase_deletes);
 	RUN(conflicts);
