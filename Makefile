@@ -71,10 +71,11 @@ build/liblt-san.a: $(LIB_SAN_OBJS)
 build/liblt-fuzz.a: $(LIB_FUZZ_OBJS)
 	ar rcs $@ $^
 
-TOOL_SRCS := tools/lt-inspect.c tools/lt_json.c tools/lt_pages.c tools/lt_commit_cmds.c
-build/lt-inspect: $(TOOL_SRCS) tools/lt_json.h tools/lt_pages.h tools/lt_commit_cmds.h build/liblt.a
+TOOL_SRCS := tools/lt-inspect.c tools/lt_json.c tools/lt_pages.c tools/lt_commit_cmds.c tools/lt_index_cmd.c tools/lt_where.c
+TOOL_HDRS := $(wildcard tools/*.h)
+build/lt-inspect: $(TOOL_SRCS) $(TOOL_HDRS) build/liblt.a
 	$(CC) $(LIB_CFLAGS) -Itools -O2 $(TOOL_SRCS) build/liblt.a $(LIB_LIBS) -o $@
-build/lt-inspect-san: $(TOOL_SRCS) tools/lt_json.h tools/lt_pages.h tools/lt_commit_cmds.h build/liblt-san.a
+build/lt-inspect-san: $(TOOL_SRCS) $(TOOL_HDRS) build/liblt-san.a
 	clang $(LIB_CFLAGS) -Itools $(SAN_FLAGS) $(TOOL_SRCS) build/liblt-san.a $(LIB_LIBS) -o $@
 
 UNIT_SRCS := $(sort $(wildcard test/unit/test_*.c))

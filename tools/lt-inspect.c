@@ -6,6 +6,8 @@
  *   lt-inspect pages DIR [--version N | --tag T]
  *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]
  *   lt-inspect append | delete | update DIR ...   commit a change (lt_commit_cmds.c)
+ *   lt-inspect index DIR [--version N | --tag T]
+ *   lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--stats]
  *
  * --stats (scan, take) prints pages decoded and bytes read to stderr as JSON.
  * take reads only the given rows (row addresses fragment_id << 32 | offset)
@@ -23,6 +25,7 @@
 #include "lt_dataset.h"
 #include "lt_file.h"
 #include "lt_commit_cmds.h"
+#include "lt_index_cmd.h"
 #include "lt_json.h"
 #include "lt_pages.h"
 #include "lt_scan.h"
@@ -36,6 +39,9 @@ typedef struct options
 	const char *columns;
 	const char *tag;
 	const char *rowaddrs;
+	const char *where;			/* index-query */
+	const char *index;
+	bool		no_index;
 	uint64_t	version;
 	bool		with_rowid;
 	bool		rowaddr;
@@ -50,6 +56,8 @@ usage(void)
 			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
 			"       lt-inspect pages DIR [--version N | --tag T]\n"
 			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
+			"       lt-inspect index DIR [--version N | --tag T]      # indexes, coverage (JSON lines)\n"
+			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
 			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n"
 			"       lt-inspect append | delete | update DIR ...   (commit a change; see lt_commit_cmds.c)\n");
 	exit(2);
@@ -447,6 +455,12 @@ main(int argc, char **argv)
 		}
 		else if (strcmp(argv[i], "--rowaddrs") == 0 && i + 1 < argc)
 			o.rowaddrs = argv[++i];
+		else if (strcmp(argv[i], "--where") == 0 && i + 1 < argc)
+			o.where = argv[++i];
+		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
+			o.index = argv[++i];
+		else if (strcmp(argv[i], "--no-index") == 0)
+			o.no_index = true;
 		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc)
 			o.tag = argv[++i];
 		else if (strcmp(argv[i], "--with-rowid") == 0)
@@ -459,7 +473,9 @@ main(int argc, char **argv)
 			usage();
 	}
 	if (strcmp(o.cmd, "info") != 0 && strcmp(o.cmd, "scan") != 0 && strcmp(o.cmd, "pages") != 0 &&
-		strcmp(o.cmd, "take") != 0)
+		strcmp(o.cmd, "take") != 0 && strcmp(o.cmd, "index") != 0 && strcmp(o.cmd, "index-query") != 0)
+		usage();
+	if ((strcmp(o.cmd, "index-query") == 0) != (o.where != NULL))
 		usage();
 	if ((strcmp(o.cmd, "take") == 0) != (o.rowaddrs != NULL))
 		usage();
@@ -474,6 +490,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(o.cmd, "info") == 0)
 		rc = cmd_info(store, ds);
+	else if (strcmp(o.cmd, "index") == 0)
+		rc = cmd_index(ds);
+	else if (strcmp(o.cmd, "index-query") == 0)
+		rc = cmd_index_query(ds, o.index, o.where, !o.no_index, o.stats);
 	else if (strcmp(o.cmd, "scan") == 0 || strcmp(o.cmd, "take") == 0)
 		rc = cmd_scan(ds, &o);
 	else

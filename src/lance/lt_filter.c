@@ -816,6 +816,74 @@ lt_filter_set_param(lt_filter *f, int slot, const lt_value *v, lt_error *err)
 	return lt_filter_set_param_array(f, slot, 1, v, err);
 }
 
+/* ------------------------------------------------------------------ introspection */
+
+/* node_kind and lt_expr_kind list the same kinds in the same order */
+_Static_assert((int) N_NOT == (int) LT_EXPR_NOT && (int) N_CMP == (int) LT_EXPR_CMP, "expr kinds");
+
+const lt_expr *
+lt_filter_root(const lt_filter *f)
+{
+	return f->root;
+}
+
+lt_expr_kind
+lt_expr_get_kind(const lt_expr *e)
+{
+	return (lt_expr_kind) e->kind;
+}
+
+int
+lt_expr_n_args(const lt_expr *e)
+{
+	return e->n_args;
+}
+
+const lt_expr *
+lt_expr_arg(const lt_expr *e, int i)
+{
+	return i >= 0 && i < e->n_args ? e->args[i] : NULL;
+}
+
+lt_cmp_op
+lt_expr_get_op(const lt_expr *e)
+{
+	return e->op;
+}
+
+bool
+lt_expr_is_negated(const lt_expr *e)
+{
+	return e->negated;
+}
+
+int
+lt_expr_get_column(const lt_expr *e)
+{
+	return e->col;
+}
+
+lt_code
+lt_expr_get_values(const lt_filter *f, const lt_expr *e, const lt_value **vals, int *n, lt_error *err)
+{
+	const param *p;
+
+	if (e->kind == N_CONST)
+	{
+		*vals = &e->val;
+		*n = 1;
+		return LT_OK;
+	}
+	if (e->kind != N_PARAM)
+		return lt_error_set(err, LT_EINVALID, "not a constant or parameter");
+	p = &f->params[e->slot];
+	if (!p->set)
+		return lt_error_set(err, LT_EINVALID, "parameter $%d has no value", e->slot);
+	*vals = p->vals;
+	*n = p->n;
+	return LT_OK;
+}
+
 /* ------------------------------------------------------------------ binding */
 
 static lt_code

@@ -141,6 +141,33 @@ lt_code		lt_filter_eval(lt_filter *f, lt_array *const *columns, int64_t n, uint3
 lt_code		lt_filter_eval_mask(lt_filter *f, lt_array *const *columns, int64_t n, const uint8_t **mask,
 								lt_error *err);
 
+/*
+ * A read-only view of a built filter, for consumers that reason about the
+ * expression instead of evaluating it (index lookups derive page and zone
+ * tests from it).  Kinds follow the constructors above; CMP nodes are
+ * normalized to (column OP value).
+ */
+typedef enum lt_expr_kind
+{
+	LT_EXPR_COLUMN, LT_EXPR_CONST, LT_EXPR_PARAM, LT_EXPR_CMP, LT_EXPR_BETWEEN, LT_EXPR_IN,
+	LT_EXPR_IS_NULL, LT_EXPR_AND, LT_EXPR_OR, LT_EXPR_NOT
+} lt_expr_kind;
+
+const lt_expr *lt_filter_root(const lt_filter *f);	/* NULL: no root */
+lt_expr_kind lt_expr_get_kind(const lt_expr *e);
+int			lt_expr_n_args(const lt_expr *e);
+const lt_expr *lt_expr_arg(const lt_expr *e, int i);
+lt_cmp_op	lt_expr_get_op(const lt_expr *e);	/* CMP */
+bool		lt_expr_is_negated(const lt_expr *e);	/* IS_NULL: true for IS NOT NULL */
+int			lt_expr_get_column(const lt_expr *e);	/* COLUMN */
+/*
+ * The value(s) of a CONST or PARAM node with the parameters as set now: one
+ * value, or an array parameter's items (*n = -1 for a NULL array).  The
+ * values stay valid until the parameter is set again.
+ */
+lt_code		lt_expr_get_values(const lt_filter *f, const lt_expr *e, const lt_value **vals, int *n,
+							   lt_error *err);
+
 /* The filter as text, e.g. "(dt = 2024-01-02 AND x > 10)"; lt_free() it.  NULL on OOM. */
 char	   *lt_filter_render(const lt_filter *f);
 char	   *lt_expr_render(const lt_filter *f, const lt_expr *e);

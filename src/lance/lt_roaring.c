@@ -883,3 +883,232 @@ lt_rowaddr_set_parse(const uint8_t *buf, size_t len, lt_rowaddr_set **out, size_
 		*consumed = c.pos;
 	return LT_OK;
 }
+
+/* --- more set operations -------------------------------------------------- */
+
+lt_rowaddr_set *
+lt_rowaddr_set_copy(const lt_rowaddr_set *s)
+{
+	lt_rowaddr_set *c = lt_rowaddr_set_create();
+
+	if (!c)
+		return NULL;
+	if (s->n > 0)
+	{
+		c->e = lt_malloc(s->n * sizeof(rs_entry));
+		if (!c->e)
+		{
+			lt_free(c);
+			return NULL;
+		}
+		c->cap = s->n;
+	}
+	for (size_t i = 0; i < s->n; i++)
+	{
+		c->e[i] = s->e[i];
+		if (s->e[i].bm && !(c->e[i].bm = roaring_bitmap_copy(s->e[i].bm)))
+		{
+			c->n = i;
+			lt_rowaddr_set_free(c);
+			return NULL;
+		}
+		c->n = i + 1;
+	}
+	return c;
+}
+
+lt_code
+lt_rowaddr_set_not(lt_rowaddr_set *s, const lt_rowaddr_set *universe, lt_error *err)
+{
+	lt_rowaddr_set *u = lt_rowaddr_set_copy(universe);
+	lt_rowaddr_set tmp;
+	lt_code		rc;
+
+	if (!u)
+		return lt_nomem(err);
+	rc = lt_rowaddr_set_andnot(u, s, err);
+	if (rc != LT_OK)
+	{
+		lt_rowaddr_set_free(u);
+		return rc;
+	}
+	/* swap contents: s takes u's entries, u (with s's old ones) is freed */
+	tmp = *s;
+	*s = *u;
+	*u = tmp;
+	lt_rowaddr_set_free(u);
+	return LT_OK;
+}
+
+lt_code
+lt_rowaddr_set_fragments(const lt_rowaddr_set *s, uint32_t **ids, size_t *n, lt_error *err)
+{
+	*ids = NULL;
+	*n = 0;
+	if (s->n == 0)
+		return LT_OK;
+	if (!(*ids = lt_malloc(s->n * sizeof(uint32_t))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < s->n; i++)
+		(*ids)[i] = s->e[i].frag;
+	*n = s->n;
+	return LT_OK;
+}
+
+bool
+lt_rowaddr_set_is_full(const lt_rowaddr_set *s, uint32_t frag)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+
+	return found && s->e[i].full;
+}
+
+uint64_t
+lt_rowaddr_set_fragment_cardinality(const lt_rowaddr_set *s, uint32_t frag)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+
+	return found && s->e[i].bm ? roaring_bitmap_get_cardinality(s->e[i].bm) : 0;
+}
+
+lt_code
+lt_rowaddr_set_fragment_offsets(const lt_rowaddr_set *s, uint32_t frag, uint32_t **offsets, uint64_t *n,
+								lt_error *err)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+	uint64_t	card;
+
+	*offsets = NULL;
+	*n = 0;
+	if (!found)
+		return LT_OK;
+	if (s->e[i].full)
+		return lt_error_set(err, LT_EINVALID, "row address set: fragment %u is selected whole", frag);
+	card = roaring_bitmap_get_cardinality(s->e[i].bm);
+	if (card == 0)
+		return LT_OK;
+	if (card > SIZE_MAX / sizeof(uint32_t) || !(*offsets = lt_malloc((size_t) card * sizeof(uint32_t))))
+		return lt_nomem(err);
+	roaring_bitmap_to_uint32_array(s->e[i].bm, *offsets);
+	*n = card;
+	return LT_OK;
+}
+
+lt_code
+lt_rowaddr_set_remove_offsets(lt_rowaddr_set *s, uint32_t frag, const uint32_t *offsets, uint64_t n,
+							  uint64_t *removed, lt_error *err)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+	uint64_t	before;
+
+	if (removed)
+		*removed = 0;
+	if (!found || n == 0)
+		return LT_OK;
+	if (s->e[i].full)
+		return lt_error_set(err, LT_EINVALID, "row address set: fragment %u is selected whole", frag);
+	before = roaring_bitmap_get_cardinality(s->e[i].bm);
+	for (uint64_t k = 0; k < n; k++)
+		roaring_bitmap_remove(s->e[i].bm, offsets[k]);
+	if (removed)
+		*removed = before - roaring_bitmap_get_cardinality(s->e[i].bm);
+	rs_compact(s);
+	return LT_OK;
+}
+
+void
+lt_rowaddr_set_remove_fragment(lt_rowaddr_set *s, uint32_t frag)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+
+	if (!found)
+		return;
+	if (s->e[i].bm)
+		roaring_bitmap_free(s->e[i].bm);
+	memmove(&s->e[i], &s->e[i + 1], (s->n - i - 1) * sizeof(rs_entry));
+	s->n--;
+}
+
+lt_code
+lt_rowaddr_set_bound_fragment(lt_rowaddr_set *s, uint32_t frag, uint64_t rows, lt_error *err)
+{
+	bool		found;
+	size_t		i = rs_find(s, frag, &found);
+	roaring_bitmap_t *bm;
+
+	if (!found)
+		return LT_OK;
+	if (rows > (UINT64_C(1) << 32))
+		return lt_error_set(err, LT_EINVALID, "fragment %u: %llu rows do not fit 32-bit offsets", frag,
+							(unsigned long long) rows);
+	if (rows == 0)
+	{
+		lt_rowaddr_set_remove_fragment(s, frag);
+		return LT_OK;
+	}
+	if (!s->e[i].full)
+	{
+		/* offsets past the fragment's end select nothing */
+		if (rows < (UINT64_C(1) << 32))
+			roaring_bitmap_remove_range_closed(s->e[i].bm, (uint32_t) rows, UINT32_MAX);
+		rs_compact(s);
+		return LT_OK;
+	}
+	if (!(bm = roaring_bitmap_from_range(0, rows, 1)))
+		return lt_nomem(err);
+	s->e[i].full = false;
+	s->e[i].bm = bm;
+	return LT_OK;
+}
+
+lt_code
+lt_rowaddr_set_serialize(const lt_rowaddr_set *s, uint8_t **out, size_t *len, lt_error *err)
+{
+	size_t		total = 4;
+	uint8_t    *buf,
+			   *p;
+
+	*out = NULL;
+	*len = 0;
+	uint32_t	count = 0;
+
+	/* an empty partial entry would read back as "whole fragment": leave it out */
+	for (size_t i = 0; i < s->n; i++)
+	{
+		if (!s->e[i].full && roaring_bitmap_is_empty(s->e[i].bm))
+			continue;
+		total += 8;
+		count++;
+		if (!s->e[i].full)
+		{
+			roaring_bitmap_run_optimize(s->e[i].bm);
+			total += roaring_bitmap_portable_size_in_bytes(s->e[i].bm);
+		}
+	}
+	if (!(buf = lt_malloc(total)))
+		return lt_nomem(err);
+	p = buf;
+	lt_put32(p, count);
+	p += 4;
+	for (size_t i = 0; i < s->n; i++)
+	{
+		size_t		sz = s->e[i].full ? 0 : roaring_bitmap_portable_size_in_bytes(s->e[i].bm);
+
+		if (!s->e[i].full && roaring_bitmap_is_empty(s->e[i].bm))
+			continue;
+
+		lt_put32(p, s->e[i].frag);
+		lt_put32(p + 4, (uint32_t) sz);
+		p += 8;
+		if (sz)
+			p += roaring_bitmap_portable_serialize(s->e[i].bm, (char *) p);
+	}
+	*out = buf;
+	*len = (size_t) (p - buf);
+	return LT_OK;
+}

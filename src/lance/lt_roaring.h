@@ -121,6 +121,37 @@ uint64_t	lt_rowaddr_set_cardinality(const lt_rowaddr_set *s, uint32_t *full_frag
 typedef int (*lt_rowaddr_cb) (uint32_t frag, bool full, const uint32_t *offsets, size_t n, void *arg);
 int			lt_rowaddr_set_iterate(const lt_rowaddr_set *s, lt_rowaddr_cb cb, void *arg);
 
+/* A deep copy (NULL when out of memory). */
+lt_rowaddr_set *lt_rowaddr_set_copy(const lt_rowaddr_set *s);
+
+/*
+ * In place: s = universe - s ("NOT" relative to a universe, e.g. every
+ * physical row of the covered fragments); fragments outside the universe are
+ * dropped.
+ */
+lt_code		lt_rowaddr_set_not(lt_rowaddr_set *s, const lt_rowaddr_set *universe, lt_error *err);
+
+/* Fragments present in s, ascending (lt_malloc'd; NULL with *n = 0 when empty). */
+lt_code		lt_rowaddr_set_fragments(const lt_rowaddr_set *s, uint32_t **ids, size_t *n, lt_error *err);
+/* Whether frag is a whole-fragment entry. */
+bool		lt_rowaddr_set_is_full(const lt_rowaddr_set *s, uint32_t frag);
+/* Offsets selected in frag (0 for absent or whole fragments). */
+uint64_t	lt_rowaddr_set_fragment_cardinality(const lt_rowaddr_set *s, uint32_t frag);
+/*
+ * The offsets of one partial fragment, ascending, lt_malloc'd (what
+ * lt_scan_options.offsets takes); NULL with *n = 0 when absent.  A whole
+ * fragment is LT_EINVALID (resolve it against the dataset first).
+ */
+lt_code		lt_rowaddr_set_fragment_offsets(const lt_rowaddr_set *s, uint32_t frag, uint32_t **offsets,
+											uint64_t *n, lt_error *err);
+/* Remove ascending offsets of frag (a deletion vector); *removed (may be NULL) counts them. */
+lt_code		lt_rowaddr_set_remove_offsets(lt_rowaddr_set *s, uint32_t frag, const uint32_t *offsets,
+										  uint64_t n, uint64_t *removed, lt_error *err);
+/* Drop one fragment. */
+void		lt_rowaddr_set_remove_fragment(lt_rowaddr_set *s, uint32_t frag);
+/* Limit frag to offsets [0, rows): a whole-fragment entry becomes exactly that range. */
+lt_code		lt_rowaddr_set_bound_fragment(lt_rowaddr_set *s, uint32_t frag, uint64_t rows, lt_error *err);
+
 /*
  * Parse Lance's RowAddrTreeMap serialization:
  *   u32 n; n x (u32 fragment id, u32 size, size bytes of portable roaring)
@@ -130,5 +161,11 @@ int			lt_rowaddr_set_iterate(const lt_rowaddr_set *s, lt_rowaddr_cb cb, void *ar
  */
 lt_code		lt_rowaddr_set_parse(const uint8_t *buf, size_t len, lt_rowaddr_set **out,
 								 size_t *consumed, lt_error *err);
+
+/*
+ * The same serialization (roaring in the portable format, whole fragments as
+ * size 0), lt_malloc'd.  For tests and index writers.
+ */
+lt_code		lt_rowaddr_set_serialize(const lt_rowaddr_set *s, uint8_t **out, size_t *len, lt_error *err);
 
 #endif

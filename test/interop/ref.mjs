@@ -498,7 +498,12 @@ async function applyOp(tbl, op, spec) {
     case "drop_columns": return tbl.dropColumns(op.columns);
     case "rename": return tbl.alterColumns([{ path: op.from, rename: op.to }]);
     case "optimize": return tbl.optimize();
-    case "create_index": return tbl.createIndex(op.column, op.type ? { config: lancedb.Index[op.type]() } : {});
+    case "create_index": { // kind (or type): btree | bitmap | label_list; the node binding cannot build zonemaps
+      const kind = op.kind ?? op.type;
+      if (!kind) return tbl.createIndex(op.column, op.name ? { name: op.name } : {});
+      const make = { btree: "btree", bitmap: "bitmap", label_list: "labelList", labelList: "labelList" }[kind] || fail(`unknown index kind '${kind}'`);
+      return tbl.createIndex(op.column, { config: lancedb.Index[make](), ...(op.name ? { name: op.name } : {}) });
+    }
     case "restore": await tbl.checkout(op.version); return tbl.restore();
     case "tag": return (await tbl.tags()).create(op.tag, op.version ?? (await tbl.version()));
     default: return fail(`unknown op '${op.op}'`);

@@ -1,0 +1,203 @@
+/*
+ * lt_index_btree.c — Lance's btree index.
+ *
+ * page_lookup.lance: one row per page of page_data.lance, sorted by min:
+ *   min, max (the key type), null_count: uint32, page_idx: uint32;
+ *   schema metadata batch_size (rows per page, default 4096).
+ * page_data.lance: values (the key type, sorted, nulls first), ids: uint64
+ *   (row ids = row addresses).  Page p is rows [p * batch_size, ...).
+ * A page's min is its first value (NULL when it starts with nulls), its max the
+ * last (NULL only when every value is NULL; NaN sorts last).
+ *
+ * A lookup evaluates the page test (lt_index_prune_filter) on the lookup
+ * columns, reads values and ids of the candidate pages only, and evaluates the
+ * filter on the values.
+ */
+#include "lt_index_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lt_alloc.h"
+
+#define DEFAULT_BATCH_SIZE 4096
+#define MAX_BATCH_SIZE ((uint64_t) 1 << 24)
+
+static lt_code
+parse_batch_size(lt_index_file *xf, uint64_t *out, lt_error *err)
+{
+	size_t		len;
+	const uint8_t *v = lt_index_file_meta(xf, "batch_size", &len);
+	uint64_t	n = 0;
+
+	*out = DEFAULT_BATCH_SIZE;
+	if (!v)
+		return LT_OK;
+	if (len == 0 || len > 12)
+		return lt_corrupt(err, "%s: bad batch_size metadata", lt_index_file_path(xf));
+	for (size_t i = 0; i < len; i++)
+	{
+		if (v[i] < '0' || v[i] > '9')
+			return lt_corrupt(err, "%s: bad batch_size metadata", lt_index_file_path(xf));
+		n = n * 10 + (uint64_t) (v[i] - '0');
+	}
+	if (n == 0 || n > MAX_BATCH_SIZE)
+		return lt_corrupt(err, "%s: batch_size %llu", lt_index_file_path(xf), (unsigned long long) n);
+	*out = n;
+	return LT_OK;
+}
+
+lt_code
+lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
+{
+	const lt_field *key = r->idx->field;
+	const lt_field *mn,
+			   *mx;
+	uint64_t	pages,
+				rows;
+	size_t		len;
+	const uint8_t *rp;
+
+	LT_TRY(lt_seg_open_file(r, s, "page_lookup.lance", &s->lookup, err));
+	LT_TRY(lt_seg_open_file(r, s, "page_data.lance", &s->data, err));
+	rp = lt_index_file_meta(s->lookup, "range_partitioned", &len);
+	if (rp && !(len == 5 && memcmp(rp, "false", 5) == 0))
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: range-partitioned btree indexes are not supported",
+							lt_index_file_path(s->lookup));
+	LT_TRY(parse_batch_size(s->lookup, &s->batch_size, err));
+	LT_TRY(lt_index_file_field(s->lookup, "min", -1, &mn, err));
+	LT_TRY(lt_index_file_field(s->lookup, "max", -1, &mx, err));
+	LT_TRY(lt_index_file_field(s->data, "values", -1, &s->values_f, err));
+	LT_TRY(lt_index_file_field(s->data, "ids", LT_TYPE_UINT64, &s->ids_f, err));
+	if (!lt_index_same_type(mn, key) || !lt_index_same_type(mx, key) || !lt_index_same_type(s->values_f, key))
+		return lt_corrupt(err, "%s: index keys are %s, column \"%s\" is %s", lt_index_file_path(s->data),
+						  lt_type_name(s->values_f->type), key->name, lt_type_name(key->type));
+	LT_TRY(lt_index_file_read(s->lookup, mn, 0, lt_index_file_rows(s->lookup), &s->page_min, err));
+	LT_TRY(lt_index_file_read(s->lookup, mx, 0, lt_index_file_rows(s->lookup), &s->page_max, err));
+	LT_TRY(lt_index_read_column(s->lookup, "null_count", LT_TYPE_UINT32, &s->page_nulls, err));
+	LT_TRY(lt_index_read_column(s->lookup, "page_idx", LT_TYPE_UINT32, &s->page_idx, err));
+	pages = lt_index_file_rows(s->lookup);
+	rows = lt_index_file_rows(s->data);
+	/* every page must fall inside page_data */
+	for (uint64_t i = 0; i < pages; i++)
+	{
+		uint64_t	p = lt_index_uint_at(s->page_idx, (int64_t) i);
+
+		if (p * s->batch_size >= rows)
+			return lt_corrupt(err, "%s: page %llu starts at row %llu, page_data.lance has %llu rows",
+							  lt_index_file_path(s->lookup), (unsigned long long) p,
+							  (unsigned long long) (p * s->batch_size), (unsigned long long) rows);
+	}
+	if (s->page_nulls->null_count || s->page_idx->null_count)
+		return lt_corrupt(err, "%s: null page counts", lt_index_file_path(s->lookup));
+	LT_TRY(lt_index_file_reader(s->data, s->values_f, &s->values_r, err));
+	LT_TRY(lt_index_file_reader(s->data, s->ids_f, &s->ids_r, err));
+	return LT_OK;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a,
+				y = *(const uint64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Read page_data rows [start, start + n), evaluate the key filter, add the matching ids. */
+static lt_code
+scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowaddr_set *acc, lt_error *err)
+{
+	lt_array   *vals = NULL,
+			   *ids = NULL;
+	uint32_t   *sel = NULL;
+	int64_t		nsel = 0;
+	lt_code		rc;
+	lt_array   *cols[1];
+
+	rc = lt_array_new(s->values_f, &vals, err);
+	if (rc == LT_OK)
+		rc = lt_array_new(s->ids_f, &ids, err);
+	if (rc == LT_OK)
+		rc = lt_field_reader_read(s->values_r, start, n, vals, err);
+	if (rc == LT_OK)
+		rc = lt_field_reader_read(s->ids_r, start, n, ids, err);
+	if (rc == LT_OK && (vals->length != (int64_t) n || ids->length != (int64_t) n || ids->null_count))
+		rc = lt_corrupt(err, "%s: rows [%llu, %llu) do not decode", lt_index_file_path(s->data),
+						(unsigned long long) start, (unsigned long long) (start + n));
+	if (rc == LT_OK && !(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+	{
+		cols[0] = vals;
+		rc = lt_filter_eval(keyf, cols, (int64_t) n, sel, &nsel, err);
+	}
+	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
+		rc = lt_rowaddr_set_add(acc, ((const uint64_t *) ids->values)[sel[k]], err);
+	if (rc != LT_OK && err && err->code == LT_EINVALID)
+		err->code = LT_ECORRUPT;	/* decoders say EINVALID for impossible page metadata */
+	lt_free(sel);
+	lt_array_free(vals);
+	lt_array_free(ids);
+	return rc;
+}
+
+lt_code
+lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, lt_rowaddr_set *acc,
+				lt_index_stats *st, lt_error *err)
+{
+	const lt_field *cols[3] = {s->page_min->field, s->page_max->field, s->page_nulls->field};
+	lt_array   *arrs[3] = {s->page_min, s->page_max, s->page_nulls};
+	lt_filter  *pagef = NULL,
+			   *keyf = NULL;
+	uint64_t	pages = lt_index_file_rows(s->lookup);
+	uint64_t	rows = lt_index_file_rows(s->data);
+	uint32_t   *sel = NULL;
+	uint64_t   *cand = NULL;
+	int64_t		nsel = 0;
+	lt_code		rc;
+
+	rc = lt_index_prune_filter(filter, cols, false, &pagef, err);
+	if (rc == LT_OK)
+		rc = lt_index_copy_filter(filter, s->values_f, &keyf, err);
+	if (rc == LT_OK && pages > 0)
+	{
+		sel = lt_malloc((size_t) pages * sizeof(uint32_t));
+		cand = lt_malloc((size_t) pages * sizeof(uint64_t));
+		if (!sel || !cand)
+			rc = lt_nomem(err);
+		if (rc == LT_OK)
+			rc = lt_filter_eval(pagef, arrs, (int64_t) pages, sel, &nsel, err);
+	}
+	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
+		cand[k] = lt_index_uint_at(s->page_idx, sel[k]);
+	if (rc == LT_OK && nsel > 1)
+		qsort(cand, (size_t) nsel, sizeof(uint64_t), cmp_u64);
+	if (st)
+	{
+		st->pages_total += pages;
+		st->pages_read += (uint64_t) nsel;
+	}
+	/* read runs of adjacent candidate pages together */
+	for (int64_t k = 0; rc == LT_OK && k < nsel;)
+	{
+		int64_t		j = k;
+		uint64_t	start,
+					end;
+
+		while (j + 1 < nsel && cand[j + 1] == cand[j] + 1 && (uint64_t) (j + 1 - k) * s->batch_size < 65536)
+			j++;
+		start = cand[k] * s->batch_size;
+		end = (cand[j] + 1) * s->batch_size;
+		if (end > rows)
+			end = rows;
+		rc = scan_rows(s, keyf, start, end - start, acc, err);
+		k = j + 1;
+		/* a duplicate page index would be read twice: harmless, the set dedups */
+	}
+	lt_free(sel);
+	lt_free(cand);
+	lt_filter_free(pagef);
+	lt_filter_free(keyf);
+	return rc;
+}

@@ -1,0 +1,422 @@
+/*
+ * lt_index_cmd.c — lt-inspect's index commands.
+ *
+ *   index DIR              every index: kind, columns, segments, covered and unindexed fragments (JSON lines)
+ *   index-query DIR --where EXPR [--index NAME] [--stats]
+ *                          the live row addresses where EXPR holds, one per line, ascending: the index's
+ *                          answer for the fragments it covers (rechecked with the filter when the index is
+ *                          inexact) plus a filtered scan of the fragments it does not cover;
+ *                          --no-index scans every fragment with the filter instead (the same answer)
+ */
+#include "lt_index_cmd.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lt_alloc.h"
+#include "lt_index.h"
+#include "lt_json.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+#include "lt_where.h"
+
+static int
+fail(const lt_error *err)
+{
+	fprintf(stderr, "lt-inspect: %s: %s\n", lt_code_name(err->code), err->msg);
+	return 1;
+}
+
+static void
+str(const char *s)
+{
+	json_string(stdout, s ? s : "", s ? strlen(s) : 0);
+}
+
+static void
+u32_list(const uint32_t *v, uint64_t n)
+{
+	putchar('[');
+	for (uint64_t i = 0; i < n; i++)
+		printf("%s%u", i ? "," : "", v[i]);
+	putchar(']');
+}
+
+int
+cmd_index(lt_dataset *ds)
+{
+	lt_index_list *l;
+	lt_error	err;
+
+	if (lt_dataset_indexes(ds, &l, &err) != LT_OK)
+		return fail(&err);
+	for (size_t i = 0; i < l->n; i++)
+	{
+		const lt_index *ix = &l->items[i];
+
+		printf("{\"name\":");
+		str(ix->name);
+		printf(",\"kind\":\"%s\",\"type_url\":", lt_index_kind_name(ix->kind));
+		str(ix->type_url);
+		printf(",\"fields\":[");
+		for (int k = 0; k < ix->n_fields; k++)
+			printf("%s%d", k ? "," : "", ix->field_ids[k]);
+		printf("],\"columns\":[");
+		for (int k = 0; k < ix->n_fields; k++)
+		{
+			const lt_field *f = lt_schema_find_id(ds->schema, ix->field_ids[k]);
+
+			if (k)
+				putchar(',');
+			if (f)
+				str(f->name);
+			else
+				printf("null");
+		}
+		printf("],\"usable\":%s,\"unusable_reason\":", ix->unusable ? "false" : "true");
+		if (ix->unusable)
+			str(ix->unusable);
+		else
+			printf("null");
+		printf(",\"covered\":");
+		u32_list(ix->covered, ix->n_covered);
+		printf(",\"unindexed\":");
+		u32_list(ix->unindexed, ix->n_unindexed);
+		printf(",\"segments\":[");
+		for (size_t s = 0; s < ix->n_segments; s++)
+		{
+			const lt_index_segment *seg = &ix->segments[s];
+
+			printf("%s{\"uuid\":\"%s\",\"index_version\":%d,\"dataset_version\":%" PRIu64 ",\"fragments\":",
+				   s ? "," : "", seg->uuid, seg->index_version, seg->dataset_version);
+			u32_list(seg->fragments, seg->n_fragments);
+			printf(",\"files\":[");
+			for (size_t k = 0; k < seg->n_files; k++)
+			{
+				if (k)
+					putchar(',');
+				str(seg->files[k]);
+			}
+			printf("]}");
+		}
+		printf("]}\n");
+	}
+	lt_index_list_free(l);
+	return 0;
+}
+
+/* --- evaluation -------------------------------------------------------------- */
+
+typedef struct query
+{
+	lt_dataset *ds;
+	where_parse w;
+	lt_index_reader *ir;		/* NULL: no usable index, scan everything */
+	const lt_index *idx;
+	lt_rowaddr_set *out;
+	lt_index_stats st;
+	uint64_t	scanned_fragments;
+	uint64_t	rechecked_rows;
+	lt_error	err;
+} query;
+
+/* label_list tree over the index: NOT is relative to rows whose list is not NULL */
+static lt_code
+eval_labels(query *q, const where_node *n, lt_rowaddr_set **out)
+{
+	lt_rowaddr_set *a = NULL,
+			   *b = NULL;
+	lt_code		rc;
+	lt_index_stats st;
+
+	*out = NULL;
+	switch (n->kind)
+	{
+		case W_HAS_ALL:
+		case W_HAS_ANY:
+			rc = lt_index_search_labels(q->ir, n->kind == W_HAS_ALL ? LT_LABEL_HAS_ALL : LT_LABEL_HAS_ANY,
+										n->n_values, n->values, out, &st, &q->err);
+			q->st.keys_matched += st.keys_matched;
+			q->st.pages_total += st.pages_total;
+			q->st.pages_read += st.pages_read;
+			return rc;
+		case W_AND:
+		case W_OR:
+			LT_TRY(eval_labels(q, n->a, &a));
+			rc = eval_labels(q, n->b, &b);
+			if (rc == LT_OK)
+				rc = n->kind == W_AND ? lt_rowaddr_set_and(a, b, &q->err) : lt_rowaddr_set_or(a, b, &q->err);
+			lt_rowaddr_set_free(b);
+			break;
+		case W_NOT:
+			LT_TRY(eval_labels(q, n->a, &b));
+			rc = lt_index_search_labels(q->ir, LT_LABEL_HAS_ALL, 0, NULL, &a, &st, &q->err);
+			if (rc == LT_OK)
+				rc = lt_rowaddr_set_not(b, a, &q->err);
+			lt_rowaddr_set_free(a);
+			a = b;
+			break;
+		default:
+			return lt_error_set(&q->err, LT_EUNSUPPORTED, "a label_list query cannot mix in scalar predicates");
+	}
+	if (rc != LT_OK)
+	{
+		lt_rowaddr_set_free(a);
+		return rc;
+	}
+	*out = a;
+	return LT_OK;
+}
+
+/* Per row of a list column: 1 TRUE, 0 FALSE, -1 NULL for tree n (array predicates only). */
+static lt_code
+eval_lists_rows(query *q, const where_node *n, const lt_array *lists, int8_t *res)
+{
+	int64_t		rows = lists->length;
+	int8_t	   *tmp;
+
+	switch (n->kind)
+	{
+		case W_HAS_ALL:
+		case W_HAS_ANY:
+			{
+				const lt_array *items = lists->children[0];
+				const lt_field *elem = items->field;
+				bool		all = n->kind == W_HAS_ALL;
+
+				for (int64_t r = 0; r < rows; r++)
+					res[r] = lt_array_is_valid(lists, r) ? (all ? 1 : 0) : -1;
+				for (int k = 0; k < n->n_values; k++)
+				{
+					lt_filter  *f;
+					lt_expr    *e;
+					const uint8_t *mask = NULL;
+					lt_array   *cols[1] = {(lt_array *) items};
+
+					LT_TRY(lt_filter_new(1, &elem, &f, &q->err));
+					e = lt_expr_cmp(f, LT_CMP_EQ, lt_expr_column(f, 0, &q->err),
+									lt_expr_const(f, &n->values[k], &q->err), &q->err);
+					if (!e || lt_filter_set_root(f, e, &q->err) != LT_OK ||
+						(items->length > 0 && lt_filter_eval_mask(f, cols, items->length, &mask, &q->err) != LT_OK))
+					{
+						lt_filter_free(f);
+						return q->err.code ? q->err.code : LT_EINVALID;
+					}
+					for (int64_t r = 0; r < rows; r++)
+					{
+						bool		hit = false;
+
+						if (res[r] < 0)
+							continue;
+						for (int64_t i = lists->offsets[r]; i < lists->offsets[r + 1]; i++)
+							hit |= mask[i] != 0;
+						if (all && !hit)
+							res[r] = 0;
+						if (!all && hit)
+							res[r] = 1;
+					}
+					lt_filter_free(f);
+				}
+				return LT_OK;
+			}
+		case W_NOT:
+			LT_TRY(eval_lists_rows(q, n->a, lists, res));
+			for (int64_t r = 0; r < rows; r++)
+				res[r] = res[r] < 0 ? -1 : !res[r];
+			return LT_OK;
+		case W_AND:
+		case W_OR:
+			if (!(tmp = malloc((size_t) rows + 1)))
+				return lt_nomem(&q->err);
+			if (eval_lists_rows(q, n->a, lists, res) != LT_OK || eval_lists_rows(q, n->b, lists, tmp) != LT_OK)
+			{
+				free(tmp);
+				return q->err.code;
+			}
+			for (int64_t r = 0; r < rows; r++)
+			{
+				int			x = res[r],
+							y = tmp[r];
+
+				if (n->kind == W_AND)
+					res[r] = (x == 0 || y == 0) ? 0 : (x < 0 || y < 0) ? -1 : 1;
+				else
+					res[r] = (x == 1 || y == 1) ? 1 : (x < 0 || y < 0) ? -1 : 0;
+			}
+			free(tmp);
+			return LT_OK;
+		default:
+			return lt_error_set(&q->err, LT_EUNSUPPORTED, "a label_list query cannot mix in scalar predicates");
+	}
+}
+
+/* Scan one fragment (optionally only at offsets) with the query, adding matching addresses. */
+static lt_code
+scan_fragment(query *q, const Lt__Pb__DataFragment *frag, const uint32_t *offsets, uint64_t n_offsets)
+{
+	lt_scan_options o = {0};
+	lt_fragment_scanner *sc;
+	lt_batch   *b;
+	lt_code		rc;
+	const lt_field *cols[1] = {q->w.column};
+
+	o.n_fields = 1;
+	o.fields = cols;
+	o.offsets = offsets;
+	o.n_offsets = n_offsets;
+	if (!q->w.has_arrays)
+		o.filter = q->w.filter;
+	LT_TRY(lt_fragment_scanner_open(q->ds, frag, &o, &sc, &q->err));
+	while ((rc = lt_fragment_scanner_next(sc, &b, &q->err)) == LT_OK && b)
+	{
+		int8_t	   *res = NULL;
+
+		if (q->w.has_arrays)
+		{
+			if (!(res = malloc((size_t) b->length + 1)))
+			{
+				rc = lt_nomem(&q->err);
+				break;
+			}
+			if ((rc = eval_lists_rows(q, q->w.root, b->columns[0], res)) != LT_OK)
+			{
+				free(res);
+				break;
+			}
+		}
+		for (int64_t r = 0; rc == LT_OK && r < b->length; r++)
+			if (!res || res[r] == 1)
+				rc = lt_rowaddr_set_add(q->out, b->row_addrs[r], &q->err);
+		free(res);
+		if (rc != LT_OK)
+			break;
+	}
+	lt_fragment_scanner_free(sc);
+	return rc;
+}
+
+static int
+print_addr(uint32_t frag, bool full, const uint32_t *offsets, size_t n, void *arg)
+{
+	for (size_t i = 0; i < n; i++)
+		printf("%" PRIu64 "\n", ((uint64_t) frag << 32) | offsets[i]);
+	return full ? 1 : 0;		/* resolved sets have no whole fragments */
+}
+
+int
+cmd_index_query(lt_dataset *ds, const char *index_name, const char *where, bool use_index, bool stats)
+{
+	query		q = {0};
+	lt_index_list *l = NULL;
+	lt_rowaddr_set *hits = NULL;
+	bool		exact = true;
+	lt_code		rc = LT_OK;
+	int			status = 1;
+
+	q.ds = ds;
+	if (where_parse_text(where, ds->schema, &q.w) != 0)
+	{
+		fprintf(stderr, "lt-inspect: bad --where: %s\n", q.w.msg);
+		where_free(&q.w);
+		return 2;
+	}
+	if (!q.w.has_arrays && where_scalar_root(&q.w) != 0)
+	{
+		fprintf(stderr, "lt-inspect: bad --where: %s\n", q.w.msg);
+		where_free(&q.w);
+		return 2;
+	}
+	if ((rc = lt_dataset_indexes(ds, &l, &q.err)) != LT_OK)
+		goto done;
+	if (!use_index)
+		q.idx = NULL;
+	else if (index_name)
+	{
+		q.idx = lt_index_list_find(l, index_name);
+		if (!q.idx)
+		{
+			rc = lt_error_set(&q.err, LT_ENOTFOUND, "no index \"%s\"", index_name);
+			goto done;
+		}
+		if (q.idx->field != q.w.column)
+		{
+			rc = lt_error_set(&q.err, LT_EINVALID, "index \"%s\" is not on column \"%s\"", index_name,
+							  q.w.column->name);
+			goto done;
+		}
+	}
+	else
+		q.idx = lt_index_list_for_field(l, q.w.column->id,
+										q.w.has_arrays ? LT_INDEX_LABEL_LIST : LT_INDEX_UNKNOWN);
+	if (q.idx && (rc = lt_index_open(ds, q.idx, &q.ir, &q.err)) != LT_OK)
+		goto done;
+	if (!(q.out = lt_rowaddr_set_create()))
+	{
+		rc = lt_nomem(&q.err);
+		goto done;
+	}
+
+	/* covered fragments: the index */
+	if (q.ir)
+	{
+		if (q.w.has_arrays)
+			rc = eval_labels(&q, q.w.root, &hits);
+		else
+			rc = lt_index_search(q.ir, q.w.filter, &hits, &exact, &q.st, &q.err);
+		if (rc != LT_OK)
+			goto done;
+		if (exact)
+			rc = lt_rowaddr_set_or(q.out, hits, &q.err);
+		else
+		{
+			/* "at most": read the candidates and apply the filter */
+			for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
+			{
+				uint32_t   *offs;
+				uint64_t	n;
+
+				if (!lt_index_covers(q.idx, (uint32_t) ds->fragments[i]->id))
+					continue;
+				rc = lt_rowaddr_set_fragment_offsets(hits, (uint32_t) ds->fragments[i]->id, &offs, &n, &q.err);
+				if (rc == LT_OK && n > 0)
+					rc = scan_fragment(&q, ds->fragments[i], offs, n);
+				q.rechecked_rows += n;
+				lt_free(offs);
+			}
+		}
+	}
+	/* fragments the index does not cover (or every fragment without an index): a filtered scan */
+	for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
+	{
+		if (q.idx && q.ir && lt_index_covers(q.idx, (uint32_t) ds->fragments[i]->id))
+			continue;
+		q.scanned_fragments++;
+		rc = scan_fragment(&q, ds->fragments[i], NULL, 0);
+	}
+	if (rc != LT_OK)
+		goto done;
+	lt_rowaddr_set_iterate(q.out, print_addr, NULL);
+	if (stats)
+	{
+		fprintf(stderr, "{\"index\":");
+		json_string(stderr, q.idx ? q.idx->name : "", q.idx ? strlen(q.idx->name) : 0);
+		fprintf(stderr, ",\"kind\":\"%s\",\"exact\":%s,\"rows\":%" PRIu64 ",\"pages_total\":%" PRIu64
+				",\"pages_read\":%" PRIu64 ",\"keys_matched\":%" PRIu64 ",\"rows_deleted\":%" PRIu64
+				",\"rechecked_rows\":%" PRIu64 ",\"scanned_fragments\":%" PRIu64 ",\"bytes_read\":%" PRIu64 "}\n",
+				q.idx ? lt_index_kind_name(q.idx->kind) : "none", exact ? "true" : "false",
+				lt_rowaddr_set_cardinality(q.out, NULL), q.st.pages_total, q.st.pages_read, q.st.keys_matched,
+				q.st.rows_deleted, q.rechecked_rows, q.scanned_fragments, ds->store->bytes_read);
+	}
+	status = 0;
+done:
+	if (rc != LT_OK)
+		status = fail(&q.err);
+	lt_rowaddr_set_free(hits);
+	lt_rowaddr_set_free(q.out);
+	lt_index_close(q.ir);
+	lt_index_list_free(l);
+	where_free(&q.w);
+	return status;
+}
