@@ -10,6 +10,7 @@
 #   interop  test/interop/run.sh                       lt-inspect / lt_fdw against the reference Lance library
 #   interop-pg test/interop/pg.sh                      the same datasets through PostgreSQL (SELECT ... ORDER BY _rowid)
 #   interop-txn test/interop/txn.sh                    our commits (Append/Delete/Update, rebase, crashes) vs the reference
+#   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #
 # A missing step script is a failure, never a skip. Each step's closing "N passed, M failed" line is added
@@ -28,11 +29,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn pg)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index pg)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|pg) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|pg) steps+=("$a") ;;
 		-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -112,6 +113,7 @@ for s in "${steps[@]}"; do
 		interop) run_step interop test/interop/run.sh test/interop/run.sh ;;
 		interop-pg) run_step interop-pg test/interop/pg.sh test/interop/pg.sh ;;
 		interop-txn) run_step interop-txn test/interop/txn.sh test/interop/txn.sh ;;
+		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 	esac
 done

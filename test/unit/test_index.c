@@ -1,0 +1,1142 @@
+/*
+ * Unit tests of scalar index reading (lt_index*.c) and the row-address set
+ * operations it relies on.
+ *
+ * Real data: test/data/indexed, made by `node test/interop/ref.mjs make` from
+ * test/data/indexed.spec.json — btree (id, 3 pages; f, floats with NaN,
+ * infinities and -0), bitmap (k) and label_list (tags) indexes over fragments
+ * 0 and 1, then fragment 2 appended (unindexed) and a delete.  The oracle for
+ * every lookup is the fragment scanner with the same filter (lt_filter's own
+ * semantics), restricted to the covered fragments.
+ */
+#include <dirent.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "unit.h"
+
+#include "io/lt_store.h"
+#include "lt_alloc.h"
+#include "lt_bytes.h"
+#include "lt_dataset.h"
+#include "lt_index.h"
+#include "lt_index_int.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+
+static lt_error err;
+
+static lt_value
+vint(int64_t i)
+{
+	lt_value	v = {.kind = LT_VALUE_INT};
+
+	v.v.i = i;
+	return v;
+}
+
+static lt_value
+vflt(double d)
+{
+	lt_value	v = {.kind = LT_VALUE_FLOAT};
+
+	v.v.f = d;
+	return v;
+}
+
+static lt_value
+vbytes(const char *s)
+{
+	lt_value	v = {.kind = LT_VALUE_BYTES};
+
+	v.v.bytes.ptr = (const uint8_t *) s;
+	v.v.bytes.len = strlen(s);
+	return v;
+}
+
+static lt_value
+vnull(void)
+{
+	lt_value	v = {.kind = LT_VALUE_NULL};
+
+	return v;
+}
+
+/* Deterministic pseudo-random numbers (xorshift). */
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+static uint64_t
+rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+static int
+rndn(int n)
+{
+	return (int) (rnd() % (uint64_t) n);
+}
+
+/* --- dataset helpers ---------------------------------------------------------- */
+
+static lt_dataset *
+open_indexed(lt_store **store)
+{
+	char		root[1024];
+	lt_version_spec spec = {0};
+	lt_dataset *ds = NULL;
+
+	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
+	CHECK_OK(lt_store_local_open(root, store, &err), err);
+	if (*store)
+		CHECK_OK(lt_dataset_open(*store, "", &spec, &ds, &err), err);
+	return ds;
+}
+
+/* Addresses where the filter is TRUE in the listed fragments (all when frags is NULL), by scanning. */
+static lt_rowaddr_set *
+scan_filter(lt_dataset *ds, lt_filter *f, const uint32_t *frags, size_t nfrags)
+{
+	lt_rowaddr_set *s = lt_rowaddr_set_create();
+
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *fr = ds->fragments[i];
+		lt_scan_options o = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *b;
+		bool		want = frags == NULL;
+
+		for (size_t k = 0; frags && k < nfrags; k++)
+			want |= frags[k] == fr->id;
+		if (!want)
+			continue;
+		o.n_fields = 1;
+		o.fields = lt_filter_columns(f);
+		o.filter = f;
+		CHECK_OK(lt_fragment_scanner_open(ds, fr, &o, &sc, &err), err);
+		if (!sc)
+			continue;
+		while (lt_fragment_scanner_next(sc, &b, &err) == LT_OK && b)
+			for (int64_t r = 0; r < b->length; r++)
+				lt_rowaddr_set_add(s, b->row_addrs[r], &err);
+		lt_fragment_scanner_free(sc);
+	}
+	return s;
+}
+
+static bool
+set_equal(const lt_rowaddr_set *a, const lt_rowaddr_set *b)
+{
+	lt_rowaddr_set *x = lt_rowaddr_set_copy(a),
+			   *y = lt_rowaddr_set_copy(b);
+	bool		eq;
+
+	lt_rowaddr_set_andnot(x, b, &err);
+	lt_rowaddr_set_andnot(y, a, &err);
+	eq = lt_rowaddr_set_is_empty(x) && lt_rowaddr_set_is_empty(y);
+	lt_rowaddr_set_free(x);
+	lt_rowaddr_set_free(y);
+	return eq;
+}
+
+/* --- random filters over one column --------------------------------------------- */
+
+typedef struct gen
+{
+	lt_filter  *f;
+	lt_type_id	t;
+	int			next_slot;
+} gen;
+
+static lt_value
+rand_value(gen *g)
+{
+	static const double specials[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e21, 5e-324, 0.30000000000000004};
+
+	if (rndn(25) == 0)
+		return vnull();
+	switch (g->t)
+	{
+		case LT_TYPE_INT64:
+			return vint(rndn(10100) - 50);
+		case LT_TYPE_INT32:
+			return rndn(4) ? vint(rndn(18) - 1) : vflt(rndn(40) / 2.0 - 1);
+		default:
+			if (rndn(3) == 0)
+				return vflt(specials[rndn(8)]);
+			if (rndn(4) == 0)
+				return vint(rndn(80000) - 40000);
+			return vflt((rndn(2000000) - 1000000) / 25.0);
+	}
+}
+
+static lt_expr *
+rand_leaf(gen *g)
+{
+	lt_filter  *f = g->f;
+	lt_expr    *x = lt_expr_column(f, 0, &err);
+	lt_value	v = rand_value(g),
+				w;
+
+	switch (rndn(7))
+	{
+		case 0:
+		case 1:
+			return lt_expr_cmp(f, (lt_cmp_op) rndn(6), x, lt_expr_const(f, &v, &err), &err);
+		case 2:
+			{
+				/* a scalar parameter */
+				int			slot = g->next_slot++;
+				lt_value_kind k = g->t == LT_TYPE_FLOAT64 ? LT_VALUE_FLOAT : LT_VALUE_INT;
+				lt_expr    *p = lt_expr_param(f, slot, k, &err);
+
+				if (v.kind != LT_VALUE_NULL && v.kind != k)
+					v = k == LT_VALUE_INT ? vint((int64_t) (v.kind == LT_VALUE_FLOAT && isfinite(v.v.f) ? v.v.f : 3))
+						: vflt((double) v.v.i);
+				lt_filter_set_param(f, slot, &v, &err);
+				return lt_expr_cmp(f, (lt_cmp_op) rndn(6), x, p, &err);
+			}
+		case 3:
+			w = rand_value(g);
+			return lt_expr_between(f, x, lt_expr_const(f, &v, &err), lt_expr_const(f, &w, &err), &err);
+		case 4:
+			{
+				lt_expr    *items[6];
+				int			n = rndn(6);
+
+				for (int i = 0; i < n; i++)
+				{
+					lt_value	u = rand_value(g);
+
+					items[i] = lt_expr_const(f, &u, &err);
+				}
+				return lt_expr_in(f, x, n, items, &err);
+			}
+		case 5:
+			{
+				/* = ANY($array) */
+				int			slot = g->next_slot++;
+				lt_value_kind k = g->t == LT_TYPE_FLOAT64 ? LT_VALUE_FLOAT : LT_VALUE_INT;
+				lt_value	vals[4];
+				int			n = rndn(4);
+				lt_expr    *e = lt_expr_in_param(f, x, slot, k, &err);
+
+				for (int i = 0; i < n; i++)
+					vals[i] = k == LT_VALUE_INT ? vint(g->t == LT_TYPE_INT64 ? rndn(10000) : rndn(17))
+						: vflt(rndn(3) ? (rndn(2000) - 1000) / 4.0 : NAN);
+				if (rndn(10) == 0)
+					lt_filter_set_param(f, slot, &(lt_value) {.kind = LT_VALUE_NULL}, &err);
+				else
+					lt_filter_set_param_array(f, slot, n, vals, &err);
+				return e;
+			}
+		default:
+			return lt_expr_is_null(f, x, rndn(2), &err);
+	}
+}
+
+static lt_expr *
+rand_expr(gen *g, int depth)
+{
+	lt_expr    *args[3];
+
+	if (depth == 0 || rndn(3) == 0)
+		return rand_leaf(g);
+	switch (rndn(3))
+	{
+		case 0:
+			return lt_expr_not(g->f, rand_expr(g, depth - 1), &err);
+		case 1:
+			args[0] = rand_expr(g, depth - 1);
+			args[1] = rand_expr(g, depth - 1);
+			args[2] = rand_expr(g, depth - 1);
+			return lt_expr_and(g->f, 2 + rndn(2), args, &err);
+		default:
+			args[0] = rand_expr(g, depth - 1);
+			args[1] = rand_expr(g, depth - 1);
+			return lt_expr_or(g->f, 2, args, &err);
+	}
+}
+
+/* --- tests ---------------------------------------------------------------------- */
+
+TEST(metadata)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_index_list *l = NULL;
+	const lt_index *ix;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	CHECK_EQ_INT(l->n, 4);
+	ix = lt_index_list_find(l, "id_idx");
+	CHECK(ix && ix->kind == LT_INDEX_BTREE && !ix->unusable && ix->field == ds->schema->fields[0]);
+	if (ix)
+	{
+		CHECK_EQ_INT(ix->n_segments, 1);
+		CHECK_EQ_INT(ix->segments[0].n_fragments, 2);
+		CHECK_EQ_INT(ix->segments[0].index_version, 0);
+		CHECK_EQ_INT(strlen(ix->segments[0].uuid), 36);
+		CHECK_EQ_INT(ix->n_covered, 2);
+		CHECK_EQ_INT(ix->n_unindexed, 1);
+		CHECK_EQ_INT(ix->unindexed[0], 2);
+		CHECK(lt_index_covers(ix, 0) && lt_index_covers(ix, 1) && !lt_index_covers(ix, 2));
+	}
+	ix = lt_index_list_find(l, "k_idx");
+	CHECK(ix && ix->kind == LT_INDEX_BITMAP && !ix->unusable);
+	ix = lt_index_list_find(l, "tags_idx");
+	CHECK(ix && ix->kind == LT_INDEX_LABEL_LIST && !ix->unusable);
+	if (ix)
+		CHECK_EQ_INT(ix->segments[0].index_version, 1);
+	CHECK(lt_index_list_for_field(l, ds->schema->fields[2]->id, LT_INDEX_BTREE) == lt_index_list_find(l, "f_idx"));
+	CHECK(lt_index_list_for_field(l, ds->schema->fields[2]->id, LT_INDEX_BITMAP) == NULL);
+	CHECK(lt_index_list_find(l, "nope") == NULL);
+	CHECK_EQ_INT(strcmp(lt_index_kind_name(LT_INDEX_ZONEMAP), "zonemap"), 0);
+	lt_index_list_free(l);
+
+	/* an unknown kind or version is listed but unusable; a bad fragment bitmap is corrupt */
+	{
+		Lt__Pb__IndexMetadata *m = ds->index_section->indices[0];
+		char	   *url = m->index_details->type_url;
+		uint8_t		saved = m->fragment_bitmap.data[0];
+		lt_index_reader *r;
+
+		m->index_details->type_url = "/lance.table.VectorIndexDetails";
+		CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+		ix = lt_index_list_find(l, m->name);
+		CHECK(ix && ix->kind == LT_INDEX_UNKNOWN && ix->unusable);
+		CHECK_CODE(lt_index_open(ds, ix, &r, &err), LT_EUNSUPPORTED);
+		lt_index_list_free(l);
+		m->index_details->type_url = url;
+
+		m->index_version = 7;
+		CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+		ix = lt_index_list_find(l, m->name);
+		CHECK(ix && ix->unusable && strstr(ix->unusable, "version"));
+		lt_index_list_free(l);
+		m->index_version = 0;
+
+		m->fragment_bitmap.data[0] ^= 0x55;
+		CHECK_CODE(lt_dataset_indexes(ds, &l, &err), LT_ECORRUPT);
+		CHECK(strstr(err.msg, "fragment bitmap") && strstr(err.msg, "manifest"));
+		m->fragment_bitmap.data[0] = saved;
+	}
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
+/* Random filters on one indexed column: the index answers what a filtered scan of the covered fragments finds. */
+static void
+random_lookups(const char *index_name, int rounds, int *nonempty)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_index_list *l = NULL;
+	const lt_index *ix;
+	lt_index_reader *r = NULL;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	ix = lt_index_list_find(l, index_name);
+	CHECK(ix != NULL);
+	if (ix)
+		CHECK_OK(lt_index_open(ds, ix, &r, &err), err);
+	for (int q = 0; r && q < rounds; q++)
+	{
+		gen			g = {NULL, ix->field->type, 0};
+		lt_expr    *root;
+		lt_rowaddr_set *got = NULL,
+				   *want;
+		bool		exact = false;
+		lt_index_stats st;
+
+		CHECK_OK(lt_filter_new(1, &ix->field, &g.f, &err), err);
+		root = rand_expr(&g, 3);
+		CHECK(root != NULL);
+		if (!root)
+		{
+			fprintf(stderr, "  %s\n", err.msg);
+			lt_filter_free(g.f);
+			continue;
+		}
+		CHECK_OK(lt_filter_set_root(g.f, root, &err), err);
+		CHECK_OK(lt_index_search(r, g.f, &got, &exact, &st, &err), err);
+		want = scan_filter(ds, g.f, ix->covered, ix->n_covered);
+		CHECK(exact);
+		if (got && !set_equal(got, want))
+		{
+			char	   *txt = lt_filter_render(g.f);
+
+			CHECK(!"index lookup differs from the filtered scan");
+			fprintf(stderr, "  %s: %s: index %llu rows, scan %llu rows\n", index_name, txt,
+					(unsigned long long) lt_rowaddr_set_cardinality(got, NULL),
+					(unsigned long long) lt_rowaddr_set_cardinality(want, NULL));
+			lt_free(txt);
+		}
+		if (got && !lt_rowaddr_set_is_empty(got))
+			(*nonempty)++;
+		CHECK(st.pages_read <= st.pages_total);
+		lt_rowaddr_set_free(got);
+		lt_rowaddr_set_free(want);
+		lt_filter_free(g.f);
+	}
+	lt_index_close(r);
+	lt_index_list_free(l);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
+TEST(btree_random)
+{
+	int			nonempty = 0;
+
+	random_lookups("id_idx", 300, &nonempty);
+	CHECK(nonempty > 100);		/* the oracle is not vacuous */
+	nonempty = 0;
+	random_lookups("f_idx", 300, &nonempty);
+	CHECK(nonempty > 100);
+}
+
+TEST(bitmap_random)
+{
+	int			nonempty = 0;
+
+	random_lookups("k_idx", 300, &nonempty);
+	CHECK(nonempty > 100);
+}
+
+/* A point lookup reads one btree page; a deleted row is never returned. */
+TEST(btree_pruning_and_deletions)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_index_list *l = NULL;
+	lt_index_reader *r = NULL;
+	const lt_field *id;
+	lt_filter  *f;
+	lt_value	v;
+	lt_rowaddr_set *got = NULL;
+	bool		exact;
+	lt_index_stats st;
+	uint32_t   *offs = NULL;
+	uint64_t	n = 0;
+
+	if (!ds)
+		return;
+	id = ds->schema->fields[0];
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	CHECK_OK(lt_index_open(ds, lt_index_list_find(l, "id_idx"), &r, &err), err);
+	if (!r)
+		return;
+	CHECK_OK(lt_filter_new(1, &id, &f, &err), err);
+	v = vint(6000);				/* fragment 1 (4500 rows each), page 1 of 3 */
+	CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_EQ, lt_expr_column(f, 0, &err), lt_expr_const(f, &v, &err),
+											   &err), &err), err);
+	CHECK_OK(lt_index_search(r, f, &got, &exact, &st, &err), err);
+	CHECK_EQ_INT(st.pages_total, 3);
+	CHECK_EQ_INT(st.pages_read, 1);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(got, NULL), 1);
+	CHECK(lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 1500));
+	CHECK_OK(lt_rowaddr_set_fragment_offsets(got, 1, &offs, &n, &err), err);
+	CHECK(n == 1 && offs && offs[0] == 1500);
+	lt_free(offs);
+	lt_rowaddr_set_free(got);
+	lt_filter_free(f);
+
+	/* id % 9 = 4 was deleted after the index was built: id 13 is gone, id 14 is there */
+	CHECK_OK(lt_filter_new(1, &id, &f, &err), err);
+	{
+		lt_value	items[2] = {vint(13), vint(14)};
+		lt_expr    *e[2] = {lt_expr_const(f, &items[0], &err), lt_expr_const(f, &items[1], &err)};
+
+		CHECK_OK(lt_filter_set_root(f, lt_expr_in(f, lt_expr_column(f, 0, &err), 2, e, &err), &err), err);
+	}
+	CHECK_OK(lt_index_search(r, f, &got, &exact, &st, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(got, NULL), 1);
+	CHECK(lt_rowaddr_set_contains(got, 14));
+	CHECK_EQ_INT(st.rows_deleted, 1);
+	lt_rowaddr_set_free(got);
+	lt_filter_free(f);
+
+	/* the appended fragment is not in the index's answer (the caller scans it) */
+	CHECK_OK(lt_filter_new(1, &id, &f, &err), err);
+	v = vint(9000);
+	CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_GE, lt_expr_column(f, 0, &err), lt_expr_const(f, &v, &err),
+											   &err), &err), err);
+	CHECK_OK(lt_index_search(r, f, &got, &exact, &st, &err), err);
+	CHECK(got && lt_rowaddr_set_is_empty(got));
+	lt_rowaddr_set_free(got);
+
+	/* a filter over another column, or over two columns, is refused */
+	{
+		const lt_field *two[2] = {ds->schema->fields[1], id};
+		lt_filter  *g;
+
+		CHECK_OK(lt_filter_new(1, &two[0], &g, &err), err);
+		CHECK_OK(lt_filter_set_root(g, lt_expr_is_null(g, lt_expr_column(g, 0, &err), false, &err), &err), err);
+		CHECK_CODE(lt_index_search(r, g, &got, &exact, &st, &err), LT_EINVALID);
+		lt_filter_free(g);
+		CHECK_OK(lt_filter_new(2, two, &g, &err), err);
+		CHECK_OK(lt_filter_set_root(g, lt_expr_is_null(g, lt_expr_column(g, 1, &err), false, &err), &err), err);
+		CHECK_CODE(lt_index_search(r, g, &got, &exact, &st, &err), LT_EINVALID);
+		lt_filter_free(g);
+	}
+	/* label lookups on a btree are refused */
+	CHECK_CODE(lt_index_search_labels(r, LT_LABEL_HAS_ANY, 0, NULL, &got, &st, &err), LT_EUNSUPPORTED);
+	lt_filter_free(f);
+	lt_index_close(r);
+	lt_index_list_free(l);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
+/* Visit every row of the list column in the covered fragments: cb(list array, row, address, arg). */
+typedef void (*row_cb) (const lt_array *lists, int64_t row, uint64_t addr, void *arg);
+
+static void
+each_list_row(lt_dataset *ds, const lt_index *ix, row_cb cb, void *arg)
+{
+	const lt_field *tags = ix->field;
+
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		lt_scan_options o = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *b;
+
+		if (!lt_index_covers(ix, (uint32_t) ds->fragments[i]->id))
+			continue;
+		o.n_fields = 1;
+		o.fields = &tags;
+		CHECK_OK(lt_fragment_scanner_open(ds, ds->fragments[i], &o, &sc, &err), err);
+		while (sc && lt_fragment_scanner_next(sc, &b, &err) == LT_OK && b)
+			for (int64_t row = 0; row < b->length; row++)
+				cb(b->columns[0], row, b->row_addrs[row], arg);
+		lt_fragment_scanner_free(sc);
+	}
+}
+
+typedef struct vocab
+{
+	char		w[64][16];
+	int			n;
+} vocab;
+
+static void
+vocab_cb(const lt_array *a, int64_t row, uint64_t addr, void *arg)
+{
+	vocab	   *v = arg;
+	const lt_array *it = a->children[0];
+
+	if (!lt_array_is_valid(a, row))
+		return;
+	for (int64_t e = a->offsets[row]; e < a->offsets[row + 1] && v->n < 64; e++)
+	{
+		int64_t		len = it->offsets[e + 1] - it->offsets[e];
+		bool		seen = false;
+
+		if (!lt_array_is_valid(it, e) || len >= 16)
+			continue;
+		for (int k = 0; k < v->n; k++)
+			seen |= strlen(v->w[k]) == (size_t) len && !memcmp(v->w[k], it->data + it->offsets[e], (size_t) len);
+		if (!seen)
+		{
+			memcpy(v->w[v->n], it->data + it->offsets[e], (size_t) len);
+			v->w[v->n++][len] = '\0';
+		}
+	}
+}
+
+typedef struct label_q
+{
+	lt_label_op op;
+	int			n;
+	const lt_value *vals;
+	lt_rowaddr_set *want;
+} label_q;
+
+/* Postgres's @> / && on one row: a NULL list matches nothing, a NULL value is never contained */
+static void
+label_cb(const lt_array *a, int64_t row, uint64_t addr, void *arg)
+{
+	label_q    *q = arg;
+	const lt_array *it = a->children[0];
+	bool		all = true,
+				any = false;
+
+	if (!lt_array_is_valid(a, row))
+		return;
+	for (int k = 0; k < q->n; k++)
+	{
+		bool		hit = false;
+
+		for (int64_t e = a->offsets[row]; q->vals[k].kind == LT_VALUE_BYTES && e < a->offsets[row + 1]; e++)
+			hit |= lt_array_is_valid(it, e) &&
+				(size_t) (it->offsets[e + 1] - it->offsets[e]) == q->vals[k].v.bytes.len &&
+				!memcmp(it->data + it->offsets[e], q->vals[k].v.bytes.ptr, q->vals[k].v.bytes.len);
+		all &= hit;
+		any |= hit;
+	}
+	if (q->op == LT_LABEL_HAS_ALL ? all : any)
+		lt_rowaddr_set_add(q->want, addr, &err);
+}
+
+/* label_list lookups against the list column scanned by hand. */
+TEST(label_list)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_index_list *l = NULL;
+	lt_index_reader *r = NULL;
+	const lt_index *ix;
+	vocab		voc = {.n = 0};
+	int			nonempty = 0;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	ix = lt_index_list_find(l, "tags_idx");
+	CHECK_OK(lt_index_open(ds, ix, &r, &err), err);
+	if (!r)
+		return;
+	/* scalar filters are not a label_list's business */
+	{
+		lt_filter  *f;
+		lt_rowaddr_set *got;
+		bool		exact;
+
+		CHECK_OK(lt_filter_new(1, &ix->field, &f, &err), err);
+		CHECK_OK(lt_filter_set_root(f, lt_expr_is_null(f, lt_expr_column(f, 0, &err), false, &err), &err), err);
+		CHECK_CODE(lt_index_search(r, f, &got, &exact, NULL, &err), LT_EUNSUPPORTED);
+		lt_filter_free(f);
+	}
+	each_list_row(ds, ix, vocab_cb, &voc);
+	CHECK(voc.n >= 5);
+	for (int round = 0; voc.n > 0 && round < 150; round++)
+	{
+		lt_value	vals[3];
+		label_q		q = {rndn(2) ? LT_LABEL_HAS_ALL : LT_LABEL_HAS_ANY, rndn(4), vals, lt_rowaddr_set_create()};
+		lt_rowaddr_set *got = NULL;
+
+		/* vocabulary words, a word that is not there, rarely NULL */
+		for (int k = 0; k < q.n; k++)
+			vals[k] = rndn(12) == 0 ? vnull() : rndn(8) == 0 ? vbytes("qqqqq") : vbytes(voc.w[rndn(voc.n)]);
+		each_list_row(ds, ix, label_cb, &q);
+		CHECK_OK(lt_index_search_labels(r, q.op, q.n, vals, &got, NULL, &err), err);
+		if (got && !set_equal(got, q.want))
+		{
+			CHECK(!"label lookup differs from the scan");
+			fprintf(stderr, "  %s of %d values: index %llu, scan %llu\n", q.op == LT_LABEL_HAS_ALL ? "all" : "any",
+					q.n, (unsigned long long) lt_rowaddr_set_cardinality(got, NULL),
+					(unsigned long long) lt_rowaddr_set_cardinality(q.want, NULL));
+		}
+		if (got && !lt_rowaddr_set_is_empty(got))
+			nonempty++;
+		lt_rowaddr_set_free(got);
+		lt_rowaddr_set_free(q.want);
+	}
+	CHECK(nonempty > 30);
+	lt_index_close(r);
+	lt_index_list_free(l);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
+/*
+ * Page and zone tests never drop a page holding a matching value: random pages
+ * (sorted like a btree's, or unsorted zones) with nulls, NaN, -0, and random
+ * expressions; each page's summary is computed the way Lance writes it.
+ */
+TEST(prune_property)
+{
+	const lt_field *fld;
+	lt_schema  *schema;
+	lt_field	ff = {0},
+				fnull = {0},
+				fnan = {0};
+	int			kept = 0,
+				dropped = 0;
+
+	/* fields: a float64 key, uint32 counts */
+	(void) schema;
+	(void) fld;
+	ff.name = "x";
+	ff.type = LT_TYPE_FLOAT64;
+	ff.byte_width = 8;
+	ff.nullable = true;
+	fnull.name = "null_count";
+	fnull.type = LT_TYPE_UINT32;
+	fnull.byte_width = 4;
+	fnan = fnull;
+	fnan.name = "nan_count";
+
+	for (int round = 0; round < 400; round++)
+	{
+		bool		zones = round % 2;
+		int			npages = 12,
+					per = 1 + rndn(6);
+		int64_t		total = npages * per;
+		lt_array   *vals,
+				   *mn,
+				   *mx,
+				   *nc,
+				   *nn;
+		lt_filter  *src,
+				   *pf = NULL;
+		gen			g = {NULL, LT_TYPE_FLOAT64, 0};
+		lt_expr    *root;
+		double	   *v;
+		uint8_t    *valid;
+		const lt_field *cols[4] = {&ff, &ff, &fnull, &fnan};
+		lt_array   *arrs[4];
+		const uint8_t *pmask = NULL,
+				   *vmask = NULL;
+
+		lt_array_new(&ff, &vals, &err);
+		lt_array_new(&ff, &mn, &err);
+		lt_array_new(&ff, &mx, &err);
+		lt_array_new(&fnull, &nc, &err);
+		lt_array_new(&fnan, &nn, &err);
+		v = calloc((size_t) total, sizeof(double));
+		valid = calloc((size_t) total, 1);
+		for (int64_t i = 0; i < total; i++)
+		{
+			static const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0};
+
+			valid[i] = rndn(6) != 0;
+			v[i] = rndn(4) == 0 ? sp[rndn(5)] : (rndn(400) - 200) / 4.0;
+		}
+		if (!zones)
+		{
+			/* btree: one sorted run, nulls first, NaN last (Postgres's order; -0 and 0 in either order) */
+			for (int64_t i = 1; i < total; i++)
+				for (int64_t j = i; j > 0; j--)
+				{
+					bool		a_null = !valid[j - 1],
+								b_null = !valid[j];
+					double		a = v[j - 1],
+								b = v[j];
+					bool		gt = !a_null && (b_null || (isnan(a) && !isnan(b)) || (!isnan(a) && !isnan(b) && a > b));
+
+					if (!gt)
+						break;
+					v[j - 1] = b;
+					v[j] = a;
+					valid[j - 1] = !b_null;
+					valid[j] = !a_null;
+				}
+		}
+		lt_array_reserve(vals, total, &err);
+		lt_array_ensure_validity(vals, &err);
+		memcpy(vals->values, v, (size_t) total * 8);
+		memcpy(vals->validity, valid, (size_t) total);
+		vals->length = total;
+		for (int64_t i = 0; i < total; i++)
+			vals->null_count += !valid[i];
+		lt_array_reserve(mn, npages, &err);
+		lt_array_reserve(mx, npages, &err);
+		lt_array_ensure_validity(mn, &err);
+		lt_array_ensure_validity(mx, &err);
+		lt_array_reserve(nc, npages, &err);
+		lt_array_reserve(nn, npages, &err);
+		for (int p = 0; p < npages; p++)
+		{
+			uint32_t	nulls = 0,
+						nans = 0;
+			bool		have = false;
+			double		lo = 0,
+						hi = 0;
+
+			for (int k = 0; k < per; k++)
+			{
+				int64_t		i = (int64_t) p * per + k;
+
+				if (!valid[i])
+				{
+					nulls++;
+					continue;
+				}
+				if (zones && isnan(v[i]))
+				{
+					nans++;		/* zone extrema leave NaN out (at worst) */
+					continue;
+				}
+				if (!have || (isnan(lo) ? false : (isnan(v[i]) ? false : v[i] < lo)))
+					lo = !have ? v[i] : v[i] < lo ? v[i] : lo;
+				if (!have || isnan(v[i]) || (!isnan(hi) && v[i] > hi))
+					hi = v[i];
+				have = true;
+			}
+			if (!zones)
+			{
+				/* btree pages: first and last value of the sorted run */
+				int64_t		a = (int64_t) p * per,
+							b = a + per - 1;
+
+				((double *) mn->values)[p] = v[a];
+				mn->validity[p] = valid[a];
+				((double *) mx->values)[p] = v[b];
+				mx->validity[p] = valid[b];
+			}
+			else
+			{
+				((double *) mn->values)[p] = lo;
+				((double *) mx->values)[p] = hi;
+				mn->validity[p] = mx->validity[p] = have;
+			}
+			mn->null_count += !mn->validity[p];
+			mx->null_count += !mx->validity[p];
+			((uint32_t *) nc->values)[p] = nulls;
+			((uint32_t *) nn->values)[p] = nans;
+		}
+		mn->length = mx->length = nc->length = nn->length = npages;
+
+		CHECK_OK(lt_filter_new(1, cols, &src, &err), err);
+		g.f = src;
+		root = rand_expr(&g, 3);
+		CHECK_OK(lt_filter_set_root(src, root, &err), err);
+		CHECK_OK(lt_index_prune_filter(src, cols, zones, &pf, &err), err);
+		arrs[0] = mn;
+		arrs[1] = mx;
+		arrs[2] = nc;
+		arrs[3] = nn;
+		if (pf)
+		{
+			uint8_t    *pm = malloc((size_t) npages);
+			lt_array   *va[1] = {vals};
+
+			CHECK_OK(lt_filter_eval_mask(pf, arrs, npages, &pmask, &err), err);
+			memcpy(pm, pmask, (size_t) npages);
+			CHECK_OK(lt_filter_eval_mask(src, va, total, &vmask, &err), err);
+			for (int p = 0; p < npages; p++)
+			{
+				bool		any = false;
+
+				for (int k = 0; k < per; k++)
+					any |= vmask[p * per + k] != 0;
+				if (any && !pm[p])
+				{
+					char	   *txt = lt_filter_render(src);
+
+					CHECK(!"a page with a matching value was pruned");
+					fprintf(stderr, "  %s page %d: %s\n", zones ? "zone" : "btree", p, txt);
+					lt_free(txt);
+				}
+				kept += pm[p] != 0;
+				dropped += !pm[p];
+			}
+			free(pm);
+		}
+		lt_filter_free(pf);
+		lt_filter_free(src);
+		free(v);
+		free(valid);
+		lt_array_free(vals);
+		lt_array_free(mn);
+		lt_array_free(mx);
+		lt_array_free(nc);
+		lt_array_free(nn);
+	}
+	CHECK(dropped > 500);		/* pruning does prune */
+	CHECK(kept > 500);
+}
+
+/* --- corrupt index files, through an in-memory copy of the dataset ------------------------------- */
+
+static void
+load_dir(lt_store *mem, const char *root, const char *rel)
+{
+	char		path[2048];
+	DIR		   *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (!(d = opendir(path)))
+		return;
+	while ((e = readdir(d)))
+	{
+		char		r2[1024];
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(r2, sizeof(r2), "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		snprintf(path, sizeof(path), "%s/%s", root, r2);
+		if (stat(path, &st) != 0)
+			continue;
+		if (S_ISDIR(st.st_mode))
+			load_dir(mem, root, r2);
+		else
+		{
+			char		full[1100];
+			size_t		len;
+			uint8_t    *buf;
+
+			snprintf(full, sizeof(full), "indexed/%s", r2);
+			buf = unit_read_file(full, &len);
+			if (buf)
+				lt_store_mem_put(mem, r2, buf, len, &err);
+			free(buf);
+		}
+	}
+	closedir(d);
+}
+
+/* Replace file rel of the store by a damaged copy. */
+static void
+damage(lt_store *mem, const char *rel, size_t at, const uint8_t *bytes, size_t n, size_t truncate_to)
+{
+	char		full[1100];
+	size_t		len;
+	uint8_t    *buf;
+
+	snprintf(full, sizeof(full), "indexed/%s", rel);
+	buf = unit_read_file(full, &len);
+	if (!buf)
+		return;
+	if (n > 0 && at + n <= len)
+		memcpy(buf + at, bytes, n);
+	if (truncate_to && truncate_to < len)
+		len = truncate_to;
+	lt_store_mem_put(mem, rel, buf, len, &err);
+	free(buf);
+}
+
+TEST(corrupt_files)
+{
+	char		root[1024];
+	lt_store   *mem = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_index_list *l = NULL;
+	const lt_index *k_idx,
+			   *id_idx;
+	char		kpath[256],
+				idpath[256],
+				lpath[256];
+	lt_index_reader *r = NULL;
+
+	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
+	CHECK_OK(lt_store_mem_open(&mem, &err), err);
+	load_dir(mem, root, "");
+	CHECK_OK(lt_dataset_open(mem, "", &spec, &ds, &err), err);
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	k_idx = lt_index_list_find(l, "k_idx");
+	id_idx = lt_index_list_find(l, "id_idx");
+	if (!k_idx || !id_idx)
+		return;
+	snprintf(kpath, sizeof(kpath), "_indices/%s/bitmap_page_lookup.lance", k_idx->segments[0].uuid);
+	snprintf(lpath, sizeof(lpath), "_indices/%s/page_lookup.lance", id_idx->segments[0].uuid);
+	snprintf(idpath, sizeof(idpath), "_indices/%s/page_data.lance", id_idx->segments[0].uuid);
+
+	/* sanity: the in-memory copy works */
+	CHECK_OK(lt_index_open(ds, k_idx, &r, &err), err);
+	lt_index_close(r);
+
+	/* truncated files: ECORRUPT naming the file */
+	damage(mem, kpath, 0, NULL, 0, 100);
+	CHECK_CODE(lt_index_open(ds, k_idx, &r, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "bitmap_page_lookup.lance") && strstr(err.msg, "k_idx"));
+	damage(mem, lpath, 0, NULL, 0, 30);
+	CHECK_CODE(lt_index_open(ds, id_idx, &r, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "page_lookup.lance") != NULL);
+	damage(mem, lpath, 0, NULL, 0, 0);
+
+	/* a missing file is corruption too, not "not found" */
+	CHECK_OK(lt_store_remove(mem, idpath, &err), err);
+	CHECK_CODE(lt_index_open(ds, id_idx, &r, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "page_data.lance") != NULL);
+	damage(mem, idpath, 0, NULL, 0, 0);
+
+	/*
+	 * A damaged RowAddrTreeMap inside a bitmap: find the first map of the file (u32 count 1..3,
+	 * then fragment 0 or 1) and break its roaring cookie.
+	 */
+	{
+		char		full[1100];
+		size_t		len;
+		uint8_t    *buf;
+		size_t		at = 0;
+
+		snprintf(full, sizeof(full), "indexed/%s", kpath);
+		buf = unit_read_file(full, &len);
+		for (size_t i = 0; buf && i + 20 < len && !at; i++)
+			if (lt_le32(buf + i) >= 1 && lt_le32(buf + i) <= 2 && lt_le32(buf + i + 4) <= 1 &&
+				((lt_le32(buf + i + 12) & 0xFFFF) == LT_ROARING_COOKIE_NORUN ||
+				 (lt_le32(buf + i + 12) & 0xFFFF) == LT_ROARING_COOKIE_RUN))
+				at = i + 12;
+		free(buf);
+		CHECK(at > 0);
+		if (at)
+		{
+			const uint8_t bad[4] = {0xde, 0xad, 0xbe, 0xef};
+			const lt_field *k = ds->schema->fields[1];
+			lt_filter  *f;
+			lt_rowaddr_set *got = NULL;
+			bool		exact;
+			lt_code		rc = LT_OK;
+
+			damage(mem, kpath, at, bad, 4, 0);
+			CHECK_OK(lt_index_open(ds, k_idx, &r, &err), err);
+			CHECK_OK(lt_filter_new(1, &k, &f, &err), err);
+			{
+				/* every key, the NULL one too */
+				lt_expr    *both[2] = {lt_expr_is_null(f, lt_expr_column(f, 0, &err), true, &err),
+				lt_expr_is_null(f, lt_expr_column(f, 0, &err), false, &err)};
+
+				CHECK_OK(lt_filter_set_root(f, lt_expr_or(f, 2, both, &err), &err), err);
+			}
+			if (r)
+				rc = lt_index_search(r, f, &got, &exact, NULL, &err);
+			CHECK_EQ_INT(rc, LT_ECORRUPT);
+			CHECK(strstr(err.msg, "bitmap_page_lookup.lance") && strstr(err.msg, "roaring"));
+			lt_rowaddr_set_free(got);
+			lt_filter_free(f);
+			lt_index_close(r);
+		}
+	}
+	lt_index_list_free(l);
+	lt_dataset_close(ds);
+	lt_store_close(mem);
+}
+
+/* --- row-address sets ---------------------------------------------------------- */
+
+static int
+collect_cb(uint32_t frag, bool full, const uint32_t *offsets, size_t n, void *arg)
+{
+	uint64_t   *count = arg;
+
+	*count += full ? 1000000 : n;
+	return 0;
+}
+
+TEST(rowaddr_set_more)
+{
+	lt_rowaddr_set *a = lt_rowaddr_set_create(),
+			   *u = lt_rowaddr_set_create(),
+			   *c,
+			   *back = NULL;
+	uint8_t    *buf = NULL;
+	size_t		len = 0,
+				used = 0;
+	uint32_t   *offs = NULL;
+	uint64_t	n = 0,
+				removed = 0,
+				cnt = 0;
+	uint32_t	dels[3] = {2, 5, 9};
+	uint32_t   *ids;
+	size_t		nids;
+
+	/* universe: fragment 1 rows [0, 10), fragment 4 rows [0, 3) */
+	CHECK_OK(lt_rowaddr_set_add_range(u, 1, 0, 10, &err), err);
+	CHECK_OK(lt_rowaddr_set_add_range(u, 4, 0, 3, &err), err);
+	CHECK_OK(lt_rowaddr_set_add(a, ((uint64_t) 1 << 32) | 3, &err), err);
+	CHECK_OK(lt_rowaddr_set_add(a, ((uint64_t) 1 << 32) | 5, &err), err);
+	CHECK_OK(lt_rowaddr_set_add(a, ((uint64_t) 7 << 32) | 1, &err), err);	/* outside the universe */
+	c = lt_rowaddr_set_copy(a);
+	CHECK(c && set_equal(a, c));
+	CHECK_OK(lt_rowaddr_set_not(c, u, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(c, NULL), 10 - 2 + 3);
+	CHECK(!lt_rowaddr_set_contains(c, ((uint64_t) 1 << 32) | 3));
+	CHECK(lt_rowaddr_set_contains(c, ((uint64_t) 4 << 32) | 2));
+	CHECK(!lt_rowaddr_set_contains(c, ((uint64_t) 7 << 32) | 1));
+	/* NOT NOT x = x within the universe */
+	CHECK_OK(lt_rowaddr_set_not(c, u, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(c, NULL), 2);
+
+	CHECK_OK(lt_rowaddr_set_fragment_offsets(c, 1, &offs, &n, &err), err);
+	CHECK(n == 2 && offs[0] == 3 && offs[1] == 5);
+	lt_free(offs);
+	CHECK_OK(lt_rowaddr_set_fragment_offsets(c, 9, &offs, &n, &err), err);
+	CHECK(n == 0 && offs == NULL);
+
+	/* deletion vectors and whole fragments */
+	CHECK_OK(lt_rowaddr_set_remove_offsets(c, 1, dels, 3, &removed, &err), err);
+	CHECK_EQ_INT(removed, 1);
+	CHECK_EQ_INT(lt_rowaddr_set_fragment_cardinality(c, 1), 1);
+	CHECK_OK(lt_rowaddr_set_add_fragment(c, 2, &err), err);
+	CHECK(lt_rowaddr_set_is_full(c, 2));
+	CHECK_CODE(lt_rowaddr_set_fragment_offsets(c, 2, &offs, &n, &err), LT_EINVALID);
+	CHECK_CODE(lt_rowaddr_set_remove_offsets(c, 2, dels, 3, &removed, &err), LT_EINVALID);
+
+	/* serialization round trip, whole fragments included */
+	CHECK_OK(lt_rowaddr_set_serialize(c, &buf, &len, &err), err);
+	CHECK_OK(lt_rowaddr_set_parse(buf, len, &back, &used, &err), err);
+	CHECK_EQ_INT(used, len);
+	CHECK(back && set_equal(back, c) && lt_rowaddr_set_is_full(back, 2));
+	lt_rowaddr_set_free(back);
+	lt_free(buf);
+
+	CHECK_OK(lt_rowaddr_set_bound_fragment(c, 2, 4, &err), err);
+	CHECK(!lt_rowaddr_set_is_full(c, 2));
+	CHECK_EQ_INT(lt_rowaddr_set_fragment_cardinality(c, 2), 4);
+	CHECK_OK(lt_rowaddr_set_bound_fragment(c, 1, 4, &err), err);	/* offset 3 stays, past-the-end offsets go */
+	CHECK_EQ_INT(lt_rowaddr_set_fragment_cardinality(c, 1), 1);
+	CHECK_OK(lt_rowaddr_set_bound_fragment(c, 1, 3, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_fragment_cardinality(c, 1), 0);
+	CHECK_OK(lt_rowaddr_set_fragments(c, &ids, &nids, &err), err);
+	CHECK(nids == 1 && ids[0] == 2);
+	lt_free(ids);
+	lt_rowaddr_set_iterate(c, collect_cb, &cnt);
+	CHECK_EQ_INT(cnt, 4);
+	lt_rowaddr_set_remove_fragment(c, 2);
+	CHECK(lt_rowaddr_set_is_empty(c));
+
+	/* an empty set serializes to a zero count */
+	CHECK_OK(lt_rowaddr_set_serialize(c, &buf, &len, &err), err);
+	CHECK(len == 4 && lt_le32(buf) == 0);
+	lt_free(buf);
+	lt_rowaddr_set_free(a);
+	lt_rowaddr_set_free(u);
+	lt_rowaddr_set_free(c);
+}
+
+/* Row-address sets against a dataset: universe, resolve, deletions. */
+TEST(rowaddr_set_dataset)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_rowaddr_set *u = NULL,
+			   *s = lt_rowaddr_set_create();
+	uint64_t	removed = 0;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_rowaddr_set_universe(ds, NULL, 0, &u, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(u, NULL), 9700);
+	CHECK_OK(lt_rowaddr_set_remove_deleted(ds, u, &removed, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(u, NULL), lt_dataset_count_rows(ds));
+	CHECK_EQ_INT(removed, 9700 - lt_dataset_count_rows(ds));
+	CHECK_OK(lt_rowaddr_set_add_fragment(s, 1, &err), err);
+	CHECK_OK(lt_rowaddr_set_add_fragment(s, 77, &err), err);	/* no such fragment */
+	CHECK_OK(lt_rowaddr_set_resolve(ds, s, &err), err);
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(s, NULL), 4500);
+	CHECK(!lt_rowaddr_set_contains(s, (uint64_t) 77 << 32));
+	lt_rowaddr_set_free(u);
+	lt_rowaddr_set_free(s);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
+int
+main(void)
+{
+	RUN(metadata);
+	RUN(btree_random);
+	RUN(bitmap_random);
+	RUN(btree_pruning_and_deletions);
+	RUN(label_list);
+	RUN(prune_property);
+	RUN(corrupt_files);
+	RUN(rowaddr_set_more);
+	RUN(rowaddr_set_dataset);
+	return unit_report("index");
+}
