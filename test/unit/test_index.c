@@ -846,6 +846,135 @@ TEST(prune_property)
 	CHECK(kept > 500);
 }
 
+/*
+ * Zone lookups end to end from decoded zone columns (the reference's JavaScript
+ * binding cannot write zonemap files, so the file layer is not exercised here):
+ * candidate zones become row ranges of their fragments, deleted rows drop out,
+ * fragments the dataset no longer has are ignored.
+ */
+static lt_array *
+u_array(const lt_field *f, int n, const uint64_t *v)
+{
+	lt_array   *a;
+
+	lt_array_new(f, &a, &err);
+	lt_array_reserve(a, n, &err);
+	for (int i = 0; i < n; i++)
+	{
+		if (f->type == LT_TYPE_UINT32)
+			((uint32_t *) a->values)[i] = (uint32_t) v[i];
+		else
+			((uint64_t *) a->values)[i] = v[i];
+	}
+	a->length = n;
+	return a;
+}
+
+TEST(zonemap_search)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_indexed(&store);
+	lt_field	f32 = {.name = "c", .type = LT_TYPE_UINT32, .byte_width = 4};
+	lt_field	f64 = {.name = "c", .type = LT_TYPE_UINT64, .byte_width = 8};
+	lt_index	ix = {0};
+	lt_index_segment seg = {0};
+	uint32_t	seg_frags[3] = {0, 1, 5};	/* 5 does not exist */
+	uint32_t	covered[2] = {0, 1};
+	lt_index_reader r = {0};
+	lt_seg_reader s = {0};
+	lt_file		zf = {0};
+	lt_index_file zx = {0};
+	/* zones of fragment 0 (rows 0..4499) and 1, on id */
+	const int	nz = 5;
+	int64_t		mins[5] = {0, 2000, 4500, 7000, 20000};
+	int64_t		maxs[5] = {1999, 4499, 6999, 8999, 20001};
+	uint64_t	nulls[5] = {0, 0, 0, 0, 0},
+				nans[5] = {0},
+				frag[5] = {0, 0, 1, 1, 5},
+				start[5] = {0, 2000, 0, 2500, 0},
+				len[5] = {2000, 2500, 2500, 2000, 2};
+	lt_filter  *f;
+	lt_value	v;
+	lt_rowaddr_set *got = NULL;
+	bool		exact = true;
+	lt_index_stats st;
+
+	if (!ds)
+		return;
+	ix.name = "zones";
+	ix.kind = LT_INDEX_ZONEMAP;
+	ix.field = ds->schema->fields[0];
+	ix.n_segments = 1;
+	ix.segments = &seg;
+	ix.covered = covered;
+	ix.n_covered = 2;
+	seg.fragments = seg_frags;
+	seg.n_fragments = 3;
+	zf.num_rows = nz;
+	zx.f = &zf;
+	r.ds = ds;
+	r.idx = &ix;
+	r.n_segs = 1;
+	r.segs = &s;
+	s.seg = &seg;
+	s.dir = "unused/";
+	s.zm = &zx;
+	s.frags = lt_rowaddr_set_create();
+	lt_rowaddr_set_add_fragment(s.frags, 0, &err);
+	lt_rowaddr_set_add_fragment(s.frags, 1, &err);
+	lt_array_new(ix.field, &s.z_min, &err);
+	lt_array_new(ix.field, &s.z_max, &err);
+	lt_array_reserve(s.z_min, nz, &err);
+	lt_array_reserve(s.z_max, nz, &err);
+	memcpy(s.z_min->values, mins, sizeof(mins));
+	memcpy(s.z_max->values, maxs, sizeof(maxs));
+	s.z_min->length = s.z_max->length = nz;
+	s.z_nulls = u_array(&f32, nz, nulls);
+	s.z_nans = u_array(&f32, nz, nans);
+	s.z_frag = u_array(&f64, nz, frag);
+	s.z_start = u_array(&f64, nz, start);
+	s.z_len = u_array(&f32, nz, len);
+
+	CHECK_OK(lt_filter_new(1, &ix.field, &f, &err), err);
+	v = vint(6000);				/* fragment 1, offset 1500: the third zone */
+	CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_EQ, lt_expr_column(f, 0, &err), lt_expr_const(f, &v, &err),
+											   &err), &err), err);
+	CHECK_OK(lt_index_search(&r, f, &got, &exact, &st, &err), err);
+	CHECK(!exact);
+	CHECK_EQ_INT(st.pages_total, nz);
+	CHECK_EQ_INT(st.pages_read, 1);
+	CHECK(got && lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 1500));
+	/* the zone [0, 2500) of fragment 1, minus its deleted rows (id % 9 = 4: ids 4504, 4513, ...) */
+	CHECK(got && !lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 4));
+	CHECK(got && lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 5));
+	CHECK(got && !lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 2500));
+	CHECK_EQ_INT(lt_rowaddr_set_cardinality(got, NULL) + st.rows_deleted, 2500);
+	lt_rowaddr_set_free(got);
+	lt_filter_free(f);
+
+	/* a value only the zone of the vanished fragment 5 could hold: nothing */
+	CHECK_OK(lt_filter_new(1, &ix.field, &f, &err), err);
+	v = vint(20000);
+	CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_GE, lt_expr_column(f, 0, &err), lt_expr_const(f, &v, &err),
+											   &err), &err), err);
+	CHECK_OK(lt_index_search(&r, f, &got, &exact, &st, &err), err);
+	CHECK_EQ_INT(st.pages_read, 1);
+	CHECK(got && lt_rowaddr_set_is_empty(got));
+	lt_rowaddr_set_free(got);
+	lt_filter_free(f);
+
+	lt_rowaddr_set_free(s.frags);
+	lt_array_free(s.z_min);
+	lt_array_free(s.z_max);
+	lt_array_free(s.z_nulls);
+	lt_array_free(s.z_nans);
+	lt_array_free(s.z_frag);
+	lt_array_free(s.z_start);
+	lt_array_free(s.z_len);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
 /* --- corrupt index files, through an in-memory copy of the dataset ------------------------------- */
 
 static void
@@ -1135,6 +1264,7 @@ main(void)
 	RUN(btree_pruning_and_deletions);
 	RUN(label_list);
 	RUN(prune_property);
+	RUN(zonemap_search);
 	RUN(corrupt_files);
 	RUN(rowaddr_set_more);
 	RUN(rowaddr_set_dataset);
