@@ -562,6 +562,18 @@ lt_txn_add_fragment(lt_txn *t, int n_files, const lt_written_file *files, const 
 		if (!files[i].name || !files[i].name[0] || strchr(files[i].name, '/'))
 			return lt_error_set(err, LT_EINVALID, "invalid data file name for a new fragment");
 	}
+	{
+		/* every data file of a version is in the dataset's storage version */
+		unsigned	major = 0, minor = 0;
+
+		if (sscanf(t->read->storage_version, "%u.%u", &major, &minor) == 2)
+			for (int i = 0; i < n_files; i++)
+				if (files[i].major != major || files[i].minor != minor)
+					return lt_error_set(err, LT_EINVALID,
+										"data file %s is in file version %u.%u, but %s stores %s",
+										files[i].name, files[i].major, files[i].minor, t->name,
+										t->read->storage_version);
+	}
 	if (files[0].num_rows == 0 || files[0].num_rows > UINT32_MAX)
 		return lt_error_set(err, LT_EINVALID, "a new fragment needs 1 to 2^32-1 rows, not %llu",
 							(unsigned long long) files[0].num_rows);
@@ -1610,6 +1622,17 @@ out:
 	return rc;
 }
 
+/* After a lost race: wait a random 0..2^attempt ms (at most 100), so that racing writers spread out. */
+static void
+backoff(int attempt)
+{
+	uint64_t	cap_ms = attempt >= 7 ? 100 : ((uint64_t) 1 << attempt);
+	uint64_t	us = lt_random_u64() % (cap_ms * 1000 + 1);
+	struct timespec ts = {(time_t) (us / 1000000), (long) (us % 1000000) * 1000};
+
+	nanosleep(&ts, NULL);
+}
+
 lt_code
 lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err)
 {
@@ -1671,6 +1694,7 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 								  t->name, attempt_no);
 				break;
 			}
+			backoff(attempt_no);
 			rc = LT_OK;
 			continue;
 		}

@@ -889,6 +889,16 @@ TEST(unwritable)
 	ds->manifest->writer_feature_flags = saved;
 	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
 	CHECK_CODE(lt_txn_remove_fragment(t, 9, &err), LT_EINVALID);
+	/* a data file in another file version than the dataset's (2.1) */
+	{
+		lt_written_file wf;
+		uint64_t	fid;
+
+		copy_fragment_file(s, ds, 0, &wf, "v20.lance");
+		wf.minor = 0;
+		CHECK_CODE(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), LT_EINVALID);
+		CHECK(strstr(err.msg, "2.0") && strstr(err.msg, "stores 2.1"));
+	}
 	lt_txn_free(t);
 	lt_dataset_close(ds);
 	lt_store_close(s);
