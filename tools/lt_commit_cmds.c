@@ -7,13 +7,16 @@
  *   lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]
  *                                                               an Update (deletes + new fragments)
  *   common: [--read-version N] [--max-attempts N] [--predicate TEXT] [--row-ids A,B,...]
+ *           [--delete-copied OFF,OFF,...]
  *
  * --copy-fragment copies the data files of fragment FRAG of the dataset SRC
  * (same schema) into DIR/data/ under fresh names and adds them as one new
  * fragment: new rows without a file writer.  --read-version starts the
  * transaction at an older version, so the commit has to rebase over (or
  * conflict with) everything committed since.  --row-ids gives the rows of the
- * first copied fragment these stable row ids (rows that moved, as UPDATE does).
+ * first copied fragment these stable row ids (rows that moved, as UPDATE does);
+ * --delete-copied deletes rows (physical offsets) of the first copied fragment in
+ * the same transaction, as INSERT then DELETE in one transaction would.
  */
 #include "lt_commit_cmds.h"
 
@@ -85,7 +88,8 @@ parse_u64s(const char *list, uint64_t *n)
 }
 
 static int
-copy_fragment(lt_txn *t, lt_store *dst, const char *spec, const uint64_t *row_ids, uint64_t n_ids, lt_error *err)
+copy_fragment(lt_txn *t, lt_store *dst, const char *spec, const uint64_t *row_ids, uint64_t n_ids,
+			  uint64_t *new_id, lt_error *err)
 {
 	char	   *src_dir = strdup(spec);
 	char	   *colon = strrchr(src_dir, ':');
@@ -149,6 +153,7 @@ copy_fragment(lt_txn *t, lt_store *dst, const char *spec, const uint64_t *row_id
 	}
 	if (lt_txn_add_fragment(t, nf, wf, row_ids, &fid, err) != LT_OK)
 		goto out_err;
+	*new_id = fid;
 	rc = 0;
 	goto out;
 out_err:
@@ -190,7 +195,7 @@ int
 lt_commit_cmd(int argc, char **argv)
 {
 	const char *cmd = argv[0], *dir = argv[1];
-	const char *rowaddrs = NULL, *row_id_list = NULL;
+	const char *rowaddrs = NULL, *row_id_list = NULL, *delete_copied = NULL;
 	uint64_t   *row_ids = NULL, n_ids = 0;
 	const char *copies[64];
 	int			n_copies = 0;
@@ -217,6 +222,8 @@ lt_commit_cmd(int argc, char **argv)
 			opts.predicate = argv[++i];
 		else if (strcmp(argv[i], "--row-ids") == 0 && i + 1 < argc)
 			row_id_list = argv[++i];
+		else if (strcmp(argv[i], "--delete-copied") == 0 && i + 1 < argc)
+			delete_copied = argv[++i];
 		else
 		{
 			fprintf(stderr, "lt-inspect %s: unexpected argument \"%s\"\n", cmd, argv[i]);
@@ -243,7 +250,26 @@ lt_commit_cmd(int argc, char **argv)
 	if (rc == 0 && rowaddrs)
 		rc = delete_addrs(t, rowaddrs, &err);
 	for (int i = 0; rc == 0 && i < n_copies; i++)
-		rc = copy_fragment(t, store, copies[i], i == 0 ? row_ids : NULL, n_ids, &err);
+	{
+		uint64_t	fid = 0;
+
+		rc = copy_fragment(t, store, copies[i], i == 0 ? row_ids : NULL, n_ids, &fid, &err);
+		if (rc == 0 && i == 0 && delete_copied)
+		{
+			uint64_t	n, *offs = parse_u64s(delete_copied, &n);
+
+			for (uint64_t k = 0; rc == 0 && offs && k < n; k++)
+			{
+				uint32_t	o = (uint32_t) offs[k];
+
+				if (lt_txn_delete_rows(t, fid, &o, 1, &err) != LT_OK)
+					rc = cfail(&err);
+			}
+			if (!offs)
+				rc = 2;
+			free(offs);
+		}
+	}
 	if (rc == 0 && lt_txn_commit(t, &opts, &res, &err) != LT_OK)
 		rc = cfail(&err);
 	if (rc == 0)

@@ -133,6 +133,18 @@ if make_ds base base.spec.json; then
 		ko "update: lt-inspect update failed" "$(cat "$TMP/commit.err")"
 	fi
 
+	# rows of a new fragment deleted in the same transaction (INSERT, then DELETE): an Append with a deletion file
+	v3=$(version "$D")
+	{ rows "$D" /dev/stdout; only "$TMP/src" '(.id|tonumber) >= 2000 and (.id|tonumber) != 2000 and (.id|tonumber) != 2007 and (.id|tonumber) != 2999'; } |
+		sort >"$TMP/exp.jsonl"
+	commit append "$D" --copy-fragment "$TMP/src:2" --delete-copied 0,7,999
+	if [ $rc -eq 0 ] && [ "$(jq -r .op "$TMP/commit.json")" = append ] && [ "$(jq -r .rows_added "$TMP/commit.json")" = 997 ]; then
+		expect_rows "append with own deletes: the engine reads the new fragment minus the deleted rows" "$D" "$TMP/exp.jsonl"
+		check "append with own deletes: one new version" test "$(version "$D")" = $((v3 + 1))
+	else
+		ko "append with own deletes" "$(cat "$TMP/commit.err" "$TMP/commit.json")"
+	fi
+
 	# a whole fragment deleted: removed by id, no deletion file
 	addrs=$(REF scan "$D" --with-rowid | jq -r 'select(((._rowid|tonumber) / 4294967296 | floor) == 1) | ._rowid' | paste -sd, -)
 	REF scan "$D" --with-rowid | jq -c 'select(((._rowid|tonumber) / 4294967296 | floor) != 1) | del(._rowid)' | sort >"$TMP/exp.jsonl"
