@@ -1622,12 +1622,26 @@ out:
 	return rc;
 }
 
-/* After a lost race: wait a random 0..2^attempt ms (at most 100), so that racing writers spread out. */
-static void
-backoff(int attempt)
+static uint64_t
+now_us(void)
 {
-	uint64_t	cap_ms = attempt >= 7 ? 100 : ((uint64_t) 1 << attempt);
-	uint64_t	us = lt_random_u64() % (cap_ms * 1000 + 1);
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000 + (uint64_t) ts.tv_nsec / 1000;
+}
+
+/*
+ * After a lost race, wait a random number of slots (0 .. 2^attempt - 1, at most 63) of
+ * 1.1 times the first attempt's duration, as Lance's slot backoff does: racing writers
+ * spread out instead of colliding again.
+ */
+static void
+backoff(int attempt, uint64_t first_attempt_us)
+{
+	uint64_t	slot = first_attempt_us + first_attempt_us / 10 + 100;
+	uint64_t	slots = (uint64_t) 1 << (attempt < 6 ? attempt : 6);
+	uint64_t	us = slot * (lt_random_u64() % slots);
 	struct timespec ts = {(time_t) (us / 1000000), (long) (us % 1000000) * 1000};
 
 	nanosleep(&ts, NULL);
@@ -1658,11 +1672,14 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 		if (!(seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
 			rc = lt_nomem(err);
 	}
+	uint64_t	first_us = 0;
+
 	for (int attempt_no = 1; rc == LT_OK; attempt_no++)
 	{
 		uint64_t	latest;
 		lt_naming	naming;
 		bool		lost = false;
+		uint64_t	started = now_us();
 
 		result->attempts = attempt_no;
 		rc = lt_dataset_latest_version(base->store, base->prefix, &latest, &naming, err);
@@ -1685,6 +1702,8 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 		}
 		if (rc == LT_OK)
 			rc = try_commit(t, base, opts, result, &lost, err);
+		if (attempt_no == 1)
+			first_us = now_us() - started;
 		if (rc == LT_ECONFLICT && lost)
 		{
 			if (attempt_no >= max_attempts)
@@ -1694,7 +1713,7 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 								  t->name, attempt_no);
 				break;
 			}
-			backoff(attempt_no);
+			backoff(attempt_no, first_us);
 			rc = LT_OK;
 			continue;
 		}
