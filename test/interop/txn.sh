@@ -236,6 +236,23 @@ if make_ds b20 base20.spec.json; then
 	same_scans "$D" "2.0: lt-inspect scan = engine scan"
 fi
 
+# ------------------------------------------------------------------------------------- empty dataset
+echo "== an empty dataset (no fragments, no max_fragment_id)"
+if make_ds empty empty.spec.json && make_ds empty_src base.spec.json; then
+	D=$TMP/empty
+	only "$TMP/empty_src" '(.id|tonumber) >= 1000 and (.id|tonumber) < 2000' >"$TMP/exp.jsonl"
+	commit append "$D" --copy-fragment "$TMP/empty_src:1"
+	if [ $rc -eq 0 ]; then
+		expect_rows "empty: the engine reads our first fragment" "$D" "$TMP/exp.jsonl"
+		check "empty: the first fragment gets id 0" test "$("$INSPECT" info "$D" | jq -c '[.fragments[].id]')" = "[0]"
+		echo '{"ops":[{"op":"append","rows":[{"id":5,"v":5,"s":"e"}]}]}' >"$TMP/ops.json"
+		REF apply "$D" "$TMP/ops.json" >/dev/null 2>&1
+		check "empty: the engine appends fragment 1 after ours" test "$("$INSPECT" info "$D" | jq -c '[.fragments[].id]')" = "[0,1]"
+	else
+		ko "empty: append" "$(cat "$TMP/commit.err")"
+	fi
+fi
+
 # -------------------------------------------------------------------------------- big deletions (.bin)
 echo "== deletion bitmaps (more than 5000 rows)"
 if make_ds big big.spec.json; then
