@@ -103,6 +103,11 @@ struct lt_field_reader
 	 * random sample): pages are read whole, not window by window first.
 	 */
 	bool		whole_pages;
+	/*
+	 * Each read is a range of its own (index pages looked up one by one), not
+	 * part of a stream: a read is windowed by its size alone, however many rows.
+	 */
+	bool		independent_reads;
 	/* counters for benchmarks and EXPLAIN ANALYZE */
 	uint64_t	pages_decoded;
 };

@@ -59,6 +59,7 @@ lt_bitmap_open(lt_index_reader *r, lt_seg_reader *s, bool label_list, lt_error *
 						  lt_type_name(kf->type), r->idx->field->name, lt_type_name(key->type));
 	LT_TRY(lt_index_file_read(s->bm, kf, 0, lt_index_file_rows(s->bm), &s->keys, err));
 	LT_TRY(lt_index_file_reader(s->bm, s->bitmaps_f, &s->bitmaps_r, err));
+	s->bitmaps_r->independent_reads = true;	/* the bitmaps of the matching keys only */
 
 	if (label_list)
 	{

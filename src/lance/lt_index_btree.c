@@ -92,6 +92,9 @@ lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 		return lt_corrupt(err, "%s: null page counts", lt_index_file_path(s->lookup));
 	LT_TRY(lt_index_file_reader(s->data, s->values_f, &s->values_r, err));
 	LT_TRY(lt_index_file_reader(s->data, s->ids_f, &s->ids_r, err));
+	/* lookups read a few pages each: only those pages' chunks, not the file's big pages */
+	s->values_r->independent_reads = true;
+	s->ids_r->independent_reads = true;
 	return LT_OK;
 }
 

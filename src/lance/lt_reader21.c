@@ -464,7 +464,8 @@ static lt_code
 load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
 {
 	bool		done = false;
-	bool		sequential = rd->base.whole_pages || lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS;
+	bool		sequential = rd->base.whole_pages ||
+		(!rd->base.independent_reads && (lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS));
 
 	if (!sequential && lf->mult == 1)
 	{

@@ -11,6 +11,7 @@
 #            own filtered scan (`ref.mjs scan --filter`), and the same rows as `--no-index` (a filtered scan
 #            of everything with lt_fdw's filter). Queries marked "ref": false are compared with --no-index
 #            only (where the engine's SQL semantics differ from Postgres's; the spec says why);
+#            A query's "max_bytes_read" bounds what the lookup reads (index pages are read chunk by chunk);
 #   san      the same lookups under ASan/UBSan (build/lt-inspect-san) for one query per index;
 #   corrupt  truncated and bit-flipped copies of every index file: a clean error naming the file (or a
 #            result, when the damage is harmless), never a crash or a sanitizer report.
@@ -130,7 +131,13 @@ for spec in "$HERE"/index/*.json; do
 				continue
 			fi
 		fi
-		ok "$label ($(wc -l <"$TMP/got") rows; $(sed -E 's/.*"kind":"([a-z_]+)".*"pages_total":([0-9]+),"pages_read":([0-9]+).*"scanned_fragments":([0-9]+).*/\1, \3 of \2 pages or keys, \4 fragment(s) scanned/' <<<"$stats"))"
+		max_bytes=$(node -e 'console.log(JSON.parse(process.argv[1]).max_bytes_read ?? "")' "$q")
+		bytes=$(sed -E 's/.*"bytes_read":([0-9]+).*/\1/' <<<"$stats")
+		if [ -n "$max_bytes" ] && [ "$bytes" -gt "$max_bytes" ]; then
+			ko "$label" "read $bytes bytes, at most $max_bytes expected (only the index pages and rows needed)"
+			continue
+		fi
+		ok "$label ($(wc -l <"$TMP/got") rows, $bytes bytes read; $(sed -E 's/.*"kind":"([a-z_]+)".*"pages_total":([0-9]+),"pages_read":([0-9]+).*"scanned_fragments":([0-9]+).*/\1, \3 of \2 pages or keys, \4 fragment(s) scanned/' <<<"$stats"))"
 
 		# the same lookup under the sanitizers, once per column
 		if [ -x "$INSPECT_SAN" ] && [ -z "${san_done[$col]:-}" ]; then
