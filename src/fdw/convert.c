@@ -1000,11 +1000,42 @@ ascii_clean(const uint8 *s, int64 len)
 }
 
 /*
+ * One value at p as a varlena (*out points to it): a short header up to 126 bytes, else a 4-byte one
+ * at 4-byte alignment; the bytes are copied 16 at a time when the source has them. Returns the end.
+ */
+static inline char *
+put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *out)
+{
+	char	   *d;
+
+	if (len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+	{
+		SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
+		d = p + VARHDRSZ_SHORT;
+	}
+	else
+	{
+		p = (char *) INTALIGN(p);
+		SET_VARSIZE(p, VARHDRSZ + len);
+		d = p + VARHDRSZ;
+	}
+	if (len <= 128 && src + ((len + 15) & ~(int64) 15) <= src_end)
+	{
+		for (int64 j = 0; j < len; j += 16)
+			memcpy(d + j, src + j, 16);
+	}
+	else
+		memcpy(d, src, len);
+	*out = PointerGetDatum(p);
+	return d + len;
+}
+
+/*
  * Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block: short
  * (1-byte) headers up to 126 bytes, as a heap tuple stores them, else 4-byte headers at 4-byte
- * alignment. When the chunk's offsets span a valid range, one pass checks that they increase and
- * copies; the bytes of a value are copied 16 at a time when the source has them (a block of
- * values, the last slack bytes of the block are overwritten by the next value or unused).
+ * alignment (put_varlena). When the chunk's offsets span a valid range, one pass checks that they
+ * increase and copies (16 bytes at a time may write past a value: the next one, or the block's
+ * 16 spare bytes, takes them).
  */
 static int
 batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride, bool text)
@@ -1036,15 +1067,28 @@ batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *
 	data_end = data + a->data_len;
 	check = text && !ascii_clean(data + off[start], span);
 	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) span + (Size) n * (VARHDRSZ + 3) + 16);
+	if (!check && a->validity == NULL)
+	{
+		/* no nulls, nothing to verify: the common case, in a loop of its own */
+		for (k = 0; k < n; k++)
+		{
+			int64		i = start + k;
+			int64		len = off[i + 1] - off[i];
+
+			if (len < 0)
+				return k;		/* offsets that decrease: the per-value path raises the error */
+			p = put_varlena(p, data + off[i], len, data_end, &values[(size_t) k * stride]);
+		}
+		return n;
+	}
 	for (k = 0; k < n; k++)
 	{
 		int64		i = start + k;
 		int64		len = off[i + 1] - off[i];
 		const uint8 *src = data + off[i];
-		char	   *d;
 
 		if (len < 0)
-			return k;			/* offsets that decrease: the per-value path raises the error */
+			return k;
 		if (nulls[(size_t) k * stride])
 		{
 			values[(size_t) k * stride] = (Datum) 0;
@@ -1052,26 +1096,7 @@ batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *
 		}
 		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) src, (int) len, true))
 			return k;
-		if (len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
-		{
-			SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
-			d = p + VARHDRSZ_SHORT;
-		}
-		else
-		{
-			p = (char *) INTALIGN(p);
-			SET_VARSIZE(p, VARHDRSZ + len);
-			d = p + VARHDRSZ;
-		}
-		if (len <= 128 && src + ((len + 15) & ~(int64) 15) <= data_end)
-		{
-			for (int64 j = 0; j < len; j += 16)
-				memcpy(d + j, src + j, 16);
-		}
-		else
-			memcpy(d, src, len);
-		values[(size_t) k * stride] = PointerGetDatum(p);
-		p = d + len;
+		p = put_varlena(p, src, len, data_end, &values[(size_t) k * stride]);
 	}
 	return n;
 }
