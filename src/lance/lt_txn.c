@@ -1654,6 +1654,7 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 	lt_dataset *base = t->read;
 	lt_dataset *owned = NULL;	/* base when it is a later version we opened */
 	roaring_bitmap_t **seen = NULL;
+	uint64_t	first_us = 0;	/* how long the first attempt took: the backoff's slot */
 	lt_code		rc;
 
 	memset(result, 0, sizeof(*result));
@@ -1672,8 +1673,6 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 		if (!(seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
 			rc = lt_nomem(err);
 	}
-	uint64_t	first_us = 0;
-
 	for (int attempt_no = 1; rc == LT_OK; attempt_no++)
 	{
 		uint64_t	latest;
@@ -1725,10 +1724,7 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 	lt_free(seen);
 	if (owned)
 		lt_dataset_close(owned);
-	if (rc != LT_OK)
-		t->broken = true;
-	if (rc == LT_OK)
-		t->broken = true;		/* committed: nothing more to do with it */
+	t->broken = true;			/* committed, or failed for good: either way done */
 	return rc;
 }
 
