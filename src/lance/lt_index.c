@@ -5,6 +5,7 @@
  */
 #include "lt_index_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "lt_alloc.h"
@@ -41,9 +42,202 @@ lt_index_read_column(lt_index_file *xf, const char *name, int type, lt_array **o
 	return lt_index_file_read(xf, f, 0, lt_index_file_rows(xf), out, err);
 }
 
+/* --- stable row ids ---------------------------------------------------------- */
+
+/*
+ * With stable row ids the payloads of btree / bitmap / label_list hold row
+ * ids (seen in Lance 8 files: a row moved by an update keeps its id and the
+ * index holds that id).  Each segment keeps its fragments' row-id sequences;
+ * an id none of them holds (a row of a removed fragment) drops out.
+ */
+typedef struct lt_id_frag
+{
+	uint32_t	frag;
+	lt_rowid_seq *seq;
+	bool		range;			/* ids [start, start + rows) at offsets 0.. */
+	uint64_t	start,
+				rows;
+	uint64_t	max_end;		/* ranges: the largest start + rows of this and the ranges before it */
+} lt_id_frag;
+
+static int
+cmp_id_frag(const void *a, const void *b)
+{
+	const lt_id_frag *x = a,
+			   *y = b;
+
+	/* ranges first, by start; the others after */
+	if (x->range != y->range)
+		return x->range ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static lt_code
+row_id_bytes(lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint8_t **owned, const uint8_t **p, size_t *len,
+			 lt_error *err)
+{
+	const Lt__Pb__ExternalFile *ext;
+	char	   *path;
+	lt_rfile   *f = NULL;
+	lt_code		rc;
+
+	*owned = NULL;
+	if (frag->row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
+	{
+		*p = frag->inline_row_ids.data;
+		*len = frag->inline_row_ids.len;
+		return LT_OK;
+	}
+	if (frag->row_id_sequence_case != LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_EXTERNAL_ROW_IDS)
+		return lt_corrupt(err, "%s: fragment %llu has no row ids although the dataset uses stable row ids",
+						  ds->manifest_path, (unsigned long long) frag->id);
+	ext = frag->external_row_ids;
+	if (!ext->path)
+		return lt_corrupt(err, "%s: fragment %llu: external row ids without a path", ds->manifest_path,
+						  (unsigned long long) frag->id);
+	if (ext->size > ((uint64_t) 1 << 32))
+		return lt_corrupt(err, "%s: row ids of fragment %llu: %llu bytes", ds->manifest_path,
+						  (unsigned long long) frag->id, (unsigned long long) ext->size);
+	if (!(path = lt_dataset_path(ds, ext->path)))
+		return lt_nomem(err);
+	rc = lt_store_open_file(ds->store, path, &f, err);
+	if (rc == LT_OK && !(*owned = lt_malloc(ext->size ? ext->size : 1)))
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+		rc = lt_rfile_read(f, ext->offset, ext->size, *owned, err);
+	lt_rfile_close(f);
+	lt_free(path);
+	*p = *owned;
+	*len = (size_t) ext->size;
+	return rc;
+}
+
+static const Lt__Pb__DataFragment *find_fragment(const lt_dataset *ds, uint32_t id);
+
+static lt_code
+load_id_map(lt_dataset *ds, lt_seg_reader *s, lt_error *err)
+{
+	uint32_t   *frags;
+	size_t		n;
+	lt_code		rc = LT_OK;
+
+	LT_TRY(lt_rowaddr_set_fragments(s->frags, &frags, &n, err));
+	if (n > 0 && !(s->ids = lt_calloc(n, sizeof(lt_id_frag))))
+		rc = lt_nomem(err);
+	for (size_t i = 0; rc == LT_OK && i < n; i++)
+	{
+		const Lt__Pb__DataFragment *f = find_fragment(ds, frags[i]);
+		lt_id_frag *x = &s->ids[s->n_ids];
+		uint8_t    *owned = NULL;
+		const uint8_t *p = NULL;
+		size_t		len = 0;
+
+		if (!f)
+			continue;
+		rc = row_id_bytes(ds, f, &owned, &p, &len, err);
+		if (rc == LT_OK)
+			rc = lt_rowid_seq_parse(p, len, f->physical_rows, &x->seq, err);
+		lt_free(owned);
+		if (rc != LT_OK)
+			break;
+		x->frag = frags[i];
+		x->rows = f->physical_rows;
+		x->range = lt_rowid_seq_is_range(x->seq, &x->start);
+		s->n_ids++;
+	}
+	lt_free(frags);
+	if (rc == LT_OK && s->n_ids > 1)
+		qsort(s->ids, s->n_ids, sizeof(lt_id_frag), cmp_id_frag);
+	for (size_t i = 0; rc == LT_OK && i < s->n_ids && s->ids[i].range; i++)
+	{
+		uint64_t	end = s->ids[i].start + s->ids[i].rows;
+
+		s->ids[i].max_end = i > 0 && s->ids[i - 1].max_end > end ? s->ids[i - 1].max_end : end;
+	}
+	return rc;
+}
+
+typedef struct id_xlate
+{
+	lt_seg_reader *s;
+	size_t		n_ranges;
+	lt_rowaddr_set *out;
+	lt_error   *err;
+	lt_code		rc;
+} id_xlate;
+
+static int
+xlate_cb(uint32_t hi, bool full, const uint32_t *lo, size_t n, void *arg)
+{
+	id_xlate   *x = arg;
+
+	if (full)
+	{
+		x->rc = lt_error_set(x->err, LT_EUNSUPPORTED, "a whole-fragment entry among stable row ids");
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	id = (uint64_t) hi << 32 | lo[i];
+		size_t		a = 0,
+					b = x->n_ranges;
+		uint64_t	pos;
+
+		/*
+		 * Every fragment holding the id: an updated row keeps its id in its old
+		 * fragment (masked by a deletion) and in the new one; deletions are
+		 * applied later.  Ranges are sorted by start: walk back from the last
+		 * start <= id while an earlier range can still reach it.
+		 */
+		while (a < b)
+		{
+			size_t		m = a + (b - a) / 2;
+
+			if (x->s->ids[m].start <= id)
+				a = m + 1;
+			else
+				b = m;
+		}
+		for (size_t k = a; x->rc == LT_OK && k > 0 && x->s->ids[k - 1].max_end > id; k--)
+			if (id - x->s->ids[k - 1].start < x->s->ids[k - 1].rows)
+				x->rc = lt_rowaddr_set_add(x->out, (uint64_t) x->s->ids[k - 1].frag << 32 |
+										   (id - x->s->ids[k - 1].start), x->err);
+		for (size_t k = x->n_ranges; x->rc == LT_OK && k < x->s->n_ids; k++)
+			if (lt_rowid_seq_find(x->s->ids[k].seq, id, &pos))
+				x->rc = lt_rowaddr_set_add(x->out, (uint64_t) x->s->ids[k].frag << 32 | pos, x->err);
+		if (x->rc != LT_OK)
+			return 1;
+	}
+	return 0;
+}
+
+/* Replace a segment's answer in row ids by the addresses of those rows. */
+static lt_code
+ids_to_addresses(lt_seg_reader *s, lt_rowaddr_set **part, lt_error *err)
+{
+	id_xlate	x = {s, 0, lt_rowaddr_set_create(), err, LT_OK};
+
+	if (!x.out)
+		return lt_nomem(err);
+	while (x.n_ranges < s->n_ids && s->ids[x.n_ranges].range)
+		x.n_ranges++;
+	lt_rowaddr_set_iterate(*part, xlate_cb, &x);
+	if (x.rc != LT_OK)
+	{
+		lt_rowaddr_set_free(x.out);
+		return x.rc;
+	}
+	lt_rowaddr_set_free(*part);
+	*part = x.out;
+	return LT_OK;
+}
+
 static void
 seg_free(lt_seg_reader *s)
 {
+	for (size_t i = 0; i < s->n_ids; i++)
+		lt_rowid_seq_free(s->ids[i].seq);
+	lt_free(s->ids);
 	lt_free(s->dir);
 	lt_rowaddr_set_free(s->frags);
 	lt_field_reader_free(s->values_r);
@@ -127,6 +321,10 @@ lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_err
 			rc = lt_nomem(err);
 			break;
 		}
+		if (ds->stable_row_ids && idx->kind != LT_INDEX_ZONEMAP)
+			rc = load_id_map(ds, s, err);
+		if (rc != LT_OK)
+			break;
 		switch (idx->kind)
 		{
 			case LT_INDEX_BTREE:
@@ -156,10 +354,12 @@ lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_err
 
 /* Keep s's own fragments (that still exist) of what one segment returned, add it to acc. */
 static lt_code
-merge_segment(lt_seg_reader *s, lt_rowaddr_set *part, lt_rowaddr_set *acc, lt_error *err)
+merge_segment(lt_index_reader *r, lt_seg_reader *s, lt_rowaddr_set **part, lt_rowaddr_set *acc, lt_error *err)
 {
-	LT_TRY(lt_rowaddr_set_and(part, s->frags, err));
-	return lt_rowaddr_set_or(acc, part, err);
+	if (r->ds->stable_row_ids && r->idx->kind != LT_INDEX_ZONEMAP)
+		LT_TRY(ids_to_addresses(s, part, err));
+	LT_TRY(lt_rowaddr_set_and(*part, s->frags, err));
+	return lt_rowaddr_set_or(acc, *part, err);
 }
 
 /* Resolve whole fragments and drop deleted rows. */
@@ -234,7 +434,7 @@ lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, boo
 				rc = lt_error_set(err, LT_EUNSUPPORTED, "index \"%s\": unknown kind", r->idx->name);
 		}
 		if (rc == LT_OK)
-			rc = merge_segment(s, part, acc, err);
+			rc = merge_segment(r, s, &part, acc, err);
 		lt_rowaddr_set_free(part);
 	}
 	if (rc == LT_OK)
@@ -279,7 +479,7 @@ lt_index_search_labels(lt_index_reader *r, lt_label_op op, int n, const lt_value
 		}
 		rc = lt_bitmap_search_labels(r, s, op, n, values, part, stats, err);
 		if (rc == LT_OK)
-			rc = merge_segment(s, part, acc, err);
+			rc = merge_segment(r, s, &part, acc, err);
 		lt_rowaddr_set_free(part);
 	}
 	if (rc == LT_OK)

@@ -23,7 +23,8 @@
  * the dataset no segment covers are "unindexed" and must be scanned with the
  * filter (e.g. fragments appended after the index was built).  Index payloads
  * hold row ids, which are row addresses unless the dataset uses stable row
- * ids; such datasets are not supported here (lt_index_open refuses).
+ * ids; then they are translated through the covered fragments' row-id
+ * sequences (zone maps of such datasets are refused).
  *
  * Lookups take an lt_filter over exactly one column, the indexed field (the
  * FDW builds it from the quals on that column), and evaluate it with the

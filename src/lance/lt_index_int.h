@@ -50,6 +50,10 @@ typedef struct lt_seg_reader
 	lt_field_reader *bitmaps_r;
 	lt_rowaddr_set *null_lists;	/* label_list: rows whose list is NULL */
 
+	/* stable row ids: the segment's fragments' row-id sequences (payloads hold ids, not addresses) */
+	struct lt_id_frag *ids;
+	size_t		n_ids;
+
 	/* zonemap */
 	lt_index_file *zm;
 	lt_array   *z_min, *z_max, *z_nulls, *z_nans, *z_frag, *z_start, *z_len;

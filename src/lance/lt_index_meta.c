@@ -292,8 +292,9 @@ lt_dataset_indexes(const lt_dataset *ds, lt_index_list **out, lt_error *err)
 		if (!ix->unusable && !ix->field)
 			ix->unusable = ix->n_fields == 1 ? "the indexed field is not a top-level column"
 				: "an index over several fields";
-		if (!ix->unusable && ds->stable_row_ids)
-			ix->unusable = "indexes of datasets with stable row ids";
+		/* zone maps of stable-row-id datasets: zone bounds vs ids unverified */
+		if (!ix->unusable && ds->stable_row_ids && ix->kind == LT_INDEX_ZONEMAP)
+			ix->unusable = "zone maps of datasets with stable row ids";
 		if (!ix->unusable && ix->field)
 		{
 			bool		is_list = ix->field->type == LT_TYPE_LIST || ix->field->type == LT_TYPE_LARGE_LIST;
