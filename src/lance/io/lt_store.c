@@ -193,3 +193,38 @@ lt_store_remove(lt_store *s, const char *path, lt_error *err)
 {
 	return s->ops->remove(s, path, err);
 }
+
+lt_code
+lt_store_create_file(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
+{
+	*out = NULL;
+	if (!s->ops->create)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: this store cannot write files", s->root ? s->root : "store");
+	return s->ops->create(s, path, out, err);
+}
+
+lt_code
+lt_wfile_write(lt_wfile *f, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	lt_code		rc;
+
+	if (len == 0)
+		return LT_OK;
+	rc = f->store->ops->write(f, data, len, err);
+	if (rc == LT_OK)
+		f->written += len;
+	return rc;
+}
+
+lt_code
+lt_wfile_finish(lt_wfile *f, lt_error *err)
+{
+	return f->store->ops->finish(f, err);
+}
+
+void
+lt_wfile_abort(lt_wfile *f)
+{
+	if (f)
+		f->store->ops->abort(f);
+}

@@ -17,6 +17,7 @@
 
 typedef struct lt_store lt_store;
 typedef struct lt_rfile lt_rfile;
+typedef struct lt_wfile lt_wfile;
 
 typedef struct lt_range
 {
@@ -46,6 +47,11 @@ typedef struct lt_store_ops
 	lt_code		(*put_if_absent) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 	lt_code		(*remove) (lt_store *s, const char *path, lt_error *err);
 	void		(*destroy) (lt_store *s);
+	/* Streaming writes (lt_store_create_file); NULL in a backend that cannot. */
+	lt_code		(*create) (lt_store *s, const char *path, lt_wfile **out, lt_error *err);
+	lt_code		(*write) (lt_wfile *f, const uint8_t *data, uint64_t len, lt_error *err);
+	lt_code		(*finish) (lt_wfile *f, lt_error *err);
+	void		(*abort) (lt_wfile *f);
 } lt_store_ops;
 
 struct lt_store
@@ -62,6 +68,19 @@ struct lt_rfile
 	lt_store   *store;
 	char	   *path;
 	uint64_t	size;
+};
+
+/*
+ * A new object written in pieces: nothing is visible at `path` until
+ * lt_wfile_finish succeeds (local: a temp file, fsync'd, then link()ed into
+ * place; S3: a multipart upload completed at finish).  The handle is freed
+ * by finish (success or not) and by abort, which discards what was written.
+ */
+struct lt_wfile
+{
+	lt_store   *store;
+	char	   *path;
+	uint64_t	written;		/* bytes accepted so far */
 };
 
 /* Local directory backend. root must exist. */
@@ -84,5 +103,13 @@ lt_code		lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, l
 lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_remove(lt_store *s, const char *path, lt_error *err);
+
+/* Create path for streaming writes; LT_ECONFLICT at finish if it appeared meanwhile. */
+lt_code		lt_store_create_file(lt_store *s, const char *path, lt_wfile **out, lt_error *err);
+lt_code		lt_wfile_write(lt_wfile *f, const uint8_t *data, uint64_t len, lt_error *err);
+/* Make the object durable and visible; frees f. */
+lt_code		lt_wfile_finish(lt_wfile *f, lt_error *err);
+/* Discard an unfinished object; frees f (NULL is fine). */
+void		lt_wfile_abort(lt_wfile *f);
 
 #endif

@@ -288,8 +288,131 @@ local_destroy(lt_store *s)
 	lt_free(s);
 }
 
+/* ---- streaming writes: a temp file next to the target, linked into place at finish ---- */
+
+typedef struct local_wfile
+{
+	lt_wfile	base;
+	int			fd;
+	char	   *full;
+	char	   *tmp;
+} local_wfile;
+
+static void
+local_wfile_free(local_wfile *f)
+{
+	lt_free(f->full);
+	lt_free(f->tmp);
+	lt_free(f->base.path);
+	lt_free(f);
+}
+
+static lt_code
+local_create(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
+{
+	static unsigned counter;
+	local_wfile *f = lt_calloc(1, sizeof(local_wfile));
+	lt_code		rc;
+
+	if (!f)
+		return lt_nomem(err);
+	f->fd = -1;
+	f->base.store = s;
+	f->base.path = lt_strdup(path);
+	f->full = full_path(s, path);
+	if (!f->base.path || !f->full ||
+		!(f->tmp = lt_asprintf("%s.tmp-%d-%u", f->full, (int) getpid(), counter++)))
+	{
+		local_wfile_free(f);
+		return lt_nomem(err);
+	}
+	rc = make_parents(f->full, err);
+	if (rc == LT_OK && (f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
+		rc = errno_error(err, "create", f->tmp);
+	if (rc != LT_OK)
+	{
+		local_wfile_free(f);
+		return rc;
+	}
+	*out = &f->base;
+	return LT_OK;
+}
+
+static lt_code
+local_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	local_wfile *f = (local_wfile *) wf;
+
+	while (len > 0)
+	{
+		ssize_t		n = write(f->fd, data, len > (1u << 30) ? (1u << 30) : len);
+
+		if (n < 0)
+		{
+			if (errno == EINTR)
+				continue;
+			return errno_error(err, "write", f->tmp);
+		}
+		data += n;
+		len -= (uint64_t) n;
+	}
+	return LT_OK;
+}
+
+static void
+local_abort(lt_wfile *wf)
+{
+	local_wfile *f = (local_wfile *) wf;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	unlink(f->tmp);
+	local_wfile_free(f);
+}
+
+static lt_code
+local_finish(lt_wfile *wf, lt_error *err)
+{
+	local_wfile *f = (local_wfile *) wf;
+	lt_code		rc = LT_OK;
+	int			fd = f->fd;
+
+	f->fd = -1;
+	if (fsync(fd) != 0)
+		rc = errno_error(err, "fsync", f->tmp);
+	if (close(fd) != 0 && rc == LT_OK)
+		rc = errno_error(err, "close", f->tmp);
+	/* link, not rename: never replace an object that appeared meanwhile */
+	if (rc == LT_OK && link(f->tmp, f->full) != 0)
+		rc = errno == EEXIST ? lt_error_set(err, LT_ECONFLICT, "%s already exists", f->full)
+			: errno_error(err, "link", f->full);
+	unlink(f->tmp);
+	if (rc == LT_OK)
+	{
+		/* make the new name durable too */
+		char	   *slash = strrchr(f->full, '/');
+
+		if (slash && slash != f->full)
+		{
+			int			dfd;
+
+			*slash = '\0';
+			dfd = open(f->full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			if (dfd >= 0)
+			{
+				(void) fsync(dfd);
+				close(dfd);
+			}
+			*slash = '/';
+		}
+	}
+	local_wfile_free(f);
+	return rc;
+}
+
 static const lt_store_ops local_ops = {
-	local_open, local_read, local_close, local_list, local_put, local_put_if_absent, local_remove, local_destroy
+	local_open, local_read, local_close, local_list, local_put, local_put_if_absent, local_remove, local_destroy,
+	local_create, local_write, local_finish, local_abort
 };
 
 lt_code

@@ -177,8 +177,74 @@ mem_destroy(lt_store *s)
 	lt_free(m);
 }
 
+/* Streaming writes collect the bytes and add the object at finish. */
+typedef struct mem_wfile
+{
+	lt_wfile	base;
+	uint8_t    *buf;
+	uint64_t	cap;
+} mem_wfile;
+
+static lt_code
+mem_create(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
+{
+	mem_wfile  *f = lt_calloc(1, sizeof(mem_wfile));
+
+	if (!f || !(f->base.path = lt_strdup(path)))
+	{
+		lt_free(f);
+		return lt_nomem(err);
+	}
+	f->base.store = s;
+	*out = &f->base;
+	return LT_OK;
+}
+
+static lt_code
+mem_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	mem_wfile  *f = (mem_wfile *) wf;
+	uint64_t	need = wf->written + len;
+
+	if (need > f->cap)
+	{
+		uint64_t	cap = f->cap ? f->cap : 4096;
+		uint8_t    *p;
+
+		while (cap < need)
+			cap *= 2;
+		if (!(p = lt_realloc(f->buf, cap)))
+			return lt_nomem(err);
+		f->buf = p;
+		f->cap = cap;
+	}
+	memcpy(f->buf + wf->written, data, len);
+	return LT_OK;
+}
+
+static void
+mem_abort(lt_wfile *wf)
+{
+	mem_wfile  *f = (mem_wfile *) wf;
+
+	lt_free(f->buf);
+	lt_free(wf->path);
+	lt_free(f);
+}
+
+static lt_code
+mem_finish(lt_wfile *wf, lt_error *err)
+{
+	lt_code		rc = mem_put_if_absent(wf->store, wf->path, wf->written ? ((mem_wfile *) wf)->buf : (const uint8_t *) "",
+									   wf->written, err);
+
+	mem_abort(wf);
+	return rc;
+}
+
 static const lt_store_ops mem_ops = {
-	mem_open, mem_read, mem_close, mem_list, lt_store_mem_put, mem_put_if_absent, mem_remove, mem_destroy
+	mem_open, mem_read, mem_close, mem_list, lt_store_mem_put, mem_put_if_absent, mem_remove, mem_destroy,
+	mem_create, mem_write, mem_finish, mem_abort
 };
 
 lt_code
