@@ -4,6 +4,8 @@
  *
  *   lt-inspect delete DIR --rowaddrs A,B,...                    a Delete
  *   lt-inspect append DIR --copy-fragment SRC:FRAG [...]        an Append
+ *   lt-inspect append DIR --rewrite                              an Append of every live row of DIR,
+ *                                                               re-encoded by the file writer (lt_writer.h)
  *   lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]
  *                                                               an Update (deletes + new fragments)
  *   common: [--read-version N] [--max-attempts N] [--predicate TEXT] [--row-ids A,B,...]
@@ -29,6 +31,7 @@
 #include "lt_alloc.h"
 #include "lt_dataset.h"
 #include "lt_random.h"
+#include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_txn.h"
 
@@ -166,6 +169,48 @@ out:
 	return rc;
 }
 
+/*
+ * Read every live row of the dataset and write it again with the file writer,
+ * in the dataset's storage version, as one new fragment.
+ */
+static int
+rewrite_rows(lt_txn *t, lt_dataset *ds, lt_error *err)
+{
+	lt_file_version v;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	char	   *data_dir = NULL;
+	uint64_t	fid;
+	lt_code		c;
+
+	if (lt_file_version_for_storage(ds->storage_version, &v, err) != LT_OK)
+		return cfail(err);
+	data_dir = lt_dataset_path(ds, "data/");
+	c = lt_file_writer_open(ds->store, data_dir, ds->schema->n_fields, (const lt_field *const *) ds->schema->fields,
+							v, &w, err);
+	for (size_t i = 0; c == LT_OK && i < ds->n_fragments; i++)
+	{
+		lt_scan_options o = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+
+		o.n_fields = ds->schema->n_fields;
+		o.fields = (const lt_field *const *) ds->schema->fields;
+		c = lt_fragment_scanner_open(ds, ds->fragments[i], &o, &sc, err);
+		while (c == LT_OK && (c = lt_fragment_scanner_next(sc, &b, err)) == LT_OK && b)
+			c = lt_file_writer_write(w, b->columns, b->length, err);
+		lt_fragment_scanner_free(sc);
+	}
+	if (c == LT_OK && lt_file_writer_rows(w) > 0)
+		c = lt_file_writer_finish(w, &wf, err);
+	if (c == LT_OK && wf.name)
+		c = lt_txn_add_fragment(t, 1, &wf, NULL, &fid, err);
+	lt_written_file_clear(&wf);
+	lt_file_writer_free(w);
+	lt_free(data_dir);
+	return c == LT_OK ? 0 : cfail(err);
+}
+
 /* Delete the rows at the given addresses (fragment << 32 | offset), fragment by fragment. */
 static int
 delete_addrs(lt_txn *t, const char *list, lt_error *err)
@@ -199,6 +244,7 @@ lt_commit_cmd(int argc, char **argv)
 	uint64_t   *row_ids = NULL, n_ids = 0;
 	const char *copies[64];
 	int			n_copies = 0;
+	bool		rewrite = false;
 	lt_commit_options opts = {0};
 	lt_version_spec spec = {0};
 	lt_store   *store = NULL;
@@ -214,6 +260,8 @@ lt_commit_cmd(int argc, char **argv)
 			rowaddrs = argv[++i];
 		else if (strcmp(argv[i], "--copy-fragment") == 0 && i + 1 < argc && n_copies < 64)
 			copies[n_copies++] = argv[++i];
+		else if (strcmp(argv[i], "--rewrite") == 0 && strcmp(cmd, "append") == 0)
+			rewrite = true;
 		else if (strcmp(argv[i], "--read-version") == 0 && i + 1 < argc)
 			spec.version = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-attempts") == 0 && i + 1 < argc)
@@ -230,10 +278,10 @@ lt_commit_cmd(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) || (strcmp(cmd, "delete") == 0) != (n_copies == 0))
+	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) || (strcmp(cmd, "delete") == 0) != (n_copies == 0 && !rewrite))
 	{
 		fprintf(stderr, "usage: lt-inspect delete DIR --rowaddrs A,B,...\n"
-				"       lt-inspect append DIR --copy-fragment SRC:FRAG [...]\n"
+				"       lt-inspect append DIR --copy-fragment SRC:FRAG [...] | --rewrite\n"
 				"       lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]\n"
 				"       [--read-version N] [--max-attempts N] [--predicate TEXT]\n");
 		return 2;
@@ -270,6 +318,8 @@ lt_commit_cmd(int argc, char **argv)
 			free(offs);
 		}
 	}
+	if (rc == 0 && rewrite)
+		rc = rewrite_rows(t, ds, &err);
 	if (rc == 0 && lt_txn_commit(t, &opts, &res, &err) != LT_OK)
 		rc = cfail(&err);
 	if (rc == 0)

@@ -355,6 +355,11 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 		f->name = lt_strdup(p->name ? p->name : "");
 		f->logical_type = lt_strdup(p->logical_type ? p->logical_type : "");
 		f->legacy_encoding = p->has_encoding ? (int) p->encoding : 0;
+		for (size_t m = 0; m < p->n_metadata; m++)
+			if (p->metadata[m]->key && strcmp(p->metadata[m]->key, "lance-encoding:packed") == 0 &&
+				p->metadata[m]->has_value && p->metadata[m]->value.len == 4 &&
+				memcmp(p->metadata[m]->value.data, "true", 4) == 0)
+				f->packed = true;
 		if (p->dictionary)
 		{
 			f->dict_offset = p->dictionary->offset;

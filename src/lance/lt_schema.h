@@ -49,6 +49,7 @@ struct lt_field
 	lt_type_id	type;
 	bool		nullable;
 	bool		dictionary;		/* "dict:..." — values decode to `type` */
+	bool		packed;			/* metadata lance-encoding:packed = true (a struct stored whole) */
 	int			byte_width;		/* fixed-width slot size; 0 for variable/nested */
 	int			precision, scale;	/* decimals */
 	lt_time_unit unit;			/* time32/64, timestamp, duration */

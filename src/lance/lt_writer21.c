@@ -18,6 +18,7 @@
 #include "lt_writer_int.h"
 
 #include <lz4.h>
+#include <zstd.h>
 #include <stdlib.h>
 
 #include "lt_enc21.h"
@@ -260,6 +261,9 @@ lt_w21_check(const lt_field *f, lt_file_version v, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing dictionary-typed field \"%s\" is not supported", f->name);
 	if (f->type == LT_TYPE_NULL)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing field \"%s\" of the null type is not supported", f->name);
+	if (f->packed)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"writing packed struct \"%s\" (lance-encoding:packed) is not supported", f->name);
 	if (f->type == LT_TYPE_MAP && v < LT_FILE_V2_2)
 		return lt_error_set(err, LT_EUNSUPPORTED, "field \"%s\": maps need storage version 2.2 or later", f->name);
 	if (f->type == LT_TYPE_FIXED_LIST && !fixed_primitive(f))
@@ -1232,6 +1236,9 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 	unsigned	cw = brep + bdef == 0 ? 0 : brep + bdef <= 8 ? 1 : brep + bdef <= 16 ? 2 : 4;
 	uint64_t	rec = var ? 0 : item_bytes(leaf);
 	bool		fsl_validity = false;
+	/* values over 32 KiB are compressed one by one with zstd (CompressedBufferEncoder) */
+	bool		zstd_values = var && max_string(a) > 32 * 1024 && a->data_len >= 32 * 1024;
+	uint8_t    *zbuf = NULL;
 	lt_wbuf    *out = &po->buf[0];
 	uint64_t   *row_start = NULL;
 	uint64_t	nrows = 0,
@@ -1254,6 +1261,9 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 		fz->value_compression = enc_fsl(ar, (uint64_t) leaf->fixed_size, fsl_validity,
 										enc_flat(ar, (uint64_t) items->field->byte_width * 8));
 	}
+	else if (var && zstd_values)
+		fz->value_compression = enc_general(ar, LT__ENC21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD,
+											enc_variable(ar, wide ? 64 : 32));
 	else if (var)
 		fz->value_compression = enc_variable(ar, wide ? 64 : 32);
 	else
@@ -1281,10 +1291,32 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 			if (d == 0)
 			{
 				uint64_t	len = (uint64_t) (a->offsets[vi + 1] - a->offsets[vi]);
+				const uint8_t *src = a->data + a->offsets[vi];
 
+				if (zstd_values && len > 0)
+				{
+					/* [u64 uncompressed length][zstd frame] */
+					size_t		bound = ZSTD_compressBound(len);
+					size_t		got;
+
+					if (!(zbuf = lt_realloc(zbuf, bound + 8)))
+					{
+						rc = lt_nomem(err);
+						break;
+					}
+					lt_put64(zbuf, len);
+					got = ZSTD_compress(zbuf + 8, bound, src, len, 3);
+					if (ZSTD_isError(got))
+					{
+						rc = lt_error_set(err, LT_EIO, "zstd: %s", ZSTD_getErrorName(got));
+						break;
+					}
+					src = zbuf;
+					len = got + 8;
+				}
 				rc = wide ? lt_wbuf_u64(out, len, err) : lt_wbuf_u32(out, (uint32_t) len, err);
 				if (rc == LT_OK)
-					rc = lt_wbuf_put(out, a->data + a->offsets[vi], len, err);
+					rc = lt_wbuf_put(out, src, len, err);
 			}
 		}
 		else if (leaf->type == LT_TYPE_FIXED_LIST)
@@ -1322,6 +1354,7 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 	else
 		po->nbuf = 1;
 	lt_free(row_start);
+	lt_free(zbuf);
 	if (rc != LT_OK)
 		return rc;
 	fz->has_bits_rep = true;
@@ -1436,22 +1469,28 @@ dict_try(const lt_array *a, uint64_t max_entries, uint64_t max_bytes, dict_build
 	return true;
 }
 
-/* The dictionary as a block: [u32 32][u32 data start][n+1 u32 offsets from 0][bytes]. */
+/*
+ * The dictionary as a block: [bits_per_offset][data start][n+1 offsets from 0][bytes], the
+ * header words and offsets u32 (32-bit offsets) or u64 (large strings and binaries).
+ */
 static lt_code
-dict_block(const lt_array *a, const dict_build *d, lt_wbuf *out, lt_error *err)
+dict_block(const lt_array *a, const dict_build *d, bool wide, lt_wbuf *out, lt_error *err)
 {
+	uint64_t	ow = wide ? 8 : 4;
 	uint64_t	off = 0;
 
-	LT_TRY(lt_wbuf_u32(out, 32, err));
-	LT_TRY(lt_wbuf_u32(out, (uint32_t) (8 + 4 * (d->n_entries + 1)), err));
-	LT_TRY(lt_wbuf_u32(out, 0, err));
+#define PUT_OFF(x) (wide ? lt_wbuf_u64(out, (x), err) : lt_wbuf_u32(out, (uint32_t) (x), err))
+	LT_TRY(PUT_OFF(ow * 8));
+	LT_TRY(PUT_OFF(2 * ow + ow * (d->n_entries + 1)));
+	LT_TRY(PUT_OFF(0));
 	for (uint64_t e = 0; e < d->n_entries; e++)
 	{
 		int64_t		j = d->first[e];
 
 		off += (uint64_t) (a->offsets[j + 1] - a->offsets[j]);
-		LT_TRY(lt_wbuf_u32(out, (uint32_t) off, err));
+		LT_TRY(PUT_OFF(off));
 	}
+#undef PUT_OFF
 	for (uint64_t e = 0; e < d->n_entries; e++)
 	{
 		int64_t		j = d->first[e];
@@ -1556,12 +1595,13 @@ encode_leaf(lt_file_writer *w, int col, shred *s, uint64_t rows, uint64_t row0, 
 			if (dict_try(vals, max_entries, max_bytes, &d))
 			{
 				lt_wbuf		db = {0};
-				enc_t	   *denc = enc_variable(&ar, 32);
+				bool		wide = leaf->type == LT_TYPE_LARGE_UTF8 || leaf->type == LT_TYPE_LARGE_BINARY;
+				enc_t	   *denc = enc_variable(&ar, wide ? 64 : 32);
 
 				/* indices are i32, compressed like any fixed-width values */
 				rc = mb_fixed(&ar, (const uint8_t *) d.idx, (uint64_t) vals->length, 4, &mv, err);
 				if (rc == LT_OK)
-					rc = dict_block(vals, &d, &db, err);
+					rc = dict_block(vals, &d, wide, &db, err);
 				if (rc == LT_OK && v >= LT_FILE_V2_2)
 				{
 					rc = lz4_wrap(&db, err);
