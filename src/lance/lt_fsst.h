@@ -158,4 +158,24 @@ lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o
 	return lt_fsst_decode_in(t, in, len, in + len, out);
 }
 
+
+/* ---- compression (lt_fsst_encode.c) ---- */
+
+/* A symbol table with a longest-match index. */
+typedef struct lt_fsst_encoder
+{
+	lt_fsst_table table;
+	uint16_t	start[256];		/* first index in by_first of the symbols starting with byte b */
+	uint16_t	first[256];		/* how many symbols start with byte b */
+	uint8_t		by_first[256];	/* codes grouped by first byte, longest first */
+} lt_fsst_encoder;
+
+/* Build a symbol table from (a sample of) strings i of n: data[offsets[i], offsets[i + 1]). */
+lt_code		lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_encoder *e,
+						  lt_error *err);
+/* Compress one string into out (room for 2 * len bytes); returns the compressed length. */
+size_t		lt_fsst_encode(const lt_fsst_encoder *e, const uint8_t *in, size_t len, uint8_t *out);
+/* The table in the layout lt_fsst_parse reads (LT_FSST_TABLE_SIZE bytes). */
+void		lt_fsst_export(const lt_fsst_table *t, uint8_t *out);
+
 #endif

@@ -41,6 +41,7 @@ typedef struct w_column
 {
 	w_page	   *pages;
 	size_t		n, cap;
+	uint64_t	rows;			/* slots in the pages so far */
 } w_column;
 
 struct lt_file_writer
@@ -68,6 +69,12 @@ const char *
 lt_writer_path(const lt_file_writer *w)
 {
 	return w->path;
+}
+
+uint64_t
+lt_writer_column_rows(const lt_file_writer *w, int col)
+{
+	return w->cols[col].rows;
 }
 
 lt_file_version
@@ -182,6 +189,7 @@ lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs,
 	lt__pb__pb_any__pack(&any, pg->enc);
 	pg->nbuf = (size_t) nbuf;
 	pg->rows = rows;
+	c->rows += rows;
 	pg->priority = priority;
 	c->n++;
 	for (int i = 0; i < nbuf; i++)

@@ -30,7 +30,7 @@ typedef struct lt_written_file
 	int			n_fields;		/* fields / column_indices as DataFile stores them (pre-order) */
 	int32_t    *field_ids;
 	int32_t    *column_indices;
-	uint32_t	major, minor;	/* file version as in the footer */
+	uint32_t	major, minor;	/* as DataFile records it: 2.0 -> (2, 0) (footer 0.3), 2.1 -> (2, 1), 2.2 -> (2, 2) */
 	uint64_t	size;			/* bytes */
 	uint64_t	num_rows;
 } lt_written_file;

@@ -24,6 +24,7 @@
 #include "lt_enc21.h"
 #include "lt_enc21.pb-c.h"
 #include "lt_fastlanes.h"
+#include "lt_fsst.h"
 
 #define MAX_DEPTH 32
 #define NARROW_BYTES 256			/* MINIBLOCK_MAX_BYTE_LENGTH_PER_VALUE */
@@ -41,56 +42,10 @@
 
 typedef Lt__Enc21__CompressiveEncoding enc_t;
 
-/* ---------------------------------------------------------------------- */
-/* protobuf nodes live in a per-page arena */
-
-typedef struct arena
-{
-	void	  **p;
-	size_t		n, cap;
-	bool		oom;
-} arena;
-
-static void *
-ar_alloc(arena *a, size_t size)
-{
-	void	   *p;
-
-	if (a->n == a->cap)
-	{
-		size_t		cap = a->cap ? a->cap * 2 : 32;
-		void	  **q = lt_realloc(a->p, cap * sizeof(void *));
-
-		if (!q)
-		{
-			a->oom = true;
-			return NULL;
-		}
-		a->p = q;
-		a->cap = cap;
-	}
-	if (!(p = lt_calloc(1, size)))
-	{
-		a->oom = true;
-		return NULL;
-	}
-	a->p[a->n++] = p;
-	return p;
-}
-
-static void
-ar_free(arena *a)
-{
-	for (size_t i = 0; i < a->n; i++)
-		lt_free(a->p[i]);
-	lt_free(a->p);
-	memset(a, 0, sizeof(*a));
-}
-
 static enc_t *
-enc_new(arena *a)
+enc_new(lt_arena *a)
 {
-	enc_t	   *e = ar_alloc(a, sizeof(enc_t));
+	enc_t	   *e = lt_arena_alloc(a, sizeof(enc_t));
 
 	if (e)
 		lt__enc21__compressive_encoding__init(e);
@@ -98,10 +53,10 @@ enc_new(arena *a)
 }
 
 static enc_t *
-enc_flat(arena *a, uint64_t bits)
+enc_flat(lt_arena *a, uint64_t bits)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__Flat *f = ar_alloc(a, sizeof(*f));
+	Lt__Enc21__Flat *f = lt_arena_alloc(a, sizeof(*f));
 
 	if (!e || !f)
 		return NULL;
@@ -114,10 +69,10 @@ enc_flat(arena *a, uint64_t bits)
 }
 
 static enc_t *
-enc_variable(arena *a, uint64_t offset_bits)
+enc_variable(lt_arena *a, uint64_t offset_bits)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__Variable *v = ar_alloc(a, sizeof(*v));
+	Lt__Enc21__Variable *v = lt_arena_alloc(a, sizeof(*v));
 	enc_t	   *off = enc_flat(a, offset_bits);
 
 	if (!e || !v || !off)
@@ -130,10 +85,10 @@ enc_variable(arena *a, uint64_t offset_bits)
 }
 
 static enc_t *
-enc_inline_bp(arena *a, uint64_t bits)
+enc_inline_bp(lt_arena *a, uint64_t bits)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__InlineBitpacking *b = ar_alloc(a, sizeof(*b));
+	Lt__Enc21__InlineBitpacking *b = lt_arena_alloc(a, sizeof(*b));
 
 	if (!e || !b)
 		return NULL;
@@ -146,10 +101,10 @@ enc_inline_bp(arena *a, uint64_t bits)
 }
 
 static enc_t *
-enc_ool_bp(arena *a, uint64_t bits, uint64_t width)
+enc_ool_bp(lt_arena *a, uint64_t bits, uint64_t width)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__OutOfLineBitpacking *b = ar_alloc(a, sizeof(*b));
+	Lt__Enc21__OutOfLineBitpacking *b = lt_arena_alloc(a, sizeof(*b));
 	enc_t	   *v = enc_flat(a, width);
 
 	if (!e || !b || !v)
@@ -164,10 +119,10 @@ enc_ool_bp(arena *a, uint64_t bits, uint64_t width)
 }
 
 static enc_t *
-enc_rle(arena *a, uint64_t bits)
+enc_rle(lt_arena *a, uint64_t bits)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__Rle *r = ar_alloc(a, sizeof(*r));
+	Lt__Enc21__Rle *r = lt_arena_alloc(a, sizeof(*r));
 	enc_t	   *v = enc_flat(a, bits);
 	enc_t	   *l = enc_flat(a, 8);
 
@@ -182,10 +137,10 @@ enc_rle(arena *a, uint64_t bits)
 }
 
 static enc_t *
-enc_fsl(arena *a, uint64_t dim, bool has_validity, enc_t *inner)
+enc_fsl(lt_arena *a, uint64_t dim, bool has_validity, enc_t *inner)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__FixedSizeList *f = ar_alloc(a, sizeof(*f));
+	Lt__Enc21__FixedSizeList *f = lt_arena_alloc(a, sizeof(*f));
 
 	if (!e || !f || !inner)
 		return NULL;
@@ -201,11 +156,31 @@ enc_fsl(arena *a, uint64_t dim, bool has_validity, enc_t *inner)
 }
 
 static enc_t *
-enc_general(arena *a, int scheme, enc_t *inner)
+enc_fsst(lt_arena *a, const lt_fsst_table *t, enc_t *inner)
 {
 	enc_t	   *e = enc_new(a);
-	Lt__Enc21__General *g = ar_alloc(a, sizeof(*g));
-	Lt__Enc21__BufferCompression *bc = ar_alloc(a, sizeof(*bc));
+	Lt__Enc21__Fsst *f = lt_arena_alloc(a, sizeof(*f));
+	uint8_t    *tab = lt_arena_alloc(a, LT_FSST_TABLE_SIZE);
+
+	if (!e || !f || !tab || !inner)
+		return NULL;
+	lt__enc21__fsst__init(f);
+	lt_fsst_export(t, tab);
+	f->has_symbol_table = true;
+	f->symbol_table.data = tab;
+	f->symbol_table.len = LT_FSST_TABLE_SIZE;
+	f->values = inner;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FSST;
+	e->fsst = f;
+	return e;
+}
+
+static enc_t *
+enc_general(lt_arena *a, int scheme, enc_t *inner)
+{
+	enc_t	   *e = enc_new(a);
+	Lt__Enc21__General *g = lt_arena_alloc(a, sizeof(*g));
+	Lt__Enc21__BufferCompression *bc = lt_arena_alloc(a, sizeof(*bc));
 
 	if (!e || !g || !bc || !inner)
 		return NULL;
@@ -578,7 +553,7 @@ fixed_chunk_values(uint64_t bytes)
 
 /* Flat fixed-width values (bool: bitmap). */
 static lt_code
-mb_flat(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, bool bitmap, mb_vals *out, lt_error *err)
+mb_flat(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, bool bitmap, mb_vals *out, lt_error *err)
 {
 	uint64_t	per = bitmap ? MAX_CHUNK_VALUES : fixed_chunk_values(width);
 	uint64_t	m[MB_MAX_BUFS];
@@ -608,7 +583,7 @@ mb_flat(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, bool bitmap,
 
 /* FastLanes bit-packing, 1024 values per chunk, each chunk with its own width. */
 static lt_code
-mb_bitpack(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
+mb_bitpack(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
 {
 	unsigned	tb = width * 8;
 	uint64_t	m[MB_MAX_BUFS];
@@ -641,7 +616,7 @@ mb_bitpack(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *
 
 /* Runs of equal values (u8 lengths, long runs split), up to 2048 values per chunk. */
 static lt_code
-mb_rle(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
+mb_rle(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
 {
 	uint64_t	m[MB_MAX_BUFS];
 	uint64_t	s = 0;
@@ -691,7 +666,7 @@ mb_rle(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out,
 
 /* Lance's choice for fixed-width mini-block values (compression.rs). */
 static lt_code
-mb_fixed(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
+mb_fixed(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *out, lt_error *err)
 {
 	uint64_t	raw = n * width,
 				bp = 0,
@@ -727,7 +702,7 @@ mb_fixed(arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals *ou
 
 /* Strings: per chunk (n+1) offsets from the chunk buffer's start, then the bytes, padded. */
 static lt_code
-mb_variable(arena *ar, const lt_array *a, bool wide, mb_vals *out, lt_error *err)
+mb_variable(lt_arena *ar, const lt_array *a, bool wide, mb_vals *out, lt_error *err)
 {
 	uint64_t	ow = wide ? 8 : 4;
 	uint64_t	n = (uint64_t) a->length;
@@ -792,7 +767,7 @@ mb_variable(arena *ar, const lt_array *a, bool wide, mb_vals *out, lt_error *err
 
 /* Fixed-size lists of primitives: [items' validity bitmap] then the items, flat. */
 static lt_code
-mb_fsl(arena *ar, const lt_array *a, mb_vals *out, lt_error *err)
+mb_fsl(lt_arena *ar, const lt_array *a, mb_vals *out, lt_error *err)
 {
 	const lt_array *items = a->children[0];
 	uint64_t	dim = (uint64_t) a->field->fixed_size;
@@ -877,7 +852,7 @@ lv_choose(const uint16_t *v, uint64_t n)
 }
 
 static enc_t *
-lv_encoding(arena *ar, lv_codec c)
+lv_encoding(lt_arena *ar, lv_codec c)
 {
 	return c.kind == 0 ? enc_flat(ar, 16) : c.kind == 1 ? enc_inline_bp(ar, 16) : enc_ool_bp(ar, 16, c.width);
 }
@@ -955,9 +930,9 @@ emit_page(lt_file_writer *w, int col, page_out *po, uint64_t rows, uint64_t row0
 }
 
 static Lt__Enc21__RepDefLayer *
-copy_layers(arena *ar, const shred *s)
+copy_layers(lt_arena *ar, const shred *s)
 {
-	Lt__Enc21__RepDefLayer *l = ar_alloc(ar, sizeof(Lt__Enc21__RepDefLayer) * (size_t) s->n_layers);
+	Lt__Enc21__RepDefLayer *l = lt_arena_alloc(ar, sizeof(Lt__Enc21__RepDefLayer) * (size_t) s->n_layers);
 
 	if (l)
 		memcpy(l, s->layers, sizeof(Lt__Enc21__RepDefLayer) * (size_t) s->n_layers);
@@ -966,9 +941,9 @@ copy_layers(arena *ar, const shred *s)
 
 /* ConstantLayout: all items null (simple validity: no buffers) or nothing visible. */
 static lt_code
-page_constant(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_error *err)
+page_constant(lt_arena *ar, const shred *s, lt_file_version v, page_out *po, lt_error *err)
 {
-	Lt__Enc21__ConstantLayout *cl = ar_alloc(ar, sizeof(*cl));
+	Lt__Enc21__ConstantLayout *cl = lt_arena_alloc(ar, sizeof(*cl));
 
 	if (!cl)
 		return lt_nomem(err);
@@ -1012,10 +987,10 @@ page_constant(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_err
  * format's limits, so that the caller falls back to full-zip.
  */
 static lt_code
-page_miniblock(arena *ar, const shred *s, mb_vals *mv, enc_t *dict_enc, lt_wbuf *dict_buf, uint64_t dict_items,
+page_miniblock(lt_arena *ar, const shred *s, mb_vals *mv, enc_t *dict_enc, lt_wbuf *dict_buf, uint64_t dict_items,
 			   lt_file_version v, page_out *po, lt_error *err)
 {
-	Lt__Enc21__MiniBlockLayout *mb = ar_alloc(ar, sizeof(*mb));
+	Lt__Enc21__MiniBlockLayout *mb = lt_arena_alloc(ar, sizeof(*mb));
 	bool		large = v >= LT_FILE_V2_2;
 	bool		has_rep = s->max_rep > 0,
 				has_def = s->max_def > 0;
@@ -1222,11 +1197,14 @@ max_string(const lt_array *a)
 	return mx;
 }
 
+static bool fsst_wanted(const lt_array *a);
+static lt_code fsst_compress(const lt_array *a, lt_fsst_encoder *enc, lt_array *out, lt_error *err);
+
 /* FullZip: per level a control word and the value (fixed), or a length and bytes (strings). */
 static lt_code
-page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_error *err)
+page_fullzip(lt_arena *ar, const shred *s, lt_file_version v, page_out *po, lt_error *err)
 {
-	Lt__Enc21__FullZipLayout *fz = ar_alloc(ar, sizeof(*fz));
+	Lt__Enc21__FullZipLayout *fz = lt_arena_alloc(ar, sizeof(*fz));
 	const lt_array *a = s->values;
 	const lt_field *leaf = a->field;
 	bool		var = lt_type_is_var_width(leaf->type);
@@ -1239,6 +1217,9 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 	/* values over 32 KiB are compressed one by one with zstd (CompressedBufferEncoder) */
 	bool		zstd_values = var && max_string(a) > 32 * 1024 && a->data_len >= 32 * 1024;
 	uint8_t    *zbuf = NULL;
+	lt_array	packed;			/* FSST-compressed strings (per value, one table) */
+	lt_fsst_encoder *fe = NULL;
+	bool		fsst = var && !zstd_values && fsst_wanted(a);
 	lt_wbuf    *out = &po->buf[0];
 	uint64_t   *row_start = NULL;
 	uint64_t	nrows = 0,
@@ -1264,6 +1245,20 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 	else if (var && zstd_values)
 		fz->value_compression = enc_general(ar, LT__ENC21__COMPRESSION_SCHEME__COMPRESSION_ALGORITHM_ZSTD,
 											enc_variable(ar, wide ? 64 : 32));
+	else if (fsst)
+	{
+		lt_code		frc;
+
+		if (!(fe = lt_malloc(sizeof(*fe))))
+			return lt_nomem(err);
+		if ((frc = fsst_compress(a, fe, &packed, err)) != LT_OK)
+		{
+			lt_free(fe);
+			return frc;
+		}
+		fz->value_compression = enc_fsst(ar, &fe->table, enc_variable(ar, wide ? 64 : 32));
+		a = &packed;
+	}
 	else if (var)
 		fz->value_compression = enc_variable(ar, wide ? 64 : 32);
 	else
@@ -1355,6 +1350,12 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 		po->nbuf = 1;
 	lt_free(row_start);
 	lt_free(zbuf);
+	if (fe)
+	{
+		lt_free(packed.offsets);
+		lt_free(packed.data);
+		lt_free(fe);
+	}
 	if (rc != LT_OK)
 		return rc;
 	fz->has_bits_rep = true;
@@ -1381,6 +1382,55 @@ page_fullzip(arena *ar, const shred *s, lt_file_version v, page_out *po, lt_erro
 	po->layout.full_zip_layout = fz;
 	(void) v;
 	return ar->oom ? lt_nomem(err) : LT_OK;
+}
+
+/* ---------------------------------------------------------------------- */
+/* FSST for text (utf8 only, as Lance: pages of >= 32 KiB with strings of >= 5 bytes) */
+
+#define FSST_MIN_BYTES (32 * 1024)
+#define FSST_MIN_MAXLEN 5
+
+static bool
+fsst_wanted(const lt_array *a)
+{
+	lt_type_id	t = a->field->type;
+
+	return (t == LT_TYPE_UTF8 || t == LT_TYPE_LARGE_UTF8) && a->data_len >= FSST_MIN_BYTES &&
+		max_string(a) >= FSST_MIN_MAXLEN;
+}
+
+/*
+ * Compress every string of a with a table trained on them: *out is a
+ * shallow array of the same field whose offsets / data are the compressed
+ * strings (lt_free both).
+ */
+static lt_code
+fsst_compress(const lt_array *a, lt_fsst_encoder *enc, lt_array *out, lt_error *err)
+{
+	int64_t		n = a->length;
+	uint64_t	pos = 0;
+
+	LT_TRY(lt_fsst_train(a->data, a->offsets, n, enc, err));
+	memset(out, 0, sizeof(*out));
+	out->field = a->field;
+	out->length = n;
+	out->offsets = lt_malloc(((size_t) n + 1) * sizeof(int64_t));
+	out->data = lt_malloc((size_t) a->data_len * 2 + 16);
+	if (!out->offsets || !out->data)
+	{
+		lt_free(out->offsets);
+		lt_free(out->data);
+		return lt_nomem(err);
+	}
+	out->offsets[0] = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		pos += lt_fsst_encode(enc, a->data + a->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i]),
+							  out->data + pos);
+		out->offsets[i + 1] = (int64_t) pos;
+	}
+	out->data_len = (int64_t) pos;
+	return LT_OK;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1568,7 +1618,7 @@ encode_leaf(lt_file_writer *w, int col, shred *s, uint64_t rows, uint64_t row0, 
 	lt_file_version v = lt_writer_version(w);
 	const lt_array *vals = s->values;
 	const lt_field *leaf = vals->field;
-	arena		ar = {0};
+	lt_arena	ar = {0};
 	page_out	po;
 	mb_vals		mv;
 	lt_code		rc = LT_OK;
@@ -1626,7 +1676,23 @@ encode_leaf(lt_file_writer *w, int col, shred *s, uint64_t rows, uint64_t row0, 
 
 		if (width < NARROW_BYTES)
 		{
-			if (var)
+			if (var && fsst_wanted(vals))
+			{
+				lt_fsst_encoder *fe = lt_malloc(sizeof(*fe));
+				lt_array	packed;
+
+				rc = fe ? fsst_compress(vals, fe, &packed, err) : lt_nomem(err);
+				if (rc == LT_OK)
+				{
+					rc = mb_variable(&ar, &packed, leaf->type == LT_TYPE_LARGE_UTF8, &mv, err);
+					if (rc == LT_OK)
+						mv.enc = enc_fsst(&ar, &fe->table, mv.enc);
+					lt_free(packed.offsets);
+					lt_free(packed.data);
+				}
+				lt_free(fe);
+			}
+			else if (var)
 				rc = mb_variable(&ar, vals, leaf->type == LT_TYPE_LARGE_UTF8 || leaf->type == LT_TYPE_LARGE_BINARY,
 								 &mv, err);
 			else if (leaf->type == LT_TYPE_FIXED_LIST)
@@ -1659,7 +1725,7 @@ encode_leaf(lt_file_writer *w, int col, shred *s, uint64_t rows, uint64_t row0, 
 		rc = emit_page(w, col, &po, rows, row0, err);
 	page_out_free(&po);
 	mb_vals_free(&mv);
-	ar_free(&ar);
+	lt_arena_free(&ar);
 	return rc;
 }
 

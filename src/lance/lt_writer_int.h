@@ -77,6 +77,50 @@ static inline lt_code lt_wbuf_u32(lt_wbuf *b, uint32_t v, lt_error *err) { retur
 static inline lt_code lt_wbuf_u64(lt_wbuf *b, uint64_t v, lt_error *err) { return lt_wbuf_put(b, &v, 8, err); }
 static inline void lt_wbuf_free(lt_wbuf *b) { lt_free(b->p); b->p = NULL; b->len = b->cap = 0; }
 
+/* Protobuf nodes of a page's encoding live in an arena freed with the page. */
+typedef struct lt_arena
+{
+	void	  **p;
+	size_t		n, cap;
+	bool		oom;			/* an allocation failed: the encoding is incomplete */
+} lt_arena;
+
+static inline void *
+lt_arena_alloc(lt_arena *a, size_t size)
+{
+	void	   *p;
+
+	if (a->n == a->cap)
+	{
+		size_t		cap = a->cap ? a->cap * 2 : 32;
+		void	  **q = lt_realloc(a->p, cap * sizeof(void *));
+
+		if (!q)
+		{
+			a->oom = true;
+			return NULL;
+		}
+		a->p = q;
+		a->cap = cap;
+	}
+	if (!(p = lt_calloc(1, size)))
+	{
+		a->oom = true;
+		return NULL;
+	}
+	a->p[a->n++] = p;
+	return p;
+}
+
+static inline void
+lt_arena_free(lt_arena *a)
+{
+	for (size_t i = 0; i < a->n; i++)
+		lt_free(a->p[i]);
+	lt_free(a->p);
+	memset(a, 0, sizeof(*a));
+}
+
 /*
  * Write one page of column `col`: its buffers (each 64-byte aligned in the
  * file), its encoding (a serialized protobuf of type `type_url`, wrapped in
@@ -85,6 +129,9 @@ static inline void lt_wbuf_free(lt_wbuf *b) { lt_free(b->p); b->p = NULL; b->len
 lt_code		lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs, const uint64_t *lens,
 						   const char *type_url, const uint8_t *enc, size_t enc_len, uint64_t rows, uint64_t priority,
 						   lt_error *err);
+
+/* Rows (slots) of column col in the pages written so far: the next page's priority in 2.0. */
+uint64_t	lt_writer_column_rows(const lt_file_writer *w, int col);
 
 /* The store path of the file being written (for messages). */
 const char *lt_writer_path(const lt_file_writer *w);
@@ -103,7 +150,5 @@ lt_code		lt_w20_encode(lt_file_writer *w, const lt_field *f, const lt_array *a, 
 /* Check that a field's type can be written in the version (LT_EUNSUPPORTED naming it otherwise). */
 lt_code		lt_w21_check(const lt_field *f, lt_file_version v, lt_error *err);
 lt_code		lt_w20_check(const lt_field *f, lt_error *err);
-
-/* General compression of one buffer in Lance's framing (lt_compress.c). */
 
 #endif

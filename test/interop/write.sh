@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/interop/write.sh — files written by lt_fdw's data-file writer (src/lance/lt_writer*.c) against the real
 # Lance engine (ref.mjs).  For datasets the engine creates (every type, nested too; empty or not; storage 2.1
-# and 2.2), `lt-inspect append DIR --rewrite` reads every live row and writes it again with our writer as one new
+# 2.1 and 2.2), `lt-inspect append DIR --rewrite` reads every live row and writes it again with our writer as one new
 # fragment (an Append through lt_txn).  Then:
 #   - the engine reads exactly the rows it had, twice (byte-identical JSON lines, sorted);
 #   - lt-inspect reads the same rows in the same order as the engine;
@@ -90,7 +90,7 @@ OPS
 	fi
 }
 
-for sv in 2.1 2.2; do
+for sv in 2.0 2.1 2.2; do
 	for spec in types nulls encodings bigvalues multipage empty; do
 		[ -f "$SPECS/$spec.json" ] && run_case "$SPECS/$spec.json" "$sv"
 	done

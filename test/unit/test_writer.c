@@ -80,6 +80,7 @@ typedef struct gen_opts
 	int			max_str;		/* longest string */
 	int			max_list;		/* longest list */
 	int			empty_pct;		/* chance of an empty list */
+	int			no_struct_nulls;	/* 2.0 files cannot store null structs */
 } gen_opts;
 
 static void gen(lt_array *a, int64_t n, const gen_opts *o);
@@ -176,7 +177,7 @@ gen(lt_array *a, int64_t n, const gen_opts *o)
 			break;
 		case LT_TYPE_STRUCT:
 			for (int64_t i = 0; i < n; i++)
-				if (gen_null(a, o))
+				if (!o->no_struct_nulls && gen_null(a, o))
 					set_null(a, base + i);
 			for (int c = 0; c < a->n_children; c++)
 				gen(a->children[c], n, o);
@@ -420,7 +421,7 @@ make_cols(const lt_schema *s, int64_t n, const gen_opts *o)
 	return cols;
 }
 
-static const lt_file_version V21[] = {LT_FILE_V2_1, LT_FILE_V2_2};
+static const lt_file_version V21[] = {LT_FILE_V2_1, LT_FILE_V2_2, LT_FILE_V2_0};
 
 /* Every scalar type, each null pattern, small and multi-chunk sizes. */
 TEST(scalar_types)
@@ -447,7 +448,7 @@ TEST(scalar_types)
 		for (size_t z = 0; s && z < sizeof(sizes) / sizeof(sizes[0]); z++)
 			for (size_t nl = 0; nl < 3; nl++)
 				for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-					for (int v = 0; v < 2; v++)
+					for (int v = 0; v < 3; v++)
 					{
 						gen_opts	o = {nulls[nl], kinds[k], 40, 4, 10};
 						lt_array  **cols = make_cols(s, sizes[z], &o);
@@ -498,6 +499,21 @@ TEST(encoding_choices)
 	free_cols(s, cols);
 	lt_schema_free(s);
 
+	/* long text: FSST in mini-blocks (narrow) and per value in full-zip (wide) */
+	sp[0] = "c;-1;string";
+	s = schema_of(sp, 1);
+	cols = make_cols(s, 5000, &(gen_opts) {5, 1, 60, 0, 0});
+	round_trip(s, cols, 5000, 1, LT_FILE_V2_1, &r);
+	CHECK(strcmp(r.values, "fsst") == 0);
+	CHECK(r.size < 5000 * 30 / 2);
+	free_cols(s, cols);
+	cols = make_cols(s, 400, &(gen_opts) {5, 1, 900, 0, 0});
+	round_trip(s, cols, 400, 1, LT_FILE_V2_2, &r);
+	CHECK(strcmp(r.layouts, "F") == 0);
+	CHECK(r.size < 400 * 450 / 2);
+	free_cols(s, cols);
+	lt_schema_free(s);
+
 	/* low-cardinality strings: dictionary; distinct ones: variable; long ones: full-zip */
 	sp[0] = "c;-1;string";
 	s = schema_of(sp, 1);
@@ -505,8 +521,8 @@ TEST(encoding_choices)
 	round_trip(s, cols, 5000, 1, LT_FILE_V2_1, &r);
 	CHECK(strcmp(r.layouts, "D") == 0);
 	free_cols(s, cols);
-	cols = make_cols(s, 5000, &(gen_opts) {5, 0, 60, 0, 0});
-	round_trip(s, cols, 5000, 1, LT_FILE_V2_1, &r);
+	cols = make_cols(s, 800, &(gen_opts) {5, 0, 60, 0, 0});	/* under 32 KiB: no FSST */
+	round_trip(s, cols, 800, 1, LT_FILE_V2_1, &r);
 	CHECK(strcmp(r.layouts, "M") == 0);
 	CHECK(strcmp(r.values, "variable") == 0);
 	free_cols(s, cols);
@@ -544,13 +560,16 @@ TEST(big_values)
 
 	rng_state = 99;
 	cols = make_cols(s, 400, &(gen_opts) {10, 0, 70000, 0, 0});
-	for (int v = 0; v < 2; v++)
+	for (int v = 0; v < 3; v++)
+	{
 		round_trip(s, cols, 400, 4, V21[v], &r);
-	CHECK(strchr(r.layouts, 'F') != NULL);
-	CHECK(strlen(r.layouts) >= 4);		/* 400 x 35 KiB = 14 MiB: more than one page per column */
+		if (v == 1)
+			CHECK(strchr(r.layouts, 'F') != NULL);
+		CHECK(strlen(r.layouts) >= 4);	/* 400 x 35 KiB = 14 MiB: more than one page per column */
+	}
 	free_cols(s, cols);
 	cols = make_cols(s, 1000, &(gen_opts) {0, 0, 0, 0, 0});	/* all empty */
-	for (int v = 0; v < 2; v++)
+	for (int v = 0; v < 3; v++)
 		round_trip(s, cols, 1000, 1, V21[v], &r);
 	free_cols(s, cols);
 	lt_schema_free(s);
@@ -596,6 +615,18 @@ TEST(nested_types)
 						free_cols(sm, cols);
 					}
 				}
+	/* 2.0: one column per field; no null structs there */
+	for (size_t z = 0; z < 3; z++)
+		for (size_t nl = 0; nl < 3; nl++)
+		{
+			gen_opts	o = {nulls[nl], (int) ((z + nl) % 5), 12, 6, empties[nl], 1};
+			lt_array  **cols = make_cols(s, sizes[z], &o);
+			rt_result	r;
+
+			if (!round_trip(s, cols, sizes[z], 2, LT_FILE_V2_0, &r))
+				fprintf(stderr, "  nested 2.0: %lld rows, %d%% nulls\n", (long long) sizes[z], nulls[nl]);
+			free_cols(s, cols);
+		}
 	/* long lists: rows of up to 100k items (several chunks and pages per row) */
 	{
 		static const char *sl[] = {"l;-1;list", "item;0;int32", "s;-1;list", "item;2;string"};
@@ -604,7 +635,7 @@ TEST(nested_types)
 		lt_array  **cols = make_cols(ls, 5, &o);
 		rt_result	r;
 
-		for (int v = 0; v < 2; v++)
+		for (int v = 0; v < 3; v++)
 			round_trip(ls, cols, 5, 1, V21[v], &r);
 		free_cols(ls, cols);
 		lt_schema_free(ls);
@@ -629,6 +660,24 @@ TEST(refusals)
 	CHECK_CODE(lt_file_writer_open(st, "data/", 1, (const lt_field *const *) sm->fields, LT_FILE_LEGACY, &w, &err),
 			   LT_EUNSUPPORTED);
 	CHECK(strstr(err.msg, "0.1") != NULL);
+	CHECK_CODE(lt_file_writer_open(st, "data/", 1, (const lt_field *const *) sm->fields, LT_FILE_V2_0, &w, &err),
+			   LT_EUNSUPPORTED);
+	/* a null struct value has no place in a 2.0 file */
+	{
+		static const char *ss[] = {"st;-1;struct", "x;0;int32"};
+		lt_schema  *s = schema_of(ss, 2);
+		lt_array  **cols = make_cols(s, 10, &(gen_opts) {100, 0, 0, 0, 0, 0});
+		lt_written_file wf = {0};
+
+		CHECK_OK(lt_file_writer_open(st, "data/", 1, (const lt_field *const *) s->fields, LT_FILE_V2_0, &w, &err), err);
+		CHECK_OK(lt_file_writer_write(w, cols, 10, &err), err);
+		CHECK_CODE(lt_file_writer_finish(w, &wf, &err), LT_EUNSUPPORTED);
+		CHECK(strstr(err.msg, "null struct") != NULL);
+		lt_file_writer_free(w);
+		w = NULL;
+		free_cols(s, cols);
+		lt_schema_free(s);
+	}
 	CHECK_CODE(lt_file_version_for_storage("0.1", &fv, &err), LT_EUNSUPPORTED);
 	CHECK(strstr(err.msg, "legacy") != NULL);
 	CHECK_OK(lt_file_version_for_storage("2.1", &fv, &err), err);
@@ -707,8 +756,9 @@ TEST(randomized)
 		o.max_list = 1 + (int) rnd_below(10);
 		o.empty_pct = (int) rnd_below(3) * 20;
 		rows = (int64_t) rnd_below(6000) + 1;
+		o.no_struct_nulls = seed % 3 == 2;
 		cols = make_cols(s, rows, &o);
-		if (!round_trip(s, cols, rows, 1 + (int) rnd_below(3), V21[seed % 2], &r))
+		if (!round_trip(s, cols, rows, 1 + (int) rnd_below(3), V21[seed % 3], &r))
 			fprintf(stderr, "  seed %llu (%lld rows): layouts %s\n", (unsigned long long) seed, (long long) rows,
 					r.layouts);
 		free_cols(s, cols);
