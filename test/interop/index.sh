@@ -14,7 +14,8 @@
 #            A query's "max_bytes_read" bounds what the lookup reads (index pages are read chunk by chunk);
 #   san      the same lookups under ASan/UBSan (build/lt-inspect-san) for one query per index;
 #   corrupt  truncated and bit-flipped copies of every index file: a clean error naming the file (or a
-#            result, when the damage is harmless), never a crash or a sanitizer report.
+#            result, when the damage is harmless), never a crash or a sanitizer report;
+#   fixture  the shared fixture corpus's filtered queries on one indexed column vs its expected rows.
 # Prints ok/FAIL per check and ends with "interop-index: N passed, M failed".
 set -uo pipefail
 
@@ -201,4 +202,38 @@ for spec in "$HERE"/index/*.json; do
 		done
 	done < <(node -e 'for (const l of require("fs").readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean)) { const x=JSON.parse(l); for (const s of x.segments.slice(0,1)) console.log([x.name,x.columns[0],s.uuid,x.kind].join("\t")); }' "$TMP/index.jsonl")
 done
+# ------------------------------------------------------------------------------------------- fixtures
+# the shared fixture corpus (when present): its filtered queries on one column with an index, against the
+# engine's expected rows recorded there (q<N>.expected.jsonl)
+if [ -z "${LT_FIXTURES:-}" ]; then
+	for d in "$ROOT/../shared/lance-fixtures" /work/shared/lance-fixtures; do
+		[ -d "$d" ] && { LT_FIXTURES=$(cd "$d" && pwd); break; }
+	done
+fi
+if [ -n "${LT_FIXTURES:-}" ] && [ -d "$LT_FIXTURES" ]; then
+	for spec in "$LT_FIXTURES"/*.spec.json; do
+		name=$(basename "$spec" .spec.json)
+		[ -d "$LT_FIXTURES/$name.lance" ] && [ -d "$LT_FIXTURES/$name.lance/_indices" ] || continue
+		"$INSPECT" index "$LT_FIXTURES/$name.lance" >"$TMP/fx-index.jsonl" 2>/dev/null || continue
+		n=0
+		while IFS= read -r where; do
+			exp="$LT_FIXTURES/$name.q$n.expected.jsonl"
+			n=$((n + 1))
+			[ -f "$exp" ] || continue
+			col=$(where_column "$where")
+			# one column only, and it has a usable index
+			[ "$(node -e 'const kw=new Set(["and","or","not","between","in","is","null","true","false","date","array_has_all","array_has_any"]); const t=process.argv[1].replace(/'"'"'(?:[^'"'"']|'"'"''"'"')*'"'"'/g,"").match(/[A-Za-z_][A-Za-z0-9_]*/g)||[]; console.log(new Set(t.filter(x=>!kw.has(x.toLowerCase()))).size)' "$where")" = 1 ] || continue
+			grep -q "\"columns\":\[\"$col\"\],\"usable\":true" "$TMP/fx-index.jsonl" || continue
+			label="fixture $name: $where"
+			if ! timeout "$CASE_TIMEOUT" "$INSPECT" index-query "$LT_FIXTURES/$name.lance" --where "$where" >"$TMP/got" 2>"$TMP/err"; then
+				ko "$label" "$(head -n 2 "$TMP/err")"
+				continue
+			fi
+			ref_rowids <"$exp" >"$TMP/ref"
+			if cmp -s "$TMP/got" "$TMP/ref"; then ok "$label ($(wc -l <"$TMP/got") rows)"; else ko "$label" "lt_fdw: $(wc -l <"$TMP/got") rows, fixture: $(wc -l <"$TMP/ref") rows"; fi
+		done < <(spec_lines "$spec" '(s.queries || []).map(q => q.filter)')
+	done
+else
+	echo "(no shared fixture corpus: fixture queries skipped)"
+fi
 finish
