@@ -22,7 +22,9 @@
 #include "lt_index.h"
 #include "lt_index_int.h"
 #include "lt_scan.h"
+#include "lt_file.pb-c.h"
 #include "lt_table.pb-c.h"
+#include "lt_writer.h"
 
 static lt_error err;
 
@@ -1136,6 +1138,136 @@ TEST(corrupt_files)
 	lt_store_close(mem);
 }
 
+/*
+ * A zonemap.lance written with lt_fdw's own file writer in the layout of the
+ * Lance source (the reference's JavaScript binding cannot build zone maps),
+ * read through lt_index_open / lt_index_search in a copy of the dataset.
+ */
+TEST(zonemap_file)
+{
+	char		root[1024];
+	lt_store   *mem = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	static const char *names[7] = {"min", "max", "null_count", "nan_count", "fragment_id", "zone_start", "zone_length"};
+	static const char *types[7] = {"int64", "int64", "uint32", "uint32", "uint64", "uint64", "uint32"};
+	Lt__Pb__Field pbf[7],
+			   *pbp[7];
+	lt_schema  *zs = NULL;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	lt_array   *cols[7];
+	const int	nz = 4;
+	int64_t		mins[4] = {0, 2000, 4500, 7000},
+				maxs[4] = {1999, 4499, 6999, 8999};
+	uint64_t	u[5][4] = {{0, 0, 0, 0}, {0, 0, 0, 0}, {0, 0, 1, 1}, {0, 2000, 0, 2500}, {2000, 2500, 2500, 2000}};
+	lt_index	ix = {0};
+	lt_index_segment seg = {0};
+	uint32_t	frags[2] = {0, 1};
+	lt_index_reader *r = NULL;
+	char		src[1200],
+				dst[200];
+	uint8_t    *bytes = NULL;
+	uint64_t	blen = 0;
+
+	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
+	CHECK_OK(lt_store_mem_open(&mem, &err), err);
+	load_dir(mem, root, "");
+	CHECK_OK(lt_dataset_open(mem, "", &spec, &ds, &err), err);
+	if (!ds)
+		return;
+	for (int i = 0; i < 7; i++)
+	{
+		lt__pb__field__init(&pbf[i]);
+		pbf[i].name = (char *) names[i];
+		pbf[i].has_id = pbf[i].has_parent_id = pbf[i].has_nullable = true;
+		pbf[i].id = i;
+		pbf[i].parent_id = -1;
+		pbf[i].logical_type = (char *) types[i];
+		pbf[i].nullable = i < 2;
+		pbp[i] = &pbf[i];
+	}
+	CHECK_OK(lt_schema_from_pb(pbp, 7, &zs, &err), err);
+	if (!zs)
+		return;
+	for (int i = 0; i < 7; i++)
+	{
+		CHECK_OK(lt_array_new(zs->fields[i], &cols[i], &err), err);
+		lt_array_reserve(cols[i], nz, &err);
+		for (int z = 0; z < nz; z++)
+		{
+			if (i < 2)
+				((int64_t *) cols[i]->values)[z] = i == 0 ? mins[z] : maxs[z];
+			else if (zs->fields[i]->type == LT_TYPE_UINT32)
+				((uint32_t *) cols[i]->values)[z] = (uint32_t) u[i - 2][z];
+			else
+				((uint64_t *) cols[i]->values)[z] = u[i - 2][z];
+		}
+		cols[i]->length = nz;
+	}
+	CHECK_OK(lt_file_writer_open(mem, "zm/", 7, (const lt_field *const *) zs->fields, LT_FILE_V2_1, &w, &err), err);
+	if (w)
+	{
+		CHECK_OK(lt_file_writer_write(w, cols, nz, &err), err);
+		CHECK_OK(lt_file_writer_finish(w, &wf, &err), err);
+	}
+	lt_file_writer_free(w);
+	for (int i = 0; i < 7; i++)
+		lt_array_free(cols[i]);
+	/* move it where a zone map segment keeps it */
+	snprintf(src, sizeof(src), "zm/%s", wf.name ? wf.name : "");
+	snprintf(seg.uuid, sizeof(seg.uuid), "00000000-0000-4000-8000-00000000abcd");
+	snprintf(dst, sizeof(dst), "_indices/%s/zonemap.lance", seg.uuid);
+	CHECK_OK(lt_store_read_all(mem, src, (uint64_t) 1 << 30, &bytes, &blen, &err), err);
+	if (bytes)
+		CHECK_OK(lt_store_mem_put(mem, dst, bytes, blen, &err), err);
+
+	ix.name = "zones";
+	ix.kind = LT_INDEX_ZONEMAP;
+	ix.field = ds->schema->fields[0];
+	ix.n_segments = 1;
+	ix.segments = &seg;
+	ix.covered = frags;
+	ix.n_covered = 2;
+	seg.fragments = frags;
+	seg.n_fragments = 2;
+	CHECK_OK(lt_index_open(ds, &ix, &r, &err), err);
+	if (r)
+	{
+		lt_filter  *f;
+		lt_value	v = vint(6000);
+		lt_rowaddr_set *got = NULL;
+		bool		exact = true;
+		lt_index_stats st;
+
+		CHECK_OK(lt_filter_new(1, &ix.field, &f, &err), err);
+		CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_EQ, lt_expr_column(f, 0, &err),
+												   lt_expr_const(f, &v, &err), &err), &err), err);
+		CHECK_OK(lt_index_search(r, f, &got, &exact, &st, &err), err);
+		CHECK(!exact);
+		CHECK_EQ_INT(st.pages_total, 4);
+		CHECK_EQ_INT(st.pages_read, 1);
+		CHECK(got && lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 1500));
+		CHECK(got && !lt_rowaddr_set_contains(got, ((uint64_t) 1 << 32) | 2500));
+		CHECK_EQ_INT(got ? lt_rowaddr_set_cardinality(got, NULL) + st.rows_deleted : 0, 2500);
+		lt_rowaddr_set_free(got);
+		lt_filter_free(f);
+		lt_index_close(r);
+	}
+	/* a damaged zone map is corrupt, naming the file */
+	if (bytes && blen > 40)
+	{
+		lt_store_mem_put(mem, dst, bytes, blen / 2, &err);
+		CHECK_CODE(lt_index_open(ds, &ix, &r, &err), LT_ECORRUPT);
+		CHECK(strstr(err.msg, "zonemap.lance") != NULL);
+	}
+	lt_free(bytes);
+	lt_written_file_clear(&wf);
+	lt_schema_free(zs);
+	lt_dataset_close(ds);
+	lt_store_close(mem);
+}
+
 /* --- row-address sets ---------------------------------------------------------- */
 
 static int
@@ -1265,6 +1397,7 @@ main(void)
 	RUN(label_list);
 	RUN(prune_property);
 	RUN(zonemap_search);
+	RUN(zonemap_file);
 	RUN(corrupt_files);
 	RUN(rowaddr_set_more);
 	RUN(rowaddr_set_dataset);
