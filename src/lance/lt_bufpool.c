@@ -9,6 +9,7 @@ struct lt_bufpool
 {
 	lt_allocator a;
 	int			n;
+	uint64_t	key[LT_BUFPOOL_MAX];
 	uint8_t    *buf[LT_BUFPOOL_MAX];
 	uint64_t	cap[LT_BUFPOOL_MAX];
 };
@@ -38,69 +39,55 @@ lt_bufpool_destroy(lt_bufpool *pool)
 	a.free_fn(pool, a.ctx);
 }
 
-void
-lt_bufpool_put(lt_bufpool *pool, uint8_t *buf, uint64_t cap)
+/* Take slot i out of the pool. */
+static void
+take(lt_bufpool *pool, int i)
 {
-	int			small = 0;
+	pool->n--;
+	pool->key[i] = pool->key[pool->n];
+	pool->buf[i] = pool->buf[pool->n];
+	pool->cap[i] = pool->cap[pool->n];
+}
 
+void
+lt_bufpool_put(lt_bufpool *pool, uint64_t key, uint8_t *buf, uint64_t cap)
+{
 	if (!buf)
 		return;
-	if (pool->n < LT_BUFPOOL_MAX)
+	if (pool->n == LT_BUFPOOL_MAX)
 	{
-		pool->buf[pool->n] = buf;
-		pool->cap[pool->n++] = cap;
+		pool->a.free_fn(buf, pool->a.ctx);
 		return;
 	}
-	/* full: the smallest of the idle ones and this one goes */
-	for (int i = 1; i < pool->n; i++)
-		if (pool->cap[i] < pool->cap[small])
-			small = i;
-	if (pool->cap[small] < cap)
-	{
-		pool->a.free_fn(pool->buf[small], pool->a.ctx);
-		pool->buf[small] = buf;
-		pool->cap[small] = cap;
-	}
-	else
-		pool->a.free_fn(buf, pool->a.ctx);
+	pool->key[pool->n] = key;
+	pool->buf[pool->n] = buf;
+	pool->cap[pool->n++] = cap;
 }
 
 int
-lt_bufpool_grow(lt_bufpool *pool, uint8_t **buf, uint64_t *cap, uint64_t n)
+lt_bufpool_grow(lt_bufpool *pool, uint64_t key, uint8_t **buf, uint64_t *cap, uint64_t n)
 {
-	int			best = -1;
-	uint8_t    *nb;
-	uint64_t	ncap;
+	uint8_t    *nb = NULL;
+	uint64_t	ncap = 0;
 
 	if (n <= *cap && *buf)
 		return 0;
 	for (int i = 0; i < pool->n; i++)
-		if (pool->cap[i] >= n && (best < 0 || pool->cap[i] < pool->cap[best]))
-			best = i;
-	if (best >= 0)
-	{
-		nb = pool->buf[best];
-		ncap = pool->cap[best];
-		pool->buf[best] = pool->buf[--pool->n];
-		pool->cap[best] = pool->cap[pool->n];
-	}
-	else
-	{
-		/*
-		 * The idle buffer just too small was most likely this column's in the last file: it goes,
-		 * and the new one has room to spare for the next file's (a little bigger) page.
-		 */
-		int			near = -1;
-
-		for (int i = 0; i < pool->n; i++)
-			if (near < 0 || pool->cap[i] > pool->cap[near])
-				near = i;
-		if (near >= 0)
+		if (pool->key[i] == key)
 		{
-			pool->a.free_fn(pool->buf[near], pool->a.ctx);
-			pool->buf[near] = pool->buf[--pool->n];
-			pool->cap[near] = pool->cap[pool->n];
+			/* this column's buffer from the last file: it fits, or it goes */
+			if (pool->cap[i] >= n)
+			{
+				nb = pool->buf[i];
+				ncap = pool->cap[i];
+			}
+			else
+				pool->a.free_fn(pool->buf[i], pool->a.ctx);
+			take(pool, i);
+			break;
 		}
+	if (!nb)
+	{
 		ncap = n + n / 8;
 		if (ncap > SIZE_MAX || !(nb = pool->a.malloc_fn((size_t) ncap, pool->a.ctx)))
 		{
@@ -112,7 +99,7 @@ lt_bufpool_grow(lt_bufpool *pool, uint8_t **buf, uint64_t *cap, uint64_t n)
 	if (*buf)
 	{
 		memcpy(nb, *buf, (size_t) *cap);
-		lt_bufpool_put(pool, *buf, *cap);
+		pool->a.free_fn(*buf, pool->a.ctx);
 	}
 	*buf = nb;
 	*cap = ncap;

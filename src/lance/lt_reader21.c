@@ -57,6 +57,9 @@ typedef struct leaf21
 	int			counted;		/* last page counted in pages_decoded */
 } leaf21;
 
+/* A leaf's buffer in the pool: the next file's reader of the column takes it back. */
+#define POOL_KEY(lf, aux) ((uint64_t) (uint32_t) (lf)->column * 2 + ((aux) ? 1 : 0))
+
 typedef struct reader21
 {
 	lt_field_reader base;
@@ -86,8 +89,10 @@ reader21_free(lt_field_reader *r)
 		lt21_page_free(rd->leaves[i].pg);
 		if (rd->base.file->bufpool)
 		{
-			lt_bufpool_put(rd->base.file->bufpool, rd->leaves[i].io, rd->leaves[i].io_cap);
-			lt_bufpool_put(rd->base.file->bufpool, rd->leaves[i].aux, rd->leaves[i].aux_cap);
+			lt_bufpool_put(rd->base.file->bufpool, POOL_KEY(&rd->leaves[i], false), rd->leaves[i].io,
+						   rd->leaves[i].io_cap);
+			lt_bufpool_put(rd->base.file->bufpool, POOL_KEY(&rd->leaves[i], true), rd->leaves[i].aux,
+						   rd->leaves[i].aux_cap);
 		}
 		else
 		{
@@ -157,7 +162,7 @@ count_page(reader21 *rd, leaf21 *lf, int p)
 	lf->counted = p;
 }
 
-static lt_code reserve(const lt_file *f, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err);
+static lt_code reserve(const lt_file *f, uint64_t key, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err);
 
 /* Fetch and decode page p of a leaf whole. */
 static lt_code
@@ -219,7 +224,7 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 	if (span)
 		total = span_hi - span_lo;
 	if (rc == LT_OK && total + 8 > lf->io_cap)
-		rc = reserve(f, &lf->io, &lf->io_cap, total, err);
+		rc = reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, total, err);
 	total = 0;
 	for (int i = 0; rc == LT_OK && i < nb; i++)
 	{
@@ -271,16 +276,16 @@ load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
 	return rc;
 }
 
-/* Make *buf hold n bytes (and 8 more), from the file's buffer pool when it has one. */
+/* Make *buf hold n bytes (and 8 more), from the file's buffer pool when it has one (under key). */
 static lt_code
-reserve(const lt_file *f, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
+reserve(const lt_file *f, uint64_t key, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
 {
 	uint8_t    *p;
 
 	if (n + 8 <= *cap)
 		return LT_OK;
 	if (f->bufpool)
-		return lt_bufpool_grow(f->bufpool, buf, cap, n + 8) == 0 ? LT_OK : lt_nomem(err);
+		return lt_bufpool_grow(f->bufpool, key, buf, cap, n + 8) == 0 ? LT_OK : lt_nomem(err);
 	p = lt_realloc(*buf, n + 8);
 	if (!p)
 		return lt_nomem(err);
@@ -327,7 +332,7 @@ read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *
 		LT_TRY(buffer_range(f, w, page, which[k], 0, page->buffer_sizes[which[k]], &r[k], err));
 		total += (page->buffer_sizes[which[k]] + 7) & ~(uint64_t) 7;
 	}
-	LT_TRY(reserve(f, &lf->aux, &lf->aux_cap, total, err));
+	LT_TRY(reserve(f, POOL_KEY(lf, true), &lf->aux, &lf->aux_cap, total, err));
 	for (int k = 0; k < n; k++)
 	{
 		lf->aux_p[k] = lf->aux + at[k];
@@ -397,7 +402,7 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 		if ((win.c1 - win.c0) * 4 > lf->ck.n)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
-		LT_TRY(reserve(f, &lf->io, &lf->io_cap, win.len, err));
+		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
 		if (win.len > 0)
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
 		lf->win_bytes += win.len;
@@ -424,14 +429,14 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 		if (win.need_index)
 		{
 			LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
-			LT_TRY(reserve(f, &lf->aux, &lf->aux_cap, win.len, err));
+			LT_TRY(reserve(f, POOL_KEY(lf, true), &lf->aux, &lf->aux_cap, win.len, err));
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->aux, err));
 			LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, lf->aux, r0, r1, &win, err));
 		}
 		if (win.buf != 0 || win.len > lens[0] / 4)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 0, win.off, win.len, &r, err));
-		LT_TRY(reserve(f, &lf->io, &lf->io_cap, win.len, err));
+		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
 		if (win.len > 0)
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
 		lf->win_bytes += win.len;

@@ -496,48 +496,52 @@ TEST(bufpool)
 	lt_bufpool *pool = lt_bufpool_create(&a);
 	uint8_t    *b1 = NULL,
 			   *b2 = NULL,
-			   *keep;
+			   *keep1,
+			   *keep2;
 	uint64_t	c1 = 0,
 				c2 = 0;
+	int			live;
 
 	CHECK(pool != NULL);
-	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 1000), 0);
-	CHECK(b1 != NULL && c1 >= 1000);
+	/* a new buffer has room to spare for the next file's page */
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 1, &b1, &c1, 1000), 0);
+	CHECK(b1 != NULL && c1 >= 1000 + 1000 / 8);
 	memset(b1, 7, 1000);
 	/* growing keeps the contents */
-	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 5000), 0);
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 1, &b1, &c1, 5000), 0);
 	CHECK(c1 >= 5000 && b1[0] == 7 && b1[999] == 7);
-	/* the 1000-byte one went back: a small request takes it */
-	CHECK(lt_bufpool_idle_bytes(pool) >= 1000);
-	CHECK_EQ_INT(lt_bufpool_grow(pool, &b2, &c2, 800), 0);
-	CHECK(c2 >= 1000 && c2 < 5000);
 	CHECK_EQ_INT(lt_bufpool_idle_bytes(pool), 0);
-	/* the next file's readers get the same buffers back, no new allocation */
-	keep = b1;
-	lt_bufpool_put(pool, b1, c1);
-	lt_bufpool_put(pool, b2, c2);
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 2, &b2, &c2, 300), 0);
+	/* the next file's readers get their own column's buffers back: no new allocation */
+	keep1 = b1;
+	keep2 = b2;
+	lt_bufpool_put(pool, 1, b1, c1);
+	lt_bufpool_put(pool, 2, b2, c2);
+	CHECK_EQ_INT(lt_bufpool_idle_bytes(pool), c1 + c2);
 	b1 = b2 = NULL;
 	c1 = c2 = 0;
-	{
-		int			live = pool_live;
-
-		CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 4000), 0);
-		CHECK(b1 == keep);
-		CHECK_EQ_INT(pool_live, live);
-	}
-	/* a bigger page than any idle buffer: the biggest idle one is freed, the new one has headroom */
-	lt_bufpool_put(pool, b1, c1);
+	live = pool_live;
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 2, &b2, &c2, 310), 0);
+	CHECK(b2 == keep2);
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 1, &b1, &c1, 5200), 0);
+	CHECK(b1 == keep1);
+	CHECK_EQ_INT(pool_live, live);
+	CHECK_EQ_INT(lt_bufpool_idle_bytes(pool), 0);
+	/* a page bigger than its column's idle buffer: that one goes, a new one comes */
+	lt_bufpool_put(pool, 1, b1, c1);
 	b1 = NULL;
 	c1 = 0;
-	CHECK_EQ_INT(lt_bufpool_grow(pool, &b1, &c1, 8000), 0);
-	CHECK(c1 >= 8000 + 8000 / 8);
-	CHECK(lt_bufpool_idle_bytes(pool) < 5000);
-	lt_bufpool_put(pool, b1, c1);
-	/* a full pool frees the smallest */
+	CHECK_EQ_INT(lt_bufpool_grow(pool, 1, &b1, &c1, 20000), 0);
+	CHECK(c1 >= 20000 + 20000 / 8);
+	CHECK_EQ_INT(pool_live, live);
+	CHECK_EQ_INT(lt_bufpool_idle_bytes(pool), 0);
+	lt_bufpool_put(pool, 1, b1, c1);
+	lt_bufpool_put(pool, 2, b2, c2);
+	/* a full pool frees what comes back */
 	for (int i = 0; i < LT_BUFPOOL_MAX + 4; i++)
-		lt_bufpool_put(pool, malloc(16), 16), pool_live++;
+		lt_bufpool_put(pool, 100 + i, malloc(16), 16), pool_live++;
 	CHECK(lt_bufpool_idle_bytes(pool) >= c1);
-	lt_bufpool_put(pool, NULL, 0);
+	lt_bufpool_put(pool, 3, NULL, 0);
 	lt_bufpool_destroy(pool);
 	CHECK_EQ_INT(pool_live, 0);
 }
