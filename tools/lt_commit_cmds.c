@@ -6,6 +6,8 @@
  *   lt-inspect append DIR --copy-fragment SRC:FRAG [...]        an Append
  *   lt-inspect append DIR --rewrite                              an Append of every live row of DIR,
  *                                                               re-encoded by the file writer (lt_writer.h)
+ *   lt-inspect append DIR --jsonl FILE                           an Append of the rows of FILE (JSON lines as
+ *                                                               `scan` prints them), written by the file writer
  *   lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]
  *                                                               an Update (deletes + new fragments)
  *   common: [--read-version N] [--max-attempts N] [--predicate TEXT] [--row-ids A,B,...]
@@ -31,6 +33,7 @@
 #include "lt_alloc.h"
 #include "lt_dataset.h"
 #include "lt_random.h"
+#include "lt_json_read.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_txn.h"
@@ -211,6 +214,70 @@ rewrite_rows(lt_txn *t, lt_dataset *ds, lt_error *err)
 	return c == LT_OK ? 0 : cfail(err);
 }
 
+/* Rows of a JSON-lines file (the `scan` format) written by the file writer as one new fragment. */
+static int
+append_jsonl(lt_txn *t, lt_dataset *ds, const char *path, lt_error *err)
+{
+	const lt_schema *sc = ds->schema;
+	lt_file_version v;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	lt_array  **cols = calloc((size_t) sc->n_fields + 1, sizeof(lt_array *));
+	char	   *data_dir = lt_dataset_path(ds, "data/");
+	FILE	   *in = fopen(path, "r");
+	char	   *line = NULL;
+	size_t		cap = 0;
+	ssize_t		len;
+	uint64_t	fid,
+				lineno = 0;
+	lt_code		c = LT_OK;
+
+	if (!in)
+	{
+		fprintf(stderr, "lt-inspect: cannot open %s\n", path);
+		free(cols);
+		lt_free(data_dir);
+		return 1;
+	}
+	if ((c = lt_file_version_for_storage(ds->storage_version, &v, err)) == LT_OK)
+		c = lt_file_writer_open(ds->store, data_dir, sc->n_fields, (const lt_field *const *) sc->fields, v, &w, err);
+	for (int i = 0; c == LT_OK && i < sc->n_fields; i++)
+		c = lt_array_new(sc->fields[i], &cols[i], err);
+	while (c == LT_OK && (len = getline(&line, &cap, in)) > 0)
+	{
+		lineno++;
+		if (len == 1 && line[0] == '\n')
+			continue;
+		if ((c = lt_json_row_append(line, (size_t) len, sc->n_fields, (const lt_field *const *) sc->fields, cols,
+									err)) != LT_OK)
+		{
+			lt_error_prefix(err, "%s line %llu", path, (unsigned long long) lineno);
+			break;
+		}
+		if (cols[0]->length >= LT_DEFAULT_BATCH_ROWS)
+		{
+			c = lt_file_writer_write(w, cols, cols[0]->length, err);
+			for (int i = 0; i < sc->n_fields; i++)
+				lt_array_clear(cols[i]);
+		}
+	}
+	if (c == LT_OK && sc->n_fields > 0 && cols[0]->length > 0)
+		c = lt_file_writer_write(w, cols, cols[0]->length, err);
+	if (c == LT_OK && lt_file_writer_rows(w) > 0)
+		c = lt_file_writer_finish(w, &wf, err);
+	if (c == LT_OK && wf.name)
+		c = lt_txn_add_fragment(t, 1, &wf, NULL, &fid, err);
+	lt_written_file_clear(&wf);
+	lt_file_writer_free(w);
+	for (int i = 0; i < sc->n_fields; i++)
+		lt_array_free(cols[i]);
+	free(cols);
+	free(line);
+	fclose(in);
+	lt_free(data_dir);
+	return c == LT_OK ? 0 : cfail(err);
+}
+
 /* Delete the rows at the given addresses (fragment << 32 | offset), fragment by fragment. */
 static int
 delete_addrs(lt_txn *t, const char *list, lt_error *err)
@@ -245,6 +312,7 @@ lt_commit_cmd(int argc, char **argv)
 	const char *copies[64];
 	int			n_copies = 0;
 	bool		rewrite = false;
+	const char *jsonl = NULL;
 	lt_commit_options opts = {0};
 	lt_version_spec spec = {0};
 	lt_store   *store = NULL;
@@ -262,6 +330,8 @@ lt_commit_cmd(int argc, char **argv)
 			copies[n_copies++] = argv[++i];
 		else if (strcmp(argv[i], "--rewrite") == 0 && strcmp(cmd, "append") == 0)
 			rewrite = true;
+		else if (strcmp(argv[i], "--jsonl") == 0 && i + 1 < argc && strcmp(cmd, "append") == 0)
+			jsonl = argv[++i];
 		else if (strcmp(argv[i], "--read-version") == 0 && i + 1 < argc)
 			spec.version = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-attempts") == 0 && i + 1 < argc)
@@ -278,10 +348,10 @@ lt_commit_cmd(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) || (strcmp(cmd, "delete") == 0) != (n_copies == 0 && !rewrite))
+	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) || (strcmp(cmd, "delete") == 0) != (n_copies == 0 && !rewrite && !jsonl))
 	{
 		fprintf(stderr, "usage: lt-inspect delete DIR --rowaddrs A,B,...\n"
-				"       lt-inspect append DIR --copy-fragment SRC:FRAG [...] | --rewrite\n"
+				"       lt-inspect append DIR --copy-fragment SRC:FRAG [...] | --rewrite | --jsonl FILE\n"
 				"       lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]\n"
 				"       [--read-version N] [--max-attempts N] [--predicate TEXT]\n");
 		return 2;
@@ -320,6 +390,8 @@ lt_commit_cmd(int argc, char **argv)
 	}
 	if (rc == 0 && rewrite)
 		rc = rewrite_rows(t, ds, &err);
+	if (rc == 0 && jsonl)
+		rc = append_jsonl(t, ds, jsonl, &err);
 	if (rc == 0 && lt_txn_commit(t, &opts, &res, &err) != LT_OK)
 		rc = cfail(&err);
 	if (rc == 0)

@@ -300,7 +300,8 @@ enc_strings(w20_page *pg, const lt_array *a, int64_t s, int64_t n, lt_error *err
 	int64_t		first[DICT_MAX_CARD];
 	int			nd = 0;
 	uint8_t    *codes = NULL;
-	bool		dict = n >= DICT_MIN_ROWS;
+	/* the engine's 2.0 dictionary decoder takes 32-bit offsets only: no dictionary for large types */
+	bool		dict = n >= DICT_MIN_ROWS && (a->field->type == LT_TYPE_UTF8 || a->field->type == LT_TYPE_BINARY);
 
 	if (dict && !(codes = lt_malloc((size_t) n)))
 	{

@@ -2,8 +2,9 @@
 # test/interop/write.sh — files written by lt_fdw's data-file writer (src/lance/lt_writer*.c) against the real
 # Lance engine (ref.mjs).  For datasets the engine creates (every type, nested too; empty or not; storage 2.1
 # 2.1 and 2.2), `lt-inspect append DIR --rewrite` reads every live row and writes it again with our writer as one new
-# fragment (an Append through lt_txn).  Then:
-#   - the engine reads exactly the rows it had, twice (byte-identical JSON lines, sorted);
+# fragment (an Append through lt_txn), and `lt-inspect append DIR --jsonl` writes the engine's own JSON rows
+# again.  Then:
+#   - the engine reads exactly the rows it had, twice, then three times (byte-identical JSON lines, sorted);
 #   - lt-inspect reads the same rows in the same order as the engine;
 #   - the engine appends, deletes and compacts on top, and both readers still agree;
 #   - the size of our file against the engine's files for the same rows is printed (ratio ours / theirs).
@@ -68,8 +69,16 @@ run_case() {
 		if cmp -s "$TMP/expect.jsonl" "$TMP/after.jsonl"; then ok "$name: the engine reads every row twice"
 		else ko "$name: the engine reads every row twice" "$(REF diff "$TMP/expect.jsonl" "$TMP/after.jsonl" | head -n 5)"; fi
 	else ko "$name: the engine reads our file" "$(head -n 3 "$TMP/after.err")"; fi
-	same_scans "$name: lt-inspect reads what the engine reads" "$D"
 	local after_bytes ours; after_bytes=$(data_bytes "$D"); ours=$((after_bytes - before_bytes))
+	# the engine's own JSON rows, parsed and written by us (lt-inspect append --jsonl)
+	if "$INSPECT" append "$D" --jsonl "$TMP/before.jsonl" >"$TMP/append.out" 2>&1; then
+		cat "$TMP/before.jsonl" "$TMP/before.jsonl" "$TMP/before.jsonl" | sort >"$TMP/expect.jsonl"
+		if REF scan "$D" 2>"$TMP/after.err" | sort >"$TMP/after.jsonl" && cmp -s "$TMP/expect.jsonl" "$TMP/after.jsonl"
+		then ok "$name: rows appended from JSON lines read back exactly"
+		else ko "$name: rows appended from JSON lines read back exactly" "$(head -n 3 "$TMP/after.err")" \
+			"$(REF diff "$TMP/expect.jsonl" "$TMP/after.jsonl" | head -n 5)"; fi
+	else ko "$name: append --jsonl" "$(head -n 3 "$TMP/append.out")"; fi
+	same_scans "$name: lt-inspect reads what the engine reads" "$D"
 	if [ "$before_bytes" -gt 0 ]; then
 		printf 'size %-28s ours %9d  engine %9d  ratio %s\n' "$name" "$ours" "$before_bytes" \
 			"$(awk -v a="$ours" -v b="$before_bytes" 'BEGIN {printf "%.3f", a / b}')"
