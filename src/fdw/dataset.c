@@ -17,6 +17,9 @@
  * which every worker receives with the leader's settings, so that a scan running in a worker (a
  * pushed aggregate or a whole plan under a Gather) reads what the leader would.
  *
+ * Own writes. A table whose dataset this transaction modified reads the transaction's view of it
+ * (xact.c): the read version with the pending changes applied.
+ *
  * Cache. Opened datasets are kept per backend, keyed by (dataset directory, version): a new
  * version is a new key, so nothing is ever stale. At most LT_CACHE_SIZE entries are kept; the
  * least recently used unpinned entry goes first.
@@ -144,8 +147,8 @@ lt_alloc_init(void)
 
 /* ---- errors --------------------------------------------------------------------------------- */
 
-void
-lt_report(const lt_error *err, const char *what)
+static pg_attribute_noreturn() void
+report(const lt_error *err, const char *what, const char *verb)
 {
 	int			sqlstate;
 
@@ -179,8 +182,20 @@ lt_report(const lt_error *err, const char *what)
 	ereport(ERROR,
 			(errcode(sqlstate),
 			 errmsg("lt_fdw: %s", err->msg),
-			 errcontext("reading %s", what)));
+			 errcontext("%s %s", verb, what)));
 	pg_unreachable();
+}
+
+void
+lt_report(const lt_error *err, const char *what)
+{
+	report(err, what, "reading");
+}
+
+void
+lt_report_write(const lt_error *err, const char *what)
+{
+	report(err, what, "writing");
 }
 
 /* ---- the cache ------------------------------------------------------------------------------ */
@@ -446,9 +461,16 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 LtDatasetEntry *
 lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 {
-	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
-	uint64		version = resolve_version(relid, opts, what);
-	LtDatasetEntry *e = cache_open(opts->dataset_dir, version, what);
+	char	   *what;
+	uint64		version;
+	LtDatasetEntry *e;
+
+	/* a dataset this transaction modified: its own writes (xact.c), unless the table is pinned */
+	if (opts->version == 0 && opts->tag == NULL && (e = lt_xact_view(opts->dataset_dir, pin)) != NULL)
+		return e;
+	what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
+	version = resolve_version(relid, opts, what);
+	e = cache_open(opts->dataset_dir, version, what);
 
 	if (pin)
 		e->pins++;

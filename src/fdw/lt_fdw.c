@@ -25,6 +25,7 @@ _PG_init(void)
 	lt_dataset_init();
 	lt_quals_init();
 	lt_upper_init();
+	lt_xact_init();
 }
 
 Datum
@@ -50,6 +51,21 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 	routine->InitializeWorkerForeignScan = ltInitializeWorkerForeignScan;
 	routine->ShutdownForeignScan = ltShutdownForeignScan;
 	routine->AnalyzeForeignTable = ltAnalyzeForeignTable;
+
+	/* writes (modify.c, xact.c) */
+	routine->AddForeignUpdateTargets = ltAddForeignUpdateTargets;
+	routine->PlanForeignModify = ltPlanForeignModify;
+	routine->BeginForeignModify = ltBeginForeignModify;
+	routine->ExecForeignInsert = ltExecForeignInsert;
+	routine->ExecForeignBatchInsert = ltExecForeignBatchInsert;
+	routine->GetForeignModifyBatchSize = ltGetForeignModifyBatchSize;
+	routine->ExecForeignUpdate = ltExecForeignUpdate;
+	routine->ExecForeignDelete = ltExecForeignDelete;
+	routine->EndForeignModify = ltEndForeignModify;
+	routine->BeginForeignInsert = ltBeginForeignInsert;
+	routine->EndForeignInsert = ltEndForeignInsert;
+	routine->IsForeignRelUpdatable = ltIsForeignRelUpdatable;
+	routine->ExplainForeignModify = ltExplainForeignModify;
 
 	PG_RETURN_POINTER(routine);
 }

@@ -12,6 +12,9 @@
  *   explain.c   EXPLAIN output
  *   import.c    IMPORT FOREIGN SCHEMA
  *   analyze.c   ANALYZE: a uniform sample of live rows read by random access; lt_last_analyze()
+ *   convert_write.c  Datum -> lt_array: the write side of the type mapping, with range checks
+ *   modify.c    INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
+ *   xact.c      one lt_txn per modified dataset per transaction: savepoints, own writes, commit
  */
 #ifndef LT_FDW_H
 #define LT_FDW_H
@@ -53,6 +56,11 @@ extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
 extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
 /* The local-file privilege rule: superuser or pg_read_server_files, for userid. */
 extern void lt_check_read_privilege(Oid userid, const char *relname, const char *uri);
+/* The write rule: superuser or pg_write_server_files, for userid. */
+extern void lt_check_write_privilege(Oid userid, const char *relname, const char *uri);
+/* Write options of a foreign table (table option, else server option, else the default). */
+extern int	lt_option_batch_size(Oid relid);
+extern int64 lt_option_max_rows_per_file(Oid relid);
 /* "file:///x" or "/x" -> "/x"; errors for s3:// (not supported yet) and other schemes. */
 extern char *lt_local_path_from_uri(const char *value, const char *option);
 
@@ -68,6 +76,8 @@ extern void lt_allocator_in(MemoryContext cxt, struct lt_allocator *out);
 
 /* ereport(ERROR) for a failed library call; `what` names the dataset/table. */
 extern void lt_report(const lt_error *err, const char *what) pg_attribute_noreturn();
+/* The same for a failed write ("writing ..." in the context). */
+extern void lt_report_write(const lt_error *err, const char *what) pg_attribute_noreturn();
 
 /* An opened dataset at one version, held by the per-backend cache. */
 typedef struct LtDatasetEntry
@@ -140,6 +150,105 @@ extern int	lt_conv_batch(const LtConv *conv, const lt_array *a, int64 start, int
 extern Oid	lt_natural_type(const lt_field *field, int32 *typmod);
 /* SQL text of the type for IMPORT (composite types need their name); NULL when unsupported. */
 extern char *lt_type_sql(const lt_field *field);
+
+/* ---- convert_write.c ------------------------------------------------------------------------ */
+
+typedef struct LtWriteConv LtWriteConv;
+
+/*
+ * Build the conversion of values of typid/typmod into `field` (what: the column, for messages);
+ * NULL (with *why) if impossible.
+ */
+extern LtWriteConv *lt_wconv_build(const lt_field *field, const char *what, Oid typid, int32 typmod, char **why);
+/*
+ * Append one value to `a` (an array of the conversion's field), checking its range; a NULL for a
+ * field that is not nullable is ERROR 23502. Library allocations go to lt_alloc_target().
+ */
+extern void lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull);
+extern const lt_field *lt_wconv_field(const LtWriteConv *c);
+
+/* ---- xact.c --------------------------------------------------------------------------------- */
+
+struct lt_txn;
+struct lt_written_file;
+
+/*
+ * What one Postgres transaction does to one dataset: an lt_txn on the version it first read, and
+ * the changes of the statements not yet handed to it (they are applied when a later statement
+ * scans the dataset, at a savepoint boundary that needs it, or at commit).
+ */
+typedef struct LtXactTable
+{
+	char	   *dir;			/* dataset directory (the key) */
+	char	   *uri;
+	char	   *relname;		/* the foreign table that started it (messages) */
+	LtDatasetEntry *base;		/* the read version (cache entry, pinned for the transaction) */
+	struct lt_txn *txn;
+	MemoryContext cxt;			/* the transaction's allocations for this dataset */
+	SubTransactionId created_subid;
+	/* changes not yet in txn */
+	int			n_files,
+				cap_files;
+	struct LtPendingFile *files;
+	int64		n_addrs,
+				cap_addrs;
+	uint64	   *addrs;			/* row addresses to delete */
+	List	   *savepoints;		/* of LtSavepoint, oldest first (xact.c) */
+	bool		rollback_due;	/* a ROLLBACK TO waits for the view to be released */
+	uint64		rollback_mark;
+	LtDatasetEntry *view;		/* the own-writes view handed to scans, or NULL */
+	bool		view_stale;		/* txn changed since the view was taken */
+} LtXactTable;
+
+extern void lt_xact_init(void);
+/* The transaction's state for the dataset of a foreign table, created on first use. */
+extern LtXactTable *lt_xact_table(Relation rel, const LtTableOptions *opts);
+/* Hand a finished data file (copied) and, for moved rows, their row ids (num_rows of them, or NULL). */
+extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, const uint64 *row_ids);
+/* Hand row addresses to delete (any order, duplicates allowed). */
+extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
+/*
+ * For scans: the entry of the transaction's own-writes view of the dataset in dir, or NULL when
+ * this transaction has not modified it. Pinned when pin (release with lt_dataset_unpin).
+ */
+extern LtDatasetEntry *lt_xact_view(const char *dir, bool pin);
+
+/* ---- modify.c ------------------------------------------------------------------------------- */
+
+extern void ltAddForeignUpdateTargets(PlannerInfo *root, Index rtindex, RangeTblEntry *target_rte,
+									  Relation target_relation);
+extern List *ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, int subplan_index);
+extern void ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private,
+								 int subplan_index, int eflags);
+extern TupleTableSlot *ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+										   TupleTableSlot *planSlot);
+extern TupleTableSlot **ltExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **slots,
+												 TupleTableSlot **planSlots, int *numSlots);
+extern int	ltGetForeignModifyBatchSize(ResultRelInfo *rinfo);
+extern TupleTableSlot *ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+										   TupleTableSlot *planSlot);
+extern TupleTableSlot *ltExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot,
+										   TupleTableSlot *planSlot);
+extern void ltEndForeignModify(EState *estate, ResultRelInfo *rinfo);
+extern void ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
+extern void ltEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
+extern int	ltIsForeignRelUpdatable(Relation rel);
+extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private,
+								   int subplan_index, ExplainState *es);
+
+/*
+ * Row identity of UPDATE/DELETE scans: the scan stores each row as a heap tuple whose header
+ * carries the row address in xmin (fragment id) and xmax (offset), and for UPDATE on stable-row-id
+ * datasets the row id in cmin (high 32 bits) and ctid's block number (low 32 bits); the junk
+ * columns AddForeignUpdateTargets adds read them back.
+ */
+typedef enum LtRowIdentity
+{
+	LT_ROWID_NONE = 0,
+	LT_ROWID_ADDR = 1,			/* row addresses */
+	LT_ROWID_ADDR_AND_ID = 2	/* and row ids */
+} LtRowIdentity;
+extern LtRowIdentity lt_scan_row_identity(PlannerInfo *root, RelOptInfo *baserel);
 
 /* ---- quals.c -------------------------------------------------------------------------------- */
 
@@ -288,6 +397,9 @@ typedef struct LtScanState
 
 	/* pushed quals (quals.c) */
 	LtFdwFilter *filter;
+
+	/* UPDATE / DELETE: rows are heap tuples carrying their identity (modify.c) */
+	LtRowIdentity row_identity;
 
 	/* parallel scans: units of work (a fragment, or a row range of a big one) claimed from DSM */
 	struct LtParallelState *pstate;

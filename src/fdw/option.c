@@ -7,6 +7,12 @@
  *                 version       positive integer: read that version (read-only)
  *                 tag           Lance tag: read the version it names (read-only)
  *   column        column_name   the dataset field the column reads (default: the column's name)
+ *   server, table batch_size    rows per ExecForeignBatchInsert call (default 1: Postgres's own
+ *                               INSERT path; rows are buffered into column builders either way)
+ *                 max_rows_per_file  a new data file (and fragment) every this many rows (1048576)
+ *
+ * Writes (INSERT, UPDATE, DELETE, COPY FROM) need superuser or the privileges of
+ * pg_write_server_files, checked when a write starts (lt_check_write_privilege).
  *
  * Local paths need superuser or the privileges of pg_read_server_files. The validator checks the
  * role that sets root/path; lt_check_read_privilege is called again when a table is opened, because
@@ -46,6 +52,10 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"version", ForeignTableRelationId},
 	{"tag", ForeignTableRelationId},
 	{"column_name", AttributeRelationId},
+	{"batch_size", ForeignServerRelationId},
+	{"batch_size", ForeignTableRelationId},
+	{"max_rows_per_file", ForeignServerRelationId},
+	{"max_rows_per_file", ForeignTableRelationId},
 	{NULL, InvalidOid}
 };
 
@@ -147,6 +157,75 @@ lt_check_read_privilege(Oid userid, const char *relname, const char *uri)
 				 errmsg("lt_fdw: permission denied to read foreign table \"%s\"", relname),
 				 errdetail("Reading %s needs superuser or the privileges of the \"%s\" role.",
 						   uri, "pg_read_server_files")));
+}
+
+void
+lt_check_write_privilege(Oid userid, const char *relname, const char *uri)
+{
+	if (!superuser_arg(userid) && !has_privs_of_role(userid, ROLE_PG_WRITE_SERVER_FILES))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("lt_fdw: permission denied to write foreign table \"%s\"", relname),
+				 errdetail("Writing %s needs superuser or the privileges of the \"%s\" role.",
+						   uri, "pg_write_server_files")));
+}
+
+/* A positive integer option (batch_size, max_rows_per_file) up to max. */
+static int64
+parse_positive(const char *name, const char *value, int64 max)
+{
+	char	   *end;
+	long long	v;
+
+	errno = 0;
+	v = (value[0] >= '0' && value[0] <= '9') ? strtoll(value, &end, 10) : 0;
+	if (v <= 0 || v > max || errno != 0 || *end != '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Option \"%s\" is an integer from 1 to " INT64_FORMAT ".", name, max)));
+	return (int64) v;
+}
+
+#define LT_MAX_BATCH_SIZE		((int64) 65535)		/* Postgres's own bound on a batch */
+#define LT_MAX_ROWS_PER_FILE	((int64) 1 << 31)
+#define LT_DEFAULT_ROWS_PER_FILE	((int64) 1048576)
+
+/* The table's option `name`, else its server's, else dflt. */
+static int64
+write_option(Oid relid, const char *name, int64 max, int64 dflt)
+{
+	ForeignTable *table = GetForeignTable(relid);
+	ForeignServer *server = GetForeignServer(table->serverid);
+	ListCell   *lc;
+
+	foreach(lc, table->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return parse_positive(name, defGetString(def), max);
+	}
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, name) == 0)
+			return parse_positive(name, defGetString(def), max);
+	}
+	return dflt;
+}
+
+int
+lt_option_batch_size(Oid relid)
+{
+	return (int) write_option(relid, "batch_size", LT_MAX_BATCH_SIZE, 1);
+}
+
+int64
+lt_option_max_rows_per_file(Oid relid)
+{
+	return write_option(relid, "max_rows_per_file", LT_MAX_ROWS_PER_FILE, LT_DEFAULT_ROWS_PER_FILE);
 }
 
 /*
@@ -285,6 +364,10 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 			check_tag(value);
 			tag = def;
 		}
+		else if (strcmp(def->defname, "batch_size") == 0)
+			(void) parse_positive(def->defname, value, LT_MAX_BATCH_SIZE);
+		else if (strcmp(def->defname, "max_rows_per_file") == 0)
+			(void) parse_positive(def->defname, value, LT_MAX_ROWS_PER_FILE);
 		else if (strcmp(def->defname, "column_name") == 0)
 		{
 			if (value[0] == '\0')

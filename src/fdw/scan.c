@@ -55,7 +55,9 @@ enum LtScanPrivateIndex
 	/* Integer list of the attribute numbers the query references (0 = none is read) */
 	LtScanPrivateRetrievedAttrs,
 	/* Integer: live rows estimated at plan time (for EXPLAIN only) */
-	LtScanPrivateEstimatedRows
+	LtScanPrivateEstimatedRows,
+	/* Integer: LtRowIdentity, the row identity an UPDATE or DELETE reads (modify.c) */
+	LtScanPrivateRowIdentity
 };
 
 /* The role whose privileges a scan of this relation runs with (as postgres_fdw picks it). */
@@ -311,7 +313,8 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 	table_close(rel, NoLock);
 
 	return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs,
-							list_make2(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX))),
+							list_make3(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
+									   makeInteger((int) lt_scan_row_identity(root, baserel))),
 							NIL, NIL, outer_plan);
 }
 
@@ -500,6 +503,9 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
 	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
 					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
+	st->row_identity = (LtRowIdentity) intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity));
+	if (st->row_identity == LT_ROWID_ADDR_AND_ID)
+		st->cols.want_row_ids = true;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									fsplan->fdw_exprs, &node->ss.ps);
 }
@@ -850,6 +856,31 @@ convert_chunk(LtScanState *st)
 	st->local_check = st->filter && ltfdw_filter_needs_local_check(st->filter);
 }
 
+/*
+ * The scan of a table being updated or deleted from: the row as a heap tuple whose header carries
+ * its identity, read back by the junk columns of modify.c (xmin: fragment id, xmax: offset; cmin
+ * and ctid's block: the row id's high and low halves).
+ */
+static void
+store_with_identity(LtScanState *st, TupleTableSlot *slot, size_t at, int64 row)
+{
+	HeapTuple	tup = heap_form_tuple(slot->tts_tupleDescriptor, st->chunk_values + at, st->chunk_nulls + at);
+	uint64		addr = st->batch->row_addrs[row];
+
+	HeapTupleHeaderSetXmin(tup->t_data, (TransactionId) (addr >> 32));
+	HeapTupleHeaderSetXmax(tup->t_data, (TransactionId) (uint32) addr);
+	if (st->row_identity == LT_ROWID_ADDR_AND_ID)
+	{
+		uint64		id = st->batch->row_ids[row];
+
+		HeapTupleHeaderSetCmin(tup->t_data, (CommandId) (id >> 32));
+		ItemPointerSet(&tup->t_self, (BlockNumber) (uint32) id, 1);
+	}
+	slot->tts_values = st->slot_values;
+	slot->tts_isnull = st->slot_isnull;
+	ExecStoreHeapTuple(tup, slot, false);
+}
+
 TupleTableSlot *
 ltIterateForeignScan(ForeignScanState *node)
 {
@@ -876,9 +907,14 @@ ltIterateForeignScan(ForeignScanState *node)
 		if (st->batch_row >= st->chunk_start + st->chunk_len)
 			convert_chunk(st);
 		at = (size_t) (st->batch_row++ - st->chunk_start) * st->natts;
-		slot->tts_values = st->chunk_values + at;
-		slot->tts_isnull = st->chunk_nulls + at;
-		ExecStoreVirtualTuple(slot);
+		if (st->row_identity != LT_ROWID_NONE)
+			store_with_identity(st, slot, at, st->batch_row - 1);
+		else
+		{
+			slot->tts_values = st->chunk_values + at;
+			slot->tts_isnull = st->chunk_nulls + at;
+			ExecStoreVirtualTuple(slot);
+		}
 
 		/* remote quals this scan could not push (a changed schema, an unpushable parameter value) */
 		if (!st->local_check)

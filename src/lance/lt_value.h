@@ -33,6 +33,48 @@ lt_half_to_float(uint16_t h)
 	return out;
 }
 
+/* Float to IEEE half precision, rounded to nearest even (beyond the half range: infinity). */
+static inline uint16_t
+lt_float_to_half(float f)
+{
+	uint32_t	x;
+	uint32_t	sign,
+				e,
+				mant,
+				half,
+				rem;
+	int32_t		he;
+
+	memcpy(&x, &f, 4);
+	sign = (x >> 16) & 0x8000;
+	e = (x >> 23) & 0xff;
+	mant = x & 0x7fffff;
+	if (e == 0xff)
+		return (uint16_t) (sign | 0x7c00 | (mant ? 0x200 | (mant >> 13) : 0));
+	he = (int32_t) e - 127 + 15;
+	if (he >= 0x1f)
+		return (uint16_t) (sign | 0x7c00);
+	if (he <= 0)
+	{
+		/* a half subnormal (or zero): m * 2^-24 */
+		int			shift = 14 - he;
+
+		if (shift > 24)
+			return (uint16_t) sign;
+		mant |= 0x800000;
+		half = mant >> shift;
+		rem = mant & ((1u << shift) - 1);
+		if (rem > (1u << (shift - 1)) || (rem == (1u << (shift - 1)) && (half & 1)))
+			half++;
+		return (uint16_t) (sign | half);
+	}
+	half = ((uint32_t) he << 10) | (mant >> 13);
+	rem = mant & 0x1fff;
+	if (rem > 0x1000 || (rem == 0x1000 && (half & 1)))
+		half++;					/* may carry into the exponent, up to infinity: still right */
+	return (uint16_t) (sign | half);
+}
+
 /* Room for any decimal128/256 text: 77 digits, a sign, a point and a NUL. */
 #define LT_DECIMAL_BUFLEN 96
 

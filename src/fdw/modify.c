@@ -1,0 +1,632 @@
+/*
+ * modify.c — INSERT, UPDATE, DELETE and COPY FROM into a Lance dataset.
+ *
+ * Rows are converted column by column into builders (convert_write.c: one lt_array per top-level
+ * field of the dataset) and go to a data file writer (lt_writer.h) a batch at a time, so memory
+ * stays bounded; a file (one fragment) is finished every max_rows_per_file rows and handed to the
+ * transaction (xact.c), which commits everything at COMMIT as one Lance version.
+ *
+ * Row identity: AddForeignUpdateTargets asks the scan for two junk columns, xmin and xmax, which
+ * the scan of a table being updated fills with the row address (fragment id, offset) through the
+ * header of the heap tuple it stores (scan.c); UPDATE on a dataset with stable row ids also asks
+ * for cmin and ctid (the row id, high and low 32 bits) so that moved rows keep their ids. DELETE
+ * hands the addresses to the transaction; UPDATE deletes the old rows and writes the new versions
+ * into new fragments, as Lance's Update does (rows move).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/sysattr.h"
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "optimizer/appendinfo.h"
+#include "optimizer/optimizer.h"
+#include "parser/parsetree.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lt_fdw.h"
+#include "lt_alloc.h"
+#include "lt_writer.h"
+
+/* Rows buffered in the builders before they go to the file writer ... */
+#define LT_WRITE_BATCH_ROWS		8192
+/* ... or fewer, when a column's values reach this many bytes. */
+#define LT_WRITE_BATCH_BYTES	((int64) 8 * 1024 * 1024)
+
+#define JUNK_FRAGMENT	"lt_fragment"
+#define JUNK_OFFSET		"lt_offset"
+#define JUNK_ROWID_HI	"lt_rowid_hi"
+#define JUNK_ROWID_LO	"lt_rowid_lo"
+
+typedef struct LtModifyState
+{
+	Relation	rel;
+	LtTableOptions opts;
+	CmdType		op;
+	LtXactTable *xt;
+	lt_file_version fver;
+
+	/* per top-level field of the dataset: the attribute written into it (0: none) */
+	int			n_fields;
+	const lt_field *const *fields;
+	AttrNumber *att_of_field;
+	LtWriteConv **conv;
+	lt_array  **builders;
+	int64		buffered;
+	int64		max_rows_per_file;
+	lt_file_writer *writer;
+	MemoryContext build_cxt;	/* builders' library allocations */
+	MemoryContext writer_cxt;	/* the writer's */
+	MemoryContext row_cxt;		/* per-row scratch */
+	const char *converting;		/* the column being converted (error context) */
+
+	/* UPDATE of a stable-row-id dataset: the ids of the rows in the open file */
+	bool		keep_row_ids;
+	uint64	   *row_ids;
+	int64		n_row_ids,
+				cap_row_ids;
+
+	/* junk attributes of the subplan's output */
+	AttrNumber	frag_attno,
+				off_attno,
+				idhi_attno,
+				idlo_attno,
+				wholerow_attno;
+
+	uint64		rows_written;
+	uint64		rows_deleted;
+	uint64		files_written;
+} LtModifyState;
+
+/* ---- planning ---------------------------------------------------------------------------------- */
+
+static void
+check_writable(Relation rel, const LtTableOptions *opts)
+{
+	if (opts->version || opts->tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is read-only", RelationGetRelationName(rel)),
+				 opts->version ?
+				 errdetail("It is pinned to version " UINT64_FORMAT " of dataset %s by its option \"version\".",
+						   opts->version, opts->uri) :
+				 errdetail("It is pinned to tag \"%s\" of dataset %s by its option \"tag\".", opts->tag, opts->uri),
+				 errhint("Write through a foreign table of the dataset without \"version\" or \"tag\".")));
+}
+
+void
+ltAddForeignUpdateTargets(PlannerInfo *root, Index rtindex, RangeTblEntry *target_rte, Relation target_relation)
+{
+	CmdType		op = root->parse->commandType;
+	LtTableOptions opts;
+
+	lt_get_table_options(RelationGetRelid(target_relation), &opts);
+	check_writable(target_relation, &opts);
+
+	add_row_identity_var(root, makeVar(rtindex, MinTransactionIdAttributeNumber, XIDOID, -1, InvalidOid, 0),
+						 rtindex, JUNK_FRAGMENT);
+	add_row_identity_var(root, makeVar(rtindex, MaxTransactionIdAttributeNumber, XIDOID, -1, InvalidOid, 0),
+						 rtindex, JUNK_OFFSET);
+	if (op == CMD_UPDATE)
+	{
+		LtDatasetEntry *e = lt_dataset_acquire(RelationGetRelid(target_relation), &opts, false);
+
+		if (e->ds->stable_row_ids)
+		{
+			add_row_identity_var(root, makeVar(rtindex, MinCommandIdAttributeNumber, CIDOID, -1, InvalidOid, 0),
+								 rtindex, JUNK_ROWID_HI);
+			add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0),
+								 rtindex, JUNK_ROWID_LO);
+		}
+	}
+	/* DELETE ... RETURNING: the old row comes from a whole-row junk column */
+	if (op == CMD_DELETE && root->parse->returningList != NIL)
+		add_row_identity_var(root, makeWholeRowVar(target_rte, rtindex, 0, false), rtindex, "wholerow");
+}
+
+List *
+ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, int subplan_index)
+{
+	RangeTblEntry *rte = planner_rt_fetch(resultRelation, root);
+	LtTableOptions opts;
+	Relation	rel;
+
+	lt_get_table_options(rte->relid, &opts);
+	rel = table_open(rte->relid, NoLock);
+	check_writable(rel, &opts);
+	table_close(rel, NoLock);
+	if (plan->onConflictAction != ONCONFLICT_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: INSERT with ON CONFLICT is not supported for foreign table \"%s\"",
+						get_rel_name(rte->relid))));
+	return NIL;
+}
+
+int
+ltIsForeignRelUpdatable(Relation rel)
+{
+	return (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
+}
+
+/* ---- execution: setup and teardown -------------------------------------------------------------- */
+
+static void
+writer_release(void *arg)
+{
+	LtModifyState *ms = arg;
+
+	if (ms->writer)
+	{
+		MemoryContext old = lt_alloc_target(ms->writer_cxt);
+
+		lt_file_writer_free(ms->writer);	/* removes the unfinished file */
+		lt_alloc_target(old);
+		ms->writer = NULL;
+	}
+}
+
+static const char *
+what(LtModifyState *ms)
+{
+	return psprintf("dataset %s (foreign table \"%s\")", ms->opts.uri, RelationGetRelationName(ms->rel));
+}
+
+/* Bind the table's columns to the fields of the dataset and make a builder per field. */
+static void
+setup_builders(LtModifyState *ms)
+{
+	const lt_dataset *ds = ms->xt->base->ds;
+	const lt_schema *schema = ds->schema;
+	TupleDesc	td = RelationGetDescr(ms->rel);
+	Oid			relid = RelationGetRelid(ms->rel);
+	MemoryContext old;
+
+	ms->n_fields = schema->n_fields;
+	ms->fields = (const lt_field *const *) schema->fields;
+	ms->att_of_field = palloc0(sizeof(AttrNumber) * Max(schema->n_fields, 1));
+	ms->conv = palloc0(sizeof(LtWriteConv *) * Max(schema->n_fields, 1));
+	ms->builders = palloc0(sizeof(lt_array *) * Max(schema->n_fields, 1));
+
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
+		char	   *name;
+		const lt_field *f = NULL;
+		int			k;
+		char	   *why;
+
+		if (att->attisdropped)
+			continue;
+		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
+		for (k = 0; k < schema->n_fields; k++)
+			if (strcmp(schema->fields[k]->name, name) == 0)
+			{
+				f = schema->fields[k];
+				break;
+			}
+		if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
+			continue;			/* filled by scans; a write ignores them */
+		if (f == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" writes field \"%s\", which dataset %s does not have at version " UINT64_FORMAT,
+							NameStr(att->attname), RelationGetRelationName(ms->rel), name, ms->opts.uri,
+							ms->xt->base->version)));
+		if (ms->att_of_field[k] != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+					 errmsg("lt_fdw: columns \"%s\" and \"%s\" of foreign table \"%s\" both write field \"%s\"",
+							NameStr(TupleDescAttr(td, ms->att_of_field[k] - 1)->attname), NameStr(att->attname),
+							RelationGetRelationName(ms->rel), name)));
+		ms->conv[k] = lt_wconv_build(f, pstrdup(NameStr(att->attname)), att->atttypid, att->atttypmod, &why);
+		if (ms->conv[k] == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which cannot be written into field \"%s\" (%s) of dataset %s",
+							NameStr(att->attname), RelationGetRelationName(ms->rel),
+							format_type_with_typemod(att->atttypid, att->atttypmod), name, f->logical_type,
+							ms->opts.uri),
+					 errdetail("%s.", why)));
+		ms->att_of_field[k] = attnum;
+	}
+	for (int k = 0; k < schema->n_fields; k++)
+		if (ms->att_of_field[k] == 0 && !schema->fields[k]->nullable)
+			ereport(ERROR,
+					(errcode(ERRCODE_NOT_NULL_VIOLATION),
+					 errmsg("lt_fdw: field \"%s\" of dataset %s is not nullable, and foreign table \"%s\" has no column for it",
+							schema->fields[k]->name, ms->opts.uri, RelationGetRelationName(ms->rel)),
+					 errhint("Add a column for it to the foreign table.")));
+
+	old = lt_alloc_target(ms->build_cxt);
+	for (int k = 0; k < schema->n_fields; k++)
+	{
+		lt_error	err;
+
+		if (lt_array_new(schema->fields[k], &ms->builders[k], &err) != LT_OK)
+		{
+			lt_alloc_target(old);
+			lt_report_write(&err, what(ms));
+		}
+	}
+	lt_alloc_target(old);
+}
+
+static LtModifyState *
+modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oid userid)
+{
+	Relation	rel = rinfo->ri_RelationDesc;
+	LtModifyState *ms = palloc0(sizeof(LtModifyState));
+	const lt_dataset *ds;
+	MemoryContextCallback *cb;
+	lt_error	err;
+
+	ms->rel = rel;
+	ms->op = op;
+	lt_get_table_options(RelationGetRelid(rel), &ms->opts);
+	check_writable(rel, &ms->opts);
+	lt_check_write_privilege(userid, RelationGetRelationName(rel), ms->opts.uri);
+
+	ms->xt = lt_xact_table(rel, &ms->opts);
+	ds = ms->xt->base->ds;
+	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot write foreign table \"%s\": dataset %s uses the legacy storage format 0.1",
+						RelationGetRelationName(rel), ms->opts.uri),
+				 errdetail("lt_fdw writes datasets of storage versions 2.0, 2.1 and 2.2; legacy datasets are read-only."),
+				 errhint("Migrate the dataset to a 2.x storage version with the Lance library.")));
+	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot write foreign table \"%s\": %s", RelationGetRelationName(rel), err.msg),
+				 errdetail("Dataset %s has storage version %s.", ms->opts.uri, ds->storage_version)));
+
+	ms->build_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw column builders", ALLOCSET_DEFAULT_SIZES);
+	ms->writer_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw file writer", ALLOCSET_DEFAULT_SIZES);
+	ms->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row", ALLOCSET_SMALL_SIZES);
+	cb = MemoryContextAlloc(ms->writer_cxt, sizeof(MemoryContextCallback));
+	cb->func = writer_release;
+	cb->arg = ms;
+	MemoryContextRegisterResetCallback(ms->writer_cxt, cb);
+	ms->max_rows_per_file = lt_option_max_rows_per_file(RelationGetRelid(rel));
+
+	if (op == CMD_INSERT || op == CMD_UPDATE)
+		setup_builders(ms);
+	if ((op == CMD_UPDATE || op == CMD_DELETE) && subplan)
+	{
+		ms->frag_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_FRAGMENT);
+		ms->off_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_OFFSET);
+		if (!AttributeNumberIsValid(ms->frag_attno) || !AttributeNumberIsValid(ms->off_attno))
+			elog(ERROR, "lt_fdw: the row address junk columns are missing");
+		ms->idhi_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROWID_HI);
+		ms->idlo_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROWID_LO);
+		ms->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
+		ms->keep_row_ids = op == CMD_UPDATE && ds->stable_row_ids && AttributeNumberIsValid(ms->idhi_attno) &&
+			AttributeNumberIsValid(ms->idlo_attno);
+	}
+	return ms;
+}
+
+static Oid
+modify_userid(EState *estate, ResultRelInfo *rinfo)
+{
+	RangeTblEntry *rte = exec_rt_fetch(rinfo->ri_RangeTableIndex, estate);
+
+	return OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
+}
+
+void
+ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private, int subplan_index,
+					 int eflags)
+{
+	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
+		return;
+	rinfo->ri_FdwState = modify_begin(mtstate->ps.state, rinfo, mtstate->operation,
+									  outerPlanState(mtstate)->plan, modify_userid(mtstate->ps.state, rinfo));
+}
+
+void
+ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
+{
+	EState	   *estate = mtstate->ps.state;
+	Oid			userid = GetUserId();
+
+	if (rinfo->ri_RangeTableIndex > 0)
+		userid = modify_userid(estate, rinfo);
+	rinfo->ri_FdwState = modify_begin(estate, rinfo, CMD_INSERT, NULL, userid);
+}
+
+/* ---- rows into files ---------------------------------------------------------------------------- */
+
+static void
+finish_file(LtModifyState *ms)
+{
+	lt_written_file wf;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+
+	if (ms->writer == NULL)
+		return;
+	memset(&wf, 0, sizeof(wf));
+	old = lt_alloc_target(ms->writer_cxt);
+	rc = lt_file_writer_finish(ms->writer, &wf, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report_write(&err, what(ms));
+	if (ms->keep_row_ids && ms->n_row_ids != (int64) wf.num_rows)
+		elog(ERROR, "lt_fdw: %lld row ids for a file of " UINT64_FORMAT " rows", (long long) ms->n_row_ids,
+			 (uint64) wf.num_rows);
+	lt_xact_add_file(ms->xt, &wf, ms->keep_row_ids ? ms->row_ids : NULL);
+	old = lt_alloc_target(ms->writer_cxt);
+	lt_written_file_clear(&wf);
+	lt_file_writer_free(ms->writer);
+	lt_alloc_target(old);
+	ms->writer = NULL;
+	ms->n_row_ids = 0;
+	ms->files_written++;
+	MemoryContextReset(ms->writer_cxt);
+	{
+		/* the callback went with the reset: register it again for the next file */
+		MemoryContextCallback *cb = MemoryContextAlloc(ms->writer_cxt, sizeof(MemoryContextCallback));
+
+		cb->func = writer_release;
+		cb->arg = ms;
+		MemoryContextRegisterResetCallback(ms->writer_cxt, cb);
+	}
+}
+
+/* The buffered rows go to the file writer (a new file when none is open). */
+static void
+flush_builders(LtModifyState *ms)
+{
+	lt_error	err;
+	lt_code		rc = LT_OK;
+	MemoryContext old;
+
+	if (ms->buffered == 0)
+		return;
+	old = lt_alloc_target(ms->writer_cxt);
+	if (ms->writer == NULL)
+		rc = lt_file_writer_open(ms->xt->base->store, "data/", ms->n_fields, ms->fields, ms->fver, &ms->writer,
+								 &err);
+	if (rc == LT_OK)
+		rc = lt_file_writer_write(ms->writer, ms->builders, ms->buffered, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report_write(&err, what(ms));
+	for (int k = 0; k < ms->n_fields; k++)
+		lt_array_clear(ms->builders[k]);
+	ms->rows_written += ms->buffered;
+	ms->buffered = 0;
+	if (lt_file_writer_rows(ms->writer) >= (uint64) ms->max_rows_per_file)
+		finish_file(ms);
+}
+
+static void
+convert_error_callback(void *arg)
+{
+	LtModifyState *ms = arg;
+
+	if (ms->converting)
+		errcontext("column \"%s\" of foreign table \"%s\"", ms->converting, RelationGetRelationName(ms->rel));
+}
+
+/* Convert one row into the builders; `row_id` is kept for moved rows of a stable-row-id dataset. */
+static void
+append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 row_id)
+{
+	ErrorContextCallback errcb;
+	MemoryContext oldcxt;
+	MemoryContext oldlib;
+	int64		room;
+	bool		full = false;
+
+	slot_getallattrs(slot);
+	oldcxt = MemoryContextSwitchTo(ms->row_cxt);
+	oldlib = lt_alloc_target(ms->build_cxt);
+	errcb.callback = convert_error_callback;
+	errcb.arg = ms;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+	for (int k = 0; k < ms->n_fields; k++)
+	{
+		AttrNumber	att = ms->att_of_field[k];
+
+		if (att == 0)
+		{
+			lt_error	err;
+
+			if (lt_array_append_nulls(ms->builders[k], 1, &err) != LT_OK)
+				lt_report_write(&err, what(ms));
+			continue;
+		}
+		ms->converting = NameStr(TupleDescAttr(slot->tts_tupleDescriptor, att - 1)->attname);
+		lt_wconv_append(ms->conv[k], ms->builders[k], slot->tts_values[att - 1], slot->tts_isnull[att - 1]);
+		if (ms->builders[k]->data_len >= LT_WRITE_BATCH_BYTES)
+			full = true;
+	}
+	ms->converting = NULL;
+	error_context_stack = errcb.previous;
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextReset(ms->row_cxt);
+
+	if (ms->keep_row_ids)
+	{
+		if (ms->n_row_ids == ms->cap_row_ids)
+		{
+			ms->cap_row_ids = Max(1024, ms->cap_row_ids * 2);
+			ms->row_ids = ms->row_ids ? repalloc_huge(ms->row_ids, sizeof(uint64) * ms->cap_row_ids)
+				: MemoryContextAllocHuge(GetMemoryChunkContext(ms), sizeof(uint64) * ms->cap_row_ids);
+		}
+		ms->row_ids[ms->n_row_ids++] = row_id;
+	}
+	ms->buffered++;
+	room = ms->max_rows_per_file - (ms->writer ? (int64) lt_file_writer_rows(ms->writer) : 0);
+	if (full || ms->buffered >= Min(LT_WRITE_BATCH_ROWS, room))
+		flush_builders(ms);
+}
+
+TupleTableSlot *
+ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	append_row((LtModifyState *) rinfo->ri_FdwState, slot, 0);
+	return slot;
+}
+
+TupleTableSlot **
+ltExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **slots, TupleTableSlot **planSlots,
+						 int *numSlots)
+{
+	LtModifyState *ms = rinfo->ri_FdwState;
+
+	for (int i = 0; i < *numSlots; i++)
+		append_row(ms, slots[i], 0);
+	return slots;
+}
+
+int
+ltGetForeignModifyBatchSize(ResultRelInfo *rinfo)
+{
+	/* RETURNING and row triggers need the rows one at a time, as postgres_fdw does */
+	if (rinfo->ri_projectReturning != NULL ||
+		(rinfo->ri_TrigDesc && (rinfo->ri_TrigDesc->trig_insert_before_row ||
+								rinfo->ri_TrigDesc->trig_insert_after_row)))
+		return 1;
+	return lt_option_batch_size(RelationGetRelid(rinfo->ri_RelationDesc));
+}
+
+/* ---- deletes and updates -------------------------------------------------------------------------- */
+
+static uint32
+junk_u32(TupleTableSlot *planSlot, AttrNumber attno)
+{
+	bool		isnull;
+	Datum		d = ExecGetJunkAttribute(planSlot, attno, &isnull);
+
+	if (isnull)
+		elog(ERROR, "lt_fdw: the row identity of an updated or deleted row is NULL");
+	return DatumGetUInt32(d);
+}
+
+static uint64
+row_address(LtModifyState *ms, TupleTableSlot *planSlot)
+{
+	return ((uint64) junk_u32(planSlot, ms->frag_attno) << 32) | junk_u32(planSlot, ms->off_attno);
+}
+
+static uint64
+row_id(LtModifyState *ms, TupleTableSlot *planSlot)
+{
+	bool		isnull;
+	Datum		d = ExecGetJunkAttribute(planSlot, ms->idlo_attno, &isnull);
+	ItemPointer tid;
+
+	if (isnull)
+		elog(ERROR, "lt_fdw: the row id of an updated row is NULL");
+	tid = (ItemPointer) DatumGetPointer(d);
+	return ((uint64) junk_u32(planSlot, ms->idhi_attno) << 32) | ItemPointerGetBlockNumberNoCheck(tid);
+}
+
+TupleTableSlot *
+ltExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	LtModifyState *ms = rinfo->ri_FdwState;
+	uint64		addr = row_address(ms, planSlot);
+
+	lt_xact_delete(ms->xt, &addr, 1);
+	ms->rows_deleted++;
+	if (AttributeNumberIsValid(ms->wholerow_attno) && rinfo->ri_projectReturning)
+	{
+		bool		isnull;
+		Datum		d = ExecGetJunkAttribute(planSlot, ms->wholerow_attno, &isnull);
+
+		if (!isnull)
+		{
+			HeapTupleHeader th = DatumGetHeapTupleHeader(d);
+			HeapTupleData tup;
+
+			tup.t_len = HeapTupleHeaderGetDatumLength(th);
+			ItemPointerSetInvalid(&tup.t_self);
+			tup.t_tableOid = RelationGetRelid(ms->rel);
+			tup.t_data = th;
+			ExecForceStoreHeapTuple(&tup, slot, false);
+		}
+	}
+	return slot;
+}
+
+TupleTableSlot *
+ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
+{
+	LtModifyState *ms = rinfo->ri_FdwState;
+	uint64		addr = row_address(ms, planSlot);
+
+	append_row(ms, slot, ms->keep_row_ids ? row_id(ms, planSlot) : 0);
+	lt_xact_delete(ms->xt, &addr, 1);
+	ms->rows_deleted++;
+	return slot;
+}
+
+/* ---- the end ---------------------------------------------------------------------------------------- */
+
+void
+ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
+{
+	LtModifyState *ms = rinfo->ri_FdwState;
+
+	if (ms == NULL)
+		return;
+	if (ms->builders)
+	{
+		flush_builders(ms);
+		finish_file(ms);
+	}
+	rinfo->ri_FdwState = NULL;
+}
+
+void
+ltEndForeignInsert(EState *estate, ResultRelInfo *rinfo)
+{
+	ltEndForeignModify(estate, rinfo);
+}
+
+void
+ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private, int subplan_index,
+					   ExplainState *es)
+{
+	LtTableOptions opts;
+	Oid			relid = RelationGetRelid(rinfo->ri_RelationDesc);
+
+	lt_get_table_options(relid, &opts);
+	ExplainPropertyText("Lance Dataset", opts.uri, es);
+	if (mtstate->operation == CMD_INSERT || mtstate->operation == CMD_UPDATE)
+		ExplainPropertyInteger("Max Rows Per File", NULL, lt_option_max_rows_per_file(relid), es);
+	if (mtstate->operation == CMD_INSERT && rinfo->ri_BatchSize > 1)
+		ExplainPropertyInteger("Batch Size", NULL, rinfo->ri_BatchSize, es);
+}
+
+/* ---- the scan's side ------------------------------------------------------------------------------ */
+
+LtRowIdentity
+lt_scan_row_identity(PlannerInfo *root, RelOptInfo *baserel)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	if (!bms_is_member(MinTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) &&
+		!bms_is_member(MaxTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
+		return LT_ROWID_NONE;
+	if (bms_is_member(MinCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
+		return LT_ROWID_ADDR_AND_ID;
+	return LT_ROWID_ADDR;
+}

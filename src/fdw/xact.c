@@ -1,0 +1,570 @@
+/*
+ * xact.c — a Postgres transaction as at most one Lance commit per modified dataset.
+ *
+ * The first statement that modifies a dataset opens an lt_txn on the version it reads (the read
+ * version, resolved by dataset.c's snapshot rules) and keeps it for the rest of the transaction.
+ * Statements hand their changes here (finished data files, row addresses to delete); they are
+ * applied to the lt_txn lazily — when a later statement scans the dataset (it then reads
+ * lt_txn_view: its own writes), or at commit — because a statement must not see its own changes
+ * and the scan of an UPDATE or DELETE reads the view while its rows are being changed.
+ *
+ * Savepoints: each open subtransaction has a record per dataset. While the changes made since the
+ * savepoint are still here, unapplied, the record is just their position; when they are applied,
+ * the record gets an lt_txn_savepoint mark first. ROLLBACK TO drops the unapplied changes or rolls
+ * the lt_txn back to the mark. A dataset first modified inside a subtransaction that rolls back is
+ * forgotten entirely.
+ *
+ * Commit: XACT_EVENT_PRE_COMMIT applies what is left and calls lt_txn_commit for each dataset (an
+ * empty one makes no version); an error there aborts the Postgres transaction, LT_ECONFLICT as
+ * 40001. PREPARE TRANSACTION with changes to a Lance dataset is refused.
+ *
+ * Memory: each dataset's state has its own context under TopMemoryContext; a small marker context
+ * under TopTransactionContext tells when the transaction's memory goes away (after the executor's),
+ * and the states are freed then — or later, when a scan of a view still holds it.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "lt_fdw.h"
+#include "lt_alloc.h"
+#include "lt_txn.h"
+#include "lt_writer.h"
+
+typedef struct LtPendingFile
+{
+	lt_written_file wf;			/* a copy in the state's context */
+	uint64	   *row_ids;		/* moved rows' ids, or NULL */
+} LtPendingFile;
+
+typedef struct LtSavepoint
+{
+	SubTransactionId subid;
+	bool		in_pending;		/* the changes since the savepoint are all unapplied, from here: */
+	int			n_files;
+	int64		n_addrs;
+	lt_txn_mark mark;			/* !in_pending: the lt_txn's mark */
+} LtSavepoint;
+
+static List *tables = NIL;		/* LtXactTable of this transaction (TopMemoryContext list) */
+static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
+static MemoryContext marker = NULL;
+
+static void
+xt_free(LtXactTable *xt)
+{
+	MemoryContext old = lt_alloc_target(xt->cxt);
+
+	if (xt->txn)
+		lt_txn_free(xt->txn);
+	xt->txn = NULL;
+	lt_alloc_target(old);
+	if (xt->base)
+		lt_dataset_unpin(xt->base);
+	xt->base = NULL;
+	MemoryContextDelete(xt->cxt);	/* xt itself lives there */
+}
+
+static bool
+xt_pinned(const LtXactTable *xt)
+{
+	return xt->view != NULL && xt->view->pins > 0;
+}
+
+/* Free now, or when the last scan of its view is gone. */
+static void
+xt_release(LtXactTable *xt)
+{
+	MemoryContext old;
+
+	if (!xt_pinned(xt))
+	{
+		xt_free(xt);
+		return;
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	zombies = lappend(zombies, xt);
+	MemoryContextSwitchTo(old);
+}
+
+static void
+reap_zombies(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, zombies)
+	{
+		LtXactTable *xt = lfirst(lc);
+
+		if (!xt_pinned(xt))
+		{
+			xt_free(xt);
+			zombies = foreach_delete_current(zombies, lc);
+		}
+	}
+}
+
+/* The transaction's memory is going away: forget its states. */
+static void
+marker_reset(void *arg)
+{
+	List	   *old = tables;
+	ListCell   *lc;
+
+	tables = NIL;
+	marker = NULL;
+	foreach(lc, old)
+		xt_release(lfirst(lc));
+	list_free(old);
+}
+
+static LtXactTable *
+find_table(const char *dir)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		LtXactTable *xt = lfirst(lc);
+
+		if (strcmp(xt->dir, dir) == 0)
+			return xt;
+	}
+	return NULL;
+}
+
+static void
+txn_failed(LtXactTable *xt, const lt_error *err)
+{
+	lt_report_write(err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+}
+
+LtXactTable *
+lt_xact_table(Relation rel, const LtTableOptions *opts)
+{
+	LtXactTable *xt = find_table(opts->dataset_dir);
+	LtDatasetEntry *base;
+	MemoryContext cxt;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+
+	if (xt)
+		return xt;
+	reap_zombies();
+	base = lt_dataset_acquire(RelationGetRelid(rel), opts, true);
+
+	cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw transaction", ALLOCSET_DEFAULT_SIZES);
+	xt = MemoryContextAllocZero(cxt, sizeof(LtXactTable));
+	xt->cxt = cxt;
+	xt->dir = MemoryContextStrdup(cxt, opts->dataset_dir);
+	xt->uri = MemoryContextStrdup(cxt, opts->uri);
+	xt->relname = MemoryContextStrdup(cxt, RelationGetRelationName(rel));
+	xt->base = base;
+	xt->created_subid = GetCurrentSubTransactionId();
+
+	old = lt_alloc_target(cxt);
+	rc = lt_txn_begin(base->ds, &xt->txn, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+	{
+		xt->txn = NULL;
+		xt_free(xt);
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts->uri, RelationGetRelationName(rel)));
+	}
+
+	if (marker == NULL)
+	{
+		MemoryContextCallback *cb;
+
+		marker = AllocSetContextCreate(TopTransactionContext, "lt_fdw transaction marker", ALLOCSET_SMALL_SIZES);
+		cb = MemoryContextAlloc(marker, sizeof(MemoryContextCallback));
+		cb->func = marker_reset;
+		cb->arg = NULL;
+		MemoryContextRegisterResetCallback(marker, cb);
+	}
+	old = MemoryContextSwitchTo(TopMemoryContext);
+	tables = lappend(tables, xt);
+	MemoryContextSwitchTo(old);
+	return xt;
+}
+
+void
+lt_xact_add_file(LtXactTable *xt, const lt_written_file *wf, const uint64 *row_ids)
+{
+	MemoryContext old = MemoryContextSwitchTo(xt->cxt);
+	LtPendingFile *pf;
+
+	if (xt->n_files == xt->cap_files)
+	{
+		xt->cap_files = Max(8, xt->cap_files * 2);
+		xt->files = xt->files ? repalloc(xt->files, sizeof(LtPendingFile) * xt->cap_files)
+			: palloc(sizeof(LtPendingFile) * xt->cap_files);
+	}
+	pf = &xt->files[xt->n_files];
+	memset(pf, 0, sizeof(*pf));
+	pf->wf = *wf;
+	pf->wf.name = pstrdup(wf->name);
+	pf->wf.field_ids = palloc(sizeof(int32) * Max(wf->n_fields, 1));
+	pf->wf.column_indices = palloc(sizeof(int32) * Max(wf->n_fields, 1));
+	memcpy(pf->wf.field_ids, wf->field_ids, sizeof(int32) * wf->n_fields);
+	memcpy(pf->wf.column_indices, wf->column_indices, sizeof(int32) * wf->n_fields);
+	if (row_ids)
+	{
+		pf->row_ids = MemoryContextAllocHuge(xt->cxt, sizeof(uint64) * Max(wf->num_rows, 1));
+		memcpy(pf->row_ids, row_ids, sizeof(uint64) * wf->num_rows);
+	}
+	xt->n_files++;
+	MemoryContextSwitchTo(old);
+}
+
+void
+lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
+{
+	if (n <= 0)
+		return;
+	if (xt->n_addrs + n > xt->cap_addrs)
+	{
+		int64		cap = Max(1024, xt->cap_addrs);
+
+		while (cap < xt->n_addrs + n)
+			cap *= 2;
+		xt->addrs = xt->addrs ? repalloc_huge(xt->addrs, sizeof(uint64) * cap)
+			: MemoryContextAllocHuge(xt->cxt, sizeof(uint64) * cap);
+		xt->cap_addrs = cap;
+	}
+	memcpy(xt->addrs + xt->n_addrs, addrs, sizeof(uint64) * n);
+	xt->n_addrs += n;
+}
+
+/* ---- applying changes to the lt_txn ------------------------------------------------------------- */
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void
+apply_files(LtXactTable *xt, int from, int to)
+{
+	for (int i = from; i < to; i++)
+	{
+		LtPendingFile *pf = &xt->files[i];
+		uint64_t	frag;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old = lt_alloc_target(xt->cxt);
+
+		rc = lt_txn_add_fragment(xt->txn, 1, &pf->wf, pf->row_ids, &frag, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+	}
+}
+
+/* Deletes of addrs[from, to): sorted, then one call per fragment. */
+static void
+apply_deletes(LtXactTable *xt, int64 from, int64 to)
+{
+	uint64	   *a = xt->addrs + from;
+	int64		n = to - from;
+	uint32	   *offsets;
+	int64		i = 0;
+
+	if (n <= 0)
+		return;
+	qsort(a, n, sizeof(uint64), cmp_u64);
+	offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
+	while (i < n)
+	{
+		uint64		frag = a[i] >> 32;
+		int64		k = 0;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		for (; i < n && (a[i] >> 32) == frag; i++)
+			offsets[k++] = (uint32) a[i];
+		old = lt_alloc_target(xt->cxt);
+		rc = lt_txn_delete_rows(xt->txn, frag, offsets, (uint64) k, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+	}
+	pfree(offsets);
+}
+
+static bool
+has_unapplied(const LtXactTable *xt)
+{
+	return xt->n_files > 0 || xt->n_addrs > 0 || xt->rollback_due;
+}
+
+/* Apply every unapplied change (and a due rollback), marking the savepoints on the way. */
+static void
+apply_pending(LtXactTable *xt)
+{
+	int			done_files = 0;
+	int64		done_addrs = 0;
+	ListCell   *lc;
+	MemoryContext old;
+
+	if (!has_unapplied(xt))
+		return;
+	xt->view_stale = true;
+	if (xt->rollback_due)
+	{
+		lt_error	err;
+		lt_code		rc;
+
+		old = lt_alloc_target(xt->cxt);
+		rc = lt_txn_rollback_to(xt->txn, xt->rollback_mark, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+		xt->rollback_due = false;
+	}
+	foreach(lc, xt->savepoints)
+	{
+		LtSavepoint *sp = lfirst(lc);
+
+		if (!sp->in_pending)
+			continue;
+		apply_files(xt, done_files, sp->n_files);
+		apply_deletes(xt, done_addrs, sp->n_addrs);
+		done_files = sp->n_files;
+		done_addrs = sp->n_addrs;
+		sp->mark = lt_txn_savepoint(xt->txn);
+		sp->in_pending = false;
+	}
+	apply_files(xt, done_files, xt->n_files);
+	apply_deletes(xt, done_addrs, xt->n_addrs);
+	xt->n_files = 0;
+	xt->n_addrs = 0;
+}
+
+/* ---- scans of own writes ---------------------------------------------------------------------- */
+
+LtDatasetEntry *
+lt_xact_view(const char *dir, bool pin)
+{
+	LtXactTable *xt = find_table(dir);
+	LtDatasetEntry *e;
+
+	if (xt == NULL)
+		return NULL;
+	if (has_unapplied(xt))
+	{
+		if (xt_pinned(xt))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot read the changes made to foreign table \"%s\" while an earlier scan of it is still open",
+							xt->relname),
+					 errdetail("A cursor or an outer query of this transaction is still reading dataset %s.", xt->uri),
+					 errhint("Close the cursor (or finish the outer query) first.")));
+		apply_pending(xt);
+	}
+	if (lt_txn_is_empty(xt->txn) && xt->view == NULL)
+	{
+		/* nothing changed yet: the read version itself */
+		if (pin)
+			xt->base->pins++;
+		return xt->base;
+	}
+	if (xt->view == NULL || xt->view_stale)
+	{
+		lt_dataset *ds;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		if (xt->view == NULL)
+			xt->view = MemoryContextAllocZero(xt->cxt, sizeof(LtDatasetEntry));
+		e = xt->view;
+		old = lt_alloc_target(xt->cxt);
+		rc = lt_txn_view(xt->txn, &ds, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+		e->dir = xt->dir;
+		e->version = xt->base->version;
+		e->cxt = xt->cxt;
+		e->store = xt->base->store;
+		e->ds = ds;
+		e->live_rows = lt_dataset_count_rows(ds);
+		xt->view_stale = false;
+	}
+	e = xt->view;
+	if (pin)
+		e->pins++;
+	return e;
+}
+
+/* ---- transaction and subtransaction events ---------------------------------------------------- */
+
+static void
+commit_all(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		LtXactTable *xt = lfirst(lc);
+		lt_commit_options co = {0};
+		lt_commit_result res;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		apply_pending(xt);
+		if (lt_txn_is_empty(xt->txn))
+			continue;
+		old = lt_alloc_target(xt->cxt);
+		rc = lt_txn_commit(xt->txn, &co, &res, &err);
+		lt_alloc_target(old);
+		if (rc == LT_ECONFLICT)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("lt_fdw: could not commit the changes to foreign table \"%s\": a concurrent transaction conflicts",
+							xt->relname),
+					 errdetail("%s (dataset %s, read version " UINT64_FORMAT ").", err.msg, xt->uri,
+							   xt->base->version),
+					 errhint("Retry the transaction.")));
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+		elog(DEBUG1, "lt_fdw: committed version " UINT64_FORMAT " of %s (%d attempts)", res.version, xt->uri,
+			 res.attempts);
+	}
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			commit_all();
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			foreach(lc, tables)
+			{
+				LtXactTable *xt = lfirst(lc);
+
+				if (has_unapplied(xt) || !lt_txn_is_empty(xt->txn))
+					ereport(ERROR,
+							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+							 errmsg("lt_fdw: cannot PREPARE a transaction that has modified foreign table \"%s\"",
+									xt->relname),
+							 errdetail("A Lance dataset has no two-phase commit; dataset %s.", xt->uri)));
+			}
+			break;
+		default:
+			/* commit and abort: the states go with the transaction's memory (marker_reset) */
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	switch (event)
+	{
+		case SUBXACT_EVENT_START_SUB:
+			foreach(lc, tables)
+			{
+				LtXactTable *xt = lfirst(lc);
+				MemoryContext old = MemoryContextSwitchTo(xt->cxt);
+				LtSavepoint *sp = palloc0(sizeof(LtSavepoint));
+
+				sp->subid = mySubid;
+				sp->in_pending = true;
+				sp->n_files = xt->n_files;
+				sp->n_addrs = xt->n_addrs;
+				xt->savepoints = lappend(xt->savepoints, sp);
+				MemoryContextSwitchTo(old);
+			}
+			break;
+		case SUBXACT_EVENT_COMMIT_SUB:
+			foreach(lc, tables)
+			{
+				LtXactTable *xt = lfirst(lc);
+				ListCell   *sc;
+
+				if (xt->created_subid == mySubid)
+					xt->created_subid = parentSubid;
+				foreach(sc, xt->savepoints)
+				{
+					LtSavepoint *sp = lfirst(sc);
+
+					if (sp->subid >= mySubid)
+						xt->savepoints = foreach_delete_current(xt->savepoints, sc);
+				}
+			}
+			break;
+		case SUBXACT_EVENT_ABORT_SUB:
+			foreach(lc, tables)
+			{
+				LtXactTable *xt = lfirst(lc);
+				ListCell   *sc;
+
+				if (xt->created_subid >= mySubid)
+				{
+					/* first modified inside the rolled back subtransaction: forget it */
+					tables = foreach_delete_current(tables, lc);
+					xt_release(xt);
+					continue;
+				}
+				foreach(sc, xt->savepoints)
+				{
+					LtSavepoint *sp = lfirst(sc);
+
+					if (sp->subid != mySubid)
+						continue;
+					if (sp->in_pending)
+					{
+						xt->n_files = sp->n_files;
+						xt->n_addrs = sp->n_addrs;
+					}
+					else
+					{
+						/* everything unapplied came after the mark */
+						xt->n_files = 0;
+						xt->n_addrs = 0;
+						if (!xt->rollback_due || sp->mark < xt->rollback_mark)
+							xt->rollback_mark = sp->mark;
+						xt->rollback_due = true;
+						xt->view_stale = true;
+					}
+					break;
+				}
+				foreach(sc, xt->savepoints)
+				{
+					LtSavepoint *sp = lfirst(sc);
+
+					if (sp->subid >= mySubid)
+						xt->savepoints = foreach_delete_current(xt->savepoints, sc);
+				}
+			}
+			break;
+		default:
+			break;
+	}
+}
+
+void
+lt_xact_init(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
