@@ -1,0 +1,55 @@
+--
+-- lt_fdw_write_concurrency: two sessions writing one dataset (the second through dblink, with the
+-- steps interleaved deterministically): concurrent appends both land (the later commit rebases),
+-- deletes of different rows both land, deletes of the same row fail the later commit with 40001.
+--
+CREATE EXTENSION lt_fdw;
+CREATE EXTENSION dblink;
+\getenv tmp LT_TEST_TMP
+\set lake :tmp '/lake'
+SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
+CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
+   WHERE f LIKE '%.manifest' $$;
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'w_v2_2.lance');
+SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+SELECT versions('w_v2_2.lance') AS v0 \gset
+
+-- ---- two appends: both land ---------------------------------------------------------------------------
+BEGIN;
+INSERT INTO cc VALUES (50001, 'session 1');
+SELECT dblink_exec('s2', $$INSERT INTO cc VALUES (50002, 'session 2')$$);
+SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
+COMMIT;
+SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
+SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+
+-- ---- deletes of different rows: both land ---------------------------------------------------------------
+BEGIN;
+DELETE FROM cc WHERE id = 50001;
+SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50002$$);
+COMMIT;
+SELECT count(*) FROM cc WHERE id > 50000;
+SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+
+-- ---- deletes of the same row: the later commit is a serialization failure ----------------------------------
+INSERT INTO cc VALUES (50003, 'contended');
+BEGIN;
+DELETE FROM cc WHERE id = 50003;
+SELECT dblink_exec('s2', $$UPDATE cc SET value = 'updated by session 2' WHERE id = 50003$$);
+\set VERBOSITY sqlstate
+COMMIT;
+\set VERBOSITY default
+SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
+-- the same from the other side, with the message
+BEGIN;
+UPDATE cc SET value = 'session 1 again' WHERE id = 50003;
+SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50003$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) FROM cc WHERE id > 50000;
+SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+SELECT dblink_disconnect('s2');

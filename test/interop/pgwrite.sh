@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# test/interop/pgwrite.sh — the Postgres -> reference direction: what lt_fdw writes, the real Lance engine reads.
+#
+# For each spec (below) and each storage version it has among 2.0 / 2.1 / 2.2, the reference engine makes
+# a source dataset (the spec's rows) and an empty copy of its schema. Through PostgreSQL:
+#   1. the rows are copied into the empty dataset in one transaction (INSERT ... SELECT, COPY FROM, or a
+#      batched INSERT, depending on the variant);
+#   2. one more transaction deletes every row with id % 5 = 0 and updates a text column where id % 7 = 1.
+# The engine makes the expected dataset itself (the spec with the same delete and update as ops), and
+#   - `ref.mjs scan` of the written dataset must print exactly the source rows after step 1 and exactly
+#     the expected rows after step 2 (as sorted JSON lines: UPDATE moves rows, so the order may differ);
+#   - the written dataset must be at version 2 after step 1 and 3 after step 2 (one version per transaction);
+#   - the engine can append to what lt_fdw wrote, and lt_fdw reads the engine's append (count and sum).
+#
+#   test/interop/pgwrite.sh                 install (private PostgreSQL copy), generate, compare
+#   test/interop/pgwrite.sh --no-install    the extension is already installed
+#
+# Ends with "interop-pgwrite: N passed, M failed"; exits non-zero when anything failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT" || exit 2
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+install=1
+for a in "$@"; do
+	case $a in
+		--no-install) install=0 ;;
+		-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+		*) echo "test/interop/pgwrite.sh: unknown argument $a" >&2; exit 2 ;;
+	esac
+done
+
+finish() {	# message: a setup failure
+	echo "test/interop/pgwrite.sh: $1" >&2
+	echo "interop-pgwrite: 0 passed, 1 failed"
+	exit 1
+}
+
+[ -x "$PG_CONFIG" ] || finish "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
+command -v node >/dev/null || finish "node is not installed"
+[ -d "$HERE/node_modules" ] || (cd "$HERE" && npm ci --no-audit --no-fund >/dev/null 2>&1) || finish "npm ci failed"
+. "$ROOT/test/pg/cluster.sh"
+
+mkdir -p build
+if [ "$install" -eq 1 ]; then
+	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
+fi
+
+TMP=$(mktemp -d /tmp/lt_fdw_pgwrite.XXXXXX) || finish "mktemp failed"
+trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+mkdir -p "$TMP/pg" && lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
+lt_cluster_start || finish "the test cluster did not start"
+LAKE=$TMP/lake
+mkdir -p "$LAKE" && chmod 0777 "$TMP" "$LAKE"
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+export PGOPTIONS="-c timezone=UTC -c client_min_messages=warning"
+ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }
+
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+"${PSQL[@]}" -c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');" \
+	|| finish "creating the extension failed"
+
+# The spec variants: <name> <spec file> <storage>, with a source spec, an empty one, and the expected one.
+SPECS=(types nulls map fsl_struct packed bigvalues)
+node - "$HERE/specs" "$TMP/specs" "${SPECS[@]}" >"$TMP/variants" <<'JS' || finish "preparing the specs failed"
+const fs = require("fs"), [dir, out, ...names] = process.argv.slice(2);
+fs.mkdirSync(out, { recursive: true });
+for (const n of names) {
+  const spec = JSON.parse(fs.readFileSync(`${dir}/${n}.json`, "utf8"));
+  const storages = (Array.isArray(spec.storage) ? spec.storage : [spec.storage || "2.1"]).filter((s) => ["2.0", "2.1", "2.2"].includes(s));
+  const idcol = spec.schema.find((c) => c.name === "id");
+  const text = spec.schema.find((c) => c.type === "utf8" && c.name !== "id");
+  if (!idcol) continue;
+  for (const st of storages) {
+    const v = `${n}_v${st.replace(".", "_")}`;
+    const src = { ...spec, storage: st };
+    const empty = { ...spec, storage: st, rows: [], generate: undefined, ops: [] };
+    const ops = [...(spec.ops || []), { op: "delete", where: "id % 5 = 0" }];
+    if (text) ops.push({ op: "update", set: { [text.name]: "'updated'" }, where: "id % 7 = 1" });
+    const expected = { ...spec, storage: st, ops };
+    fs.writeFileSync(`${out}/${v}.src.json`, JSON.stringify(src));
+    fs.writeFileSync(`${out}/${v}.dst.json`, JSON.stringify(empty));
+    fs.writeFileSync(`${out}/${v}.exp.json`, JSON.stringify(expected));
+    console.log(`${v} ${text ? text.name : ""}`);
+  }
+}
+JS
+chmod -R a+rX "$TMP/specs"
+
+# sorted rows of a dataset as the engine reads them (the first line, the header, is dropped)
+rows_of() { ref scan "$1" | tail -n +2 | LC_ALL=C sort; }
+version_of() { ref scan "$1" | head -n 1 | sed -E 's/.*"version":([0-9]+).*/\1/'; }
+
+k=0
+while read -r v textcol; do
+	k=$((k + 1))
+	for part in src dst exp; do
+		ref make "$LAKE/${v}_$part.lance" "$TMP/specs/$v.$part.json" >/dev/null 2>"$TMP/make.err" \
+			|| { cat "$TMP/make.err" >&2; bad "$v: make $part"; continue 2; }
+	done
+	# foreign tables: the source imported, the target with the same column types
+	"${PSQL[@]}" >"$TMP/ddl.out" 2>&1 <<SQL || { cat "$TMP/ddl.out"; bad "$v: foreign tables"; continue; }
+CREATE SCHEMA "s_$v";
+IMPORT FOREIGN SCHEMA "." LIMIT TO ("${v}_src") FROM SERVER lake INTO "s_$v";
+DO \$\$ DECLARE cols text; BEGIN
+  SELECT string_agg(format('%I %s', attname, format_type(atttypid, atttypmod)), ', ' ORDER BY attnum) INTO cols
+    FROM pg_attribute WHERE attrelid = '"s_$v"."${v}_src"'::regclass AND attnum > 0 AND NOT attisdropped;
+  EXECUTE format('CREATE FOREIGN TABLE %I.%I (%s) SERVER lake OPTIONS (path %L)', 's_$v', 'dst', cols, '${v}_dst.lance');
+END \$\$;
+SQL
+	# step 1: copy the rows, three ways
+	case $((k % 3)) in
+		0) load="INSERT INTO \"s_$v\".dst SELECT * FROM \"s_$v\".\"${v}_src\"" ;;
+		1) load="COPY (SELECT * FROM \"s_$v\".\"${v}_src\") TO '$TMP/$v.copy'; COPY \"s_$v\".dst FROM '$TMP/$v.copy'" ;;
+		2) load="ALTER FOREIGN TABLE \"s_$v\".dst OPTIONS (ADD batch_size '50'); INSERT INTO \"s_$v\".dst SELECT * FROM \"s_$v\".\"${v}_src\"" ;;
+	esac
+	if ! "${PSQL[@]}" -c "BEGIN; $load; COMMIT;" >"$TMP/load.out" 2>&1; then
+		cat "$TMP/load.out"; bad "$v: copy through PostgreSQL"; continue
+	fi
+	if diff <(rows_of "$LAKE/${v}_src.lance") <(rows_of "$LAKE/${v}_dst.lance") >"$TMP/diff" 2>&1; then
+		ok "$v: the engine reads the rows lt_fdw wrote"
+	else
+		bad "$v: the engine reads other rows than lt_fdw wrote"; head -n 20 "$TMP/diff"
+	fi
+	[ "$(version_of "$LAKE/${v}_dst.lance")" = 2 ] && ok "$v: one version for the copy" \
+		|| bad "$v: version after the copy is $(version_of "$LAKE/${v}_dst.lance"), not 2"
+
+	# step 2: delete and update in one transaction
+	upd=""
+	[ -n "$textcol" ] && upd="UPDATE \"s_$v\".dst SET \"$textcol\" = 'updated' WHERE id % 7 = 1;"
+	if ! "${PSQL[@]}" -c "BEGIN; DELETE FROM \"s_$v\".dst WHERE id % 5 = 0; $upd COMMIT;" >"$TMP/dml.out" 2>&1; then
+		cat "$TMP/dml.out"; bad "$v: delete and update through PostgreSQL"; continue
+	fi
+	if diff <(rows_of "$LAKE/${v}_exp.lance") <(rows_of "$LAKE/${v}_dst.lance") >"$TMP/diff" 2>&1; then
+		ok "$v: the engine reads the rows after DELETE and UPDATE"
+	else
+		bad "$v: rows after DELETE and UPDATE differ from the engine's own"; head -n 20 "$TMP/diff"
+	fi
+	[ "$(version_of "$LAKE/${v}_dst.lance")" = 3 ] && ok "$v: one version for the delete and update" \
+		|| bad "$v: version after the delete and update is $(version_of "$LAKE/${v}_dst.lance"), not 3"
+done <"$TMP/variants"
+
+# the engine appends to what lt_fdw wrote, and lt_fdw reads it (types_v2_1: its source rows once more)
+v=types_v2_1
+if [ -d "$LAKE/${v}_dst.lance" ]; then
+	before=$("${PSQL[@]}" -At -c "SELECT count(*) FROM \"s_$v\".dst")
+	if lt_as_pg node --input-type=module -e '
+import fs from "node:fs"; import os from "node:os"; import path from "node:path"; import { createRequire } from "node:module";
+const require = createRequire(process.argv[1] + "/");
+const lancedb = require("@lancedb/lancedb");
+const openAt = async (dir) => {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-pgwrite-"));
+  fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));
+  return (await lancedb.connect(tmp)).openTable("t");
+};
+const [, dst, src] = process.argv.slice(1);
+const s = await openAt(src), d = await openAt(dst);
+await d.add(await s.query().toArrow());' "$HERE" "$LAKE/${v}_dst.lance" "$LAKE/${v}_src.lance" 2>"$TMP/append.err"; then
+		after=$("${PSQL[@]}" -At -c "SELECT count(*) FROM \"s_$v\".dst")
+		src=$("${PSQL[@]}" -At -c "SELECT count(*) FROM \"s_$v\".\"${v}_src\"")
+		[ "$after" = $((before + src)) ] && ok "$v: lt_fdw reads the engine's append on top of its own writes" \
+			|| bad "$v: after the engine's append lt_fdw counts $after rows, not $((before + src))"
+	else
+		cat "$TMP/append.err"; bad "$v: the engine could not append to what lt_fdw wrote"
+	fi
+fi
+
+if [ "$failed" -gt 0 ] && grep -q 'TRAP\|terminated by signal\|PANIC' "$LT_PGLOG"; then
+	echo "---- server log (last 30 lines)"; tail -n 30 "$LT_PGLOG"
+fi
+echo "interop-pgwrite: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
