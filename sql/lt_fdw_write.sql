@@ -16,6 +16,19 @@ CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
    WHERE f LIKE '%.manifest' $$;
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
+-- run a statement; print its SQLSTATE, message and detail with the lake's path masked
+CREATE FUNCTION try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE q;
+  RAISE NOTICE 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
+  IF det <> '' THEN
+    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
+  END IF;
+END $f$;
 
 -- ---- every scalar type -------------------------------------------------------------------------
 CREATE FOREIGN TABLE wt (
@@ -133,3 +146,10 @@ SELECT versions('w_v2_2.lance') AS versions_unchanged;
 -- ---- INSERT ... SELECT from the table itself: the statement does not see its own rows ---------------
 INSERT INTO wb SELECT id + 10000, value, li FROM wb WHERE id <= 3;
 SELECT id, value FROM wb WHERE id > 10000 ORDER BY id;
+
+-- ---- cleanup --------------------------------------------------------------------------------------------
+SET client_min_messages = warning;
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;
+DROP FUNCTION versions(text), try(text);
+DROP TYPE wpoint;

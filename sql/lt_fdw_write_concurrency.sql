@@ -11,6 +11,19 @@ SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
 CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
    WHERE f LIKE '%.manifest' $$;
+-- run a statement; print its SQLSTATE, message and detail with the lake's path masked
+CREATE FUNCTION try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE q;
+  RAISE NOTICE 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
+  IF det <> '' THEN
+    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
+  END IF;
+END $f$;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'w_v2_2.lance');
 SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
@@ -50,6 +63,19 @@ SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50003$$);
 \set VERBOSITY terse
 COMMIT;
 \set VERBOSITY default
+-- the message and its detail, which names the conflicting version (the loser is session 2 this time)
+INSERT INTO cc VALUES (50004, 'contended again');
+SELECT dblink_exec('s2', 'BEGIN');
+SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50004$$);
+DELETE FROM cc WHERE id = 50004;
+SELECT try($$SELECT dblink_exec('s2', 'COMMIT')$$);
 SELECT count(*) FROM cc WHERE id > 50000;
 SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
 SELECT dblink_disconnect('s2');
+-- ---- cleanup --------------------------------------------------------------------------------------------
+SET client_min_messages = warning;
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;
+DROP FUNCTION versions(text), try(text);
+DROP EXTENSION dblink;
+

@@ -7,12 +7,26 @@ CREATE EXTENSION lt_fdw;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
 CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
    WHERE f LIKE '%.manifest' $$;
+-- run a statement; print its SQLSTATE, message and detail with the lake's path masked
+CREATE FUNCTION try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE q;
+  RAISE NOTICE 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
+  IF det <> '' THEN
+    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
+  END IF;
+END $f$;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
-CREATE FOREIGN TABLE wt (
+CREATE FOREIGN TABLE e_wt (
   id bigint, b boolean, i8 smallint, i16 smallint, i32 integer, i64 bigint,
   u8 smallint, u16 integer, u32 bigint, u64 numeric(20,0),
   f16 real, f32 real, f64 double precision, s text, fsb bytea, d64 date, ts_ns timestamp,
@@ -22,106 +36,108 @@ SELECT versions('w_types.lance') AS v0 \gset
 
 \set VERBOSITY default
 -- ---- out of range, for every integer width ----------------------------------------------------------
-INSERT INTO wt (id, i8) VALUES (9001, 300);
-INSERT INTO wt (id, i8) VALUES (9001, -129);
-INSERT INTO wt (id, u8) VALUES (9001, 256);
-INSERT INTO wt (id, u8) VALUES (9001, -1);
-INSERT INTO wt (id, u16) VALUES (9001, 65536);
-INSERT INTO wt (id, u32) VALUES (9001, 4294967296);
-INSERT INTO wt (id, u32) VALUES (9001, -1);
-INSERT INTO wt (id, u64) VALUES (9001, 18446744073709551616);
-INSERT INTO wt (id, u64) VALUES (9001, -1);
+INSERT INTO e_wt (id, i8) VALUES (9001, 300);
+INSERT INTO e_wt (id, i8) VALUES (9001, -129);
+INSERT INTO e_wt (id, u8) VALUES (9001, 256);
+INSERT INTO e_wt (id, u8) VALUES (9001, -1);
+INSERT INTO e_wt (id, u16) VALUES (9001, 65536);
+INSERT INTO e_wt (id, u32) VALUES (9001, 4294967296);
+INSERT INTO e_wt (id, u32) VALUES (9001, -1);
+INSERT INTO e_wt (id, u64) VALUES (9001, 18446744073709551616);
+INSERT INTO e_wt (id, u64) VALUES (9001, -1);
 -- wider declared types are checked against the field
-CREATE FOREIGN TABLE wt_wide (id numeric, i16 bigint, i32 numeric, f16 double precision, f32 double precision)
+CREATE FOREIGN TABLE e_wide (id numeric, i16 bigint, i32 numeric, f16 double precision, f32 double precision)
   SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_wide (id, i16) VALUES (9001, 32768);
-INSERT INTO wt_wide (id, i32) VALUES (9001, 2147483648);
-INSERT INTO wt_wide (id, i32) VALUES (9001, 1.5);
-INSERT INTO wt_wide (id) VALUES (9223372036854775808);
-INSERT INTO wt_wide (id) VALUES (9001.5);
-INSERT INTO wt_wide (id, f16) VALUES (9001, 65520);
-INSERT INTO wt_wide (id, f32) VALUES (9001, 1e39);
--- decimals: more digits than the precision
-INSERT INTO wt (id, dec) VALUES (9001, 1234567890.5);
-CREATE FOREIGN TABLE wt_dec (id bigint, dec numeric) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_dec VALUES (9001, 'NaN');
-INSERT INTO wt_dec VALUES (9001, 'Infinity');
+INSERT INTO e_wide (id, i16) VALUES (9001, 32768);
+INSERT INTO e_wide (id, i32) VALUES (9001, 2147483648);
+INSERT INTO e_wide (id, i32) VALUES (9001, 1.5);
+INSERT INTO e_wide (id) VALUES (9223372036854775808);
+INSERT INTO e_wide (id) VALUES (9001.5);
+INSERT INTO e_wide (id, f16) VALUES (9001, 65520);
+INSERT INTO e_wide (id, f32) VALUES (9001, 1e39);
+-- decimals: more digits than the precision (the column's own typmod, or the field's)
+INSERT INTO e_wt (id, dec) VALUES (9001, 1234567890.5);
+CREATE FOREIGN TABLE e_dec (id bigint, dec numeric) SERVER lake OPTIONS (path 'w_types.lance');
+INSERT INTO e_dec VALUES (9001, 1234567890.5);
+INSERT INTO e_dec VALUES (9001, 'NaN');
+INSERT INTO e_dec VALUES (9001, 'Infinity');
 -- timestamps outside the unit's range, infinite dates
-INSERT INTO wt (id, ts_ns) VALUES (9001, '2263-01-01');
-INSERT INTO wt (id, d64) VALUES (9001, 'infinity');
+INSERT INTO e_wt (id, ts_ns) VALUES (9001, '2263-01-01');
+INSERT INTO e_wt (id, d64) VALUES (9001, 'infinity');
 -- a fixed-size binary of the wrong length
-INSERT INTO wt (id, fsb) VALUES (9001, '\x0102');
+INSERT INTO e_wt (id, fsb) VALUES (9001, '\x0102');
 -- the error names the column and the row's position in a multi-row insert is irrelevant: nothing lands
-INSERT INTO wt (id, i8) VALUES (9001, 1), (9002, 2), (9003, 1000);
+INSERT INTO e_wt (id, i8) VALUES (9001, 1), (9002, 2), (9003, 1000);
 \set VERBOSITY sqlstate
-INSERT INTO wt (id, i8) VALUES (9001, 300);
-INSERT INTO wt (id, u64) VALUES (9001, -1);
-INSERT INTO wt (id, ts_ns) VALUES (9001, '2263-01-01');
-INSERT INTO wt (id, fsb) VALUES (9001, '\x0102');
+INSERT INTO e_wt (id, i8) VALUES (9001, 300);
+INSERT INTO e_wt (id, u64) VALUES (9001, -1);
+INSERT INTO e_wt (id, ts_ns) VALUES (9001, '2263-01-01');
+INSERT INTO e_wt (id, fsb) VALUES (9001, '\x0102');
 \set VERBOSITY default
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM e_wt;
 
 -- ---- NOT NULL fields -----------------------------------------------------------------------------------
-INSERT INTO wt (id, s) VALUES (NULL, 'no id');
-CREATE FOREIGN TABLE wt_noid (s text) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_noid VALUES ('no id column');
+INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
+CREATE FOREIGN TABLE e_noid (s text) SERVER lake OPTIONS (path 'w_types.lance');
+SELECT try('INSERT INTO e_noid VALUES (''no id column'')');
 \set VERBOSITY sqlstate
-INSERT INTO wt (id, s) VALUES (NULL, 'no id');
-INSERT INTO wt_noid VALUES ('no id column');
+INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
+INSERT INTO e_noid VALUES ('no id column');
 \set VERBOSITY default
--- a NULL item of a fixed-size list is fine when the item is nullable; a map key never is
-CREATE FOREIGN TABLE wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER lake OPTIONS (path 'w_nested.lance');
-INSERT INTO wn (id, m) VALUES (9001, '{"a": 1}');
-INSERT INTO wn (id, vec) VALUES (9001, '{1,2}');
-INSERT INTO wn (id, li) VALUES (9001, '{{1,2},{3,4}}');
-INSERT INTO wn (id, st) VALUES (9001, '[1, 2]');
-INSERT INTO wn (id, m) VALUES (9001, '{"a": "not a number"}');
-INSERT INTO wn (id, li) VALUES (9001, '{1,NULL}');
-SELECT id, li FROM wn WHERE id > 9000 ORDER BY id;
-DELETE FROM wn WHERE id > 9000;
-SELECT count(*) FROM wn WHERE id > 9000;
+-- nested values: the shapes are checked too
+CREATE FOREIGN TABLE e_wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER lake OPTIONS (path 'w_nested.lance');
+INSERT INTO e_wn (id, m) VALUES (9001, '{"a": 1}');
+INSERT INTO e_wn (id, vec) VALUES (9001, '{1,2}');
+INSERT INTO e_wn (id, li) VALUES (9001, '{{1,2},{3,4}}');
+INSERT INTO e_wn (id, st) VALUES (9001, '[1, 2]');
+INSERT INTO e_wn (id, st) VALUES (9001, '{"x": "nine"}');
+INSERT INTO e_wn (id, m) VALUES (9001, '{"a": "not a number"}');
+INSERT INTO e_wn (id, li) VALUES (9001, '{1,NULL}');
+SELECT id, li FROM e_wn WHERE id > 9000 ORDER BY id;
+DELETE FROM e_wn WHERE id > 9000;
+SELECT count(*) FROM e_wn WHERE id > 9000;
 
 -- ---- type mismatches: checked before anything is written --------------------------------------------------
-CREATE FOREIGN TABLE wt_bad (id bigint, b integer) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_bad VALUES (9001, 1);
-CREATE FOREIGN TABLE wt_bad2 (id bigint, s integer[]) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_bad2 VALUES (9001, '{1}');
-CREATE FOREIGN TABLE wt_bad3 (id bigint, nope text) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_bad3 VALUES (9001, 'x');
-CREATE FOREIGN TABLE wt_bad4 (id bigint, i32 text) SERVER lake OPTIONS (path 'w_types.lance');
-INSERT INTO wt_bad4 VALUES (9001, 'twelve');
+CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER lake OPTIONS (path 'w_types.lance');
+SELECT try('INSERT INTO e_bad VALUES (9001, 1)');
+CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER lake OPTIONS (path 'w_types.lance');
+SELECT try('INSERT INTO e_bad2 VALUES (9001, ''{1}'')');
+CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER lake OPTIONS (path 'w_types.lance');
+SELECT try('INSERT INTO e_bad3 VALUES (9001, ''x'')');
+CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER lake OPTIONS (path 'w_types.lance');
+INSERT INTO e_bad4 VALUES (9001, 'twelve');
 \set VERBOSITY sqlstate
-INSERT INTO wt_bad VALUES (9001, 1);
-INSERT INTO wt_bad3 VALUES (9001, 'x');
-INSERT INTO wt_bad4 VALUES (9001, 'twelve');
+INSERT INTO e_bad VALUES (9001, 1);
+INSERT INTO e_bad3 VALUES (9001, 'x');
+INSERT INTO e_bad4 VALUES (9001, 'twelve');
 \set VERBOSITY default
 -- unsupported statements
-INSERT INTO wt (id) VALUES (9001) ON CONFLICT DO NOTHING;
+INSERT INTO e_wt (id) VALUES (9001) ON CONFLICT DO NOTHING;
 
 -- ---- pinned tables are read-only ----------------------------------------------------------------------------
-CREATE FOREIGN TABLE ev_v1 (id bigint, value text) SERVER lake OPTIONS (path 'w_events.lance', version '1');
-INSERT INTO ev_v1 VALUES (9001, 'x');
-DELETE FROM ev_v1;
-UPDATE ev_v1 SET value = 'x';
+CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER lake OPTIONS (path 'w_events.lance', version '1');
+SELECT try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
+SELECT try('DELETE FROM e_ev_v1');
+SELECT try('UPDATE e_ev_v1 SET value = ''x''');
 \set VERBOSITY sqlstate
-INSERT INTO ev_v1 VALUES (9001, 'x');
-DELETE FROM ev_v1;
+INSERT INTO e_ev_v1 VALUES (9001, 'x');
+DELETE FROM e_ev_v1;
 \set VERBOSITY default
 
 -- ---- legacy (0.1) datasets are read-only -----------------------------------------------------------------------
-CREATE FOREIGN TABLE wl (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_legacy.lance');
-SELECT * FROM wl;
-INSERT INTO wl VALUES (2, 'two', '{2}');
-DELETE FROM wl;
+CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_legacy.lance');
+SELECT * FROM e_wl;
+SELECT try('INSERT INTO e_wl VALUES (2, ''two'', ''{2}'')');
+SELECT try('DELETE FROM e_wl');
 \set VERBOSITY sqlstate
-INSERT INTO wl VALUES (2, 'two', '{2}');
+INSERT INTO e_wl VALUES (2, 'two', '{2}');
 \set VERBOSITY default
 
 -- ---- options ------------------------------------------------------------------------------------------------
-CREATE FOREIGN TABLE wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '0');
-CREATE FOREIGN TABLE wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_rows_per_file 'many');
-CREATE FOREIGN TABLE wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '70000');
-CREATE FOREIGN TABLE wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_row_per_file '10');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '0');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_rows_per_file 'many');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '70000');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_row_per_file '10');
 ALTER SERVER lake OPTIONS (ADD batch_size '10', ADD max_rows_per_file '1000');
 ALTER SERVER lake OPTIONS (DROP batch_size, DROP max_rows_per_file);
 
@@ -129,22 +145,28 @@ ALTER SERVER lake OPTIONS (DROP batch_size, DROP max_rows_per_file);
 CREATE ROLE regress_lt_writer_ro;
 GRANT pg_read_server_files TO regress_lt_writer_ro;
 GRANT USAGE ON FOREIGN SERVER lake TO regress_lt_writer_ro;
-GRANT SELECT, INSERT, UPDATE, DELETE ON wt TO regress_lt_writer_ro;
+GRANT SELECT, INSERT, UPDATE, DELETE ON e_wt TO regress_lt_writer_ro;
 CREATE ROLE regress_lt_writer;
 GRANT pg_read_server_files, pg_write_server_files TO regress_lt_writer;
-GRANT SELECT, INSERT, UPDATE, DELETE ON wt TO regress_lt_writer;
+GRANT SELECT, INSERT, UPDATE, DELETE ON e_wt TO regress_lt_writer;
 SET ROLE regress_lt_writer_ro;
-SELECT count(*) FROM wt;
-INSERT INTO wt (id) VALUES (9001);
-DELETE FROM wt WHERE id = 9001;
+SELECT count(*) FROM e_wt WHERE id > 9000;
+SELECT try('INSERT INTO e_wt (id) VALUES (9001)');
+SELECT try('DELETE FROM e_wt WHERE id = 9001');
 \set VERBOSITY sqlstate
-INSERT INTO wt (id) VALUES (9001);
+INSERT INTO e_wt (id) VALUES (9001);
 \set VERBOSITY default
 RESET ROLE;
 SET ROLE regress_lt_writer;
-INSERT INTO wt (id, s) VALUES (9000, 'by the writer role');
-DELETE FROM wt WHERE id = 9000;
+INSERT INTO e_wt (id, s) VALUES (9000, 'by the writer role');
+DELETE FROM e_wt WHERE id = 9000;
 RESET ROLE;
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM e_wt;
 DROP OWNED BY regress_lt_writer_ro, regress_lt_writer;
 DROP ROLE regress_lt_writer_ro, regress_lt_writer;
+
+-- ---- cleanup --------------------------------------------------------------------------------------------
+SET client_min_messages = warning;
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;
+DROP FUNCTION versions(text), try(text);

@@ -940,15 +940,15 @@ json_kind(const JsonbValue *v)
 		case jbvNull:
 			return "null";
 		case jbvString:
-			return "a string";
+			return "string";
 		case jbvNumeric:
-			return "a number";
+			return "number";
 		case jbvBool:
-			return "a boolean";
+			return "boolean";
 		case jbvBinary:
-			return JsonContainerIsArray(v->val.binary.data) ? "an array" : "an object";
+			return JsonContainerIsArray(v->val.binary.data) ? "array" : "object";
 		default:
-			return "a JSON value";
+			return "value";
 	}
 }
 
@@ -957,9 +957,8 @@ json_mismatch(const LtWriteConv *c, const JsonbValue *v, const char *expected)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("lt_fdw: JSON %s cannot be written into %s of type %s", json_kind(v), c->what,
-					c->field->logical_type),
-			 errdetail("Lance field \"%s\" takes %s.", c->field->name, expected)));
+			 errmsg("lt_fdw: cannot write a JSON %s into \"%s\"", json_kind(v), c->what),
+			 errdetail("Lance field \"%s\" (%s) takes %s.", c->field->name, c->field->logical_type, expected)));
 }
 
 static void append_json(const LtWriteConv *c, lt_array *a, const JsonbValue *v);

@@ -237,18 +237,11 @@ extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rin
 								   int subplan_index, ExplainState *es);
 
 /*
- * Row identity of UPDATE/DELETE scans: the scan stores each row as a heap tuple whose header
- * carries the row address in xmin (fragment id) and xmax (offset), and for UPDATE on stable-row-id
- * datasets the row id in cmin (high 32 bits) and ctid's block number (low 32 bits); the junk
- * columns AddForeignUpdateTargets adds read them back.
+ * Row identity of UPDATE / DELETE: AddForeignUpdateTargets asks for ctid, which the scan fills with
+ * the row's offset (block number) and 1 + its fragment's index in the version's fragment list
+ * (offset number); modify.c maps it back to a row address through the same version.
  */
-typedef enum LtRowIdentity
-{
-	LT_ROWID_NONE = 0,
-	LT_ROWID_ADDR = 1,			/* row addresses */
-	LT_ROWID_ADDR_AND_ID = 2	/* and row ids */
-} LtRowIdentity;
-extern LtRowIdentity lt_scan_row_identity(PlannerInfo *root, RelOptInfo *baserel);
+extern bool lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel);
 
 /* ---- quals.c -------------------------------------------------------------------------------- */
 
@@ -398,8 +391,8 @@ typedef struct LtScanState
 	/* pushed quals (quals.c) */
 	LtFdwFilter *filter;
 
-	/* UPDATE / DELETE: rows are heap tuples carrying their identity (modify.c) */
-	LtRowIdentity row_identity;
+	/* UPDATE / DELETE: each row's identity goes in the slot's ctid (modify.c) */
+	bool		row_identity;
 
 	/* parallel scans: units of work (a fragment, or a row range of a big one) claimed from DSM */
 	struct LtParallelState *pstate;

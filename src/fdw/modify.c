@@ -6,12 +6,12 @@
  * stays bounded; a file (one fragment) is finished every max_rows_per_file rows and handed to the
  * transaction (xact.c), which commits everything at COMMIT as one Lance version.
  *
- * Row identity: AddForeignUpdateTargets asks the scan for two junk columns, xmin and xmax, which
- * the scan of a table being updated fills with the row address (fragment id, offset) through the
- * header of the heap tuple it stores (scan.c); UPDATE on a dataset with stable row ids also asks
- * for cmin and ctid (the row id, high and low 32 bits) so that moved rows keep their ids. DELETE
- * hands the addresses to the transaction; UPDATE deletes the old rows and writes the new versions
- * into new fragments, as Lance's Update does (rows move).
+ * Row identity: AddForeignUpdateTargets asks the scan for ctid, which the scan of a table being
+ * updated fills with the row's offset and its fragment's index in the version it reads (scan.c);
+ * the modify state holds that same version and maps it back to a row address. DELETE hands the
+ * addresses to the transaction; UPDATE deletes the old rows and writes the new versions into new
+ * fragments, as Lance's Update does (rows move); on a dataset with stable row ids the moved rows
+ * keep their ids, read from that version by address when their file is finished.
  */
 #include "postgres.h"
 
@@ -33,6 +33,8 @@
 
 #include "lt_fdw.h"
 #include "lt_alloc.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
 #include "lt_writer.h"
 
 /* Rows buffered in the builders before they go to the file writer ... */
@@ -40,10 +42,7 @@
 /* ... or fewer, when a column's values reach this many bytes. */
 #define LT_WRITE_BATCH_BYTES	((int64) 8 * 1024 * 1024)
 
-#define JUNK_FRAGMENT	"lt_fragment"
-#define JUNK_OFFSET		"lt_offset"
-#define JUNK_ROWID_HI	"lt_rowid_hi"
-#define JUNK_ROWID_LO	"lt_rowid_lo"
+#define JUNK_ROW		"ctid"
 
 typedef struct LtModifyState
 {
@@ -67,23 +66,23 @@ typedef struct LtModifyState
 	MemoryContext row_cxt;		/* per-row scratch */
 	const char *converting;		/* the column being converted (error context) */
 
-	/* UPDATE of a stable-row-id dataset: the ids of the rows in the open file */
+	/* UPDATE of a stable-row-id dataset: the old addresses of the rows in the open file */
 	bool		keep_row_ids;
-	uint64	   *row_ids;
-	int64		n_row_ids,
-				cap_row_ids;
+	uint64	   *moved;
+	int64		n_moved,
+				cap_moved;
 
-	/* junk attributes of the subplan's output */
-	AttrNumber	frag_attno,
-				off_attno,
-				idhi_attno,
-				idlo_attno,
-				wholerow_attno;
+	/* UPDATE, DELETE: the version the scan reads (its fragment list decodes the row identity) */
+	LtDatasetEntry *entry;
+	AttrNumber	row_attno;
+	AttrNumber	wholerow_attno;
 
 	uint64		rows_written;
 	uint64		rows_deleted;
 	uint64		files_written;
 } LtModifyState;
+
+static uint64 *moved_row_ids(LtModifyState *ms);
 
 /* ---- planning ---------------------------------------------------------------------------------- */
 
@@ -110,22 +109,8 @@ ltAddForeignUpdateTargets(PlannerInfo *root, Index rtindex, RangeTblEntry *targe
 	lt_get_table_options(RelationGetRelid(target_relation), &opts);
 	check_writable(target_relation, &opts);
 
-	add_row_identity_var(root, makeVar(rtindex, MinTransactionIdAttributeNumber, XIDOID, -1, InvalidOid, 0),
-						 rtindex, JUNK_FRAGMENT);
-	add_row_identity_var(root, makeVar(rtindex, MaxTransactionIdAttributeNumber, XIDOID, -1, InvalidOid, 0),
-						 rtindex, JUNK_OFFSET);
-	if (op == CMD_UPDATE)
-	{
-		LtDatasetEntry *e = lt_dataset_acquire(RelationGetRelid(target_relation), &opts, false);
-
-		if (e->ds->stable_row_ids)
-		{
-			add_row_identity_var(root, makeVar(rtindex, MinCommandIdAttributeNumber, CIDOID, -1, InvalidOid, 0),
-								 rtindex, JUNK_ROWID_HI);
-			add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0),
-								 rtindex, JUNK_ROWID_LO);
-		}
-	}
+	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0),
+						 rtindex, JUNK_ROW);
 	/* DELETE ... RETURNING: the old row comes from a whole-row junk column */
 	if (op == CMD_DELETE && root->parse->returningList != NIL)
 		add_row_identity_var(root, makeWholeRowVar(target_rte, rtindex, 0, false), rtindex, "wholerow");
@@ -163,6 +148,7 @@ writer_release(void *arg)
 {
 	LtModifyState *ms = arg;
 
+
 	if (ms->writer)
 	{
 		MemoryContext old = lt_alloc_target(ms->writer_cxt);
@@ -170,6 +156,18 @@ writer_release(void *arg)
 		lt_file_writer_free(ms->writer);	/* removes the unfinished file */
 		lt_alloc_target(old);
 		ms->writer = NULL;
+	}
+}
+
+static void
+entry_release(void *arg)
+{
+	LtModifyState *ms = arg;
+
+	if (ms->entry)
+	{
+		lt_dataset_unpin(ms->entry);
+		ms->entry = NULL;
 	}
 }
 
@@ -274,15 +272,17 @@ modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oi
 	check_writable(rel, &ms->opts);
 	lt_check_write_privilege(userid, RelationGetRelationName(rel), ms->opts.uri);
 
-	ms->xt = lt_xact_table(rel, &ms->opts);
-	ds = ms->xt->base->ds;
+	/* the version this statement reads (the transaction's, once it has one) */
+	ds = lt_dataset_acquire(RelationGetRelid(rel), &ms->opts, false)->ds;
 	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lt_fdw: cannot write foreign table \"%s\": dataset %s uses the legacy storage format 0.1",
-						RelationGetRelationName(rel), ms->opts.uri),
-				 errdetail("lt_fdw writes datasets of storage versions 2.0, 2.1 and 2.2; legacy datasets are read-only."),
+				 errmsg("lt_fdw: cannot write foreign table \"%s\": its dataset uses the legacy storage format 0.1",
+						RelationGetRelationName(rel)),
+				 errdetail("Dataset %s is read-only: lt_fdw writes storage versions 2.0, 2.1 and 2.2.", ms->opts.uri),
 				 errhint("Migrate the dataset to a 2.x storage version with the Lance library.")));
+	ms->xt = lt_xact_table(rel, &ms->opts);
+	ds = ms->xt->base->ds;
 	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -302,15 +302,17 @@ modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oi
 		setup_builders(ms);
 	if ((op == CMD_UPDATE || op == CMD_DELETE) && subplan)
 	{
-		ms->frag_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_FRAGMENT);
-		ms->off_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_OFFSET);
-		if (!AttributeNumberIsValid(ms->frag_attno) || !AttributeNumberIsValid(ms->off_attno))
-			elog(ERROR, "lt_fdw: the row address junk columns are missing");
-		ms->idhi_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROWID_HI);
-		ms->idlo_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROWID_LO);
+		ms->row_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROW);
+		if (!AttributeNumberIsValid(ms->row_attno))
+			elog(ERROR, "lt_fdw: the row identity junk column is missing");
 		ms->wholerow_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, "wholerow");
-		ms->keep_row_ids = op == CMD_UPDATE && ds->stable_row_ids && AttributeNumberIsValid(ms->idhi_attno) &&
-			AttributeNumberIsValid(ms->idlo_attno);
+		/* the version the scan reads: resolved in this statement already (the scan began first) */
+		ms->entry = lt_dataset_acquire(RelationGetRelid(rel), &ms->opts, true);
+		cb = palloc0(sizeof(MemoryContextCallback));
+		cb->func = entry_release;
+		cb->arg = ms;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+		ms->keep_row_ids = op == CMD_UPDATE && ms->entry->ds->stable_row_ids;
 	}
 	return ms;
 }
@@ -362,16 +364,16 @@ finish_file(LtModifyState *ms)
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 		lt_report_write(&err, what(ms));
-	if (ms->keep_row_ids && ms->n_row_ids != (int64) wf.num_rows)
-		elog(ERROR, "lt_fdw: %lld row ids for a file of " UINT64_FORMAT " rows", (long long) ms->n_row_ids,
+	if (ms->keep_row_ids && ms->n_moved != (int64) wf.num_rows)
+		elog(ERROR, "lt_fdw: %lld moved rows for a file of " UINT64_FORMAT " rows", (long long) ms->n_moved,
 			 (uint64) wf.num_rows);
-	lt_xact_add_file(ms->xt, &wf, ms->keep_row_ids ? ms->row_ids : NULL);
+	lt_xact_add_file(ms->xt, &wf, ms->keep_row_ids ? moved_row_ids(ms) : NULL);
 	old = lt_alloc_target(ms->writer_cxt);
 	lt_written_file_clear(&wf);
 	lt_file_writer_free(ms->writer);
 	lt_alloc_target(old);
 	ms->writer = NULL;
-	ms->n_row_ids = 0;
+	ms->n_moved = 0;
 	ms->files_written++;
 	MemoryContextReset(ms->writer_cxt);
 	{
@@ -420,9 +422,9 @@ convert_error_callback(void *arg)
 		errcontext("column \"%s\" of foreign table \"%s\"", ms->converting, RelationGetRelationName(ms->rel));
 }
 
-/* Convert one row into the builders; `row_id` is kept for moved rows of a stable-row-id dataset. */
+/* Convert one row into the builders; `old_addr` is kept for moved rows of a stable-row-id dataset. */
 static void
-append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 row_id)
+append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 {
 	ErrorContextCallback errcb;
 	MemoryContext oldcxt;
@@ -462,13 +464,13 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 row_id)
 
 	if (ms->keep_row_ids)
 	{
-		if (ms->n_row_ids == ms->cap_row_ids)
+		if (ms->n_moved == ms->cap_moved)
 		{
-			ms->cap_row_ids = Max(1024, ms->cap_row_ids * 2);
-			ms->row_ids = ms->row_ids ? repalloc_huge(ms->row_ids, sizeof(uint64) * ms->cap_row_ids)
-				: MemoryContextAllocHuge(GetMemoryChunkContext(ms), sizeof(uint64) * ms->cap_row_ids);
+			ms->cap_moved = Max(1024, ms->cap_moved * 2);
+			ms->moved = ms->moved ? repalloc_huge(ms->moved, sizeof(uint64) * ms->cap_moved)
+				: MemoryContextAllocHuge(GetMemoryChunkContext(ms), sizeof(uint64) * ms->cap_moved);
 		}
-		ms->row_ids[ms->n_row_ids++] = row_id;
+		ms->moved[ms->n_moved++] = old_addr;
 	}
 	ms->buffered++;
 	room = ms->max_rows_per_file - (ms->writer ? (int64) lt_file_writer_rows(ms->writer) : 0);
@@ -507,34 +509,113 @@ ltGetForeignModifyBatchSize(ResultRelInfo *rinfo)
 
 /* ---- deletes and updates -------------------------------------------------------------------------- */
 
-static uint32
-junk_u32(TupleTableSlot *planSlot, AttrNumber attno)
-{
-	bool		isnull;
-	Datum		d = ExecGetJunkAttribute(planSlot, attno, &isnull);
-
-	if (isnull)
-		elog(ERROR, "lt_fdw: the row identity of an updated or deleted row is NULL");
-	return DatumGetUInt32(d);
-}
-
+/* The row address of the row the scan gave in planSlot (its ctid: scan.c's encoding). */
 static uint64
 row_address(LtModifyState *ms, TupleTableSlot *planSlot)
 {
-	return ((uint64) junk_u32(planSlot, ms->frag_attno) << 32) | junk_u32(planSlot, ms->off_attno);
-}
-
-static uint64
-row_id(LtModifyState *ms, TupleTableSlot *planSlot)
-{
 	bool		isnull;
-	Datum		d = ExecGetJunkAttribute(planSlot, ms->idlo_attno, &isnull);
+	Datum		d = ExecGetJunkAttribute(planSlot, ms->row_attno, &isnull);
 	ItemPointer tid;
+	OffsetNumber idx;
+	const lt_dataset *ds = ms->entry->ds;
 
 	if (isnull)
-		elog(ERROR, "lt_fdw: the row id of an updated row is NULL");
+		elog(ERROR, "lt_fdw: the row identity of an updated or deleted row is NULL");
 	tid = (ItemPointer) DatumGetPointer(d);
-	return ((uint64) junk_u32(planSlot, ms->idhi_attno) << 32) | ItemPointerGetBlockNumberNoCheck(tid);
+	idx = ItemPointerGetOffsetNumberNoCheck(tid);
+	if (idx < 1 || idx > ds->n_fragments)
+		elog(ERROR, "lt_fdw: row identity (%u,%u) names no fragment of version " UINT64_FORMAT " of %s",
+			 ItemPointerGetBlockNumberNoCheck(tid), idx, ms->entry->version, ms->opts.uri);
+	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a,
+				y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The row ids of the moved rows of the open file (stable row ids), read from the version the scan
+ * read by their old addresses: one random-access scan per fragment, of no field.
+ */
+static uint64 *
+moved_row_ids(LtModifyState *ms)
+{
+	lt_dataset *ds = ms->entry->ds;
+	int64		n = ms->n_moved;
+	uint64	   *sorted = palloc(sizeof(uint64) * Max(n, 1));
+	uint64	   *ids_sorted = palloc(sizeof(uint64) * Max(n, 1));
+	uint64	   *ids = palloc(sizeof(uint64) * Max(n, 1));
+	uint32	   *offsets = palloc(sizeof(uint32) * Max(n, 1));
+	int64		i = 0;
+	MemoryContext lib = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row ids", ALLOCSET_DEFAULT_SIZES);
+
+	memcpy(sorted, ms->moved, sizeof(uint64) * n);
+	qsort(sorted, n, sizeof(uint64), cmp_u64);
+	while (i < n)
+	{
+		uint64		frag_id = sorted[i] >> 32;
+		int64		first = i,
+					k = 0,
+					got = 0;
+		const struct Lt__Pb__DataFragment *frag = NULL;
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		for (size_t f = 0; f < ds->n_fragments; f++)
+			if (ds->fragments[f]->id == frag_id)
+				frag = ds->fragments[f];
+		for (; i < n && (sorted[i] >> 32) == frag_id; i++)
+			if (k == 0 || offsets[k - 1] != (uint32) sorted[i])
+				offsets[k++] = (uint32) sorted[i];
+		if (frag == NULL)
+			elog(ERROR, "lt_fdw: fragment " UINT64_FORMAT " of an updated row is not in version " UINT64_FORMAT,
+				 frag_id, ms->entry->version);
+		so.want_row_ids = true;
+		so.offsets = offsets;
+		so.n_offsets = (uint64) k;
+		old = lt_alloc_target(lib);
+		rc = lt_fragment_scanner_open(ds, frag, &so, &sc, &err);
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
+			for (int64 r = 0; r < b->length && got < k; r++)
+				ids_sorted[first + got++] = b->row_ids[r];
+		if (sc)
+			lt_fragment_scanner_free(sc);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			lt_report(&err, what(ms));
+		if (got != k)
+			elog(ERROR, "lt_fdw: %lld of %lld updated rows of fragment " UINT64_FORMAT " are not live",
+				 (long long) (k - got), (long long) k, frag_id);
+		/* spread the ids of the unique offsets over the sorted addresses (duplicates share one) */
+		for (int64 j = i - 1, u = k - 1; j >= first; j--)
+		{
+			while (u > 0 && offsets[u] != (uint32) sorted[j])
+				u--;
+			ids_sorted[j] = ids_sorted[first + u];
+		}
+		MemoryContextReset(lib);
+	}
+	/* back to file order */
+	for (int64 r = 0; r < n; r++)
+	{
+		uint64	   *hit = bsearch(&ms->moved[r], sorted, n, sizeof(uint64), cmp_u64);
+
+		ids[r] = ids_sorted[hit - sorted];
+	}
+	MemoryContextDelete(lib);
+	pfree(sorted);
+	pfree(ids_sorted);
+	pfree(offsets);
+	return ids;
 }
 
 TupleTableSlot *
@@ -559,7 +640,8 @@ ltExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 			ItemPointerSetInvalid(&tup.t_self);
 			tup.t_tableOid = RelationGetRelid(ms->rel);
 			tup.t_data = th;
-			ExecForceStoreHeapTuple(&tup, slot, false);
+			/* a copy: the slot keeps the tuple it is given */
+			ExecForceStoreHeapTuple(heap_copytuple(&tup), slot, true);
 		}
 	}
 	return slot;
@@ -571,7 +653,7 @@ ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	LtModifyState *ms = rinfo->ri_FdwState;
 	uint64		addr = row_address(ms, planSlot);
 
-	append_row(ms, slot, ms->keep_row_ids ? row_id(ms, planSlot) : 0);
+	append_row(ms, slot, addr);
 	lt_xact_delete(ms->xt, &addr, 1);
 	ms->rows_deleted++;
 	return slot;
@@ -607,26 +689,24 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 	LtTableOptions opts;
 	Oid			relid = RelationGetRelid(rinfo->ri_RelationDesc);
 
-	lt_get_table_options(relid, &opts);
-	ExplainPropertyText("Lance Dataset", opts.uri, es);
-	if (mtstate->operation == CMD_INSERT || mtstate->operation == CMD_UPDATE)
-		ExplainPropertyInteger("Max Rows Per File", NULL, lt_option_max_rows_per_file(relid), es);
+	if (es->verbose)
+	{
+		lt_get_table_options(relid, &opts);
+		ExplainPropertyText("Lance Dataset", opts.uri, es);
+		if (mtstate->operation == CMD_INSERT || mtstate->operation == CMD_UPDATE)
+			ExplainPropertyInteger("Max Rows Per File", NULL, lt_option_max_rows_per_file(relid), es);
+	}
 	if (mtstate->operation == CMD_INSERT && rinfo->ri_BatchSize > 1)
 		ExplainPropertyInteger("Batch Size", NULL, rinfo->ri_BatchSize, es);
 }
 
 /* ---- the scan's side ------------------------------------------------------------------------------ */
 
-LtRowIdentity
-lt_scan_row_identity(PlannerInfo *root, RelOptInfo *baserel)
+bool
+lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel)
 {
 	Bitmapset  *attrs = NULL;
 
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
-	if (!bms_is_member(MinTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs) &&
-		!bms_is_member(MaxTransactionIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
-		return LT_ROWID_NONE;
-	if (bms_is_member(MinCommandIdAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs))
-		return LT_ROWID_ADDR_AND_ID;
-	return LT_ROWID_ADDR;
+	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
 }

@@ -56,7 +56,7 @@ enum LtScanPrivateIndex
 	LtScanPrivateRetrievedAttrs,
 	/* Integer: live rows estimated at plan time (for EXPLAIN only) */
 	LtScanPrivateEstimatedRows,
-	/* Integer: LtRowIdentity, the row identity an UPDATE or DELETE reads (modify.c) */
+	/* Integer: 1 when the scan gives each row's identity in its ctid (UPDATE, DELETE: modify.c) */
 	LtScanPrivateRowIdentity
 };
 
@@ -314,7 +314,7 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 
 	return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs,
 							list_make3(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
-									   makeInteger((int) lt_scan_row_identity(root, baserel))),
+									   makeInteger(lt_scan_wants_row_identity(root, baserel) ? 1 : 0)),
 							NIL, NIL, outer_plan);
 }
 
@@ -503,9 +503,7 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
 	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
 					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
-	st->row_identity = (LtRowIdentity) intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity));
-	if (st->row_identity == LT_ROWID_ADDR_AND_ID)
-		st->cols.want_row_ids = true;
+	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									fsplan->fdw_exprs, &node->ss.ps);
 }
@@ -857,28 +855,38 @@ convert_chunk(LtScanState *st)
 }
 
 /*
- * The scan of a table being updated or deleted from: the row as a heap tuple whose header carries
- * its identity, read back by the junk columns of modify.c (xmin: fragment id, xmax: offset; cmin
- * and ctid's block: the row id's high and low halves).
+ * The scan of a table being updated or deleted from: the row's identity in its ctid (modify.c reads
+ * it back): the offset in the block number, 1 + the index of its fragment in this version's
+ * fragment list in the offset number.
  */
 static void
-store_with_identity(LtScanState *st, TupleTableSlot *slot, size_t at, int64 row)
+set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 {
-	HeapTuple	tup = heap_form_tuple(slot->tts_tupleDescriptor, st->chunk_values + at, st->chunk_nulls + at);
+	lt_dataset *ds = st->entry->ds;
 	uint64		addr = st->batch->row_addrs[row];
+	uint64		frag = addr >> 32;
+	size_t		lo = 0,
+				hi = ds->n_fragments;
 
-	HeapTupleHeaderSetXmin(tup->t_data, (TransactionId) (addr >> 32));
-	HeapTupleHeaderSetXmax(tup->t_data, (TransactionId) (uint32) addr);
-	if (st->row_identity == LT_ROWID_ADDR_AND_ID)
+	/* the fragments are sorted by id */
+	while (lo < hi)
 	{
-		uint64		id = st->batch->row_ids[row];
+		size_t		mid = lo + (hi - lo) / 2;
 
-		HeapTupleHeaderSetCmin(tup->t_data, (CommandId) (id >> 32));
-		ItemPointerSet(&tup->t_self, (BlockNumber) (uint32) id, 1);
+		if (ds->fragments[mid]->id < frag)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	slot->tts_values = st->slot_values;
-	slot->tts_isnull = st->slot_isnull;
-	ExecStoreHeapTuple(tup, slot, false);
+	if (lo >= ds->n_fragments || ds->fragments[lo]->id != frag || lo + 1 > MaxOffsetNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lt_fdw: cannot update or delete rows of fragment " UINT64_FORMAT " of foreign table \"%s\"",
+						frag, RelationGetRelationName(st->rel)),
+				 errdetail("UPDATE and DELETE address at most %d fragments; dataset %s has %zu at version " UINT64_FORMAT ".",
+						   (int) MaxOffsetNumber, st->opts.uri, ds->n_fragments, st->entry->version),
+				 errhint("Compact the dataset.")));
+	ItemPointerSet(&slot->tts_tid, (BlockNumber) (uint32) addr, (OffsetNumber) (lo + 1));
 }
 
 TupleTableSlot *
@@ -907,14 +915,11 @@ ltIterateForeignScan(ForeignScanState *node)
 		if (st->batch_row >= st->chunk_start + st->chunk_len)
 			convert_chunk(st);
 		at = (size_t) (st->batch_row++ - st->chunk_start) * st->natts;
-		if (st->row_identity != LT_ROWID_NONE)
-			store_with_identity(st, slot, at, st->batch_row - 1);
-		else
-		{
-			slot->tts_values = st->chunk_values + at;
-			slot->tts_isnull = st->chunk_nulls + at;
-			ExecStoreVirtualTuple(slot);
-		}
+		slot->tts_values = st->chunk_values + at;
+		slot->tts_isnull = st->chunk_nulls + at;
+		ExecStoreVirtualTuple(slot);
+		if (st->row_identity)
+			set_row_identity(st, slot, st->batch_row - 1);
 
 		/* remote quals this scan could not push (a changed schema, an unpushable parameter value) */
 		if (!st->local_check)
