@@ -45,6 +45,7 @@ TMP=$(mktemp -d /tmp/lt_fdw_bench_write.XXXXXX)
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 trap 'exit 130' INT TERM
 mkdir -p "$TMP/pg" "$TMP/lake"
+chmod 0777 "$TMP" "$TMP/lake"
 lt_cluster_create "$TMP/pg"
 cat >>"$LT_PGDATA/postgresql.conf" <<CONF
 # bench/write.sh
@@ -56,7 +57,6 @@ max_wal_senders = 0
 max_wal_size = '20GB'
 checkpoint_timeout = '1h'
 CONF
-chmod 0777 "$TMP" "$TMP/lake"
 lt_cluster_start
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 
