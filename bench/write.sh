@@ -92,7 +92,7 @@ SQL
 
 # run SQL with \timing; print the milliseconds of the statement marked "-- TIME"
 timed() {	# sql-before sql-timed
-	"${PSQL[@]}" -c "$1" >/dev/null
+	"${PSQL[@]}" <<<"$1" >/dev/null	# statements of their own (VACUUM cannot run in a transaction block)
 	"${PSQL[@]}" <<SQL | awk '/^Time:/ { ms = $2 } END { print ms }'
 \\timing on
 $2

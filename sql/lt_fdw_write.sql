@@ -115,12 +115,20 @@ INSERT INTO wb VALUES (1002, 'single', '{1002}');
 SELECT * FROM wb WHERE id IN (1, 500, 1002) ORDER BY id;
 
 -- ---- max_rows_per_file: a new fragment every N rows ------------------------------------------------
-CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[], _rowaddr bigint)
-  SERVER lake OPTIONS (path 'w_v2_0.lance', max_rows_per_file '300');
+CREATE FOREIGN TABLE wm (id bigint, value text, li integer[], _rowaddr bigint)
+  SERVER lake OPTIONS (path 'w_v2_2.lance', max_rows_per_file '300');
+SELECT versions('w_v2_2.lance') AS v0 \gset
+INSERT INTO wm SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(5001, 6000) g;
+SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM wm WHERE id > 5000 GROUP BY 1 ORDER BY 1;
+SELECT count(*), sum(id), sum(li[2]) FROM wm WHERE id > 5000;
+SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+
+-- ---- storage 2.0 ----------------------------------------------------------------------------------------
+CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_v2_0.lance');
+\set VERBOSITY sqlstate
 INSERT INTO w20 SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(2, 1000) g;
-SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM w20 GROUP BY 1 ORDER BY 1;
+\set VERBOSITY default
 SELECT count(*), sum(id), sum(li[2]) FROM w20;
-SELECT versions('w_v2_0.lance') AS versions;
 
 -- ---- COPY FROM ------------------------------------------------------------------------------------
 COPY wb (id, value, li) FROM STDIN;

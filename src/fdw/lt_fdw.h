@@ -212,6 +212,8 @@ extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
  * this transaction has not modified it. Pinned when pin (release with lt_dataset_unpin).
  */
 extern LtDatasetEntry *lt_xact_view(const char *dir, bool pin);
+/* Is the entry a transaction's own-writes view (not a committed version)? */
+extern bool lt_xact_is_view(const LtDatasetEntry *e);
 
 /* ---- modify.c ------------------------------------------------------------------------------- */
 

@@ -955,7 +955,9 @@ ltIsForeignScanParallelSafe(PlannerInfo *root, RelOptInfo *rel, RangeTblEntry *r
 	LtTableOptions opts;
 
 	lt_get_table_options(rte->relid, &opts);
-	return opts.dataset_dir != NULL;
+	/* workers cannot read this transaction's own (uncommitted) changes */
+	return opts.dataset_dir != NULL &&
+		!(opts.version == 0 && opts.tag == NULL && lt_xact_view(opts.dataset_dir, false) != NULL);
 }
 
 Size
@@ -970,7 +972,8 @@ ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *
 	LtScanState *st = node->fdw_state;
 	LtParallelState *ps = coordinate;
 
-	ps->version = st->entry->version;
+	/* 0: the leader reads its transaction's own changes, which workers cannot (a plan made before them) */
+	ps->version = lt_xact_is_view(st->entry) ? 0 : st->entry->version;
 	pg_atomic_init_u64(&ps->next_unit, 0);
 	pg_atomic_init_u64(&ps->fragments_scanned, 0);
 	pg_atomic_init_u64(&ps->rows_deleted, 0);
@@ -995,6 +998,12 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 	LtScanState *st = node->fdw_state;
 	LtParallelState *ps = coordinate;
 
+	if (ps->version == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: a parallel scan of foreign table \"%s\" cannot read its transaction's own changes",
+						RelationGetRelationName(st->rel)),
+				 errhint("Plan the query again (it was planned before the changes), or set max_parallel_workers_per_gather = 0.")));
 	scan_open(node, st, true, ps->version);
 	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
 	st->pstate = ps;

@@ -406,6 +406,21 @@ lt_xact_view(const char *dir, bool pin)
 	return e;
 }
 
+bool
+lt_xact_is_view(const LtDatasetEntry *e)
+{
+	ListCell   *lc;
+
+	foreach(lc, tables)
+	{
+		LtXactTable *xt = lfirst(lc);
+
+		if (xt->view == e)
+			return true;
+	}
+	return false;
+}
+
 /* ---- transaction and subtransaction events ---------------------------------------------------- */
 
 static void
