@@ -40,8 +40,8 @@ CREATE FOREIGN TABLE wt (
   ts_s timestamp, ts_us timestamp, ts_ns timestamp, tz_ms timestamptz, tz_ns timestamptz,
   dec numeric(12,3), dec38 numeric(38,10),
   _rowaddr bigint
-) SERVER lake OPTIONS (path 'w_types.lance');
-SELECT count(*) AS rows_before, versions('w_types.lance') AS versions_before FROM wt;
+) SERVER lake OPTIONS (path 'write/w_types.lance');
+SELECT count(*) AS rows_before, versions('write/w_types.lance') AS versions_before FROM wt;
 
 INSERT INTO wt (id, b, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, s, ls, bin, lbin, fsb, d32, d64,
                 t32s, t32ms, t64us, t64ns, ts_s, ts_us, ts_ns, tz_ms, tz_ns, dec, dec38) VALUES
@@ -60,7 +60,7 @@ INSERT INTO wt (id, b, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, s, l
    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 -- only the id (the other columns default to NULL)
 INSERT INTO wt (id, s) VALUES (4, 'only text');
-SELECT versions('w_types.lance') AS versions_after_two_inserts;
+SELECT versions('write/w_types.lance') AS versions_after_two_inserts;
 
 \x on
 SELECT * FROM wt ORDER BY id;
@@ -76,7 +76,7 @@ SELECT id, f16 FROM wt WHERE id BETWEEN 6 AND 9 ORDER BY id;
 -- ---- wider declared types, and text for any scalar ----------------------------------------------
 CREATE FOREIGN TABLE wt_wide (
   id numeric, i8 bigint, u16 bigint, f32 double precision, d32 text, dec text, tz_ms text, u64 text
-) SERVER lake OPTIONS (path 'w_types.lance');
+) SERVER lake OPTIONS (path 'write/w_types.lance');
 INSERT INTO wt_wide VALUES (10, 100, 60000, 0.5, '2024-02-29', '12.5', '2024-01-01 00:00:00+00', '42');
 SELECT id, i8, u16, f32, d32, dec, tz_ms, u64 FROM wt WHERE id = 10;
 
@@ -84,13 +84,13 @@ SELECT id, i8, u16, f32, d32, dec, tz_ms, u64 FROM wt WHERE id = 10;
 INSERT INTO wt (id, s, i32) VALUES (11, 'returned', 7), (12, 'too', 8) RETURNING id, s, i32 * 2 AS twice, _rowaddr;
 WITH ins AS (INSERT INTO wt (id, s) VALUES (13, 'cte') RETURNING id)
 SELECT count(*) FROM ins;
-SELECT count(*) AS rows, versions('w_types.lance') AS versions FROM wt;
+SELECT count(*) AS rows, versions('write/w_types.lance') AS versions FROM wt;
 
 -- ---- nested types ---------------------------------------------------------------------------------
 CREATE TYPE wpoint AS (x integer, y text);
 CREATE FOREIGN TABLE wn (
   id bigint, vec real[], li bigint[], lst text[], st wpoint, ll jsonb, lstruct jsonb, m jsonb
-) SERVER lake OPTIONS (path 'w_nested.lance');
+) SERVER lake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO wn VALUES
   (1, '{1.5,-2,0.25}', '{1,-2,9223372036854775807}', '{a,NULL,"c\"d"}', ROW(7, 'seven'),
    '[[1, 2], [], null, [3]]', '[{"a": 1, "b": "x"}, {"a": null, "b": "y"}]', '{"k1": 1, "k2": null}'),
@@ -99,32 +99,32 @@ INSERT INTO wn VALUES
 SELECT * FROM wn ORDER BY id;
 SELECT id, (st).x, (st).y, vec[2] AS vec2, cardinality(li) AS n_li FROM wn ORDER BY id;
 -- a struct and a list through jsonb
-CREATE FOREIGN TABLE wn_json (id bigint, st jsonb, li jsonb, vec jsonb) SERVER lake OPTIONS (path 'w_nested.lance');
+CREATE FOREIGN TABLE wn_json (id bigint, st jsonb, li jsonb, vec jsonb) SERVER lake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO wn_json VALUES (4, '{"x": 9, "y": "nine", "extra": true}', '[4, 5]', '[1, 2, 3]'),
                            (5, '{"y": "no x"}', 'null', null);
 SELECT * FROM wn_json WHERE id >= 4 ORDER BY id;
 
 -- ---- batch inserts --------------------------------------------------------------------------------
-CREATE FOREIGN TABLE wb (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_v2_2.lance', batch_size '100');
+CREATE FOREIGN TABLE wb (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_v2_2.lance', batch_size '100');
 EXPLAIN (COSTS OFF) INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 SELECT count(*), sum(id), count(DISTINCT value), sum(li[1]) FROM wb;
-SELECT versions('w_v2_2.lance') AS versions;
+SELECT versions('write/w_v2_2.lance') AS versions;
 ALTER FOREIGN TABLE wb OPTIONS (SET batch_size '1');
 INSERT INTO wb VALUES (1002, 'single', '{1002}');
 SELECT * FROM wb WHERE id IN (1, 500, 1002) ORDER BY id;
 
 -- ---- max_rows_per_file: a new fragment every N rows ------------------------------------------------
 CREATE FOREIGN TABLE wm (id bigint, value text, li integer[], _rowaddr bigint)
-  SERVER lake OPTIONS (path 'w_v2_2.lance', max_rows_per_file '300');
-SELECT versions('w_v2_2.lance') AS v0 \gset
+  SERVER lake OPTIONS (path 'write/w_v2_2.lance', max_rows_per_file '300');
+SELECT versions('write/w_v2_2.lance') AS v0 \gset
 INSERT INTO wm SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(5001, 6000) g;
 SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM wm WHERE id > 5000 GROUP BY 1 ORDER BY 1;
 SELECT count(*), sum(id), sum(li[2]) FROM wm WHERE id > 5000;
-SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- storage 2.0 ----------------------------------------------------------------------------------------
-CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_v2_0.lance');
+CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_v2_0.lance');
 \set VERBOSITY sqlstate
 INSERT INTO w20 SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(2, 1000) g;
 \set VERBOSITY default
@@ -136,20 +136,20 @@ COPY wb (id, value, li) FROM STDIN;
 2002	\N	{}
 2003	copied three	\N
 \.
-SELECT * FROM wb WHERE id > 2000 ORDER BY id;
+SELECT * FROM wb WHERE id BETWEEN 2001 AND 2999 ORDER BY id;
 COPY wb (id, value) FROM STDIN (FORMAT csv);
 2004,"csv, with comma"
 2005,
 \.
-SELECT * FROM wb WHERE id > 2003 ORDER BY id;
-SELECT count(*) AS rows, versions('w_v2_2.lance') AS versions FROM wb;
+SELECT * FROM wb WHERE id BETWEEN 2004 AND 2999 ORDER BY id;
+SELECT count(*) AS rows, versions('write/w_v2_2.lance') AS versions FROM wb;
 
 -- ---- nothing inserted: no new version ---------------------------------------------------------------
 INSERT INTO wb SELECT * FROM wb WHERE false;
 BEGIN;
 INSERT INTO wb SELECT * FROM wb WHERE id < 0;
 COMMIT;
-SELECT versions('w_v2_2.lance') AS versions_unchanged;
+SELECT versions('write/w_v2_2.lance') AS versions_unchanged;
 
 -- ---- INSERT ... SELECT from the table itself: the statement does not see its own rows ---------------
 INSERT INTO wb SELECT id + 10000, value, li FROM wb WHERE id <= 3;

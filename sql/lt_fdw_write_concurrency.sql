@@ -25,10 +25,10 @@ EXCEPTION WHEN OTHERS THEN
   END IF;
 END $f$;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
-CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'w_v2_2.lance');
+CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'write/w_v2_2.lance');
 SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
-SELECT versions('w_v2_2.lance') AS v0 \gset
+SELECT versions('write/w_v2_2.lance') AS v0 \gset
 
 -- ---- two appends: both land ---------------------------------------------------------------------------
 BEGIN;
@@ -37,7 +37,7 @@ SELECT dblink_exec('s2', $$INSERT INTO cc VALUES (50002, 'session 2')$$);
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
 COMMIT;
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
-SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of different rows: both land ---------------------------------------------------------------
 BEGIN;
@@ -45,7 +45,7 @@ DELETE FROM cc WHERE id = 50001;
 SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50002$$);
 COMMIT;
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of the same row: the later commit is a serialization failure ----------------------------------
 INSERT INTO cc VALUES (50003, 'contended');
@@ -70,7 +70,7 @@ SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50004$$);
 DELETE FROM cc WHERE id = 50004;
 SELECT try($$SELECT dblink_exec('s2', 'COMMIT')$$);
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT versions('w_v2_2.lance') - :v0 AS new_versions;
+SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
 SELECT dblink_disconnect('s2');
 -- ---- cleanup --------------------------------------------------------------------------------------------
 SET client_min_messages = warning;

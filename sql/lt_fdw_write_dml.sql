@@ -36,16 +36,16 @@ BEGIN
 END $f$;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE ev (id bigint, dt date, value text, score double precision, _rowaddr bigint, _rowid bigint)
-  SERVER lake OPTIONS (path 'w_events.lance');
+  SERVER lake OPTIONS (path 'write/w_events.lance');
 SELECT id, dt, value, score, _rowaddr >> 32 AS fragment FROM ev ORDER BY id;
-SELECT versions('w_events.lance') AS versions_at_start;
+SELECT versions('write/w_events.lance') AS versions_at_start;
 
 -- ---- DELETE -----------------------------------------------------------------------------------------
 SELECT explain_filter('EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM ev WHERE id = 2');
 SELECT explain_filter('EXPLAIN (VERBOSE, COSTS OFF) UPDATE ev SET score = 0 WHERE id = 2');
 DELETE FROM ev WHERE id = 2;
 SELECT id, value FROM ev ORDER BY id;
-SELECT versions('w_events.lance') AS versions;
+SELECT versions('write/w_events.lance') AS versions;
 -- RETURNING gives the deleted rows
 DELETE FROM ev WHERE dt = '2026-08-03' RETURNING id, value, score;
 -- a local qual (not pushed down) and a join
@@ -54,9 +54,9 @@ INSERT INTO del_ids VALUES (3), (42);
 DELETE FROM ev USING del_ids WHERE ev.id = del_ids.id AND ev.value || '' = 'c';
 SELECT id, value FROM ev ORDER BY id;
 -- nothing matched: no new version
-SELECT versions('w_events.lance') AS before_noop;
+SELECT versions('write/w_events.lance') AS before_noop;
 DELETE FROM ev WHERE id = 12345;
-SELECT versions('w_events.lance') AS after_noop;
+SELECT versions('write/w_events.lance') AS after_noop;
 
 -- ---- UPDATE: the new row versions move to new fragments ----------------------------------------------
 INSERT INTO ev (id, dt, value, score) VALUES (6, '2026-08-04', 'f', 6.5), (7, '2026-08-04', 'g', 7.5);
@@ -69,10 +69,10 @@ SELECT id, value, score FROM ev ORDER BY id;
 UPDATE ev SET id = id + 100 WHERE id = 1;
 SELECT id, dt, value, score FROM ev ORDER BY id;
 SELECT count(*) FROM ev;
-SELECT versions('w_events.lance') AS versions;
+SELECT versions('write/w_events.lance') AS versions;
 
 -- ---- a transaction is one version; its statements see their own writes -------------------------------
-SELECT versions('w_events.lance') AS v0 \gset
+SELECT versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (200, 'tx1'), (201, 'tx2');
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
@@ -83,27 +83,27 @@ UPDATE ev SET value = 'tx2 updated' WHERE id = 201;
 DELETE FROM ev WHERE id = 200;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 -- another backend does not see them yet (reads the last committed version)
-SELECT versions('w_events.lance') - :v0 AS new_versions_inside;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions_inside;
 COMMIT;
-SELECT versions('w_events.lance') - :v0 AS new_versions_after_commit;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions_after_commit;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 
 -- ---- ROLLBACK discards everything ------------------------------------------------------------------------
-SELECT versions('w_events.lance') AS v0 \gset
+SELECT versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (300, 'rolled back');
 DELETE FROM ev WHERE id = 4;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
 ROLLBACK;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
-SELECT versions('w_events.lance') - :v0 AS new_versions;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions;
 -- an error aborts the transaction and its changes
 BEGIN;
 INSERT INTO ev (id, value) VALUES (301, 'lost');
 SELECT 1 / 0;
 COMMIT;
 SELECT count(*) FROM ev WHERE id = 301;
-SELECT versions('w_events.lance') - :v0 AS new_versions;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions;
 
 -- ---- SAVEPOINT and ROLLBACK TO -------------------------------------------------------------------------
 BEGIN;
@@ -125,7 +125,7 @@ ROLLBACK TO b;
 SELECT id FROM ev WHERE id >= 400 ORDER BY id;
 COMMIT;
 SELECT id, value FROM ev WHERE id >= 400 ORDER BY id;
-SELECT versions('w_events.lance') - :v0 AS new_versions;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions;
 -- a table first modified inside a rolled back savepoint
 BEGIN;
 SAVEPOINT s;
@@ -133,7 +133,7 @@ INSERT INTO ev (id, value) VALUES (500, 'gone');
 ROLLBACK TO s;
 SELECT count(*) FROM ev WHERE id = 500;
 COMMIT;
-SELECT versions('w_events.lance') - :v0 AS new_versions;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions;
 -- a PL/pgSQL exception block is a subtransaction too
 DO $$
 BEGIN
@@ -193,18 +193,18 @@ SELECT count(*) FROM ev WHERE id IN (801, 802);
 
 -- ---- two foreign tables of one dataset share the transaction ---------------------------------------------
 CREATE FOREIGN TABLE ev2 (key bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 'value'))
-  SERVER lake OPTIONS (path 'w_events.lance');
-SELECT versions('w_events.lance') AS v0 \gset
+  SERVER lake OPTIONS (path 'write/w_events.lance');
+SELECT versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (900, 'through ev');
 INSERT INTO ev2 VALUES (901, 'through ev2');
 SELECT key, label FROM ev2 WHERE key >= 900 ORDER BY key;
 COMMIT;
-SELECT versions('w_events.lance') - :v0 AS new_versions;
+SELECT versions('write/w_events.lance') - :v0 AS new_versions;
 SELECT id, value FROM ev WHERE id >= 900 ORDER BY id;
 
 -- ---- stable row ids: UPDATE keeps the ids of the rows it moves -------------------------------------------
-CREATE FOREIGN TABLE st (id bigint, value text, _rowid bigint, _rowaddr bigint) SERVER lake OPTIONS (path 'w_stable.lance');
+CREATE FOREIGN TABLE st (id bigint, value text, _rowid bigint, _rowaddr bigint) SERVER lake OPTIONS (path 'write/w_stable.lance');
 SELECT id, value, _rowid FROM st ORDER BY id;
 CREATE TEMP TABLE st_before AS SELECT id, _rowid, _rowaddr FROM st;
 UPDATE st SET value = value || '!' WHERE id = 2;

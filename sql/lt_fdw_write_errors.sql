@@ -31,8 +31,8 @@ CREATE FOREIGN TABLE e_wt (
   u8 smallint, u16 integer, u32 bigint, u64 numeric(20,0),
   f16 real, f32 real, f64 double precision, s text, fsb bytea, d64 date, ts_ns timestamp,
   dec numeric(12,3), t32s time
-) SERVER lake OPTIONS (path 'w_types.lance');
-SELECT versions('w_types.lance') AS v0 \gset
+) SERVER lake OPTIONS (path 'write/w_types.lance');
+SELECT versions('write/w_types.lance') AS v0 \gset
 
 \set VERBOSITY default
 -- ---- out of range, for every integer width ----------------------------------------------------------
@@ -47,7 +47,7 @@ INSERT INTO e_wt (id, u64) VALUES (9001, 18446744073709551616);
 INSERT INTO e_wt (id, u64) VALUES (9001, -1);
 -- wider declared types are checked against the field
 CREATE FOREIGN TABLE e_wide (id numeric, i16 bigint, i32 numeric, f16 double precision, f32 double precision)
-  SERVER lake OPTIONS (path 'w_types.lance');
+  SERVER lake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_wide (id, i16) VALUES (9001, 32768);
 INSERT INTO e_wide (id, i32) VALUES (9001, 2147483648);
 INSERT INTO e_wide (id, i32) VALUES (9001, 1.5);
@@ -57,7 +57,7 @@ INSERT INTO e_wide (id, f16) VALUES (9001, 65520);
 INSERT INTO e_wide (id, f32) VALUES (9001, 1e39);
 -- decimals: more digits than the precision (the column's own typmod, or the field's)
 INSERT INTO e_wt (id, dec) VALUES (9001, 1234567890.5);
-CREATE FOREIGN TABLE e_dec (id bigint, dec numeric) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_dec (id bigint, dec numeric) SERVER lake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_dec VALUES (9001, 1234567890.5);
 INSERT INTO e_dec VALUES (9001, 'NaN');
 INSERT INTO e_dec VALUES (9001, 'Infinity');
@@ -74,18 +74,18 @@ INSERT INTO e_wt (id, u64) VALUES (9001, -1);
 INSERT INTO e_wt (id, ts_ns) VALUES (9001, '2263-01-01');
 INSERT INTO e_wt (id, fsb) VALUES (9001, '\x0102');
 \set VERBOSITY default
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM e_wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
 
 -- ---- NOT NULL fields -----------------------------------------------------------------------------------
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
-CREATE FOREIGN TABLE e_noid (s text) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_noid (s text) SERVER lake OPTIONS (path 'write/w_types.lance');
 SELECT try('INSERT INTO e_noid VALUES (''no id column'')');
 \set VERBOSITY sqlstate
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
 INSERT INTO e_noid VALUES ('no id column');
 \set VERBOSITY default
 -- nested values: the shapes are checked too
-CREATE FOREIGN TABLE e_wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER lake OPTIONS (path 'w_nested.lance');
+CREATE FOREIGN TABLE e_wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER lake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO e_wn (id, m) VALUES (9001, '{"a": 1}');
 INSERT INTO e_wn (id, vec) VALUES (9001, '{1,2}');
 INSERT INTO e_wn (id, li) VALUES (9001, '{{1,2},{3,4}}');
@@ -98,13 +98,13 @@ DELETE FROM e_wn WHERE id > 9000;
 SELECT count(*) FROM e_wn WHERE id > 9000;
 
 -- ---- type mismatches: checked before anything is written --------------------------------------------------
-CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER lake OPTIONS (path 'write/w_types.lance');
 SELECT try('INSERT INTO e_bad VALUES (9001, 1)');
-CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER lake OPTIONS (path 'write/w_types.lance');
 SELECT try('INSERT INTO e_bad2 VALUES (9001, ''{1}'')');
-CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER lake OPTIONS (path 'write/w_types.lance');
 SELECT try('INSERT INTO e_bad3 VALUES (9001, ''x'')');
-CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER lake OPTIONS (path 'w_types.lance');
+CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER lake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_bad4 VALUES (9001, 'twelve');
 \set VERBOSITY sqlstate
 INSERT INTO e_bad VALUES (9001, 1);
@@ -115,7 +115,7 @@ INSERT INTO e_bad4 VALUES (9001, 'twelve');
 INSERT INTO e_wt (id) VALUES (9001) ON CONFLICT DO NOTHING;
 
 -- ---- pinned tables are read-only ----------------------------------------------------------------------------
-CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER lake OPTIONS (path 'w_events.lance', version '1');
+CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER lake OPTIONS (path 'write/w_events.lance', version '1');
 SELECT try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
 SELECT try('DELETE FROM e_ev_v1');
 SELECT try('UPDATE e_ev_v1 SET value = ''x''');
@@ -125,7 +125,7 @@ DELETE FROM e_ev_v1;
 \set VERBOSITY default
 
 -- ---- legacy (0.1) datasets are read-only -----------------------------------------------------------------------
-CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'w_legacy.lance');
+CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_legacy.lance');
 SELECT * FROM e_wl;
 SELECT try('INSERT INTO e_wl VALUES (2, ''two'', ''{2}'')');
 SELECT try('DELETE FROM e_wl');
@@ -134,10 +134,10 @@ INSERT INTO e_wl VALUES (2, 'two', '{2}');
 \set VERBOSITY default
 
 -- ---- options ------------------------------------------------------------------------------------------------
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '0');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_rows_per_file 'many');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', batch_size '70000');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'w_types.lance', max_row_per_file '10');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', batch_size '0');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', max_rows_per_file 'many');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', batch_size '70000');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', max_row_per_file '10');
 ALTER SERVER lake OPTIONS (ADD batch_size '10', ADD max_rows_per_file '1000');
 ALTER SERVER lake OPTIONS (DROP batch_size, DROP max_rows_per_file);
 
@@ -161,7 +161,7 @@ SET ROLE regress_lt_writer;
 INSERT INTO e_wt (id, s) VALUES (9000, 'by the writer role');
 DELETE FROM e_wt WHERE id = 9000;
 RESET ROLE;
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('w_types.lance') - :v0 AS new_versions FROM e_wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
 DROP OWNED BY regress_lt_writer_ro, regress_lt_writer;
 DROP ROLE regress_lt_writer_ro, regress_lt_writer;
 
