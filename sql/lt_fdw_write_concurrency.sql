@@ -8,11 +8,11 @@ CREATE EXTENSION dblink;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
+CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
    WHERE f LIKE '%.manifest' $$;
 -- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE st text; msg text; det text;
 BEGIN
   EXECUTE q;
@@ -28,7 +28,7 @@ CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'write/w_v2_2.lance');
 SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
-SELECT versions('write/w_v2_2.lance') AS v0 \gset
+SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
 
 -- ---- two appends: both land ---------------------------------------------------------------------------
 BEGIN;
@@ -37,7 +37,7 @@ SELECT dblink_exec('s2', $$INSERT INTO cc VALUES (50002, 'session 2')$$);
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
 COMMIT;
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
-SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of different rows: both land ---------------------------------------------------------------
 BEGIN;
@@ -45,7 +45,7 @@ DELETE FROM cc WHERE id = 50001;
 SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50002$$);
 COMMIT;
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of the same row: the later commit is a serialization failure ----------------------------------
 INSERT INTO cc VALUES (50003, 'contended');
@@ -68,14 +68,14 @@ INSERT INTO cc VALUES (50004, 'contended again');
 SELECT dblink_exec('s2', 'BEGIN');
 SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50004$$);
 DELETE FROM cc WHERE id = 50004;
-SELECT try($$SELECT dblink_exec('s2', 'COMMIT')$$);
+SELECT w_try($$SELECT dblink_exec('s2', 'COMMIT')$$);
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 SELECT dblink_disconnect('s2');
 -- ---- cleanup --------------------------------------------------------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION versions(text), try(text);
+DROP FUNCTION w_versions(text), w_try(text);
 DROP EXTENSION dblink;
 

@@ -9,12 +9,12 @@ CREATE EXTENSION lt_fdw;
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION versions(ds text) RETURNS bigint LANGUAGE sql AS $$
+CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
    WHERE f LIKE '%.manifest' $$;
 
 -- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
 DECLARE st text; msg text; det text;
 BEGIN
   EXECUTE q;
@@ -27,7 +27,7 @@ EXCEPTION WHEN OTHERS THEN
   END IF;
 END $f$;
 -- EXPLAIN with the lake's path masked
-CREATE FUNCTION explain_filter(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+CREATE FUNCTION w_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
 DECLARE ln text;
 BEGIN
   FOR ln IN EXECUTE q LOOP
@@ -38,14 +38,14 @@ CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE ev (id bigint, dt date, value text, score double precision, _rowaddr bigint, _rowid bigint)
   SERVER lake OPTIONS (path 'write/w_events.lance');
 SELECT id, dt, value, score, _rowaddr >> 32 AS fragment FROM ev ORDER BY id;
-SELECT versions('write/w_events.lance') AS versions_at_start;
+SELECT w_versions('write/w_events.lance') AS versions_at_start;
 
 -- ---- DELETE -----------------------------------------------------------------------------------------
-SELECT explain_filter('EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM ev WHERE id = 2');
-SELECT explain_filter('EXPLAIN (VERBOSE, COSTS OFF) UPDATE ev SET score = 0 WHERE id = 2');
+SELECT w_explain('EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM ev WHERE id = 2');
+SELECT w_explain('EXPLAIN (VERBOSE, COSTS OFF) UPDATE ev SET score = 0 WHERE id = 2');
 DELETE FROM ev WHERE id = 2;
 SELECT id, value FROM ev ORDER BY id;
-SELECT versions('write/w_events.lance') AS versions;
+SELECT w_versions('write/w_events.lance') AS versions;
 -- RETURNING gives the deleted rows
 DELETE FROM ev WHERE dt = '2026-08-03' RETURNING id, value, score;
 -- a local qual (not pushed down) and a join
@@ -54,9 +54,9 @@ INSERT INTO del_ids VALUES (3), (42);
 DELETE FROM ev USING del_ids WHERE ev.id = del_ids.id AND ev.value || '' = 'c';
 SELECT id, value FROM ev ORDER BY id;
 -- nothing matched: no new version
-SELECT versions('write/w_events.lance') AS before_noop;
+SELECT w_versions('write/w_events.lance') AS before_noop;
 DELETE FROM ev WHERE id = 12345;
-SELECT versions('write/w_events.lance') AS after_noop;
+SELECT w_versions('write/w_events.lance') AS after_noop;
 
 -- ---- UPDATE: the new row versions move to new fragments ----------------------------------------------
 INSERT INTO ev (id, dt, value, score) VALUES (6, '2026-08-04', 'f', 6.5), (7, '2026-08-04', 'g', 7.5);
@@ -69,41 +69,41 @@ SELECT id, value, score FROM ev ORDER BY id;
 UPDATE ev SET id = id + 100 WHERE id = 1;
 SELECT id, dt, value, score FROM ev ORDER BY id;
 SELECT count(*) FROM ev;
-SELECT versions('write/w_events.lance') AS versions;
+SELECT w_versions('write/w_events.lance') AS versions;
 
 -- ---- a transaction is one version; its statements see their own writes -------------------------------
-SELECT versions('write/w_events.lance') AS v0 \gset
+SELECT w_versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (200, 'tx1'), (201, 'tx2');
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 SELECT count(*) FROM ev;
-SELECT explain_filter('EXPLAIN (COSTS OFF) SELECT count(*) FROM ev');
+SELECT w_explain('EXPLAIN (COSTS OFF) SELECT count(*) FROM ev');
 SELECT count(*), max(id), min(value) FROM ev;
 UPDATE ev SET value = 'tx2 updated' WHERE id = 201;
 DELETE FROM ev WHERE id = 200;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 -- another backend does not see them yet (reads the last committed version)
-SELECT versions('write/w_events.lance') - :v0 AS new_versions_inside;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions_inside;
 COMMIT;
-SELECT versions('write/w_events.lance') - :v0 AS new_versions_after_commit;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions_after_commit;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 
 -- ---- ROLLBACK discards everything ------------------------------------------------------------------------
-SELECT versions('write/w_events.lance') AS v0 \gset
+SELECT w_versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (300, 'rolled back');
 DELETE FROM ev WHERE id = 4;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
 ROLLBACK;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
-SELECT versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 -- an error aborts the transaction and its changes
 BEGIN;
 INSERT INTO ev (id, value) VALUES (301, 'lost');
 SELECT 1 / 0;
 COMMIT;
 SELECT count(*) FROM ev WHERE id = 301;
-SELECT versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 
 -- ---- SAVEPOINT and ROLLBACK TO -------------------------------------------------------------------------
 BEGIN;
@@ -125,7 +125,7 @@ ROLLBACK TO b;
 SELECT id FROM ev WHERE id >= 400 ORDER BY id;
 COMMIT;
 SELECT id, value FROM ev WHERE id >= 400 ORDER BY id;
-SELECT versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 -- a table first modified inside a rolled back savepoint
 BEGIN;
 SAVEPOINT s;
@@ -133,7 +133,7 @@ INSERT INTO ev (id, value) VALUES (500, 'gone');
 ROLLBACK TO s;
 SELECT count(*) FROM ev WHERE id = 500;
 COMMIT;
-SELECT versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 -- a PL/pgSQL exception block is a subtransaction too
 DO $$
 BEGIN
@@ -187,20 +187,20 @@ INSERT INTO ev (id, value) VALUES (801, 'before the cursor');
 DECLARE c CURSOR FOR SELECT id FROM ev ORDER BY id;
 FETCH 1 FROM c;
 INSERT INTO ev (id, value) VALUES (802, 'cursor still open');
-SELECT try('SELECT count(*) FROM ev');
+SELECT w_try('SELECT count(*) FROM ev');
 ROLLBACK;
 SELECT count(*) FROM ev WHERE id IN (801, 802);
 
 -- ---- two foreign tables of one dataset share the transaction ---------------------------------------------
 CREATE FOREIGN TABLE ev2 (key bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 'value'))
   SERVER lake OPTIONS (path 'write/w_events.lance');
-SELECT versions('write/w_events.lance') AS v0 \gset
+SELECT w_versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (900, 'through ev');
 INSERT INTO ev2 VALUES (901, 'through ev2');
 SELECT key, label FROM ev2 WHERE key >= 900 ORDER BY key;
 COMMIT;
-SELECT versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 SELECT id, value FROM ev WHERE id >= 900 ORDER BY id;
 
 -- ---- stable row ids: UPDATE keeps the ids of the rows it moves -------------------------------------------
@@ -220,5 +220,5 @@ SELECT id, dt, value, score FROM ev ORDER BY id;
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION versions(text), try(text), explain_filter(text);
+DROP FUNCTION w_versions(text), w_try(text), w_explain(text);
 DROP TABLE del_ids;
