@@ -395,6 +395,7 @@ typedef struct LtScanState
 
 	/* UPDATE / DELETE: each row's identity goes in the slot's ctid (modify.c) */
 	bool		row_identity;
+	size_t		identity_index;	/* the fragment index of the last row */
 
 	/* parallel scans: units of work (a fragment, or a row range of a big one) claimed from DSM */
 	struct LtParallelState *pstate;

@@ -865,20 +865,14 @@ set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 	lt_dataset *ds = st->entry->ds;
 	uint64		addr = st->batch->row_addrs[row];
 	uint64		frag = addr >> 32;
-	size_t		lo = 0,
-				hi = ds->n_fragments;
+	size_t		lo = st->identity_index;
 
-	/* the fragments are sorted by id */
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (ds->fragments[mid]->id < frag)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo >= ds->n_fragments || ds->fragments[lo]->id != frag || lo + 1 > MaxOffsetNumber)
+	/* a batch holds rows of one fragment: the index found for the last row is usually right */
+	if (lo >= ds->n_fragments || ds->fragments[lo]->id != frag)
+		for (lo = 0; lo < ds->n_fragments && ds->fragments[lo]->id != frag; lo++)
+			;
+	st->identity_index = lo;
+	if (lo >= ds->n_fragments || lo + 1 > MaxOffsetNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("lt_fdw: cannot update or delete rows of fragment " UINT64_FORMAT " of foreign table \"%s\"",
