@@ -3,14 +3,17 @@
 -- (test/pg/specs/w_*.json), read back through lt_fdw: every scalar type, nested types, RETURNING,
 -- a new fragment every max_rows_per_file rows, one new version per transaction, storage versions.
 --
-CREATE EXTENSION lt_fdw;
+-- (an earlier suite may have left the extension installed)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 SET extra_float_digits = 0;
 
-CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 -- the versions of a dataset: its manifests
 CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
@@ -40,7 +43,7 @@ CREATE FOREIGN TABLE wt (
   ts_s timestamp, ts_us timestamp, ts_ns timestamp, tz_ms timestamptz, tz_ns timestamptz,
   dec numeric(12,3), dec38 numeric(38,10),
   _rowaddr bigint
-) SERVER lake OPTIONS (path 'write/w_types.lance');
+) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT count(*) AS rows_before, w_versions('write/w_types.lance') AS versions_before FROM wt;
 
 INSERT INTO wt (id, b, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, s, ls, bin, lbin, fsb, d32, d64,
@@ -76,7 +79,7 @@ SELECT id, f16 FROM wt WHERE id BETWEEN 6 AND 9 ORDER BY id;
 -- ---- wider declared types, and text for any scalar ----------------------------------------------
 CREATE FOREIGN TABLE wt_wide (
   id numeric, i8 bigint, u16 bigint, f32 double precision, d32 text, dec text, tz_ms text, u64 text
-) SERVER lake OPTIONS (path 'write/w_types.lance');
+) SERVER wlake OPTIONS (path 'write/w_types.lance');
 INSERT INTO wt_wide VALUES (10, 100, 60000, 0.5, '2024-02-29', '12.5', '2024-01-01 00:00:00+00', '42');
 SELECT id, i8, u16, f32, d32, dec, tz_ms, u64 FROM wt WHERE id = 10;
 
@@ -90,7 +93,7 @@ SELECT count(*) AS rows, w_versions('write/w_types.lance') AS versions FROM wt;
 CREATE TYPE wpoint AS (x integer, y text);
 CREATE FOREIGN TABLE wn (
   id bigint, vec real[], li bigint[], lst text[], st wpoint, ll jsonb, lstruct jsonb, m jsonb
-) SERVER lake OPTIONS (path 'write/w_nested.lance');
+) SERVER wlake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO wn VALUES
   (1, '{1.5,-2,0.25}', '{1,-2,9223372036854775807}', '{a,NULL,"c\"d"}', ROW(7, 'seven'),
    '[[1, 2], [], null, [3]]', '[{"a": 1, "b": "x"}, {"a": null, "b": "y"}]', '{"k1": 1, "k2": null}'),
@@ -99,13 +102,13 @@ INSERT INTO wn VALUES
 SELECT * FROM wn ORDER BY id;
 SELECT id, (st).x, (st).y, vec[2] AS vec2, cardinality(li) AS n_li FROM wn ORDER BY id;
 -- a struct and a list through jsonb
-CREATE FOREIGN TABLE wn_json (id bigint, st jsonb, li jsonb, vec jsonb) SERVER lake OPTIONS (path 'write/w_nested.lance');
+CREATE FOREIGN TABLE wn_json (id bigint, st jsonb, li jsonb, vec jsonb) SERVER wlake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO wn_json VALUES (4, '{"x": 9, "y": "nine", "extra": true}', '[4, 5]', '[1, 2, 3]'),
                            (5, '{"y": "no x"}', 'null', null);
 SELECT * FROM wn_json WHERE id >= 4 ORDER BY id;
 
 -- ---- batch inserts --------------------------------------------------------------------------------
-CREATE FOREIGN TABLE wb (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_v2_2.lance', batch_size '100');
+CREATE FOREIGN TABLE wb (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_v2_2.lance', batch_size '100');
 EXPLAIN (COSTS OFF) INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 SELECT count(*), sum(id), count(DISTINCT value), sum(li[1]) FROM wb;
@@ -116,7 +119,7 @@ SELECT * FROM wb WHERE id IN (1, 500, 1002) ORDER BY id;
 
 -- ---- max_rows_per_file: a new fragment every N rows ------------------------------------------------
 CREATE FOREIGN TABLE wm (id bigint, value text, li integer[], _rowaddr bigint)
-  SERVER lake OPTIONS (path 'write/w_v2_2.lance', max_rows_per_file '300');
+  SERVER wlake OPTIONS (path 'write/w_v2_2.lance', max_rows_per_file '300');
 SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
 INSERT INTO wm SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(5001, 6000) g;
 SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM wm WHERE id > 5000 GROUP BY 1 ORDER BY 1;
@@ -124,7 +127,7 @@ SELECT count(*), sum(id), sum(li[2]) FROM wm WHERE id > 5000;
 SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- storage 2.0 ----------------------------------------------------------------------------------------
-CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_v2_0.lance');
+CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_v2_0.lance');
 \set VERBOSITY sqlstate
 INSERT INTO w20 SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(2, 1000) g;
 \set VERBOSITY default

@@ -3,7 +3,10 @@
 -- steps interleaved deterministically): concurrent appends both land (the later commit rebases),
 -- deletes of different rows both land, deletes of the same row fail the later commit with 40001.
 --
-CREATE EXTENSION lt_fdw;
+-- (an earlier suite may have left the extension installed)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 CREATE EXTENSION dblink;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
@@ -24,8 +27,8 @@ EXCEPTION WHEN OTHERS THEN
     RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
   END IF;
 END $f$;
-CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
-CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER lake OPTIONS (path 'write/w_v2_2.lance');
+CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER wlake OPTIONS (path 'write/w_v2_2.lance');
 SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
 SELECT w_versions('write/w_v2_2.lance') AS v0 \gset

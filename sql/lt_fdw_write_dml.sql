@@ -3,7 +3,10 @@
 -- own writes visible to later statements (scans, COUNT(*) from metadata, pushed aggregates),
 -- ROLLBACK, SAVEPOINT / ROLLBACK TO, PREPARE TRANSACTION refused, stable row ids kept by UPDATE.
 --
-CREATE EXTENSION lt_fdw;
+-- (an earlier suite may have left the extension installed)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET timezone = 'UTC';
@@ -34,9 +37,9 @@ BEGIN
     RETURN NEXT replace(ln, current_setting('lt_test.lake'), '$LAKE');
   END LOOP;
 END $f$;
-CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE ev (id bigint, dt date, value text, score double precision, _rowaddr bigint, _rowid bigint)
-  SERVER lake OPTIONS (path 'write/w_events.lance');
+  SERVER wlake OPTIONS (path 'write/w_events.lance');
 SELECT id, dt, value, score, _rowaddr >> 32 AS fragment FROM ev ORDER BY id;
 SELECT w_versions('write/w_events.lance') AS versions_at_start;
 
@@ -193,7 +196,7 @@ SELECT count(*) FROM ev WHERE id IN (801, 802);
 
 -- ---- two foreign tables of one dataset share the transaction ---------------------------------------------
 CREATE FOREIGN TABLE ev2 (key bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 'value'))
-  SERVER lake OPTIONS (path 'write/w_events.lance');
+  SERVER wlake OPTIONS (path 'write/w_events.lance');
 SELECT w_versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (900, 'through ev');
@@ -204,7 +207,7 @@ SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
 SELECT id, value FROM ev WHERE id >= 900 ORDER BY id;
 
 -- ---- stable row ids: UPDATE keeps the ids of the rows it moves -------------------------------------------
-CREATE FOREIGN TABLE st (id bigint, value text, _rowid bigint, _rowaddr bigint) SERVER lake OPTIONS (path 'write/w_stable.lance');
+CREATE FOREIGN TABLE st (id bigint, value text, _rowid bigint, _rowaddr bigint) SERVER wlake OPTIONS (path 'write/w_stable.lance');
 SELECT id, value, _rowid FROM st ORDER BY id;
 CREATE TEMP TABLE st_before AS SELECT id, _rowid, _rowaddr FROM st;
 UPDATE st SET value = value || '!' WHERE id = 2;

@@ -3,7 +3,10 @@
 -- range for every integer width (never a wrap), NOT NULL fields, pinned (read-only) tables, roles
 -- without pg_write_server_files, legacy datasets; nothing is written by a failed statement.
 --
-CREATE EXTENSION lt_fdw;
+-- (an earlier suite may have left the extension installed)
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET timezone = 'UTC';
@@ -25,13 +28,13 @@ EXCEPTION WHEN OTHERS THEN
     RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
   END IF;
 END $f$;
-CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE e_wt (
   id bigint, b boolean, i8 smallint, i16 smallint, i32 integer, i64 bigint,
   u8 smallint, u16 integer, u32 bigint, u64 numeric(20,0),
   f16 real, f32 real, f64 double precision, s text, fsb bytea, d64 date, ts_ns timestamp,
   dec numeric(12,3), t32s time
-) SERVER lake OPTIONS (path 'write/w_types.lance');
+) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT w_versions('write/w_types.lance') AS v0 \gset
 
 \set VERBOSITY default
@@ -47,7 +50,7 @@ INSERT INTO e_wt (id, u64) VALUES (9001, 18446744073709551616);
 INSERT INTO e_wt (id, u64) VALUES (9001, -1);
 -- wider declared types are checked against the field
 CREATE FOREIGN TABLE e_wide (id numeric, i16 bigint, i32 numeric, f16 double precision, f32 double precision)
-  SERVER lake OPTIONS (path 'write/w_types.lance');
+  SERVER wlake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_wide (id, i16) VALUES (9001, 32768);
 INSERT INTO e_wide (id, i32) VALUES (9001, 2147483648);
 INSERT INTO e_wide (id, i32) VALUES (9001, 1.5);
@@ -57,7 +60,7 @@ INSERT INTO e_wide (id, f16) VALUES (9001, 65520);
 INSERT INTO e_wide (id, f32) VALUES (9001, 1e39);
 -- decimals: more digits than the precision (the column's own typmod, or the field's)
 INSERT INTO e_wt (id, dec) VALUES (9001, 1234567890.5);
-CREATE FOREIGN TABLE e_dec (id bigint, dec numeric) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_dec (id bigint, dec numeric) SERVER wlake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_dec VALUES (9001, 1234567890.5);
 INSERT INTO e_dec VALUES (9001, 'NaN');
 INSERT INTO e_dec VALUES (9001, 'Infinity');
@@ -78,14 +81,14 @@ SELECT count(*) FILTER (WHERE id > 9000) AS rows, w_versions('write/w_types.lanc
 
 -- ---- NOT NULL fields -----------------------------------------------------------------------------------
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
-CREATE FOREIGN TABLE e_noid (s text) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_noid (s text) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT w_try('INSERT INTO e_noid VALUES (''no id column'')');
 \set VERBOSITY sqlstate
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
 INSERT INTO e_noid VALUES ('no id column');
 \set VERBOSITY default
 -- nested values: the shapes are checked too
-CREATE FOREIGN TABLE e_wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER lake OPTIONS (path 'write/w_nested.lance');
+CREATE FOREIGN TABLE e_wn (id bigint, vec real[], m jsonb, st jsonb, li bigint[]) SERVER wlake OPTIONS (path 'write/w_nested.lance');
 INSERT INTO e_wn (id, m) VALUES (9001, '{"a": 1}');
 INSERT INTO e_wn (id, vec) VALUES (9001, '{1,2}');
 INSERT INTO e_wn (id, li) VALUES (9001, '{{1,2},{3,4}}');
@@ -98,13 +101,13 @@ DELETE FROM e_wn WHERE id > 9000;
 SELECT count(*) FROM e_wn WHERE id > 9000;
 
 -- ---- type mismatches: checked before anything is written --------------------------------------------------
-CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT w_try('INSERT INTO e_bad VALUES (9001, 1)');
-CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT w_try('INSERT INTO e_bad2 VALUES (9001, ''{1}'')');
-CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER wlake OPTIONS (path 'write/w_types.lance');
 SELECT w_try('INSERT INTO e_bad3 VALUES (9001, ''x'')');
-CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER lake OPTIONS (path 'write/w_types.lance');
+CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER wlake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_bad4 VALUES (9001, 'twelve');
 \set VERBOSITY sqlstate
 INSERT INTO e_bad VALUES (9001, 1);
@@ -115,7 +118,7 @@ INSERT INTO e_bad4 VALUES (9001, 'twelve');
 INSERT INTO e_wt (id) VALUES (9001) ON CONFLICT DO NOTHING;
 
 -- ---- pinned tables are read-only ----------------------------------------------------------------------------
-CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER lake OPTIONS (path 'write/w_events.lance', version '1');
+CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER wlake OPTIONS (path 'write/w_events.lance', version '1');
 SELECT w_try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
 SELECT w_try('DELETE FROM e_ev_v1');
 SELECT w_try('UPDATE e_ev_v1 SET value = ''x''');
@@ -125,7 +128,7 @@ DELETE FROM e_ev_v1;
 \set VERBOSITY default
 
 -- ---- legacy (0.1) datasets are read-only -----------------------------------------------------------------------
-CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER lake OPTIONS (path 'write/w_legacy.lance');
+CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_legacy.lance');
 SELECT * FROM e_wl;
 SELECT w_try('INSERT INTO e_wl VALUES (2, ''two'', ''{2}'')');
 SELECT w_try('DELETE FROM e_wl');
@@ -134,17 +137,17 @@ INSERT INTO e_wl VALUES (2, 'two', '{2}');
 \set VERBOSITY default
 
 -- ---- options ------------------------------------------------------------------------------------------------
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', batch_size '0');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', max_rows_per_file 'many');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', batch_size '70000');
-CREATE FOREIGN TABLE e_wo (id bigint) SERVER lake OPTIONS (path 'write/w_types.lance', max_row_per_file '10');
-ALTER SERVER lake OPTIONS (ADD batch_size '10', ADD max_rows_per_file '1000');
-ALTER SERVER lake OPTIONS (DROP batch_size, DROP max_rows_per_file);
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER wlake OPTIONS (path 'write/w_types.lance', batch_size '0');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER wlake OPTIONS (path 'write/w_types.lance', max_rows_per_file 'many');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER wlake OPTIONS (path 'write/w_types.lance', batch_size '70000');
+CREATE FOREIGN TABLE e_wo (id bigint) SERVER wlake OPTIONS (path 'write/w_types.lance', max_row_per_file '10');
+ALTER SERVER wlake OPTIONS (ADD batch_size '10', ADD max_rows_per_file '1000');
+ALTER SERVER wlake OPTIONS (DROP batch_size, DROP max_rows_per_file);
 
 -- ---- privileges: writes need pg_write_server_files ------------------------------------------------------------
 CREATE ROLE regress_lt_writer_ro;
 GRANT pg_read_server_files TO regress_lt_writer_ro;
-GRANT USAGE ON FOREIGN SERVER lake TO regress_lt_writer_ro;
+GRANT USAGE ON FOREIGN SERVER wlake TO regress_lt_writer_ro;
 GRANT SELECT, INSERT, UPDATE, DELETE ON e_wt TO regress_lt_writer_ro;
 CREATE ROLE regress_lt_writer;
 GRANT pg_read_server_files, pg_write_server_files TO regress_lt_writer;
