@@ -1,7 +1,8 @@
 --
 -- lt_fdw_write_concurrency: two sessions writing one dataset (the second through dblink, with the
 -- steps interleaved deterministically): concurrent appends both land (the later commit rebases),
--- deletes of different rows both land, deletes of the same row fail the later commit with 40001.
+-- deletes of different rows both land, deletes of the same row fail the later commit with 40001;
+-- then the reference Lance engine (test/pg/ops/write-*.json, run with \!) as the concurrent writer.
 --
 -- (an earlier suite may have left the extension installed)
 SET client_min_messages = warning;
@@ -9,7 +10,14 @@ CREATE EXTENSION IF NOT EXISTS lt_fdw;
 RESET client_min_messages;
 CREATE EXTENSION dblink;
 \getenv tmp LT_TEST_TMP
+\getenv root LT_ROOT
 \set lake :tmp '/lake'
+\set ds :lake '/write/w_v2_2.lance'
+\setenv LT_WDS :ds
+\set ref :root '/test/interop/ref.mjs'
+\setenv LT_REF :ref
+\set ops :root '/test/pg/ops'
+\setenv LT_OPS :ops
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
 CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
@@ -75,6 +83,25 @@ SELECT w_try($$SELECT dblink_exec('s2', 'COMMIT')$$);
 SELECT count(*) FROM cc WHERE id > 50000;
 SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 SELECT dblink_disconnect('s2');
+
+-- ---- the reference engine as the concurrent writer (run with \!) ---------------------------------------
+SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+BEGIN;
+INSERT INTO cc VALUES (50010, 'postgres');
+\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-append.json" >/dev/null
+SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
+COMMIT;
+SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
+SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+-- the engine deletes the row this transaction deletes: 40001
+INSERT INTO cc VALUES (50020, 'contended with the engine');
+BEGIN;
+DELETE FROM cc WHERE id = 50020;
+\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-delete.json" >/dev/null
+\set VERBOSITY sqlstate
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) FROM cc WHERE id = 50020;
 -- ---- cleanup --------------------------------------------------------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
