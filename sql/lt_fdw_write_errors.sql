@@ -122,6 +122,7 @@ CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER wlake OPTIONS (path 
 SELECT w_try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
 SELECT w_try('DELETE FROM e_ev_v1');
 SELECT w_try('UPDATE e_ev_v1 SET value = ''x''');
+SELECT table_name, is_insertable_into FROM information_schema.tables WHERE table_name IN ('e_ev_v1', 'e_wt') ORDER BY 1;
 \set VERBOSITY sqlstate
 INSERT INTO e_ev_v1 VALUES (9001, 'x');
 DELETE FROM e_ev_v1;

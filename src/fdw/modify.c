@@ -21,6 +21,7 @@
 #include "catalog/pg_type.h"
 #include "commands/explain.h"
 #include "executor/executor.h"
+#include "foreign/foreign.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "optimizer/appendinfo.h"
@@ -135,9 +136,20 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 	return NIL;
 }
 
+/* Writable unless pinned (information_schema; planning raises the clearer error first). */
 int
 ltIsForeignRelUpdatable(Relation rel)
 {
+	ListCell   *lc;
+
+	/* only the table's own options, and no error: information_schema asks about every table */
+	foreach(lc, GetForeignTable(RelationGetRelid(rel))->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "version") == 0 || strcmp(def->defname, "tag") == 0)
+			return 0;
+	}
 	return (1 << CMD_INSERT) | (1 << CMD_UPDATE) | (1 << CMD_DELETE);
 }
 
