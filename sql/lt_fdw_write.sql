@@ -126,12 +126,12 @@ SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM wm WHERE id >
 SELECT count(*), sum(id), sum(li[2]) FROM wm WHERE id > 5000;
 SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
--- ---- storage 2.0 ----------------------------------------------------------------------------------------
+-- ---- storage 2.0 (a list, a string: the 2.0 encodings) ------------------------------------------------
 CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_v2_0.lance');
-\set VERBOSITY sqlstate
 INSERT INTO w20 SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(2, 1000) g;
-\set VERBOSITY default
-SELECT count(*), sum(id), sum(li[2]) FROM w20;
+SELECT count(*), sum(id), sum(li[2]), count(DISTINCT value) FROM w20;
+SELECT * FROM w20 WHERE id IN (1, 2, 1000) ORDER BY id;
+SELECT w_versions('write/w_v2_0.lance') AS versions;
 
 -- ---- COPY FROM ------------------------------------------------------------------------------------
 COPY wb (id, value, li) FROM STDIN;

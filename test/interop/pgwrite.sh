@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/interop/pgwrite.sh — the Postgres -> reference direction: what lt_fdw writes, the real Lance engine reads.
 #
-# For each spec (below) and each storage version it has among 2.1 / 2.2, the reference engine makes
+# For each spec (below) and each storage version it has among 2.0 / 2.1 / 2.2, the reference engine makes
 # a source dataset (the spec's rows) and an empty copy of its schema. Through PostgreSQL:
 #   1. the rows are copied into the empty dataset in one transaction (INSERT ... SELECT, COPY FROM, or a
 #      batched INSERT, depending on the variant);
@@ -77,8 +77,8 @@ const fs = require("fs"), [dir, out, ...names] = process.argv.slice(2);
 fs.mkdirSync(out, { recursive: true });
 for (const n of names) {
   const spec = JSON.parse(fs.readFileSync(`${dir}/${n}.json`, "utf8"));
-  // the storage versions the file writer supports (2.0 to come)
-  const storages = (Array.isArray(spec.storage) ? spec.storage : [spec.storage || "2.1"]).filter((s) => ["2.1", "2.2"].includes(s));
+  // the storage versions the file writer supports
+  const storages = (Array.isArray(spec.storage) ? spec.storage : [spec.storage || "2.1"]).filter((s) => ["2.0", "2.1", "2.2"].includes(s));
   const idcol = spec.schema.find((c) => c.name === "id");
   const text = spec.schema.find((c) => c.type === "utf8" && c.name !== "id");
   if (!idcol) continue;
