@@ -1150,9 +1150,3 @@ lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 			}
 	}
 }
-
-const lt_field *
-lt_wconv_field(const LtWriteConv *c)
-{
-	return c->field;
-}

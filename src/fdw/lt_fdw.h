@@ -165,7 +165,6 @@ extern LtWriteConv *lt_wconv_build(const lt_field *field, const char *what, Oid 
  * field that is not nullable is ERROR 23502. Library allocations go to lt_alloc_target().
  */
 extern void lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull);
-extern const lt_field *lt_wconv_field(const LtWriteConv *c);
 
 /* ---- xact.c --------------------------------------------------------------------------------- */
 

@@ -685,6 +685,8 @@ ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 		flush_builders(ms);
 		finish_file(ms);
 	}
+	elog(DEBUG1, "lt_fdw: foreign table \"%s\": " UINT64_FORMAT " rows written in " UINT64_FORMAT " files, " UINT64_FORMAT " rows deleted (committed with the transaction)",
+		 RelationGetRelationName(ms->rel), ms->rows_written, ms->files_written, ms->rows_deleted);
 	rinfo->ri_FdwState = NULL;
 }
 
