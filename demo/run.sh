@@ -5,8 +5,9 @@
 #   2. writes a small Lance dataset with the real Lance engine                  (test/interop/ref.mjs make)
 #   3. reads it back with lt_fdw's own C reader                                 (build/lt-inspect info, scan)
 #      and checks that it returns exactly what Lance returns                    (test/interop/ref.mjs scan)
-#   4. installs the extension into a throwaway PostgreSQL 15 cluster and runs CREATE EXTENSION lt_fdw;
-#      the cluster is stopped and removed at the end
+#   4. installs the extension into a throwaway PostgreSQL 15 cluster, runs CREATE EXTENSION lt_fdw, queries
+#      the dataset and writes to it in one transaction; the cluster is stopped and removed at the end
+#   5. reads the new version back with the real Lance engine
 #
 # Environment: LT_DEMO_DIR  where the dataset goes (default /tmp/lt_fdw_demo; it is recreated and kept,
 #                           so build/lt-inspect can be pointed at it afterwards)
@@ -88,7 +89,16 @@ SELECT id, kind FROM events WHERE dt = DATE '2026-08-02' AND value > 1;
 CREATE FOREIGN TABLE events_v2 (id bigint, kind text, value double precision)
   SERVER lake OPTIONS (path 'events.lance', version '2');
 SELECT * FROM events_v2 WHERE id = 4;
+-- writes: the whole transaction becomes one new Lance version (an Update: a deletion vector + a new fragment)
+BEGIN;
+INSERT INTO events (id, dt, kind, value, tags) VALUES (9, DATE '2026-08-03', 'buy', 7.5, ARRAY['app']);
+DELETE FROM events WHERE id = 1;
+UPDATE events SET value = value * 2 WHERE id = 2;
+COMMIT;
+SELECT id, dt, kind, value, tags FROM events ORDER BY id;
 SQL
+say "5. the Lance engine reads what PostgreSQL wrote"
+run node "$REF" scan "$DS"
 echo
 say "done"
 echo "dataset kept in $DS — try: build/lt-inspect info $DS"
