@@ -93,32 +93,6 @@ naming_name(lt_naming n)
 
 /* --- info ----------------------------------------------------------------- */
 
-static const char *
-operation_name(const Lt__Pb__Transaction *t)
-{
-	if (!t)
-		return NULL;
-	switch (t->operation_case)
-	{
-		case LT__PB__TRANSACTION__OPERATION_APPEND: return "Append";
-		case LT__PB__TRANSACTION__OPERATION_DELETE: return "Delete";
-		case LT__PB__TRANSACTION__OPERATION_OVERWRITE: return "Overwrite";
-		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX: return "CreateIndex";
-		case LT__PB__TRANSACTION__OPERATION_REWRITE: return "Rewrite";
-		case LT__PB__TRANSACTION__OPERATION_MERGE: return "Merge";
-		case LT__PB__TRANSACTION__OPERATION_RESTORE: return "Restore";
-		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS: return "ReserveFragments";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE: return "Update";
-		case LT__PB__TRANSACTION__OPERATION_PROJECT: return "Project";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG: return "UpdateConfig";
-		case LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT: return "DataReplacement";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE: return "UpdateMemWalState";
-		case LT__PB__TRANSACTION__OPERATION_CLONE: return "Clone";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_BASES: return "UpdateBases";
-		default: return "Unknown";
-	}
-}
-
 static int
 cmd_info(lt_store *store, lt_dataset *ds)
 {
@@ -147,7 +121,7 @@ cmd_info(lt_store *store, lt_dataset *ds)
 	printf(",\"timestamp\":%" PRId64, m->timestamp ? m->timestamp->seconds : 0);
 	printf(",\"operation\":");
 	if (ds->transaction)
-		print_str(operation_name(ds->transaction));
+		print_str(lt_transaction_op_name(ds->transaction));
 	else
 		printf("null");
 	printf(",\"max_fragment_id\":");

@@ -109,4 +109,7 @@ lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);
 uint64_t	lt_dataset_count_rows(const lt_dataset *ds);
 
+/* The operation of a transaction as Lance names it ("Append", "Delete", ...); "Unknown" otherwise, NULL for NULL. */
+const char *lt_transaction_op_name(const struct Lt__Pb__Transaction *t);
+
 #endif

@@ -978,28 +978,13 @@ lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err)
 
 /* ---- conflicts with concurrent commits ------------------------------------ */
 
+/* A committed transaction's operation for messages ("unknown operation" when unreadable or unknown). */
 static const char *
 op_name(const Lt__Pb__Transaction *tx)
 {
-	switch (tx ? tx->operation_case : LT__PB__TRANSACTION__OPERATION__NOT_SET)
-	{
-		case LT__PB__TRANSACTION__OPERATION_APPEND: return "Append";
-		case LT__PB__TRANSACTION__OPERATION_DELETE: return "Delete";
-		case LT__PB__TRANSACTION__OPERATION_OVERWRITE: return "Overwrite";
-		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX: return "CreateIndex";
-		case LT__PB__TRANSACTION__OPERATION_REWRITE: return "Rewrite";
-		case LT__PB__TRANSACTION__OPERATION_MERGE: return "Merge";
-		case LT__PB__TRANSACTION__OPERATION_RESTORE: return "Restore";
-		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS: return "ReserveFragments";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE: return "Update";
-		case LT__PB__TRANSACTION__OPERATION_PROJECT: return "Project";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG: return "UpdateConfig";
-		case LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT: return "DataReplacement";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE: return "UpdateMemWalState";
-		case LT__PB__TRANSACTION__OPERATION_CLONE: return "Clone";
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_BASES: return "UpdateBases";
-		default: return "unknown operation";
-	}
+	const char *name = lt_transaction_op_name(tx);
+
+	return name && strcmp(name, "Unknown") != 0 ? name : "unknown operation";
 }
 
 /* The transaction that made version ds: inline, else _transactions/<file>; NULL if neither parses. */
