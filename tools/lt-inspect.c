@@ -31,6 +31,7 @@
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
+#include "lt_sort.h"
 
 typedef struct options
 {
@@ -216,14 +217,6 @@ cmp_row(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* "1,5,4294967296" -> sorted unique addresses. */
 static int
 parse_rowaddrs(const char *s, uint64_t **out, size_t *n)
@@ -248,7 +241,7 @@ parse_rowaddrs(const char *s, uint64_t **out, size_t *n)
 		}
 	}
 	free(list);
-	qsort(v, k, sizeof(uint64_t), cmp_u64);
+	qsort(v, k, sizeof(uint64_t), lt_cmp_u64);
 	*n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (i == 0 || v[i] != v[i - 1])

@@ -32,6 +32,7 @@
 #include "lt_fdw.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
+#include "lt_sort.h"
 
 PG_FUNCTION_INFO_V1(lt_last_analyze);
 
@@ -101,15 +102,6 @@ ltAnalyzeForeignTable(Relation relation, AcquireSampleRowsFunc *func, BlockNumbe
 
 /* ---- sampling ------------------------------------------------------------------------------- */
 
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return x < y ? -1 : x > y ? 1 : 0;
-}
-
 /*
  * k distinct ranks drawn uniformly from [0, n), ascending (Floyd's algorithm: k draws, no pass
  * over n). k >= n gives every rank.
@@ -149,7 +141,7 @@ sample_ranks(uint64 n, int k, int *n_out)
 		out[m++] = t;
 	}
 	hash_destroy(seen);
-	qsort(out, m, sizeof(uint64), cmp_uint64);
+	qsort(out, m, sizeof(uint64), lt_cmp_u64);
 	*n_out = m;
 	return out;
 }

@@ -37,6 +37,7 @@
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_writer.h"
+#include "lt_sort.h"
 
 /* Rows buffered in the builders before they go to the file writer ... */
 #define LT_WRITE_BATCH_ROWS		8192
@@ -541,15 +542,6 @@ row_address(LtModifyState *ms, TupleTableSlot *planSlot)
 	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a,
-				y = *(const uint64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The row ids of the moved rows of the open file (stable row ids), read from the version the scan
  * read by their old addresses: one random-access scan per fragment, of no field.
@@ -567,7 +559,7 @@ moved_row_ids(LtModifyState *ms)
 	MemoryContext lib = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row ids", ALLOCSET_DEFAULT_SIZES);
 
 	memcpy(sorted, ms->moved, sizeof(uint64) * n);
-	qsort(sorted, n, sizeof(uint64), cmp_u64);
+	qsort(sorted, n, sizeof(uint64), lt_cmp_u64);
 	while (i < n)
 	{
 		uint64		frag_id = sorted[i] >> 32;
@@ -619,7 +611,7 @@ moved_row_ids(LtModifyState *ms)
 	/* back to file order */
 	for (int64 r = 0; r < n; r++)
 	{
-		uint64	   *hit = bsearch(&ms->moved[r], sorted, n, sizeof(uint64), cmp_u64);
+		uint64	   *hit = bsearch(&ms->moved[r], sorted, n, sizeof(uint64), lt_cmp_u64);
 
 		ids[r] = ids_sorted[hit - sorted];
 	}

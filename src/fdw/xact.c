@@ -32,6 +32,7 @@
 #include "lt_alloc.h"
 #include "lt_txn.h"
 #include "lt_writer.h"
+#include "lt_sort.h"
 
 typedef struct LtPendingFile
 {
@@ -241,15 +242,6 @@ lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
 
 /* ---- applying changes to the lt_txn ------------------------------------------------------------- */
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a,
-				y = *(const uint64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void
 apply_files(LtXactTable *xt, int from, int to)
 {
@@ -279,7 +271,7 @@ apply_deletes(LtXactTable *xt, int64 from, int64 to)
 
 	if (n <= 0)
 		return;
-	qsort(a, n, sizeof(uint64), cmp_u64);
+	qsort(a, n, sizeof(uint64), lt_cmp_u64);
 	offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
 	while (i < n)
 	{

@@ -19,6 +19,7 @@
 #include "lt_bytes.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
+#include "lt_sort.h"
 
 #define MAX_MANIFEST_BYTES ((uint64_t) 1 << 30)
 #define KNOWN_READER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT)
@@ -131,14 +132,6 @@ collect_version(const lt_dirent *ent, void *arg)
 	return 0;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a, y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 lt_code
 lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
 					lt_naming *naming, lt_error *err)
@@ -168,7 +161,7 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 		lt_free(l.v);
 		return rc;
 	}
-	qsort(l.v, l.n, sizeof(uint64_t), cmp_u64);
+	qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
 	*versions = l.v;
 	*n = l.n;
 	*naming = l.seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;

@@ -18,6 +18,7 @@
 #include "lt_bytes.h"
 #include "lt_compress.h"
 #include "lt_roaring.h"
+#include "lt_sort.h"
 
 /* --- bounded flatbuffers -------------------------------------------------- */
 
@@ -513,15 +514,6 @@ lt_deletion_path(uint64_t fragment_id, uint64_t read_version, uint64_t id, lt_de
 					   type == LT_DELETION_BITMAP ? "bin" : "arrow");
 }
 
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *) a,
-				y = *(const uint32_t *) b;
-
-	return (x > y) - (x < y);
-}
-
 lt_code
 lt_deletion_parse(const uint8_t *buf, size_t len, lt_deletion_type type, uint64_t num_deleted_rows,
 				  uint64_t physical_rows, const char *path, lt_deletion_vector **out, lt_error *err)
@@ -563,7 +555,7 @@ lt_deletion_parse(const uint8_t *buf, size_t len, lt_deletion_type type, uint64_
 
 		LT_TRY(lt_deletion_arrow_values(buf, len, path, cap, &vals, &n, err));
 		/* Lance loads these into a set: order and repeats carry no meaning. */
-		qsort(vals, n, sizeof(uint32_t), cmp_u32);
+		qsort(vals, n, sizeof(uint32_t), lt_cmp_u32);
 		for (uint64_t i = 0; i < n; i++)
 			if (w == 0 || vals[i] != vals[w - 1])
 				vals[w++] = vals[i];

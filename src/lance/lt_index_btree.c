@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "lt_alloc.h"
+#include "lt_sort.h"
 
 #define DEFAULT_BATCH_SIZE 4096
 #define MAX_BATCH_SIZE ((uint64_t) 1 << 24)
@@ -98,15 +99,6 @@ lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 	return LT_OK;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a,
-				y = *(const uint64_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Read page_data rows [start, start + n), evaluate the key filter, add the matching ids. */
 static lt_code
 scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowaddr_set *acc, lt_error *err)
@@ -175,7 +167,7 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
 		cand[k] = lt_index_uint_at(s->page_idx, sel[k]);
 	if (rc == LT_OK && nsel > 1)
-		qsort(cand, (size_t) nsel, sizeof(uint64_t), cmp_u64);
+		qsort(cand, (size_t) nsel, sizeof(uint64_t), lt_cmp_u64);
 	if (st)
 	{
 		st->pages_total += pages;

@@ -10,6 +10,7 @@
 
 #include "lt_alloc.h"
 #include "lt_table.pb-c.h"
+#include "lt_sort.h"
 
 /* Fragment ids are 32-bit; a fragment bitmap cannot list more than the manifest could hold. */
 #define MAX_BITMAP_FRAGMENTS ((uint64_t) 1 << 24)
@@ -186,15 +187,6 @@ add_segment(const lt_dataset *ds, lt_index *ix, bool fresh, const Lt__Pb__IndexM
 	return LT_OK;
 }
 
-static int
-cmp_u32(const void *a, const void *b)
-{
-	uint32_t	x = *(const uint32_t *) a,
-				y = *(const uint32_t *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* covered = union of segment bitmaps ∩ dataset fragments; unindexed = the rest of the dataset. */
 static lt_code
 compute_coverage(const lt_dataset *ds, lt_index *ix, lt_error *err)
@@ -220,7 +212,7 @@ compute_coverage(const lt_dataset *ds, lt_index *ix, lt_error *err)
 		memcpy(all + n, ix->segments[s].fragments, ix->segments[s].n_fragments * sizeof(uint32_t));
 		n += ix->segments[s].n_fragments;
 	}
-	qsort(all, n, sizeof(uint32_t), cmp_u32);
+	qsort(all, n, sizeof(uint32_t), lt_cmp_u32);
 	for (size_t i = 1; i < n; i++)
 		if (all[i] == all[i - 1])
 		{
@@ -232,7 +224,7 @@ compute_coverage(const lt_dataset *ds, lt_index *ix, lt_error *err)
 	{
 		uint64_t	id = ds->fragments[i]->id;
 		bool		hit = id <= UINT32_MAX && bsearch(&(uint32_t) {(uint32_t) id}, all, n, sizeof(uint32_t),
-												  cmp_u32) != NULL;
+												  lt_cmp_u32) != NULL;
 
 		if (hit)
 			ix->covered[ix->n_covered++] = (uint32_t) id;
@@ -338,5 +330,5 @@ bool
 lt_index_covers(const lt_index *idx, uint32_t fragment_id)
 {
 	return idx->n_covered > 0 &&
-		bsearch(&fragment_id, idx->covered, idx->n_covered, sizeof(uint32_t), cmp_u32) != NULL;
+		bsearch(&fragment_id, idx->covered, idx->n_covered, sizeof(uint32_t), lt_cmp_u32) != NULL;
 }
