@@ -389,22 +389,42 @@ check_filter(lt_index_reader *r, lt_filter *filter, lt_error *err)
 	return LT_OK;
 }
 
-lt_code
-lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, bool *exact,
-				lt_index_stats *stats, lt_error *err)
+/* What one segment is asked: a scalar filter, or a label lookup. */
+typedef struct seg_query
+{
+	lt_filter  *filter;
+	lt_label_op op;
+	int			n;
+	const lt_value *values;
+} seg_query;
+
+static lt_code
+search_segment(lt_index_reader *r, lt_seg_reader *s, const seg_query *q, lt_rowaddr_set *part,
+			   lt_index_stats *stats, lt_error *err)
+{
+	switch (r->idx->kind)
+	{
+		case LT_INDEX_BTREE:
+			return lt_btree_search(r, s, q->filter, part, stats, err);
+		case LT_INDEX_BITMAP:
+			return lt_bitmap_search(r, s, q->filter, part, stats, err);
+		case LT_INDEX_ZONEMAP:
+			return lt_zonemap_search(r, s, q->filter, part, stats, err);
+		case LT_INDEX_LABEL_LIST:
+			return lt_bitmap_search_labels(r, s, q->op, q->n, q->values, part, stats, err);
+		default:
+			return lt_error_set(err, LT_EUNSUPPORTED, "index \"%s\": unknown kind", r->idx->name);
+	}
+}
+
+/* Ask every segment, merge their answers (each limited to its own fragments) and finish the set. */
+static lt_code
+search_segments(lt_index_reader *r, const seg_query *q, lt_rowaddr_set **out, lt_index_stats *stats,
+				lt_error *err)
 {
 	lt_rowaddr_set *acc;
 	lt_code		rc = LT_OK;
 
-	*out = NULL;
-	*exact = r->idx->kind != LT_INDEX_ZONEMAP;
-	if (stats)
-		memset(stats, 0, sizeof(*stats));
-	LT_TRY(check_filter(r, filter, err));
-	if (r->idx->kind == LT_INDEX_LABEL_LIST)
-		return lt_error_set(err, LT_EUNSUPPORTED,
-							"index \"%s\" (label_list) answers array containment, not scalar comparisons",
-							r->idx->name);
 	if (!(acc = lt_rowaddr_set_create()))
 		return lt_nomem(err);
 	for (size_t i = 0; rc == LT_OK && i < r->n_segs; i++)
@@ -419,20 +439,7 @@ lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, boo
 			rc = lt_nomem(err);
 			break;
 		}
-		switch (r->idx->kind)
-		{
-			case LT_INDEX_BTREE:
-				rc = lt_btree_search(r, s, filter, part, stats, err);
-				break;
-			case LT_INDEX_BITMAP:
-				rc = lt_bitmap_search(r, s, filter, part, stats, err);
-				break;
-			case LT_INDEX_ZONEMAP:
-				rc = lt_zonemap_search(r, s, filter, part, stats, err);
-				break;
-			default:
-				rc = lt_error_set(err, LT_EUNSUPPORTED, "index \"%s\": unknown kind", r->idx->name);
-		}
+		rc = search_segment(r, s, q, part, stats, err);
 		if (rc == LT_OK)
 			rc = merge_segment(r, s, &part, acc, err);
 		lt_rowaddr_set_free(part);
@@ -449,11 +456,28 @@ lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, boo
 }
 
 lt_code
+lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, bool *exact,
+				lt_index_stats *stats, lt_error *err)
+{
+	seg_query	q = {.filter = filter};
+
+	*out = NULL;
+	*exact = r->idx->kind != LT_INDEX_ZONEMAP;
+	if (stats)
+		memset(stats, 0, sizeof(*stats));
+	LT_TRY(check_filter(r, filter, err));
+	if (r->idx->kind == LT_INDEX_LABEL_LIST)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"index \"%s\" (label_list) answers array containment, not scalar comparisons",
+							r->idx->name);
+	return search_segments(r, &q, out, stats, err);
+}
+
+lt_code
 lt_index_search_labels(lt_index_reader *r, lt_label_op op, int n, const lt_value *values,
 					   lt_rowaddr_set **out, lt_index_stats *stats, lt_error *err)
 {
-	lt_rowaddr_set *acc;
-	lt_code		rc = LT_OK;
+	seg_query	q = {.op = op, .n = n, .values = values};
 
 	*out = NULL;
 	if (stats)
@@ -463,34 +487,7 @@ lt_index_search_labels(lt_index_reader *r, lt_label_op op, int n, const lt_value
 							lt_index_kind_name(r->idx->kind));
 	if (n < 0 || (n > 0 && !values))
 		return lt_error_set(err, LT_EINVALID, "label lookup: bad value list");
-	if (!(acc = lt_rowaddr_set_create()))
-		return lt_nomem(err);
-	for (size_t i = 0; rc == LT_OK && i < r->n_segs; i++)
-	{
-		lt_seg_reader *s = &r->segs[i];
-		lt_rowaddr_set *part;
-
-		if (!s->dir)
-			continue;
-		if (!(part = lt_rowaddr_set_create()))
-		{
-			rc = lt_nomem(err);
-			break;
-		}
-		rc = lt_bitmap_search_labels(r, s, op, n, values, part, stats, err);
-		if (rc == LT_OK)
-			rc = merge_segment(r, s, &part, acc, err);
-		lt_rowaddr_set_free(part);
-	}
-	if (rc == LT_OK)
-		rc = finish(r, acc, stats, err);
-	if (rc != LT_OK)
-	{
-		lt_rowaddr_set_free(acc);
-		return rc;
-	}
-	*out = acc;
-	return LT_OK;
+	return search_segments(r, &q, out, stats, err);
 }
 
 lt_code
