@@ -171,22 +171,6 @@ json_base64(FILE *out, const uint8_t *p, size_t n)
 	putc('"', out);
 }
 
-/* Civil date from days since 1970-01-01 (proleptic Gregorian). */
-static void
-civil(int64_t days, int64_t *y, int *m, int *d)
-{
-	int64_t		z = days + 719468;
-	int64_t		era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t		doe = z - era * 146097;
-	int64_t		yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t		doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t		mp = (5 * doy + 2) / 153;
-
-	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
-	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t
 floor_div(int64_t a, int64_t b)
 {
@@ -201,7 +185,7 @@ print_date(FILE *out, int64_t days)
 	int64_t		y;
 	int			m, d;
 
-	civil(days, &y, &m, &d);
+	lt_civil_from_days(days, &y, &m, &d);
 	fprintf(out, "\"%04" PRId64 "-%02d-%02d\"", y, m, d);
 }
 
@@ -219,7 +203,7 @@ print_timestamp(FILE *out, int64_t v, lt_time_unit unit, bool tz)
 	int64_t		y;
 	int			m, d;
 
-	civil(days, &y, &m, &d);
+	lt_civil_from_days(days, &y, &m, &d);
 	fprintf(out, "\"%04" PRId64 "-%02d-%02dT%02d:%02d:%02d", y, m, d, (int) (tod / 3600), (int) (tod / 60 % 60),
 			(int) (tod % 60));
 	if (unit_digits[unit])

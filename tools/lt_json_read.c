@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "lt_alloc.h"
+#include "lt_value.h"
 
 typedef struct jp
 {
@@ -241,63 +242,6 @@ parse_double(jp *p, const lt_field *f, double *out)
 	return LT_OK;
 }
 
-/* IEEE half from float, rounding to nearest even. */
-static uint16_t
-float_to_half(float x)
-{
-	uint32_t	b;
-	uint32_t	sign,
-				mant;
-	int			exp;
-
-	memcpy(&b, &x, 4);
-	sign = (b >> 16) & 0x8000;
-	exp = (int) ((b >> 23) & 0xff) - 127 + 15;
-	mant = b & 0x7fffff;
-	if (((b >> 23) & 0xff) == 0xff)
-		return (uint16_t) (sign | 0x7c00 | (mant ? 0x200 : 0));
-	if (exp >= 31)
-		return (uint16_t) (sign | 0x7c00);
-	if (exp <= 0)
-	{
-		uint32_t	m,
-					shift,
-					r;
-
-		if (exp < -10)
-			return (uint16_t) sign;
-		m = mant | 0x800000;
-		shift = (uint32_t) (14 - exp);
-		r = m >> shift;
-		if ((m >> (shift - 1) & 1) && ((m & ((1u << (shift - 1)) - 1)) || (r & 1)))
-			r++;
-		return (uint16_t) (sign | r);
-	}
-	{
-		uint32_t	h = sign | (uint32_t) exp << 10 | mant >> 13;
-
-		if ((mant & 0x1000) && ((mant & 0xfff) || (h & 1)))
-			h++;
-		return (uint16_t) h;
-	}
-}
-
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era,
-				yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
 
 /* "HH:MM:SS[.fff]" at s into units; returns the characters used or -1. */
@@ -348,7 +292,7 @@ parse_date(jp *p, const lt_field *f, int64_t *days)
 	LT_TRY(scalar(p));
 	if (sscanf(p->tmp, "%lld-%2d-%2d%n", &y, &m, &d, &n) != 3 || (p->tmp[n] && p->tmp[n] != 'T'))
 		return JFAIL(p, "column \"%s\": %s is not a date", f->name, p->tmp);
-	*days = days_from_civil(y, m, d);
+	*days = lt_days_from_civil(y, m, d);
 	return LT_OK;
 }
 
@@ -367,7 +311,7 @@ parse_timestamp(jp *p, const lt_field *f, int64_t *out)
 		(k = parse_tod(p->tmp + n + 1, f->unit, &tod)) < 0 ||
 		(p->tmp[n + 1 + k] && strcmp(p->tmp + n + 1 + k, "Z") != 0))
 		return JFAIL(p, "column \"%s\": %s is not a timestamp", f->name, p->tmp);
-	*out = days_from_civil(y, m, d) * 86400 * per_sec[f->unit] + tod;
+	*out = lt_days_from_civil(y, m, d) * 86400 * per_sec[f->unit] + tod;
 	return LT_OK;
 }
 
@@ -611,7 +555,7 @@ value(jp *p, lt_array *a)
 				}
 				else
 				{
-					uint16_t	h = float_to_half((float) d);
+					uint16_t	h = lt_float_to_half((float) d);
 
 					memcpy(buf, &h, 2);
 				}

@@ -2,6 +2,7 @@
  * lt_where.c — the WHERE parser of lt-inspect index-query (see lt_where.h).
  */
 #include "lt_where.h"
+#include "lt_value.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -208,23 +209,6 @@ is_keyword(const char *s)
 	return false;
 }
 
-/* days since 1970-01-01 of a proleptic Gregorian date */
-static int64_t
-days_from_civil(int64_t y, int m, int d)
-{
-	int64_t		era;
-	int64_t		yoe,
-				doy,
-				doe;
-
-	y -= m <= 2;
-	era = (y >= 0 ? y : y - 399) / 400;
-	yoe = y - era * 400;
-	doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-	doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-	return era * 146097 + doe - 719468;
-}
-
 static bool
 is_float_type(lt_type_id t)
 {
@@ -309,7 +293,7 @@ literal(parser *p, const lt_field *f, lt_value *v)
 			return false;
 		}
 		v->kind = LT_VALUE_DATE;
-		v->v.i = days_from_civil(y, m, d);
+		v->v.i = lt_days_from_civil(y, m, d);
 		p->i++;
 		return true;
 	}

@@ -2172,22 +2172,6 @@ sb_i128(sbuf *b, lt_int128 v, int scale)
 	}
 }
 
-/* days since 1970-01-01 to a civil date (proleptic Gregorian) */
-static void
-civil(int64_t days, int64_t *y, int *m, int *d)
-{
-	int64_t		z = days + 719468;
-	int64_t		era = (z >= 0 ? z : z - 146096) / 146097;
-	int64_t		doe = z - era * 146097;
-	int64_t		yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-	int64_t		doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-	int64_t		mp = (5 * doy + 2) / 153;
-
-	*d = (int) (doy - (153 * mp + 2) / 5 + 1);
-	*m = (int) (mp < 10 ? mp + 3 : mp - 9);
-	*y = yoe + era * 400 + (*m <= 2);
-}
-
 static void
 sb_date(sbuf *b, int64_t days)
 {
@@ -2199,7 +2183,7 @@ sb_date(sbuf *b, int64_t days)
 		sb_str(b, days > 0 ? "infinity" : "-infinity");
 		return;
 	}
-	civil(days, &y, &m, &d);
+	lt_civil_from_days(days, &y, &m, &d);
 	sb_fmt(b, "%04lld-%02d-%02d", (long long) y, m, d);
 }
 

@@ -75,6 +75,10 @@ lt_float_to_half(float f)
 	return (uint16_t) (sign | half);
 }
 
+/* Days since 1970-01-01 of a proleptic Gregorian date, and back. */
+int64_t		lt_days_from_civil(int64_t y, int m, int d);
+void		lt_civil_from_days(int64_t days, int64_t *y, int *m, int *d);
+
 /* Room for any decimal128/256 text: 77 digits, a sign, a point and a NUL. */
 #define LT_DECIMAL_BUFLEN 96
 
