@@ -13,13 +13,12 @@
 #include "lt_writer_int.h"
 
 #include <stdio.h>
-#include <sys/random.h>
-#include <unistd.h>
 
 #include "lt_bytes.h"
 #include "lt_common.pb-c.h"
 #include "lt_file.pb-c.h"
 #include "lt_file2.pb-c.h"
+#include "lt_random.h"
 
 #define LT_WRITER_PAGE_BYTES ((uint64_t) 8 << 20)
 #define PAGE_ALIGN 64
@@ -100,17 +99,7 @@ lt_data_file_name(char buf[64])
 	uint8_t		u[16];
 	char	   *p = buf;
 
-	if (getrandom(u, sizeof(u), 0) != (ssize_t) sizeof(u))
-	{
-		/* no entropy source: still unique enough within a process */
-		static uint64_t counter;
-		uint64_t	a = (uint64_t) (uintptr_t) buf ^ ((uint64_t) getpid() << 32) ^ ++counter;
-
-		for (int i = 0; i < 16; i++)
-			u[i] = (uint8_t) ((a >> ((i % 8) * 8)) ^ (counter * 131 + i));
-	}
-	u[6] = (u[6] & 0x0f) | 0x40;	/* a version-4 UUID, as Lance's */
-	u[8] = (u[8] & 0x3f) | 0x80;
+	lt_uuid_v4(u, NULL);	/* a version-4 UUID, as Lance's */
 	for (int i = 0; i < 3; i++)
 		for (int b = 7; b >= 0; b--)
 			*p++ = (u[i] >> b) & 1 ? '1' : '0';
