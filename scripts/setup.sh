@@ -43,9 +43,11 @@ else
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${PACKAGES[@]}" "${node_pkgs[@]}"
 fi
 
-# npm modules of the reference harness (@lancedb/lancedb, pinned by the lockfile), once
+# npm modules of the reference harness (@lancedb/lancedb, and @20minutes/s3rver as the test S3 server), pinned by
+# the lockfile; installed again only when the lockfile is newer than the installed tree
 for dir in test/interop; do
-	if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules/@lancedb/lancedb" ]; then
+	if [ -f "$dir/package-lock.json" ] && { [ ! -f "$dir/node_modules/.package-lock.json" ] ||
+		[ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; }; then
 		echo "== npm ci in $dir (about 190 MB, once)"
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
 	fi
