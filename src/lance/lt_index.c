@@ -393,6 +393,7 @@ check_filter(lt_index_reader *r, lt_filter *filter, lt_error *err)
 typedef struct seg_query
 {
 	lt_filter  *filter;
+	bool		proven;			/* zonemap: only the rows proven to match */
 	lt_label_op op;
 	int			n;
 	const lt_value *values;
@@ -409,6 +410,8 @@ search_segment(lt_index_reader *r, lt_seg_reader *s, const seg_query *q, lt_rowa
 		case LT_INDEX_BITMAP:
 			return lt_bitmap_search(r, s, q->filter, part, stats, err);
 		case LT_INDEX_ZONEMAP:
+			if (q->proven)
+				return lt_zonemap_proven(r, s, q->filter, part, stats, err);
 			return lt_zonemap_search(r, s, q->filter, part, stats, err);
 		case LT_INDEX_LABEL_LIST:
 			return lt_bitmap_search_labels(r, s, q->op, q->n, q->values, part, stats, err);
@@ -471,6 +474,19 @@ lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, boo
 							"index \"%s\" (label_list) answers array containment, not scalar comparisons",
 							r->idx->name);
 	return search_segments(r, &q, out, stats, err);
+}
+
+lt_code
+lt_index_search_proven(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, lt_error *err)
+{
+	seg_query	q = {.filter = filter, .proven = true};
+	bool		exact;
+
+	if (r->idx->kind != LT_INDEX_ZONEMAP)
+		return lt_index_search(r, filter, out, &exact, NULL, err);
+	*out = NULL;
+	LT_TRY(check_filter(r, filter, err));
+	return search_segments(r, &q, out, NULL, err);
 }
 
 lt_code

@@ -139,6 +139,14 @@ typedef struct lt_index_stats
 lt_code		lt_index_search(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, bool *exact,
 							lt_index_stats *stats, lt_error *err);
 
+/*
+ * Rows an inexact index proves to match, without reading them: for a zonemap
+ * the zones whose min and max are one value (no nulls, no NaNs) that passes
+ * the filter; for exact kinds the same as lt_index_search.  Deleted rows are
+ * removed.  A subset of lt_index_search's answer.
+ */
+lt_code		lt_index_search_proven(lt_index_reader *r, lt_filter *filter, lt_rowaddr_set **out, lt_error *err);
+
 /* label_list: rows whose list contains every value (@>) or any value (&&). */
 typedef enum lt_label_op
 {

@@ -198,15 +198,40 @@ check_single_column(const lt_filter *src, lt_error *err)
 lt_code
 lt_index_copy_filter(const lt_filter *src, const lt_field *field, lt_filter **out, lt_error *err)
 {
-	xl			x = {src, NULL, false, false, err};
-	lt_expr    *root;
-	lt_code		rc;
+	const lt_expr *root;
 
 	*out = NULL;
 	LT_TRY(check_single_column(src, err));
-	LT_TRY(lt_filter_new(1, &field, &x.dst, err));
-	root = copy(&x, lt_filter_root(src));
-	rc = root ? lt_filter_set_root(x.dst, root, err) : (err && err->code != LT_OK ? err->code : LT_EINVALID);
+	root = lt_filter_root(src);
+	return lt_index_copy_group(src, LT_EXPR_AND, 1, &root, false, field, out, err);
+}
+
+lt_code
+lt_index_copy_group(const lt_filter *src, lt_expr_kind kind, int n, const lt_expr *const *exprs, bool negate,
+					const lt_field *field, lt_filter **out, lt_error *err)
+{
+	xl			x = {src, NULL, false, false, err};
+	lt_expr   **args;
+	lt_expr    *root = NULL;
+	bool		ok = true;
+	lt_code		rc;
+
+	*out = NULL;
+	if (n < 1 || (n > 1 && kind != LT_EXPR_AND && kind != LT_EXPR_OR))
+		return lt_error_set(err, LT_EINVALID, "an index filter group needs AND or OR of at least one expression");
+	if (!(args = lt_malloc((size_t) n * sizeof(lt_expr *))))
+		return lt_nomem(err);
+	rc = lt_filter_new(1, &field, &x.dst, err);
+	for (int i = 0; rc == LT_OK && ok && i < n; i++)
+		ok = (args[i] = copy(&x, exprs[i])) != NULL;
+	if (rc == LT_OK && ok)
+		root = n == 1 ? args[0] : kind == LT_EXPR_AND ? lt_expr_and(x.dst, n, args, err)
+			: lt_expr_or(x.dst, n, args, err);
+	if (root && negate)
+		root = lt_expr_not(x.dst, root, err);
+	lt_free(args);
+	if (rc == LT_OK)
+		rc = root ? lt_filter_set_root(x.dst, root, err) : (err && err->code != LT_OK ? err->code : LT_EINVALID);
 	if (rc != LT_OK)
 	{
 		lt_filter_free(x.dst);

@@ -14,6 +14,12 @@
  * with the filter's own semantics.
  */
 lt_code		lt_index_copy_filter(const lt_filter *src, const lt_field *field, lt_filter **out, lt_error *err);
+/*
+ * The same for part of a filter whose only column is `field`: kind (AND / OR)
+ * of exprs[0 .. n) (one expression when n = 1), under NOT when negate.
+ */
+lt_code		lt_index_copy_group(const lt_filter *src, lt_expr_kind kind, int n, const lt_expr *const *exprs,
+								bool negate, const lt_field *field, lt_filter **out, lt_error *err);
 
 /*
  * A filter over summary columns [min, max, null_count] (+ nan_count for
@@ -79,6 +85,9 @@ lt_code		lt_bitmap_search_labels(lt_index_reader *r, lt_seg_reader *s, lt_label_
 									lt_error *err);
 lt_code		lt_zonemap_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err);
 lt_code		lt_zonemap_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter,
+							  lt_rowaddr_set *acc, lt_index_stats *st, lt_error *err);
+/* Rows of zones that certainly match: min = max (no nulls, no NaNs) and that value passes. */
+lt_code		lt_zonemap_proven(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter,
 							  lt_rowaddr_set *acc, lt_index_stats *st, lt_error *err);
 
 /* Open "<dir><name>" of a segment; errors name the index. */

@@ -12,6 +12,8 @@
  */
 #include "lt_index_int.h"
 
+#include <string.h>
+
 #include "lt_alloc.h"
 #include "lt_rowids.h"
 
@@ -85,5 +87,61 @@ lt_zonemap_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter,
 	}
 	lt_free(sel);
 	lt_filter_free(zf);
+	return rc;
+}
+
+/* min and max of zone i are one and the same non-null value (bytewise: -0 vs 0 just proves nothing) */
+static bool
+zone_is_constant(const lt_seg_reader *s, int64_t i)
+{
+	const lt_array *mn = s->z_min,
+			   *mx = s->z_max;
+
+	if (!lt_array_is_valid(mn, i) || !lt_array_is_valid(mx, i))
+		return false;
+	if (mn->offsets && mx->offsets)
+	{
+		int64_t		la = mn->offsets[i + 1] - mn->offsets[i],
+					lb = mx->offsets[i + 1] - mx->offsets[i];
+
+		return la == lb && memcmp(mn->data + mn->offsets[i], mx->data + mx->offsets[i], (size_t) la) == 0;
+	}
+	if (mn->offsets || mx->offsets || lt_type_byte_width(mn->field) <= 0)
+		return false;
+	{
+		size_t		w = (size_t) lt_type_byte_width(mn->field);
+
+		return memcmp(mn->values + (size_t) i * w, mx->values + (size_t) i * w, w) == 0;
+	}
+}
+
+lt_code
+lt_zonemap_proven(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, lt_rowaddr_set *acc,
+				  lt_index_stats *st, lt_error *err)
+{
+	uint64_t	n = lt_index_file_rows(s->zm);
+	lt_filter  *kf;
+	lt_array   *cols[1] = {s->z_min};
+	const uint8_t *mask = NULL;
+	lt_code		rc;
+
+	if (n == 0)
+		return LT_OK;
+	/* the filter on each zone's min: for a constant zone without nulls or NaNs, every row's verdict */
+	LT_TRY(lt_index_copy_filter(filter, s->z_min->field, &kf, err));
+	rc = lt_filter_eval_mask(kf, cols, (int64_t) n, &mask, err);
+	for (uint64_t i = 0; rc == LT_OK && i < n; i++)
+	{
+		uint64_t	start = lt_index_uint_at(s->z_start, (int64_t) i);
+
+		if (!mask[i] || lt_index_uint_at(s->z_nulls, (int64_t) i) || lt_index_uint_at(s->z_nans, (int64_t) i) ||
+			!zone_is_constant(s, (int64_t) i))
+			continue;
+		rc = lt_rowaddr_set_add_range(acc, (uint32_t) lt_index_uint_at(s->z_frag, (int64_t) i), start,
+									  start + lt_index_uint_at(s->z_len, (int64_t) i), err);
+	}
+	if (st)
+		st->pages_total += n;
+	lt_filter_free(kf);
 	return rc;
 }
