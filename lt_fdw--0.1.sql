@@ -24,3 +24,12 @@ CREATE FUNCTION lt_last_analyze(OUT relation regclass, OUT version bigint, OUT l
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+
+-- ---- idxscan: scalar indexes -------------------------------------------------------------------
+-- the dataset's indexes at the version a query would read: name, indexed columns, kind (btree, bitmap,
+-- label_list, zonemap, or unknown for kinds lt_fdw does not use), fragments covered and not covered
+CREATE FUNCTION lt_indexes(target regclass, OUT name text, OUT columns text[], OUT kind text,
+                           OUT covered_fragments bigint[], OUT unindexed_fragments bigint[])
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;

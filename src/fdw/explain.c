@@ -3,7 +3,9 @@
  * read, the storage version, fragments in the version and fragments to scan; under ANALYZE, the
  * fragments actually opened, rows dropped by deletion vectors and by the pushed filter (shown as
  * "Lance Filter"), and the bytes and read requests the
- * store served to this scan.
+ * store served to this scan. When an index answered part of the filter (index.c): the indexes used
+ * and what they were asked, the fragments by verdict, the rows they selected, and under ANALYZE
+ * the lookups, index pages and index bytes read.
  */
 #include "postgres.h"
 
@@ -30,16 +32,18 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		initStringInfo(&frag);
-		appendStringInfo(&frag, "%zu total, %zu to scan", ds->n_fragments, ds->n_fragments);
+		appendStringInfo(&frag, "%zu total, " UINT64_FORMAT " to scan", ds->n_fragments,
+						 (uint64) ds->n_fragments - ltfdw_index_pruned(st));
 		ExplainPropertyText("Fragments", frag.data, es);
 	}
 	else
 	{
 		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
-		ExplainPropertyUInteger("Fragments To Scan", NULL, ds->n_fragments, es);
+		ExplainPropertyUInteger("Fragments To Scan", NULL, (uint64) ds->n_fragments - ltfdw_index_pruned(st), es);
 	}
 	if (st->filter && ltfdw_filter_text(st->filter))
 		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
+	ltfdw_index_explain(st, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);

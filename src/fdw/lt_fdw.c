@@ -24,6 +24,7 @@ _PG_init(void)
 	lt_alloc_init();
 	lt_dataset_init();
 	lt_quals_init();
+	lt_index_init();
 	lt_upper_init();
 	lt_xact_init();
 }

@@ -266,6 +266,9 @@ typedef struct LtPlanState
 	List	   *remote_conds;	/* translated exactly into the filter IR */
 	List	   *local_conds;	/* checked by Postgres */
 	Selectivity remote_sel;		/* clauselist_selectivity of remote_conds */
+	/* index.c: attnums of columns with a usable scalar index, rows those indexes do not cover */
+	Bitmapset  *indexed_attrs;
+	double		unindexed_frac;
 } LtPlanState;
 
 /*
@@ -305,6 +308,8 @@ extern bool ltfdw_filter_set_params(LtFdwFilter *lf, ExprContext *econtext);
 extern lt_filter *ltfdw_filter_for_scan(LtFdwFilter *lf);
 /* Local checks still due on the row in econtext's scan tuple (untranslated exprs, fallback). */
 extern bool ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext);
+/* Whether the filter has parameters (they must be evaluated before it is used) */
+extern bool ltfdw_filter_has_params(LtFdwFilter *lf);
 /* Whether ltfdw_filter_local_check has anything to check (after ltfdw_filter_set_params) */
 extern bool ltfdw_filter_needs_local_check(LtFdwFilter *lf);
 /* The pushed filter as text for EXPLAIN, or NULL when nothing is pushed. */
@@ -391,6 +396,8 @@ typedef struct LtScanState
 
 	/* pushed quals (quals.c) */
 	LtFdwFilter *filter;
+	/* index lookups of this scan (index.c), NULL until the first one */
+	struct LtScanIndex *index;
 
 	/* UPDATE / DELETE: each row's identity goes in the slot's ctid (modify.c) */
 	bool		row_identity;
@@ -437,5 +444,30 @@ typedef struct LtScanState
 	uint64		read_requests;
 	bool		stats_merged;	/* parallel: this process's share went to (or came from) DSM */
 } LtScanState;
+
+/* ---- index.c -------------------------------------------------------------------------------- */
+
+/* GUC lt_fdw.enable_index_scan (default on): off answers no qual with an index. */
+extern bool lt_enable_index_scan;
+extern void lt_index_init(void);
+
+typedef struct LtScanIndex LtScanIndex;
+struct lt_frag_plan;
+
+/*
+ * At the start of every (re)scan, after ltfdw_filter_set_params: an index lookup for the pushed
+ * filter with this scan's parameters is due; it runs when the scan (or EXPLAIN) first asks for a
+ * verdict (nothing when no index answers a part of the filter).
+ */
+extern void ltfdw_index_lookup(LtScanState *st);
+/* The verdict for fragment i of the version (ds->fragments[i]), or NULL: scan it with the filter. */
+extern const struct lt_frag_plan *ltfdw_index_fragment(LtScanState *st, size_t i);
+/* Fragments the current lookup pruned (EXPLAIN's "to scan"). */
+extern uint64 ltfdw_index_pruned(LtScanState *st);
+extern void ltfdw_index_explain(LtScanState *st, ExplainState *es);
+/* Planning: which columns have an index (ps->indexed_attrs, ps->unindexed_frac). */
+extern void ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e);
+/* Selectivity of the clauses (RestrictInfos) an index answers, or -1 when none does. */
+extern Selectivity ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds);
 
 #endif

@@ -1132,6 +1132,12 @@ ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext)
 }
 
 bool
+ltfdw_filter_has_params(LtFdwFilter *lf)
+{
+	return lf->params != NIL;
+}
+
+bool
 ltfdw_filter_needs_local_check(LtFdwFilter *lf)
 {
 	return !lf->use_filter || lf->untranslated != NULL;

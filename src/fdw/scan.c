@@ -48,6 +48,7 @@
 #include "lt_alloc.h"
 #include "lt_bufpool.h"
 #include "lt_table.pb-c.h"
+#include "lt_index_plan.h"
 
 /* fdw_private of the ForeignScan: a list with these slots. */
 enum LtScanPrivateIndex
@@ -84,8 +85,14 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	ps->n_fragments = e->ds->n_fragments;
 	baserel->fdw_private = ps;
 
-	/* which quals the reader evaluates */
+	/* which quals the reader evaluates, which columns have an index */
 	ltfdw_classify_conds(root, baserel, baserel->baserestrictinfo, &ps->remote_conds, &ps->local_conds);
+	{
+		Relation	rel = table_open(foreigntableid, NoLock);
+
+		ltfdw_index_plan_info(ps, rel, e);
+		table_close(rel, NoLock);
+	}
 	ps->remote_sel = clauselist_selectivity(root, ps->remote_conds, baserel->relid, JOIN_INNER, NULL);
 
 	/* after ANALYZE, Postgres's own count; before, the manifest's */
@@ -101,10 +108,13 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
  * The cost of a scan: opening the manifest and one file per fragment, then the bytes of the
  * projected columns. With a pushed filter, every live row is evaluated (a few operators, on
  * vectors) and only the passing rows are materialized and checked by the local quals.
+ * When an index answers quals of selectivity index_sel (>= 0; index.c), the scan costs a lookup,
+ * random access to the selected rows of the indexed fragments, and a filtered scan of the rows
+ * the indexes do not cover.
  */
 static void
-scan_cost(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Selectivity remote_sel, List *local_conds,
-		  double parallel_divisor, Cost *startup, Cost *total)
+scan_cost(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Selectivity remote_sel,
+		  Selectivity index_sel, List *local_conds, double parallel_divisor, Cost *startup, Cost *total)
 {
 	double		tuples = Max(ps->tuples, 0);
 	double		passing = tuples * remote_sel;
@@ -113,13 +123,29 @@ scan_cost(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Selectivity r
 	QualCost	qcost;
 	Cost		run_cost;
 
-	*startup = 10.0 + 2.0 * ps->n_fragments * seq_page_cost;
 	pages = ceil(tuples * width / BLCKSZ);
 	cost_qual_eval(&qcost, local_conds, root);
-	run_cost = seq_page_cost * pages +
-		(cpu_tuple_cost + cpu_operator_cost * list_length(baserel->reltarget->exprs) + qcost.per_tuple) * passing;
-	if (remote_sel < 1.0)
-		run_cost += 0.25 * cpu_operator_cost * tuples;	/* vectorized evaluation of the filter */
+	run_cost = (cpu_tuple_cost + cpu_operator_cost * list_length(baserel->reltarget->exprs) + qcost.per_tuple) *
+		passing;
+	if (index_sel >= 0)
+	{
+		double		unindexed = Min(Max(ps->unindexed_frac, 0), 1);
+		double		selected = tuples * (1 - unindexed) * index_sel;
+		double		fragments = Min((double) ps->n_fragments, Max(selected, 1)) + ceil(ps->n_fragments * unindexed);
+
+		*startup = 10.0 + 4.0 * random_page_cost;
+		run_cost += 2.0 * fragments * seq_page_cost +
+			random_page_cost * Min(selected, pages * (1 - unindexed)) +
+			seq_page_cost * pages * unindexed +
+			0.25 * cpu_operator_cost * (tuples * unindexed + selected);
+	}
+	else
+	{
+		*startup = 10.0 + 2.0 * ps->n_fragments * seq_page_cost;
+		run_cost += seq_page_cost * pages;
+		if (remote_sel < 1.0)
+			run_cost += 0.25 * cpu_operator_cost * tuples;	/* vectorized evaluation of the filter */
+	}
 	*startup += qcost.startup;
 	*total = *startup + run_cost / parallel_divisor;
 }
@@ -200,10 +226,20 @@ lt_add_parameterized_paths(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *
 		ParamPathInfo *ppi = lfirst(lc);
 		Selectivity sel = ps->remote_sel * clauselist_selectivity(root, ppi->ppi_clauses, baserel->relid,
 																	JOIN_INNER, NULL);
+		List	   *pushed = list_copy(ps->remote_conds);
+		ListCell   *lc2;
 		Cost		startup,
 					total;
 
-		scan_cost(root, baserel, ps, sel, ps->local_conds, 1.0, &startup, &total);
+		foreach(lc2, ppi->ppi_clauses)
+		{
+			RestrictInfo *ri = lfirst_node(RestrictInfo, lc2);
+
+			if (ltfdw_is_remote_expr(root, baserel, ri->clause))
+				pushed = lappend(pushed, ri);
+		}
+		scan_cost(root, baserel, ps, sel, ltfdw_index_selectivity(root, baserel, pushed), ps->local_conds, 1.0,
+				  &startup, &total);
 		add_path(baserel, (Path *)
 				 create_foreignscan_path(root, baserel, NULL, ppi->ppi_rows, startup, total, NIL,
 										 ppi->ppi_req_outer, NULL, NIL));
@@ -238,7 +274,8 @@ lt_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps)
 	if (workers <= 0)
 		return;
 	divisor = parallel_divisor(workers);
-	scan_cost(root, baserel, ps, ps->remote_sel, ps->local_conds, divisor, &startup, &total);
+	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds),
+			  ps->local_conds, divisor, &startup, &total);
 	path = create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup, total,
 								   NIL, NULL, NULL, NIL);
 	path->path.parallel_aware = true;
@@ -254,7 +291,8 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	Cost		startup_cost;
 	Cost		total_cost;
 
-	scan_cost(root, baserel, ps, ps->remote_sel, ps->local_conds, 1.0, &startup_cost, &total_cost);
+	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds),
+			  ps->local_conds, 1.0, &startup_cost, &total_cost);
 	add_path(baserel, (Path *)
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows, startup_cost,
 									 total_cost, NIL, NULL, NULL, NIL));
@@ -559,8 +597,12 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	if (IsParallelWorker() && fsplan->scan.plan.parallel_aware)
 		return;
 	scan_open(node, st, false, 0);
-	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+	/* EXPLAIN without ANALYZE shows the index lookup too when it needs no parameter */
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY) || !ltfdw_filter_has_params(st->filter))
+	{
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+		ltfdw_index_lookup(st);
+	}
 }
 
 /* The units of a parallel scan of this version: one per fragment, big ones split in ranges. */
@@ -576,6 +618,13 @@ build_units(LtScanState *st)
 	{
 		uint64		rows = ds->fragments[i]->physical_rows;
 		uint64		start = 0;
+		const lt_frag_plan *fp = ltfdw_index_fragment(st, i);
+
+		/* index verdicts (the same in every process: one version, the same parameters) */
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			continue;
+		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
+			rows = 0;			/* one unit: the selected offsets */
 
 		do
 		{
@@ -599,6 +648,8 @@ next_fragment(LtScanState *st)
 {
 	lt_dataset *ds = st->entry->ds;
 	const struct Lt__Pb__DataFragment *frag;
+	const lt_frag_plan *fp;
+	size_t		fi;
 	lt_scan_options so = {0};
 	MemoryContextCallback *cb;
 	MemoryContext old;
@@ -616,15 +667,27 @@ next_fragment(LtScanState *st)
 		if (u >= (uint64) st->n_units)
 			return false;
 		unit = &st->units[u];
-		frag = ds->fragments[unit->fragment];
+		fi = unit->fragment;
 		so.range_start = unit->start;
 		so.range_end = unit->end;
 	}
 	else
 	{
+		/* fragments the index pruned are never opened */
+		while (st->next_fragment < ds->n_fragments &&
+			   (fp = ltfdw_index_fragment(st, st->next_fragment)) != NULL && fp->verdict == LT_FRAG_PRUNED)
+			st->next_fragment++;
 		if (st->next_fragment >= ds->n_fragments)
 			return false;
-		frag = ds->fragments[st->next_fragment++];
+		fi = st->next_fragment++;
+	}
+	frag = ds->fragments[fi];
+	fp = ltfdw_index_fragment(st, fi);
+	if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
+	{
+		/* random access: only the pages holding the selected rows */
+		so.offsets = fp->offsets;
+		so.n_offsets = fp->n_offsets;
 	}
 
 	so.n_fields = st->cols.n_proj;
@@ -646,7 +709,9 @@ next_fragment(LtScanState *st)
 		/* the filter lives and dies with the scanner (it allocates scratch as it evaluates) */
 		MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
 
-		so.filter = ltfdw_filter_for_scan(st->filter);
+		/* every row of ROWS and ALL fragments passes the filter: the index proved it */
+		if (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES)
+			so.filter = ltfdw_filter_for_scan(st->filter);
 		MemoryContextSwitchTo(oldcxt);
 	}
 	rc = lt_fragment_scanner_open(ds, frag, &so, &st->scanner, &err);
@@ -659,7 +724,7 @@ next_fragment(LtScanState *st)
 		lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
 	}
 	st->fragments_scanned++;
-	st->scanning_range = so.range_end != 0;
+	st->scanning_range = so.range_end != 0 || so.offsets != NULL;
 	if (!st->scanning_range)
 		st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
 	return true;
@@ -938,6 +1003,7 @@ ltReScanForeignScan(ForeignScanState *node)
 	st->chunk_next = LT_CHUNK_FIRST;
 	if (st->filter)
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+	ltfdw_index_lookup(st);
 }
 
 /* ---- parallel scans ------------------------------------------------------------------------- */
@@ -981,9 +1047,12 @@ ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *
 void
 ltReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *coordinate)
 {
+	LtScanState *st = node->fdw_state;
 	LtParallelState *ps = coordinate;
 
 	pg_atomic_write_u64(&ps->next_unit, 0);
+	/* the rescan looked up the index again with new parameters: the workers build the same units */
+	build_units(st);
 }
 
 void
@@ -1000,6 +1069,7 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 				 errhint("Plan the query again (it was planned before the changes), or set max_parallel_workers_per_gather = 0.")));
 	scan_open(node, st, true, ps->version);
 	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+	ltfdw_index_lookup(st);
 	st->pstate = ps;
 	build_units(st);
 }

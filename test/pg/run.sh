@@ -18,7 +18,8 @@
 #
 # Datasets: before the suites run, lake/ under LT_TEST_TMP is filled with datasets that the reference
 # harness (node test/interop/ref.mjs make) writes from test/pg/specs/*.json: <spec>.lance for each spec
-# (and write/<spec>.lance for test/pg/specs/write/*.json, the datasets the write suites change),
+# (and write/<spec>.lance for test/pg/specs/write/*.json, the datasets the write suites change;
+# index/<spec>.lance for three specs of test/interop/index/, the indexed datasets of lt_fdw_index),
 # plus damaged copies (corrupt.lance: a truncated data file; flags.lance: an unknown reader feature flag),
 # sub/events.lance (a copy of versions.lance) and not_a_dataset/ (an empty directory).
 # They are cached in build/pg-lake/<hash of the inputs>/ so that unchanged inputs are not regenerated.
@@ -99,6 +100,12 @@ gen_lake() {	# outdir
 		name=$(basename "$spec" .json)
 		node test/interop/ref.mjs make "$out.tmp/write/$name.lance" "$spec" >/dev/null || return 1
 	done
+	# indexed datasets of the interop index suite (appended, compacted, stable row ids), for lt_fdw_index
+	mkdir -p "$out.tmp/index" || return 1
+	for spec in test/interop/index/appended.json test/interop/index/compacted.json test/interop/index/stable.json; do
+		name=$(basename "$spec" .json)
+		node test/interop/ref.mjs make "$out.tmp/index/$name.lance" "$spec" >/dev/null || return 1
+	done
 	# a truncated data file
 	cp -R "$out.tmp/scalars.lance" "$out.tmp/corrupt.lance" || return 1
 	for f in "$out.tmp/corrupt.lance/data/"*.lance; do truncate -s 100 "$f"; done
@@ -110,7 +117,7 @@ gen_lake() {	# outdir
 	mkdir -p "$out.tmp/sub" "$out.tmp/not_a_dataset" && cp -R "$out.tmp/versions.lance" "$out.tmp/sub/events.lance" || return 1
 	mv "$out.tmp" "$out"
 }
-lake_hash=$(cat test/pg/specs/*.json test/pg/specs/write/*.json test/pg/set-reader-flags.mjs test/interop/ref.mjs test/interop/package-lock.json \
+lake_hash=$(cat test/pg/specs/*.json test/pg/specs/write/*.json test/interop/index/*.json test/pg/set-reader-flags.mjs test/interop/ref.mjs test/interop/package-lock.json \
 	test/pg/run.sh 2>/dev/null | sha256sum | cut -c1-16)
 lake_cache=build/pg-lake/$lake_hash
 if [ ! -d "$lake_cache" ]; then

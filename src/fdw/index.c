@@ -1,0 +1,418 @@
+/*
+ * index.c — scalar indexes in scans: the lookup at the start of every (re)scan, the costing that
+ * makes Postgres choose index-using paths, EXPLAIN's index lines, and lt_indexes().
+ *
+ * Scans: when the pushed filter (quals.c) has a part an index answers, the library's index planner
+ * (lt_index_plan.h) gives each fragment a verdict with this scan's parameter values: PRUNED
+ * fragments are never opened, ROWS and CANDIDATES fragments are read at the selected offsets only
+ * (random access: only the pages holding them), ALL and SCAN fragments are read whole (ALL and ROWS
+ * without the filter: the index proved it). Parameterized scans look up again at every rescan with
+ * the new values; the index readers stay open for the scan's lifetime. An index file that turns
+ * out to be corrupt gives a WARNING (XX001, naming the file) and the scan goes on without indexes.
+ * GUC lt_fdw.enable_index_scan (default on) turns index use off.
+ *
+ * Costing: at plan time the manifest says which columns have a usable index and how many rows the
+ * indexes do not cover; the selectivity of the quals on indexed columns (Postgres's estimate, from
+ * ANALYZE's statistics when there are some) gives the rows read by random access, so that point
+ * lookups and join clauses on indexed columns (parameterized paths: a nested loop with one lookup
+ * per outer row) cost what they will cost.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/table.h"
+#include "catalog/pg_class.h"
+#include "catalog/pg_type.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lt_fdw.h"
+#include "lt_index_plan.h"
+#include "lt_table.pb-c.h"
+
+PG_FUNCTION_INFO_V1(lt_indexes);
+
+bool		lt_enable_index_scan = true;
+
+void
+lt_index_init(void)
+{
+	DefineCustomBoolVariable("lt_fdw.enable_index_scan",
+							 "Answers pushed-down quals with the dataset's scalar indexes.",
+							 "Off scans every fragment with the filter (for comparisons).",
+							 &lt_enable_index_scan, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/* ---- scans ---------------------------------------------------------------------------------- */
+
+struct LtScanIndex
+{
+	MemoryContext cxt;			/* the planner, its readers and the current plan */
+	lt_index_planner *planner;
+	lt_index_plan *plan;		/* of the current (re)scan, or NULL: scan everything */
+	bool		failed;			/* an index could not be read: no more lookups in this scan */
+	bool		due;			/* parameters set since the last lookup: look up before reading */
+	/* totals over every lookup of this scan (EXPLAIN ANALYZE) */
+	uint64		lookups;
+	uint64		rows_selected;
+	uint64		pages_read;
+	uint64		bytes_read;
+};
+
+/* Released with the scan's memory (end or ERROR): close the readers' files. */
+static void
+index_release(void *arg)
+{
+	LtScanIndex *ix = arg;
+	MemoryContext old = lt_alloc_target(ix->cxt);
+
+	lt_index_plan_free(ix->plan);
+	lt_index_planner_free(ix->planner);
+	lt_alloc_target(old);
+	ix->plan = NULL;
+	ix->planner = NULL;
+}
+
+static LtScanIndex *
+index_state(LtScanState *st)
+{
+	LtScanIndex *ix = st->index;
+
+	if (ix == NULL)
+	{
+		MemoryContextCallback *cb;
+
+		ix = palloc0(sizeof(LtScanIndex));
+		ix->cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw index", ALLOCSET_DEFAULT_SIZES);
+		cb = MemoryContextAlloc(ix->cxt, sizeof(MemoryContextCallback));
+		cb->func = index_release;
+		cb->arg = ix;
+		MemoryContextRegisterResetCallback(ix->cxt, cb);
+		st->index = ix;
+	}
+	return ix;
+}
+
+void
+ltfdw_index_lookup(LtScanState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+
+	if (st->index && st->index->plan)
+	{
+		MemoryContext oldlib = lt_alloc_target(st->index->cxt);
+
+		lt_index_plan_free(st->index->plan);
+		lt_alloc_target(oldlib);
+		st->index->plan = NULL;
+	}
+	if (st->index)
+		st->index->due = false;
+	if (!lt_enable_index_scan || st->filter == NULL || ltfdw_filter_text(st->filter) == NULL ||
+		ds->index_section == NULL || ds->index_section->n_indices == 0 || (st->index && st->index->failed))
+		return;
+	index_state(st)->due = true;
+}
+
+/*
+ * The lookup itself, when the scan first needs it: a nested loop rescans its inner side before the
+ * first outer row, so a lookup made at BeginForeignScan would only see unset parameters.
+ */
+static void
+index_ensure(LtScanState *st)
+{
+	LtScanIndex *ix = st->index;
+	lt_dataset *ds = st->entry->ds;
+	MemoryContext tmp,
+				oldcxt,
+				oldlib;
+	lt_filter  *filter;
+	lt_error	err;
+	lt_code		rc = LT_OK;
+	uint64		bytes = ds->store->bytes_read;
+
+	if (ix == NULL || !ix->due)
+		return;
+	ix->due = false;
+
+	/* the filter with this scan's parameters, in scratch memory */
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw index lookup", ALLOCSET_SMALL_SIZES);
+	oldcxt = MemoryContextSwitchTo(tmp);
+	oldlib = lt_alloc_target(tmp);
+	filter = ltfdw_filter_for_scan(st->filter);
+	lt_alloc_target(ix->cxt);
+	if (filter && ix->planner == NULL)
+		rc = lt_index_planner_open(ds, &ix->planner, &err);
+	if (filter && rc == LT_OK)
+		rc = lt_index_plan_build(ix->planner, filter, 0, NULL, &ix->plan, &err);
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(oldcxt);
+	MemoryContextDelete(tmp);
+
+	if (rc == LT_ECORRUPT)
+	{
+		ix->failed = true;
+		ix->plan = NULL;
+		ereport(WARNING,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("lt_fdw: an index of foreign table \"%s\" cannot be read; scanning without indexes",
+						RelationGetRelationName(st->rel)),
+				 errdetail("Dataset %s version " UINT64_FORMAT ": %s", st->opts.uri, st->entry->version,
+						   err.msg)));
+		return;
+	}
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("the indexes of dataset %s version " UINT64_FORMAT, st->opts.uri,
+								 st->entry->version));
+	if (ix->plan == NULL)
+		return;
+	/* an index was asked but narrowed nothing (e.g. an OR with a part no index answers) */
+	if (ix->plan->n_used == 0 || ix->plan->n_scan == ix->plan->n_fragments)
+	{
+		oldlib = lt_alloc_target(ix->cxt);
+		lt_index_plan_free(ix->plan);
+		lt_alloc_target(oldlib);
+		ix->plan = NULL;
+		return;
+	}
+	ix->lookups++;
+	ix->rows_selected += ix->plan->rows_selected;
+	for (size_t i = 0; i < ix->plan->n_used; i++)
+		ix->pages_read += ix->plan->used[i].stats.pages_read;
+	ix->bytes_read += ds->store->bytes_read - bytes;
+	st->bytes_read += ds->store->bytes_read - bytes;
+}
+
+const lt_frag_plan *
+ltfdw_index_fragment(LtScanState *st, size_t i)
+{
+	index_ensure(st);
+	if (st->index == NULL || st->index->plan == NULL || i >= st->index->plan->n_fragments)
+		return NULL;
+	return &st->index->plan->fragments[i];
+}
+
+/* ---- EXPLAIN -------------------------------------------------------------------------------- */
+
+uint64
+ltfdw_index_pruned(LtScanState *st)
+{
+	index_ensure(st);
+	return st->index && st->index->plan ? st->index->plan->n_pruned : 0;
+}
+
+void
+ltfdw_index_explain(LtScanState *st, ExplainState *es)
+{
+	const lt_index_plan *p;
+	StringInfoData s;
+
+	index_ensure(st);
+	p = st->index ? st->index->plan : NULL;
+
+	if (p == NULL)
+		return;
+	initStringInfo(&s);
+	for (size_t i = 0; i < p->n_used; i++)
+		appendStringInfo(&s, "%s%s (%s) for %s", i ? "; " : "", p->used[i].index->name,
+						 lt_index_kind_name(p->used[i].index->kind), p->used[i].predicate);
+	ExplainPropertyText("Lance Index", s.data, es);
+	if (es->format == EXPLAIN_FORMAT_TEXT)
+	{
+		resetStringInfo(&s);
+		appendStringInfo(&s, UINT64_FORMAT " pruned, " UINT64_FORMAT " exact, " UINT64_FORMAT " all rows, "
+						 UINT64_FORMAT " candidates, " UINT64_FORMAT " without index",
+						 p->n_pruned, p->n_rows, p->n_all, p->n_candidates, p->n_scan);
+		ExplainPropertyText("Index Fragments", s.data, es);
+	}
+	else
+	{
+		ExplainPropertyUInteger("Index Fragments Pruned", NULL, p->n_pruned, es);
+		ExplainPropertyUInteger("Index Fragments Exact", NULL, p->n_rows, es);
+		ExplainPropertyUInteger("Index Fragments All Rows", NULL, p->n_all, es);
+		ExplainPropertyUInteger("Index Fragments Candidates", NULL, p->n_candidates, es);
+		ExplainPropertyUInteger("Index Fragments Without Index", NULL, p->n_scan, es);
+	}
+	ExplainPropertyUInteger("Rows Selected by Index", NULL, p->rows_selected, es);
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Index Lookups", NULL, st->index->lookups, es);
+		ExplainPropertyUInteger("Index Pages Read", NULL, st->index->pages_read, es);
+		ExplainPropertyUInteger("Index Bytes Read", NULL, st->index->bytes_read, es);
+	}
+}
+
+/* ---- costing -------------------------------------------------------------------------------- */
+
+void
+ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
+{
+	lt_index_list *l;
+	lt_error	err;
+	TupleDesc	td = RelationGetDescr(rel);
+	MemoryContext tmp,
+				old;
+	double		live = Max((double) e->live_rows, 1);
+
+	ps->indexed_attrs = NULL;
+	ps->unindexed_frac = 1.0;
+	if (!lt_enable_index_scan || e->ds->index_section == NULL || e->ds->index_section->n_indices == 0)
+		return;
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw index info", ALLOCSET_SMALL_SIZES);
+	old = lt_alloc_target(tmp);
+	if (lt_dataset_indexes(e->ds, &l, &err) != LT_OK)
+	{
+		/* planning goes on without indexes; the scan reports the damage */
+		lt_alloc_target(old);
+		MemoryContextDelete(tmp);
+		return;
+	}
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
+		const lt_field *f;
+		double		unindexed = 0;
+
+		if (att->attisdropped)
+			continue;
+		f = lt_schema_find_name(e->ds->schema, lt_column_field_name(RelationGetRelid(rel), attnum,
+																	 NameStr(att->attname)));
+		if (f == NULL)
+			continue;
+		for (size_t i = 0; i < l->n; i++)
+		{
+			const lt_index *ix = &l->items[i];
+
+			if (ix->unusable || ix->field != f || ix->kind == LT_INDEX_LABEL_LIST)
+				continue;
+			for (size_t k = 0; k < ix->n_unindexed; k++)
+				for (size_t j = 0; j < e->ds->n_fragments; j++)
+					if (e->ds->fragments[j]->id == ix->unindexed[k])
+						unindexed += (double) lt_fragment_live_rows(e->ds->fragments[j]);
+			ps->indexed_attrs = bms_add_member(ps->indexed_attrs, attnum);
+			ps->unindexed_frac = Min(ps->unindexed_frac, Min(unindexed / live, 1.0));
+			break;
+		}
+	}
+	lt_alloc_target(old);
+	MemoryContextDelete(tmp);
+}
+
+Selectivity
+ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds)
+{
+	LtPlanState *ps = baserel->fdw_private;
+	Selectivity sel = 1.0;
+	bool		any = false;
+	ListCell   *lc;
+
+	if (!lt_enable_index_scan || ps->indexed_attrs == NULL)
+		return -1;
+	foreach(lc, conds)
+	{
+		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
+		Bitmapset  *attrs = NULL;
+		int			attnum;
+
+		pull_varattnos((Node *) ri->clause, baserel->relid, &attrs);
+		if (bms_num_members(attrs) != 1)
+			continue;
+		attnum = bms_singleton_member(attrs) + FirstLowInvalidHeapAttributeNumber;
+		if (attnum <= 0 || !bms_is_member(attnum, ps->indexed_attrs))
+			continue;
+		sel *= clause_selectivity(root, (Node *) ri, baserel->relid, JOIN_INNER, NULL);
+		any = true;
+	}
+	return any ? sel : -1;
+}
+
+/* ---- lt_indexes(regclass) ------------------------------------------------------------------- */
+
+/* relid must be a foreign table of lt_fdw (42809 otherwise). */
+static void
+check_lt_table(Oid relid, const char *fn)
+{
+	FdwRoutine *routine;
+
+	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s: \"%s\" is not a foreign table", fn, get_rel_name(relid) ? get_rel_name(relid) : "?")));
+	routine = GetFdwRoutineByRelId(relid);
+	if (routine->GetForeignRelSize != ltGetForeignRelSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s: foreign table \"%s\" is not a table of lt_fdw", fn, get_rel_name(relid))));
+}
+
+static Datum
+id_array(const uint32_t *ids, size_t n)
+{
+	Datum	   *d = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = Int64GetDatum((int64) ids[i]);
+	return PointerGetDatum(construct_array(d, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+Datum
+lt_indexes(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_index_list *l;
+	lt_error	err;
+	MemoryContext tmp,
+				old;
+
+	InitMaterializedSRF(fcinfo, 0);
+	check_lt_table(relid, "lt_indexes");
+	lt_get_table_options(relid, &opts);
+	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
+	e = lt_dataset_acquire(relid, &opts, true);
+	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_indexes", ALLOCSET_SMALL_SIZES);
+	old = lt_alloc_target(tmp);
+	if (lt_dataset_indexes(e->ds, &l, &err) != LT_OK)
+	{
+		lt_alloc_target(old);
+		lt_dataset_unpin(e);
+		lt_report(&err, psprintf("the indexes of dataset %s version " UINT64_FORMAT, opts.uri, e->version));
+	}
+	for (size_t i = 0; i < l->n; i++)
+	{
+		const lt_index *ix = &l->items[i];
+		Datum		values[5];
+		bool		nulls[5] = {0};
+		Datum	   *cols = palloc(sizeof(Datum) * Max(ix->n_fields, 1));
+
+		for (int k = 0; k < ix->n_fields; k++)
+		{
+			const lt_field *f = lt_schema_find_id(e->ds->schema, ix->field_ids[k]);
+
+			cols[k] = f ? CStringGetTextDatum(f->name) : CStringGetTextDatum(psprintf("field %d", ix->field_ids[k]));
+		}
+		values[0] = CStringGetTextDatum(ix->name);
+		values[1] = PointerGetDatum(construct_array(cols, ix->n_fields, TEXTOID, -1, false, TYPALIGN_INT));
+		values[2] = CStringGetTextDatum(lt_index_kind_name(ix->kind));
+		values[3] = id_array(ix->covered, ix->n_covered);
+		values[4] = id_array(ix->unindexed, ix->n_unindexed);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	lt_alloc_target(old);
+	MemoryContextDelete(tmp);
+	lt_dataset_unpin(e);
+	return (Datum) 0;
+}
