@@ -49,6 +49,12 @@ BEGIN
   END LOOP;
 END $$;
 
+-- EXPLAIN without ANALYZE
+CREATE FUNCTION ix_plain_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q;
+END $$;
+
 -- the ids of a JSON-lines scan of the reference engine (written with \!) against lt_fdw's ids for q
 CREATE FUNCTION ix_ref(file text, q text) RETURNS text LANGUAGE plpgsql AS $$
 DECLARE n bigint; diff bigint;
@@ -71,7 +77,8 @@ SELECT name, kind, cardinality(covered_fragments) AS covered, cardinality(uninde
 SELECT name, kind, covered_fragments, unindexed_fragments FROM lt_indexes('ix.stable') ORDER BY name;
 
 -- what EXPLAIN shows: the index, what it was asked, the fragments by verdict
-EXPLAIN (VERBOSE, COSTS OFF) SELECT id, k FROM ix.appended WHERE id = 18;
+SELECT replace(p, current_setting('lt_test.tmp'), '$TMP') AS plan
+  FROM ix_plain_explain($$SELECT id, k FROM ix.appended WHERE id = 18$$) p;
 SELECT ix_explain($$SELECT id, k FROM ix.appended WHERE id = 18$$);
 -- a deleted id: every indexed fragment pruned
 SELECT ix_explain($$SELECT id, k FROM ix.appended WHERE id = 17$$);
@@ -168,3 +175,68 @@ RESET client_min_messages;
 
 -- lt_indexes of what is not an lt_fdw table
 SELECT * FROM lt_indexes('ix_keys');
+
+-- property: random predicates (AND / OR / NOT of comparisons, IN, IS NULL over indexed columns and one
+-- without an index) return the same rows with and without the indexes, on all three datasets
+CREATE FUNCTION ix_rand_leaf(cols text[]) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE c text := cols[1 + floor(random() * cardinality(cols))]; ops text[] := ARRAY['=', '<>', '<', '<=', '>', '>='];
+  op text := ops[1 + floor(random() * 6)];
+BEGIN
+  IF random() < 0.1 THEN
+    RETURN c || (CASE WHEN random() < 0.5 THEN ' IS NULL' ELSE ' IS NOT NULL' END);
+  END IF;
+  CASE c
+    WHEN 'id' THEN
+      IF random() < 0.3 THEN
+        RETURN format('id IN (%s, %s, %s)', floor(random() * 14000), floor(random() * 14000), floor(random() * 14000));
+      END IF;
+      RETURN format('id %s %s', op, floor(random() * 14500) - 200);
+    WHEN 'k' THEN
+      IF random() < 0.3 THEN
+        RETURN format('k IN (%s, %s)', floor(random() * 64), floor(random() * 64));
+      END IF;
+      RETURN format('k %s %s', op, floor(random() * 70) - 3);
+    WHEN 's' THEN RETURN format('s %s %L', CASE WHEN op IN ('=', '<>') THEN op ELSE '=' END,
+                               (ARRAY['a', '', 'v', 'v3', 'null', 'zz'])[1 + floor(random() * 6)]);
+    WHEN 'f' THEN RETURN format('f %s %s', op, round((random() * 80000 - 40000)::numeric, 1));
+    WHEN 'x' THEN RETURN format('x %s %s', op, floor(random() * 4e9) - 2e9);
+    WHEN 'd' THEN RETURN format('d %s DATE %L', op, DATE '1960-01-01' + floor(random() * 20000)::int);
+    ELSE RETURN c || ' IS NULL';
+  END CASE;
+END $$;
+CREATE FUNCTION ix_rand_pred(cols text[], depth int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r float8 := random();
+BEGIN
+  IF depth = 0 OR r < 0.3 THEN RETURN ix_rand_leaf(cols); END IF;
+  IF r < 0.45 THEN RETURN 'NOT (' || ix_rand_pred(cols, depth - 1) || ')'; END IF;
+  IF r < 0.8 THEN RETURN '(' || ix_rand_pred(cols, depth - 1) || ' AND ' || ix_rand_pred(cols, depth - 1) || ')'; END IF;
+  RETURN '(' || ix_rand_pred(cols, depth - 1) || ' OR ' || ix_rand_pred(cols, depth - 1) || ')';
+END $$;
+CREATE FUNCTION ix_property(tbl text, cols text[], n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE p text; res text; bad int := 0; narrowed int := 0; ln text;
+BEGIN
+  FOR i IN 1..n LOOP
+    p := ix_rand_pred(cols, 3);
+    res := ix_same(format('SELECT * FROM %s WHERE %s', tbl, p));
+    IF res NOT LIKE '%, 0 differ' THEN
+      bad := bad + 1;
+      RAISE NOTICE 'differs: % -> %', p, res;
+    END IF;
+    FOR ln IN EXECUTE format('EXPLAIN (COSTS OFF, VERBOSE) SELECT * FROM %s WHERE %s', tbl, p) LOOP
+      IF ln LIKE '%Lance Index:%' THEN narrowed := narrowed + 1; END IF;
+    END LOOP;
+  END LOOP;
+  -- the test means something only when most predicates were answered with an index
+  RETURN format('%s predicates, %s differ, %s', n, bad,
+                CASE WHEN narrowed > n / 3 THEN 'most answered with an index' ELSE 'few answered with an index' END);
+END $$;
+SELECT setseed(0.42);
+SELECT ix_property('ix.appended', ARRAY['id', 'id', 'k', 's', 'f', 'd', 'tags'], 150);
+SELECT ix_property('ix.compacted', ARRAY['id', 'id', 's', 'x', 'tags'], 60);
+SELECT ix_property('ix.stable', ARRAY['id', 'k'], 60);
+
+-- the next suites create the extension themselves
+SET client_min_messages = warning;
+DROP SCHEMA ix CASCADE;
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;

@@ -15,6 +15,7 @@
  *   convert_write.c  Datum -> lt_array: the write side of the type mapping, with range checks
  *   modify.c    INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
  *   xact.c      one lt_txn per modified dataset per transaction: savepoints, own writes, commit
+ *   index.c     scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
  */
 #ifndef LT_FDW_H
 #define LT_FDW_H
