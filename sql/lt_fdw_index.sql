@@ -84,6 +84,10 @@ SELECT ix_explain($$SELECT id, k FROM ix.appended WHERE id = 18$$);
 SELECT ix_explain($$SELECT id, k FROM ix.appended WHERE id = 17$$);
 SELECT ix_explain($$SELECT id FROM ix.appended WHERE k = 5 AND id < 3000$$);
 SELECT ix_explain($$SELECT count(*) FROM ix.appended WHERE id >= 0$$);
+-- pushed aggregates read what the index selects too
+SELECT ix_explain($$SELECT count(*), sum(k) FROM ix.appended WHERE id BETWEEN 100 AND 199$$);
+SELECT ix_same('SELECT count(*), sum(k), min(s), max(f) FROM ix.appended WHERE id < 5000 AND k > 3');
+SELECT ix_same('SELECT k, count(*), sum(id) FROM ix.appended WHERE k IN (1, 2, 3) OR id > 13000 GROUP BY k');
 -- an OR with a part no index answers narrows nothing: no index lines
 SELECT ix_explain($$SELECT id FROM ix.appended WHERE id = 17 OR tags IS NULL$$);
 SET lt_fdw.enable_index_scan = off;

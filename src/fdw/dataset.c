@@ -40,6 +40,7 @@
 #include "io/lt_store.h"
 #include "lt_alloc.h"
 #include "lt_fdw.h"
+#include "lt_index_plan.h"
 
 /* ---- allocation hooks ----------------------------------------------------------------------- */
 
@@ -212,6 +213,8 @@ entry_free(LtDatasetEntry *e)
 {
 	MemoryContext old = lt_alloc_target(e->cxt);
 
+	if (e->planner)
+		lt_index_planner_free(e->planner);	/* closes the index files */
 	if (e->ds)
 		lt_dataset_close(e->ds);
 	if (e->store)

@@ -33,17 +33,17 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	{
 		initStringInfo(&frag);
 		appendStringInfo(&frag, "%zu total, " UINT64_FORMAT " to scan", ds->n_fragments,
-						 (uint64) ds->n_fragments - ltfdw_index_pruned(st));
+						 (uint64) ds->n_fragments - ltfdw_index_pruned(st->index));
 		ExplainPropertyText("Fragments", frag.data, es);
 	}
 	else
 	{
 		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
-		ExplainPropertyUInteger("Fragments To Scan", NULL, (uint64) ds->n_fragments - ltfdw_index_pruned(st), es);
+		ExplainPropertyUInteger("Fragments To Scan", NULL, (uint64) ds->n_fragments - ltfdw_index_pruned(st->index), es);
 	}
 	if (st->filter && ltfdw_filter_text(st->filter))
 		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
-	ltfdw_index_explain(st, es);
+	ltfdw_index_explain(st->index, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);

@@ -58,8 +58,16 @@ lt_index_init(void)
 
 struct LtScanIndex
 {
-	MemoryContext cxt;			/* the planner, its readers and the current plan */
-	lt_index_planner *planner;
+	/* what the lookups are for (set by ltfdw_index_due) */
+	LtDatasetEntry *entry;
+	LtFdwFilter *filter;
+	Relation	rel;
+	const char *uri;
+	uint64	   *bytes_read;		/* the scan's counter: index reads are added to it */
+
+	MemoryContext cxt;			/* this scan's state (and planner, for an own-writes view) */
+	MemoryContext plan_cxt;		/* where the current plan lives (the planner's memory) */
+	lt_index_planner *planner;	/* own-writes views only: the cached version's is in its entry */
 	lt_index_plan *plan;		/* of the current (re)scan, or NULL: scan everything */
 	bool		failed;			/* an index could not be read: no more lookups in this scan */
 	bool		due;			/* parameters set since the last lookup: look up before reading */
@@ -67,16 +75,20 @@ struct LtScanIndex
 	uint64		lookups;
 	uint64		rows_selected;
 	uint64		pages_read;
-	uint64		bytes_read;
+	uint64		index_bytes;
 };
 
-/* Released with the scan's memory (end or ERROR): close the readers' files. */
+/* Released with the scan's memory (end or ERROR): free the plan, close an own planner's files. */
 static void
 index_release(void *arg)
 {
 	LtScanIndex *ix = arg;
 	MemoryContext old = lt_alloc_target(ix->cxt);
 
+	/*
+	 * The plan may live in the cached entry's memory: the entry is still pinned here (this context
+	 * is a child of the scan's memory, deleted before the scan's own callback unpins the entry)
+	 */
 	lt_index_plan_free(ix->plan);
 	lt_index_planner_free(ix->planner);
 	lt_alloc_target(old);
@@ -85,9 +97,9 @@ index_release(void *arg)
 }
 
 static LtScanIndex *
-index_state(LtScanState *st)
+index_state(LtScanIndex **slot)
 {
-	LtScanIndex *ix = st->index;
+	LtScanIndex *ix = *slot;
 
 	if (ix == NULL)
 	{
@@ -99,30 +111,38 @@ index_state(LtScanState *st)
 		cb->func = index_release;
 		cb->arg = ix;
 		MemoryContextRegisterResetCallback(ix->cxt, cb);
-		st->index = ix;
+		*slot = ix;
 	}
 	return ix;
 }
 
 void
-ltfdw_index_lookup(LtScanState *st)
+ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, Relation rel, const char *uri,
+				uint64 *bytes_read)
 {
-	lt_dataset *ds = st->entry->ds;
+	LtScanIndex *ix = *slot;
+	lt_dataset *ds = entry->ds;
 
-	if (st->index && st->index->plan)
+	if (ix && ix->plan)
 	{
-		MemoryContext oldlib = lt_alloc_target(st->index->cxt);
+		MemoryContext oldlib = lt_alloc_target(ix->plan_cxt);
 
-		lt_index_plan_free(st->index->plan);
+		lt_index_plan_free(ix->plan);
 		lt_alloc_target(oldlib);
-		st->index->plan = NULL;
+		ix->plan = NULL;
 	}
-	if (st->index)
-		st->index->due = false;
-	if (!lt_enable_index_scan || st->filter == NULL || ltfdw_filter_text(st->filter) == NULL ||
-		ds->index_section == NULL || ds->index_section->n_indices == 0 || (st->index && st->index->failed))
+	if (ix)
+		ix->due = false;
+	if (!lt_enable_index_scan || filter == NULL || ltfdw_filter_text(filter) == NULL ||
+		ds->index_section == NULL || ds->index_section->n_indices == 0 || (ix && ix->failed))
 		return;
-	index_state(st)->due = true;
+	ix = index_state(slot);
+	ix->entry = entry;
+	ix->filter = filter;
+	ix->rel = rel;
+	ix->uri = uri;
+	ix->bytes_read = bytes_read;
+	ix->due = true;
 }
 
 /*
@@ -130,32 +150,52 @@ ltfdw_index_lookup(LtScanState *st)
  * first outer row, so a lookup made at BeginForeignScan would only see unset parameters.
  */
 static void
-index_ensure(LtScanState *st)
+index_ensure(LtScanIndex *ix)
 {
-	LtScanIndex *ix = st->index;
-	lt_dataset *ds = st->entry->ds;
+	LtDatasetEntry *entry;
+	lt_dataset *ds;
 	MemoryContext tmp,
 				oldcxt,
 				oldlib;
 	lt_filter  *filter;
+	lt_index_planner *planner;
 	lt_error	err;
 	lt_code		rc = LT_OK;
-	uint64		bytes = ds->store->bytes_read;
+	uint64		bytes;
 
 	if (ix == NULL || !ix->due)
 		return;
 	ix->due = false;
+	entry = ix->entry;
+	ds = entry->ds;
+	bytes = ds->store->bytes_read;
 
-	/* the filter with this scan's parameters, in scratch memory */
+	/*
+	 * The filter with this scan's parameters, in scratch memory. The planner (its open index files
+	 * and what they cached) belongs to the cached dataset version and serves every scan of it; a
+	 * transaction's own-writes view gets one of its own per scan. Readers allocate as they look up,
+	 * so the plan is made in the planner's memory (and freed explicitly).
+	 */
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw index lookup", ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(tmp);
 	oldlib = lt_alloc_target(tmp);
-	filter = ltfdw_filter_for_scan(st->filter);
-	lt_alloc_target(ix->cxt);
-	if (filter && ix->planner == NULL)
-		rc = lt_index_planner_open(ds, &ix->planner, &err);
+	filter = ltfdw_filter_for_scan(ix->filter);
+	ix->plan_cxt = lt_xact_is_view(entry) ? ix->cxt : entry->cxt;
+	lt_alloc_target(ix->plan_cxt);
+	if (lt_xact_is_view(entry))
+	{
+		if (filter && ix->planner == NULL)
+			rc = lt_index_planner_open(ds, &ix->planner, &err);
+		planner = ix->planner;
+	}
+	else
+	{
+		if (filter && entry->planner == NULL)
+			rc = lt_index_planner_open(ds, &entry->planner, &err);
+		planner = entry->planner;
+	}
 	if (filter && rc == LT_OK)
-		rc = lt_index_plan_build(ix->planner, filter, 0, NULL, &ix->plan, &err);
+		rc = lt_index_plan_build(planner, filter, 0, NULL, &ix->plan, &err);
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(tmp);
@@ -167,20 +207,18 @@ index_ensure(LtScanState *st)
 		ereport(WARNING,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("lt_fdw: an index of foreign table \"%s\" cannot be read; scanning without indexes",
-						RelationGetRelationName(st->rel)),
-				 errdetail("Dataset %s version " UINT64_FORMAT ": %s", st->opts.uri, st->entry->version,
-						   err.msg)));
+						RelationGetRelationName(ix->rel)),
+				 errdetail("Dataset %s version " UINT64_FORMAT ": %s", ix->uri, entry->version, err.msg)));
 		return;
 	}
 	if (rc != LT_OK)
-		lt_report(&err, psprintf("the indexes of dataset %s version " UINT64_FORMAT, st->opts.uri,
-								 st->entry->version));
+		lt_report(&err, psprintf("the indexes of dataset %s version " UINT64_FORMAT, ix->uri, entry->version));
 	if (ix->plan == NULL)
 		return;
 	/* an index was asked but narrowed nothing (e.g. an OR with a part no index answers) */
 	if (ix->plan->n_used == 0 || ix->plan->n_scan == ix->plan->n_fragments)
 	{
-		oldlib = lt_alloc_target(ix->cxt);
+		oldlib = lt_alloc_target(ix->plan_cxt);
 		lt_index_plan_free(ix->plan);
 		lt_alloc_target(oldlib);
 		ix->plan = NULL;
@@ -190,36 +228,36 @@ index_ensure(LtScanState *st)
 	ix->rows_selected += ix->plan->rows_selected;
 	for (size_t i = 0; i < ix->plan->n_used; i++)
 		ix->pages_read += ix->plan->used[i].stats.pages_read;
-	ix->bytes_read += ds->store->bytes_read - bytes;
-	st->bytes_read += ds->store->bytes_read - bytes;
+	ix->index_bytes += ds->store->bytes_read - bytes;
+	*ix->bytes_read += ds->store->bytes_read - bytes;
 }
 
 const lt_frag_plan *
-ltfdw_index_fragment(LtScanState *st, size_t i)
+ltfdw_index_verdict(LtScanIndex *ix, size_t i)
 {
-	index_ensure(st);
-	if (st->index == NULL || st->index->plan == NULL || i >= st->index->plan->n_fragments)
+	index_ensure(ix);
+	if (ix == NULL || ix->plan == NULL || i >= ix->plan->n_fragments)
 		return NULL;
-	return &st->index->plan->fragments[i];
+	return &ix->plan->fragments[i];
 }
 
 /* ---- EXPLAIN -------------------------------------------------------------------------------- */
 
 uint64
-ltfdw_index_pruned(LtScanState *st)
+ltfdw_index_pruned(LtScanIndex *ix)
 {
-	index_ensure(st);
-	return st->index && st->index->plan ? st->index->plan->n_pruned : 0;
+	index_ensure(ix);
+	return ix && ix->plan ? ix->plan->n_pruned : 0;
 }
 
 void
-ltfdw_index_explain(LtScanState *st, ExplainState *es)
+ltfdw_index_explain(LtScanIndex *ix, ExplainState *es)
 {
 	const lt_index_plan *p;
 	StringInfoData s;
 
-	index_ensure(st);
-	p = st->index ? st->index->plan : NULL;
+	index_ensure(ix);
+	p = ix ? ix->plan : NULL;
 
 	if (p == NULL)
 		return;
@@ -247,9 +285,9 @@ ltfdw_index_explain(LtScanState *st, ExplainState *es)
 	ExplainPropertyUInteger("Rows Selected by Index", NULL, p->rows_selected, es);
 	if (es->analyze)
 	{
-		ExplainPropertyUInteger("Index Lookups", NULL, st->index->lookups, es);
-		ExplainPropertyUInteger("Index Pages Read", NULL, st->index->pages_read, es);
-		ExplainPropertyUInteger("Index Bytes Read", NULL, st->index->bytes_read, es);
+		ExplainPropertyUInteger("Index Lookups", NULL, ix->lookups, es);
+		ExplainPropertyUInteger("Index Pages Read", NULL, ix->pages_read, es);
+		ExplainPropertyUInteger("Index Bytes Read", NULL, ix->index_bytes, es);
 	}
 }
 

@@ -91,6 +91,7 @@ typedef struct LtDatasetEntry
 	int			pins;			/* scans using it now; pinned entries are never evicted */
 	uint64		last_used;
 	uint64		live_rows;
+	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
 } LtDatasetEntry;
 
 /*
@@ -457,15 +458,17 @@ struct lt_frag_plan;
 
 /*
  * At the start of every (re)scan, after ltfdw_filter_set_params: an index lookup for the pushed
- * filter with this scan's parameters is due; it runs when the scan (or EXPLAIN) first asks for a
- * verdict (nothing when no index answers a part of the filter).
+ * filter with this scan's parameters is due (*slot is created on first use, in the current memory
+ * context); it runs when the scan (or EXPLAIN) first asks for a verdict, and does nothing when no
+ * index answers a part of the filter. Index bytes read are added to *bytes_read.
  */
-extern void ltfdw_index_lookup(LtScanState *st);
+extern void ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, Relation rel,
+							const char *uri, uint64 *bytes_read);
 /* The verdict for fragment i of the version (ds->fragments[i]), or NULL: scan it with the filter. */
-extern const struct lt_frag_plan *ltfdw_index_fragment(LtScanState *st, size_t i);
+extern const struct lt_frag_plan *ltfdw_index_verdict(LtScanIndex *ix, size_t i);
 /* Fragments the current lookup pruned (EXPLAIN's "to scan"). */
-extern uint64 ltfdw_index_pruned(LtScanState *st);
-extern void ltfdw_index_explain(LtScanState *st, ExplainState *es);
+extern uint64 ltfdw_index_pruned(LtScanIndex *ix);
+extern void ltfdw_index_explain(LtScanIndex *ix, ExplainState *es);
 /* Planning: which columns have an index (ps->indexed_attrs, ps->unindexed_frac). */
 extern void ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e);
 /* Selectivity of the clauses (RestrictInfos) an index answers, or -1 when none does. */

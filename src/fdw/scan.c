@@ -601,7 +601,7 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY) || !ltfdw_filter_has_params(st->filter))
 	{
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-		ltfdw_index_lookup(st);
+		ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
 	}
 }
 
@@ -618,7 +618,7 @@ build_units(LtScanState *st)
 	{
 		uint64		rows = ds->fragments[i]->physical_rows;
 		uint64		start = 0;
-		const lt_frag_plan *fp = ltfdw_index_fragment(st, i);
+		const lt_frag_plan *fp = ltfdw_index_verdict(st->index, i);
 
 		/* index verdicts (the same in every process: one version, the same parameters) */
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
@@ -675,14 +675,14 @@ next_fragment(LtScanState *st)
 	{
 		/* fragments the index pruned are never opened */
 		while (st->next_fragment < ds->n_fragments &&
-			   (fp = ltfdw_index_fragment(st, st->next_fragment)) != NULL && fp->verdict == LT_FRAG_PRUNED)
+			   (fp = ltfdw_index_verdict(st->index, st->next_fragment)) != NULL && fp->verdict == LT_FRAG_PRUNED)
 			st->next_fragment++;
 		if (st->next_fragment >= ds->n_fragments)
 			return false;
 		fi = st->next_fragment++;
 	}
 	frag = ds->fragments[fi];
-	fp = ltfdw_index_fragment(st, fi);
+	fp = ltfdw_index_verdict(st->index, fi);
 	if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
 	{
 		/* random access: only the pages holding the selected rows */
@@ -1003,7 +1003,7 @@ ltReScanForeignScan(ForeignScanState *node)
 	st->chunk_next = LT_CHUNK_FIRST;
 	if (st->filter)
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-	ltfdw_index_lookup(st);
+	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
 }
 
 /* ---- parallel scans ------------------------------------------------------------------------- */
@@ -1069,7 +1069,7 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 				 errhint("Plan the query again (it was planned before the changes), or set max_parallel_workers_per_gather = 0.")));
 	scan_open(node, st, true, ps->version);
 	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-	ltfdw_index_lookup(st);
+	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
 	st->pstate = ps;
 	build_units(st);
 }

@@ -65,6 +65,7 @@
 #include "utils/typcache.h"
 
 #include "lt_fdw.h"
+#include "lt_index_plan.h"
 #include "lt_value.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
@@ -731,6 +732,7 @@ typedef struct LtUpperState
 
 	/* pushed WHERE quals (quals.c) */
 	LtFdwFilter *filter;
+	LtScanIndex *index;			/* index lookups for the filter (index.c) */
 	bool		local_check;	/* some of them must be checked here, row by row (slow path) */
 	int			n_qcols;		/* the columns they read: attnum, projection index or row id/address */
 	AttrNumber *qcol_attnum;
@@ -1864,15 +1866,26 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		}
 	}
 
+	if (st->filter && !st->local_check)
+		ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
 	for (size_t fi = 0; fi < ds->n_fragments; fi++)
 	{
 		const struct Lt__Pb__DataFragment *frag = ds->fragments[fi];
+		const lt_frag_plan *fp = st->index ? ltfdw_index_verdict(st->index, fi) : NULL;
 		lt_scan_options so = {0};
 		MemoryContextCallback *cb;
 		MemoryContext old;
 		lt_error	err;
 		lt_code		rc;
 
+		/* index verdicts as in a scan (scan.c): pruned fragments are not opened, selected rows read alone */
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			continue;
+		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
+		{
+			so.offsets = fp->offsets;
+			so.n_offsets = fp->n_offsets;
+		}
 		so.n_fields = st->n_proj;
 		so.fields = st->proj;
 		so.want_row_ids = st->local_check && st->want_row_ids;
@@ -1890,7 +1903,7 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 
 			CHECK_FOR_INTERRUPTS();
 			old = lt_alloc_target(st->lib_cxt);
-			if (first && st->filter)
+			if (first && st->filter && !(fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_ALL)))
 			{
 				/* the filter lives and dies with the scanner */
 				MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
@@ -1914,7 +1927,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 			if (first)
 			{
 				st->fragments_scanned++;
-				st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
+				if (!so.offsets)	/* selected offsets are live rows */
+					st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
 				continue;
 			}
 			if (b == NULL)
@@ -2100,16 +2114,19 @@ upper_explain(ForeignScanState *node, ExplainState *es)
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{
 		resetStringInfo(&buf);
-		appendStringInfo(&buf, "%zu total, %zu to scan", ds->n_fragments, st->metadata ? (size_t) 0 : ds->n_fragments);
+		appendStringInfo(&buf, "%zu total, " UINT64_FORMAT " to scan", ds->n_fragments,
+						 st->metadata ? 0 : (uint64) ds->n_fragments - ltfdw_index_pruned(st->index));
 		ExplainPropertyText("Fragments", buf.data, es);
 	}
 	else
 	{
 		ExplainPropertyUInteger("Fragments Total", NULL, ds->n_fragments, es);
-		ExplainPropertyUInteger("Fragments To Scan", NULL, st->metadata ? 0 : ds->n_fragments, es);
+		ExplainPropertyUInteger("Fragments To Scan", NULL,
+								st->metadata ? 0 : (uint64) ds->n_fragments - ltfdw_index_pruned(st->index), es);
 	}
 	if (st->filter && ltfdw_filter_text(st->filter))
 		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
+	ltfdw_index_explain(st->index, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
