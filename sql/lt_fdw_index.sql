@@ -88,6 +88,8 @@ SELECT ix_explain($$SELECT count(*) FROM ix.appended WHERE id >= 0$$);
 SELECT ix_explain($$SELECT count(*), sum(k) FROM ix.appended WHERE id BETWEEN 100 AND 199$$);
 SELECT ix_same('SELECT count(*), sum(k), min(s), max(f) FROM ix.appended WHERE id < 5000 AND k > 3');
 SELECT ix_same('SELECT k, count(*), sum(id) FROM ix.appended WHERE k IN (1, 2, 3) OR id > 13000 GROUP BY k');
+-- array containment on a label_list column: Postgres checks the qual, the index narrows the rows read
+SELECT ix_explain($$SELECT id FROM ix.appended WHERE tags @> ARRAY['lance', 'colum'] AND k < 20$$);
 -- an OR with a part no index answers narrows nothing: no index lines
 SELECT ix_explain($$SELECT id FROM ix.appended WHERE id = 17 OR tags IS NULL$$);
 SET lt_fdw.enable_index_scan = off;
@@ -103,10 +105,13 @@ SELECT w, ix_same('SELECT * FROM ix.appended WHERE ' || w) FROM unnest(ARRAY[
   'f >= 20000 OR f <= -20000', $q$f = 'NaN'$q$, 'f = 0', 'NOT (f < 0)',
   $q$d = DATE '2000-02-29'$q$, $q$d < DATE '1970-01-01'$q$, 'd IS NULL',
   'id < 6000 AND k = 3', 'id < 500 OR k = 3', 'NOT (id < 11000 AND k <> 2)', $q$(k = 1 OR s = 'a') AND f > 0$q$,
-  $q$tags && ARRAY['lance']$q$, 'id = 5 AND tags IS NOT NULL']) w;
+  $q$tags && ARRAY['lance']$q$, 'id = 5 AND tags IS NOT NULL', $q$tags @> ARRAY['lance', 'colum']$q$,
+  $q$tags && ARRAY['lance', 'page ']$q$, $q$tags && ARRAY['zzzzz']$q$, $q$NOT (tags && ARRAY['lance'])$q$,
+  $q$tags @> ARRAY[]::text[]$q$, $q$tags && ARRAY['lance'] AND id < 5000$q$, $q$tags @> ARRAY['lance'] OR k = 3$q$]) w;
 SELECT w, ix_same('SELECT * FROM ix.compacted WHERE ' || w) FROM unnest(ARRAY[
   'id = 1', 'id = 5', 'id BETWEEN 3000 AND 3100', 'id >= 7990', 'NOT (id < 8500)', $q$s = 'a'$q$,
-  $q$s IS NULL OR s = ''$q$, 'x > 0', 'x IS NULL', 'x IN (0, -1, 2147483647)', 'x < -1000000 AND x > -1500000000']) w;
+  $q$s IS NULL OR s = ''$q$, 'x > 0', 'x IS NULL', 'x IN (0, -1, 2147483647)', 'x < -1000000 AND x > -1500000000',
+  $q$tags && ARRAY['fragm']$q$, $q$tags @> ARRAY['lance', 'page ']$q$]) w;
 SELECT w, ix_same('SELECT * FROM ix.stable WHERE ' || w) FROM unnest(ARRAY[
   'id >= 995 AND id < 1015', 'id < 30', 'id IN (1003, 2002, 4500, 6100)', 'k = 99', 'k = 3',
   'NOT (k = 99) AND k < 4', 'k IS NULL']) w;

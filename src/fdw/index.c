@@ -23,6 +23,7 @@
 
 #include "access/table.h"
 #include "catalog/pg_class.h"
+#include "catalog/pg_operator_d.h"
 #include "catalog/pg_type.h"
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
@@ -64,6 +65,9 @@ struct LtScanIndex
 	Relation	rel;
 	const char *uri;
 	uint64	   *bytes_read;		/* the scan's counter: index reads are added to it */
+	/* array @> / && quals Postgres checks (local), answered by label_list indexes */
+	int			n_labels;
+	lt_label_pred *labels;
 
 	MemoryContext cxt;			/* this scan's state (and planner, for an own-writes view) */
 	MemoryContext plan_cxt;		/* where the current plan lives (the planner's memory) */
@@ -133,8 +137,9 @@ ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, 
 	}
 	if (ix)
 		ix->due = false;
-	if (!lt_enable_index_scan || filter == NULL || ltfdw_filter_text(filter) == NULL ||
-		ds->index_section == NULL || ds->index_section->n_indices == 0 || (ix && ix->failed))
+	if (!lt_enable_index_scan || ds->index_section == NULL || ds->index_section->n_indices == 0 ||
+		(ix && ix->failed) ||
+		((filter == NULL || ltfdw_filter_text(filter) == NULL) && (ix == NULL || ix->n_labels == 0)))
 		return;
 	ix = index_state(slot);
 	ix->entry = entry;
@@ -143,6 +148,105 @@ ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, 
 	ix->uri = uri;
 	ix->bytes_read = bytes_read;
 	ix->due = true;
+}
+
+/*
+ * A label predicate of a local qual: column @> ARRAY[...] or column && ARRAY[...] with a constant
+ * array of text (list<utf8> columns) or integers (lists of integers), column a list field. Postgres
+ * still checks the qual on every row returned; the index only narrows the rows read.
+ */
+static bool
+label_of(Relation rel, Index scanrelid, const lt_schema *schema, Node *n, lt_label_pred *out)
+{
+	OpExpr	   *op;
+	Var		   *var;
+	Const	   *c;
+	const lt_field *f,
+			   *elem;
+	ArrayType  *arr;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			nelems;
+	int16		elmlen;
+	bool		elmbyval;
+	char		elmalign;
+	Oid			elmtype;
+	lt_value   *vals;
+
+	if (!IsA(n, OpExpr))
+		return false;
+	op = (OpExpr *) n;
+	if ((op->opno != OID_ARRAY_CONTAINS_OP && op->opno != OID_ARRAY_OVERLAP_OP) || list_length(op->args) != 2)
+		return false;
+	var = linitial(op->args);
+	c = lsecond(op->args);
+	if (IsA(var, RelabelType))
+		var = (Var *) ((RelabelType *) var)->arg;
+	if (!IsA(var, Var) || !IsA(c, Const) || var->varno != scanrelid || var->varattno <= 0 || c->constisnull)
+		return false;
+	f = lt_schema_find_name(schema, lt_column_field_name(RelationGetRelid(rel), var->varattno,
+														 NameStr(TupleDescAttr(RelationGetDescr(rel), var->varattno - 1)->attname)));
+	if (f == NULL || (f->type != LT_TYPE_LIST && f->type != LT_TYPE_LARGE_LIST) || f->n_children != 1)
+		return false;
+	elem = f->children[0];
+	arr = DatumGetArrayTypeP(c->constvalue);
+	elmtype = ARR_ELEMTYPE(arr);
+	if (ARR_NDIM(arr) > 1)
+		return false;
+	if (elmtype == TEXTOID ? (elem->type != LT_TYPE_UTF8 && elem->type != LT_TYPE_LARGE_UTF8)
+		: (elmtype != INT2OID && elmtype != INT4OID && elmtype != INT8OID) ||
+		(elem->type != LT_TYPE_INT8 && elem->type != LT_TYPE_INT16 && elem->type != LT_TYPE_INT32 &&
+		 elem->type != LT_TYPE_INT64))
+		return false;
+	get_typlenbyvalalign(elmtype, &elmlen, &elmbyval, &elmalign);
+	deconstruct_array(arr, elmtype, elmlen, elmbyval, elmalign, &elems, &nulls, &nelems);
+	/* 16-byte aligned: lt_value holds an __int128 */
+	vals = (lt_value *) TYPEALIGN(16, palloc0(sizeof(lt_value) * Max(nelems, 1) + 16));
+	for (int i = 0; i < nelems; i++)
+	{
+		if (nulls[i])
+			vals[i].kind = LT_VALUE_NULL;
+		else if (elmtype == TEXTOID)
+		{
+			text	   *t = DatumGetTextPP(elems[i]);
+
+			vals[i].kind = LT_VALUE_BYTES;
+			vals[i].v.bytes.ptr = (const uint8_t *) VARDATA_ANY(t);
+			vals[i].v.bytes.len = VARSIZE_ANY_EXHDR(t);
+		}
+		else
+		{
+			vals[i].kind = LT_VALUE_INT;
+			vals[i].v.i = elmtype == INT2OID ? DatumGetInt16(elems[i]) :
+				elmtype == INT4OID ? DatumGetInt32(elems[i]) : DatumGetInt64(elems[i]);
+		}
+	}
+	out->field = f;
+	out->op = op->opno == OID_ARRAY_CONTAINS_OP ? LT_LABEL_HAS_ALL : LT_LABEL_HAS_ANY;
+	out->n = nelems;
+	out->values = vals;
+	return true;
+}
+
+void
+ltfdw_index_labels(LtScanIndex **slot, Relation rel, Index scanrelid, const lt_schema *schema, List *local_quals)
+{
+	ListCell   *lc;
+	LtScanIndex *ix;
+
+	if (!lt_enable_index_scan)
+		return;
+	foreach(lc, local_quals)
+	{
+		lt_label_pred lp;
+
+		if (!label_of(rel, scanrelid, schema, lfirst(lc), &lp))
+			continue;
+		ix = index_state(slot);
+		ix->labels = ix->labels ? repalloc(ix->labels, sizeof(lt_label_pred) * (ix->n_labels + 1))
+			: palloc(sizeof(lt_label_pred));
+		ix->labels[ix->n_labels++] = lp;
+	}
 }
 
 /*
@@ -179,23 +283,23 @@ index_ensure(LtScanIndex *ix)
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw index lookup", ALLOCSET_SMALL_SIZES);
 	oldcxt = MemoryContextSwitchTo(tmp);
 	oldlib = lt_alloc_target(tmp);
-	filter = ltfdw_filter_for_scan(ix->filter);
+	filter = ix->filter ? ltfdw_filter_for_scan(ix->filter) : NULL;
 	ix->plan_cxt = lt_xact_is_view(entry) ? ix->cxt : entry->cxt;
 	lt_alloc_target(ix->plan_cxt);
 	if (lt_xact_is_view(entry))
 	{
-		if (filter && ix->planner == NULL)
+		if ((filter || ix->n_labels) && ix->planner == NULL)
 			rc = lt_index_planner_open(ds, &ix->planner, &err);
 		planner = ix->planner;
 	}
 	else
 	{
-		if (filter && entry->planner == NULL)
+		if ((filter || ix->n_labels) && entry->planner == NULL)
 			rc = lt_index_planner_open(ds, &entry->planner, &err);
 		planner = entry->planner;
 	}
-	if (filter && rc == LT_OK)
-		rc = lt_index_plan_build(planner, filter, 0, NULL, &ix->plan, &err);
+	if ((filter || ix->n_labels) && rc == LT_OK)
+		rc = lt_index_plan_build(planner, filter, ix->n_labels, ix->labels, &ix->plan, &err);
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextDelete(tmp);
@@ -304,6 +408,7 @@ ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
 	double		live = Max((double) e->live_rows, 1);
 
 	ps->indexed_attrs = NULL;
+	ps->label_attrs = NULL;
 	ps->unindexed_frac = 1.0;
 	if (!lt_enable_index_scan || e->ds->index_section == NULL || e->ds->index_section->n_indices == 0)
 		return;
@@ -332,8 +437,13 @@ ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
 		{
 			const lt_index *ix = &l->items[i];
 
-			if (ix->unusable || ix->field != f || ix->kind == LT_INDEX_LABEL_LIST)
+			if (ix->unusable || ix->field != f)
 				continue;
+			if (ix->kind == LT_INDEX_LABEL_LIST)
+			{
+				ps->label_attrs = bms_add_member(ps->label_attrs, attnum);
+				continue;
+			}
 			for (size_t k = 0; k < ix->n_unindexed; k++)
 				for (size_t j = 0; j < e->ds->n_fragments; j++)
 					if (e->ds->fragments[j]->id == ix->unindexed[k])
@@ -355,19 +465,25 @@ ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds)
 	bool		any = false;
 	ListCell   *lc;
 
-	if (!lt_enable_index_scan || ps->indexed_attrs == NULL)
+	if (!lt_enable_index_scan || (ps->indexed_attrs == NULL && ps->label_attrs == NULL))
 		return -1;
-	foreach(lc, conds)
+	/* the pushed quals on indexed columns, and the array @> / && quals Postgres keeps on label_list columns */
+	foreach(lc, list_concat_copy(conds, ps->local_conds))
 	{
 		RestrictInfo *ri = lfirst_node(RestrictInfo, lc);
 		Bitmapset  *attrs = NULL;
 		int			attnum;
+		bool		label;
 
 		pull_varattnos((Node *) ri->clause, baserel->relid, &attrs);
 		if (bms_num_members(attrs) != 1)
 			continue;
 		attnum = bms_singleton_member(attrs) + FirstLowInvalidHeapAttributeNumber;
-		if (attnum <= 0 || !bms_is_member(attnum, ps->indexed_attrs))
+		label = IsA(ri->clause, OpExpr) && (((OpExpr *) ri->clause)->opno == OID_ARRAY_CONTAINS_OP ||
+											((OpExpr *) ri->clause)->opno == OID_ARRAY_OVERLAP_OP);
+		if (attnum <= 0 || !bms_is_member(attnum, label ? ps->label_attrs : ps->indexed_attrs))
+			continue;
+		if (!label && list_member_ptr(ps->local_conds, ri))
 			continue;
 		sel *= clause_selectivity(root, (Node *) ri, baserel->relid, JOIN_INNER, NULL);
 		any = true;

@@ -270,6 +270,7 @@ typedef struct LtPlanState
 	Selectivity remote_sel;		/* clauselist_selectivity of remote_conds */
 	/* index.c: attnums of columns with a usable scalar index, rows those indexes do not cover */
 	Bitmapset  *indexed_attrs;
+	Bitmapset  *label_attrs;	/* list columns with a label_list index (array @> / && quals) */
 	double		unindexed_frac;
 } LtPlanState;
 
@@ -464,6 +465,12 @@ struct lt_frag_plan;
  */
 extern void ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, Relation rel,
 							const char *uri, uint64 *bytes_read);
+/*
+ * Once per scan, before the first ltfdw_index_due: array @> / && quals among the local quals on
+ * list columns (their label_list indexes narrow the rows read; Postgres still checks the quals).
+ */
+extern void ltfdw_index_labels(LtScanIndex **slot, Relation rel, Index scanrelid, const lt_schema *schema,
+							   List *local_quals);
 /* The verdict for fragment i of the version (ds->fragments[i]), or NULL: scan it with the filter. */
 extern const struct lt_frag_plan *ltfdw_index_verdict(LtScanIndex *ix, size_t i);
 /* Fragments the current lookup pruned (EXPLAIN's "to scan"). */

@@ -544,6 +544,8 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									fsplan->fdw_exprs, &node->ss.ps);
+	ltfdw_index_labels(&st->index, st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
+					   fsplan->scan.plan.qual);
 }
 
 void

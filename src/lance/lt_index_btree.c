@@ -115,9 +115,7 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowa
 		rc = lt_array_new(s->ids_f, &ids, err);
 	if (rc == LT_OK)
 		rc = lt_field_reader_read(s->values_r, start, n, vals, err);
-	if (rc == LT_OK)
-		rc = lt_field_reader_read(s->ids_r, start, n, ids, err);
-	if (rc == LT_OK && (vals->length != (int64_t) n || ids->length != (int64_t) n || ids->null_count))
+	if (rc == LT_OK && vals->length != (int64_t) n)
 		rc = lt_corrupt(err, "%s: rows [%llu, %llu) do not decode", lt_index_file_path(s->data),
 						(unsigned long long) start, (unsigned long long) (start + n));
 	if (rc == LT_OK && !(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
@@ -127,8 +125,19 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowa
 		cols[0] = vals;
 		rc = lt_filter_eval(keyf, cols, (int64_t) n, sel, &nsel, err);
 	}
-	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
-		rc = lt_rowaddr_set_add(acc, ((const uint64_t *) ids->values)[sel[k]], err);
+	/* the ids of the matching span only (a point lookup decodes one chunk of them, not the page) */
+	if (rc == LT_OK && nsel > 0)
+	{
+		uint64_t	lo = sel[0],
+					span = (uint64_t) sel[nsel - 1] - lo + 1;
+
+		rc = lt_field_reader_read(s->ids_r, start + lo, span, ids, err);
+		if (rc == LT_OK && (ids->length != (int64_t) span || ids->null_count))
+			rc = lt_corrupt(err, "%s: row ids [%llu, %llu) do not decode", lt_index_file_path(s->data),
+							(unsigned long long) (start + lo), (unsigned long long) (start + lo + span));
+		for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
+			rc = lt_rowaddr_set_add(acc, ((const uint64_t *) ids->values)[sel[k] - lo], err);
+	}
 	if (rc != LT_OK && err && err->code == LT_EINVALID)
 		err->code = LT_ECORRUPT;	/* decoders say EINVALID for impossible page metadata */
 	lt_free(sel);
