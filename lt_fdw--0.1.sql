@@ -33,3 +33,15 @@ CREATE FUNCTION lt_indexes(target regclass, OUT name text, OUT columns text[], O
 RETURNS SETOF record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
+
+-- ---- INSERT OVERWRITE … WHERE (src/fdw/overwrite.c) ----------------------------------------------
+-- Replace the rows of target matching predicate with the rows of query, committed with the
+-- transaction as one Lance version (an Update): the same as INSERT INTO target <query> with
+-- lt_fdw.overwrite_where = predicate and lt_fdw.overwrite_validate = validate.
+CREATE FUNCTION lt_insert_overwrite(target regclass, predicate text, query text, validate boolean DEFAULT true,
+                                    OUT rows_deleted bigint, OUT rows_inserted bigint,
+                                    OUT fragments_removed bigint, OUT fragments_updated bigint,
+                                    OUT fragments_added bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;

@@ -27,6 +27,7 @@ _PG_init(void)
 	lt_index_init();
 	lt_upper_init();
 	lt_xact_init();
+	lt_overwrite_init();
 }
 
 Datum

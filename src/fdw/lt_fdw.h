@@ -16,6 +16,7 @@
  *   modify.c    INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
  *   xact.c      one lt_txn per modified dataset per transaction: savepoints, own writes, commit
  *   index.c     scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
+ *   overwrite.c INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
  */
 #ifndef LT_FDW_H
 #define LT_FDW_H
@@ -194,6 +195,10 @@ typedef struct LtXactTable
 	int64		n_addrs,
 				cap_addrs;
 	uint64	   *addrs;			/* row addresses to delete */
+	int			n_removes,
+				cap_removes;
+	uint64	   *removes;		/* fragments to remove by id */
+	List	   *overwrite_checks;	/* LtOverwriteCheck of the replaces made (overwrite.c) */
 	List	   *savepoints;		/* of LtSavepoint, oldest first (xact.c) */
 	bool		rollback_due;	/* a ROLLBACK TO waits for the view to be released */
 	uint64		rollback_mark;
@@ -208,6 +213,11 @@ extern LtXactTable *lt_xact_table(Relation rel, const LtTableOptions *opts);
 extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, const uint64 *row_ids);
 /* Hand row addresses to delete (any order, duplicates allowed). */
 extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
+/* Remove a fragment of the transaction's view by id (every row), without reading it. */
+extern void lt_xact_remove_fragment(LtXactTable *xt, uint64 fragment_id);
+/* A replace's predicate to test against concurrently appended fragments at commit (copied into the state's context by the caller). */
+typedef struct LtOverwriteCheck LtOverwriteCheck;
+extern void lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check);
 /*
  * For scans: the entry of the transaction's own-writes view of the dataset in dir, or NULL when
  * this transaction has not modified it. Pinned when pin (release with lt_dataset_unpin).
@@ -245,6 +255,77 @@ extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rin
  * (offset number); modify.c maps it back to a row address through the same version.
  */
 extern bool lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel);
+
+/* ---- overwrite.c ---------------------------------------------------------------------------- */
+
+extern char *lt_overwrite_where;	/* GUC lt_fdw.overwrite_where ('' = INSERT appends) */
+extern bool lt_overwrite_validate;	/* GUC lt_fdw.overwrite_validate */
+extern void lt_overwrite_init(void);
+/* Is lt_fdw.overwrite_where set (an INSERT then replaces)? */
+extern bool lt_overwrite_active(void);
+
+/* A replace predicate bound to its target table. */
+typedef struct LtOverwritePred
+{
+	char	   *text;			/* as given */
+	Expr	   *expr;			/* boolean, Vars of varno 1 over the table's columns, constants folded */
+	List	   *attnums;		/* the columns it reads (integers) */
+	ExprState  *state;			/* validation of new rows (built on first use) */
+	ExprContext *econtext;
+} LtOverwritePred;
+
+/* The delete set of a replace over the version it reads. */
+typedef struct LtOverwritePlan
+{
+	uint64		version;
+	const char *filter;			/* the part of the predicate the reader evaluates, or NULL */
+	bool		local_check;	/* Postgres checks (part of) the predicate on the rows read */
+	int64		fragments_total;
+	int64		fragments_scanned;
+	int64		rows_scanned;
+	int64		fragments_removed;	/* every live row matched: removed by id */
+	int64		fragments_metadata_only;	/* of those, proved from index metadata without a read */
+	int64		fragments_updated;	/* some rows matched: a new deletion vector */
+	int64		rows_deleted;
+} LtOverwritePlan;
+
+/* What the last replace of this backend did (lt_insert_overwrite's result; modify.c fills it). */
+typedef struct LtOverwriteStats
+{
+	bool		valid;
+	Oid			relid;
+	int64		rows_deleted, rows_inserted, fragments_removed, fragments_updated, fragments_added;
+} LtOverwriteStats;
+extern LtOverwriteStats lt_overwrite_last;
+
+/* A replace's predicate kept by the transaction for the commit's check (xact.c). */
+struct LtOverwriteCheck
+{
+	SubTransactionId subid;
+	Oid			relid;
+	char	   *predicate;
+	Expr	   *expr;
+	List	   *attnums;
+};
+
+/* Parse and bind the predicate against rel (errors before anything is written). */
+extern LtOverwritePred *lt_overwrite_bind(Relation rel, const char *text);
+/*
+ * The delete set over the version the transaction reads (its own writes included); with xt, the
+ * deletes and removals are handed to it, else (EXPLAIN) only counted.
+ */
+extern void lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtOverwritePred *pred,
+							  LtOverwritePlan *plan);
+/* ERROR 44000 unless the new row in slot (row number rowno of the statement) satisfies p. */
+extern void lt_overwrite_validate_row(LtOverwritePred *p, Relation rel, TupleTableSlot *slot, uint64 rowno);
+/* Keep the predicate with the transaction for the commit's check of concurrent appends. */
+extern void lt_overwrite_register(LtXactTable *xt, Relation rel, LtOverwritePred *pred);
+/* lt_txn's lt_new_fragment_check for a transaction with replaces (arg: its LtXactTable). */
+struct Lt__Pb__DataFragment;
+extern lt_code lt_overwrite_check_fragment(void *arg, lt_dataset *v, const struct Lt__Pb__DataFragment *frag,
+										   lt_error *err);
+extern void lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, bool validate,
+								 ExplainState *es);
 
 /* ---- quals.c -------------------------------------------------------------------------------- */
 

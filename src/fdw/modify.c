@@ -82,11 +82,30 @@ typedef struct LtModifyState
 	uint64		rows_written;
 	uint64		rows_deleted;
 	uint64		files_written;
+
+	/* a replacing INSERT (lt_fdw.overwrite_where): its predicate and delete set (overwrite.c) */
+	LtOverwritePred *ow;
+	LtOverwritePlan ow_plan;
+	bool		ow_validate;
+	uint64		rows_seen;
 } LtModifyState;
 
 static uint64 *moved_row_ids(LtModifyState *ms);
 
 /* ---- planning ---------------------------------------------------------------------------------- */
+
+/* lt_fdw.overwrite_where makes an INSERT a replace; any other command would ignore it: refuse. */
+static void
+check_overwrite_command(Relation rel, CmdType op)
+{
+	if (op != CMD_INSERT && lt_overwrite_active())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: lt_fdw.overwrite_where is set, but %s of foreign table \"%s\" cannot replace rows",
+						op == CMD_UPDATE ? "UPDATE" : "DELETE", RelationGetRelationName(rel)),
+				 errdetail("Only an INSERT replaces the rows matching the predicate \"%s\".", lt_overwrite_where),
+				 errhint("RESET lt_fdw.overwrite_where first.")));
+}
 
 static void
 check_writable(Relation rel, const LtTableOptions *opts)
@@ -128,6 +147,7 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 	lt_get_table_options(rte->relid, &opts);
 	rel = table_open(rte->relid, NoLock);
 	check_writable(rel, &opts);
+	check_overwrite_command(rel, root->parse->commandType);
 	table_close(rel, NoLock);
 	if (plan->onConflictAction != ONCONFLICT_NONE)
 		ereport(ERROR,
@@ -283,7 +303,13 @@ modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oi
 	ms->op = op;
 	lt_get_table_options(RelationGetRelid(rel), &ms->opts);
 	check_writable(rel, &ms->opts);
+	check_overwrite_command(rel, op);
 	lt_check_write_privilege(userid, RelationGetRelationName(rel), ms->opts.uri);
+	if (op == CMD_INSERT && lt_overwrite_active())
+	{
+		ms->ow = lt_overwrite_bind(rel, lt_overwrite_where);
+		ms->ow_validate = lt_overwrite_validate;
+	}
 
 	/* the version this statement reads (the transaction's, once it has one) */
 	ds = lt_dataset_acquire(RelationGetRelid(rel), &ms->opts, false)->ds;
@@ -313,6 +339,12 @@ modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oi
 
 	if (op == CMD_INSERT || op == CMD_UPDATE)
 		setup_builders(ms);
+	if (ms->ow)
+	{
+		/* the delete set, against the read version with this transaction's earlier writes */
+		lt_overwrite_plan(rel, &ms->opts, ms->xt, ms->ow, &ms->ow_plan);
+		lt_overwrite_register(ms->xt, rel, ms->ow);
+	}
 	if ((op == CMD_UPDATE || op == CMD_DELETE) && subplan)
 	{
 		ms->row_attno = ExecFindJunkAttributeInTlist(subplan->targetlist, JUNK_ROW);
@@ -491,9 +523,22 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 		flush_builders(ms);
 }
 
+/* A new row of a replace must match its predicate (unless validation is off). */
+static inline void
+validate_row(LtModifyState *ms, TupleTableSlot *slot)
+{
+	ms->rows_seen++;
+	if (ms->ow && ms->ow_validate)
+	{
+		slot_getallattrs(slot);
+		lt_overwrite_validate_row(ms->ow, ms->rel, slot, ms->rows_seen);
+	}
+}
+
 TupleTableSlot *
 ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
+	validate_row((LtModifyState *) rinfo->ri_FdwState, slot);
 	append_row((LtModifyState *) rinfo->ri_FdwState, slot, 0);
 	return slot;
 }
@@ -505,7 +550,10 @@ ltExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **
 	LtModifyState *ms = rinfo->ri_FdwState;
 
 	for (int i = 0; i < *numSlots; i++)
+	{
+		validate_row(ms, slots[i]);
 		append_row(ms, slots[i], 0);
+	}
 	return slots;
 }
 
@@ -678,7 +726,18 @@ ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 		finish_file(ms);
 	}
 	elog(DEBUG1, "lt_fdw: foreign table \"%s\": " UINT64_FORMAT " rows written in " UINT64_FORMAT " files, " UINT64_FORMAT " rows deleted (committed with the transaction)",
-		 RelationGetRelationName(ms->rel), ms->rows_written, ms->files_written, ms->rows_deleted);
+		 RelationGetRelationName(ms->rel), ms->rows_written, ms->files_written,
+		 ms->ow ? (uint64) ms->ow_plan.rows_deleted : ms->rows_deleted);
+	if (ms->ow)
+	{
+		lt_overwrite_last.valid = true;
+		lt_overwrite_last.relid = RelationGetRelid(ms->rel);
+		lt_overwrite_last.rows_deleted = ms->ow_plan.rows_deleted;
+		lt_overwrite_last.rows_inserted = (int64) ms->rows_written;
+		lt_overwrite_last.fragments_removed = ms->ow_plan.fragments_removed;
+		lt_overwrite_last.fragments_updated = ms->ow_plan.fragments_updated;
+		lt_overwrite_last.fragments_added = (int64) ms->files_written;
+	}
 	rinfo->ri_FdwState = NULL;
 }
 
@@ -704,6 +763,23 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 	}
 	if (mtstate->operation == CMD_INSERT && rinfo->ri_BatchSize > 1)
 		ExplainPropertyInteger("Batch Size", NULL, rinfo->ri_BatchSize, es);
+	if (mtstate->operation == CMD_INSERT && rinfo->ri_FdwState && ((LtModifyState *) rinfo->ri_FdwState)->ow)
+	{
+		LtModifyState *ms = rinfo->ri_FdwState;
+
+		lt_overwrite_explain(ms->ow, &ms->ow_plan, ms->ow_validate, es);
+	}
+	else if (mtstate->operation == CMD_INSERT && lt_overwrite_active())
+	{
+		/* plain EXPLAIN: the delete set as the INSERT would find it now */
+		Relation	rel = rinfo->ri_RelationDesc;
+		LtOverwritePred *pred = lt_overwrite_bind(rel, lt_overwrite_where);
+		LtOverwritePlan plan;
+
+		lt_get_table_options(relid, &opts);
+		lt_overwrite_plan(rel, &opts, NULL, pred, &plan);
+		lt_overwrite_explain(pred, &plan, lt_overwrite_validate, es);
+	}
 }
 
 /* ---- the scan's side ------------------------------------------------------------------------------ */

@@ -46,6 +46,7 @@ typedef struct LtSavepoint
 	bool		in_pending;		/* the changes since the savepoint are all unapplied, from here: */
 	int			n_files;
 	int64		n_addrs;
+	int			n_removes;
 	lt_txn_mark mark;			/* !in_pending: the lt_txn's mark */
 } LtSavepoint;
 
@@ -240,6 +241,28 @@ lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
 	xt->n_addrs += n;
 }
 
+void
+lt_xact_remove_fragment(LtXactTable *xt, uint64 fragment_id)
+{
+	if (xt->n_removes == xt->cap_removes)
+	{
+		xt->cap_removes = Max(16, xt->cap_removes * 2);
+		xt->removes = xt->removes ? repalloc(xt->removes, sizeof(uint64) * xt->cap_removes)
+			: MemoryContextAlloc(xt->cxt, sizeof(uint64) * xt->cap_removes);
+	}
+	xt->removes[xt->n_removes++] = fragment_id;
+}
+
+void
+lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check)
+{
+	MemoryContext old = MemoryContextSwitchTo(xt->cxt);
+
+	check->subid = GetCurrentSubTransactionId();
+	xt->overwrite_checks = lappend(xt->overwrite_checks, check);
+	MemoryContextSwitchTo(old);
+}
+
 /* ---- applying changes to the lt_txn ------------------------------------------------------------- */
 
 static void
@@ -292,10 +315,27 @@ apply_deletes(LtXactTable *xt, int64 from, int64 to)
 	pfree(offsets);
 }
 
+/* Fragments removed by id (a replace's fully matched fragments): no row is read. */
+static void
+apply_removes(LtXactTable *xt, int from, int to)
+{
+	for (int i = from; i < to; i++)
+	{
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old = lt_alloc_target(xt->cxt);
+
+		rc = lt_txn_remove_fragment(xt->txn, xt->removes[i], &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+	}
+}
+
 static bool
 has_unapplied(const LtXactTable *xt)
 {
-	return xt->n_files > 0 || xt->n_addrs > 0 || xt->rollback_due;
+	return xt->n_files > 0 || xt->n_addrs > 0 || xt->n_removes > 0 || xt->rollback_due;
 }
 
 /* Apply every unapplied change (and a due rollback), marking the savepoints on the way. */
@@ -304,6 +344,7 @@ apply_pending(LtXactTable *xt)
 {
 	int			done_files = 0;
 	int64		done_addrs = 0;
+	int			done_removes = 0;
 	ListCell   *lc;
 	MemoryContext old;
 
@@ -330,15 +371,19 @@ apply_pending(LtXactTable *xt)
 			continue;
 		apply_files(xt, done_files, sp->n_files);
 		apply_deletes(xt, done_addrs, sp->n_addrs);
+		apply_removes(xt, done_removes, sp->n_removes);
 		done_files = sp->n_files;
 		done_addrs = sp->n_addrs;
+		done_removes = sp->n_removes;
 		sp->mark = lt_txn_savepoint(xt->txn);
 		sp->in_pending = false;
 	}
 	apply_files(xt, done_files, xt->n_files);
 	apply_deletes(xt, done_addrs, xt->n_addrs);
+	apply_removes(xt, done_removes, xt->n_removes);
 	xt->n_files = 0;
 	xt->n_addrs = 0;
+	xt->n_removes = 0;
 }
 
 /* ---- scans of own writes ---------------------------------------------------------------------- */
@@ -432,6 +477,12 @@ commit_all(void)
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
+		if (xt->overwrite_checks != NIL)
+		{
+			/* a replace: rows concurrent writers appended must not match its predicate */
+			co.check_new_fragment = lt_overwrite_check_fragment;
+			co.check_arg = xt;
+		}
 		old = lt_alloc_target(xt->cxt);
 		rc = lt_txn_commit(xt->txn, &co, &res, &err);
 		lt_alloc_target(old);
@@ -498,6 +549,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 				sp->in_pending = true;
 				sp->n_files = xt->n_files;
 				sp->n_addrs = xt->n_addrs;
+				sp->n_removes = xt->n_removes;
 				xt->savepoints = lappend(xt->savepoints, sp);
 				MemoryContextSwitchTo(old);
 			}
@@ -510,6 +562,13 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 
 				if (xt->created_subid == mySubid)
 					xt->created_subid = parentSubid;
+				foreach(sc, xt->overwrite_checks)
+				{
+					LtOverwriteCheck *oc = lfirst(sc);
+
+					if (oc->subid >= mySubid)
+						oc->subid = parentSubid;
+				}
 				foreach(sc, xt->savepoints)
 				{
 					LtSavepoint *sp = lfirst(sc);
@@ -542,12 +601,14 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 					{
 						xt->n_files = sp->n_files;
 						xt->n_addrs = sp->n_addrs;
+						xt->n_removes = sp->n_removes;
 					}
 					else
 					{
 						/* everything unapplied came after the mark */
 						xt->n_files = 0;
 						xt->n_addrs = 0;
+						xt->n_removes = 0;
 						if (!xt->rollback_due || sp->mark < xt->rollback_mark)
 							xt->rollback_mark = sp->mark;
 						xt->rollback_due = true;
@@ -561,6 +622,14 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 
 					if (sp->subid >= mySubid)
 						xt->savepoints = foreach_delete_current(xt->savepoints, sc);
+				}
+				/* the replaces of the rolled back subtransaction are gone: so are their checks */
+				foreach(sc, xt->overwrite_checks)
+				{
+					LtOverwriteCheck *oc = lfirst(sc);
+
+					if (oc->subid >= mySubid)
+						xt->overwrite_checks = foreach_delete_current(xt->overwrite_checks, sc);
 				}
 			}
 			break;

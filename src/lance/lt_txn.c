@@ -18,6 +18,7 @@
 
 #include "lt_alloc.h"
 #include "lt_random.h"
+#include "lt_roaring.h"
 #include "lt_rowids.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
@@ -1148,6 +1149,114 @@ done:
 	return rc;
 }
 
+/* The caller's check of every fragment version v added over prev (the version before it). */
+static lt_code
+check_new_fragments(lt_dataset *prev, lt_dataset *v, const lt_commit_options *opts, lt_error *err)
+{
+	for (size_t i = 0; i < v->n_fragments; i++)
+		if (!find_fragment(prev, v->fragments[i]->id))
+			LT_TRY(opts->check_new_fragment(opts->check_arg, v, v->fragments[i], err));
+	return LT_OK;
+}
+
+/* ---- index segments kept by a Delete or Update ---------------------------- */
+
+static bool
+is_vector_index(const Lt__Pb__IndexMetadata *m)
+{
+	const char *url = m->index_details && m->index_details->type_url ? m->index_details->type_url : "";
+	size_t		n = strlen(url), k = strlen("VectorIndexDetails");
+
+	return n >= k && strcmp(url + n - k, "VectorIndexDetails") == 0;
+}
+
+/* Does segment m cover a fragment of frags[0..n) (ascending ids)?  No bitmap: no. */
+static lt_code
+segment_covers_any(const Lt__Pb__IndexMetadata *m, Lt__Pb__DataFragment *const *frags, size_t n, bool *out,
+				   lt_error *err)
+{
+	uint32_t   *ids = NULL;
+	uint64_t	n_ids = 0;
+
+	*out = false;
+	if (!m->has_fragment_bitmap)
+		return LT_OK;
+	LT_TRY(lt_roaring_decode_array(m->fragment_bitmap.data, m->fragment_bitmap.len, UINT32_MAX, &ids, &n_ids,
+								   NULL, err));
+	for (uint64_t i = 0, j = 0; i < n_ids && j < n && !*out;)
+	{
+		if (frags[j]->id == ids[i])
+			*out = true;
+		else if (frags[j]->id < ids[i])
+			j++;
+		else
+			i++;
+	}
+	lt_free(ids);
+	return LT_OK;
+}
+
+/*
+ * The index section of a version whose fragments are frags (ascending), from the base's: Lance 8's
+ * retention rule (lt_txn.h).  *out is sec itself when every segment stays, else a copy in the arena.
+ */
+static lt_code
+retained_indexes(Lt__Pb__IndexSection *sec, Lt__Pb__DataFragment *const *frags, size_t n, arena *a,
+				 Lt__Pb__IndexSection **out, lt_error *err)
+{
+	bool	   *live, *keep;
+	Lt__Pb__IndexSection *copy;
+	size_t		kept = 0;
+
+	*out = sec;
+	if (!sec || sec->n_indices == 0)
+		return LT_OK;
+	live = arena_alloc(a, sec->n_indices * sizeof(bool));
+	keep = arena_alloc(a, sec->n_indices * sizeof(bool));
+	if (!live || !keep)
+		return lt_nomem(err);
+	for (size_t i = 0; i < sec->n_indices; i++)
+		LT_TRY(segment_covers_any(sec->indices[i], frags, n, &live[i], err));
+	for (size_t i = 0; i < sec->n_indices; i++)
+	{
+		const Lt__Pb__IndexMetadata *m = sec->indices[i];
+		const char *name = m->name ? m->name : "";
+		size_t		same = 0, same_live = 0, oldest = i;
+
+		for (size_t j = 0; j < sec->n_indices; j++)
+		{
+			const Lt__Pb__IndexMetadata *o = sec->indices[j];
+
+			if (strcmp(o->name ? o->name : "", name) != 0)
+				continue;
+			same++;
+			same_live += live[j];
+			if (o->dataset_version < sec->indices[oldest]->dataset_version)
+				oldest = j;
+		}
+		if (strcmp(name, "__lance_frag_reuse") == 0 || live[i])
+			keep[i] = true;
+		else if (same == 1)
+			keep[i] = !is_vector_index(m);
+		else
+			keep[i] = same_live == 0 && oldest == i && !is_vector_index(m);
+		kept += keep[i];
+	}
+	if (kept == sec->n_indices)
+		return LT_OK;
+	if (!(copy = arena_alloc(a, sizeof(*copy))))
+		return lt_nomem(err);
+	*copy = *sec;
+	copy->n_indices = 0;
+	if (!(copy->indices = arena_alloc(a, (kept ? kept : 1) * sizeof(Lt__Pb__IndexMetadata *))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < sec->n_indices; i++)
+		if (keep[i])
+			copy->indices[copy->n_indices++] = sec->indices[i];
+	*out = copy->n_indices ? copy : NULL;
+	return LT_OK;
+}
+
 /* ---- one commit attempt --------------------------------------------------- */
 
 /* The creation versions of the rows we delete, from the read version's inline sequences. */
@@ -1441,6 +1550,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	uint64_t	rflags, wflags;
 	struct timespec now;
 	lt_txn_op	op;
+	Lt__Pb__IndexSection *indexes = base->index_section;
 	lt_code		rc;
 
 	*lost_race = false;
@@ -1550,7 +1660,10 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		txn_written = true;
 	}
 	fault(LT_COMMIT_AFTER_TXN_FILE);
-	rc = lt_manifest_serialize(&m, base->index_section, &tx, &buf, &len, err);
+	if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
+		rc = retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
+	if (rc == LT_OK)
+		rc = lt_manifest_serialize(&m, indexes, &tx, &buf, &len, err);
 	if (rc != LT_OK)
 		goto out;
 	{
@@ -1680,6 +1793,8 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 			if (rc != LT_OK)
 				break;
 			rc = check_concurrent(t, next, seen, err);
+			if (rc == LT_OK && opts && opts->check_new_fragment)
+				rc = check_new_fragments(base, next, opts, err);
 			if (owned)
 				lt_dataset_close(owned);
 			owned = base = next;

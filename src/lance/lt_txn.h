@@ -96,16 +96,33 @@ lt_code		lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err);
  */
 lt_code		lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err);
 
+struct Lt__Pb__DataFragment;
+
+/*
+ * A check of the fragments concurrent commits added (a replace's predicate: rows a concurrent
+ * writer appended that match it would survive the replace).  Called during the rebase, in version
+ * order, for every fragment of `version` that the version before it did not have; return LT_OK to
+ * accept it, LT_ECONFLICT (err naming the version) to fail the commit, anything else for an error.
+ */
+typedef lt_code (*lt_new_fragment_check) (void *arg, lt_dataset *version, const struct Lt__Pb__DataFragment *frag,
+										  lt_error *err);
+
 typedef struct lt_commit_options
 {
 	int			max_attempts;	/* 0 = 20, as Lance */
 	const char *predicate;		/* Delete / Update: the predicate text recorded in the transaction, or NULL */
+	lt_new_fragment_check check_new_fragment;	/* NULL: concurrent appends always rebase */
+	void	   *check_arg;
 } lt_commit_options;
 
 /*
  * Commit: write the deletion files still pending, the transaction file and the manifest of the
  * next version, rebasing over concurrent commits as described above.  An empty transaction
  * commits nothing (result->op = LT_OP_NONE).  After LT_ECONFLICT the transaction is unusable.
+ * A Delete or Update keeps the index segments as Lance 8 does: fragment bitmaps unchanged (they
+ * name the fragments an index was built over, existing or not); a segment left covering no
+ * existing fragment is dropped when another segment of its name still covers one, and a lone one
+ * only when it is a vector index (a scalar index keeps its oldest segment).
  */
 lt_code		lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
 

@@ -1,0 +1,675 @@
+/*
+ * overwrite.c — INSERT OVERWRITE … WHERE: a predicate-scoped replace committed as one Lance Update.
+ *
+ * With lt_fdw.overwrite_where set, an INSERT into an lt_fdw table first deletes the rows of the
+ * dataset that match the predicate (evaluated against the transaction's read version, with its own
+ * earlier writes), then appends its rows; both go to the transaction (xact.c), whose commit lowers
+ * deletes + new fragments to one Update (lt_txn.c).  lt_insert_overwrite() runs such an INSERT.
+ *
+ *   binding     the predicate text is parsed as one SQL expression and bound against the target
+ *               table, as a WHERE clause would be (unknown columns, non-boolean, aggregates and
+ *               window functions are the parser's errors); subqueries, volatile functions and the
+ *               scan-filled columns _rowid / _rowaddr are refused.
+ *   delete set  every fragment is scanned with the predicate pushed into the reader where it
+ *               translates (quals.c) and checked by Postgres where it does not; a fragment whose
+ *               live rows all match is removed by id (never left empty), a partly matched one
+ *               gets its deleted offsets merged into a new deletion vector.
+ *   validation  each inserted row must satisfy the predicate (Postgres evaluates it on the new
+ *               row), else ERROR 44000; lt_fdw.overwrite_validate = off appends such rows as they are.
+ *   concurrency at commit, every fragment a concurrent commit added over the read version is
+ *               tested against the predicate (lt_overwrite_check_fragment, called from lt_txn's
+ *               rebase); a matching row fails the commit with 40001.
+ */
+#include "postgres.h"
+
+#include "access/relation.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
+#include "parser/parse_collate.h"
+#include "parser/parse_expr.h"
+#include "parser/parse_relation.h"
+#include "parser/parser.h"
+#include "rewrite/rewriteHandler.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lt_fdw.h"
+#include "lt_alloc.h"
+#include "lt_scan.h"
+#include "lt_table.pb-c.h"
+
+char	   *lt_overwrite_where = NULL;
+bool		lt_overwrite_validate = true;
+LtOverwriteStats lt_overwrite_last;
+
+void
+lt_overwrite_init(void)
+{
+	DefineCustomStringVariable("lt_fdw.overwrite_where",
+							   "Makes an INSERT into an lt_fdw table replace the rows matching this predicate.",
+							   "A SQL boolean expression over the target table's columns (normally SET LOCAL); "
+							   "the deletes and the new rows are committed as one Lance version.",
+							   &lt_overwrite_where, "", PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomBoolVariable("lt_fdw.overwrite_validate",
+							 "Rejects rows of a replacing INSERT that do not satisfy lt_fdw.overwrite_where.",
+							 "Off appends them as they are (they are then not replaced by a re-run).",
+							 &lt_overwrite_validate, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+bool
+lt_overwrite_active(void)
+{
+	return lt_overwrite_where != NULL && lt_overwrite_where[0] != '\0';
+}
+
+/* ---- binding -------------------------------------------------------------------------------- */
+
+typedef struct BindCtx
+{
+	const char *sql;			/* what the parser saw */
+	const char *relname;
+} BindCtx;
+
+/* Parser errors point into the predicate, not into the client's statement. */
+static void
+bind_error_callback(void *arg)
+{
+	BindCtx    *bc = arg;
+	int			pos = geterrposition();
+
+	if (pos > 0)
+	{
+		errposition(0);
+		internalerrposition(pos);
+		internalerrquery(bc->sql);
+	}
+	errcontext("replace predicate of foreign table \"%s\" (lt_fdw.overwrite_where)", bc->relname);
+}
+
+static bool
+has_unwanted(Node *node, void *ctx)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, SubLink) || IsA(node, SubPlan) || IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, has_unwanted, ctx);
+}
+
+LtOverwritePred *
+lt_overwrite_bind(Relation rel, const char *text)
+{
+	LtOverwritePred *p = palloc0(sizeof(LtOverwritePred));
+	const char *relname = RelationGetRelationName(rel);
+	BindCtx		bc;
+	ErrorContextCallback errcb;
+	List	   *raw;
+	SelectStmt *sel;
+	ResTarget  *rt;
+	ParseState *pstate;
+	ParseNamespaceItem *nsi;
+	Node	   *expr;
+	Bitmapset  *attrs = NULL;
+	int			k;
+	const char *s = text ? text : "";
+
+	while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+		s++;
+	if (*s == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" is empty", relname),
+				 errhint("Give a boolean expression over the table's columns, e.g. dt = DATE '2026-08-01'.")));
+	p->text = pstrdup(text);
+	bc.sql = psprintf("SELECT %s", text);
+	bc.relname = relname;
+	errcb.callback = bind_error_callback;
+	errcb.arg = &bc;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	raw = raw_parser(bc.sql, RAW_PARSE_DEFAULT);
+	sel = list_length(raw) == 1 ? (SelectStmt *) ((RawStmt *) linitial(raw))->stmt : NULL;
+	if (sel == NULL || !IsA(sel, SelectStmt) || list_length(sel->targetList) != 1 || sel->fromClause ||
+		sel->whereClause || sel->groupClause || sel->havingClause || sel->windowClause || sel->distinctClause ||
+		sel->sortClause || sel->limitCount || sel->limitOffset || sel->lockingClause || sel->withClause ||
+		sel->intoClause || sel->valuesLists || sel->op != SETOP_NONE)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" must be one boolean expression",
+						relname),
+				 errdetail("The predicate is \"%s\".", text)));
+	rt = linitial_node(ResTarget, sel->targetList);
+	if (rt->name)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" must be one boolean expression",
+						relname),
+				 errdetail("The predicate is \"%s\".", text)));
+
+	pstate = make_parsestate(NULL);
+	pstate->p_sourcetext = bc.sql;
+	nsi = addRangeTableEntryForRelation(pstate, rel, AccessShareLock, NULL, false, false);
+	addNSItemToQuery(pstate, nsi, false, true, true);
+	expr = transformExpr(pstate, rt->val, EXPR_KIND_WHERE);
+	expr = coerce_to_boolean(pstate, expr, "lt_fdw.overwrite_where");
+	assign_expr_collations(pstate, expr);
+	error_context_stack = errcb.previous;
+
+	if (pstate->p_hasSubLinks || has_unwanted(expr, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" cannot contain a subquery",
+						relname),
+				 errdetail("The predicate is \"%s\".", text)));
+	if (contain_volatile_functions(expr))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" cannot call volatile functions",
+						relname),
+				 errdetail("The predicate is \"%s\"; it must give the same answer for a row at every evaluation.",
+						   text)));
+	pull_varattnos(expr, 1, &attrs);
+	k = -1;
+	while ((k = bms_next_member(attrs, k)) >= 0)
+	{
+		AttrNumber	attnum = k + FirstLowInvalidHeapAttributeNumber;
+		char	   *field;
+
+		if (attnum <= 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" can only use its columns",
+							relname),
+					 errdetail("The predicate is \"%s\"; system columns and whole-row references are not columns of the dataset.",
+							   text)));
+		field = lt_column_field_name(RelationGetRelid(rel), attnum,
+									 NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname));
+		if (strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" cannot use column \"%s\"",
+							relname, NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname)),
+					 errdetail("It reads %s, which scans fill in and new rows do not have.", field)));
+		p->attnums = lappend_int(p->attnums, attnum);
+	}
+	p->expr = (Expr *) eval_const_expressions(NULL, expr);
+	free_parsestate(pstate);
+	return p;
+}
+
+/* ---- evaluating the predicate on rows --------------------------------------------------------- */
+
+/* The predicate over one dataset version: the pushed filter and the rows' columns for the rest. */
+typedef struct PredScan
+{
+	Relation	rel;
+	LtOverwritePred *pred;
+	LtColumnBinding cols;
+	LtFdwFilter *lf;
+	bool		local;			/* rows need Postgres's check too */
+	ExprContext *econtext;
+	TupleTableSlot *slot;
+	MemoryContext lib_cxt;
+} PredScan;
+
+static void
+predscan_init(PredScan *ps, Relation rel, const LtTableOptions *opts, LtDatasetEntry *entry, LtOverwritePred *pred)
+{
+	memset(ps, 0, sizeof(*ps));
+	ps->rel = rel;
+	ps->pred = pred;
+	ltfdw_bind_columns(rel, opts, entry, pred->attnums, false, &ps->cols);
+	ps->econtext = CreateStandaloneExprContext();
+	ps->lf = ltfdw_build_filter(rel, 1, entry->ds->schema, make_ands_implicit(copyObject(pred->expr)), NULL);
+	ltfdw_filter_set_params(ps->lf, ps->econtext);
+	ps->local = ltfdw_filter_needs_local_check(ps->lf);
+	ps->slot = MakeSingleTupleTableSlot(RelationGetDescr(rel), &TTSOpsVirtual);
+	ps->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw replace scan", ALLOCSET_DEFAULT_SIZES);
+}
+
+static void
+predscan_end(PredScan *ps)
+{
+	ExecDropSingleTupleTableSlot(ps->slot);
+	FreeExprContext(ps->econtext, true);
+	MemoryContextDelete(ps->lib_cxt);
+}
+
+/* Does row r of the batch pass Postgres's part of the predicate? */
+static bool
+row_passes(PredScan *ps, lt_batch *b, int64 r)
+{
+	TupleTableSlot *slot = ps->slot;
+	MemoryContext old = MemoryContextSwitchTo(ps->econtext->ecxt_per_tuple_memory);
+	bool		ok;
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int c = 0; c < ps->cols.n_columns; c++)
+	{
+		const LtScanColumn *col = &ps->cols.columns[c];
+
+		if (col->kind != LT_COL_FIELD || col->proj < 0)
+			continue;
+		slot->tts_values[col->attnum - 1] = lt_conv_datum(col->conv, b->columns[col->proj], r,
+														  &slot->tts_isnull[col->attnum - 1]);
+	}
+	ExecStoreVirtualTuple(slot);
+	ps->econtext->ecxt_scantuple = slot;
+	ok = ltfdw_filter_local_check(ps->lf, ps->econtext);
+	MemoryContextSwitchTo(old);
+	ResetExprContext(ps->econtext);
+	return ok;
+}
+
+/*
+ * The live rows of frag (of ds) where the predicate holds: their addresses in *addrs (palloc'd,
+ * ascending) when addrs is not NULL, or stop at the first one (*n = 1).  Returns the count.
+ */
+static int64
+predscan_fragment(PredScan *ps, lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint64 **addrs, const char *what)
+{
+	lt_scan_options so = {0};
+	lt_fragment_scanner *sc = NULL;
+	lt_batch   *b;
+	lt_error	err;
+	lt_code		rc;
+	int64		n = 0,
+				cap = 0;
+	uint64	   *out = NULL;
+	MemoryContext old;
+
+	if (addrs)
+		*addrs = NULL;
+	old = lt_alloc_target(ps->lib_cxt);
+	so.filter = ltfdw_filter_for_scan(ps->lf);
+	if (ps->local)
+	{
+		so.n_fields = ps->cols.n_proj;
+		so.fields = ps->cols.proj;
+	}
+	rc = lt_fragment_scanner_open(ds, frag, &so, &sc, &err);
+	while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
+	{
+		for (int64 r = 0; r < b->length; r++)
+		{
+			if (ps->local)
+			{
+				MemoryContext lib = lt_alloc_target(old);
+				bool		pass = row_passes(ps, b, r);
+
+				lt_alloc_target(lib);
+				if (!pass)
+					continue;
+			}
+			if (!addrs)
+			{
+				n = 1;
+				goto done;
+			}
+			if (n == cap)
+			{
+				cap = Max(1024, cap * 2);
+				out = out ? repalloc_huge(out, sizeof(uint64) * cap) : MemoryContextAllocHuge(ps->econtext->ecxt_per_query_memory, sizeof(uint64) * cap);
+			}
+			out[n++] = b->row_addrs[r];
+		}
+	}
+done:
+	if (sc)
+		lt_fragment_scanner_free(sc);
+	lt_alloc_target(old);
+	MemoryContextReset(ps->lib_cxt);
+	if (rc != LT_OK)
+		lt_report(&err, what);
+	if (addrs)
+		*addrs = out;
+	return n;
+}
+
+static uint64
+live_rows_of(const Lt__Pb__DataFragment *f)
+{
+	uint64		deleted = f->deletion_file && f->deletion_file->has_num_deleted_rows ?
+		f->deletion_file->num_deleted_rows : 0;
+
+	return f->physical_rows > deleted ? f->physical_rows - deleted : 0;
+}
+
+/* ---- the delete set ------------------------------------------------------------------------- */
+
+void
+lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtOverwritePred *pred,
+				  LtOverwritePlan *plan)
+{
+	LtDatasetEntry *entry = lt_xact_view(opts->dataset_dir, true);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, RelationGetRelationName(rel));
+	PredScan	ps;
+
+	memset(plan, 0, sizeof(*plan));
+	if (entry == NULL)
+		entry = lt_dataset_acquire(RelationGetRelid(rel), opts, true);
+	plan->version = entry->version;
+	predscan_init(&ps, rel, opts, entry, pred);
+	plan->filter = ltfdw_filter_text(ps.lf);
+	plan->local_check = ps.local;
+	PG_TRY();
+	{
+		lt_dataset *ds = entry->ds;
+
+		plan->fragments_total = ds->n_fragments;
+		for (size_t i = 0; i < ds->n_fragments; i++)
+		{
+			const Lt__Pb__DataFragment *f = ds->fragments[i];
+			uint64		live = live_rows_of(f);
+			uint64	   *addrs = NULL;
+			int64		n;
+
+			CHECK_FOR_INTERRUPTS();
+			if (live == 0)
+				continue;
+			n = predscan_fragment(&ps, ds, f, &addrs, what);
+			plan->fragments_scanned++;
+			plan->rows_scanned += live;
+			if (n == 0)
+				continue;
+			plan->rows_deleted += n;
+			if ((uint64) n >= live)
+			{
+				plan->fragments_removed++;
+				if (xt)
+					lt_xact_remove_fragment(xt, f->id);
+			}
+			else
+			{
+				plan->fragments_updated++;
+				if (xt)
+					lt_xact_delete(xt, addrs, n);
+			}
+			if (addrs)
+				pfree(addrs);
+		}
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(entry);
+	}
+	PG_END_TRY();
+	predscan_end(&ps);
+}
+
+/* ---- validation of the new rows ------------------------------------------------------------- */
+
+/* "(v1, v2, ...)" of the slot's columns, each shortened, for the message. */
+static char *
+row_text(TupleTableSlot *slot)
+{
+	TupleDesc	td = slot->tts_tupleDescriptor;
+	StringInfoData buf;
+	bool		first = true;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '(');
+	for (int i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, i);
+		char	   *v;
+		Oid			out;
+		bool		varlena;
+
+		if (att->attisdropped)
+			continue;
+		if (!first)
+			appendStringInfoString(&buf, ", ");
+		first = false;
+		if (slot->tts_isnull[i])
+		{
+			appendStringInfoString(&buf, "null");
+			continue;
+		}
+		getTypeOutputInfo(att->atttypid, &out, &varlena);
+		v = OidOutputFunctionCall(out, slot->tts_values[i]);
+		if (strlen(v) > 64)
+			appendStringInfo(&buf, "%.64s...", v);
+		else
+			appendStringInfoString(&buf, v);
+	}
+	appendStringInfoChar(&buf, ')');
+	return buf.data;
+}
+
+void
+lt_overwrite_validate_row(LtOverwritePred *p, Relation rel, TupleTableSlot *slot, uint64 rowno)
+{
+	ExprContext *ec;
+
+	if (p->state == NULL)
+	{
+		MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(p));
+
+		p->econtext = CreateStandaloneExprContext();
+		p->state = ExecInitQual(make_ands_implicit(copyObject(p->expr)), NULL);
+		MemoryContextSwitchTo(old);
+	}
+	ec = p->econtext;
+	ec->ecxt_scantuple = slot;
+	if (!ExecQual(p->state, ec))
+		ereport(ERROR,
+				(errcode(ERRCODE_WITH_CHECK_OPTION_VIOLATION),
+				 errmsg("lt_fdw: row " UINT64_FORMAT " of the replacing INSERT into foreign table \"%s\" does not satisfy the replace predicate",
+						rowno, RelationGetRelationName(rel)),
+				 errdetail("Failing row contains %s; the predicate is \"%s\".", row_text(slot), p->text),
+				 errhint("Every new row must match the predicate it replaces; set lt_fdw.overwrite_validate = off (validate => false) to append such rows anyway.")));
+	ResetExprContext(ec);
+}
+
+/* ---- the commit's check of concurrent appends --------------------------------------------------- */
+
+lt_code
+lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment *frag, lt_error *err)
+{
+	LtXactTable *xt = arg;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw replace check", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(cxt);
+	MemoryContext oldlib = lt_alloc_target(cxt);
+	lt_code		rc = LT_OK;
+
+	PG_TRY();
+	{
+		ListCell   *lc;
+
+		foreach(lc, xt->overwrite_checks)
+		{
+			LtOverwriteCheck *oc = lfirst(lc);
+			Relation	rel = relation_open(oc->relid, AccessShareLock);
+			LtTableOptions opts;
+			LtDatasetEntry e = {0};
+			PredScan	ps;
+			LtOverwritePred pred = {0};
+			int64		n;
+
+			lt_get_table_options(oc->relid, &opts);
+			e.dir = xt->dir;
+			e.version = v->version;
+			e.ds = v;
+			e.store = v->store;
+			pred.text = oc->predicate;
+			pred.expr = oc->expr;
+			pred.attnums = oc->attnums;
+			predscan_init(&ps, rel, &opts, &e, &pred);
+			n = predscan_fragment(&ps, v, frag, NULL,
+								  psprintf("version " UINT64_FORMAT " of dataset %s", v->version, xt->uri));
+			predscan_end(&ps);
+			relation_close(rel, AccessShareLock);
+			if (n > 0)
+			{
+				rc = lt_error_set(err, LT_ECONFLICT,
+								  "concurrent commit (version %llu of %s) added rows matching the replace predicate \"%s\" (fragment %llu): they would survive the replace",
+								  (unsigned long long) v->version, xt->uri, oc->predicate,
+								  (unsigned long long) frag->id);
+				break;
+			}
+		}
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		FlushErrorState();
+		rc = lt_error_set(err, LT_EIO, "checking the rows version %llu of %s added against the replace predicate: %s",
+						  (unsigned long long) v->version, xt->uri, ed->message);
+	}
+	PG_END_TRY();
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(cxt);
+	return rc;
+}
+
+void
+lt_overwrite_register(LtXactTable *xt, Relation rel, LtOverwritePred *pred)
+{
+	MemoryContext old = MemoryContextSwitchTo(xt->cxt);
+	LtOverwriteCheck *oc = palloc0(sizeof(LtOverwriteCheck));
+
+	oc->relid = RelationGetRelid(rel);
+	oc->predicate = pstrdup(pred->text);
+	oc->expr = copyObject(pred->expr);
+	oc->attnums = list_copy(pred->attnums);
+	MemoryContextSwitchTo(old);
+	lt_xact_add_overwrite_check(xt, oc);
+}
+
+/* ---- EXPLAIN -------------------------------------------------------------------------------- */
+
+void
+lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, bool validate, ExplainState *es)
+{
+	StringInfoData how;
+
+	ExplainPropertyText("Replace Predicate", pred->text, es);
+	initStringInfo(&how);
+	if (plan->filter)
+		appendStringInfo(&how, "scan of %lld fragments with filter %s%s", (long long) plan->fragments_scanned,
+						 plan->filter, plan->local_check ? " and a local check" : "");
+	else
+		appendStringInfo(&how, "scan of %lld fragments checked locally", (long long) plan->fragments_scanned);
+	ExplainPropertyText("Delete Set", how.data, es);
+	ExplainPropertyInteger("Read Version", NULL, (int64) plan->version, es);
+	ExplainPropertyInteger("Fragments To Remove", NULL, plan->fragments_removed, es);
+	ExplainPropertyInteger("Metadata-Only Removals", NULL, plan->fragments_metadata_only, es);
+	ExplainPropertyInteger("Fragments To Update", NULL, plan->fragments_updated, es);
+	ExplainPropertyInteger("Rows To Delete", NULL, plan->rows_deleted, es);
+	ExplainPropertyBool("Validate", validate, es);
+}
+
+/* ---- lt_insert_overwrite(target, predicate, query, validate) --------------------------------- */
+
+PG_FUNCTION_INFO_V1(lt_insert_overwrite);
+
+Datum
+lt_insert_overwrite(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *predicate, *query, *relname;
+	bool		validate;
+	List	   *raw;
+	Node	   *stmt;
+	int			nest;
+	int			rc;
+	TupleDesc	td;
+	Datum		values[5];
+	bool		nulls[5] = {0};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("lt_insert_overwrite: target must not be NULL")));
+	relid = PG_GETARG_OID(0);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_insert_overwrite: the predicate must not be NULL"),
+				 errhint("To replace every row, give the predicate true.")));
+	if (PG_ARGISNULL(2))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("lt_insert_overwrite: query must not be NULL")));
+	predicate = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	query = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	validate = PG_ARGISNULL(3) ? true : PG_GETARG_BOOL(3);
+	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_insert_overwrite: return type must be a row type");
+
+	relname = get_rel_name(relid);
+	if (relname == NULL || get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("lt_insert_overwrite: \"%s\" is not a foreign table of lt_fdw", relname ? relname : "?")));
+	if (GetFdwRoutineByRelId(relid)->ExecForeignInsert != ltExecForeignInsert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("lt_insert_overwrite: \"%s\" is not a foreign table of lt_fdw", relname)));
+	{
+		/* an empty predicate is an error here (the GUC's empty value means "no replace") */
+		const char *s = predicate;
+
+		while (*s == ' ' || *s == '\t' || *s == '\n' || *s == '\r')
+			s++;
+		if (*s == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_insert_overwrite: the predicate for foreign table \"%s\" is empty", relname),
+					 errhint("To replace every row, give the predicate true.")));
+	}
+	/* the query: exactly one SELECT (or VALUES) */
+	raw = raw_parser(query, RAW_PARSE_DEFAULT);
+	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
+	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_insert_overwrite: the query must be one SELECT or VALUES statement"),
+				 errdetail("The query is \"%s\".", query)));
+
+	nest = NewGUCNestLevel();
+	(void) set_config_option("lt_fdw.overwrite_where", predicate, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
+							 0, false);
+	(void) set_config_option("lt_fdw.overwrite_validate", validate ? "on" : "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	memset(&lt_overwrite_last, 0, sizeof(lt_overwrite_last));
+	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "lt_insert_overwrite: SPI_connect failed: %s", SPI_result_code_string(rc));
+	rc = SPI_execute(psprintf("INSERT INTO %s (%s\n)",
+							  quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)), relname),
+							  query), false, 0);
+	if (rc != SPI_OK_INSERT)
+		elog(ERROR, "lt_insert_overwrite: the INSERT into \"%s\" failed: %s", relname, SPI_result_code_string(rc));
+	SPI_finish();
+	AtEOXact_GUC(true, nest);
+	if (!lt_overwrite_last.valid || lt_overwrite_last.relid != relid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_insert_overwrite: the INSERT into \"%s\" did not run as a replace", relname),
+				 errdetail("A rule or trigger redirected it.")));
+
+	values[0] = Int64GetDatum(lt_overwrite_last.rows_deleted);
+	values[1] = Int64GetDatum(lt_overwrite_last.rows_inserted);
+	values[2] = Int64GetDatum(lt_overwrite_last.fragments_removed);
+	values[3] = Int64GetDatum(lt_overwrite_last.fragments_updated);
+	values[4] = Int64GetDatum(lt_overwrite_last.fragments_added);
+	td = BlessTupleDesc(td);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(td, values, nulls)));
+}
