@@ -13,6 +13,7 @@
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
+#   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #
 # A missing step script is a failure, never a skip. Each step's closing "N passed, M failed" line is added
@@ -31,11 +32,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-write interop-pgwrite pg)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-write interop-pgwrite interop-overwrite pg)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-write|interop-pgwrite|pg) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-write|interop-pgwrite|interop-overwrite|pg) steps+=("$a") ;;
 		-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -118,6 +119,7 @@ for s in "${steps[@]}"; do
 		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
 		interop-write) run_step interop-write test/interop/write.sh test/interop/write.sh ;;
 		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
+		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 	esac
 done

@@ -286,7 +286,10 @@ typedef struct LtOverwritePlan
 	int64		fragments_removed;	/* every live row matched: removed by id */
 	int64		fragments_metadata_only;	/* of those, proved from index metadata without a read */
 	int64		fragments_updated;	/* some rows matched: a new deletion vector */
+	int64		fragments_pruned;	/* index data proved no row matches */
+	int64		fragments_by_index;	/* index data named exactly the matching rows (no read) */
 	int64		rows_deleted;
+	char	   *indexes;		/* the index lookups made ("name (kind) for predicate", ...), or NULL */
 } LtOverwritePlan;
 
 /* What the last replace of this backend did (lt_insert_overwrite's result; modify.c fills it). */

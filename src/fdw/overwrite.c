@@ -49,6 +49,7 @@
 
 #include "lt_fdw.h"
 #include "lt_alloc.h"
+#include "lt_index_plan.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 
@@ -282,7 +283,8 @@ row_passes(PredScan *ps, lt_batch *b, int64 r)
  * ascending) when addrs is not NULL, or stop at the first one (*n = 1).  Returns the count.
  */
 static int64
-predscan_fragment(PredScan *ps, lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint64 **addrs, const char *what)
+predscan_fragment(PredScan *ps, lt_dataset *ds, const Lt__Pb__DataFragment *frag, const uint32_t *offsets,
+				  uint64 n_offsets, uint64 **addrs, const char *what)
 {
 	lt_scan_options so = {0};
 	lt_fragment_scanner *sc = NULL;
@@ -298,6 +300,8 @@ predscan_fragment(PredScan *ps, lt_dataset *ds, const Lt__Pb__DataFragment *frag
 		*addrs = NULL;
 	old = lt_alloc_target(ps->lib_cxt);
 	so.filter = ltfdw_filter_for_scan(ps->lf);
+	so.offsets = offsets;
+	so.n_offsets = n_offsets;
 	if (ps->local)
 	{
 		so.n_fields = ps->cols.n_proj;
@@ -353,6 +357,29 @@ live_rows_of(const Lt__Pb__DataFragment *f)
 
 /* ---- the delete set ------------------------------------------------------------------------- */
 
+/*
+ * What the dataset's scalar indexes and zone maps say about each fragment (lt_index_plan), for
+ * the part of the predicate the reader evaluates; NULL when nothing of it translates.  An index
+ * error is no error here: the fragments are then scanned.
+ */
+static lt_index_plan *
+index_plan(PredScan *ps, lt_dataset *ds, lt_index_planner **planner, MemoryContext cxt)
+{
+	MemoryContext old = lt_alloc_target(cxt);
+	lt_filter  *f = ltfdw_filter_for_scan(ps->lf);
+	lt_index_plan *plan = NULL;
+	lt_error	err;
+
+	*planner = NULL;
+	if (f && lt_index_planner_open(ds, planner, &err) == LT_OK &&
+		lt_index_plan_build(*planner, f, 0, NULL, &plan, &err) != LT_OK)
+		plan = NULL;
+	if (f && plan == NULL)
+		elog(DEBUG1, "lt_fdw: the replace scans every fragment: %s", err.msg);
+	lt_alloc_target(old);
+	return plan;
+}
+
 void
 lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtOverwritePred *pred,
 				  LtOverwritePlan *plan)
@@ -360,6 +387,8 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	LtDatasetEntry *entry = lt_xact_view(opts->dataset_dir, true);
 	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, RelationGetRelationName(rel));
 	PredScan	ps;
+	MemoryContext icxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw replace index plan",
+											   ALLOCSET_DEFAULT_SIZES);
 
 	memset(plan, 0, sizeof(*plan));
 	if (entry == NULL)
@@ -371,21 +400,70 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	PG_TRY();
 	{
 		lt_dataset *ds = entry->ds;
+		lt_index_planner *planner = NULL;
+		lt_index_plan *ip = index_plan(&ps, ds, &planner, icxt);
 
 		plan->fragments_total = ds->n_fragments;
+		if (ip)
+		{
+			StringInfoData how;
+
+			initStringInfo(&how);
+			for (size_t u = 0; u < ip->n_used; u++)
+				appendStringInfo(&how, "%s%s (%s) for %s", u ? ", " : "", ip->used[u].index->name,
+								 lt_index_kind_name(ip->used[u].index->kind), ip->used[u].predicate);
+			plan->indexes = ip->n_used ? how.data : NULL;
+		}
 		for (size_t i = 0; i < ds->n_fragments; i++)
 		{
 			const Lt__Pb__DataFragment *f = ds->fragments[i];
 			uint64		live = live_rows_of(f);
 			uint64	   *addrs = NULL;
 			int64		n;
+			lt_frag_plan *fp = ip ? &ip->fragments[i] : NULL;
+			lt_frag_verdict v = fp ? fp->verdict : LT_FRAG_SCAN;
 
 			CHECK_FOR_INTERRUPTS();
 			if (live == 0)
 				continue;
-			n = predscan_fragment(&ps, ds, f, &addrs, what);
-			plan->fragments_scanned++;
-			plan->rows_scanned += live;
+			/* with a local check left, what the index proves is only a candidate set */
+			if (ps.local && v == LT_FRAG_ALL)
+				v = LT_FRAG_SCAN;
+			if (ps.local && v == LT_FRAG_ROWS)
+				v = LT_FRAG_CANDIDATES;
+			if (v == LT_FRAG_PRUNED)
+			{
+				plan->fragments_pruned++;
+				continue;
+			}
+			if (v == LT_FRAG_ALL || (v == LT_FRAG_ROWS && fp->n_offsets >= live))
+			{
+				/* proved fully matched from index data: removed by id, no row read */
+				plan->fragments_metadata_only++;
+				plan->fragments_removed++;
+				plan->rows_deleted += live;
+				if (xt)
+					lt_xact_remove_fragment(xt, f->id);
+				continue;
+			}
+			if (v == LT_FRAG_ROWS)
+			{
+				/* exactly these rows: deleted without a read */
+				n = (int64) fp->n_offsets;
+				addrs = palloc(sizeof(uint64) * Max(n, 1));
+				for (int64 k = 0; k < n; k++)
+					addrs[k] = ((uint64) f->id << 32) | fp->offsets[k];
+				plan->fragments_by_index++;
+			}
+			else
+			{
+				bool		cand = v == LT_FRAG_CANDIDATES;
+
+				n = predscan_fragment(&ps, ds, f, cand ? fp->offsets : NULL, cand ? fp->n_offsets : 0, &addrs,
+									  what);
+				plan->fragments_scanned++;
+				plan->rows_scanned += cand ? fp->n_offsets : live;
+			}
 			if (n == 0)
 				continue;
 			plan->rows_deleted += n;
@@ -411,6 +489,8 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	}
 	PG_END_TRY();
 	predscan_end(&ps);
+	/* the planner's readers and the plan: library allocations of icxt */
+	MemoryContextDelete(icxt);
 }
 
 /* ---- validation of the new rows ------------------------------------------------------------- */
@@ -480,6 +560,27 @@ lt_overwrite_validate_row(LtOverwritePred *p, Relation rel, TupleTableSlot *slot
 
 /* ---- the commit's check of concurrent appends --------------------------------------------------- */
 
+/* Does a live row of frag (of version v) match?  Index data first, then the rows. */
+static int64
+check_one_fragment(PredScan *ps, lt_dataset *v, const Lt__Pb__DataFragment *frag, MemoryContext cxt,
+				   const char *what)
+{
+	lt_index_planner *planner;
+	lt_index_plan *ip = index_plan(ps, v, &planner, cxt);
+	lt_frag_plan *fp = NULL;
+
+	for (size_t i = 0; ip && i < ip->n_fragments; i++)
+		if (ip->fragments[i].fragment_id == frag->id)
+			fp = &ip->fragments[i];
+	if (fp && fp->verdict == LT_FRAG_PRUNED)
+		return 0;
+	if (fp && !ps->local && (fp->verdict == LT_FRAG_ALL || fp->verdict == LT_FRAG_ROWS) && fp->n_offsets > 0)
+		return 1;
+	if (fp && fp->verdict == LT_FRAG_CANDIDATES)
+		return predscan_fragment(ps, v, frag, fp->offsets, fp->n_offsets, NULL, what);
+	return predscan_fragment(ps, v, frag, NULL, 0, NULL, what);
+}
+
 lt_code
 lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment *frag, lt_error *err)
 {
@@ -512,8 +613,8 @@ lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment
 			pred.expr = oc->expr;
 			pred.attnums = oc->attnums;
 			predscan_init(&ps, rel, &opts, &e, &pred);
-			n = predscan_fragment(&ps, v, frag, NULL,
-								  psprintf("version " UINT64_FORMAT " of dataset %s", v->version, xt->uri));
+			n = check_one_fragment(&ps, v, frag, cxt,
+								   psprintf("version " UINT64_FORMAT " of dataset %s", v->version, xt->uri));
 			predscan_end(&ps);
 			relation_close(rel, AccessShareLock);
 			if (n > 0)
@@ -566,12 +667,18 @@ lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, b
 
 	ExplainPropertyText("Replace Predicate", pred->text, es);
 	initStringInfo(&how);
+	if (plan->indexes)
+		appendStringInfo(&how, "index %s; ", plan->indexes);
 	if (plan->filter)
 		appendStringInfo(&how, "scan of %lld fragments with filter %s%s", (long long) plan->fragments_scanned,
 						 plan->filter, plan->local_check ? " and a local check" : "");
 	else
 		appendStringInfo(&how, "scan of %lld fragments checked locally", (long long) plan->fragments_scanned);
 	ExplainPropertyText("Delete Set", how.data, es);
+	if (plan->indexes || plan->fragments_pruned)
+		ExplainPropertyInteger("Fragments Pruned", NULL, plan->fragments_pruned, es);
+	if (plan->fragments_by_index)
+		ExplainPropertyInteger("Fragments Deleted From By Index", NULL, plan->fragments_by_index, es);
 	ExplainPropertyInteger("Read Version", NULL, (int64) plan->version, es);
 	ExplainPropertyInteger("Fragments To Remove", NULL, plan->fragments_removed, es);
 	ExplainPropertyInteger("Metadata-Only Removals", NULL, plan->fragments_metadata_only, es);

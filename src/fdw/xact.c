@@ -24,8 +24,12 @@
  */
 #include "postgres.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include "access/xact.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "lt_fdw.h"
@@ -49,6 +53,28 @@ typedef struct LtSavepoint
 	int			n_removes;
 	lt_txn_mark mark;			/* !in_pending: the lt_txn's mark */
 } LtSavepoint;
+
+/*
+ * Crash tests (lt_fdw.crash_at_commit_point, superuser only, not for production): the backend
+ * kills itself with SIGKILL at that point of its next Lance commit, as a power cut would stop it.
+ */
+static int	crash_at = -1;
+static const struct config_enum_entry crash_points[] = {
+	{"", -1, false},
+	{"start", LT_COMMIT_START, false},
+	{"after_deletion_files", LT_COMMIT_AFTER_DELETION_FILES, false},
+	{"after_txn_file", LT_COMMIT_AFTER_TXN_FILE, false},
+	{"mid_manifest", LT_COMMIT_MID_MANIFEST, false},
+	{"after_manifest", LT_COMMIT_AFTER_MANIFEST, false},
+	{NULL, 0, false}
+};
+
+static void
+crash_hook(lt_commit_point point)
+{
+	if ((int) point == crash_at)
+		kill(getpid(), SIGKILL);
+}
 
 static List *tables = NIL;		/* LtXactTable of this transaction (TopMemoryContext list) */
 static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
@@ -484,7 +510,9 @@ commit_all(void)
 			co.check_arg = xt;
 		}
 		old = lt_alloc_target(xt->cxt);
+		lt_commit_fault_hook = crash_at >= 0 ? crash_hook : NULL;
 		rc = lt_txn_commit(xt->txn, &co, &res, &err);
+		lt_commit_fault_hook = NULL;
 		lt_alloc_target(old);
 		if (rc == LT_ECONFLICT)
 			ereport(ERROR,
@@ -641,6 +669,10 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 void
 lt_xact_init(void)
 {
+	DefineCustomEnumVariable("lt_fdw.crash_at_commit_point",
+							 "Crash tests only: the backend kills itself (SIGKILL) at this point of its next Lance commit.",
+							 NULL, &crash_at, -1, crash_points, PGC_SUSET,
+							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	RegisterXactCallback(xact_callback, NULL);
 	RegisterSubXactCallback(subxact_callback, NULL);
 }

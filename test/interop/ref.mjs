@@ -498,9 +498,11 @@ async function applyOp(tbl, op, spec) {
     case "drop_columns": return tbl.dropColumns(op.columns);
     case "rename": return tbl.alterColumns([{ path: op.from, rename: op.to }]);
     case "optimize": return tbl.optimize();
-    case "create_index": { // kind (or type): btree | bitmap | label_list; the node binding cannot build zonemaps
+    case "create_index": { // kind (or type): btree | bitmap | label_list | ivf_flat; the node binding cannot build zonemaps
       const kind = op.kind ?? op.type;
       if (!kind) return tbl.createIndex(op.column, op.name ? { name: op.name } : {});
+      if (kind === "ivf_flat") // a vector index, exact when every partition is probed
+        return tbl.createIndex(op.column, { config: lancedb.Index.ivfFlat({ numPartitions: op.partitions ?? 2 }), ...(op.name ? { name: op.name } : {}) });
       const make = { btree: "btree", bitmap: "bitmap", label_list: "labelList", labelList: "labelList" }[kind] || fail(`unknown index kind '${kind}'`);
       return tbl.createIndex(op.column, { config: lancedb.Index[make](), ...(op.name ? { name: op.name } : {}) });
     }
