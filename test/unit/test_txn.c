@@ -12,10 +12,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <roaring/roaring.h>
+
 #include "io/lt_store.h"
 #include "lt_alloc.h"
 #include "lt_dataset.h"
 #include "lt_deletion.h"
+#include "lt_index.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
@@ -945,6 +948,218 @@ TEST(flags_and_config_carried)
 	lt_store_close(s);
 }
 
+/* ---- a replace's check of concurrently added fragments ------------------------------------ */
+
+typedef struct seen_frags
+{
+	int			calls;
+	uint64_t	ids[8];
+	uint64_t	versions[8];
+	lt_code		answer;
+} seen_frags;
+
+static lt_code
+record_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment *frag, lt_error *e)
+{
+	seen_frags *sf = arg;
+
+	if (sf->calls < 8)
+	{
+		sf->ids[sf->calls] = frag->id;
+		sf->versions[sf->calls] = v->version;
+	}
+	sf->calls++;
+	if (sf->answer != LT_OK)
+		return lt_error_set(e, sf->answer, "version %llu added matching rows", (unsigned long long) v->version);
+	return LT_OK;
+}
+
+TEST(new_fragment_check)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	lt_commit_result r;
+	lt_commit_options co = {0};
+	seen_frags	sf = {0};
+	uint64_t	fid;
+
+	/* no concurrent commit: the check is never called */
+	co.check_new_fragment = record_fragment;
+	co.check_arg = &sf;
+	copy_fragment_file(s, ds, 1, &wf, "nf-0.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {1, 3}, 2, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_commit(t, &co, &r, &err), err);
+	CHECK_EQ_INT(sf.calls, 0);
+	CHECK_EQ_INT(r.op, LT_OP_UPDATE);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+
+	/* two concurrent appends and a delete: called for the appended fragments only, in version order */
+	ds = open_latest(s);
+	{
+		lt_commit_result r2;
+
+		CHECK_OK(append_copy(s, ds, 2, "nf-1.lance", &r2), err);
+		CHECK_OK(delete_some(ds, 1, (uint32_t[]) {5}, 1, &r2), err);
+		CHECK_OK(append_copy(s, ds, 0, "nf-2.lance", &r2), err);
+	}
+	copy_fragment_file(s, ds, 1, &wf, "nf-3.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {7}, 1, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_commit(t, &co, &r, &err), err);
+	CHECK_EQ_INT(sf.calls, 2);
+	CHECK_EQ_INT(sf.versions[0], ds->version + 1);
+	CHECK_EQ_INT(sf.versions[1], ds->version + 3);
+	CHECK(sf.ids[0] != sf.ids[1]);
+	CHECK_EQ_INT(r.version, ds->version + 4);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+
+	/* the check says a concurrent fragment matches: LT_ECONFLICT, nothing committed */
+	ds = open_latest(s);
+	{
+		lt_commit_result r2;
+
+		CHECK_OK(append_copy(s, ds, 2, "nf-4.lance", &r2), err);
+	}
+	memset(&sf, 0, sizeof(sf));
+	sf.answer = LT_ECONFLICT;
+	copy_fragment_file(s, ds, 1, &wf, "nf-5.lance");
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {9}, 1, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_EQ_INT(lt_txn_commit(t, &co, &r, &err), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "added matching rows") != NULL);
+	CHECK_EQ_INT(sf.calls, 1);
+	after = open_latest(s);
+	CHECK_EQ_INT(after->version, ds->version + 1);
+	lt_dataset_close(after);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/* ---- index segments kept by a Delete / Update (Lance 8's retention) -------------------------- */
+
+/* A portable roaring of ids, in a buffer the caller frees. */
+static uint8_t *
+bitmap_of(const uint32_t *ids, size_t n, size_t *len)
+{
+	roaring_bitmap_t *b = roaring_bitmap_of_ptr(n, ids);
+	uint8_t    *buf;
+
+	*len = roaring_bitmap_portable_size_in_bytes(b);
+	buf = malloc(*len);
+	roaring_bitmap_portable_serialize(b, (char *) buf);
+	roaring_bitmap_free(b);
+	return buf;
+}
+
+TEST(index_retention)
+{
+	lt_store   *s = NULL;
+	lt_dataset *ds, *after;
+	Lt__Pb__Manifest m;
+	Lt__Pb__IndexSection sec = LT__PB__INDEX_SECTION__INIT;
+	Lt__Pb__IndexMetadata extra_vec = LT__PB__INDEX_METADATA__INIT, extra_id = LT__PB__INDEX_METADATA__INIT;
+	Lt__Pb__PbAny vec_details = LT__PB__PB_ANY__INIT;
+	Lt__Pb__Uuid u1 = LT__PB__UUID__INIT, u2 = LT__PB__UUID__INIT;
+	uint8_t		raw1[16] = {1, 2, 3, 4, 5, 6, 0x40, 8, 0x80, 10, 11, 12, 13, 14, 15, 16};
+	uint8_t		raw2[16] = {2, 2, 3, 4, 5, 6, 0x40, 8, 0x80, 10, 11, 12, 13, 14, 15, 17};
+	Lt__Pb__IndexMetadata **all;
+	int32_t		f0 = 0, f4 = 4;
+	size_t		l1, l2;
+	uint8_t    *b1 = bitmap_of((uint32_t[]) {0}, 1, &l1), *b2 = bitmap_of((uint32_t[]) {2}, 1, &l2);
+	uint8_t    *buf;
+	uint64_t	len;
+	char		name[64], path[128];
+	lt_txn	   *t = NULL;
+	lt_commit_result r;
+	lt_index_list *il = NULL;
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	load_tree(s, "indexed", PREFIX);
+	ds = open_latest(s);
+	CHECK(ds->index_section != NULL);
+	if (!ds->index_section)
+		return;
+	/* the next version: the engine's indexes plus a vector index over fragment 0 and a second id_idx
+	 * segment over fragment 2 */
+	u1.has_uuid = u2.has_uuid = true;
+	u1.uuid.data = raw1;
+	u2.uuid.data = raw2;
+	u1.uuid.len = u2.uuid.len = 16;
+	vec_details.type_url = "/lance.table.VectorIndexDetails";
+	extra_vec.uuid = &u1;
+	extra_vec.name = "v_idx";
+	extra_vec.n_fields = 1;
+	extra_vec.fields = &f4;
+	extra_vec.has_dataset_version = true;
+	extra_vec.dataset_version = ds->version;
+	extra_vec.has_fragment_bitmap = true;
+	extra_vec.fragment_bitmap.data = b1;
+	extra_vec.fragment_bitmap.len = l1;
+	extra_vec.index_details = &vec_details;
+	extra_id = *ds->index_section->indices[0];
+	CHECK(strcmp(extra_id.name, "id_idx") == 0);
+	extra_id.uuid = &u2;
+	extra_id.dataset_version = ds->version;
+	extra_id.fragment_bitmap.data = b2;
+	extra_id.fragment_bitmap.len = l2;
+	all = calloc(ds->index_section->n_indices + 2, sizeof(*all));
+	for (size_t i = 0; i < ds->index_section->n_indices; i++)
+		all[i] = ds->index_section->indices[i];
+	all[ds->index_section->n_indices] = &extra_vec;
+	all[ds->index_section->n_indices + 1] = &extra_id;
+	sec.n_indices = ds->index_section->n_indices + 2;
+	sec.indices = all;
+	m = *ds->manifest;
+	m.version = ds->version + 1;
+	m.transaction_file = NULL;
+	(void) f0;
+	CHECK_OK(lt_manifest_serialize(&m, &sec, NULL, &buf, &len, &err), err);
+	lt_manifest_name(m.version, ds->naming, name, sizeof(name));
+	snprintf(path, sizeof(path), PREFIX "_versions/%s", name);
+	CHECK_OK(lt_store_put_if_absent(s, path, buf, len, &err), err);
+	lt_free(buf);
+	lt_dataset_close(ds);
+
+	/* remove fragments 0 and 1: every segment built over them now covers nothing */
+	ds = open_latest(s);
+	CHECK_EQ_INT(ds->index_section->n_indices, sec.n_indices);
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_remove_fragment(t, 0, &err), err);
+	CHECK_OK(lt_txn_remove_fragment(t, 1, &err), err);
+	CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+	CHECK_EQ_INT(r.op, LT_OP_DELETE);
+	lt_txn_free(t);
+	after = open_latest(s);
+	CHECK_OK(lt_dataset_indexes(after, &il, &err), err);
+	if (il)
+	{
+		const lt_index *id = lt_index_list_find(il, "id_idx"), *k = lt_index_list_find(il, "k_idx");
+
+		/* the vector index is gone; id_idx keeps only its segment that still covers a fragment */
+		CHECK(lt_index_list_find(il, "v_idx") == NULL);
+		CHECK(id && id->n_segments == 1 && id->segments[0].n_fragments == 1 && id->segments[0].fragments[0] == 2);
+		/* a lone scalar segment stays, its fragment bitmap as it was (fragments 0 and 1) */
+		CHECK(k && k->n_segments == 1 && k->segments[0].n_fragments == 2);
+		CHECK_EQ_INT(il->n, 4);
+		lt_index_list_free(il);
+	}
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	free(all);
+	free(b1);
+	free(b2);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -965,5 +1180,7 @@ main(void)
 	RUN(lost_races);
 	RUN(unwritable);
 	RUN(flags_and_config_carried);
+	RUN(new_fragment_check);
+	RUN(index_retention);
 	return unit_report("txn");
 }
