@@ -371,6 +371,8 @@ index_plan(PredScan *ps, lt_dataset *ds, lt_index_planner **planner, MemoryConte
 	lt_error	err;
 
 	*planner = NULL;
+	if (!lt_enable_index_scan)
+		f = NULL;				/* lt_fdw.enable_index_scan = off: every fragment is scanned */
 	if (f && lt_index_planner_open(ds, planner, &err) == LT_OK &&
 		lt_index_plan_build(*planner, f, 0, NULL, &plan, &err) != LT_OK)
 		plan = NULL;
