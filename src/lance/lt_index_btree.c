@@ -10,8 +10,9 @@
  * last (NULL only when every value is NULL; NaN sorts last).
  *
  * A lookup evaluates the page test (lt_index_prune_filter) on the lookup
- * columns, reads values and ids of the candidate pages only, and evaluates the
- * filter on the values.
+ * columns, reads the values of the candidate pages only, evaluates the filter
+ * on them (= / IN of integers: a binary search per value) and reads the ids of
+ * the matching span.
  */
 #include "lt_index_int.h"
 
@@ -99,9 +100,150 @@ lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 	return LT_OK;
 }
 
+/*
+ * Point lookups: a key filter that is "= v" or "IN (v, ...)" of integer constants on an integer (or
+ * date32) key.  Then each value is binary-searched in the page's sorted keys instead of testing all
+ * of them (a page holds thousands, an IN list hits one or two per page).  The wanted values come
+ * back sorted and unique (lt_malloc'd), or NULL when the filter is of another shape.
+ */
+typedef struct point_keys
+{
+	int64_t    *v;
+	int			n;
+} point_keys;
+
+static int
+cmp_i64(const void *a, const void *b)
+{
+	int64_t		x = *(const int64_t *) a,
+				y = *(const int64_t *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+static lt_code
+get_point_keys(const lt_filter *keyf, const lt_field *f, point_keys *pk, lt_error *err)
+{
+	const lt_expr *root = lt_filter_root(keyf);
+	lt_value_kind want;
+	int			first,
+				last;
+
+	pk->v = NULL;
+	pk->n = 0;
+	switch (f->type)
+	{
+		case LT_TYPE_INT8:
+		case LT_TYPE_INT16:
+		case LT_TYPE_INT32:
+		case LT_TYPE_INT64:
+			want = LT_VALUE_INT;
+			break;
+		case LT_TYPE_DATE32:
+			want = LT_VALUE_DATE;
+			break;
+		default:
+			return LT_OK;
+	}
+	if (lt_expr_get_kind(root) == LT_EXPR_CMP && lt_expr_get_op(root) == LT_CMP_EQ)
+		first = last = 1;
+	else if (lt_expr_get_kind(root) == LT_EXPR_IN)
+	{
+		first = 1;
+		last = lt_expr_n_args(root) - 1;
+	}
+	else
+		return LT_OK;
+	if (!(pk->v = lt_malloc(sizeof(int64_t) * (size_t) (last - first + 1 > 0 ? last - first + 1 : 1))))
+		return lt_nomem(err);
+	for (int i = first; i <= last; i++)
+	{
+		const lt_expr *e = lt_expr_arg(root, i);
+		const lt_value *v;
+		int			nv;
+
+		if (lt_expr_get_kind(e) != LT_EXPR_CONST || lt_expr_get_values(keyf, e, &v, &nv, err) != LT_OK ||
+			nv != 1 || (v->kind != want && v->kind != LT_VALUE_NULL))
+		{
+			lt_free(pk->v);
+			pk->v = NULL;
+			pk->n = 0;
+			return LT_OK;		/* another shape: the generic path */
+		}
+		if (v->kind == want)	/* NULL items match nothing */
+			pk->v[pk->n++] = v->v.i;
+	}
+	qsort(pk->v, (size_t) pk->n, sizeof(int64_t), cmp_i64);
+	if (pk->n > 1)
+	{
+		int			k = 1;
+
+		for (int i = 1; i < pk->n; i++)
+			if (pk->v[i] != pk->v[k - 1])
+				pk->v[k++] = pk->v[i];
+		pk->n = k;
+	}
+	return LT_OK;
+}
+
+static inline int64_t
+key_at(const lt_array *a, int64_t i)
+{
+	switch (a->field->type)
+	{
+		case LT_TYPE_INT8:
+			return ((const int8_t *) a->values)[i];
+		case LT_TYPE_INT16:
+			return ((const int16_t *) a->values)[i];
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+			return ((const int32_t *) a->values)[i];
+		default:
+			return ((const int64_t *) a->values)[i];
+	}
+}
+
+/*
+ * The positions of pk's values among the page's keys (sorted, nulls first), ascending; false when
+ * the page is not laid out that way (then the filter decides, key by key).
+ */
+static bool
+search_point_keys(const point_keys *pk, const lt_array *vals, uint32_t *sel, int64_t *nsel)
+{
+	int64_t		n = vals->length,
+				nulls = vals->null_count;
+
+	*nsel = 0;
+	for (int64_t i = 0; i < n; i++)
+		if (lt_array_is_valid(vals, i) != (i >= nulls))
+			return false;
+	for (int64_t i = nulls + 1; i < n; i++)
+		if (key_at(vals, i - 1) > key_at(vals, i))
+			return false;
+	for (int k = 0; k < pk->n; k++)
+	{
+		int64_t		lo = nulls,
+					hi = n;
+
+		while (lo < hi)
+		{
+			int64_t		mid = lo + (hi - lo) / 2;
+
+			if (key_at(vals, mid) < pk->v[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < n && key_at(vals, lo) == pk->v[k]; lo++)
+			sel[(*nsel)++] = (uint32_t) lo;
+	}
+	return true;
+}
+
 /* Read page_data rows [start, start + n), evaluate the key filter, add the matching ids. */
 static lt_code
-scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowaddr_set *acc, lt_error *err)
+scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t start, uint64_t n,
+		  lt_rowaddr_set *acc, lt_error *err)
 {
 	lt_array   *vals = NULL,
 			   *ids = NULL;
@@ -120,7 +262,7 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, uint64_t start, uint64_t n, lt_rowa
 						(unsigned long long) start, (unsigned long long) (start + n));
 	if (rc == LT_OK && !(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
 		rc = lt_nomem(err);
-	if (rc == LT_OK)
+	if (rc == LT_OK && !(pk->v && search_point_keys(pk, vals, sel, &nsel)))
 	{
 		cols[0] = vals;
 		rc = lt_filter_eval(keyf, cols, (int64_t) n, sel, &nsel, err);
@@ -159,11 +301,14 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 	uint32_t   *sel = NULL;
 	uint64_t   *cand = NULL;
 	int64_t		nsel = 0;
+	point_keys	pk = {NULL, 0};
 	lt_code		rc;
 
 	rc = lt_index_prune_filter(filter, cols, false, &pagef, err);
 	if (rc == LT_OK)
 		rc = lt_index_copy_filter(filter, s->values_f, &keyf, err);
+	if (rc == LT_OK)
+		rc = get_point_keys(keyf, s->values_f, &pk, err);
 	if (rc == LT_OK && pages > 0)
 	{
 		sel = lt_malloc((size_t) pages * sizeof(uint32_t));
@@ -195,12 +340,13 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 		end = (cand[j] + 1) * s->batch_size;
 		if (end > rows)
 			end = rows;
-		rc = scan_rows(s, keyf, start, end - start, acc, err);
+		rc = scan_rows(s, keyf, &pk, start, end - start, acc, err);
 		k = j + 1;
 		/* a duplicate page index would be read twice: harmless, the set dedups */
 	}
 	lt_free(sel);
 	lt_free(cand);
+	lt_free(pk.v);
 	lt_filter_free(pagef);
 	lt_filter_free(keyf);
 	return rc;
