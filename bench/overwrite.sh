@@ -100,7 +100,7 @@ for n in $SCALES; do
 		P+=" $(ms "BEGIN; SELECT * FROM lt_insert_overwrite('u$n', \$\$dt = $(day 1)\$\$, 'SELECT 1::bigint, NULL::date, NULL, NULL WHERE false'); ROLLBACK")"
 		C+=" $(ms "SELECT * FROM lt_insert_overwrite('u$n', \$\$dt = $(day $((k + 1)))\$\$, 'SELECT 1::bigint, NULL::date, NULL, NULL WHERE false')")"
 	done
-	"${PSQL[@]}" -c "SET lt_fdw.overwrite_where = \$\$dt = $(day 9)\$\$; EXPLAIN (COSTS OFF) INSERT INTO u$n SELECT 1, NULL::date, NULL, NULL WHERE false" | grep -E "Metadata-Only" | sed "s/^ */  u$n explain: /" >&2
+	"${PSQL[@]}" -c "SET lt_fdw.overwrite_where = \$\$dt = $(day 0)\$\$; EXPLAIN (COSTS OFF) INSERT INTO u$n SELECT 1, NULL::date, NULL, NULL WHERE false" | grep -E "Metadata-Only" | sed "s/^ */  u$n explain: /" >&2
 	printf '| %d rows each | %s | %s |\n' "$n" "$(echo $P | best)" "$(echo $C | best)"
 done
 echo

@@ -84,8 +84,17 @@ SELECT id, dt, value FROM ow ORDER BY id;
 SELECT * FROM lt_insert_overwrite('ow', $$dt = '2026-08-03'$$,
                                   $$SELECT * FROM ow_staging WHERE dt = '2026-08-03'$$);
 SELECT count(*), sum(id) FROM ow;
--- a VALUES query, and the default validate spelled out
-SELECT * FROM lt_insert_overwrite('ow', 'id = 10', $$VALUES (10::bigint, NULL::date, 'j2', 10.5::float8)$$, true);
+-- a VALUES query (a trailing semicolon is fine), and the default validate spelled out
+SELECT * FROM lt_insert_overwrite('ow', 'id = 10', $$VALUES (10::bigint, NULL::date, 'j2', 10.5::float8);$$, true);
+SELECT id, dt, value FROM ow WHERE id = 10;
+
+-- COPY FROM replaces too
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = 'id = 10';
+COPY ow FROM STDIN;
+10	\N	j3	10.5
+\.
+COMMIT;
 SELECT id, dt, value FROM ow WHERE id = 10;
 
 -- ---- 4. empty input deletes; a predicate matching nothing appends; nothing at all makes no version --------------

@@ -744,7 +744,14 @@ lt_insert_overwrite(PG_FUNCTION_ARGS)
 					 errmsg("lt_insert_overwrite: the predicate for foreign table \"%s\" is empty", relname),
 					 errhint("To replace every row, give the predicate true.")));
 	}
-	/* the query: exactly one SELECT (or VALUES) */
+	/* the query: exactly one SELECT (or VALUES); a trailing semicolon is fine */
+	{
+		size_t		n = strlen(query);
+
+		while (n > 0 && (query[n - 1] == ';' || query[n - 1] == ' ' || query[n - 1] == '\t' ||
+						 query[n - 1] == '\n' || query[n - 1] == '\r'))
+			query[--n] = '\0';
+	}
 	raw = raw_parser(query, RAW_PARSE_DEFAULT);
 	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
 	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
