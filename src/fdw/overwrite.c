@@ -357,29 +357,68 @@ live_rows_of(const Lt__Pb__DataFragment *f)
 
 /* ---- the delete set ------------------------------------------------------------------------- */
 
+/* An index plan and where it lives (lt_index_plan_done releases it). */
+typedef struct IndexPlan
+{
+	lt_index_plan *plan;		/* NULL: no index narrows anything, scan every fragment */
+	lt_index_planner *own;		/* a planner of our own (not a cached version's) */
+	MemoryContext cxt;			/* the plan's (and our planner's) library memory */
+} IndexPlan;
+
 /*
  * What the dataset's scalar indexes and zone maps say about each fragment (lt_index_plan), for
- * the part of the predicate the reader evaluates; NULL when nothing of it translates.  An index
- * error is no error here: the fragments are then scanned.
+ * the part of the predicate the reader evaluates.  A cached version (entry, not an own-writes
+ * view) keeps its planner with its index readers for later statements, as scans do (index.c);
+ * otherwise the planner is our own, in cxt.  An index error is no error here: the fragments are
+ * then scanned.
  */
-static lt_index_plan *
-index_plan(PredScan *ps, lt_dataset *ds, lt_index_planner **planner, MemoryContext cxt)
+static void
+index_plan(PredScan *ps, lt_dataset *ds, LtDatasetEntry *entry, MemoryContext cxt, IndexPlan *ip)
 {
 	MemoryContext old = lt_alloc_target(cxt);
 	lt_filter  *f = ltfdw_filter_for_scan(ps->lf);
-	lt_index_plan *plan = NULL;
+	lt_index_planner *planner = NULL;
 	lt_error	err;
+	lt_code		rc = LT_OK;
 
-	*planner = NULL;
+	memset(ip, 0, sizeof(*ip));
+	ip->cxt = cxt;
 	if (!lt_enable_index_scan)
 		f = NULL;				/* lt_fdw.enable_index_scan = off: every fragment is scanned */
-	if (f && lt_index_planner_open(ds, planner, &err) == LT_OK &&
-		lt_index_plan_build(*planner, f, 0, NULL, &plan, &err) != LT_OK)
-		plan = NULL;
-	if (f && plan == NULL)
+	if (f && entry && !lt_xact_is_view(entry))
+	{
+		ip->cxt = entry->cxt;
+		lt_alloc_target(entry->cxt);
+		if (entry->planner == NULL)
+			rc = lt_index_planner_open(ds, &entry->planner, &err);
+		planner = entry->planner;
+	}
+	else if (f)
+	{
+		rc = lt_index_planner_open(ds, &ip->own, &err);
+		planner = ip->own;
+	}
+	if (f && rc == LT_OK)
+		rc = lt_index_plan_build(planner, f, 0, NULL, &ip->plan, &err);
+	if (f && rc != LT_OK)
+	{
+		ip->plan = NULL;
 		elog(DEBUG1, "lt_fdw: the replace scans every fragment: %s", err.msg);
+	}
 	lt_alloc_target(old);
-	return plan;
+}
+
+static void
+index_plan_done(IndexPlan *ip)
+{
+	MemoryContext old = lt_alloc_target(ip->cxt);
+
+	if (ip->plan)
+		lt_index_plan_free(ip->plan);
+	if (ip->own)
+		lt_index_planner_free(ip->own);
+	lt_alloc_target(old);
+	memset(ip, 0, sizeof(*ip));
 }
 
 void
@@ -391,6 +430,7 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	PredScan	ps;
 	MemoryContext icxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw replace index plan",
 											   ALLOCSET_DEFAULT_SIZES);
+	IndexPlan	ipl = {0};
 
 	memset(plan, 0, sizeof(*plan));
 	if (entry == NULL)
@@ -402,8 +442,10 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	PG_TRY();
 	{
 		lt_dataset *ds = entry->ds;
-		lt_index_planner *planner = NULL;
-		lt_index_plan *ip = index_plan(&ps, ds, &planner, icxt);
+		lt_index_plan *ip;
+
+		index_plan(&ps, ds, entry, icxt, &ipl);
+		ip = ipl.plan;
 
 		plan->fragments_total = ds->n_fragments;
 		if (ip)
@@ -487,11 +529,11 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 	}
 	PG_FINALLY();
 	{
+		index_plan_done(&ipl);
 		lt_dataset_unpin(entry);
 	}
 	PG_END_TRY();
 	predscan_end(&ps);
-	/* the planner's readers and the plan: library allocations of icxt */
 	MemoryContextDelete(icxt);
 }
 
@@ -567,20 +609,35 @@ static int64
 check_one_fragment(PredScan *ps, lt_dataset *v, const Lt__Pb__DataFragment *frag, MemoryContext cxt,
 				   const char *what)
 {
-	lt_index_planner *planner;
-	lt_index_plan *ip = index_plan(ps, v, &planner, cxt);
+	IndexPlan	ipl;
+	lt_index_plan *ip;
 	lt_frag_plan *fp = NULL;
+	int64		n;
+
+	index_plan(ps, v, NULL, cxt, &ipl);
+	ip = ipl.plan;
 
 	for (size_t i = 0; ip && i < ip->n_fragments; i++)
 		if (ip->fragments[i].fragment_id == frag->id)
 			fp = &ip->fragments[i];
-	if (fp && fp->verdict == LT_FRAG_PRUNED)
-		return 0;
-	if (fp && !ps->local && (fp->verdict == LT_FRAG_ALL || fp->verdict == LT_FRAG_ROWS) && fp->n_offsets > 0)
-		return 1;
-	if (fp && fp->verdict == LT_FRAG_CANDIDATES)
-		return predscan_fragment(ps, v, frag, fp->offsets, fp->n_offsets, NULL, what);
-	return predscan_fragment(ps, v, frag, NULL, 0, NULL, what);
+	PG_TRY();
+	{
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			n = 0;
+		else if (fp && !ps->local && (fp->verdict == LT_FRAG_ALL || fp->verdict == LT_FRAG_ROWS) &&
+				 fp->n_offsets > 0)
+			n = 1;
+		else if (fp && fp->verdict == LT_FRAG_CANDIDATES)
+			n = predscan_fragment(ps, v, frag, fp->offsets, fp->n_offsets, NULL, what);
+		else
+			n = predscan_fragment(ps, v, frag, NULL, 0, NULL, what);
+	}
+	PG_FINALLY();
+	{
+		index_plan_done(&ipl);
+	}
+	PG_END_TRY();
+	return n;
 }
 
 lt_code
