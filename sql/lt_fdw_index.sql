@@ -149,6 +149,8 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 SET lt_fdw.enable_aggregate_pushdown = off;
 SELECT ix_same('SELECT id, k FROM ix.appended WHERE k IN (1, 2) OR id < 50');
+SELECT p FROM ix_plain_explain('SELECT id, k FROM ix.appended WHERE k IN (1, 2) OR id < 50') p
+ WHERE p ~ '(Gather|Workers|Foreign Scan|Index Fragments)';
 RESET lt_fdw.enable_aggregate_pushdown;
 RESET max_parallel_workers_per_gather;
 RESET min_parallel_table_scan_size;
