@@ -33,6 +33,7 @@
 #include "optimizer/optimizer.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -398,7 +399,7 @@ ltfdw_index_explain(LtScanIndex *ix, ExplainState *es)
 /* ---- costing -------------------------------------------------------------------------------- */
 
 void
-ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
+ltfdw_index_plan_info(LtPlanState *ps, Relation rel, LtDatasetEntry *e)
 {
 	lt_index_list *l;
 	lt_error	err;
@@ -409,6 +410,7 @@ ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
 
 	ps->indexed_attrs = NULL;
 	ps->label_attrs = NULL;
+	ps->index_rows_per_value = NULL;
 	ps->unindexed_frac = 1.0;
 	if (!lt_enable_index_scan || e->ds->index_section == NULL || e->ds->index_section->n_indices == 0)
 		return;
@@ -455,13 +457,79 @@ ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e)
 	}
 	lt_alloc_target(old);
 	MemoryContextDelete(tmp);
+
+	/*
+	 * Never analyzed: Postgres would guess 0.5% for an equality. The index knows better (distinct
+	 * keys, from its lookup tables: read once, kept with the cached version's planner).
+	 */
+	if (rel->rd_rel->reltuples < 0 && ps->indexed_attrs != NULL && !lt_xact_is_view(e))
+	{
+		int			attnum = -1;
+		bool		ok = true;
+
+		old = lt_alloc_target(e->cxt);
+		if (e->planner == NULL)
+			ok = lt_index_planner_open(e->ds, &e->planner, &err) == LT_OK;
+		while (ok && (attnum = bms_next_member(ps->indexed_attrs, attnum)) >= 0)
+		{
+			Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
+			const lt_field *f = lt_schema_find_name(e->ds->schema,
+													lt_column_field_name(RelationGetRelid(rel), attnum,
+																		 NameStr(att->attname)));
+			double		rpv = 0;
+
+			/* a damaged index gives no estimate here; the scan reports it */
+			if (f == NULL || lt_index_planner_rows_per_value(e->planner, f->id, &rpv, &err) != LT_OK || rpv <= 0)
+				continue;
+			if (ps->index_rows_per_value == NULL)
+				ps->index_rows_per_value = palloc0(sizeof(double) * (td->natts + 1));
+			ps->index_rows_per_value[attnum] = rpv;
+		}
+		lt_alloc_target(old);
+	}
+}
+
+/* An equality (or = ANY of n values) on an indexed column without statistics: the index's estimate. */
+static Selectivity
+index_clause_sel(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, RestrictInfo *ri, int attnum)
+{
+	double		rpv = ps->index_rows_per_value ? ps->index_rows_per_value[attnum] : 0;
+	Node	   *c = (Node *) ri->clause;
+
+	if (rpv > 0 && ps->tuples > 0)
+	{
+		if (IsA(c, OpExpr) && list_length(((OpExpr *) c)->args) == 2 &&
+			(get_oprrest(((OpExpr *) c)->opno) == F_EQSEL || get_oprjoin(((OpExpr *) c)->opno) == F_EQJOINSEL))
+			return Min(1.0, rpv / ps->tuples);
+		if (IsA(c, ScalarArrayOpExpr) && ((ScalarArrayOpExpr *) c)->useOr &&
+			get_oprrest(((ScalarArrayOpExpr *) c)->opno) == F_EQSEL)
+		{
+			Node	   *arr = lsecond(((ScalarArrayOpExpr *) c)->args);
+			int			n = -1;
+
+			if (IsA(arr, Const) && !((Const *) arr)->constisnull)
+			{
+				ArrayType  *a = DatumGetArrayTypeP(((Const *) arr)->constvalue);
+
+				n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
+			}
+			else if (IsA(arr, ArrayExpr))
+				n = list_length(((ArrayExpr *) arr)->elements);
+			if (n >= 0)
+				return Min(1.0, n * rpv / ps->tuples);
+		}
+	}
+	return clause_selectivity(root, (Node *) ri, baserel->relid, JOIN_INNER, NULL);
 }
 
 Selectivity
-ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds)
+ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds, Selectivity *pg_sel)
 {
 	LtPlanState *ps = baserel->fdw_private;
 	Selectivity sel = 1.0;
+
+	if (pg_sel)
+		*pg_sel = 1.0;
 	bool		any = false;
 	ListCell   *lc;
 
@@ -485,7 +553,9 @@ ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds)
 			continue;
 		if (!label && list_member_ptr(ps->local_conds, ri))
 			continue;
-		sel *= clause_selectivity(root, (Node *) ri, baserel->relid, JOIN_INNER, NULL);
+		sel *= index_clause_sel(root, baserel, ps, ri, attnum);
+		if (pg_sel)
+			*pg_sel *= clause_selectivity(root, (Node *) ri, baserel->relid, JOIN_INNER, NULL);
 		any = true;
 	}
 	return any ? sel : -1;

@@ -356,6 +356,7 @@ typedef struct LtPlanState
 	Bitmapset  *indexed_attrs;
 	Bitmapset  *label_attrs;	/* list columns with a label_list index (array @> / && quals) */
 	double		unindexed_frac;
+	double	   *index_rows_per_value;	/* by attnum, before ANALYZE: rows per distinct key (0: unknown) */
 } LtPlanState;
 
 /*
@@ -561,8 +562,13 @@ extern const struct lt_frag_plan *ltfdw_index_verdict(LtScanIndex *ix, size_t i)
 extern uint64 ltfdw_index_pruned(LtScanIndex *ix);
 extern void ltfdw_index_explain(LtScanIndex *ix, ExplainState *es);
 /* Planning: which columns have an index (ps->indexed_attrs, ps->unindexed_frac). */
-extern void ltfdw_index_plan_info(LtPlanState *ps, Relation rel, const LtDatasetEntry *e);
-/* Selectivity of the clauses (RestrictInfos) an index answers, or -1 when none does. */
-extern Selectivity ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds);
+extern void ltfdw_index_plan_info(LtPlanState *ps, Relation rel, LtDatasetEntry *e);
+/*
+ * Selectivity of the clauses (RestrictInfos) an index answers, or -1 when none does; *pg_sel (may be
+ * NULL) gets Postgres's own estimate of the same clauses (they differ for equalities on a column
+ * never analyzed: the index's distinct keys then give the estimate).
+ */
+extern Selectivity ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds,
+										   Selectivity *pg_sel);
 
 #endif

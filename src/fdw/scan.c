@@ -102,6 +102,18 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo, 0,
 														 JOIN_INNER, NULL));
+	/* before ANALYZE, an index's estimate of its equality quals replaces Postgres's default */
+	if (ps->index_rows_per_value)
+	{
+		Selectivity pg_sel;
+		Selectivity sel = ltfdw_index_selectivity(root, baserel, ps->remote_conds, &pg_sel);
+
+		if (sel >= 0 && pg_sel > 0)
+		{
+			baserel->rows = clamp_row_est(baserel->rows * sel / pg_sel);
+			ps->remote_sel = Min(1.0, ps->remote_sel * sel / pg_sel);
+		}
+	}
 }
 
 /*
@@ -238,10 +250,19 @@ lt_add_parameterized_paths(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *
 			if (ltfdw_is_remote_expr(root, baserel, ri->clause))
 				pushed = lappend(pushed, ri);
 		}
-		scan_cost(root, baserel, ps, sel, ltfdw_index_selectivity(root, baserel, pushed), ps->local_conds, 1.0,
-				  &startup, &total);
+		Selectivity pg_sel;
+		Selectivity index_sel = ltfdw_index_selectivity(root, baserel, pushed, &pg_sel);
+		double		rows = ppi->ppi_rows;
+
+		/* before ANALYZE, the index's estimate of an equality join clause (as for the base quals) */
+		if (ps->index_rows_per_value && index_sel >= 0 && pg_sel > 0)
+		{
+			rows = clamp_row_est(rows * index_sel / pg_sel);
+			sel = Min(1.0, sel * index_sel / pg_sel);
+		}
+		scan_cost(root, baserel, ps, sel, index_sel, ps->local_conds, 1.0, &startup, &total);
 		add_path(baserel, (Path *)
-				 create_foreignscan_path(root, baserel, NULL, ppi->ppi_rows, startup, total, NIL,
+				 create_foreignscan_path(root, baserel, NULL, rows, startup, total, NIL,
 										 ppi->ppi_req_outer, NULL, NIL));
 	}
 }
@@ -274,7 +295,7 @@ lt_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps)
 	if (workers <= 0)
 		return;
 	divisor = parallel_divisor(workers);
-	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds),
+	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds, NULL),
 			  ps->local_conds, divisor, &startup, &total);
 	path = create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup, total,
 								   NIL, NULL, NULL, NIL);
@@ -291,7 +312,7 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	Cost		startup_cost;
 	Cost		total_cost;
 
-	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds),
+	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds, NULL),
 			  ps->local_conds, 1.0, &startup_cost, &total_cost);
 	add_path(baserel, (Path *)
 			 create_foreignscan_path(root, baserel, NULL, baserel->rows, startup_cost,

@@ -507,6 +507,35 @@ lt_index_search_labels(lt_index_reader *r, lt_label_op op, int n, const lt_value
 }
 
 lt_code
+lt_index_distinct(lt_index_reader *r, double *distinct, double *rows, lt_error *err)
+{
+	*distinct = *rows = 0;
+	if (r->idx->kind != LT_INDEX_BTREE && r->idx->kind != LT_INDEX_BITMAP)
+		return lt_error_set(err, LT_EUNSUPPORTED, "index \"%s\" (%s) has no distinct-value estimate", r->idx->name,
+							lt_index_kind_name(r->idx->kind));
+	for (size_t i = 0; i < r->n_segs; i++)
+	{
+		if (!r->segs[i].dir)
+			continue;
+		if (r->idx->kind == LT_INDEX_BTREE)
+			LT_TRY(lt_btree_distinct(&r->segs[i], distinct, rows));
+		else
+			LT_TRY(lt_bitmap_distinct(&r->segs[i], distinct, rows));
+	}
+	if (r->idx->kind == LT_INDEX_BITMAP)
+	{
+		for (size_t i = 0; i < r->idx->n_covered; i++)
+		{
+			const Lt__Pb__DataFragment *f = find_fragment(r->ds, r->idx->covered[i]);
+
+			if (f)
+				*rows += (double) lt_fragment_live_rows(f);
+		}
+	}
+	return LT_OK;
+}
+
+lt_code
 lt_index_covered_rows(lt_index_reader *r, lt_rowaddr_set **out, lt_error *err)
 {
 	lt_rowaddr_set *u;

@@ -163,6 +163,14 @@ typedef enum lt_label_op
 lt_code		lt_index_search_labels(lt_index_reader *r, lt_label_op op, int n, const lt_value *values,
 								   lt_rowaddr_set **out, lt_index_stats *stats, lt_error *err);
 
+/*
+ * For planning, from what lt_index_open read (no further I/O): an estimate of the distinct non-null
+ * values the index holds (btree: per page at most max - min + 1 for integer keys, 1 when min = max;
+ * bitmap: its keys; segments added up) and of the rows they are spread over (btree: its non-null
+ * keys; bitmap: the covered fragments' rows).  LT_EUNSUPPORTED for other kinds.
+ */
+lt_code		lt_index_distinct(lt_index_reader *r, double *distinct, double *rows, lt_error *err);
+
 /* The whole covered part of the dataset: every live row of the covered fragments. */
 lt_code		lt_index_covered_rows(lt_index_reader *r, lt_rowaddr_set **out, lt_error *err);
 

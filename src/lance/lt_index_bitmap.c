@@ -266,3 +266,11 @@ lt_bitmap_search_labels(lt_index_reader *r, lt_seg_reader *s, lt_label_op op, in
 	lt_rowaddr_set_free(all);
 	return rc;
 }
+
+lt_code
+lt_bitmap_distinct(lt_seg_reader *s, double *distinct, double *rows)
+{
+	/* one key per distinct value (the NULL key holds the nulls); the rows are not counted here */
+	*distinct += (double) (s->keys->length - s->keys->null_count);
+	return LT_OK;
+}

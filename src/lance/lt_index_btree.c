@@ -351,3 +351,61 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 	lt_filter_free(keyf);
 	return rc;
 }
+
+/* Slot i of a and b (same type, both valid) holds the same bytes. */
+static bool
+same_slot(const lt_array *a, const lt_array *b, int64_t i)
+{
+	if (a->offsets && b->offsets)
+		return a->offsets[i + 1] - a->offsets[i] == b->offsets[i + 1] - b->offsets[i] &&
+			memcmp(a->data + a->offsets[i], b->data + b->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i])) == 0;
+	if (a->offsets || b->offsets || lt_type_byte_width(a->field) <= 0)
+		return false;
+	return memcmp(a->values + (size_t) i * (size_t) lt_type_byte_width(a->field),
+				  b->values + (size_t) i * (size_t) lt_type_byte_width(a->field),
+				  (size_t) lt_type_byte_width(a->field)) == 0;
+}
+
+lt_code
+lt_btree_distinct(lt_seg_reader *s, double *distinct, double *rows)
+{
+	uint64_t	pages = lt_index_file_rows(s->lookup);
+	uint64_t	total = lt_index_file_rows(s->data);
+	bool		ints = false;
+
+	switch (s->page_min->field->type)
+	{
+		case LT_TYPE_INT8:
+		case LT_TYPE_INT16:
+		case LT_TYPE_INT32:
+		case LT_TYPE_INT64:
+		case LT_TYPE_DATE32:
+			ints = true;
+			break;
+		default:
+			break;
+	}
+	for (uint64_t i = 0; i < pages; i++)
+	{
+		uint64_t	p = lt_index_uint_at(s->page_idx, (int64_t) i);
+		uint64_t	n = total - p * s->batch_size < s->batch_size ? total - p * s->batch_size : s->batch_size;
+		uint64_t	nulls = lt_index_uint_at(s->page_nulls, (int64_t) i);
+		double		live = nulls < n ? (double) (n - nulls) : 0;
+		double		d = live;
+
+		if (live > 0 && lt_array_is_valid(s->page_min, (int64_t) i) && lt_array_is_valid(s->page_max, (int64_t) i))
+		{
+			if (ints)
+			{
+				double		span = (double) key_at(s->page_max, (int64_t) i) - (double) key_at(s->page_min, (int64_t) i) + 1;
+
+				d = span < live ? span : live;
+			}
+			else if (same_slot(s->page_min, s->page_max, (int64_t) i))
+				d = 1;
+		}
+		*distinct += d;
+		*rows += live;
+	}
+	return LT_OK;
+}

@@ -90,6 +90,10 @@ lt_code		lt_zonemap_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter
 lt_code		lt_zonemap_proven(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter,
 							  lt_rowaddr_set *acc, lt_index_stats *st, lt_error *err);
 
+/* Planning estimates from what open read (lt_index_distinct): add the segment's distinct values (and rows). */
+lt_code		lt_btree_distinct(lt_seg_reader *s, double *distinct, double *rows);
+lt_code		lt_bitmap_distinct(lt_seg_reader *s, double *distinct, double *rows);
+
 /* Open "<dir><name>" of a segment; errors name the index. */
 lt_code		lt_seg_open_file(lt_index_reader *r, lt_seg_reader *s, const char *name, lt_index_file **out,
 							 lt_error *err);

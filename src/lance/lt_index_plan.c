@@ -123,6 +123,26 @@ reader_for(lt_index_planner *p, const lt_index *ix, lt_index_reader **out, lt_er
 	return LT_OK;
 }
 
+lt_code
+lt_index_planner_rows_per_value(lt_index_planner *p, int32_t field_id, double *rows_per_value, lt_error *err)
+{
+	const lt_index *ix = lt_index_planner_index_for(p, field_id);
+	lt_index_reader *r;
+	double		distinct,
+				rows;
+
+	*rows_per_value = 0;
+	if (!ix || (ix->kind != LT_INDEX_BTREE && ix->kind != LT_INDEX_BITMAP))
+		return LT_OK;
+	LT_TRY(reader_for(p, ix, &r, err));
+	LT_TRY(lt_index_distinct(r, &distinct, &rows, err));
+	if (distinct >= 1 && rows >= distinct)
+		*rows_per_value = rows / distinct;
+	else if (distinct >= 1)
+		*rows_per_value = 1;
+	return LT_OK;
+}
+
 void
 lt_index_plan_free(lt_index_plan *plan)
 {

@@ -108,6 +108,14 @@ const lt_index_list *lt_index_planner_indexes(const lt_index_planner *p);
 const lt_index *lt_index_planner_index_for(const lt_index_planner *p, int32_t field_id);
 
 /*
+ * Rows per distinct value of top-level field id, estimated from its index (lt_index_distinct; opens
+ * the index's reader if needed): for planning equality lookups without statistics.  0 when no
+ * btree or bitmap index gives an estimate.
+ */
+lt_code		lt_index_planner_rows_per_value(lt_index_planner *p, int32_t field_id, double *rows_per_value,
+											lt_error *err);
+
+/*
  * Plan filter (may be NULL: no scalar predicate; parameters set) AND the
  * label predicates.  The filter is only read.  Free with lt_index_plan_free.
  */

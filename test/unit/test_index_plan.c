@@ -304,6 +304,18 @@ TEST(verdicts)
 	lt_index_plan_free(plan);
 	lt_filter_free(f);
 
+	/* planning estimates: id is unique (btree), k has 16 values and nulls (bitmap), tags none (label_list) */
+	{
+		double		rpv = -1;
+
+		CHECK_OK(lt_index_planner_rows_per_value(p, ds->schema->fields[0]->id, &rpv, &err), err);
+		CHECK(rpv >= 1 && rpv < 1.1);
+		CHECK_OK(lt_index_planner_rows_per_value(p, lt_schema_find_name(ds->schema, "k")->id, &rpv, &err), err);
+		CHECK(rpv > 300 && rpv < 700);
+		CHECK_OK(lt_index_planner_rows_per_value(p, lt_schema_find_name(ds->schema, "tags")->id, &rpv, &err), err);
+		CHECK(rpv == 0);
+	}
+
 	/* no filter: every fragment scanned, no index used */
 	CHECK_OK(lt_index_plan_build(p, NULL, 0, NULL, &plan, &err), err);
 	CHECK(plan && plan->n_scan == 3 && plan->n_used == 0);
