@@ -239,6 +239,15 @@ SELECT * FROM dblink('ow2', $$SELECT rows_deleted FROM lt_insert_overwrite('ow',
 DELETE FROM ow WHERE id = 401;
 SELECT ow_try($$SELECT dblink_exec('ow2', 'COMMIT')$$);
 SELECT id, value FROM ow WHERE dt = '2026-08-03' ORDER BY id;
+-- a replace rolled back to a savepoint no longer guards its predicate at commit
+BEGIN;
+SAVEPOINT s;
+SELECT rows_deleted FROM lt_insert_overwrite('ow', $$dt = '2026-08-03'$$, $$SELECT * FROM ow_staging WHERE dt = '2026-08-03'$$);
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO ow VALUES (402, '2026-08-06', 'plain insert', 1);
+SELECT dblink_exec('ow2', $$INSERT INTO ow VALUES (403, '2026-08-03', 'concurrent, inside', 1)$$);
+COMMIT;
+SELECT id, value FROM ow WHERE id IN (402, 403) ORDER BY id;
 SELECT dblink_disconnect('ow2');
 
 -- ---- cleanup -----------------------------------------------------------------------------------------
