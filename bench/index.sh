@@ -40,7 +40,19 @@ if [ ! -d "$DATA" ]; then
 	node --max-old-space-size=8000 bench/ref_index.mjs make "$DATA.tmp" "$ROWS" "$FRAGS"
 	mv "$DATA.tmp" "$DATA"
 fi
+# a copy with a zone map on dt (data files hard-linked), when an lt-inspect with create-index is at hand
+# (this build's, or LT_INDEX_TOOL): the reference's JavaScript binding cannot build zone maps
+INDEX_TOOL=${LT_INDEX_TOOL:-build/lt-inspect}
+ZM=$ROOT/build/bench/$NAME-zonemap.lance
+if [ ! -d "$ZM" ] && { "$INDEX_TOOL" 2>&1 || true; } | grep -q "create-index"; then
+	log "adding a zone map on dt to a copy ($ZM, $INDEX_TOOL create-index) ..."
+	rm -rf "$ZM.tmp" && cp -al "$DATA" "$ZM.tmp"
+	rm -rf "$ZM.tmp/_versions" && cp -r "$DATA/_versions" "$ZM.tmp/_versions"
+	"$INDEX_TOOL" create-index "$ZM.tmp" --column dt --kind zonemap --name dt_zone >/dev/null && mv "$ZM.tmp" "$ZM" ||
+		{ log "create-index failed: no zone map query"; rm -rf "$ZM.tmp"; }
+fi
 chmod a+rX build build/bench && chmod -R a+rX "$DATA"
+[ -d "$ZM" ] && chmod -R a+rX "$ZM"
 
 # keys: one point, 1000 for the loop, 100 for IN, a 0.1% id range, one day of dt
 KEY=$((ROWS * 7654 / 10000 + 321))
@@ -93,6 +105,7 @@ CREATE EXTENSION lt_fdw;
 CREATE EXTENSION pg_prewarm;
 CREATE SERVER bench FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$ROOT/build/bench');
 CREATE FOREIGN TABLE lt (id bigint, dt date, x double precision, s text) SERVER bench OPTIONS (path '$NAME.lance');
+$([ -d "$ZM" ] && echo "CREATE FOREIGN TABLE ltzm (id bigint, dt date, x double precision, s text) SERVER bench OPTIONS (path '$NAME-zonemap.lance');")
 ANALYZE lt;
 CREATE TABLE heap AS SELECT * FROM lt;
 CREATE INDEX heap_id ON heap (id);
@@ -111,7 +124,9 @@ QUERIES=(
 )
 : >"$OUT/pg.out"
 : >"$OUT/plans.txt"
-for table in heap lt; do
+TABLES="heap lt"
+[ -d "$ZM" ] && TABLES="heap lt ltzm"
+for table in $TABLES; do
 	log "PostgreSQL: $table (best of $REPEAT) ..."
 	f=$TMP/q.sql
 	: >"$f"
@@ -133,14 +148,18 @@ for table in heap lt; do
 			echo "\\o"
 		} >>"$f"
 	done
+	[ "$table" = ltzm ] && { : >"$f"; q="dt|SELECT count(*), sum(x) FROM ltzm WHERE dt = '$DAY'"; name=dt_zonemap sql=${q#*|}
+		printf '%s\n' "\\echo MARK $name" "\\o $TMP/plan.ltzm.$name" "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $sql;" "\\o" \
+			"SELECT 'ANSWER', q.* FROM ($sql) q LIMIT 1;" "\\o /dev/null" "$sql;" "\\timing on" >>"$f"
+		for _ in $(seq "$REPEAT"); do echo "$sql;" >>"$f"; done
+		printf '%s\n' "\\timing off" "\\o" >>"$f"; }
 	"${PSQL[@]}" -A -t -F ' ' -f "$f" | awk -v table="$table" '
 		$1 == "MARK" { name = $2; best = ""; answer = "-"; next }
 		$1 == "ANSWER" { answer = $2; next }
 		$1 == "Time:" { ms = $2 + 0; if (best == "" || ms < best) best = ms; results[name] = best; answers[name] = answer }
 		END { for (k in results) printf "RESULT %s %s %.6f %s\n", k, table, (k == "loop" ? results[k] / 1000 : results[k]) / 1000, answers[k] }' \
 		>>"$OUT/pg.out"
-	for q in "${QUERIES[@]}"; do
-		name=${q%%|*}
+	for name in point in100 range dt dt_zonemap; do
 		[ -f "$TMP/plan.$table.$name" ] && { echo "== $table $name"; cat "$TMP/plan.$table.$name"; } >>"$OUT/plans.txt"
 	done
 done
@@ -160,6 +179,17 @@ for name in point loop in100 range dt; do
 	awk -v n="$name" -v h="$h" -v l="$l" -v r="$r" -v t="$t" 'BEGIN {
 		printf "%-8s %12.3f %12.3f %12.3f %9.2f %9.2f  %s\n", n, h * 1000, l * 1000, r * 1000, l / h, l / r, t }'
 done
+if [ -d "$ZM" ]; then
+	awk -v h="$(awk '$1 == "RESULT" && $2 == "dt" && $3 == "heap" { print $4 }' "$OUT/pg.out")" \
+		-v l="$(awk '$1 == "RESULT" && $2 == "dt_zonemap" { print $4 }' "$OUT/pg.out")" \
+		-v r="$(awk '$1 == "RESULT" && $2 == "dt" { print $3 }' "$OUT/lance.out")" 'BEGIN {
+		printf "%-8s %12.3f %12.3f %12.3f %9.2f %9.2f  %s\n", "dt_zm", h * 1000, l * 1000, r * 1000, l / h, l / r,
+			"lt <= 1.0x lance (lt: zone map on dt; heap: btree; lance: its btree)" }'
+	grep -A12 "^== ltzm dt_zonemap" "$OUT/plans.txt" | grep -q "Lance Index: dt_zone" ||
+		echo "         (lt_fdw did not use the zone map: it scanned with the filter, see $OUT/plans.txt)"
+else
+	echo "dt_zm    -- no zone map: no lt-inspect with create-index (LT_INDEX_TOOL); dt above uses the reference's btree"
+fi
 awk -v b="$POINT_BYTES" -v d="$DATA_BYTES" 'BEGIN { printf "point lookup bytes read by lt_fdw: %d of %d (%.4f%% of the dataset; target <= 1%%)\n", b, d, 100 * b / d }'
 echo "answers (point: the id; others: count(*)): heap / lt: $(awk '$1 == "RESULT" { printf "%s:%s=%s ", $2, $3, $5 }' "$OUT/pg.out")"
 echo "answers (rows returned): lance: $(awk '$1 == "RESULT" { printf "%s=%s ", $2, $4 }' "$OUT/lance.out")"
