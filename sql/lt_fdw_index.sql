@@ -108,6 +108,12 @@ SELECT w, ix_same('SELECT * FROM ix.appended WHERE ' || w) FROM unnest(ARRAY[
   $q$tags && ARRAY['lance']$q$, 'id = 5 AND tags IS NOT NULL', $q$tags @> ARRAY['lance', 'colum']$q$,
   $q$tags && ARRAY['lance', 'page ']$q$, $q$tags && ARRAY['zzzzz']$q$, $q$NOT (tags && ARRAY['lance'])$q$,
   $q$tags @> ARRAY[]::text[]$q$, $q$tags && ARRAY['lance'] AND id < 5000$q$, $q$tags @> ARRAY['lance'] OR k = 3$q$]) w;
+-- rows the index proved are read without the columns only the quals need; the other fragments with them
+SELECT q, ix_same(q) FROM unnest(ARRAY[
+  'SELECT s FROM ix.appended WHERE (id < 100 AND tags IS NULL) OR (id BETWEEN 5000 AND 5010) ORDER BY s',
+  'SELECT id FROM ix.appended WHERE k IN (1, 2, 3) AND f > 0',
+  'SELECT s, d FROM ix.appended WHERE id BETWEEN 5000 AND 5010 UNION ALL SELECT s, d FROM ix.appended WHERE id < 100 AND tags IS NULL',
+  'SELECT f FROM ix.appended WHERE k = 7 OR (id > 100 AND id < 200 AND tags IS NULL)']) q;
 SELECT w, ix_same('SELECT * FROM ix.compacted WHERE ' || w) FROM unnest(ARRAY[
   'id = 1', 'id = 5', 'id BETWEEN 3000 AND 3100', 'id >= 7990', 'NOT (id < 8500)', $q$s = 'a'$q$,
   $q$s IS NULL OR s = ''$q$, 'x > 0', 'x IS NULL', 'x IN (0, -1, 2147483647)', 'x < -1000000 AND x > -1500000000',

@@ -481,6 +481,10 @@ typedef struct LtScanState
 	LtTableOptions opts;
 	LtDatasetEntry *entry;
 	LtColumnBinding cols;
+	/* the same without the columns only pushed quals read (qual_only), for rows an index proved */
+	LtColumnBinding lean;
+	List	   *qual_only;
+	const LtColumnBinding *cur;	/* the binding of the open fragment's scanner */
 
 	/* pushed quals (quals.c) */
 	LtFdwFilter *filter;

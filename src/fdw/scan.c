@@ -58,7 +58,12 @@ enum LtScanPrivateIndex
 	/* Integer: live rows estimated at plan time (for EXPLAIN only) */
 	LtScanPrivateEstimatedRows,
 	/* Integer: 1 when the scan gives each row's identity in its ctid (UPDATE, DELETE: modify.c) */
-	LtScanPrivateRowIdentity
+	LtScanPrivateRowIdentity,
+	/*
+	 * Integer list of the retrieved attributes only the pushed quals read: fragments whose rows an
+	 * index proved (no filter to evaluate, no local recheck) are read without them
+	 */
+	LtScanPrivateQualOnlyAttrs
 };
 
 /* The role whose privileges a scan of this relation runs with (as postgres_fdw picks it). */
@@ -327,7 +332,9 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 {
 	LtPlanState *ps = baserel->fdw_private;
 	Bitmapset  *attrs = NULL;
+	Bitmapset  *needed = NULL;
 	List	   *retrieved = NIL;
+	List	   *qual_only = NIL;
 	ListCell   *lc;
 	bool		whole_row = false;
 	int			natts;
@@ -357,6 +364,8 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
 	pull_varattnos((Node *) remote_exprs, baserel->relid, &attrs);
 	pull_varattnos((Node *) local_exprs, baserel->relid, &attrs);
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &needed);
+	pull_varattnos((Node *) local_exprs, baserel->relid, &needed);
 	rel = table_open(foreigntableid, NoLock);
 	natts = RelationGetDescr(rel)->natts;
 	whole_row = bms_is_member(0 - FirstLowInvalidHeapAttributeNumber, attrs);
@@ -368,12 +377,15 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 			continue;
 		if (whole_row || bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, attrs))
 			retrieved = lappend_int(retrieved, attnum);
+		if (!whole_row && bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, attrs) &&
+			!bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, needed))
+			qual_only = lappend_int(qual_only, attnum);
 	}
 	table_close(rel, NoLock);
 
 	return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs,
-							list_make3(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
-									   makeInteger(lt_scan_wants_row_identity(root, baserel) ? 1 : 0)),
+							list_make4(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
+									   makeInteger(lt_scan_wants_row_identity(root, baserel) ? 1 : 0), qual_only),
 							NIL, NIL, outer_plan);
 }
 
@@ -562,6 +574,13 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
 	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
 					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
+	st->cur = &st->cols;
+	st->qual_only = list_length(fsplan->fdw_private) > LtScanPrivateQualOnlyAttrs ?
+		(List *) list_nth(fsplan->fdw_private, LtScanPrivateQualOnlyAttrs) : NIL;
+	if (st->qual_only != NIL)
+		ltfdw_bind_columns(st->rel, &st->opts, st->entry,
+						   list_difference_int((List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs),
+											   st->qual_only), false, &st->lean);
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									fsplan->fdw_exprs, &node->ss.ps);
@@ -713,9 +732,27 @@ next_fragment(LtScanState *st)
 		so.n_offsets = fp->n_offsets;
 	}
 
-	so.n_fields = st->cols.n_proj;
-	so.fields = st->cols.proj;
-	so.want_row_ids = st->cols.want_row_ids;
+	/* rows the index proved need no filter and no recheck: the columns only the quals read are not read */
+	{
+		const LtColumnBinding *b = &st->cols;
+
+		if (st->qual_only != NIL && fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_ALL) &&
+			!ltfdw_filter_needs_local_check(st->filter))
+			b = &st->lean;
+		if (b != st->cur && b == &st->lean && st->chunk_nulls)
+		{
+			ListCell   *lc;
+
+			/* those attributes must read as NULL again, not as values of an earlier fragment's chunk */
+			foreach(lc, st->qual_only)
+				for (int r = 0; r < st->chunk_cap; r++)
+					st->chunk_nulls[(size_t) r * st->natts + lfirst_int(lc) - 1] = true;
+		}
+		st->cur = b;
+	}
+	so.n_fields = st->cur->n_proj;
+	so.fields = st->cur->proj;
+	so.want_row_ids = st->cur->want_row_ids;
 	so.bufpool = st->bufpool;
 	/* the scan's first batch is small: a LIMIT then reads only the first chunks of each column */
 	if (!st->pstate && st->next_fragment == 1)
@@ -801,9 +838,9 @@ next_batch(LtScanState *st)
 static int
 chunk_rows(LtScanState *st, int64 start, int n)
 {
-	for (int c = 0; c < st->cols.n_columns && n > 1; c++)
+	for (int c = 0; c < st->cur->n_columns && n > 1; c++)
 	{
-		const LtScanColumn *col = &st->cols.columns[c];
+		const LtScanColumn *col = &st->cur->columns[c];
 		const lt_array *a;
 
 		if (col->kind != LT_COL_FIELD || !col->batch || (a = st->batch->columns[col->proj]) == NULL)
@@ -830,9 +867,9 @@ convert_row(LtScanState *st, int64 start)
 	bool	   *nulls = st->chunk_nulls;
 
 	st->converting_addr = st->batch->row_addrs[start];
-	for (int c = 0; c < st->cols.n_columns; c++)
+	for (int c = 0; c < st->cur->n_columns; c++)
 	{
-		const LtScanColumn *col = &st->cols.columns[c];
+		const LtScanColumn *col = &st->cur->columns[c];
 		int			k = col->attnum - 1;
 
 		st->converting = col;
@@ -881,9 +918,9 @@ convert_chunk(LtScanState *st)
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
-	for (int c = 0; c < st->cols.n_columns && n > 0; c++)
+	for (int c = 0; c < st->cur->n_columns && n > 0; c++)
 	{
-		LtScanColumn *col = &st->cols.columns[c];
+		const LtScanColumn *col = &st->cur->columns[c];
 		Datum	   *values = st->chunk_values + (col->attnum - 1);
 		bool	   *nulls = st->chunk_nulls + (col->attnum - 1);
 
@@ -921,9 +958,9 @@ convert_chunk(LtScanState *st)
 		for (int k = 0; k < n; k++)
 		{
 			st->converting_addr = b->row_addrs[start + k];
-			for (int c = 0; c < st->cols.n_columns; c++)
+			for (int c = 0; c < st->cur->n_columns; c++)
 			{
-				const LtScanColumn *col = &st->cols.columns[c];
+				const LtScanColumn *col = &st->cur->columns[c];
 				size_t		at = (size_t) k * natts + (col->attnum - 1);
 
 				if (col->kind != LT_COL_FIELD || col->batch)
