@@ -58,6 +58,8 @@ usage(void)
 			"       lt-inspect pages DIR [--version N | --tag T]\n"
 			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
 			"       lt-inspect index DIR [--version N | --tag T]      # indexes, coverage (JSON lines)\n"
+			"       lt-inspect index-file FILE                        # one index file: schema, metadata, rows\n"
+			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
 			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n"
 			"       lt-inspect append | delete | update DIR ...   (commit a change; see lt_commit_cmds.c)\n");
@@ -404,6 +406,10 @@ main(int argc, char **argv)
 
 	if (argc < 3)
 		usage();
+	if (strcmp(argv[1], "create-index") == 0)
+		return cmd_create_index(argc - 1, argv + 1);
+	if (strcmp(argv[1], "index-file") == 0)
+		return cmd_index_file(argv[2]);
 	if (lt_is_commit_cmd(argv[1]))
 		return lt_commit_cmd(argc - 1, argv + 1);
 	o.cmd = argv[1];

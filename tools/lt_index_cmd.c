@@ -7,6 +7,10 @@
  *                          answer for the fragments it covers (rechecked with the filter when the index is
  *                          inexact) plus a filtered scan of the fragments it does not cover;
  *                          --no-index scans every fragment with the filter instead (the same answer)
+ *   create-index DIR --column C --kind K [--name N] [--read-version V]
+ *                          build an index (lt_index_write.h) and commit it as a CreateIndex
+ *   index-file FILE        one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
+ *                          as row addresses) and its global buffers
  */
 #include "lt_index_cmd.h"
 
@@ -17,6 +21,11 @@
 
 #include "lt_alloc.h"
 #include "lt_index.h"
+#include "lt_index_file.h"
+#include "lt_index_write.h"
+#include <time.h>
+#include "lt_file.pb-c.h"
+#include "io/lt_store.h"
 #include "lt_json.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
@@ -419,4 +428,238 @@ done:
 	lt_index_list_free(l);
 	where_free(&q.w);
 	return status;
+}
+
+/* One RowAddrTreeMap as {"frag": [offsets...] or "all"}. */
+static int
+print_map_entry(uint32_t frag, bool full, const uint32_t *offsets, size_t n, void *arg)
+{
+	bool	   *first = arg;
+
+	if (!*first && n == 0 && !full)
+		return 0;
+	if (full)
+	{
+		printf("%s\"%u\":\"all\"", *first ? "" : ",", frag);
+		*first = false;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		printf("%s%" PRIu64, *first ? "" : ",", ((uint64_t) frag << 32) | offsets[i]);
+		*first = false;
+	}
+	return 0;
+}
+
+int
+cmd_index_file(const char *path)
+{
+	lt_store   *store;
+	lt_index_file *xf;
+	lt_error	err;
+	const lt_schema *s;
+	const Lt__Pb__FileDescriptor *fd;
+	int			rc = 0;
+
+	if (lt_store_local_open(".", &store, &err) != LT_OK)
+		return fail(&err);
+	if (lt_index_file_open(store, path, &xf, &err) != LT_OK)
+	{
+		lt_store_close(store);
+		return fail(&err);
+	}
+	s = xf->f->file_schema;
+	fd = xf->f->descriptor;
+	printf("{\"version\":\"%u.%u\",\"rows\":%" PRIu64 ",\"global_buffers\":%u,\"metadata\":{", xf->f->major,
+		   xf->f->minor, lt_index_file_rows(xf), xf->f->num_global_buffers);
+	for (size_t i = 0; fd && fd->schema && i < fd->schema->n_metadata; i++)
+	{
+		printf("%s", i ? "," : "");
+		str(fd->schema->metadata[i]->key);
+		putchar(':');
+		json_string(stdout, (const char *) fd->schema->metadata[i]->value.data, fd->schema->metadata[i]->value.len);
+	}
+	printf("},\"fields\":[");
+	for (int i = 0; i < s->n_all; i++)
+	{
+		printf("%s{\"id\":%d,\"parent_id\":%d,\"name\":", i ? "," : "", s->all[i]->id, s->all[i]->parent_id);
+		str(s->all[i]->name);
+		printf(",\"type\":");
+		str(s->all[i]->logical_type);
+		printf(",\"nullable\":%s}", s->all[i]->nullable ? "true" : "false");
+	}
+	printf("]}\n");
+	/* the rows, column by column read whole; bitmaps decoded to their row addresses */
+	{
+		lt_array  **cols = calloc((size_t) s->n_fields, sizeof(lt_array *));
+		uint64_t	n = lt_index_file_rows(xf);
+
+		for (int c = 0; rc == 0 && c < s->n_fields; c++)
+			if (lt_index_file_read(xf, s->fields[c], 0, n, &cols[c], &err) != LT_OK)
+				rc = fail(&err);
+		for (uint64_t r = 0; rc == 0 && r < n; r++)
+		{
+			putchar('{');
+			for (int c = 0; c < s->n_fields; c++)
+			{
+				const lt_array *a = cols[c];
+
+				printf("%s", c ? "," : "");
+				str(s->fields[c]->name);
+				putchar(':');
+				if (a->field->type == LT_TYPE_BINARY && strcmp(a->field->name, "bitmaps") == 0 &&
+					lt_array_is_valid(a, (int64_t) r))
+				{
+					lt_rowaddr_set *m;
+					size_t		used;
+					bool		first = true;
+
+					if (lt_rowaddr_set_parse(a->data + a->offsets[r], (size_t) (a->offsets[r + 1] - a->offsets[r]), &m,
+											 &used, &err) != LT_OK)
+					{
+						rc = fail(&err);
+						break;
+					}
+					putchar('[');
+					lt_rowaddr_set_iterate(m, print_map_entry, &first);
+					putchar(']');
+					lt_rowaddr_set_free(m);
+				}
+				else
+					json_value(stdout, a, (int64_t) r);
+			}
+			printf("}\n");
+		}
+		for (int c = 0; c < s->n_fields; c++)
+			lt_array_free(cols[c]);
+		free(cols);
+	}
+	for (uint64_t g = 1; rc == 0 && g < xf->f->num_global_buffers; g++)
+	{
+		uint8_t    *buf;
+		size_t		len;
+		lt_rowaddr_set *m;
+		size_t		used;
+		bool		first = true;
+
+		if (lt_index_file_global_buffer(xf, g, &buf, &len, &err) != LT_OK)
+		{
+			rc = fail(&err);
+			break;
+		}
+		printf("{\"global_buffer\":%" PRIu64 ",\"bytes\":%zu", g, len);
+		if (lt_rowaddr_set_parse(buf, len, &m, &used, &err) == LT_OK)
+		{
+			printf(",\"rowaddr_map\":[");
+			lt_rowaddr_set_iterate(m, print_map_entry, &first);
+			printf("]");
+			lt_rowaddr_set_free(m);
+		}
+		printf("}\n");
+		lt_free(buf);
+	}
+	lt_index_file_close(xf);
+	lt_store_close(store);
+	return rc;
+}
+
+/*
+ * create-index DIR --column C --kind K [--name N] [--read-version V] [--max-memory-mb M]
+ * Build the index on version V (default: the latest) and commit it as a CreateIndex; prints one
+ * JSON line (exit 3 on a conflict).
+ */
+int
+cmd_create_index(int argc, char **argv)
+{
+	const char *dir = argv[1], *column = NULL, *kind = NULL, *name = NULL;
+	uint64_t	read_version = 0, max_mb = 0;
+	lt_store   *store;
+	lt_dataset *ds;
+	lt_version_spec spec = {0};
+	lt_index_build_options bo = {0};
+	lt_built_index b;
+	const lt_built_index *bp[1] = {&b};
+	lt_commit_result res;
+	const lt_field *f;
+	lt_error	err;
+	struct timespec t0, t1, t2;
+	int			rc = 0;
+
+	for (int i = 2; i < argc; i++)
+	{
+		if (strcmp(argv[i], "--column") == 0 && i + 1 < argc)
+			column = argv[++i];
+		else if (strcmp(argv[i], "--kind") == 0 && i + 1 < argc)
+			kind = argv[++i];
+		else if (strcmp(argv[i], "--name") == 0 && i + 1 < argc)
+			name = argv[++i];
+		else if (strcmp(argv[i], "--read-version") == 0 && i + 1 < argc)
+			read_version = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--max-memory-mb") == 0 && i + 1 < argc)
+			max_mb = strtoull(argv[++i], NULL, 10);
+		else
+			column = kind = NULL, i = argc;
+	}
+	if (!column || !kind)
+	{
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap [--name N] [--read-version V] [--max-memory-mb M]\n");
+		return 2;
+	}
+	if (lt_store_local_open(dir, &store, &err) != LT_OK)
+		return fail(&err);
+	spec.version = read_version;
+	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK)
+	{
+		lt_store_close(store);
+		return fail(&err);
+	}
+	bo.kind = lt_index_kind_from_name(kind);
+	bo.name = name;
+	bo.max_memory = max_mb << 20;
+	if (!(f = lt_schema_find_name(ds->schema, column)))
+	{
+		fprintf(stderr, "lt-inspect: no column \"%s\"\n", column);
+		rc = 1;
+	}
+	else if (bo.kind == LT_INDEX_UNKNOWN)
+	{
+		fprintf(stderr, "lt-inspect: unknown index kind \"%s\"\n", kind);
+		rc = 2;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (rc == 0 && lt_index_build(ds, f, &bo, &b, &err) != LT_OK)
+		rc = fail(&err);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (rc == 0)
+	{
+		if (lt_commit_create_index(ds, 1, bp, NULL, &res, &err) != LT_OK)
+		{
+			rc = err.code == LT_ECONFLICT ? 3 : 1;
+			fprintf(stderr, "lt-inspect: %s: %s\n", lt_code_name(err.code), err.msg);
+			lt_built_index_remove(ds, &b);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t2);
+		if (rc == 0)
+		{
+			printf("{\"name\":");
+			str(b.name);
+			printf(",\"uuid\":\"%s\",\"kind\":\"%s\",\"version\":%" PRIu64 ",\"attempts\":%d,\"rows\":%" PRIu64
+				   ",\"entries\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"build_ms\":%.1f,\"commit_ms\":%.1f,\"files\":[",
+				   b.uuid_text, lt_index_kind_name(b.kind), res.version, res.attempts, b.rows, b.entries, b.bytes,
+				   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
+				   (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
+			for (size_t i = 0; i < b.n_files; i++)
+			{
+				printf("%s{\"path\":", i ? "," : "");
+				str(b.files[i]);
+				printf(",\"size\":%" PRIu64 "}", b.file_sizes[i]);
+			}
+			printf("]}\n");
+		}
+		lt_built_index_clear(&b);
+	}
+	lt_dataset_close(ds);
+	lt_store_close(store);
+	return rc;
 }

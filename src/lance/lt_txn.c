@@ -9,6 +9,7 @@
  * out when needed ("settled"), against the read version's deletion vectors.
  */
 #include "lt_txn.h"
+#include "lt_txn_int.h"
 
 #include <inttypes.h>
 #include <roaring/roaring.h>
@@ -1856,4 +1857,30 @@ lt_txn_free(lt_txn *t)
 	lt_free(t->bases);
 	lt_free(t->created);
 	lt_free(t);
+}
+
+/* ---- shared with the other commit kinds (lt_txn_int.h) ---------------------- */
+
+lt_code
+lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error *err)
+{
+	return check_writable(ds, name, err);
+}
+
+void
+lt_txn_dataset_name(const lt_dataset *ds, char *buf, size_t len)
+{
+	dataset_name(ds, buf, len);
+}
+
+Lt__Pb__Transaction *
+lt_txn_committed(lt_dataset *ds, bool *owned)
+{
+	return transaction_of(ds, owned);
+}
+
+void
+lt_txn_write_hint(lt_dataset *ds, uint64_t version)
+{
+	write_hint(ds, version);
 }

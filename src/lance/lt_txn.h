@@ -41,7 +41,8 @@ typedef enum lt_txn_op
 	LT_OP_APPEND,
 	LT_OP_DELETE,
 	LT_OP_UPDATE,
-	LT_OP_OVERWRITE
+	LT_OP_OVERWRITE,
+	LT_OP_CREATE_INDEX			/* lt_commit_create_index (lt_index_write.h) */
 } lt_txn_op;
 
 typedef struct lt_commit_result

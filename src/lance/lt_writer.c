@@ -60,6 +60,14 @@ struct lt_file_writer
 	w_column   *cols;
 	uint64_t	rows;
 	bool		finished;
+	/* index files: schema metadata and global buffers after the descriptor (buffer 0) */
+	int			n_meta;
+	char	  **meta_keys;
+	uint8_t   **meta_values;
+	size_t	   *meta_lens;
+	int			n_gbufs;
+	uint8_t   **gbufs;
+	size_t	   *gbuf_lens;
 };
 
 static const char ANY_COLUMN_ENCODING[] = "/lance.encodings.ColumnEncoding";
@@ -199,9 +207,9 @@ columns_of(lt_file_version v, const lt_field *f, int32_t *ids, int cap)
 	return v == LT_FILE_V2_0 ? lt_w20_columns(f, ids, cap) : lt_w21_columns(f, ids, cap);
 }
 
-lt_code
-lt_file_writer_open(lt_store *store, const char *data_dir, int n_fields, const lt_field *const *fields,
-					lt_file_version version, lt_file_writer **out, lt_error *err)
+static lt_code
+writer_open(lt_store *store, const char *data_dir, const char *path, int n_fields, const lt_field *const *fields,
+			lt_file_version version, lt_file_writer **out, lt_error *err)
 {
 	lt_file_writer *w;
 	char		name[64];
@@ -231,9 +239,20 @@ lt_file_writer_open(lt_store *store, const char *data_dir, int n_fields, const l
 	w->version = version;
 	w->n_fields = n_fields;
 	w->n_columns = ncol;
-	lt_data_file_name(name);
-	w->name = lt_strdup(name);
-	w->path = lt_asprintf("%s%s%s", data_dir, (data_dir[0] && data_dir[strlen(data_dir) - 1] != '/') ? "/" : "", name);
+	if (path)
+	{
+		const char *slash = strrchr(path, '/');
+
+		w->name = lt_strdup(slash ? slash + 1 : path);
+		w->path = lt_strdup(path);
+	}
+	else
+	{
+		lt_data_file_name(name);
+		w->name = lt_strdup(name);
+		w->path = lt_asprintf("%s%s%s", data_dir, (data_dir[0] && data_dir[strlen(data_dir) - 1] != '/') ? "/" : "",
+							  name);
+	}
 	w->fields = lt_calloc(n_fields, sizeof(lt_field *));
 	w->pending = lt_calloc(n_fields, sizeof(lt_array *));
 	w->flushed = lt_calloc(n_fields, sizeof(uint64_t));
@@ -258,6 +277,72 @@ lt_file_writer_open(lt_store *store, const char *data_dir, int n_fields, const l
 		return rc;
 	}
 	*out = w;
+	return LT_OK;
+}
+
+lt_code
+lt_file_writer_open(lt_store *store, const char *data_dir, int n_fields, const lt_field *const *fields,
+					lt_file_version version, lt_file_writer **out, lt_error *err)
+{
+	return writer_open(store, data_dir, NULL, n_fields, fields, version, out, err);
+}
+
+lt_code
+lt_file_writer_open_path(lt_store *store, const char *path, int n_fields, const lt_field *const *fields,
+						 lt_file_version version, lt_file_writer **out, lt_error *err)
+{
+	return writer_open(store, NULL, path, n_fields, fields, version, out, err);
+}
+
+lt_code
+lt_file_writer_add_metadata(lt_file_writer *w, const char *key, const uint8_t *value, size_t len, lt_error *err)
+{
+	char	  **k = lt_realloc(w->meta_keys, (size_t) (w->n_meta + 1) * sizeof(char *));
+	uint8_t   **v;
+	size_t	   *l;
+
+	if (k)
+		w->meta_keys = k;
+	v = k ? lt_realloc(w->meta_values, (size_t) (w->n_meta + 1) * sizeof(uint8_t *)) : NULL;
+	if (v)
+		w->meta_values = v;
+	l = v ? lt_realloc(w->meta_lens, (size_t) (w->n_meta + 1) * sizeof(size_t)) : NULL;
+	if (!l)
+		return lt_nomem(err);
+	w->meta_lens = l;
+	w->meta_keys[w->n_meta] = lt_strdup(key);
+	w->meta_values[w->n_meta] = lt_malloc(len ? len : 1);
+	if (!w->meta_keys[w->n_meta] || !w->meta_values[w->n_meta])
+	{
+		lt_free(w->meta_keys[w->n_meta]);
+		lt_free(w->meta_values[w->n_meta]);
+		return lt_nomem(err);
+	}
+	if (len)
+		memcpy(w->meta_values[w->n_meta], value, len);
+	w->meta_lens[w->n_meta++] = len;
+	return LT_OK;
+}
+
+lt_code
+lt_file_writer_add_global_buffer(lt_file_writer *w, const uint8_t *data, size_t len, uint32_t *index,
+								 lt_error *err)
+{
+	uint8_t   **b = lt_realloc(w->gbufs, (size_t) (w->n_gbufs + 1) * sizeof(uint8_t *));
+	size_t	   *l;
+
+	if (b)
+		w->gbufs = b;
+	l = b ? lt_realloc(w->gbuf_lens, (size_t) (w->n_gbufs + 1) * sizeof(size_t)) : NULL;
+	if (!l)
+		return lt_nomem(err);
+	w->gbuf_lens = l;
+	if (!(w->gbufs[w->n_gbufs] = lt_malloc(len ? len : 1)))
+		return lt_nomem(err);
+	if (len)
+		memcpy(w->gbufs[w->n_gbufs], data, len);
+	w->gbuf_lens[w->n_gbufs++] = len;
+	*index = (uint32_t) w->n_gbufs;	/* buffer 0 is the descriptor */
 	return LT_OK;
 }
 
@@ -388,6 +473,8 @@ put_descriptor(lt_file_writer *w, uint64_t *pos, uint64_t *len, lt_error *err)
 	Lt__Pb__Field **ptrs;
 	Lt__Pb__Schema schema = LT__PB__SCHEMA__INIT;
 	Lt__Pb__FileDescriptor fd = LT__PB__FILE_DESCRIPTOR__INIT;
+	Lt__Pb__Schema__MetadataEntry *meta = NULL;
+	Lt__Pb__Schema__MetadataEntry **metap = NULL;
 	uint8_t    *buf;
 	lt_code		rc;
 
@@ -406,6 +493,30 @@ put_descriptor(lt_file_writer *w, uint64_t *pos, uint64_t *len, lt_error *err)
 		fill_fields(w->fields[i], pb, ptrs, &n);
 	schema.n_fields = n;
 	schema.fields = ptrs;
+	if (w->n_meta > 0)
+	{
+		meta = lt_calloc((size_t) w->n_meta, sizeof(Lt__Pb__Schema__MetadataEntry));
+		metap = lt_calloc((size_t) w->n_meta, sizeof(Lt__Pb__Schema__MetadataEntry *));
+		if (!meta || !metap)
+		{
+			lt_free(meta);
+			lt_free(metap);
+			lt_free(pb);
+			lt_free(ptrs);
+			return lt_nomem(err);
+		}
+		for (int i = 0; i < w->n_meta; i++)
+		{
+			lt__pb__schema__metadata_entry__init(&meta[i]);
+			meta[i].key = w->meta_keys[i];
+			meta[i].has_value = true;
+			meta[i].value.data = w->meta_values[i];
+			meta[i].value.len = w->meta_lens[i];
+			metap[i] = &meta[i];
+		}
+		schema.n_metadata = (size_t) w->n_meta;
+		schema.metadata = metap;
+	}
 	fd.schema = &schema;
 	fd.has_length = true;
 	fd.length = w->rows;
@@ -422,6 +533,8 @@ put_descriptor(lt_file_writer *w, uint64_t *pos, uint64_t *len, lt_error *err)
 	lt_free(buf);
 	lt_free(pb);
 	lt_free(ptrs);
+	lt_free(meta);
+	lt_free(metap);
 	return rc;
 }
 
@@ -535,6 +648,7 @@ lt_file_writer_finish(lt_file_writer *w, lt_written_file *out, lt_error *err)
 	lt_wbuf		tab = {0};
 	lt_code		rc = LT_OK;
 	lt_wfile   *wf;
+	uint64_t   *gbpos = NULL;	/* (position, length) of each extra global buffer */
 
 	memset(out, 0, sizeof(*out));
 	if (w->finished)
@@ -546,6 +660,22 @@ lt_file_writer_finish(lt_file_writer *w, lt_written_file *out, lt_error *err)
 	/* the descriptor starts on a page boundary like the buffers before it */
 	LT_TRY(write_padded(w, NULL, 0, err));
 	LT_TRY(put_descriptor(w, &gpos, &glen, err));
+	if (w->n_gbufs > 0 && !(gbpos = lt_calloc((size_t) w->n_gbufs * 2, sizeof(uint64_t))))
+		return lt_nomem(err);
+	for (int g = 0; g < w->n_gbufs; g++)
+	{
+		lt_code		grc = write_padded(w, NULL, 0, err);
+
+		gbpos[2 * g] = w->wf->written;
+		gbpos[2 * g + 1] = w->gbuf_lens[g];
+		if (grc == LT_OK)
+			grc = lt_wfile_write(w->wf, w->gbufs[g], w->gbuf_lens[g], err);
+		if (grc != LT_OK)
+		{
+			lt_free(gbpos);
+			return grc;
+		}
+	}
 	meta_start = w->wf->written;
 	cpos = lt_calloc(w->n_columns ? w->n_columns : 1, sizeof(uint64_t));
 	clen = lt_calloc(w->n_columns ? w->n_columns : 1, sizeof(uint64_t));
@@ -565,11 +695,18 @@ lt_file_writer_finish(lt_file_writer *w, lt_written_file *out, lt_error *err)
 		rc = lt_wbuf_u64(&tab, gpos, err);
 	if (rc == LT_OK)
 		rc = lt_wbuf_u64(&tab, glen, err);
+	for (int g = 0; rc == LT_OK && g < w->n_gbufs; g++)
+	{
+		rc = lt_wbuf_u64(&tab, gbpos[2 * g], err);
+		if (rc == LT_OK)
+			rc = lt_wbuf_u64(&tab, gbpos[2 * g + 1], err);
+	}
+	lt_free(gbpos);
 	file_version_numbers(w->version, &major, &minor);
 	lt_put64(foot, meta_start);
 	lt_put64(foot + 8, cmo_start);
 	lt_put64(foot + 16, gbo_start);
-	lt_put32(foot + 24, 1);
+	lt_put32(foot + 24, (uint32_t) (1 + w->n_gbufs));
 	lt_put32(foot + 28, (uint32_t) w->n_columns);
 	lt_put16(foot + 32, major);
 	lt_put16(foot + 34, minor);
@@ -630,6 +767,18 @@ lt_file_writer_free(lt_file_writer *w)
 		lt_free(w->cols[c].pages);
 	}
 	lt_free(w->cols);
+	for (int i = 0; i < w->n_meta; i++)
+	{
+		lt_free(w->meta_keys[i]);
+		lt_free(w->meta_values[i]);
+	}
+	lt_free(w->meta_keys);
+	lt_free(w->meta_values);
+	lt_free(w->meta_lens);
+	for (int i = 0; i < w->n_gbufs; i++)
+		lt_free(w->gbufs[i]);
+	lt_free(w->gbufs);
+	lt_free(w->gbuf_lens);
 	lt_free(w->col_field);
 	lt_free(w->first_col);
 	lt_free(w->flushed);

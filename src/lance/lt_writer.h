@@ -48,6 +48,15 @@ typedef struct lt_file_writer lt_file_writer;
  */
 lt_code		lt_file_writer_open(lt_store *store, const char *data_dir, int n_fields, const lt_field *const *fields,
 								lt_file_version version, lt_file_writer **out, lt_error *err);
+/* The same at an exact store path (index files: "_indices/<uuid>/page_data.lance"). */
+lt_code		lt_file_writer_open_path(lt_store *store, const char *path, int n_fields, const lt_field *const *fields,
+									 lt_file_version version, lt_file_writer **out, lt_error *err);
+/* Schema metadata of the file (key, bytes), written with the descriptor at finish. */
+lt_code		lt_file_writer_add_metadata(lt_file_writer *w, const char *key, const uint8_t *value, size_t len,
+										lt_error *err);
+/* A global buffer after the descriptor (buffer 0); *index gets its number (1, 2, ...). */
+lt_code		lt_file_writer_add_global_buffer(lt_file_writer *w, const uint8_t *data, size_t len, uint32_t *index,
+											 lt_error *err);
 /* Append n rows: cols[i] is an array of fields[i]'s type with at least n slots (the first n are written). */
 lt_code		lt_file_writer_write(lt_file_writer *w, lt_array *const *cols, int64_t n, lt_error *err);
 uint64_t	lt_file_writer_rows(const lt_file_writer *w);

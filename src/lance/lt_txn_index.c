@@ -1,0 +1,452 @@
+/*
+ * lt_txn_index.c — the CreateIndex commit: built index segments become
+ * IndexMetadata entries of the next version's index section, recorded in a
+ * CreateIndex transaction (lt_index_write.h has the contract and the
+ * conflict rules).
+ *
+ * IndexMetadata as Lance 8 writes it: uuid, fields, name, dataset_version
+ * (the version the index was built from), fragment_bitmap (portable 32-bit
+ * roaring of the fragment ids), index_details (an Any with the kind's
+ * type_url and an empty message), index_version (present even when 0),
+ * created_at (milliseconds since the epoch) and the files with their sizes.
+ */
+#include "lt_index_write.h"
+
+#include <inttypes.h>
+#include <roaring/roaring.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "lt_alloc.h"
+#include "lt_random.h"
+#include "lt_table.pb-c.h"
+#include "lt_transaction.pb-c.h"
+#include "lt_txn_int.h"
+
+#define DEFAULT_MAX_ATTEMPTS 20
+
+static const char *
+type_url(lt_index_kind k)
+{
+	switch (k)
+	{
+		case LT_INDEX_BTREE: return "/lance.table.BTreeIndexDetails";
+		case LT_INDEX_BITMAP: return "/lance.table.BitmapIndexDetails";
+		case LT_INDEX_LABEL_LIST: return "/lance.table.LabelListIndexDetails";
+		default: return "/lance.table.ZoneMapIndexDetails";
+	}
+}
+
+/* The protobuf form of the new segments (pointers into mem, freed by the caller). */
+typedef struct new_meta
+{
+	int			n;
+	Lt__Pb__IndexMetadata *meta;
+	Lt__Pb__IndexMetadata **ptrs;
+	Lt__Pb__Uuid *uuids;
+	Lt__Pb__PbAny *details;
+	Lt__Pb__IndexFile **files;	/* per segment: n_files entries */
+	Lt__Pb__IndexFile ***file_ptrs;
+	uint8_t   **bitmaps;
+} new_meta;
+
+static void
+new_meta_free(new_meta *nm)
+{
+	for (int i = 0; i < nm->n; i++)
+	{
+		if (nm->files)
+			lt_free(nm->files[i]);
+		if (nm->file_ptrs)
+			lt_free(nm->file_ptrs[i]);
+		if (nm->bitmaps)
+			lt_free(nm->bitmaps[i]);
+	}
+	lt_free(nm->meta);
+	lt_free(nm->ptrs);
+	lt_free(nm->uuids);
+	lt_free(nm->details);
+	lt_free(nm->files);
+	lt_free(nm->file_ptrs);
+	lt_free(nm->bitmaps);
+}
+
+static lt_code
+make_meta(int n, const lt_built_index *const *built, new_meta *nm, lt_error *err)
+{
+	struct timespec now;
+	uint64_t	ms;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	ms = (uint64_t) now.tv_sec * 1000 + (uint64_t) now.tv_nsec / 1000000;
+	nm->n = n;
+	nm->meta = lt_calloc((size_t) n, sizeof(Lt__Pb__IndexMetadata));
+	nm->ptrs = lt_calloc((size_t) n, sizeof(Lt__Pb__IndexMetadata *));
+	nm->uuids = lt_calloc((size_t) n, sizeof(Lt__Pb__Uuid));
+	nm->details = lt_calloc((size_t) n, sizeof(Lt__Pb__PbAny));
+	nm->files = lt_calloc((size_t) n, sizeof(Lt__Pb__IndexFile *));
+	nm->file_ptrs = lt_calloc((size_t) n, sizeof(Lt__Pb__IndexFile **));
+	nm->bitmaps = lt_calloc((size_t) n, sizeof(uint8_t *));
+	if (!nm->meta || !nm->ptrs || !nm->uuids || !nm->details || !nm->files || !nm->file_ptrs || !nm->bitmaps)
+		return lt_nomem(err);
+	for (int i = 0; i < n; i++)
+	{
+		const lt_built_index *b = built[i];
+		Lt__Pb__IndexMetadata *m = &nm->meta[i];
+		roaring_bitmap_t *rb = roaring_bitmap_of_ptr(b->n_fragments, b->fragments);
+		size_t		len;
+
+		if (!rb)
+			return lt_nomem(err);
+		len = roaring_bitmap_portable_size_in_bytes(rb);
+		if (!(nm->bitmaps[i] = lt_malloc(len)))
+		{
+			roaring_bitmap_free(rb);
+			return lt_nomem(err);
+		}
+		roaring_bitmap_portable_serialize(rb, (char *) nm->bitmaps[i]);
+		roaring_bitmap_free(rb);
+
+		lt__pb__index_metadata__init(m);
+		lt__pb__uuid__init(&nm->uuids[i]);
+		nm->uuids[i].has_uuid = true;
+		nm->uuids[i].uuid.data = (uint8_t *) b->uuid;
+		nm->uuids[i].uuid.len = 16;
+		m->uuid = &nm->uuids[i];
+		m->n_fields = 1;
+		m->fields = (int32_t *) &b->field_id;
+		m->name = b->name;
+		m->has_dataset_version = true;
+		m->dataset_version = b->dataset_version;
+		m->has_fragment_bitmap = true;
+		m->fragment_bitmap.data = nm->bitmaps[i];
+		m->fragment_bitmap.len = len;
+		lt__pb__pb_any__init(&nm->details[i]);
+		nm->details[i].type_url = (char *) type_url(b->kind);
+		m->index_details = &nm->details[i];
+		m->has_index_version = true;
+		m->index_version = b->index_version;
+		m->has_created_at = true;
+		m->created_at = ms;
+		nm->files[i] = lt_calloc(b->n_files ? b->n_files : 1, sizeof(Lt__Pb__IndexFile));
+		nm->file_ptrs[i] = lt_calloc(b->n_files ? b->n_files : 1, sizeof(Lt__Pb__IndexFile *));
+		if (!nm->files[i] || !nm->file_ptrs[i])
+			return lt_nomem(err);
+		for (size_t k = 0; k < b->n_files; k++)
+		{
+			lt__pb__index_file__init(&nm->files[i][k]);
+			nm->files[i][k].path = b->files[k];
+			nm->files[i][k].has_size_bytes = true;
+			nm->files[i][k].size_bytes = b->file_sizes[k];
+			nm->file_ptrs[i][k] = &nm->files[i][k];
+		}
+		m->n_files = b->n_files;
+		m->files = nm->file_ptrs[i];
+		nm->ptrs[i] = m;
+	}
+	return LT_OK;
+}
+
+static bool
+in_fragments(const lt_built_index *const *built, int n, uint64_t id)
+{
+	for (int i = 0; i < n; i++)
+		for (size_t k = 0; k < built[i]->n_fragments; k++)
+			if (built[i]->fragments[k] == id)
+				return true;
+	return false;
+}
+
+static bool
+same_name(const lt_built_index *const *built, int n, const char *name)
+{
+	for (int i = 0; i < n; i++)
+		if (name && strcmp(built[i]->name, name) == 0)
+			return true;
+	return false;
+}
+
+/* Is version v (committed after the build's version) compatible with the new indexes? */
+static lt_code
+check_concurrent(const char *dsname, lt_dataset *v, int n, const lt_built_index *const *built, lt_error *err)
+{
+	bool		owned;
+	Lt__Pb__Transaction *tx = lt_txn_committed(v, &owned);
+	lt_code		rc = LT_OK;
+
+#define CONFLICT(...) do { rc = lt_error_set(err, LT_ECONFLICT, __VA_ARGS__); goto done; } while (0)
+	if (!tx)
+		CONFLICT("version %llu of %s was committed concurrently and its transaction cannot be read",
+				 (unsigned long long) v->version, dsname);
+	switch (tx->operation_case)
+	{
+		case LT__PB__TRANSACTION__OPERATION_APPEND:
+		case LT__PB__TRANSACTION__OPERATION_DELETE:
+		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG:
+			break;
+		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
+			for (size_t i = 0; i < tx->create_index->n_new_indices; i++)
+				if (same_name(built, n, tx->create_index->new_indices[i]->name))
+					CONFLICT("concurrent commit (version %llu of %s) created an index named \"%s\" too",
+							 (unsigned long long) v->version, dsname, tx->create_index->new_indices[i]->name);
+			break;
+		case LT__PB__TRANSACTION__OPERATION_UPDATE:
+			{
+				const Lt__Pb__Transaction__Update *u = tx->update;
+				bool		columns = u->has_update_mode &&
+					u->update_mode == LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_COLUMNS;
+
+				for (size_t i = 0; i < u->n_fields_modified; i++)
+					for (int k = 0; k < n; k++)
+						if ((int32_t) u->fields_modified[i] == built[k]->field_id)
+							CONFLICT("concurrent commit (version %llu of %s, an Update) modified the indexed column of \"%s\"",
+									 (unsigned long long) v->version, dsname, built[k]->name);
+				/* rows rewritten in place (not moved to new fragments): the index would be stale */
+				for (size_t i = 0; columns && i < u->n_updated_fragments; i++)
+					if (in_fragments(built, n, u->updated_fragments[i]->id))
+						CONFLICT("concurrent commit (version %llu of %s, an Update) rewrote data of indexed fragment %llu",
+								 (unsigned long long) v->version, dsname,
+								 (unsigned long long) u->updated_fragments[i]->id);
+				break;
+			}
+		case LT__PB__TRANSACTION__OPERATION_REWRITE:
+			{
+				const Lt__Pb__Transaction__Rewrite *rw = tx->rewrite;
+
+				for (size_t i = 0; i < rw->n_old_fragments; i++)
+					if (in_fragments(built, n, rw->old_fragments[i]->id))
+						CONFLICT("concurrent commit (version %llu of %s, a Rewrite) moved the rows of indexed fragment %llu",
+								 (unsigned long long) v->version, dsname,
+								 (unsigned long long) rw->old_fragments[i]->id);
+				for (size_t g = 0; g < rw->n_groups; g++)
+					for (size_t i = 0; i < rw->groups[g]->n_old_fragments; i++)
+						if (in_fragments(built, n, rw->groups[g]->old_fragments[i]->id))
+							CONFLICT("concurrent commit (version %llu of %s, a Rewrite) moved the rows of indexed fragment %llu",
+									 (unsigned long long) v->version, dsname,
+									 (unsigned long long) rw->groups[g]->old_fragments[i]->id);
+				break;
+			}
+		default:
+			CONFLICT("concurrent commit (version %llu of %s, %s) conflicts with creating an index",
+					 (unsigned long long) v->version, dsname, lt_transaction_op_name(tx));
+	}
+done:
+#undef CONFLICT
+	if (owned)
+		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
+	return rc;
+}
+
+/* One attempt on top of base (the newest version, already checked). */
+static lt_code
+try_commit(const char *dsname, lt_dataset *base, int n, const lt_built_index *const *built, new_meta *nm,
+		   lt_commit_result *res, bool *lost_race, lt_error *err)
+{
+	const Lt__Pb__IndexSection *old = base->index_section;
+	size_t		n_old = old ? old->n_indices : 0;
+	Lt__Pb__IndexMetadata **kept = lt_calloc(n_old + (size_t) n + 1, sizeof(Lt__Pb__IndexMetadata *));
+	Lt__Pb__IndexMetadata **removed = lt_calloc(n_old + 1, sizeof(Lt__Pb__IndexMetadata *));
+	size_t		n_kept = 0,
+				n_removed = 0;
+	Lt__Pb__IndexSection sec = LT__PB__INDEX_SECTION__INIT;
+	Lt__Pb__Manifest m;
+	Lt__Pb__Transaction tx = LT__PB__TRANSACTION__INIT;
+	Lt__Pb__Transaction__CreateIndex ci = LT__PB__TRANSACTION__CREATE_INDEX__INIT;
+	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
+	uint8_t		uuid[16];
+	char		uuid_text[40];
+	char	   *txn_name = NULL, *txn_path = NULL, *man_path = NULL, *rel;
+	uint8_t    *buf = NULL, *packed = NULL;
+	uint64_t	len = 0;
+	size_t		plen;
+	struct timespec now;
+	lt_code		rc = LT_OK;
+
+	*lost_race = false;
+	if (!kept || !removed)
+	{
+		rc = lt_nomem(err);
+		goto out;
+	}
+	if ((rc = lt_txn_check_writable(base, dsname, err)) != LT_OK)
+		goto out;
+	/* an index of the same name: replaced when on the same column (as Lance's replace) */
+	for (size_t i = 0; i < n_old; i++)
+	{
+		Lt__Pb__IndexMetadata *e = old->indices[i];
+		bool		hit = false;
+
+		for (int k = 0; k < n; k++)
+		{
+			if (!e->name || strcmp(e->name, built[k]->name) != 0)
+				continue;
+			if (e->n_fields != 1 || e->fields[0] != built[k]->field_id)
+			{
+				rc = lt_error_set(err, LT_EINVALID, "%s already has an index named \"%s\" on another column",
+								  dsname, e->name);
+				goto out;
+			}
+			hit = true;
+		}
+		if (hit)
+			removed[n_removed++] = e;
+		else
+			kept[n_kept++] = e;
+	}
+	for (int k = 0; k < n; k++)
+		kept[n_kept++] = nm->ptrs[k];
+	sec.n_indices = n_kept;
+	sec.indices = kept;
+
+	lt_uuid_v4(uuid, uuid_text);
+	tx.has_read_version = true;
+	tx.read_version = base->version;
+	tx.uuid = uuid_text;
+	ci.n_new_indices = (size_t) n;
+	ci.new_indices = nm->ptrs;
+	ci.n_removed_indices = n_removed;
+	ci.removed_indices = removed;
+	tx.operation_case = LT__PB__TRANSACTION__OPERATION_CREATE_INDEX;
+	tx.create_index = &ci;
+
+	m = *base->manifest;
+	m.has_version = true;
+	m.version = base->version + 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ts.has_seconds = ts.has_nanos = true;
+	ts.seconds = now.tv_sec;
+	ts.nanos = (int32_t) now.tv_nsec;
+	m.timestamp = &ts;
+	m.tag = NULL;
+	wv.library = "lance";
+	wv.version = "8.0.0";
+	wv.build_metadata = "lt-fdw";
+	m.writer_version = &wv;
+	txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, uuid_text);
+	if (!txn_name)
+	{
+		rc = lt_nomem(err);
+		goto out;
+	}
+	m.transaction_file = (m.writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
+	if (m.transaction_file)
+	{
+		rel = lt_asprintf("_transactions/%s", txn_name);
+		txn_path = rel ? lt_dataset_path(base, rel) : NULL;
+		lt_free(rel);
+		plen = lt__pb__transaction__get_packed_size(&tx);
+		packed = lt_malloc(plen ? plen : 1);
+		if (!txn_path || !packed)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+		lt__pb__transaction__pack(&tx, packed);
+		if ((rc = lt_store_put(base->store, txn_path, packed, plen, err)) != LT_OK)
+			goto out;
+	}
+	if ((rc = lt_manifest_serialize(&m, &sec, &tx, &buf, &len, err)) != LT_OK)
+		goto out;
+	{
+		char		name[64];
+
+		lt_manifest_name(m.version, base->naming, name, sizeof(name));
+		rel = lt_asprintf("_versions/%s", name);
+		man_path = rel ? lt_dataset_path(base, rel) : NULL;
+		lt_free(rel);
+		if (!man_path)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+	}
+	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
+	if (rc == LT_ECONFLICT)
+	{
+		*lost_race = true;
+		if (txn_path)
+			lt_store_remove(base->store, txn_path, NULL);
+		lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently",
+					 (unsigned long long) m.version, dsname);
+		goto out;
+	}
+	if (rc != LT_OK)
+		goto out;
+	lt_txn_write_hint(base, m.version);
+	res->op = LT_OP_CREATE_INDEX;
+	res->version = m.version;
+out:
+	lt_free(kept);
+	lt_free(removed);
+	lt_free(buf);
+	lt_free(packed);
+	lt_free(man_path);
+	lt_free(txn_path);
+	lt_free(txn_name);
+	return rc;
+}
+
+lt_code
+lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *built, const lt_commit_options *opts,
+					   lt_commit_result *result, lt_error *err)
+{
+	int			max_attempts = opts && opts->max_attempts > 0 ? opts->max_attempts : DEFAULT_MAX_ATTEMPTS;
+	char		dsname[512];
+	lt_dataset *base = read;
+	lt_dataset *owned = NULL;
+	new_meta	nm = {0};
+	lt_code		rc;
+
+	memset(result, 0, sizeof(*result));
+	lt_txn_dataset_name(read, dsname, sizeof(dsname));
+	if (n <= 0)
+		return LT_OK;
+	for (int i = 0; i < n; i++)
+		if (built[i]->dataset_version != read->version)
+			return lt_error_set(err, LT_EINVALID, "index \"%s\" was built from version %llu, not %llu", built[i]->name,
+								(unsigned long long) built[i]->dataset_version, (unsigned long long) read->version);
+	rc = make_meta(n, built, &nm, err);
+	for (int attempt = 1; rc == LT_OK; attempt++)
+	{
+		uint64_t	latest;
+		lt_naming	naming;
+		bool		lost = false;
+
+		result->attempts = attempt;
+		rc = lt_dataset_latest_version(read->store, read->prefix, &latest, &naming, err);
+		for (uint64_t v = base->version + 1; rc == LT_OK && v <= latest; v++)
+		{
+			lt_version_spec spec = {v, NULL};
+			lt_dataset *next;
+
+			rc = lt_dataset_open(read->store, read->prefix, &spec, &next, err);
+			if (rc == LT_ENOTFOUND)
+				rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s vanished while committing on top of it",
+								  (unsigned long long) v, dsname);
+			if (rc != LT_OK)
+				break;
+			rc = check_concurrent(dsname, next, n, built, err);
+			if (owned)
+				lt_dataset_close(owned);
+			owned = base = next;
+		}
+		if (rc == LT_OK)
+			rc = try_commit(dsname, base, n, built, &nm, result, &lost, err);
+		if (rc == LT_ECONFLICT && lost && attempt < max_attempts)
+		{
+			struct timespec ts = {0, (long) (lt_random_u64() % 20000) * 1000};
+
+			nanosleep(&ts, NULL);
+			rc = LT_OK;
+			continue;
+		}
+		break;
+	}
+	if (owned)
+		lt_dataset_close(owned);
+	new_meta_free(&nm);
+	return rc;
+}
