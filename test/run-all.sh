@@ -11,6 +11,7 @@
 #   interop-pg test/interop/pg.sh                      the same datasets through PostgreSQL (SELECT ... ORDER BY _rowid)
 #   interop-txn test/interop/txn.sh                    our commits (Append/Delete/Update, rebase, crashes) vs the reference
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
+#   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
@@ -32,11 +33,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-write interop-pgwrite interop-overwrite pg)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite pg)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-write|interop-pgwrite|interop-overwrite|pg) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|pg) steps+=("$a") ;;
 		-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -117,6 +118,7 @@ for s in "${steps[@]}"; do
 		interop-pg) run_step interop-pg test/interop/pg.sh test/interop/pg.sh ;;
 		interop-txn) run_step interop-txn test/interop/txn.sh test/interop/txn.sh ;;
 		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
+		interop-index-build) run_step interop-index-build test/interop/index-build.sh test/interop/index-build.sh ;;
 		interop-write) run_step interop-write test/interop/write.sh test/interop/write.sh ;;
 		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
 		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;

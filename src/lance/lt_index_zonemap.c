@@ -4,7 +4,8 @@
  * zonemap.lance, one row per zone (zones never cross fragments):
  *   min, max (the key type), null_count: uint32, nan_count: uint32,
  *   fragment_id: uint64, zone_start: uint64 (offset of the zone's first row
- *   in its fragment), zone_length: uint32 (rows);
+ *   in its fragment), zone_length: uint64 (offsets spanned: last - first + 1,
+ *   deleted rows included);
  *   schema metadata rows_per_zone.
  * The reference's JavaScript binding cannot build zone maps, so this layout
  * comes from the Lance 8 source (rust/lance-index/src/scalar/zonemap.rs), not
@@ -38,7 +39,7 @@ lt_zonemap_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 	LT_TRY(lt_index_read_column(s->zm, "nan_count", LT_TYPE_UINT32, &s->z_nans, err));
 	LT_TRY(lt_index_read_column(s->zm, "fragment_id", LT_TYPE_UINT64, &s->z_frag, err));
 	LT_TRY(lt_index_read_column(s->zm, "zone_start", LT_TYPE_UINT64, &s->z_start, err));
-	LT_TRY(lt_index_read_column(s->zm, "zone_length", LT_TYPE_UINT32, &s->z_len, err));
+	LT_TRY(lt_index_read_column(s->zm, "zone_length", LT_TYPE_UINT64, &s->z_len, err));
 	if (s->z_nulls->null_count || s->z_nans->null_count || s->z_frag->null_count || s->z_start->null_count ||
 		s->z_len->null_count)
 		return lt_corrupt(err, "%s: null zone bounds or counts", lt_index_file_path(s->zm));

@@ -884,6 +884,8 @@ const USAGE = `usage: node ref.mjs make <dir> <spec.json>
        node ref.mjs apply <dir> <spec.json>
        node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
        node ref.mjs pages <dir> [--version N|TAG]
+       node ref.mjs indexes <dir>
+       node ref.mjs plan <dir> --filter SQL [--analyze]
        node ref.mjs gen <spec.json>
        node ref.mjs build <outdir> <spec.json>...
        node ref.mjs check-pages <spec.json> <ref-pages.jsonl> <lt-pages.jsonl|->
@@ -912,6 +914,19 @@ async function main() {
       const [[dir], o] = parseArgs(rest, { columns: true, version: true, "with-rowid": false, filter: true });
       if (!dir) throw new UsageError("scan needs <dir>");
       return print(await scanLines(dir, { columns: o.columns, version: o.version, withRowid: !!o["with-rowid"], filter: o.filter }));
+    }
+    case "indexes": { // the engine's view of the indexes: listIndices + indexStats, one JSON line each
+      const [[dir]] = parseArgs(rest, {});
+      if (!dir) throw new UsageError("indexes needs <dir>");
+      const tbl = await open(dir), out = [];
+      for (const ix of await tbl.listIndices()) out.push(JSON.stringify({ ...ix, stats: (await tbl.indexStats(ix.name)) ?? null }));
+      return print(out);
+    }
+    case "plan": { // the engine's plan for a filtered scan (--analyze: executed, with metrics)
+      const [[dir], o] = parseArgs(rest, { filter: true, analyze: false });
+      if (!dir || !o.filter) throw new UsageError("plan needs <dir> --filter SQL");
+      const q = (await open(dir)).query().where(o.filter).withRowId();
+      return print([o.analyze ? await q.analyzePlan() : await q.explainPlan(true)]);
     }
     case "pages": {
       const [[dir], o] = parseArgs(rest, { version: true });

@@ -1192,7 +1192,7 @@ TEST(zonemap_file)
 	lt_dataset *ds = NULL;
 	lt_version_spec spec = {0};
 	static const char *names[7] = {"min", "max", "null_count", "nan_count", "fragment_id", "zone_start", "zone_length"};
-	static const char *types[7] = {"int64", "int64", "uint32", "uint32", "uint64", "uint64", "uint32"};
+	static const char *types[7] = {"int64", "int64", "uint32", "uint32", "uint64", "uint64", "uint64"};
 	Lt__Pb__Field pbf[7],
 			   *pbp[7];
 	lt_schema  *zs = NULL;
