@@ -45,3 +45,13 @@ CREATE FUNCTION lt_insert_overwrite(target regclass, predicate text, query text,
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+
+-- ---- lt_create_index (src/fdw/index_build.c) -------------------------------------------------
+-- Build a scalar index (btree, bitmap, label_list, zonemap) on a column, readable and used by the
+-- Lance engine; committed as a Lance CreateIndex with the transaction.
+CREATE FUNCTION lt_create_index(target regclass, column_name text, kind text, name text DEFAULT NULL,
+                                OUT index_name text, OUT index_kind text, OUT built_on_version bigint,
+                                OUT rows_indexed bigint, OUT bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;

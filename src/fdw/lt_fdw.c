@@ -28,6 +28,7 @@ _PG_init(void)
 	lt_upper_init();
 	lt_xact_init();
 	lt_overwrite_init();
+	lt_index_build_init();		/* after xact.c: its callback runs first */
 }
 
 Datum

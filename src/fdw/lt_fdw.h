@@ -15,6 +15,7 @@
  *   convert_write.c  Datum -> lt_array: the write side of the type mapping, with range checks
  *   modify.c    INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
  *   xact.c      one lt_txn per modified dataset per transaction: savepoints, own writes, commit
+ *   index_build.c  lt_create_index(): build now, CreateIndex commit at PRE_COMMIT
  *   index.c     scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
  *   overwrite.c INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
  */
@@ -574,5 +575,9 @@ extern void ltfdw_index_plan_info(LtPlanState *ps, Relation rel, LtDatasetEntry 
  */
 extern Selectivity ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds,
 										   Selectivity *pg_sel);
+
+/* ---- index_build.c ------------------------------------------------------------------------ */
+
+extern void lt_index_build_init(void);
 
 #endif

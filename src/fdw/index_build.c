@@ -1,0 +1,421 @@
+/*
+ * index_build.c — lt_create_index(target, column_name, kind, name): a scalar index built from SQL and
+ * committed with the Postgres transaction.
+ *
+ * The call builds the index at once, on the version the statement reads (the snapshot rules of
+ * dataset.c), and writes its files to _indices/<uuid>/ of the dataset, where nothing refers to them
+ * yet. The commit is one Lance CreateIndex per dataset at XACT_EVENT_PRE_COMMIT (every index the
+ * transaction built on that dataset), rebased over concurrent commits as lt_commit_create_index
+ * decides; a conflict is ERROR 40001. Abort (and ROLLBACK TO a savepoint before the call) removes
+ * the files. An index and INSERT/UPDATE/DELETE of the same table in one transaction would be two
+ * Lance versions: refused (0A000), in either order. PREPARE TRANSACTION with a pending index is
+ * refused. The xact callback is registered after xact.c's, so it runs before it and refuses a
+ * mixed transaction before any version is made.
+ */
+#include "postgres.h"
+
+#include "access/xact.h"
+#include "catalog/pg_class.h"
+#include "fmgr.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "lt_fdw.h"
+#include "lt_index_write.h"
+
+PG_FUNCTION_INFO_V1(lt_create_index);
+
+typedef struct LtPendingIndex
+{
+	char	   *dir;
+	char	   *uri;
+	char	   *relname;
+	uint64		version;		/* built from (the commit's read version) */
+	SubTransactionId subid;
+	lt_built_index built;		/* library allocations in pending_cxt */
+} LtPendingIndex;
+
+static List *pending = NIL;		/* of LtPendingIndex, in pending_cxt */
+static MemoryContext pending_cxt = NULL;
+
+static void
+remove_files(LtPendingIndex *p)
+{
+	lt_store   *store;
+	lt_dataset *ds;
+	lt_version_spec spec = {0};
+	lt_error	err;
+	MemoryContext old = lt_alloc_target(pending_cxt);
+
+	/* best effort: whatever is left is an orphan for lt_cleanup */
+	spec.version = p->version;
+	if (lt_store_local_open(p->dir, &store, &err) == LT_OK)
+	{
+		if (lt_dataset_open(store, "", &spec, &ds, &err) == LT_OK)
+		{
+			lt_built_index_remove(ds, &p->built);
+			lt_dataset_close(ds);
+		}
+		lt_store_close(store);
+	}
+	lt_alloc_target(old);
+}
+
+static void
+forget_all(bool remove)
+{
+	ListCell   *lc;
+
+	if (remove)
+		foreach(lc, pending)
+			remove_files(lfirst(lc));
+	pending = NIL;
+	if (pending_cxt)
+		MemoryContextDelete(pending_cxt);
+	pending_cxt = NULL;
+}
+
+static void
+refuse_mixed(const char *relname, const char *uri)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("lt_fdw: cannot create an index on foreign table \"%s\" and modify it in the same transaction",
+					relname),
+			 errdetail("A Lance CreateIndex commit cannot carry row changes; dataset %s.", uri),
+			 errhint("Commit the INSERT, UPDATE or DELETE first, then call lt_create_index in a transaction of its own.")));
+}
+
+/* One CreateIndex per dataset, for every index built on it. */
+static void
+commit_pending(void)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending)
+		if (lt_xact_view(((LtPendingIndex *) lfirst(lc))->dir, false) != NULL)
+			refuse_mixed(((LtPendingIndex *) lfirst(lc))->relname, ((LtPendingIndex *) lfirst(lc))->uri);
+	while (pending != NIL)
+	{
+		LtPendingIndex *first = linitial(pending);
+		const lt_built_index **built = palloc(sizeof(lt_built_index *) * list_length(pending));
+		List	   *rest = NIL;
+		int			n = 0;
+		lt_store   *store = NULL;
+		lt_dataset *ds = NULL;
+		lt_version_spec spec = {0};
+		lt_commit_result res;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		foreach(lc, pending)
+		{
+			LtPendingIndex *p = lfirst(lc);
+
+			if (strcmp(p->dir, first->dir) == 0)
+				built[n++] = &p->built;
+			else
+			{
+				MemoryContext lold = MemoryContextSwitchTo(pending_cxt);
+
+				rest = lappend(rest, p);
+				MemoryContextSwitchTo(lold);
+			}
+		}
+		old = lt_alloc_target(pending_cxt);
+		spec.version = first->version;
+		rc = lt_store_local_open(first->dir, &store, &err);
+		if (rc == LT_OK)
+			rc = lt_dataset_open(store, "", &spec, &ds, &err);
+		if (rc == LT_OK)
+			rc = lt_commit_create_index(ds, n, built, NULL, &res, &err);
+		if (ds)
+			lt_dataset_close(ds);
+		if (store)
+			lt_store_close(store);
+		lt_alloc_target(old);
+		if (rc == LT_ECONFLICT)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("lt_fdw: could not commit the index \"%s\" of foreign table \"%s\": a concurrent transaction conflicts",
+							first->built.name, first->relname),
+					 errdetail("%s (dataset %s, built on version " UINT64_FORMAT ").", err.msg, first->uri,
+							   first->version),
+					 errhint("Retry the transaction.")));
+		if (rc == LT_EINVALID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("lt_fdw: %s", err.msg),
+					 errdetail("Foreign table \"%s\", dataset %s.", first->relname, first->uri)));
+		if (rc != LT_OK)
+			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", first->uri, first->relname));
+		elog(DEBUG1, "lt_fdw: committed %d index(es) of %s as version " UINT64_FORMAT, n, first->uri, res.version);
+		pfree(built);
+		/* committed: these files are referenced now */
+		pending = rest;
+	}
+}
+
+static void
+xact_callback(XactEvent event, void *arg)
+{
+	if (pending == NIL)
+		return;
+	switch (event)
+	{
+		case XACT_EVENT_PRE_COMMIT:
+		case XACT_EVENT_PARALLEL_PRE_COMMIT:
+			/* an error here aborts: the abort removes the files of what was not committed */
+			commit_pending();
+			forget_all(false);
+			break;
+		case XACT_EVENT_PRE_PREPARE:
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot PREPARE a transaction that has created an index on foreign table \"%s\"",
+							((LtPendingIndex *) linitial(pending))->relname),
+					 errdetail("A Lance dataset has no two-phase commit; dataset %s.",
+							   ((LtPendingIndex *) linitial(pending))->uri)));
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			forget_all(true);
+			break;
+		default:
+			break;
+	}
+}
+
+static void
+subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
+{
+	ListCell   *lc;
+
+	foreach(lc, pending)
+	{
+		LtPendingIndex *p = lfirst(lc);
+
+		if (p->subid < mySubid)
+			continue;
+		if (event == SUBXACT_EVENT_COMMIT_SUB)
+			p->subid = parentSubid;
+		else if (event == SUBXACT_EVENT_ABORT_SUB)
+		{
+			remove_files(p);
+			pending = foreach_delete_current(pending, lc);
+		}
+	}
+}
+
+void
+lt_index_build_init(void)
+{
+	RegisterXactCallback(xact_callback, NULL);
+	RegisterSubXactCallback(subxact_callback, NULL);
+}
+
+/* ---- lt_create_index() -------------------------------------------------------------------- */
+
+static void
+check_lt_table(Oid relid)
+{
+	ForeignTable *ft;
+	ForeignServer *server;
+	ForeignDataWrapper *fdw;
+	char	   *handler;
+
+	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("lt_fdw: \"%s\" is not a foreign table", get_rel_name(relid))));
+	ft = GetForeignTable(relid);
+	server = GetForeignServer(ft->serverid);
+	fdw = GetForeignDataWrapper(server->fdwid);
+	handler = OidIsValid(fdw->fdwhandler) ? get_func_name(fdw->fdwhandler) : NULL;
+	if (!handler || strcmp(handler, "lt_fdw_handler") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("lt_fdw: foreign table \"%s\" does not belong to lt_fdw", get_rel_name(relid)),
+				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
+						   fdw->fdwname)));
+}
+
+Datum
+lt_create_index(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *kindname,
+			   *name = NULL;
+	char	   *relname;
+	LtTableOptions opts;
+	AttrNumber	attnum;
+	char	   *fieldname;
+	lt_index_kind kind;
+	LtDatasetEntry *e;
+	const lt_field *field;
+	const char *why;
+	lt_index_build_options bo = {0};
+	LtPendingIndex *p;
+	MemoryContext old,
+				oldtarget;
+	lt_error	err;
+	lt_code		rc;
+	TupleDesc	tupdesc;
+	Datum		values[5];
+	bool		nulls[5] = {0};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_create_index needs a table, a column and a kind")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	kindname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (!PG_ARGISNULL(3))
+		name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_create_index must return a record");
+
+	check_lt_table(relid);
+	relname = get_rel_name(relid);
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, relname);
+	lt_get_table_options(relid, &opts);
+	if (opts.version || opts.tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is read-only", relname),
+				 opts.version ?
+				 errdetail("It is pinned to version " UINT64_FORMAT " of dataset %s by its option \"version\".",
+						   opts.version, opts.uri) :
+				 errdetail("It is pinned to tag \"%s\" of dataset %s by its option \"tag\".", opts.tag, opts.uri),
+				 errhint("Create the index through a foreign table of the dataset without \"version\" or \"tag\".")));
+	lt_check_read_privilege(GetUserId(), relname, opts.uri);
+	lt_check_write_privilege(GetUserId(), relname, opts.uri);
+
+	kind = lt_index_kind_from_name(kindname);
+	if (kind == LT_INDEX_UNKNOWN)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
+				 errhint("The kinds are btree, bitmap, label_list and zonemap.")));
+	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("lt_fdw: an index name must be 1 to 1024 bytes long")));
+	attnum = get_attnum(relid, colname);
+	if (attnum == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", relname, colname)));
+	fieldname = lt_column_field_name(relid, attnum, colname);
+	if (lt_xact_view(opts.dataset_dir, false) != NULL)
+		refuse_mixed(relname, opts.uri);
+
+	e = lt_dataset_acquire(relid, &opts, true);
+	PG_TRY();
+	{
+		field = lt_schema_find_name(e->ds->schema, fieldname);
+		if (!field)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: version " UINT64_FORMAT " of dataset %s has no column \"%s\"", e->version,
+							opts.uri, fieldname),
+					 errdetail("Column \"%s\" of foreign table \"%s\".", colname, relname)));
+		if ((why = lt_index_kind_unfit(e->ds, kind, field)))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("lt_fdw: cannot create a %s index on column \"%s\" of foreign table \"%s\": %s",
+							kindname, colname, relname, why),
+					 errdetail("Dataset %s, version " UINT64_FORMAT ", field \"%s\" of type %s.", opts.uri,
+							   e->version, fieldname, field->logical_type)));
+		if (!name)
+			name = psprintf("%s_idx", field->name);
+		{
+			lt_index_list *l = NULL;
+			const lt_index *same;
+			bool		other_column;
+
+			oldtarget = lt_alloc_target(CurrentMemoryContext);
+			rc = lt_dataset_indexes(e->ds, &l, &err);
+			lt_alloc_target(oldtarget);
+			if (rc != LT_OK)
+				lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
+			same = lt_index_list_find(l, name);
+			other_column = same && !(same->n_fields == 1 && same->field_ids[0] == field->id);
+			oldtarget = lt_alloc_target(CurrentMemoryContext);
+			lt_index_list_free(l);
+			lt_alloc_target(oldtarget);
+			if (other_column)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("lt_fdw: foreign table \"%s\" already has an index \"%s\" on another column", relname,
+								name),
+						 errdetail("Dataset %s, version " UINT64_FORMAT ".", opts.uri, e->version),
+						 errhint("Choose another name; building an index under the name of one on the same column replaces it.")));
+		}
+		{
+			ListCell   *lc;
+
+			foreach(lc, pending)
+			{
+				LtPendingIndex *q = lfirst(lc);
+
+				if (strcmp(q->dir, opts.dataset_dir) == 0 && strcmp(q->built.name, name) == 0)
+					ereport(ERROR,
+							(errcode(ERRCODE_DUPLICATE_OBJECT),
+							 errmsg("lt_fdw: this transaction already creates an index \"%s\" on foreign table \"%s\"",
+									name, relname)));
+			}
+		}
+		if (!pending_cxt)
+			pending_cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw pending indexes", ALLOCSET_DEFAULT_SIZES);
+		old = MemoryContextSwitchTo(pending_cxt);
+		p = palloc0(sizeof(LtPendingIndex));
+		p->dir = pstrdup(opts.dataset_dir);
+		p->uri = pstrdup(opts.uri);
+		p->relname = pstrdup(relname);
+		p->version = e->version;
+		p->subid = GetCurrentSubTransactionId();
+		MemoryContextSwitchTo(old);
+
+		bo.kind = kind;
+		bo.name = name;
+		bo.max_memory = (uint64) maintenance_work_mem * 1024;
+		oldtarget = lt_alloc_target(pending_cxt);
+		rc = lt_index_build(e->ds, field, &bo, &p->built, &err);
+		lt_alloc_target(oldtarget);
+		if (rc == LT_ENOMEM)
+			ereport(ERROR,
+					(errcode(ERRCODE_OUT_OF_MEMORY),
+					 errmsg("lt_fdw: %s", err.msg),
+					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
+							   e->version),
+					 errhint("The sort of a %s index is bounded by maintenance_work_mem (%d kB); raise it.", kindname,
+							 maintenance_work_mem)));
+		if (rc != LT_OK)
+			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
+		old = MemoryContextSwitchTo(pending_cxt);
+		pending = lappend(pending, p);
+		MemoryContextSwitchTo(old);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+
+	values[0] = CStringGetTextDatum(p->built.name);
+	values[1] = CStringGetTextDatum(lt_index_kind_name(kind));
+	values[2] = Int64GetDatum((int64) p->version);
+	values[3] = Int64GetDatum((int64) p->built.rows);
+	values[4] = Int64GetDatum((int64) p->built.bytes);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}
