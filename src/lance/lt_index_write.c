@@ -133,8 +133,9 @@ cmp_slots(const lt_array *a, int64_t i, const lt_array *b, int64_t j)
 
 	if (!va || !vb)
 		return va == vb ? 0 : va ? 1 : -1;
-	pa = a->values + (a->values ? i * a->field->byte_width : 0);
-	pb = b->values + (b->values ? j * b->field->byte_width : 0);
+	/* var-width types have no values buffer */
+	pa = a->values ? a->values + i * a->field->byte_width : NULL;
+	pb = b->values ? b->values + j * b->field->byte_width : NULL;
 	switch (a->field->type)
 	{
 		case LT_TYPE_BOOL:
