@@ -165,7 +165,7 @@ commit_pending(void)
 static void
 xact_callback(XactEvent event, void *arg)
 {
-	if (pending == NIL)
+	if (pending == NIL && pending_cxt == NULL)
 		return;
 	switch (event)
 	{
@@ -175,7 +175,13 @@ xact_callback(XactEvent event, void *arg)
 			commit_pending();
 			forget_all(false);
 			break;
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			forget_all(false);	/* what a failed build left in the context */
+			break;
 		case XACT_EVENT_PRE_PREPARE:
+			if (pending == NIL)
+				break;
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("lt_fdw: cannot PREPARE a transaction that has created an index on foreign table \"%s\"",
@@ -244,6 +250,13 @@ check_lt_table(Oid relid)
 				 errmsg("lt_fdw: foreign table \"%s\" does not belong to lt_fdw", get_rel_name(relid)),
 				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
 						   fdw->fdwname)));
+}
+
+/* Between batches of a build: a query cancel or termination stops it (the library then cleans up). */
+static bool
+build_interrupted(void *arg)
+{
+	return InterruptPending;
 }
 
 Datum
@@ -389,9 +402,11 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.kind = kind;
 		bo.name = name;
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
+		bo.interrupted = build_interrupted;
 		oldtarget = lt_alloc_target(pending_cxt);
 		rc = lt_index_build(e->ds, field, &bo, &p->built, &err);
 		lt_alloc_target(oldtarget);
+		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
 			ereport(ERROR,
 					(errcode(ERRCODE_OUT_OF_MEMORY),

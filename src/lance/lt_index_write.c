@@ -297,6 +297,7 @@ typedef struct build
 	const lt_field *column;
 	lt_index_kind kind;
 	uint64_t	max_memory;
+	const lt_index_build_options *opts;
 	lt_built_index *out;
 	char	   *dir;			/* "<prefix>_indices/<uuid>/" */
 	/* gathered pairs */
@@ -359,6 +360,15 @@ static lt_code
 put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
 {
 	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
+}
+
+static lt_code
+check_interrupt(const build *b, lt_error *err)
+{
+	if (b->opts->interrupted && b->opts->interrupted(b->opts->interrupted_arg))
+		return lt_error_set(err, LT_EINVALID, "the build of a %s index on column \"%s\" was canceled",
+							lt_index_kind_name(b->kind), b->column->name);
+	return LT_OK;
 }
 
 static lt_code
@@ -448,6 +458,8 @@ gather(build *b, lt_error *err)
 			b->out->rows += (uint64_t) bt->length;
 			if (rc == LT_OK)
 				rc = check_memory(b, err);
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
 		}
 		lt_fragment_scanner_free(sc);
 	}
@@ -524,6 +536,8 @@ write_btree(build *b, lt_error *err)
 		}
 		if (rc == LT_OK)
 			rc = lt_file_writer_write(w, cols, len, err);
+		if (rc == LT_OK && page % 64 == 63)
+			rc = check_interrupt(b, err);
 		/* the page's summary: its first and last value (sorted), its nulls */
 		if (rc == LT_OK)
 			rc = lt_array_append_take(mn, b->values, b->perm + start, 1, err);
@@ -615,6 +629,8 @@ write_bitmaps(build *b, lt_error *err)
 			rc = lt_file_writer_write(w, cols, keys->length, err);
 			lt_array_clear(keys);
 			lt_array_clear(maps);
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
 		}
 	}
 	if (rc == LT_OK)
@@ -789,6 +805,8 @@ write_zonemap(build *b, lt_error *err)
 					rc = zone_flush(&z, frag, err);
 			}
 			b->out->rows += (uint64_t) bt->length;
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
 		}
 		lt_fragment_scanner_free(sc);
 		if (rc == LT_OK)
@@ -869,6 +887,7 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	b.column = column;
 	b.kind = opts->kind;
 	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
+	b.opts = opts;
 	b.out = out;
 	lt_uuid_v4(out->uuid, out->uuid_text);
 	out->name = opts->name ? lt_strdup(opts->name) : lt_asprintf("%s_idx", column->name);

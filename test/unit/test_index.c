@@ -1490,6 +1490,12 @@ build_commit(lt_store *mem, const char *column, lt_index_kind kind, const char *
 	return rc;
 }
 
+static bool
+always_true(void *arg)
+{
+	return true;
+}
+
 TEST(built_indexes)
 {
 	char		root[1024];
@@ -1552,6 +1558,17 @@ TEST(built_indexes)
 	}
 	lt_dataset_close(ds);
 
+	/* a canceled build stops between batches */
+	if ((ds = latest(mem)))
+	{
+		lt_index_build_options bo = {LT_INDEX_BTREE, "cancel", 0, always_true, NULL};
+		lt_built_index b;
+
+		CHECK_CODE(lt_index_build(ds, lt_schema_find_name(ds->schema, "id"), &bo, &b, &err), LT_EINVALID);
+		CHECK(strstr(err.msg, "canceled") != NULL);
+		CHECK(b.n_files == 0 && b.name == NULL);
+		lt_dataset_close(ds);
+	}
 	/* memory bound, kinds that do not fit, names */
 	CHECK_CODE(build_commit(mem, "id", LT_INDEX_BTREE, "small", 4096), LT_ENOMEM);
 	CHECK(strstr(err.msg, "needs more than") != NULL);
