@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // The reference side of bench/index.sh, on the real Lance engine (the pinned @lancedb/lancedb in test/interop).
 //
-//   node ref_index.mjs make <dir> <rows> <fragments>   id int64 = row number, dt date (100 ascending runs),
+//   node ref_index.mjs make <dir> <rows> <fragments> [no-dt-index]
+//                                                     id int64 = row number, dt date (100 ascending runs),
 //                                                     x float64, s utf8; one fragment per add; then a btree
-//                                                     on id and one on dt (the binding cannot build zone maps)
+//                                                     on id and one on dt (the binding cannot build zone maps;
+//                                                     no-dt-index: none on dt, for a zone map built elsewhere)
 //   node ref_index.mjs queries <dir> <repeat> <queries.json>
 //                                                     time each query (best of <repeat> after a warm-up run)
 //
@@ -45,7 +47,7 @@ function batch(start, n, rows) {
   });
 }
 
-async function make(dir, rows, fragments) {
+async function make(dir, rows, fragments, dtIndex) {
   const { conn, db } = await open(dir, true);
   const per = Math.ceil(rows / fragments);
   let tbl = null;
@@ -55,7 +57,7 @@ async function make(dir, rows, fragments) {
     else await tbl.add(b);
   }
   await tbl.createIndex("id", { config: lancedb.Index.btree() });
-  await tbl.createIndex("dt", { config: lancedb.Index.btree() });
+  if (dtIndex) await tbl.createIndex("dt", { config: lancedb.Index.btree() });
   fs.rmSync(dir, { recursive: true, force: true });
   fs.renameSync(path.join(db, "t.lance"), dir);
   fs.rmSync(db, { recursive: true, force: true });
@@ -81,8 +83,8 @@ async function queries(dir, repeat, file) {
   fs.rmSync(db, { recursive: true, force: true });
 }
 
-const [cmd, dir, a, b] = process.argv.slice(2);
-if (cmd === "make" && dir && a && b) await make(dir, Number(a), Number(b));
+const [cmd, dir, a, b, c] = process.argv.slice(2);
+if (cmd === "make" && dir && a && b) await make(dir, Number(a), Number(b), c !== "no-dt-index");
 else if (cmd === "queries" && dir && b) await queries(dir, Number(a || 5), b);
 else {
   console.error("usage: ref_index.mjs make <dir> <rows> <fragments> | queries <dir> <repeat> <queries.json>");
