@@ -122,6 +122,13 @@ cmp_bytes(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
 
 #define CMP(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
 
+/* A value's sort key and its position among the gathered pairs. */
+typedef struct keyed
+{
+	uint64_t	key;
+	int64_t		idx;
+} keyed;
+
 /* Slot i of a against slot j of b (same type): NULL first, then ascending. */
 static int
 cmp_slots(const lt_array *a, int64_t i, const lt_array *b, int64_t j)
@@ -377,8 +384,8 @@ check_memory(build *b, lt_error *err)
 	uint64_t	used = slot_bytes(b->values) + (uint64_t) b->cap_ids * 8;
 	int64_t		n = b->values->length;
 
-	/* the sort's permutation comes on top */
-	used += (uint64_t) n * 8;
+	/* the sort's permutation and its two key buffers come on top */
+	used += (uint64_t) n * (8 + 2 * sizeof(keyed));
 	if (used > b->max_memory)
 		return lt_error_set(err, LT_ENOMEM,
 							"building a %s index on column \"%s\" needs more than %llu MB of memory (over %lld values read so far)",
@@ -479,6 +486,115 @@ cmp_pairs(const void *x, const void *y, void *arg)
 	return CMP(b->ids[i], b->ids[j]);
 }
 
+/* Types whose order is that of a 64-bit unsigned key (radix-sorted). */
+static bool
+has_order_key(const lt_field *f)
+{
+	switch (f->type)
+	{
+		case LT_TYPE_DECIMAL128:
+		case LT_TYPE_FIXED_BINARY:
+			return false;
+		default:
+			return f->byte_width > 0 && f->byte_width <= 8;
+	}
+}
+
+/* An unsigned key ordered as the value: signed types with the sign bit flipped, floats in total order. */
+static uint64_t
+order_key(const lt_array *a, int64_t i)
+{
+	const uint8_t *p = a->values + i * a->field->byte_width;
+	const uint64_t sign = (uint64_t) 1 << 63;
+
+	switch (a->field->type)
+	{
+		case LT_TYPE_BOOL:
+		case LT_TYPE_UINT8:
+			return *p;
+		case LT_TYPE_UINT16:
+			return *(const uint16_t *) p;
+		case LT_TYPE_UINT32:
+			return *(const uint32_t *) p;
+		case LT_TYPE_UINT64:
+			return *(const uint64_t *) p;
+		case LT_TYPE_INT8:
+			return (uint64_t) (int64_t) *(const int8_t *) p ^ sign;
+		case LT_TYPE_INT16:
+			return (uint64_t) (int64_t) *(const int16_t *) p ^ sign;
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			return (uint64_t) (int64_t) *(const int32_t *) p ^ sign;
+		case LT_TYPE_FLOAT16:
+			return total_key(*(const uint16_t *) p, 16);
+		case LT_TYPE_FLOAT32:
+			return total_key(*(const uint32_t *) p, 32);
+		case LT_TYPE_FLOAT64:
+			return total_key(*(const uint64_t *) p, 64);
+		default:
+			return *(const uint64_t *) p ^ sign;
+	}
+}
+
+/*
+ * NULLs first (in gathered order), then a stable LSD radix sort of the keys: ties keep the
+ * gathered order (ascending row address).  Bytes where every key agrees are skipped.
+ */
+static lt_code
+radix_sort(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length,
+				nn = 0,
+				m = 0;
+	keyed	   *x = lt_malloc((size_t) (n ? n : 1) * sizeof(keyed)),
+			   *y = lt_malloc((size_t) (n ? n : 1) * sizeof(keyed));
+	uint64_t	lo = UINT64_MAX,
+				hi = 0;
+
+	if (!x || !y)
+	{
+		lt_free(x);
+		lt_free(y);
+		return lt_nomem(err);
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (!lt_array_is_valid(b->values, i))
+			b->perm[nn++] = i;
+		else
+		{
+			x[m].key = order_key(b->values, i);
+			x[m].idx = i;
+			lo &= x[m].key;
+			hi |= x[m].key;
+			m++;
+		}
+	}
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		int64_t		count[257] = {0};
+		keyed	   *t;
+
+		if (((lo ^ hi) >> shift & 0xff) == 0)
+			continue;			/* every key has the same byte here */
+		for (int64_t i = 0; i < m; i++)
+			count[(x[i].key >> shift & 0xff) + 1]++;
+		for (int d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (int64_t i = 0; i < m; i++)
+			y[count[x[i].key >> shift & 0xff]++] = x[i];
+		t = x;
+		x = y;
+		y = t;
+	}
+	for (int64_t i = 0; i < m; i++)
+		b->perm[nn + i] = x[i].idx;
+	lt_free(x);
+	lt_free(y);
+	return LT_OK;
+}
+
 static lt_code
 sort_pairs(build *b, lt_error *err)
 {
@@ -486,6 +602,8 @@ sort_pairs(build *b, lt_error *err)
 
 	if (!(b->perm = lt_malloc((size_t) (n ? n : 1) * sizeof(int64_t))))
 		return lt_nomem(err);
+	if (has_order_key(b->values->field))
+		return radix_sort(b, err);
 	for (int64_t i = 0; i < n; i++)
 		b->perm[i] = i;
 	qsort_r(b->perm, (size_t) n, sizeof(int64_t), cmp_pairs, b);
@@ -529,11 +647,14 @@ write_btree(build *b, lt_error *err)
 		lt_array_clear(vals);
 		lt_array_clear(ids);
 		rc = lt_array_append_take(vals, b->values, b->perm + start, len, err);
+		if (rc == LT_OK)
+			rc = lt_array_reserve(ids, len, err);
 		for (int64_t k = 0; rc == LT_OK && k < len; k++)
 		{
-			rc = push_uint(ids, b->ids[b->perm[start + k]], err);
+			((uint64_t *) ids->values)[k] = b->ids[b->perm[start + k]];
 			nulls += !lt_array_is_valid(b->values, b->perm[start + k]);
 		}
+		ids->length = len;
 		if (rc == LT_OK)
 			rc = lt_file_writer_write(w, cols, len, err);
 		if (rc == LT_OK && page % 64 == 63)
