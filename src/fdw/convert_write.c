@@ -331,7 +331,8 @@ append_null(const LtWriteConv *c, lt_array *a)
 static inline void
 slot_begin(const LtWriteConv *c, lt_array *a)
 {
-	if (a->length >= a->cap || (a->offsets == NULL && (lt_type_is_var_width(a->field->type) ||
+	/* offsets exist once a var-width array holds a slot: only an empty one may lack them */
+	if (a->length >= a->cap || (a->length == 0 && a->offsets == NULL && (lt_type_is_var_width(a->field->type) ||
 													   a->field->type == LT_TYPE_LIST ||
 													   a->field->type == LT_TYPE_LARGE_LIST ||
 													   a->field->type == LT_TYPE_MAP)))

@@ -161,13 +161,28 @@ lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o
 
 /* ---- compression (lt_fsst_encode.c) ---- */
 
-/* A symbol table with a longest-match index. */
+/* Buckets of the index of symbols of 3 bytes or more, by their first 3 bytes. */
+#define LT_FSST_LONG_BUCKETS 1024
+
+/*
+ * A symbol table with a longest-match index: symbols of 3 to 8 bytes by a hash of their
+ * first 3 bytes (longest first in a bucket), and the best symbol of at most 2 bytes for
+ * every 2-byte (and 1-byte) input, so that a match costs a couple of lookups.  Entries of
+ * short[] / single[] are code | length << 8; length 0 = no symbol (escape the byte).
+ */
 typedef struct lt_fsst_encoder
 {
 	lt_fsst_table table;
-	uint16_t	start[256];		/* first index in by_first of the symbols starting with byte b */
-	uint16_t	first[256];		/* how many symbols start with byte b */
-	uint8_t		by_first[256];	/* codes grouped by first byte, longest first */
+	uint16_t	short2[65536];	/* by the next 2 input bytes (little-endian) */
+	uint16_t	single[256];	/* by the last input byte */
+	uint16_t	long_start[LT_FSST_LONG_BUCKETS + 1];	/* bucket b: longs[long_start[b], long_start[b + 1]) */
+	struct
+	{
+		uint64_t	sym;
+		uint64_t	mask;		/* of its length */
+		uint32_t	len;
+		uint32_t	match;		/* code | len << 8 */
+	}			longs[256];
 } lt_fsst_encoder;
 
 /* Build a symbol table from (a sample of) strings i of n: data[offsets[i], offsets[i + 1]). */

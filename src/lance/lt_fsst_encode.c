@@ -51,105 +51,161 @@ sym_hash(uint64_t s, unsigned len)
 }
 
 static uint64_t
-load(const uint8_t *p, size_t n)
-{
-	uint64_t	v = 0;
-
-	memcpy(&v, p, n > 8 ? 8 : n);
-	return v;
-}
-
-static uint64_t
 mask_len(unsigned len)
 {
 	return len >= 8 ? ~(uint64_t) 0 : (((uint64_t) 1 << (8 * len)) - 1);
 }
 
-/* Index symbols by first byte, longest first, for greedy longest-match. */
+static const uint64_t len_mask[9] = {
+	0, 0xffULL, 0xffffULL, 0xffffffULL, 0xffffffffULL, 0xffffffffffULL, 0xffffffffffffULL,
+	0xffffffffffffffULL, ~0ULL
+};
+
+static inline unsigned
+long_bucket(uint64_t w)
+{
+	return (unsigned) (((uint32_t) (w & 0xffffff) * 0x9E3779B1u) >> 22) & (LT_FSST_LONG_BUCKETS - 1);
+}
+
+/* Build the longest-match index of e->table (see lt_fsst_encoder). */
 static void
 build_index(lt_fsst_encoder *e)
 {
+	const lt_fsst_table *t = &e->table;
+	uint16_t	count[LT_FSST_LONG_BUCKETS] = {0};
 	int			order[256];
-	int			n = e->table.n_symbols;
+	int			n_long = 0;
 
-	for (int i = 0; i < n; i++)
-		order[i] = i;
-	/* sort codes by length descending (insertion sort: at most 255) */
-	for (int i = 1; i < n; i++)
-	{
-		int			c = order[i],
-					j = i;
+	for (int b = 0; b < 256; b++)
+		e->single[b] = 0;
+	for (int c = 0; c < t->n_symbols; c++)
+		if (t->lens[c] == 1)
+			e->single[t->symbols[c] & 0xff] = (uint16_t) (c | 1 << 8);
+	for (int w = 0; w < 65536; w++)
+		e->short2[w] = e->single[w & 0xff];
+	for (int c = 0; c < t->n_symbols; c++)
+		if (t->lens[c] == 2)
+			e->short2[t->symbols[c] & 0xffff] = (uint16_t) (c | 2 << 8);
 
-		while (j > 0 && e->table.lens[order[j - 1]] < e->table.lens[c])
+	/* long symbols by bucket, longest first (insertion sort by length: at most 255) */
+	for (int c = 0; c < t->n_symbols; c++)
+		if (t->lens[c] >= 3)
 		{
-			order[j] = order[j - 1];
-			j--;
+			int			j = n_long++;
+
+			while (j > 0 && t->lens[order[j - 1]] < t->lens[c])
+			{
+				order[j] = order[j - 1];
+				j--;
+			}
+			order[j] = c;
 		}
-		order[j] = c;
-	}
-	memset(e->first, 0, sizeof(e->first));
-	for (int i = 0; i < n; i++)
-		e->first[(uint8_t) e->table.symbols[order[i]]]++;
-	for (int b = 0, at = 0; b < 256; b++)
+	for (int i = 0; i < n_long; i++)
+		count[long_bucket(t->symbols[order[i]])]++;
+	e->long_start[0] = 0;
+	for (int b = 0; b < LT_FSST_LONG_BUCKETS; b++)
+		e->long_start[b + 1] = (uint16_t) (e->long_start[b] + count[b]);
+	memset(count, 0, sizeof(count));
+	for (int i = 0; i < n_long; i++)
 	{
-		int			cnt = e->first[b];
+		int			c = order[i];
+		unsigned	b = long_bucket(t->symbols[c]);
+		int			k = e->long_start[b] + count[b]++;
 
-		e->start[b] = (uint16_t) at;
-		at += cnt;
-		e->first[b] = 0;
-	}
-	for (int i = 0; i < n; i++)
-	{
-		uint8_t		b = (uint8_t) e->table.symbols[order[i]];
-
-		e->by_first[e->start[b] + e->first[b]++] = (uint8_t) order[i];
+		e->longs[k].sym = t->symbols[c];
+		e->longs[k].mask = len_mask[t->lens[c]];
+		e->longs[k].len = t->lens[c];
+		e->longs[k].match = (uint32_t) (c | t->lens[c] << 8);
 	}
 }
 
-/* The code of the longest symbol at p (n bytes left), or -1. */
-static inline int
-longest(const lt_fsst_encoder *e, const uint8_t *p, size_t n)
+/*
+ * The longest symbol that matches the input whose next bytes are w (n of them left, n >= 1):
+ * code | length << 8, or length 0 for none.  The same choice as trying every symbol longest
+ * first: at most one symbol of each length can match.
+ */
+static inline unsigned
+longest(const lt_fsst_encoder *e, uint64_t w, size_t n)
 {
-	uint64_t	w = load(p, n);
-	int			s = e->start[p[0]],
-				k = e->first[p[0]];
-
-	for (int i = 0; i < k; i++)
+	if (n >= 3)
 	{
-		int			c = e->by_first[s + i];
-		unsigned	l = e->table.lens[c];
+		unsigned	b = long_bucket(w);
 
-		if (l <= n && ((w ^ e->table.symbols[c]) & mask_len(l)) == 0)
-			return c;
+		for (unsigned k = e->long_start[b], end = e->long_start[b + 1]; k < end; k++)
+			if (((w ^ e->longs[k].sym) & e->longs[k].mask) == 0 && e->longs[k].len <= n)
+				return e->longs[k].match;
 	}
-	return -1;
+	return n >= 2 ? e->short2[w & 0xffff] : e->single[w & 0xff];
+}
+
+/* The next n (< 8) bytes at p as a little-endian word. */
+static inline uint64_t
+load_tail(const uint8_t *p, size_t n)
+{
+	uint64_t	w = 0;
+
+	for (size_t k = 0; k < n; k++)
+		w |= (uint64_t) p[k] << (8 * k);
+	return w;
 }
 
 size_t
 lt_fsst_encode(const lt_fsst_encoder *e, const uint8_t *in, size_t len, uint8_t *out)
 {
 	size_t		o = 0;
+	size_t		i = 0;
 
-	for (size_t i = 0; i < len;)
+	while (i < len)
 	{
-		int			c = longest(e, in + i, len - i);
+		size_t		n = len - i;
+		uint64_t	w;
+		unsigned	m;
 
-		if (c < 0)
+		if (n >= 8)
+			memcpy(&w, in + i, 8);
+		else
+			w = load_tail(in + i, n);
+		m = longest(e, w, n);
+		if (m >> 8)
 		{
-			out[o++] = LT_FSST_ESC;
-			out[o++] = in[i++];
+			out[o++] = (uint8_t) m;
+			i += m >> 8;
 		}
 		else
 		{
-			out[o++] = (uint8_t) c;
-			i += e->table.lens[c];
+			out[o++] = LT_FSST_ESC;
+			out[o++] = in[i++];
 		}
 	}
 	return o;
 }
 
-static void
-add_cand(cand *ht, uint64_t sym, unsigned len, uint64_t gain)
+/* Growable list of uint32 (pairs seen, candidate slots used). */
+typedef struct u32list
+{
+	uint32_t   *v;
+	size_t		n, cap;
+} u32list;
+
+static bool
+u32_push(u32list *l, uint32_t x)
+{
+	if (l->n == l->cap)
+	{
+		size_t		cap = l->cap ? l->cap * 2 : 4096;
+		uint32_t   *p = lt_realloc(l->v, cap * sizeof(uint32_t));
+
+		if (!p)
+			return false;
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = x;
+	return true;
+}
+
+static bool
+add_cand(cand *ht, u32list *used, uint64_t sym, unsigned len, uint64_t gain)
 {
 	uint64_t	h = sym_hash(sym, len) & (CAND_SLOTS - 1);
 
@@ -163,14 +219,44 @@ add_cand(cand *ht, uint64_t sym, unsigned len, uint64_t gain)
 			c->sym = sym;
 			c->len = (uint8_t) len;
 			c->gain = gain;
-			return;
+			return u32_push(used, (uint32_t) h);
 		}
 		if (c->sym == sym && c->len == len)
 		{
 			c->gain += gain;
-			return;
+			return true;
 		}
 		h = (h + 1) & (CAND_SLOTS - 1);
+	}
+}
+
+/* by_gain order as a "comes later" test for the selection heap (its root is the worst kept). */
+static inline bool
+worse(const cand *x, const cand *y)
+{
+	return by_gain(x, y) > 0;
+}
+
+static void
+sift_down(cand *heap, int n, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					m = i;
+		cand		t;
+
+		if (l < n && worse(&heap[l], &heap[m]))
+			m = l;
+		if (r < n && worse(&heap[r], &heap[m]))
+			m = r;
+		if (m == i)
+			return;
+		t = heap[i];
+		heap[i] = heap[m];
+		heap[m] = t;
+		i = m;
 	}
 }
 
@@ -180,12 +266,15 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 	uint32_t   *c1 = lt_calloc(N_CODES, sizeof(uint32_t));
 	uint32_t   *c2 = lt_calloc((size_t) N_CODES * N_CODES, sizeof(uint32_t));
 	cand	   *ht = lt_calloc(CAND_SLOTS, sizeof(cand));
+	cand	   *best = lt_malloc(255 * sizeof(cand));
+	u32list		pairs = {0};	/* c2 cells counted this round */
+	u32list		used = {0};		/* ht slots filled this round */
 	lt_code		rc = LT_OK;
 	int64_t		step;
 
 	memset(e, 0, sizeof(*e));
 	e->table.enabled = true;
-	if (!c1 || !c2 || !ht)
+	if (!c1 || !c2 || !ht || !best)
 	{
 		rc = lt_nomem(err);
 		goto out;
@@ -202,8 +291,15 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 	{
 		int			nsel = 0;
 
+		/* counts of the previous round: only the cells it touched */
 		memset(c1, 0, N_CODES * sizeof(uint32_t));
-		memset(c2, 0, (size_t) N_CODES * N_CODES * sizeof(uint32_t));
+		for (size_t i = 0; i < pairs.n; i++)
+			c2[pairs.v[i]] = 0;
+		pairs.n = 0;
+		for (size_t i = 0; i < used.n; i++)
+			ht[used.v[i]].used = false;
+		used.n = 0;
+
 		build_index(e);
 		for (int64_t i = 0; i < n; i += step)
 		{
@@ -213,59 +309,93 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 
 			for (size_t j = 0; j < len;)
 			{
-				int			c = longest(e, p + j, len - j);
-				int			code = c < 0 ? 256 + p[j] : c;
+				size_t		left = len - j;
+				uint64_t	w;
+				unsigned	m;
+				int			code;
 
-				j += c < 0 ? 1 : e->table.lens[c];
+				if (left >= 8)
+					memcpy(&w, p + j, 8);
+				else
+					w = load_tail(p + j, left);
+				m = longest(e, w, left);
+				code = (m >> 8) ? (int) (m & 0xff) : 256 + p[j];
+				j += (m >> 8) ? (m >> 8) : 1;
 				c1[code]++;
-				if (prev >= 0)
-					c2[prev * N_CODES + code]++;
+				if (prev >= 0 && c2[prev * N_CODES + code]++ == 0 &&
+					!u32_push(&pairs, (uint32_t) (prev * N_CODES + code)))
+				{
+					rc = lt_nomem(err);
+					goto out;
+				}
 				prev = code;
 			}
 		}
 		/* candidates: each symbol in use, and each pair that fits in 8 bytes */
-		memset(ht, 0, CAND_SLOTS * sizeof(cand));
 		for (int a = 0; a < N_CODES; a++)
 		{
-			uint64_t	sa;
-			unsigned	la;
-
 			if (!c1[a])
 				continue;
-			sa = a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a];
-			la = a >= 256 ? 1 : e->table.lens[a];
 			/* an escaped byte costs two output bytes: as a symbol it saves one per use */
-			add_cand(ht, sa, la, (uint64_t) c1[a] * (a >= 256 ? 2 : la));
-			for (int b = 0; b < N_CODES; b++)
+			if (!add_cand(ht, &used, a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a],
+						  a >= 256 ? 1 : e->table.lens[a], (uint64_t) c1[a] * (a >= 256 ? 2 : e->table.lens[a])))
 			{
-				uint32_t	cnt = c2[a * N_CODES + b];
-				uint64_t	sb;
-				unsigned	lb;
-
-				if (!cnt)
-					continue;
-				sb = b >= 256 ? (uint64_t) (b - 256) : e->table.symbols[b];
-				lb = b >= 256 ? 1 : e->table.lens[b];
-				if (la + lb > 8)
-					continue;
-				add_cand(ht, sa | (sb << (8 * la)), la + lb, (uint64_t) cnt * (la + lb));
+				rc = lt_nomem(err);
+				goto out;
 			}
 		}
-		/* keep the 255 best */
+		for (size_t i = 0; i < pairs.n; i++)
+		{
+			int			a = (int) (pairs.v[i] / N_CODES),
+						b = (int) (pairs.v[i] % N_CODES);
+			uint64_t	sa = a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a];
+			unsigned	la = a >= 256 ? 1 : e->table.lens[a];
+			uint64_t	sb = b >= 256 ? (uint64_t) (b - 256) : e->table.symbols[b];
+			unsigned	lb = b >= 256 ? 1 : e->table.lens[b];
+
+			if (la + lb > 8)
+				continue;
+			if (!add_cand(ht, &used, sa | (sb << (8 * la)), la + lb, (uint64_t) c2[pairs.v[i]] * (la + lb)))
+			{
+				rc = lt_nomem(err);
+				goto out;
+			}
+		}
+		/* keep the 255 best (by_gain order): a heap whose root is the worst kept */
 		{
 			lt_fsst_table t = {0};
-			int			k = 0;
 
-			for (int h = 0; h < CAND_SLOTS; h++)
-				if (ht[h].used)
-					ht[k++] = ht[h];
-			qsort(ht, (size_t) k, sizeof(cand), by_gain);
-			t.enabled = true;
-			for (int i = 0; i < k && nsel < 255; i++)
+			for (size_t i = 0; i < used.n; i++)
 			{
-				t.symbols[nsel] = ht[i].sym & mask_len(ht[i].len);
-				t.lens[nsel] = ht[i].len;
-				nsel++;
+				const cand *c = &ht[used.v[i]];
+
+				if (nsel < 255)
+				{
+					int			k = nsel++;
+
+					best[k] = *c;
+					/* sift up */
+					while (k > 0 && worse(&best[k], &best[(k - 1) / 2]))
+					{
+						cand		tmp = best[k];
+
+						best[k] = best[(k - 1) / 2];
+						best[(k - 1) / 2] = tmp;
+						k = (k - 1) / 2;
+					}
+				}
+				else if (worse(&best[0], c))
+				{
+					best[0] = *c;
+					sift_down(best, nsel, 0);
+				}
+			}
+			qsort(best, (size_t) nsel, sizeof(cand), by_gain);
+			t.enabled = true;
+			for (int i = 0; i < nsel; i++)
+			{
+				t.symbols[i] = best[i].sym & mask_len(best[i].len);
+				t.lens[i] = best[i].len;
 			}
 			t.n_symbols = nsel;
 			e->table = t;
@@ -276,6 +406,9 @@ out:
 	lt_free(c1);
 	lt_free(c2);
 	lt_free(ht);
+	lt_free(best);
+	lt_free(pairs.v);
+	lt_free(used.v);
 	return rc;
 }
 

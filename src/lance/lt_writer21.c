@@ -301,6 +301,7 @@ typedef struct shred
 	uint64_t	n_levels;
 	const lt_array *leaf;		/* the leaf's array (rows of its slots) */
 	lt_array   *values;			/* visible items */
+	bool		values_borrowed;	/* values is the leaf itself (not freed) */
 	int64_t		run_start,
 				run_len;		/* pending slice of leaf slots (run_start < 0: nulls) */
 } shred;
@@ -400,7 +401,8 @@ shred_free(shred *s)
 {
 	lt_free(s->rep.v);
 	lt_free(s->def.v);
-	lt_array_free(s->values);
+	if (!s->values_borrowed)
+		lt_array_free(s->values);
 }
 
 /* Levels and items of rows [0, top->length) along s->path. */
@@ -412,6 +414,23 @@ shred_rows(shred *s, const lt_array *top, lt_error *err)
 	uint16_t	next = 1;
 	int			lists = 0;
 	bool		seen_list = false;
+
+	/*
+	 * A top-level column without nulls (the common case): no levels, and the visible items are
+	 * the rows themselves, as the general walk below would find them, without copying them.
+	 */
+	if (s->depth == 1 && !is_list_type(s->path[0]->type) &&
+		(top->validity == NULL || n == 0 || memchr(top->validity, 0, (size_t) n) == NULL) &&
+		(!lt_type_is_var_width(top->field->type) || n == 0 || top->offsets[0] == 0))
+	{
+		s->leaf = top;
+		s->vis_from[0] = true;
+		s->layers[s->n_layers++] = LT__ENC21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+		s->n_levels = (uint64_t) n;
+		s->values = (lt_array *) top;
+		s->values_borrowed = true;
+		return LT_OK;
+	}
 
 	/* the leaf's array */
 	for (int k = 0; k < s->depth - 1; k++)
@@ -531,13 +550,59 @@ bit_len(uint64_t x)
 	return x ? 64 - (unsigned) __builtin_clzll(x) : 0;
 }
 
+/* OR of c values of `width` bytes (1, 2, 4, 8): its bit length is their bit-packed width. */
 static uint64_t
-get_uint(const uint8_t *p, unsigned bytes)
+or_values(const uint8_t *p, uint64_t c, unsigned width)
 {
-	uint64_t	v = 0;
+	uint64_t	mx = 0;
 
-	memcpy(&v, p, bytes);
-	return v;
+#define OR_LOOP(T) \
+	for (uint64_t i = 0; i < c; i++) { T x_; memcpy(&x_, p + i * sizeof(T), sizeof(T)); mx |= x_; }
+	switch (width)
+	{
+		case 1:
+			OR_LOOP(uint8_t);
+			break;
+		case 2:
+			OR_LOOP(uint16_t);
+			break;
+		case 4:
+			OR_LOOP(uint32_t);
+			break;
+		default:
+			OR_LOOP(uint64_t);
+			break;
+	}
+#undef OR_LOOP
+	return mx;
+}
+
+/* Runs of equal adjacent values among n values of `width` bytes (1, 2, 4, 8). */
+static uint64_t
+count_runs(const uint8_t *p, uint64_t n, unsigned width)
+{
+	uint64_t	runs = n > 0;
+
+#define RUN_LOOP(T) \
+	for (uint64_t i = 1; i < n; i++) { T a_, b_; memcpy(&a_, p + (i - 1) * sizeof(T), sizeof(T)); \
+		memcpy(&b_, p + i * sizeof(T), sizeof(T)); runs += a_ != b_; }
+	switch (width)
+	{
+		case 1:
+			RUN_LOOP(uint8_t);
+			break;
+		case 2:
+			RUN_LOOP(uint16_t);
+			break;
+		case 4:
+			RUN_LOOP(uint32_t);
+			break;
+		default:
+			RUN_LOOP(uint64_t);
+			break;
+	}
+#undef RUN_LOOP
+	return runs;
 }
 
 /* Largest power of two of values of `bytes` each below the chunk budget. */
@@ -601,8 +666,7 @@ mb_bitpack(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_val
 
 		memset(block, 0, sizeof(block));
 		memcpy(block, vals + s * width, c * width);
-		for (uint64_t i = 0; i < c; i++)
-			mx |= get_uint(vals + (s + i) * width, width);
+		mx = or_values(vals + s * width, c, width);
 		w = bit_len(mx);
 		MARK(out, m);
 		hdr = w;
@@ -679,15 +743,12 @@ mb_fixed(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_vals 
 	for (uint64_t s = 0; s < n; s += LT_FL_BLOCK)
 	{
 		uint64_t	c = n - s < LT_FL_BLOCK ? n - s : LT_FL_BLOCK,
-					mx = 0;
+					mx = or_values(vals + s * width, c, width);
 
-		for (uint64_t i = 0; i < c; i++)
-			mx |= get_uint(vals + (s + i) * width, width);
 		bp += (uint64_t) width * (1 + (uint64_t) LT_FL_BLOCK * bit_len(mx) / (width * 8));
 	}
 	bp_ok = n > 0 && bp < raw;
-	for (uint64_t i = 0; i < n; i++)
-		runs += i == 0 || memcmp(vals + i * width, vals + (i - 1) * width, width) != 0;
+	runs = count_runs(vals, n, width);
 	{
 		uint64_t	pairs = runs + n / 255 < n ? runs + n / 255 : n;
 		uint64_t	rle = pairs * (width + 1);
