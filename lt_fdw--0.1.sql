@@ -55,3 +55,28 @@ CREATE FUNCTION lt_create_index(target regclass, column_name text, kind text, na
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+
+-- ---- dataset administration (src/fdw/admin.c) -------------------------------------------------
+-- every version of the table's dataset: when it was committed, by which operation, its live rows
+CREATE FUNCTION lt_versions(target regclass, OUT version bigint, OUT "timestamp" timestamptz,
+                            OUT operation text, OUT row_count bigint)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+-- the fragments of the version the table reads
+CREATE FUNCTION lt_fragments(target regclass, OUT fragment_id bigint, OUT physical_rows bigint,
+                             OUT deleted_rows bigint, OUT data_files text[], OUT deletion_file text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
+-- remove old versions (committed more than older_than ago, not the latest, not tagged) and the files
+-- no remaining version references, by the Lance library's cleanup rules
+CREATE FUNCTION lt_cleanup(target regclass, older_than interval, delete_unverified boolean DEFAULT false,
+                           dry_run boolean DEFAULT false,
+                           OUT old_versions bigint, OUT files_removed bigint, OUT bytes_removed bigint,
+                           OUT removed text[])
+RETURNS record
+AS 'MODULE_PATHNAME', 'lt_cleanup_sql'
+LANGUAGE C STRICT VOLATILE;

@@ -184,13 +184,33 @@ FETCH 1 FROM c;
 CLOSE c;
 SELECT count(*) FROM ev WHERE id = 800;
 COMMIT;
--- a cursor over the transaction's own writes, still open when later changes are to be read: refused
+-- a cursor over the transaction's own writes reads the state at its DECLARE, as a heap cursor reads
+-- its snapshot, while later statements of the transaction change the table and read the changes
 BEGIN;
 INSERT INTO ev (id, value) VALUES (801, 'before the cursor');
-DECLARE c CURSOR FOR SELECT id FROM ev ORDER BY id;
+DECLARE c CURSOR FOR SELECT id, value FROM ev WHERE id >= 800;
 FETCH 1 FROM c;
+DELETE FROM ev WHERE id = 801;
 INSERT INTO ev (id, value) VALUES (802, 'cursor still open');
-SELECT w_try('SELECT count(*) FROM ev');
+UPDATE ev SET value = 'updated' WHERE id = 800;
+SELECT id, value FROM ev WHERE id >= 800 ORDER BY id;
+DECLARE c2 CURSOR FOR SELECT id, value FROM ev WHERE id >= 800 ORDER BY id;
+FETCH ALL FROM c;
+DELETE FROM ev WHERE id = 802;
+FETCH ALL FROM c2;
+CLOSE c;
+CLOSE c2;
+SELECT id, value FROM ev WHERE id >= 800 ORDER BY id;
+-- a savepoint rolled back while a cursor declared before it is open
+DECLARE c4 CURSOR FOR SELECT id, value FROM ev WHERE id >= 800;
+SAVEPOINT s1;
+INSERT INTO ev (id, value) VALUES (803, 'rolled back');
+DELETE FROM ev WHERE id = 800;
+SELECT id, value FROM ev WHERE id >= 800 ORDER BY id;
+ROLLBACK TO SAVEPOINT s1;
+SELECT id, value FROM ev WHERE id >= 800 ORDER BY id;
+FETCH ALL FROM c4;
+CLOSE c4;
 ROLLBACK;
 SELECT count(*) FROM ev WHERE id IN (801, 802);
 
@@ -215,6 +235,18 @@ SELECT s.id, s.value, s._rowid = b._rowid AS same_rowid, s._rowaddr = b._rowaddr
   FROM st s JOIN st_before b USING (id) ORDER BY id;
 INSERT INTO st VALUES (4, 'four');
 SELECT id, value, _rowid FROM st ORDER BY id;
+-- RETURNING of an INSERT: _rowid and _rowaddr are NULL, the row gets both at commit (a concurrent
+-- commit may take the next ids first); later statements of the transaction read provisional ones
+BEGIN;
+INSERT INTO st VALUES (5, 'five') RETURNING id, value, _rowid IS NULL AS rowid_null, _rowaddr IS NULL AS rowaddr_null;
+SELECT id, _rowid IS NULL AS rowid_null FROM st WHERE id = 5;
+COMMIT;
+SELECT id, _rowid = (SELECT max(_rowid) FROM st) AS newest_rowid FROM st WHERE id = 5;
+
+-- a pushed-down qual on an initplan's output: its value is read at the first row, not at executor
+-- start (when the initplan has not run yet)
+SELECT id, value FROM ev WHERE id = (SELECT max(id) FROM ev);
+SELECT id FROM ev WHERE id = (SELECT 5) OR id = (SELECT min(id) FROM ev) ORDER BY id;
 
 -- the final state
 SELECT id, dt, value, score FROM ev ORDER BY id;

@@ -203,8 +203,9 @@ typedef struct LtXactTable
 	List	   *savepoints;		/* of LtSavepoint, oldest first (xact.c) */
 	bool		rollback_due;	/* a ROLLBACK TO waits for the view to be released */
 	uint64		rollback_mark;
-	LtDatasetEntry *view;		/* the own-writes view handed to scans, or NULL */
+	LtDatasetEntry *view;		/* the newest own-writes view handed to scans, or NULL */
 	bool		view_stale;		/* txn changed since the view was taken */
+	List	   *views;			/* every view entry handed out (an open cursor keeps reading its own) */
 } LtXactTable;
 
 extern void lt_xact_init(void);
@@ -494,6 +495,7 @@ typedef struct LtScanState
 
 	/* UPDATE / DELETE: each row's identity goes in the slot's ctid (modify.c) */
 	bool		row_identity;
+	bool		params_due;		/* the filter's parameters are to be evaluated at the next row */
 	size_t		identity_index;	/* the fragment index of the last row */
 
 	/* parallel scans: units of work (a fragment, or a row range of a big one) claimed from DSM */

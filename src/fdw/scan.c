@@ -588,6 +588,16 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 					   fsplan->scan.plan.qual);
 }
 
+/* Evaluate the filter's parameters and look up the indexes with them. */
+static void
+params_now(LtScanState *st, ForeignScanState *node)
+{
+	if (st->filter)
+		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
+	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
+	st->params_due = false;
+}
+
 void
 ltBeginForeignScan(ForeignScanState *node, int eflags)
 {
@@ -639,12 +649,15 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	if (IsParallelWorker() && fsplan->scan.plan.parallel_aware)
 		return;
 	scan_open(node, st, false, 0);
-	/* EXPLAIN without ANALYZE shows the index lookup too when it needs no parameter */
-	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY) || !ltfdw_filter_has_params(st->filter))
-	{
-		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-		ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
-	}
+	/*
+	 * The filter's parameters are read at the first row, not now: an initplan's output gets its
+	 * value only when first read, after ExecInitNode. EXPLAIN without ANALYZE shows the index
+	 * lookup too when it needs no parameter.
+	 */
+	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
+		st->params_due = true;
+	else if (!ltfdw_filter_has_params(st->filter))
+		params_now(st, node);
 }
 
 /* The units of a parallel scan of this version: one per fragment, big ones split in ranges. */
@@ -1015,6 +1028,8 @@ ltIterateForeignScan(ForeignScanState *node)
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
 	ExprContext *econtext = node->ss.ps.ps_ExprContext;
 
+	if (st->params_due)
+		params_now(st, node);
 	for (;;)
 	{
 		size_t		at;
@@ -1061,9 +1076,7 @@ ltReScanForeignScan(ForeignScanState *node)
 	st->batch = NULL;
 	st->chunk_start = st->chunk_len = 0;
 	st->chunk_next = LT_CHUNK_FIRST;
-	if (st->filter)
-		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
+	st->params_due = true;
 }
 
 /* ---- parallel scans ------------------------------------------------------------------------- */
@@ -1101,6 +1114,9 @@ ltInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void *
 	pg_atomic_init_u64(&ps->bytes_read, 0);
 	pg_atomic_init_u64(&ps->read_requests, 0);
 	st->pstate = ps;
+	/* Gather has evaluated the initplans the workers get: the parameters have their values now */
+	if (st->params_due)
+		params_now(st, node);
 	build_units(st);
 }
 
@@ -1111,7 +1127,9 @@ ltReInitializeDSMForeignScan(ForeignScanState *node, ParallelContext *pcxt, void
 	LtParallelState *ps = coordinate;
 
 	pg_atomic_write_u64(&ps->next_unit, 0);
-	/* the rescan looked up the index again with new parameters: the workers build the same units */
+	/* the rescan's new parameters: look up the index again; the workers build the same units */
+	if (st->params_due)
+		params_now(st, node);
 	build_units(st);
 }
 
@@ -1128,8 +1146,7 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 						RelationGetRelationName(st->rel)),
 				 errhint("Plan the query again (it was planned before the changes), or set max_parallel_workers_per_gather = 0.")));
 	scan_open(node, st, true, ps->version);
-	ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
-	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
+	params_now(st, node);
 	st->pstate = ps;
 	build_units(st);
 }

@@ -18,6 +18,10 @@
  * empty one makes no version); an error there aborts the Postgres transaction, LT_ECONFLICT as
  * 40001. PREPARE TRANSACTION with changes to a Lance dataset is refused.
  *
+ * Views: each change applied makes the next scan a new view entry (lt_txn views stay valid until
+ * lt_txn_free), so a scan still open — a cursor — goes on reading the state at its start, as a
+ * heap cursor reads its snapshot, while later statements apply and read newer changes.
+ *
  * Memory: each dataset's state has its own context under TopMemoryContext; a small marker context
  * under TopTransactionContext tells when the transaction's memory goes away (after the executor's),
  * and the states are freed then — or later, when a scan of a view still holds it.
@@ -98,7 +102,12 @@ xt_free(LtXactTable *xt)
 static bool
 xt_pinned(const LtXactTable *xt)
 {
-	return xt->view != NULL && xt->view->pins > 0;
+	ListCell   *lc;
+
+	foreach(lc, xt->views)
+		if (((LtDatasetEntry *) lfirst(lc))->pins > 0)
+			return true;
+	return false;
 }
 
 /* Free now, or when the last scan of its view is gone. */
@@ -423,16 +432,7 @@ lt_xact_view(const char *dir, bool pin)
 	if (xt == NULL)
 		return NULL;
 	if (has_unapplied(xt))
-	{
-		if (xt_pinned(xt))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot read the changes made to foreign table \"%s\" while an earlier scan of it is still open",
-							xt->relname),
-					 errdetail("A cursor or an outer query of this transaction is still reading dataset %s.", xt->uri),
-					 errhint("Close the cursor (or finish the outer query) first.")));
-		apply_pending(xt);
-	}
+		apply_pending(xt);		/* open scans keep their own (older) view entries */
 	if (lt_txn_is_empty(xt->txn) && xt->view == NULL)
 	{
 		/* nothing changed yet: the read version itself */
@@ -447,9 +447,11 @@ lt_xact_view(const char *dir, bool pin)
 		lt_code		rc;
 		MemoryContext old;
 
-		if (xt->view == NULL)
-			xt->view = MemoryContextAllocZero(xt->cxt, sizeof(LtDatasetEntry));
-		e = xt->view;
+		e = MemoryContextAllocZero(xt->cxt, sizeof(LtDatasetEntry));
+		old = MemoryContextSwitchTo(xt->cxt);
+		xt->views = lappend(xt->views, e);
+		MemoryContextSwitchTo(old);
+		xt->view = e;
 		old = lt_alloc_target(xt->cxt);
 		rc = lt_txn_view(xt->txn, &ds, &err);
 		lt_alloc_target(old);
@@ -478,7 +480,7 @@ lt_xact_is_view(const LtDatasetEntry *e)
 	{
 		LtXactTable *xt = lfirst(lc);
 
-		if (xt->view == e)
+		if (list_member_ptr(xt->views, e))
 			return true;
 	}
 	return false;

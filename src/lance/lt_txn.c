@@ -1518,7 +1518,8 @@ write_hint(lt_dataset *base, uint64_t version)
 	if (!path)
 		return LT_ENOMEM;
 	snprintf(json, sizeof(json), "{\"version\":%" PRIu64 "}", version);
-	lt_store_put(base->store, path, (const uint8_t *) json, strlen(json), &ignore);
+	/* a hint: readers check it against the listing, so it need not survive a crash */
+	lt_store_put_unsynced(base->store, path, (const uint8_t *) json, strlen(json), &ignore);
 	lt_free(path);
 	return LT_OK;
 }
@@ -1655,7 +1656,8 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		if (rc == LT_OK)
 			rc = pack_msg(&tx.base, &packed, &at.a, err);
 		if (rc == LT_OK)
-			rc = lt_store_put(base->store, txn_path, packed.data, packed.len, err);
+			/* not fsync'd: the manifest carries the transaction inline (its durable copy) */
+			rc = lt_store_put_unsynced(base->store, txn_path, packed.data, packed.len, err);
 		if (rc != LT_OK)
 			goto out;
 		txn_written = true;

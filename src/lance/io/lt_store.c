@@ -189,6 +189,12 @@ lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint6
 }
 
 lt_code
+lt_store_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return s->ops->put_unsynced ? s->ops->put_unsynced(s, path, data, len, err) : s->ops->put(s, path, data, len, err);
+}
+
+lt_code
 lt_store_remove(lt_store *s, const char *path, lt_error *err)
 {
 	return s->ops->remove(s, path, err);

@@ -31,6 +31,7 @@ typedef struct lt_dirent
 	const char *name;
 	bool		is_dir;
 	uint64_t	size;
+	int64_t		mtime_ms;		/* last modified, ms since the epoch; 0 = unknown (treated as new) */
 } lt_dirent;
 
 /* Return non-zero to stop listing early. */
@@ -52,6 +53,8 @@ typedef struct lt_store_ops
 	lt_code		(*write) (lt_wfile *f, const uint8_t *data, uint64_t len, lt_error *err);
 	lt_code		(*finish) (lt_wfile *f, lt_error *err);
 	void		(*abort) (lt_wfile *f);
+	/* put, without waiting for the bytes to be durable (lt_store_put_unsynced); NULL: put */
+	lt_code		(*put_unsynced) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 } lt_store_ops;
 
 struct lt_store
@@ -102,6 +105,12 @@ lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint
 lt_code		lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
 lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+/*
+ * A put (atomic for readers) of an object nothing needs after a crash: a hint, or a copy of what a
+ * durable object also holds (the transaction file, which the manifest carries inline).  The local
+ * backend skips its fsyncs; others put as usual.
+ */
+lt_code		lt_store_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_remove(lt_store *s, const char *path, lt_error *err);
 
 /* Create path for streaming writes; LT_ECONFLICT at finish if it appeared meanwhile. */

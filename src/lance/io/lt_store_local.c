@@ -150,6 +150,7 @@ local_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err
 		ent.name = de->d_name;
 		ent.is_dir = S_ISDIR(st.st_mode);
 		ent.size = ent.is_dir ? 0 : (uint64_t) st.st_size;
+		ent.mtime_ms = (int64_t) st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 		if (cb(&ent, arg))
 			break;
 	}
@@ -181,8 +182,27 @@ make_parents(char *full, lt_error *err)
 	return LT_OK;
 }
 
+/* fsync the directory holding full (a new name in it becomes durable); best effort. */
+static void
+sync_parent(char *full)
+{
+	char	   *slash = strrchr(full, '/');
+	int			dfd;
+
+	if (!slash || slash == full)
+		return;
+	*slash = '\0';
+	dfd = open(full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+	{
+		(void) fsync(dfd);
+		close(dfd);
+	}
+	*slash = '/';
+}
+
 static lt_code
-write_file(const char *full, const uint8_t *data, uint64_t len, lt_error *err)
+write_file(const char *full, const uint8_t *data, uint64_t len, bool sync, lt_error *err)
 {
 	int			fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 
@@ -205,9 +225,9 @@ write_file(const char *full, const uint8_t *data, uint64_t len, lt_error *err)
 		data += n;
 		len -= (uint64_t) n;
 	}
-	if (fsync(fd) != 0 || close(fd) != 0)
+	if ((sync && fsync(fd) != 0) || close(fd) != 0)
 	{
-		lt_code		rc = errno_error(err, "fsync", full);
+		lt_code		rc = errno_error(err, sync ? "fsync" : "close", full);
 
 		unlink(full);
 		return rc;
@@ -215,8 +235,14 @@ write_file(const char *full, const uint8_t *data, uint64_t len, lt_error *err)
 	return LT_OK;
 }
 
+/*
+ * Write a temp file and move it into place: link() when exclusive (never replaces), else rename().
+ * sync: the bytes are fsync'd first, and an exclusive create fsyncs the directory after the link
+ * (a manifest's name is the commit itself).
+ */
 static lt_code
-put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, bool exclusive, lt_error *err)
+put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, bool exclusive, bool sync,
+			 lt_error *err)
 {
 	char	   *full = full_path(s, path);
 	char	   *tmp;
@@ -233,7 +259,7 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 	}
 	rc = make_parents(full, err);
 	if (rc == LT_OK)
-		rc = write_file(tmp, data, len, err);
+		rc = write_file(tmp, data, len, sync, err);
 	if (rc == LT_OK)
 	{
 		if (exclusive)
@@ -243,6 +269,8 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 					? lt_error_set(err, LT_ECONFLICT, "%s already exists", full)
 					: errno_error(err, "link", full);
 			unlink(tmp);
+			if (rc == LT_OK && sync)
+				sync_parent(full);
 		}
 		else if (rename(tmp, full) != 0)
 		{
@@ -258,13 +286,19 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 static lt_code
 local_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, false, err);
+	return put_via_temp(s, path, data, len, false, true, err);
+}
+
+static lt_code
+local_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	return put_via_temp(s, path, data, len, false, false, err);
 }
 
 static lt_code
 local_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, true, err);
+	return put_via_temp(s, path, data, len, true, true, err);
 }
 
 static lt_code
@@ -388,31 +422,16 @@ local_finish(lt_wfile *wf, lt_error *err)
 			: errno_error(err, "link", f->full);
 	unlink(f->tmp);
 	if (rc == LT_OK)
-	{
-		/* make the new name durable too */
-		char	   *slash = strrchr(f->full, '/');
-
-		if (slash && slash != f->full)
-		{
-			int			dfd;
-
-			*slash = '\0';
-			dfd = open(f->full, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-			if (dfd >= 0)
-			{
-				(void) fsync(dfd);
-				close(dfd);
-			}
-			*slash = '/';
-		}
-	}
+		sync_parent(f->full);	/* make the new name durable too */
 	local_wfile_free(f);
 	return rc;
 }
 
 static const lt_store_ops local_ops = {
-	local_open, local_read, local_close, local_list, local_put, local_put_if_absent, local_remove, local_destroy,
-	local_create, local_write, local_finish, local_abort
+	.open = local_open, .read = local_read, .close = local_close, .list = local_list, .put = local_put,
+	.put_if_absent = local_put_if_absent, .remove = local_remove, .destroy = local_destroy,
+	.create = local_create, .write = local_write, .finish = local_finish, .abort = local_abort,
+	.put_unsynced = local_put_unsynced
 };
 
 lt_code

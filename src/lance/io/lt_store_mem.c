@@ -92,6 +92,7 @@ mem_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 		ent.name = p + dl + 1;
 		ent.is_dir = false;
 		ent.size = m->entries[i].len;
+		ent.mtime_ms = 0;
 		if (cb(&ent, arg))
 			break;
 	}
