@@ -95,3 +95,5 @@ DROP SERVER alake;
 DROP FUNCTION a_files(), a_removed(text[]);
 REVOKE pg_read_server_files FROM lt_admin_reader;
 DROP ROLE lt_admin_reader;
+-- the suites after this one create the extension themselves
+DROP EXTENSION lt_fdw CASCADE;

@@ -16,6 +16,8 @@
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
+#   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
+#   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
 #
 # A missing step script is a failure, never a skip. Each step's closing "N passed, M failed" line is added
 # into the total (unit counts the tests of each passing suite, and 1 failure per failing suite); a step
@@ -33,11 +35,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite pg)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite pg pg-crash pg-cleanup)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|pg) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|pg|pg-crash|pg-cleanup) steps+=("$a") ;;
 		-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -123,6 +125,8 @@ for s in "${steps[@]}"; do
 		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
 		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
+		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
+		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;
 	esac
 done
 

@@ -253,12 +253,19 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 	policy.now_ms = (now / 1000) + PG_EPOCH_SECS * 1000;
 	policy.delete_unverified = delete_unverified;
 	policy.dry_run = dry_run;
+	policy.error_if_tagged_old_versions = true;	/* as the Lance library's cleanup */
 
 	e = lt_dataset_acquire(relid, &opts, false);
 	lib = AllocSetContextCreate(CurrentMemoryContext, "lt_cleanup", ALLOCSET_DEFAULT_SIZES);
 	old = lt_alloc_target(lib);
 	rc = lt_cleanup(e->store, "", &policy, &res, &err);
 	lt_alloc_target(old);
+	if (rc == LT_EINVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: cannot clean up foreign table \"%s\": %s", get_rel_name(relid), err.msg),
+				 errdetail("Nothing was removed from dataset %s.", opts.uri),
+				 errhint("Delete the tags, or pass an older_than that keeps the tagged versions.")));
 	if (rc != LT_OK)
 		lt_report_write(&err, what);
 

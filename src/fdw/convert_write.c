@@ -39,9 +39,23 @@
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */
 
+/* Scalars appended without the general dispatch: a fixed-width value that needs no range check. */
+typedef enum LtFastKind
+{
+	LT_FAST_NONE = 0,
+	LT_FAST_INT64,				/* bigint -> int64 */
+	LT_FAST_INT32,				/* integer -> int32 */
+	LT_FAST_INT16,				/* smallint -> int16 */
+	LT_FAST_FLOAT64,			/* double precision -> float64 */
+	LT_FAST_FLOAT32,			/* real -> float32 */
+	LT_FAST_DATE32,				/* date -> date32 (finite dates; the others take the general path) */
+	LT_FAST_BOOL
+} LtFastKind;
+
 struct LtWriteConv
 {
 	LtConvKind	kind;
+	LtFastKind	fast;
 	const lt_field *field;
 	const char *what;			/* the column (and path inside it) for messages */
 	Oid			typid;			/* declared type of the value */
@@ -150,8 +164,37 @@ build_json(const lt_field *f, const char *what, char **why)
 	return c;
 }
 
+static LtWriteConv *build_conv(const lt_field *f, const char *what, Oid typid, int32 typmod, char **why);
+
 LtWriteConv *
 lt_wconv_build(const lt_field *f, const char *what, Oid typid, int32 typmod, char **why)
+{
+	LtWriteConv *c = build_conv(f, what, typid, typmod, why);
+
+	if (c && c->kind == LT_CONV_SCALAR)
+	{
+		lt_type_id	t = f->type;
+
+		if (typid == INT8OID && t == LT_TYPE_INT64)
+			c->fast = LT_FAST_INT64;
+		else if (typid == INT4OID && t == LT_TYPE_INT32)
+			c->fast = LT_FAST_INT32;
+		else if (typid == INT2OID && t == LT_TYPE_INT16)
+			c->fast = LT_FAST_INT16;
+		else if (typid == FLOAT8OID && t == LT_TYPE_FLOAT64)
+			c->fast = LT_FAST_FLOAT64;
+		else if (typid == FLOAT4OID && t == LT_TYPE_FLOAT32)
+			c->fast = LT_FAST_FLOAT32;
+		else if (typid == DATEOID && t == LT_TYPE_DATE32)
+			c->fast = LT_FAST_DATE32;
+		else if (typid == BOOLOID && t == LT_TYPE_BOOL)
+			c->fast = LT_FAST_BOOL;
+	}
+	return c;
+}
+
+static LtWriteConv *
+build_conv(const lt_field *f, const char *what, Oid typid, int32 typmod, char **why)
 {
 	LtWriteConv *c;
 	Oid			elemtype;
@@ -1111,9 +1154,78 @@ append_json(const LtWriteConv *c, lt_array *a, const JsonbValue *v)
 
 /* ---- the entry point ------------------------------------------------------------------------ */
 
+/* The fast kinds: true when the value went in. */
+static inline bool
+put_fast(const LtWriteConv *c, lt_array *a, Datum d)
+{
+	uint8	   *dst;
+
+	if (c->fast == LT_FAST_DATE32 && DATE_NOT_FINITE(DatumGetDateADT(d)))
+		return false;			/* the general path reports it */
+	if (unlikely(a->length >= a->cap))
+		reserve(c, a, 1);
+	switch (c->fast)
+	{
+		case LT_FAST_INT64:
+			{
+				int64		v = DatumGetInt64(d);
+
+				memcpy(a->values + a->length * 8, &v, 8);
+				break;
+			}
+		case LT_FAST_INT32:
+			{
+				int32		v = DatumGetInt32(d);
+
+				memcpy(a->values + a->length * 4, &v, 4);
+				break;
+			}
+		case LT_FAST_INT16:
+			{
+				int16		v = DatumGetInt16(d);
+
+				memcpy(a->values + a->length * 2, &v, 2);
+				break;
+			}
+		case LT_FAST_FLOAT64:
+			{
+				double		v = DatumGetFloat8(d);
+
+				memcpy(a->values + a->length * 8, &v, 8);
+				break;
+			}
+		case LT_FAST_FLOAT32:
+			{
+				float		v = DatumGetFloat4(d);
+
+				memcpy(a->values + a->length * 4, &v, 4);
+				break;
+			}
+		case LT_FAST_DATE32:
+			{
+				int32		v = (int32) DatumGetDateADT(d) + EPOCH_SHIFT_DAYS;
+
+				memcpy(a->values + a->length * 4, &v, 4);
+				break;
+			}
+		case LT_FAST_BOOL:
+			dst = a->values + a->length;
+			*dst = DatumGetBool(d) ? 1 : 0;
+			break;
+		default:
+			return false;
+	}
+	if (a->validity)
+		a->validity[a->length] = 1;
+	a->length++;
+	return true;
+}
+
 void
 lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 {
+	if (!isnull && c->fast != LT_FAST_NONE && put_fast(c, a, value))
+		return;
 	if (isnull)
 	{
 		append_null(c, a);

@@ -275,7 +275,7 @@ collect_tag(const lt_dirent *ent, void *arg)
 }
 
 static lt_code
-tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, lt_error *err)
+tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, strset *names, lt_error *err)
 {
 	tag_names	t = {0};
 	char	   *dir = lt_asprintf("%s_refs/tags", prefix);
@@ -303,7 +303,7 @@ tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, 
 		if (rc == LT_OK)
 			(*n)++;
 	}
-	set_free(&t.names);
+	*names = t.names;			/* sorted, parallel to *out */
 	return rc;
 }
 
@@ -402,6 +402,8 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	refs		working = {0},
 				verified = {0};
 	strset		old_manifests = {0};
+	strset		tag_names = {0};
+	char		held[512] = "";	/* tags that hold old versions */
 	file_list	files = {0};
 	int64_t		earliest_kept = INT64_MAX;
 	int64_t		unverified_before = policy->now_ms - (int64_t) LT_CLEANUP_UNVERIFIED_DAYS * 86400 * 1000;
@@ -411,7 +413,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	memset(result, 0, sizeof(*result));
 	rc = lt_dataset_versions(store, prefix, &versions, &n_versions, &naming, err);
 	if (rc == LT_OK)
-		rc = tagged_versions(store, prefix, &tags, &n_tags, err);
+		rc = tagged_versions(store, prefix, &tags, &n_tags, &tag_names, err);
 
 	/* every manifest: in the working set, or old */
 	for (size_t i = 0; rc == LT_OK && i < n_versions; i++)
@@ -422,14 +424,27 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		bool		keep;
 		int64_t		ts;
 
+		size_t		tag_at = 0;
+
 		for (size_t k = 0; k < n_tags; k++)
-			tagged |= tags[k] == versions[i];
+			if (tags[k] == versions[i])
+			{
+				tagged = true;
+				tag_at = k;
+			}
 		/* an unreadable manifest stops the cleanup: its files cannot be told apart from orphans */
 		rc = lt_dataset_open(store, prefix, &spec, &ds, err);
 		if (rc != LT_OK)
 			break;
 		ts = manifest_ms(ds);
 		keep = i == n_versions - 1 || tagged || ts >= policy->before_ms;
+		if (tagged && i != n_versions - 1 && ts < policy->before_ms)
+		{
+			size_t		l = strlen(held);
+
+			snprintf(held + l, sizeof(held) - l, "%s\"%s\" (version %" PRIu64 ")", l ? ", " : "",
+					 tag_names.v[tag_at], versions[i]);
+		}
 		rc = add_manifest_refs(ds, keep ? &working : &verified, err);
 		if (rc == LT_OK && keep && ts < earliest_kept)
 			earliest_kept = ts;
@@ -442,6 +457,9 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		}
 		lt_dataset_close(ds);
 	}
+
+	if (rc == LT_OK && held[0] && policy->error_if_tagged_old_versions)
+		rc = lt_error_set(err, LT_EINVALID, "tagged versions are older than the cutoff: %s", held);
 
 	/* the other files, older than the earliest commit kept */
 	if (rc == LT_OK)
@@ -494,6 +512,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	refs_free(&working);
 	refs_free(&verified);
 	set_free(&old_manifests);
+	set_free(&tag_names);
 	file_list_free(&files);
 	if (rc != LT_OK)
 		lt_cleanup_result_clear(result);

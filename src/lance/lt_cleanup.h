@@ -7,7 +7,7 @@
  * when it is "verified" (an old manifest referenced it, so it is no write in progress) or when it
  * cannot be in progress: older than 7 days, or delete_unverified.  Files modified at or after the
  * earliest retained commit are never candidates (a write that started after it may still be
- * going on).  The same goes for temporary files (lt_fdw's "*.tmp-*", Lance's "_versions/.tmp*").
+ * going on).  A tagged version older than the cutoff is kept, or (Lance's default) refused.  The same goes for temporary files (lt_fdw's "*.tmp-*", Lance's "_versions/.tmp*").
  * This is what the Lance library's cleanup_old_versions does (rust/lance/src/dataset/cleanup.rs).
  */
 #ifndef LT_CLEANUP_H
@@ -27,6 +27,8 @@ typedef struct lt_cleanup_policy
 	int64_t		now_ms;			/* for the age of unverified files */
 	bool		delete_unverified;	/* remove unreferenced files of any age (no write may be running) */
 	bool		dry_run;		/* only report what would go */
+	bool		error_if_tagged_old_versions;	/* LT_EINVALID, nothing removed, when a tag holds an old
+												 * version (Lance's default); else the tag keeps it */
 } lt_cleanup_policy;
 
 typedef struct lt_cleanup_result

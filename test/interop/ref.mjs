@@ -498,6 +498,9 @@ async function applyOp(tbl, op, spec) {
     case "drop_columns": return tbl.dropColumns(op.columns);
     case "rename": return tbl.alterColumns([{ path: op.from, rename: op.to }]);
     case "optimize": return tbl.optimize();
+    // the engine's cleanup (optimize also compacts: callers keep compaction a no-op, e.g. one fragment)
+    case "cleanup": return tbl.optimize({ cleanupOlderThan: new Date(Date.now() - (op.older_than_ms ?? 0)),
+                                          deleteUnverified: !!op.delete_unverified });
     case "create_index": { // kind (or type): btree | bitmap | label_list | ivf_flat; the node binding cannot build zonemaps
       const kind = op.kind ?? op.type;
       if (!kind) return tbl.createIndex(op.column, op.name ? { name: op.name } : {});

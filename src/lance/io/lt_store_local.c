@@ -237,8 +237,8 @@ write_file(const char *full, const uint8_t *data, uint64_t len, bool sync, lt_er
 
 /*
  * Write a temp file and move it into place: link() when exclusive (never replaces), else rename().
- * sync: the bytes are fsync'd first, and an exclusive create fsyncs the directory after the link
- * (a manifest's name is the commit itself).
+ * sync: the bytes are fsync'd first and the directory after the move (the new name is durable too:
+ * a manifest's name is the commit itself, a deletion file's what the manifest points to).
  */
 static lt_code
 put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, bool exclusive, bool sync,
@@ -277,6 +277,8 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 			rc = errno_error(err, "rename", full);
 			unlink(tmp);
 		}
+		else if (sync)
+			sync_parent(full);
 	}
 	lt_free(tmp);
 	lt_free(full);

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# test/pg/cleanup.sh — lt_cleanup against the real Lance engine's own cleanup of the same dataset.
+#
+# The engine makes a dataset (one fragment); lt_fdw changes it through PostgreSQL: two deletes, an
+# aborted INSERT (an orphan data file), an INSERT whose rows a later DELETE removes (a fragment emptied:
+# its data file only old versions name), one more delete. Then, for each scenario (with or without a tag
+# on version 2, with or without delete_unverified), two identical copies (cp -a, same mtimes): lt_cleanup
+# cleans one, the engine's cleanup (optimize with cleanupOlderThan = now; compaction has nothing to do
+# on one fragment with 3% deletions) the other. Checked:
+#   - both remove exactly the same files (old manifests, deletion / data / transaction files);
+#   - the engine reads identical rows from both, equal to the rows before; lt_fdw reads them too;
+#   - a tagged version stays readable by the engine after lt_cleanup.
+#
+#   test/pg/cleanup.sh                install (private PostgreSQL copy), run
+#   test/pg/cleanup.sh --no-install   the extension is already installed
+# Ends with "cleanup: N passed, M failed"; exits non-zero when anything failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT" || exit 2
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+install=1
+for a in "$@"; do
+	case $a in
+		--no-install) install=0 ;;
+		-h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+		*) echo "test/pg/cleanup.sh: unknown argument $a" >&2; exit 2 ;;
+	esac
+done
+
+finish() {
+	echo "test/pg/cleanup.sh: $1" >&2
+	echo "cleanup: 0 passed, 1 failed"
+	exit 1
+}
+
+[ -x "$PG_CONFIG" ] || finish "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
+command -v node >/dev/null || finish "node is not installed"
+[ -d "$ROOT/test/interop/node_modules" ] || finish "test/interop/node_modules is missing (scripts/setup.sh)"
+. "$ROOT/test/pg/cluster.sh"
+if [ "$install" -eq 1 ]; then
+	mkdir -p build
+	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
+fi
+
+TMP=$(mktemp -d /tmp/lt_fdw_cleanup.XXXXXX) || finish "mktemp failed"
+trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+LAKE=$TMP/lake
+mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
+lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
+lt_cluster_start || finish "the test cluster did not start"
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }
+
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+cat >"$TMP/spec.json" <<'JSON'
+{"storage": "2.1",
+ "schema": [{"name": "id", "type": "int64", "nullable": false}, {"name": "value", "type": "utf8"}],
+ "generate": {"n": 100}}
+JSON
+echo '{"ops": [{"op": "tag", "tag": "kept", "version": 2}]}' >"$TMP/tag.json"
+echo '{"ops": [{"op": "cleanup", "older_than_ms": 0, "delete_unverified": false}]}' >"$TMP/clean0.json"
+echo '{"ops": [{"op": "cleanup", "older_than_ms": 0, "delete_unverified": true}]}' >"$TMP/clean1.json"
+chmod a+r "$TMP"/*.json
+ref make "$LAKE/base.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+chown -R "$LT_PG_OSUSER" "$LAKE/base.lance" 2>/dev/null
+"${PSQL[@]}" >"$TMP/setup.out" 2>&1 <<SQL || { cat "$TMP/setup.out"; finish "the changes through lt_fdw failed"; }
+CREATE EXTENSION lt_fdw;
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
+CREATE FOREIGN TABLE base (id bigint, value text) SERVER lake OPTIONS (path 'base.lance');
+DELETE FROM base WHERE id = (SELECT min(id) FROM base);
+DELETE FROM base WHERE id = (SELECT max(id) FROM base);
+BEGIN;
+INSERT INTO base VALUES (1000, 'rolled back');
+ROLLBACK;
+INSERT INTO base VALUES (1001, 'new'), (1002, 'new');
+DELETE FROM base WHERE value = 'new';
+DELETE FROM base WHERE id = (SELECT min(id) FROM base);
+SQL
+sleep 1	# every commit is then older than the cleanups' "now"
+ref scan "$LAKE/base.lance" | LC_ALL=C sort >"$TMP/rows.jsonl"
+ref scan "$LAKE/base.lance" --version 2 | LC_ALL=C sort >"$TMP/rows_v2.jsonl"
+files_of() { (cd "$1" && find . -type f ! -name latest_version_hint.json | sed 's|^\./||' | LC_ALL=C sort); }
+files_of "$LAKE/base.lance" >"$TMP/files_before"
+
+k=0
+for tag in no yes; do
+	for unverified in false true; do
+		k=$((k + 1))
+		label="tag on version 2: $tag, delete_unverified: $unverified"
+		rm -rf "$LAKE/a$k.lance" "$LAKE/b$k.lance"
+		cp -a "$LAKE/base.lance" "$LAKE/a$k.lance"
+		[ "$tag" = yes ] && { ref apply "$LAKE/a$k.lance" "$TMP/tag.json" >/dev/null || { bad "$label: tag"; continue; }; }
+		cp -a "$LAKE/a$k.lance" "$LAKE/b$k.lance"
+		chown -R "$LT_PG_OSUSER" "$LAKE/a$k.lance" "$LAKE/b$k.lance" 2>/dev/null
+		files_of "$LAKE/a$k.lance" >"$TMP/before"
+		"${PSQL[@]}" -At -c "CREATE FOREIGN TABLE a$k (id bigint, value text) SERVER lake OPTIONS (path 'a$k.lance')" \
+			|| { bad "$label: foreign table"; continue; }
+		"${PSQL[@]}" -At -c "SELECT old_versions || ' versions, ' || files_removed || ' files' FROM lt_cleanup('a$k', '0 seconds', delete_unverified => $unverified)" \
+			>"$TMP/lt.out" 2>&1
+		lt_rc=$?
+		ref apply "$LAKE/b$k.lance" "$TMP/clean$([ "$unverified" = true ] && echo 1 || echo 0).json" >/dev/null 2>"$TMP/ref.err"
+		ref_rc=$?
+		if [ "$tag" = yes ]; then
+			# a tag on an old version: the engine's cleanup refuses (error_if_tagged_old_versions), so does ours
+			if [ "$lt_rc" -ne 0 ] && grep -q 'tagged versions are older than the cutoff: "kept" (version 2)' "$TMP/lt.out" &&
+				[ "$ref_rc" -ne 0 ] && grep -q "tagged version" "$TMP/ref.err"; then
+				ok "$label: both refuse to clean up past the tagged version"
+			else
+				cat "$TMP/lt.out" "$TMP/ref.err"; bad "$label: both refuse to clean up past the tagged version"
+			fi
+		elif [ "$lt_rc" -ne 0 ] || [ "$ref_rc" -ne 0 ]; then
+			cat "$TMP/lt.out" "$TMP/ref.err"; bad "$label: the cleanups"; continue
+		fi
+		files_of "$LAKE/a$k.lance" >"$TMP/after_a"
+		files_of "$LAKE/b$k.lance" >"$TMP/after_b"
+		LC_ALL=C comm -23 "$TMP/before" "$TMP/after_a" >"$TMP/removed_a"
+		LC_ALL=C comm -23 "$TMP/before" "$TMP/after_b" >"$TMP/removed_b"
+		if cmp -s "$TMP/removed_a" "$TMP/removed_b"; then
+			ok "$label: lt_cleanup ($(cat "$TMP/lt.out")) removes the files the engine's cleanup removes ($(wc -l <"$TMP/removed_a") files)"
+		else
+			echo "   lt_cleanup removed:"; sed 's/^/     /' "$TMP/removed_a"
+			echo "   the engine removed:"; sed 's/^/     /' "$TMP/removed_b"
+			bad "$label: the same files removed"
+		fi
+		if ref scan "$LAKE/a$k.lance" | LC_ALL=C sort | cmp -s - "$TMP/rows.jsonl" &&
+			ref scan "$LAKE/b$k.lance" | LC_ALL=C sort | cmp -s - "$TMP/rows.jsonl"; then
+			ok "$label: the engine reads the same rows from both"
+		else
+			bad "$label: the engine reads the same rows from both"
+		fi
+		if [ "$("${PSQL[@]}" -At -c "SELECT count(*) FROM a$k")" -eq "$(wc -l <"$TMP/rows.jsonl")" ]; then
+			ok "$label: lt_fdw reads them"
+		else
+			bad "$label: lt_fdw reads them"
+		fi
+		if [ "$tag" = yes ]; then
+			if ref scan "$LAKE/a$k.lance" --version kept | LC_ALL=C sort | cmp -s - "$TMP/rows_v2.jsonl"; then
+				ok "$label: the tagged version stays readable"
+			else
+				bad "$label: the tagged version stays readable"
+			fi
+		fi
+	done
+done
+
+echo "cleanup: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

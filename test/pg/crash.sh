@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# test/pg/crash.sh — a backend killed with SIGKILL in the middle of a write leaves the dataset at the old
+# version or at the new one, never in between, as lt_fdw and the real Lance engine both read it.
+#
+# A throwaway cluster (restart_after_crash on, PostgreSQL's default). For each case, a fresh copy of a
+# dataset the engine made (2 fragments): one session sets lt_fdw.crash_at_commit_point (superuser only; the backend
+# kills itself with SIGKILL at that point of the Lance commit) and runs an INSERT, DELETE or UPDATE;
+# the postmaster restarts after the crash. The same statement, run to its end on a second copy, gives
+# the new state. Then:
+#   - the engine's scan (`ref.mjs scan`, sorted) equals the old rows (a crash before the manifest) or
+#     the new rows (after it); so do lt_fdw's count and sum; the version count is old or old + 1;
+#   - the next write through lt_fdw commits (nothing is left half-done), and lt_cleanup with
+#     delete_unverified removes what the crash left (temp and torn files, the data, deletion and
+#     transaction files no version names: data/ then holds exactly the files lt_fragments names)
+#     while the engine still reads the same rows.
+# One more case kills a backend from outside (kill -9 of its pid) while its big INSERT runs.
+#
+#   test/pg/crash.sh                install (private PostgreSQL copy), run
+#   test/pg/crash.sh --no-install   the extension is already installed
+# Ends with "crash: N passed, M failed"; exits non-zero when anything failed. Never asserts on time.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT" || exit 2
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+
+install=1
+for a in "$@"; do
+	case $a in
+		--no-install) install=0 ;;
+		-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+		*) echo "test/pg/crash.sh: unknown argument $a" >&2; exit 2 ;;
+	esac
+done
+
+finish() {	# message: a setup failure
+	echo "test/pg/crash.sh: $1" >&2
+	echo "crash: 0 passed, 1 failed"
+	exit 1
+}
+
+[ -x "$PG_CONFIG" ] || finish "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
+command -v node >/dev/null || finish "node is not installed"
+[ -d "$ROOT/test/interop/node_modules" ] || finish "test/interop/node_modules is missing (scripts/setup.sh)"
+. "$ROOT/test/pg/cluster.sh"
+if [ "$install" -eq 1 ]; then
+	mkdir -p build
+	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
+fi
+
+TMP=$(mktemp -d /tmp/lt_fdw_crash.XXXXXX) || finish "mktemp failed"
+trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+trap 'exit 130' INT TERM
+LAKE=$TMP/lake
+mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
+lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
+echo "restart_after_crash = on" >>"$LT_PGDATA/postgresql.conf"
+lt_cluster_start || finish "the test cluster did not start"
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+export PGOPTIONS="-c client_min_messages=warning"
+ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }
+
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1"; failed=$((failed + 1)); }
+
+# after a crash the postmaster kills every backend and recovers: wait until it accepts queries again
+wait_ready() {
+	for _ in $(seq 1 240); do
+		"${PSQL[@]}" -At -c "SELECT 1" >/dev/null 2>&1 && return 0
+		sleep 0.25
+	done
+	return 1
+}
+
+cat >"$TMP/spec.json" <<'JSON'
+{"storage": "2.1",
+ "schema": [{"name": "id", "type": "int64", "nullable": false}, {"name": "value", "type": "utf8"}],
+ "generate": {"n": 3000}, "fragment_sizes": [2000, 1000]}
+JSON
+chmod a+r "$TMP/spec.json"
+ref make "$LAKE/base.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+"${PSQL[@]}" -c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');" \
+	|| finish "creating the extension failed"
+
+fresh() {	# name: a copy of base.lance and its foreign table
+	rm -rf "$LAKE/$1.lance" && cp -a "$LAKE/base.lance" "$LAKE/$1.lance" && chown -R "$LT_PG_OSUSER" "$LAKE/$1.lance" 2>/dev/null
+	"${PSQL[@]}" -c "DROP FOREIGN TABLE IF EXISTS $1; CREATE FOREIGN TABLE $1 (id bigint, value text) SERVER lake OPTIONS (path '$1.lance');"
+}
+rows_of() { ref scan "$LAKE/$1.lance" | LC_ALL=C sort; }
+pg_sig() { "${PSQL[@]}" -At -c "SELECT count(*) || '/' || coalesce(sum(id), 0) || '/' || count(value) FROM $1"; }
+versions() { ls "$LAKE/$1.lance/_versions" | grep -c '\.manifest$'; }
+
+statement() {	# op table
+	case $1 in
+		insert) echo "INSERT INTO $2 SELECT id + 1000000, value FROM $2 WHERE id % 3 = 0" ;;
+		delete) echo "DELETE FROM $2 WHERE id % 4 = 0" ;;
+		update) echo "UPDATE $2 SET value = 'updated' WHERE id % 5 = 1" ;;
+	esac
+}
+
+check_case() {	# label work-table new-table old-rows-file old-sig old-versions expect(old|new|either)
+	local label=$1 w=$2 n=$3 oldrows=$4 oldsig=$5 v0=$6 expect=$7 got sig v
+	rows_of "$w" >"$TMP/after.jsonl" 2>"$TMP/scan.err" || { cat "$TMP/scan.err"; bad "$label: the engine opens the dataset"; return; }
+	rows_of "$n" >"$TMP/new.jsonl"
+	sig=$(pg_sig "$w")
+	v=$(versions "$w")
+	if cmp -s "$TMP/after.jsonl" "$oldrows"; then got=old
+	elif cmp -s "$TMP/after.jsonl" "$TMP/new.jsonl"; then got=new
+	else got=between
+	fi
+	if [ "$got" = between ] || { [ "$expect" != either ] && [ "$got" != "$expect" ]; }; then
+		bad "$label: the engine reads the $got state (expected $expect)"
+		return
+	fi
+	ok "$label: the engine reads the $got state"
+	if { [ "$got" = old ] && [ "$sig" = "$oldsig" ] && [ "$v" -eq "$v0" ]; } ||
+		{ [ "$got" = new ] && [ "$sig" = "$(pg_sig "$n")" ] && [ "$v" -eq $((v0 + 1)) ]; }; then
+		ok "$label: lt_fdw reads the same state ($sig, $v versions)"
+	else
+		bad "$label: lt_fdw reads $sig with $v versions (old $oldsig with $v0)"
+	fi
+	# the dataset takes the next write, and lt_cleanup removes the crash's leftovers only
+	if "${PSQL[@]}" -c "INSERT INTO $w VALUES (-1, 'after the crash')" >"$TMP/next.out" 2>&1 &&
+		[ "$(versions "$w")" -eq $((v + 1)) ]; then
+		ok "$label: the next write commits"
+	else
+		cat "$TMP/next.out"; bad "$label: the next write commits"
+	fi
+	rows_of "$w" >"$TMP/before_cleanup.jsonl"
+	"${PSQL[@]}" -At -c "SELECT unnest(data_files) FROM lt_fragments('$w')" | LC_ALL=C sort >"$TMP/referenced"
+	if "${PSQL[@]}" -At -c "SELECT files_removed FROM lt_cleanup('$w', '0 seconds', delete_unverified => true)" >"$TMP/cleanup.out" 2>&1 &&
+		rows_of "$w" | cmp -s - "$TMP/before_cleanup.jsonl" &&
+		[ -z "$(find "$LAKE/$w.lance" -name '*.tmp-*')" ] &&
+		(cd "$LAKE/$w.lance" && ls data | sed 's|^|data/|' | LC_ALL=C sort | cmp -s - "$TMP/referenced"); then
+		ok "$label: lt_cleanup removes the leftovers ($(cat "$TMP/cleanup.out") files), the engine reads the same rows"
+	else
+		cat "$TMP/cleanup.out"; bad "$label: lt_cleanup after the crash"
+	fi
+}
+
+k=0
+for c in insert:start insert:after_txn_file insert:mid_manifest insert:after_manifest \
+		delete:after_deletion_files delete:mid_manifest delete:after_manifest \
+		update:start update:after_deletion_files update:after_txn_file update:after_manifest; do
+	op=${c%%:*} point=${c#*:}
+	k=$((k + 1))
+	w=w$k n=n$k
+	fresh "$w" >/dev/null && fresh "$n" >/dev/null || { bad "$op at $point: copies"; continue; }
+	rows_of "$w" >"$TMP/old.jsonl"
+	oldsig=$(pg_sig "$w") v0=$(versions "$w")
+	"${PSQL[@]}" -c "$(statement "$op" "$n")" >/dev/null || { bad "$op at $point: the statement without a crash"; continue; }
+	# the crash: the backend kills itself at the commit point; psql loses the connection
+	if "${PSQL[@]}" -c "SET lt_fdw.crash_at_commit_point = '$point'" -c "$(statement "$op" "$w")" >"$TMP/crash.out" 2>&1; then
+		bad "$op at $point: the backend did not die"; continue
+	fi
+	grep -q "server closed the connection\|terminated abnormally\|connection to server" "$TMP/crash.out" \
+		|| { cat "$TMP/crash.out"; bad "$op at $point: the backend did not die"; continue; }
+	wait_ready || finish "the server did not come back after the crash"
+	expect=old
+	[ "$point" = after_manifest ] && expect=new
+	check_case "$op killed at $point" "$w" "$n" "$TMP/old.jsonl" "$oldsig" "$v0" "$expect"
+done
+
+# kill -9 from outside, while a big INSERT writes its data files (or commits: either state is right)
+w=wkill n=nkill
+fresh "$w" >/dev/null && fresh "$n" >/dev/null
+rows_of "$w" >"$TMP/old.jsonl"
+oldsig=$(pg_sig "$w") v0=$(versions "$w")
+big="INSERT INTO %s SELECT g, repeat('x', 40) FROM generate_series(1, 2000000) g"
+# shellcheck disable=SC2059
+"${PSQL[@]}" -c "$(printf "$big" "$n")" >/dev/null
+# shellcheck disable=SC2059
+PGAPPNAME=lt_crash_victim "${PSQL[@]}" -c "$(printf "$big" "$w")" >"$TMP/victim.out" 2>&1 &
+victim=$!
+pid=
+for _ in $(seq 1 200); do
+	pid=$("${PSQL[@]}" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'lt_crash_victim' AND state = 'active'" 2>/dev/null)
+	[ -n "$pid" ] && break
+	sleep 0.05
+done
+if [ -n "$pid" ]; then
+	sleep 0.5
+	kill -9 "$pid" 2>/dev/null
+	wait "$victim" 2>/dev/null
+	wait_ready || finish "the server did not come back after kill -9"
+	check_case "kill -9 of a backend during a big INSERT" "$w" "$n" "$TMP/old.jsonl" "$oldsig" "$v0" either
+else
+	wait "$victim" 2>/dev/null
+	bad "kill -9: the INSERT's backend was not found"
+fi
+
+# the setting is for superusers only, and inert by default
+if [ "$("${PSQL[@]}" -At -c "LOAD 'lt_fdw'" -c "SHOW lt_fdw.crash_at_commit_point")" = "" ] &&
+	"${PSQL[@]}" -c "LOAD 'lt_fdw'" -c "CREATE ROLE lt_crash_user" -c "SET ROLE lt_crash_user" \
+		-c "SET lt_fdw.crash_at_commit_point = 'start'" 2>&1 | grep -q "permission denied"; then
+	ok "lt_fdw.crash_at_commit_point is empty by default and superuser only"
+else
+	bad "lt_fdw.crash_at_commit_point is empty by default and superuser only"
+fi
+
+echo "crash: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
