@@ -592,10 +592,14 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 static void
 params_now(LtScanState *st, ForeignScanState *node)
 {
+	/* the scan's memory, not the per-tuple context Iterate runs in: the index state outlives the row */
+	MemoryContext old = MemoryContextSwitchTo(GetMemoryChunkContext(st));
+
 	if (st->filter)
 		ltfdw_filter_set_params(st->filter, node->ss.ps.ps_ExprContext);
 	ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
 	st->params_due = false;
+	MemoryContextSwitchTo(old);
 }
 
 void

@@ -192,11 +192,14 @@ else
 fi
 
 # the setting is for superusers only, and inert by default
-if [ "$("${PSQL[@]}" -At -c "LOAD 'lt_fdw'" -c "SHOW lt_fdw.crash_at_commit_point")" = "" ] &&
-	"${PSQL[@]}" -c "LOAD 'lt_fdw'" -c "CREATE ROLE lt_crash_user" -c "SET ROLE lt_crash_user" \
-		-c "SET lt_fdw.crash_at_commit_point = 'start'" 2>&1 | grep -q "permission denied"; then
+wait_ready || finish "the server is not ready"
+shown=$("${PSQL[@]}" -At -c "LOAD 'lt_fdw'" -c "SHOW lt_fdw.crash_at_commit_point" 2>&1)
+"${PSQL[@]}" -c "LOAD 'lt_fdw'" -c "CREATE ROLE lt_crash_user" -c "SET ROLE lt_crash_user" \
+	-c "SET lt_fdw.crash_at_commit_point = 'start'" >"$TMP/guc.out" 2>&1
+if [ -z "$shown" ] && grep -q "permission denied" "$TMP/guc.out"; then
 	ok "lt_fdw.crash_at_commit_point is empty by default and superuser only"
 else
+	echo "   SHOW: [$shown]"; cat "$TMP/guc.out"
 	bad "lt_fdw.crash_at_commit_point is empty by default and superuser only"
 fi
 
