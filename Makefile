@@ -84,6 +84,11 @@ build/unit/%: test/unit/%.c test/unit/unit.h build/liblt-san.a
 	@mkdir -p $(dir $@)
 	clang $(LIB_CFLAGS) $(SAN_FLAGS) $< build/liblt-san.a $(LIB_LIBS) -o $@
 
+# the S3 backend against the test S3 server (test/s3/run.sh starts it)
+build/s3/test_s3_store: test/s3/test_s3_store.c test/unit/unit.h build/liblt-san.a
+	@mkdir -p $(dir $@)
+	clang $(LIB_CFLAGS) $(SAN_FLAGS) $< build/liblt-san.a $(LIB_LIBS) -o $@
+
 FUZZ_SRCS := $(sort $(wildcard test/fuzz/fuzz_*.c))
 FUZZ_BINS := $(patsubst test/fuzz/%.c,build/fuzz/%,$(FUZZ_SRCS))
 build/fuzz/%: test/fuzz/%.c build/liblt-fuzz.a
@@ -98,7 +103,7 @@ build/bench/%: bench/%.c build/liblt.a
 
 all: build/lt-inspect
 tools: build/lt-inspect build/lt-inspect-san
-unit-build: $(UNIT_BINS)
+unit-build: $(UNIT_BINS) build/s3/test_s3_store
 fuzz-build: $(FUZZ_BINS)
 bench-build: $(BENCH_BINS)
 

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "io/lt_store_s3.h"
 #include "io/lt_store.h"
 #include "lt_alloc.h"
 #include "lt_dataset.h"
@@ -452,7 +453,7 @@ main(int argc, char **argv)
 		usage();
 	if ((strcmp(o.cmd, "take") == 0) != (o.rowaddrs != NULL))
 		usage();
-	if (lt_store_local_open(o.dir, &store, &err) != LT_OK)
+	if (lt_store_open_location(o.dir, &store, &err) != LT_OK)
 		return fail(&err);
 	spec.version = o.tag ? 0 : o.version;
 	spec.tag = o.tag;

@@ -22,6 +22,7 @@
  * --delete-copied deletes rows (physical offsets) of the first copied fragment in
  * the same transaction, as INSERT then DELETE in one transaction would.
  */
+#include "io/lt_store_s3.h"
 #include "lt_commit_cmds.h"
 
 #include <inttypes.h>
@@ -114,7 +115,7 @@ copy_fragment(lt_txn *t, lt_store *dst, const char *spec, const uint64_t *row_id
 		return 2;
 	}
 	*colon = '\0';
-	if (lt_store_local_open(src_dir, &src, err) != LT_OK || lt_dataset_open(src, "", NULL, &sds, err) != LT_OK)
+	if (lt_store_open_location(src_dir, &src, err) != LT_OK || lt_dataset_open(src, "", NULL, &sds, err) != LT_OK)
 		goto out_err;
 	for (size_t i = 0; i < sds->n_fragments; i++)
 		if (sds->fragments[i]->id == strtoull(colon + 1, NULL, 10))
@@ -361,7 +362,7 @@ lt_commit_cmd(int argc, char **argv)
 		fprintf(stderr, "lt-inspect: bad --row-ids list\n");
 		return 2;
 	}
-	if (lt_store_local_open(dir, &store, &err) != LT_OK)
+	if (lt_store_open_location(dir, &store, &err) != LT_OK)
 		return cfail(&err);
 	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK || lt_txn_begin(ds, &t, &err) != LT_OK)
 		rc = cfail(&err);

@@ -176,6 +176,14 @@ report(const lt_error *err, const char *what, const char *verb)
 		case LT_ECONFLICT:
 			sqlstate = ERRCODE_T_R_SERIALIZATION_FAILURE;
 			break;
+		case LT_EACCESS:
+			sqlstate = ERRCODE_INSUFFICIENT_PRIVILEGE;
+			break;
+		case LT_ECANCELED:
+			/* the S3 backend stopped because an interrupt is pending: raise it */
+			CHECK_FOR_INTERRUPTS();
+			sqlstate = ERRCODE_QUERY_CANCELED;
+			break;
 		default:
 			sqlstate = ERRCODE_FDW_ERROR;
 			break;
@@ -223,11 +231,19 @@ entry_free(LtDatasetEntry *e)
 	MemoryContextDelete(e->cxt);	/* the entry itself lives there too */
 }
 
+/* The identity of a location's credentials ("" for local directories): part of the key. */
+static const char *
+store_identity(const LtS3Location *s3)
+{
+	return s3 ? s3->identity : "";
+}
+
 static LtDatasetEntry *
-cache_lookup(const char *dir, uint64 version)
+cache_lookup(const LtS3Location *s3, const char *dir, uint64 version)
 {
 	for (int i = 0; i < cache_n; i++)
-		if (cache[i]->version == version && strcmp(cache[i]->dir, dir) == 0)
+		if (cache[i]->version == version && strcmp(cache[i]->dir, dir) == 0 &&
+			strcmp(cache[i]->identity, store_identity(s3)) == 0)
 			return cache[i];
 	return NULL;
 }
@@ -252,9 +268,9 @@ cache_make_room(void)
 }
 
 static LtDatasetEntry *
-cache_open(const char *dir, uint64 version, const char *what)
+cache_open(const LtS3Location *s3, const char *dir, uint64 version, const char *what)
 {
-	LtDatasetEntry *e = cache_lookup(dir, version);
+	LtDatasetEntry *e = cache_lookup(s3, dir, version);
 	MemoryContext cxt;
 	MemoryContext old;
 	lt_version_spec spec = {0};
@@ -275,11 +291,12 @@ cache_open(const char *dir, uint64 version, const char *what)
 	e = MemoryContextAllocZero(cxt, sizeof(LtDatasetEntry));
 	e->cxt = cxt;
 	e->dir = MemoryContextStrdup(cxt, dir);
+	e->identity = MemoryContextStrdup(cxt, store_identity(s3));
 	e->version = version;
 
 	spec.version = version;
 	old = lt_alloc_target(cxt);
-	rc = lt_store_local_open(dir, &e->store, &err);
+	rc = lt_open_store(s3, dir, &e->store, &err);
 	if (rc == LT_OK)
 		rc = lt_dataset_open(e->store, "", &spec, &e->ds, &err);
 	lt_alloc_target(old);
@@ -446,7 +463,7 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw resolve", ALLOCSET_SMALL_SIZES);
 	old = lt_alloc_target(tmp);
-	rc = lt_store_local_open(opts->dataset_dir, &store, &err);
+	rc = lt_open_store(opts->s3, opts->dataset_dir, &store, &err);
 	if (rc == LT_OK && opts->tag)
 		rc = lt_dataset_tag_version(store, "", opts->tag, &version, &err);
 	else if (rc == LT_OK)
@@ -473,7 +490,7 @@ lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 		return e;
 	what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
 	version = resolve_version(relid, opts, what);
-	e = cache_open(opts->dataset_dir, version, what);
+	e = cache_open(opts->s3, opts->dataset_dir, version, what);
 
 	if (pin)
 		e->pins++;
@@ -485,7 +502,7 @@ LtDatasetEntry *
 lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version)
 {
 	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
-	LtDatasetEntry *e = cache_open(opts->dataset_dir, version, what);
+	LtDatasetEntry *e = cache_open(opts->s3, opts->dataset_dir, version, what);
 
 	e->pins++;
 	pfree(what);
@@ -501,7 +518,7 @@ lt_dataset_unpin(LtDatasetEntry *entry)
 
 /* The latest version of the dataset in dir (for IMPORT FOREIGN SCHEMA); NULL when dir is no dataset. */
 LtDatasetEntry *
-lt_dataset_open_latest(const char *dir, const char *what)
+lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what)
 {
 	MemoryContext tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw resolve", ALLOCSET_SMALL_SIZES);
 	MemoryContext old = lt_alloc_target(tmp);
@@ -511,7 +528,7 @@ lt_dataset_open_latest(const char *dir, const char *what)
 	uint64_t	version = 0;
 	lt_naming	naming;
 
-	rc = lt_store_local_open(dir, &store, &err);
+	rc = lt_open_store(s3, dir, &store, &err);
 	if (rc == LT_OK)
 		rc = lt_dataset_latest_version(store, "", &version, &naming, &err);
 	if (store)
@@ -522,5 +539,5 @@ lt_dataset_open_latest(const char *dir, const char *what)
 		return NULL;
 	if (rc != LT_OK)
 		lt_report(&err, what);
-	return cache_open(dir, version, what);
+	return cache_open(s3, dir, version, what);
 }

@@ -145,6 +145,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	bool		row_id = false;
 	ListCell   *lc;
 	DirList		dl = {NIL, false};
+	LtS3Location *s3 = NULL;
 	lt_store   *store = NULL;
 	lt_error	err;
 	lt_code		rc;
@@ -157,7 +158,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		DefElem    *def = lfirst(lc);
 
 		if (strcmp(def->defname, "root") == 0)
-			root = lt_local_path_from_uri(defGetString(def), "root");
+			root = lt_location_from_uri(defGetString(def), "root");
 	}
 	foreach(lc, stmt->options)
 	{
@@ -186,7 +187,9 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 							stmt->remote_schema)));
 		dir = psprintf("%s/%s", root, stmt->remote_schema);
 	}
-	if (!(superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)))
+	if (lt_is_s3_uri(root))
+		s3 = lt_s3_location(server, GetUserId());	/* its credentials decide what may be listed */
+	else if (!(superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("lt_fdw: permission denied to import from server \"%s\"", server->servername),
@@ -194,7 +197,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 						   "pg_read_server_files")));
 
 	old = lt_alloc_target(CurrentMemoryContext);
-	rc = lt_store_local_open(dir, &store, &err);
+	rc = lt_open_store(s3, dir, &store, &err);
 	if (rc == LT_OK)
 		rc = lt_store_list(store, "", collect_dir, &dl, &err);
 	if (store)
@@ -206,7 +209,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				 errmsg("lt_fdw: remote schema \"%s\" does not exist under the root of server \"%s\"",
 						stmt->remote_schema, server->servername)));
 	if (rc != LT_OK)
-		lt_report(&err, psprintf("directory file://%s", dir));
+		lt_report(&err, s3 ? psprintf("directory %s", dir) : psprintf("directory file://%s", dir));
 	if (dl.oom)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	list_sort(dl.names, name_cmp);
@@ -219,7 +222,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		char	   *table = pstrdup(name);
 		size_t		len = strlen(table);
 		char	   *ddir = psprintf("%s/%s", dir, name);
-		char	   *uri = psprintf("file://%s", ddir);
+		char	   *uri = s3 ? ddir : psprintf("file://%s", ddir);
 		LtDatasetEntry *e;
 		const lt_schema *schema;
 		StringInfoData sql;
@@ -228,7 +231,7 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 			table[len - 6] = '\0';
 		if (!table_wanted(stmt, table))
 			continue;
-		e = lt_dataset_open_latest(ddir, psprintf("dataset %s", uri));
+		e = lt_dataset_open_latest(s3, ddir, psprintf("dataset %s", uri));
 		if (e == NULL)
 			continue;			/* not a dataset */
 		e->pins++;				/* keep the schema while the statements are built */
@@ -249,8 +252,9 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				if (!f->nullable)
 					appendStringInfoString(&sql, " NOT NULL");
 			}
+			/* on S3 the absolute URI: a path relative to the root would need pg_read_server_files */
 			appendStringInfo(&sql, ") SERVER %s OPTIONS (path %s)", quote_identifier(server->servername),
-							 quote_literal_cstr(strcmp(stmt->remote_schema, ".") == 0 ? name
+							 quote_literal_cstr(s3 ? ddir : strcmp(stmt->remote_schema, ".") == 0 ? name
 												: psprintf("%s/%s", stmt->remote_schema, name)));
 		}
 		PG_FINALLY();

@@ -29,6 +29,7 @@ _PG_init(void)
 	lt_xact_init();
 	lt_overwrite_init();
 	lt_index_build_init();		/* after xact.c: its callback runs first */
+	lt_store_init();
 }
 
 Datum

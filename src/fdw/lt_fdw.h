@@ -29,6 +29,7 @@
 #include "fmgr.h"
 #include "access/parallel.h"
 #include "foreign/fdwapi.h"
+#include "foreign/foreign.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
 #include "nodes/pg_list.h"
@@ -39,17 +40,33 @@
 #include "lt_filter.h"
 #include "lt_schema.h"
 #include "lt_status.h"
+#include "io/lt_store.h"
 
 /* ---- option.c ------------------------------------------------------------------------------- */
+
+/* Where an s3:// server's objects are and the credentials of the current user (store.c). */
+typedef struct LtS3Location
+{
+	char	   *endpoint;		/* NULL: AWS */
+	char	   *region;
+	bool		path_style;
+	bool		allow_http;
+	char	   *access_key_id;	/* NULL: unsigned requests */
+	char	   *secret_access_key;	/* never printed */
+	char	   *session_token;
+	bool		ambient;		/* the server process's own credentials (superuser / credentials_required off) */
+	char	   *identity;		/* endpoint, region and key id: part of cache keys */
+} LtS3Location;
 
 /* The options of one foreign table, merged with its server's. */
 typedef struct LtTableOptions
 {
 	char	   *server_name;
-	char	   *root;			/* server root as a local directory (file:// stripped), or NULL */
+	char	   *root;			/* server root as a local directory (file:// stripped) or an s3:// URI, or NULL */
 	char	   *path;			/* table path option as given, or NULL */
-	char	   *dataset_dir;	/* the resolved local directory of the dataset */
-	char	   *uri;			/* file:// URI for messages and EXPLAIN */
+	char	   *dataset_dir;	/* the resolved location: a local directory or an s3:// URI */
+	char	   *uri;			/* file:// or s3:// URI for messages and EXPLAIN */
+	LtS3Location *s3;			/* the S3 endpoint and credentials when dataset_dir is s3://, else NULL */
 	uint64		version;		/* 0 = not pinned */
 	char	   *tag;			/* NULL = not pinned */
 } LtTableOptions;
@@ -64,8 +81,19 @@ extern void lt_check_write_privilege(Oid userid, const char *relname, const char
 /* Write options of a foreign table (table option, else server option, else the default). */
 extern int	lt_option_batch_size(Oid relid);
 extern int64 lt_option_max_rows_per_file(Oid relid);
-/* "file:///x" or "/x" -> "/x"; errors for s3:// (not supported yet) and other schemes. */
+/* "file:///x" or "/x" -> "/x"; errors for s3:// and other schemes. */
 extern char *lt_local_path_from_uri(const char *value, const char *option);
+/* A local path as lt_local_path_from_uri, or a checked and normalised s3:// URI. */
+extern char *lt_location_from_uri(const char *value, const char *option);
+
+/* ---- store.c -------------------------------------------------------------------------------- */
+
+extern bool lt_is_s3_uri(const char *value);
+extern void lt_store_init(void);	/* the S3 backend's interrupt check */
+/* The endpoint of an s3:// server and the credentials of userid (ERROR 28000 when required and missing). */
+extern LtS3Location *lt_s3_location(ForeignServer *server, Oid userid);
+/* Open the store of a location: a local directory, or an s3:// URI through s3 (may be NULL for local). */
+extern lt_code lt_open_store(const LtS3Location *s3, const char *dir, lt_store **out, lt_error *err);
 
 /* ---- dataset.c ------------------------------------------------------------------------------ */
 
@@ -86,6 +114,7 @@ extern void lt_report_write(const lt_error *err, const char *what) pg_attribute_
 typedef struct LtDatasetEntry
 {
 	char	   *dir;			/* key: dataset directory ... */
+	char	   *identity;		/* ... the credentials it was read with (S3; "" for local) ... */
 	uint64		version;		/* ... and version */
 	MemoryContext cxt;			/* every library allocation of store + dataset */
 	lt_store   *store;
@@ -103,7 +132,7 @@ typedef struct LtDatasetEntry
  */
 extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
 extern void lt_dataset_unpin(LtDatasetEntry *entry);
-extern LtDatasetEntry *lt_dataset_open_latest(const char *dir, const char *what);
+extern LtDatasetEntry *lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what);
 /* A parallel worker: the version the leader resolved (pinned; release with lt_dataset_unpin). */
 extern LtDatasetEntry *lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version);
 

@@ -2,7 +2,11 @@
  * option.c — lt_fdw's options: the table of valid options, the validator, option lookup for a
  * foreign table, and the privilege rule for local paths.
  *
- *   server        root          local directory or file:// URI (s3:// comes later)
+ *   server        root          local directory, file:// URI, or s3://bucket/prefix (store.c)
+ *                 endpoint, region, path_style, allow_http   where an s3:// root is (store.c)
+ *   user mapping  aws_access_key_id, aws_secret_access_key, aws_session_token   S3 credentials,
+ *                               accepted in user mappings only and never printed
+ *                 credentials_required   default true; only a superuser may set it false (store.c)
  *   foreign table path          dataset directory, relative to root or absolute
  *                 version       positive integer: read that version (read-only)
  *                 tag           Lance tag: read the version it names (read-only)
@@ -14,7 +18,8 @@
  * Writes (INSERT, UPDATE, DELETE, COPY FROM) need superuser or the privileges of
  * pg_write_server_files, checked when a write starts (lt_check_write_privilege).
  *
- * Local paths need superuser or the privileges of pg_read_server_files. The validator checks the
+ * Local paths need superuser or the privileges of pg_read_server_files (s3:// locations do not: the
+ * credentials of the user mapping decide what can be read there). The validator checks the
  * role that sets root/path; lt_check_read_privilege is called again when a table is opened, because
  * a table's effective location also depends on its server's options.
  */
@@ -38,6 +43,8 @@
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
 
+#include "io/lt_store_s3.h"
+#include "lt_alloc.h"
 #include "lt_fdw.h"
 
 typedef struct LtFdwOption
@@ -56,6 +63,14 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"batch_size", ForeignTableRelationId},
 	{"max_rows_per_file", ForeignServerRelationId},
 	{"max_rows_per_file", ForeignTableRelationId},
+	{"endpoint", ForeignServerRelationId},
+	{"region", ForeignServerRelationId},
+	{"path_style", ForeignServerRelationId},
+	{"allow_http", ForeignServerRelationId},
+	{"aws_access_key_id", UserMappingRelationId},
+	{"aws_secret_access_key", UserMappingRelationId},
+	{"aws_session_token", UserMappingRelationId},
+	{"credentials_required", UserMappingRelationId},
 	{NULL, InvalidOid}
 };
 
@@ -151,6 +166,8 @@ has_read_privilege(Oid userid)
 void
 lt_check_read_privilege(Oid userid, const char *relname, const char *uri)
 {
+	if (lt_is_s3_uri(uri))
+		return;					/* object storage: the user mapping's credentials decide */
 	if (!has_read_privilege(userid))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -162,6 +179,8 @@ lt_check_read_privilege(Oid userid, const char *relname, const char *uri)
 void
 lt_check_write_privilege(Oid userid, const char *relname, const char *uri)
 {
+	if (lt_is_s3_uri(uri))
+		return;					/* object storage: the user mapping's credentials decide */
 	if (!superuser_arg(userid) && !has_privs_of_role(userid, ROLE_PG_WRITE_SERVER_FILES))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
@@ -228,10 +247,39 @@ lt_option_max_rows_per_file(Oid relid)
 	return write_option(relid, "max_rows_per_file", LT_MAX_ROWS_PER_FILE, LT_DEFAULT_ROWS_PER_FILE);
 }
 
+/* An s3:// location from an option value, checked, "s3a://" spelled "s3://", without trailing slashes. */
+static char *
+s3_location_from_uri(const char *value, const char *option)
+{
+	char	   *bucket = NULL;
+	char	   *prefix = NULL;
+	lt_error	err;
+	char	   *out;
+
+	if (lt_s3_parse_uri(value, &bucket, &prefix, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"%s\": %s", option, err.msg),
+				 errhint("An S3 location is s3://bucket or s3://bucket/key/prefix.")));
+	out = prefix[0] ? psprintf("s3://%s/%s", bucket, prefix) : psprintf("s3://%s", bucket);
+	lt_free(bucket);
+	lt_free(prefix);
+	return out;
+}
+
 /*
- * A local path from an option value: "/dir" or "file:///dir". s3:// is recognised and refused
- * until object storage lands; any other scheme is an error.
+ * A location from an option value: a local path ("/dir" or "file:///dir", returned as "/dir") or
+ * an s3:// URI (returned checked and normalised); any other scheme is an error.
  */
+char *
+lt_location_from_uri(const char *value, const char *option)
+{
+	if (lt_is_s3_uri(value))
+		return s3_location_from_uri(value, option);
+	return lt_local_path_from_uri(value, option);
+}
+
+/* A local path from an option value: "/dir" or "file:///dir"; any other scheme is an error. */
 char *
 lt_local_path_from_uri(const char *value, const char *option)
 {
@@ -239,11 +287,11 @@ lt_local_path_from_uri(const char *value, const char *option)
 	char	   *out;
 	int			len;
 
-	if (strncmp(value, "s3://", 5) == 0 || strncmp(value, "s3a://", 6) == 0)
+	if (lt_is_s3_uri(value))
 		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lt_fdw: object storage (\"%s\") is not supported yet", value),
-				 errdetail("Option \"%s\" must be a local directory or a file:// URI for now.", option)));
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: option \"%s\" names an S3 location where a local path is expected: \"%s\"",
+						option, value)));
 	if (strncmp(value, "file://", 7) == 0)
 	{
 		p = value + 7;
@@ -257,7 +305,7 @@ lt_local_path_from_uri(const char *value, const char *option)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", option, value),
-				 errdetail("Supported locations are local paths and file:// URIs.")));
+				 errdetail("Supported locations are local paths, file:// URIs and s3:// URIs.")));
 	out = pstrdup(p);
 	/* drop trailing slashes, keeping "/" */
 	len = strlen(out);
@@ -313,6 +361,8 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 	Oid			catalog = PG_GETARG_OID(1);
 	DefElem    *version = NULL;
 	DefElem    *tag = NULL;
+	bool		http_endpoint = false;
+	bool		allow_http = false;
 	ListCell   *cell;
 
 	foreach(cell, options)
@@ -330,6 +380,11 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 						 errmsg("lt_fdw: option \"root\" must not be empty")));
+			if (lt_is_s3_uri(value))
+			{
+				(void) s3_location_from_uri(value, "root");
+				continue;		/* no local privilege: credentials decide */
+			}
 			(void) lt_local_path_from_uri(value, "root");
 			if (!is_absolute_location(value))
 				ereport(ERROR,
@@ -347,6 +402,11 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 						 errmsg("lt_fdw: option \"path\" must not be empty")));
+			if (lt_is_s3_uri(value))
+			{
+				(void) s3_location_from_uri(value, "path");
+				continue;		/* no local privilege: credentials decide */
+			}
 			if (is_absolute_location(value))
 				(void) lt_local_path_from_uri(value, "path");
 			if (!has_read_privilege(GetUserId()))
@@ -368,6 +428,47 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 			(void) parse_positive(def->defname, value, LT_MAX_BATCH_SIZE);
 		else if (strcmp(def->defname, "max_rows_per_file") == 0)
 			(void) parse_positive(def->defname, value, LT_MAX_ROWS_PER_FILE);
+		else if (strcmp(def->defname, "endpoint") == 0)
+		{
+			if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"endpoint\" must be an https:// (or, with allow_http, http://) URL: \"%s\"",
+								value)));
+			if (strncmp(value, "http://", 7) == 0)
+				http_endpoint = true;
+		}
+		else if (strcmp(def->defname, "allow_http") == 0)
+			allow_http = defGetBoolean(def);
+		else if (strcmp(def->defname, "path_style") == 0)
+			(void) defGetBoolean(def);
+		else if (strcmp(def->defname, "region") == 0)
+		{
+			if (value[0] == '\0' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: invalid value for option \"region\": \"%s\"", value),
+						 errhint("A region is a name like us-east-1.")));
+		}
+		else if (strcmp(def->defname, "aws_access_key_id") == 0 ||
+				 strcmp(def->defname, "aws_secret_access_key") == 0 ||
+				 strcmp(def->defname, "aws_session_token") == 0)
+		{
+			/* never echo the value: it may be a secret */
+			if (value[0] == '\0')
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"%s\" must not be empty", def->defname)));
+		}
+		else if (strcmp(def->defname, "credentials_required") == 0)
+		{
+			/* as postgres_fdw's password_required: only a superuser may let a mapping use the server's identity */
+			if (!defGetBoolean(def) && !superuser())
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("lt_fdw: only a superuser may set credentials_required 'false'"),
+						 errdetail("Without credentials of its own, a user mapping would read and write with the server's ambient credentials.")));
+		}
 		else if (strcmp(def->defname, "column_name") == 0)
 		{
 			if (value[0] == '\0')
@@ -376,6 +477,11 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 						 errmsg("lt_fdw: option \"column_name\" must not be empty")));
 		}
 	}
+	if (http_endpoint && !allow_http)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: an http:// endpoint needs allow_http 'true'"),
+				 errhint("Plain http sends requests unencrypted: use https, or allow_http 'true' for a loopback test server.")));
 	if (version && tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
@@ -401,7 +507,7 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 		DefElem    *def = (DefElem *) lfirst(lc);
 
 		if (strcmp(def->defname, "root") == 0)
-			opts->root = lt_local_path_from_uri(defGetString(def), "root");
+			opts->root = lt_location_from_uri(defGetString(def), "root");
 	}
 	foreach(lc, table->options)
 	{
@@ -424,7 +530,18 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("lt_fdw: foreign table \"%s\" has no \"path\" option", relname),
 				 errhint("Name the dataset directory: OPTIONS (path 'name.lance'), relative to the server's root.")));
-	if (is_absolute_location(opts->path))
+	if (lt_is_s3_uri(opts->path))
+	{
+		/* an absolute s3:// path: only through a server whose root is on S3 (its endpoint, its credentials) */
+		if (opts->root == NULL || !lt_is_s3_uri(opts->root))
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+					 errmsg("lt_fdw: foreign table \"%s\" has an s3:// path but the root of server \"%s\" is not on S3",
+							relname, server->servername),
+					 errhint("Give the server root 's3://bucket/prefix' (and its endpoint), then paths relative to it.")));
+		opts->dataset_dir = lt_location_from_uri(opts->path, "path");
+	}
+	else if (is_absolute_location(opts->path))
 		opts->dataset_dir = lt_local_path_from_uri(opts->path, "path");
 	else if (opts->root == NULL)
 		ereport(ERROR,
@@ -438,7 +555,13 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 		opts->dataset_dir = strcmp(opts->root, "/") == 0 ? psprintf("/%s", rel)
 			: psprintf("%s/%s", opts->root, rel);
 	}
-	opts->uri = psprintf("file://%s", opts->dataset_dir);
+	if (lt_is_s3_uri(opts->dataset_dir))
+	{
+		opts->uri = opts->dataset_dir;
+		opts->s3 = lt_s3_location(server, GetUserId());
+	}
+	else
+		opts->uri = psprintf("file://%s", opts->dataset_dir);
 }
 
 char *

@@ -49,6 +49,8 @@ lt_code_name(lt_code code)
 		case LT_ENOMEM: return "out of memory";
 		case LT_EINVALID: return "invalid argument";
 		case LT_ECONFLICT: return "commit conflict";
+		case LT_EACCESS: return "access denied";
+		case LT_ECANCELED: return "canceled";
 	}
 	return "unknown error";
 }

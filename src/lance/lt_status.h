@@ -20,7 +20,9 @@ typedef enum lt_code
 	LT_EUNSUPPORTED,	/* valid Lance, but a feature this library does not handle */
 	LT_ENOMEM,
 	LT_EINVALID,		/* the caller asked for something impossible */
-	LT_ECONFLICT		/* a concurrent writer got there first */
+	LT_ECONFLICT,		/* a concurrent writer got there first */
+	LT_EACCESS,			/* the store refused the credentials or the access */
+	LT_ECANCELED		/* the caller's interrupt check asked to stop (query cancel) */
 } lt_code;
 
 #define LT_ERROR_MSG_LEN 1024

@@ -453,15 +453,24 @@ function specSchema(spec) {
 // private temp dir so that nothing is ever written next to it.
 const scratch = [];
 process.on("exit", () => scratch.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+// s3://bucket/prefix/name.lance (test/s3): the engine's own S3 storage options, pointed at LT_S3_ENDPOINT
+const isS3 = (dir) => dir.startsWith("s3://");
+const s3Options = () => ({
+  endpoint: process.env.LT_S3_ENDPOINT, region: process.env.AWS_REGION ?? "us-east-1", allow_http: "true",
+  aws_access_key_id: process.env.AWS_ACCESS_KEY_ID ?? "S3RVER", aws_secret_access_key: process.env.AWS_SECRET_ACCESS_KEY ?? "S3RVER",
+  virtual_hosted_style_request: "false",
+});
+const tableName = (dir) => (isS3(dir) ? path.posix.basename(dir).replace(/\.lance$/, "") : "t");
 async function connect(dir) {
+  if (isS3(dir)) return lancedb.connect(path.posix.dirname(dir), { storageOptions: s3Options() });
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-interop-"));
   scratch.push(tmp);
   fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));
   return lancedb.connect(tmp);
 }
 async function open(dir, version) {
-  if (!fs.existsSync(path.join(dir, "_versions"))) fail(`${dir}: not a Lance dataset`);
-  const tbl = await (await connect(dir)).openTable("t");
+  if (!isS3(dir) && !fs.existsSync(path.join(dir, "_versions"))) fail(`${dir}: not a Lance dataset`);
+  const tbl = await (await connect(dir)).openTable(tableName(dir));
   if (version !== undefined && version !== null) await tbl.checkout(/^\d+$/.test(String(version)) ? Number(version) : String(version));
   return tbl;
 }
@@ -515,7 +524,7 @@ async function applyOp(tbl, op, spec) {
   }
 }
 async function make(dir, spec) {
-  if (fs.existsSync(dir)) fail(`${dir} already exists`);
+  if (!isS3(dir) && fs.existsSync(dir)) fail(`${dir} already exists`);
   const saved = {};
   for (const [k, v] of Object.entries(spec.env || {})) { saved[k] = process.env[k]; process.env[k] = String(v); }
   try {
@@ -524,19 +533,19 @@ async function make(dir, spec) {
     if (spec.storage) storageOptions.new_table_data_storage_version = spec.storage;
     if (spec.stable_row_ids) storageOptions.new_table_enable_stable_row_ids = "true";
     if (spec.v2_manifest_paths === false) storageOptions.new_table_enable_v2_manifest_paths = "false";
-    fs.mkdirSync(dir, { recursive: true });
+    if (!isS3(dir)) fs.mkdirSync(dir, { recursive: true });
     const db = await connect(dir);
     let tbl = null, at = 0;
     for (const n of rows.length ? fragmentSizes(spec, rows.length) : []) {
       const chunk = arrowTable(schema, rows.slice(at, (at += n)), spec.batch_rows);
-      if (tbl) await tbl.add(chunk); else tbl = await db.createTable("t", chunk, { storageOptions });
+      if (tbl) await tbl.add(chunk); else tbl = await db.createTable(tableName(dir), chunk, { storageOptions });
     }
-    tbl ??= await db.createEmptyTable("t", schema, { storageOptions });
+    tbl ??= await db.createEmptyTable(tableName(dir), schema, { storageOptions });
     for (const op of spec.ops || []) await applyOp(tbl, op, spec);
-    chmodReadable(dir);
+    if (!isS3(dir)) chmodReadable(dir);
     return tbl;
   } catch (e) {
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (!isS3(dir)) fs.rmSync(dir, { recursive: true, force: true });
     throw e;
   } finally {
     for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;

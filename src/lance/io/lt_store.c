@@ -67,35 +67,44 @@ lt_code
 lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err)
 {
 	range_ref  *refs;
+	lt_range   *groups;
+	uint8_t   **gdst;
+	int		   *gfirst;
 	uint8_t    *scratch = NULL;
-	uint64_t	scratch_cap = 0;
+	uint64_t	scratch_len = 0;
 	lt_code		rc = LT_OK;
-	int			i, j;
+	int			i, j, ng = 0;
 
 	if (n <= 0)
 		return LT_OK;
 	if (n == 1)
 		return lt_rfile_read(f, ranges[0].offset, ranges[0].length, dsts[0], err);
 	refs = lt_calloc(n, sizeof(range_ref));
-	if (!refs)
-		return lt_nomem(err);
+	groups = lt_calloc(n, sizeof(lt_range));
+	gdst = lt_calloc(n, sizeof(uint8_t *));
+	gfirst = lt_calloc(n + 1, sizeof(int));
+	if (!refs || !groups || !gdst || !gfirst)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
 	for (i = 0; i < n; i++)
 	{
 		uint64_t	end;
 
 		if (!lt_add_ok(ranges[i].offset, ranges[i].length, &end) || end > f->size)
 		{
-			lt_free(refs);
-			return lt_corrupt(err, "%s: range of %llu bytes at offset %llu runs past the end of the file (%llu bytes)",
-							  f->path, (unsigned long long) ranges[i].length,
-							  (unsigned long long) ranges[i].offset, (unsigned long long) f->size);
+			rc = lt_corrupt(err, "%s: range of %llu bytes at offset %llu runs past the end of the file (%llu bytes)",
+							f->path, (unsigned long long) ranges[i].length,
+							(unsigned long long) ranges[i].offset, (unsigned long long) f->size);
+			goto done;
 		}
 		refs[i] = (range_ref) {ranges[i].offset, ranges[i].length, i};
 	}
 	qsort(refs, n, sizeof(range_ref), cmp_range);
 
 	/* group ranges whose gaps are below the coalescing threshold into one read */
-	for (i = 0; i < n && rc == LT_OK; i = j)
+	for (i = 0; i < n; i = j)
 	{
 		uint64_t	lo = refs[i].offset;
 		uint64_t	hi = refs[i].offset + refs[i].length;
@@ -109,28 +118,55 @@ lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const 
 			if (e > hi)
 				hi = e;
 		}
-		if (j == i + 1)
-		{
-			rc = lt_rfile_read(f, lo, hi - lo, dsts[refs[i].index], err);
-			continue;
-		}
-		if (hi - lo > scratch_cap)
-		{
-			lt_free(scratch);
-			scratch = lt_malloc(hi - lo);
-			scratch_cap = scratch ? hi - lo : 0;
-			if (!scratch)
-			{
-				rc = lt_nomem(err);
-				break;
-			}
-		}
-		rc = lt_rfile_read(f, lo, hi - lo, scratch, err);
-		for (int k = i; k < j && rc == LT_OK; k++)
-			if (refs[k].length)
-				memcpy(dsts[refs[k].index], scratch + (refs[k].offset - lo), refs[k].length);
+		if (hi == lo)
+			continue;			/* only empty ranges */
+		groups[ng] = (lt_range) {lo, hi - lo};
+		gfirst[ng] = i;
+		if (j > i + 1)
+			scratch_len += hi - lo;
+		ng++;
+		gfirst[ng] = j;
 	}
+	if (scratch_len > 0 && !(scratch = lt_malloc(scratch_len)))
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	/* a group of one range reads into its destination, a merged group into its share of scratch */
+	{
+		uint64_t	at = 0;
+
+		for (int g = 0; g < ng; g++)
+		{
+			if (gfirst[g + 1] == gfirst[g] + 1)
+				gdst[g] = dsts[refs[gfirst[g]].index];
+			else
+			{
+				gdst[g] = scratch + at;
+				at += groups[g].length;
+			}
+			f->store->read_requests++;
+			f->store->bytes_read += groups[g].length;
+		}
+	}
+	if (f->store->ops->read_many && ng > 1)
+		rc = f->store->ops->read_many(f, ng, groups, gdst, err);
+	else
+		for (int g = 0; g < ng && rc == LT_OK; g++)
+			rc = f->store->ops->read(f, groups[g].offset, groups[g].length, gdst[g], err);
+	for (int g = 0; g < ng && rc == LT_OK; g++)
+	{
+		if (gfirst[g + 1] == gfirst[g] + 1)
+			continue;
+		for (int k = gfirst[g]; k < gfirst[g + 1]; k++)
+			if (refs[k].length)
+				memcpy(dsts[refs[k].index], gdst[g] + (refs[k].offset - groups[g].offset), refs[k].length);
+	}
+done:
 	lt_free(scratch);
+	lt_free(gfirst);
+	lt_free(gdst);
+	lt_free(groups);
 	lt_free(refs);
 	return rc;
 }

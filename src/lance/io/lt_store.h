@@ -55,6 +55,8 @@ typedef struct lt_store_ops
 	void		(*abort) (lt_wfile *f);
 	/* put, without waiting for the bytes to be durable (lt_store_put_unsynced); NULL: put */
 	lt_code		(*put_unsynced) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+	/* Several disjoint reads of one file at once (a remote store runs them in parallel); NULL: one by one. */
+	lt_code		(*read_many) (lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
 } lt_store_ops;
 
 struct lt_store
@@ -97,7 +99,10 @@ lt_code		lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_er
 void		lt_rfile_close(lt_rfile *f);
 /* Read exactly [offset, offset+length); a short file is LT_ECORRUPT naming the path. */
 lt_code		lt_rfile_read(lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err);
-/* Read several ranges into dsts[i] (each ranges[i].length bytes), merging near ones. */
+/*
+ * Read several ranges into dsts[i] (each ranges[i].length bytes), merging ranges closer than the
+ * store's coalesce_gap into one request; the merged requests go to the backend in one call.
+ */
 lt_code		lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
 /* Read a whole small file into a fresh lt_malloc'd buffer (capped at max_len). */
 lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out, uint64_t *out_len, lt_error *err);

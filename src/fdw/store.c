@@ -1,0 +1,162 @@
+/*
+ * store.c — where a dataset's bytes live: a local directory or an S3 bucket, and with which
+ * credentials.
+ *
+ * A server whose root is s3://bucket/prefix reads and writes through the S3 backend
+ * (src/lance/io/lt_store_s3.c) at its `endpoint` (default: AWS in `region`). Credentials come from
+ * the user mapping of the current user (or PUBLIC): aws_access_key_id, aws_secret_access_key and
+ * aws_session_token. Without them, the ambient credentials of the server process (the AWS_*
+ * environment variables; unsigned requests when there are none) are used only by a superuser, or
+ * when a superuser set credentials_required 'false' in the user mapping, as postgres_fdw's
+ * password_required does for passwords: otherwise a non-superuser could use the server's own
+ * identity. Secrets never appear in messages.
+ *
+ * The S3 backend polls lt_fdw_interrupt_pending while it waits, so a query cancel or a terminate
+ * stops a request within 50 ms; the library then fails with LT_ECANCELED and lt_report raises
+ * the interrupt.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/reloptions.h"
+#include "catalog/pg_user_mapping.h"
+#include "commands/defrem.h"
+#include "foreign/foreign.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/syscache.h"
+
+#include "io/lt_store_s3.h"
+#include "lt_alloc.h"
+#include "lt_fdw.h"
+
+bool
+lt_is_s3_uri(const char *value)
+{
+	return strncmp(value, "s3://", 5) == 0 || strncmp(value, "s3a://", 6) == 0;
+}
+
+/* The interrupt check handed to the S3 backend: a pending cancel or terminate. */
+static bool
+lt_fdw_interrupt_pending(void)
+{
+	return InterruptPending && (QueryCancelPending || ProcDiePending);
+}
+
+void
+lt_store_init(void)
+{
+	lt_s3_set_interrupt_check(lt_fdw_interrupt_pending);
+}
+
+/* The options of the user mapping of userid (or PUBLIC) on the server; NIL when there is none. */
+static List *
+user_mapping_options(Oid userid, Oid serverid)
+{
+	HeapTuple	tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(userid), ObjectIdGetDatum(serverid));
+	List	   *options = NIL;
+	Datum		datum;
+	bool		isnull;
+
+	if (!HeapTupleIsValid(tp))
+		tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(InvalidOid), ObjectIdGetDatum(serverid));
+	if (!HeapTupleIsValid(tp))
+		return NIL;
+	datum = SysCacheGetAttr(USERMAPPINGUSERSERVER, tp, Anum_pg_user_mapping_umoptions, &isnull);
+	if (!isnull)
+		options = untransformRelOptions(datum);
+	ReleaseSysCache(tp);
+	return options;
+}
+
+static char *
+env_or_null(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && v[0] ? pstrdup(v) : NULL;
+}
+
+LtS3Location *
+lt_s3_location(ForeignServer *server, Oid userid)
+{
+	LtS3Location *loc = palloc0(sizeof(LtS3Location));
+	bool		credentials_required = true;
+	ListCell   *lc;
+
+	foreach(lc, server->options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "endpoint") == 0)
+			loc->endpoint = defGetString(def);
+		else if (strcmp(def->defname, "region") == 0)
+			loc->region = defGetString(def);
+		else if (strcmp(def->defname, "path_style") == 0)
+			loc->path_style = defGetBoolean(def);
+		else if (strcmp(def->defname, "allow_http") == 0)
+			loc->allow_http = defGetBoolean(def);
+	}
+	foreach(lc, user_mapping_options(userid, server->serverid))
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "aws_access_key_id") == 0)
+			loc->access_key_id = defGetString(def);
+		else if (strcmp(def->defname, "aws_secret_access_key") == 0)
+			loc->secret_access_key = defGetString(def);
+		else if (strcmp(def->defname, "aws_session_token") == 0)
+			loc->session_token = defGetString(def);
+		else if (strcmp(def->defname, "credentials_required") == 0)
+			credentials_required = defGetBoolean(def);
+	}
+	if (loc->access_key_id == NULL || loc->secret_access_key == NULL)
+	{
+		if (!superuser_arg(userid) && credentials_required)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
+					 errmsg("lt_fdw: the user mapping of server \"%s\" for this user gives no S3 credentials",
+							server->servername),
+					 errdetail("Non-superusers must give aws_access_key_id and aws_secret_access_key in their user mapping."),
+					 errhint("A superuser may set credentials_required 'false' in the user mapping to let the server's own credentials be used.")));
+		/* the server process's ambient credentials (none: unsigned requests, for public buckets) */
+		loc->access_key_id = env_or_null("AWS_ACCESS_KEY_ID");
+		loc->secret_access_key = env_or_null("AWS_SECRET_ACCESS_KEY");
+		loc->session_token = env_or_null("AWS_SESSION_TOKEN");
+		loc->ambient = true;
+		if (loc->region == NULL)
+			loc->region = env_or_null("AWS_REGION");
+	}
+	/* part of cache keys: one user's cached objects are never served to another user's credentials */
+	loc->identity = psprintf("%s|%s|%s|%d", loc->endpoint ? loc->endpoint : "", loc->region ? loc->region : "",
+							 loc->access_key_id ? loc->access_key_id : "", (int) loc->path_style);
+	return loc;
+}
+
+lt_code
+lt_open_store(const LtS3Location *s3, const char *dir, lt_store **out, lt_error *err)
+{
+	lt_s3_config cfg = {0};
+	char	   *bucket = NULL;
+	char	   *prefix = NULL;
+	lt_code		rc;
+
+	if (!lt_is_s3_uri(dir))
+		return lt_store_local_open(dir, out, err);
+	if (s3 == NULL)
+		return lt_error_set(err, LT_EINVALID, "%s: an s3:// location needs a server whose root is s3://", dir);
+	LT_TRY(lt_s3_parse_uri(dir, &bucket, &prefix, err));
+	cfg.bucket = bucket;
+	cfg.prefix = prefix;
+	cfg.endpoint = s3->endpoint;
+	cfg.region = s3->region;
+	cfg.path_style = s3->path_style;
+	cfg.allow_http = s3->allow_http;
+	cfg.access_key_id = s3->access_key_id;
+	cfg.secret_access_key = s3->secret_access_key;
+	cfg.session_token = s3->session_token;
+	rc = lt_store_s3_open(&cfg, out, err);
+	lt_free(bucket);
+	lt_free(prefix);
+	return rc;
+}

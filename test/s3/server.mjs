@@ -1,0 +1,124 @@
+// test/s3/server.mjs — the test S3 server: @20minutes/s3rver (which verifies SigV4) on 127.0.0.1 and an
+// ephemeral port, plus what the tests need and s3rver lacks:
+//   - conditional create: PUT with `If-None-Match: *` answers 412 when the key exists and 409 while another
+//     conditional write of the same key is in flight (s3rver itself ignores the header and overwrites);
+//   - a fault mode: a share of requests is answered 500 / 503, or its connection is dropped before or after
+//     the request took effect;
+//   - an injected latency per request, and request counters (bench/s3).
+// Control (no signature, not an S3 path): GET /__admin/mode?faults=0.3&latency_ms=20&conditional=1,
+// GET /__admin/stats, GET /__admin/reset-stats.
+//
+//   node test/s3/server.mjs DIR [BUCKET ...]     prints {"port": N} on stdout; stops when stdin closes
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const require = createRequire(path.join(here, '../interop/package.json'))
+const S3rver = require('@20minutes/s3rver')
+const S3Error = require('@20minutes/s3rver/lib/models/error')
+
+const [dir, ...buckets] = process.argv.slice(2)
+if (!dir) {
+  console.error('usage: node test/s3/server.mjs DIR [BUCKET ...]')
+  process.exit(2)
+}
+
+const mode = { faults: 0, latency_ms: 0, conditional: true }
+const stats = { requests: 0, get: 0, head: 0, put: 0, post: 0, delete: 0, list: 0, faults: 0, bytes_out: 0 }
+const inFlight = new Set()
+
+const server = new S3rver({
+  address: '127.0.0.1',
+  port: 0,
+  silent: true,
+  directory: dir,
+  vhostBuckets: false,
+  configureBuckets: (buckets.length ? buckets : ['lake']).map((name) => ({ name })),
+})
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+// first: control requests, counters, latency, faults
+server.middleware.unshift(async function control(ctx, next) {
+  if (ctx.path.startsWith('/__admin/')) {
+    const what = ctx.path.slice('/__admin/'.length)
+    if (what === 'mode') {
+      if (ctx.query.faults !== undefined) mode.faults = Number(ctx.query.faults)
+      if (ctx.query.latency_ms !== undefined) mode.latency_ms = Number(ctx.query.latency_ms)
+      if (ctx.query.conditional !== undefined) mode.conditional = ctx.query.conditional !== '0'
+      ctx.body = JSON.stringify(mode)
+    } else if (what === 'stats') {
+      ctx.body = JSON.stringify(stats)
+    } else if (what === 'reset-stats') {
+      for (const k of Object.keys(stats)) stats[k] = 0
+      ctx.body = '{}'
+    } else {
+      ctx.status = 404
+    }
+    ctx.type = 'application/json'
+    return
+  }
+  stats.requests++
+  const m = ctx.method.toLowerCase()
+  if (m === 'get' && ctx.query['list-type'] !== undefined) stats.list++
+  else if (m in stats) stats[m]++
+  if (mode.latency_ms > 0) await sleep(mode.latency_ms)
+  if (mode.faults > 0 && Math.random() < mode.faults) {
+    stats.faults++
+    const kind = Math.floor(Math.random() * 4)
+    if (kind === 0) throw new S3Error('InternalError', 'injected fault')
+    if (kind === 1) throw new S3Error('SlowDown', 'injected fault')
+    if (kind === 2) {
+      ctx.req.socket.destroy() // dropped before the request took effect
+      ctx.respond = false
+      return
+    }
+    await next() // dropped after the request took effect: the client cannot know
+    ctx.req.socket.destroy()
+    ctx.respond = false
+    return
+  }
+  await next()
+  if (Buffer.isBuffer(ctx.body)) stats.bytes_out += ctx.body.length
+  else if (ctx.length) stats.bytes_out += ctx.length
+})
+
+// just before the router: conditional create, checked after authentication (inside the store call)
+server.middleware.splice(server.middleware.length - 1, 0, async function conditionalPut(ctx, next) {
+  if (ctx.method !== 'PUT' || ctx.get('if-none-match') !== '*' || !mode.conditional) return next()
+  const m = /^\/([^/]+)\/(.+)$/.exec(ctx.path)
+  if (!m) return next()
+  const bucket = m[1]
+  const key = decodeURIComponent(m[2])
+  const id = `${bucket}/${key}`
+  if (inFlight.has(id)) {
+    const e = new S3Error('ConditionalRequestConflict', 'A conditional request to this object is in flight', {})
+    e.status = 409 // not in s3rver's table of codes
+    throw e
+  }
+  inFlight.add(id)
+  const store = ctx.store
+  ctx.store = Object.create(store)
+  ctx.store.putObject = async (object) => {
+    if (await store.existsObject(bucket, key))
+      throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
+        Condition: 'If-None-Match',
+      })
+    return store.putObject(object)
+  }
+  try {
+    await next()
+  } finally {
+    inFlight.delete(id)
+  }
+})
+
+const addr = await server.run()
+process.stdout.write(JSON.stringify({ port: addr.port }) + '\n')
+const stop = () => server.close().then(() => process.exit(0))
+process.stdin.on('end', stop)
+process.stdin.on('close', stop)
+process.stdin.resume()
+process.on('SIGTERM', stop)
+process.on('SIGINT', stop)
