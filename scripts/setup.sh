@@ -19,7 +19,7 @@ PACKAGES=(
 	postgresql-15 postgresql-server-dev-15     # the server, PGXS, pg_regress
 	libroaring-dev libzstd-dev liblz4-dev      # deletion vectors, compression
 	libprotobuf-c-dev protobuf-c-compiler      # manifests and file metadata (protoc-c)
-	libcurl4-openssl-dev                       # S3
+	libcurl4-openssl-dev curl                  # S3 (curl: the S3 tests' control requests)
 	hyperfine                                  # bench/
 )
 

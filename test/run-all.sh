@@ -18,6 +18,7 @@
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
 #   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
+#   s3       test/s3/run.sh                            the S3 store, interop and SQL over a test S3 server (s3rver)
 #
 # A missing step script is a failure, never a skip. Each step's closing "N passed, M failed" line is added
 # into the total (unit counts the tests of each passing suite, and 1 failure per failing suite); a step
@@ -35,11 +36,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite pg pg-crash pg-cleanup)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite pg pg-crash pg-cleanup s3)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|pg|pg-crash|pg-cleanup) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
 		-h|--help) sed -n '2,20p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -127,6 +128,7 @@ for s in "${steps[@]}"; do
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
 		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;
+		s3) run_step s3 test/s3/run.sh test/s3/run.sh ;;
 	esac
 done
 

@@ -900,6 +900,7 @@ const USAGE = `usage: node ref.mjs make <dir> <spec.json>
        node ref.mjs plan <dir> --filter SQL [--analyze]
        node ref.mjs gen <spec.json>
        node ref.mjs build <outdir> <spec.json>...
+       node ref.mjs expand <outdir> <spec.json>...
        node ref.mjs check-pages <spec.json> <ref-pages.jsonl> <lt-pages.jsonl|->
        node ref.mjs check-info <datadir> <infodir>
        node ref.mjs diff <expected.jsonl> <actual.jsonl>`;
@@ -919,7 +920,7 @@ async function main() {
       if (!spec) throw new UsageError("apply needs <dir> <spec.json>");
       const s = readJson(spec), tbl = await open(dir);
       for (const op of s.ops || []) await applyOp(tbl, op, s);
-      chmodReadable(dir);
+      if (!isS3(dir)) chmodReadable(dir);
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows() })]);
     }
     case "scan": {
@@ -948,6 +949,14 @@ async function main() {
     case "gen": {
       const spec = readJson(rest[0] || fail("gen needs <spec.json>"));
       return print(generate(specSchema(spec), spec.schema, spec.generate || { n: 0 }).map((r) => JSON.stringify(r)));
+    }
+    case "expand": { // one spec file per storage variant (test/s3 makes them on S3 itself)
+      if (rest.length < 2) throw new UsageError("expand needs <outdir> <spec.json>...");
+      fs.mkdirSync(rest[0], { recursive: true });
+      for (const f of rest.slice(1))
+        for (const [name, v] of expandSpec(readJson(f), path.basename(f).replace(/\.json$/, "")))
+          fs.writeFileSync(path.join(rest[0], `${name}.json`), JSON.stringify(v));
+      return;
     }
     case "build": {
       if (rest.length < 2) throw new UsageError("build needs <outdir> <spec.json>...");

@@ -114,6 +114,38 @@ server.middleware.splice(server.middleware.length - 1, 0, async function conditi
   }
 })
 
+// s3rver's listings with a delimiter never report a common prefix whose objects all lie two or more levels
+// below it (it prunes those directories while walking): a dataset (prefix/name.lance/_versions/...) would be
+// invisible. Fold a listing without delimiter into objects and common prefixes instead, as S3 does. Only
+// objects count towards max-keys (so that the continuation token, the last object's key, stays valid); a
+// prefix that the start key lies under was reported on an earlier page.
+{
+  const store = server.store
+  const list = store.listObjects.bind(store)
+  store.listObjects = async (bucket, options) => {
+    const { delimiter, prefix = '', maxKeys = Infinity, startAfter = '' } = options
+    if (!delimiter) return list(bucket, options)
+    const all = await list(bucket, { ...options, delimiter: '', maxKeys: Infinity })
+    const objects = []
+    const prefixes = new Set()
+    let isTruncated = false
+    for (const obj of all.objects) {
+      const rest = obj.key.slice(prefix.length)
+      const i = rest.indexOf(delimiter)
+      if (objects.length >= maxKeys) {
+        isTruncated = true
+        break
+      }
+      if (i === -1) objects.push(obj)
+      else {
+        const cp = prefix + rest.slice(0, i + delimiter.length)
+        if (!startAfter.startsWith(cp)) prefixes.add(cp)
+      }
+    }
+    return { objects, commonPrefixes: [...prefixes].sort(), isTruncated }
+  }
+}
+
 const addr = await server.run()
 process.stdout.write(JSON.stringify({ port: addr.port }) + '\n')
 const stop = () => server.close().then(() => process.exit(0))

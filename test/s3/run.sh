@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# test/s3/run.sh — lt_fdw on S3: the test S3 server (test/s3/server.mjs: @20minutes/s3rver, which checks SigV4
+# signatures, plus conditional PUT and a fault mode) on 127.0.0.1 and an ephemeral port, stopped at the end.
+#
+#   test/s3/run.sh                 every part: store cond read pg race faults
+#   test/s3/run.sh store pg        only some parts
+#
+#   store   build/s3/test_s3_store: the S3 backend itself (reads, listings, conditional create, multipart,
+#           credentials, retries through faults, bounded retries, the interrupt check)
+#   cond    the server answers 412 to a conditional create of an existing key (and 200 without the condition)
+#   read    datasets the reference engine writes to S3 (test/interop/specs/*.json) read by lt-inspect over S3
+#           and compared with the reference engine's own scan over S3
+#   pg      pg_regress test/s3/sql/*.sql on a throwaway cluster (options, credentials, IMPORT, scans, index
+#           lookups, writes read back by the reference engine over S3)
+#   race    two sessions appending to the same S3 dataset at once: every commit lands or fails with 40001
+#   faults  the server fails a quarter of all requests (500, 503, dropped connections before and after they
+#           took effect): lt_fdw's writes and reads through it lose nothing
+# Ends with "N passed, M failed"; exits non-zero when anything failed. Leaves nothing running.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$ROOT" || exit 2
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+MAKE=${MAKE:-make}
+
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(store cond read pg race faults)
+want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+ko() { fail=$((fail + 1)); echo "FAIL $1"; shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done; }
+finish() {
+	echo "s3: $pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+TMP=$(mktemp -d /tmp/lt_fdw_s3.XXXXXX) || { echo "mktemp failed"; echo "0 passed, 1 failed"; exit 1; }
+chmod 0755 "$TMP"
+SERVER_PID=
+PG_UP=0
+cleanup() {
+	[ "$PG_UP" -eq 1 ] && lt_cluster_stop
+	if [ -n "$SERVER_PID" ]; then
+		exec 9>&- 2>/dev/null	# closing its stdin stops the server
+		for _ in $(seq 50); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+		kill "$SERVER_PID" 2>/dev/null
+		wait "$SERVER_PID" 2>/dev/null
+	fi
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the server ---------------------------------------------------------------------------------------
+[ -d test/interop/node_modules/@20minutes/s3rver ] || { ko "setup: npm module @20minutes/s3rver is missing (scripts/setup.sh)"; finish; }
+mkfifo "$TMP/ctl" || { ko "setup: mkfifo"; finish; }
+NODE_OPTIONS=--openssl-legacy-provider node test/s3/server.mjs "$TMP/objects" lake <"$TMP/ctl" >"$TMP/port" 2>"$TMP/server.log" &
+SERVER_PID=$!
+exec 9>"$TMP/ctl"
+for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
+PORT=$(sed -nE 's/.*"port": *([0-9]+).*/\1/p' "$TMP/port")
+[ -n "$PORT" ] || { ko "setup: the test S3 server did not start" "$(cat "$TMP/server.log")"; finish; }
+export LT_S3_ENDPOINT=http://127.0.0.1:$PORT
+export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_REGION=us-east-1
+echo "test S3 server on $LT_S3_ENDPOINT"
+SIGN=(--aws-sigv4 "aws:amz:us-east-1:s3" --user S3RVER:S3RVER -H "x-amz-content-sha256: UNSIGNED-PAYLOAD")
+REF() { NODE_OPTIONS=--openssl-legacy-provider node test/interop/ref.mjs "$@"; }
+
+# ---- store --------------------------------------------------------------------------------------------
+if want store; then
+	[ -x build/s3/test_s3_store ] || $MAKE build/s3/test_s3_store >/dev/null 2>&1
+	if out=$(LT_S3_PORT=$PORT timeout 600 build/s3/test_s3_store 2>&1); then
+		ok "store: $(echo "$out" | tail -n 1)"
+	else
+		ko "store: the S3 backend's tests failed" "$(echo "$out" | tail -n 30)"
+	fi
+fi
+
+# ---- cond ---------------------------------------------------------------------------------------------
+if want cond; then
+	u="$LT_S3_ENDPOINT/lake/cond-check/obj"
+	a=$(curl -s -o /dev/null -w '%{http_code}' "${SIGN[@]}" -H 'If-None-Match: *' -X PUT --data-binary one "$u")
+	b=$(curl -s -o /dev/null -w '%{http_code}' "${SIGN[@]}" -H 'If-None-Match: *' -X PUT --data-binary two "$u")
+	c=$(curl -s "${SIGN[@]}" "$u")
+	d=$(curl -s -o /dev/null -w '%{http_code}' "${SIGN[@]}" -X PUT --data-binary three "$u")
+	e=$(curl -s -o /dev/null -w '%{http_code}' --aws-sigv4 "aws:amz:us-east-1:s3" --user S3RVER:wrong \
+		-H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -X PUT --data-binary four "$u")
+	if [ "$a" = 200 ] && [ "$b" = 412 ] && [ "$c" = one ] && [ "$d" = 200 ] && [ "$e" = 403 ]; then
+		ok "cond: conditional create 200 then 412 (object kept), plain PUT 200, a wrong signature 403"
+	else
+		ko "cond: the test server's conditional PUT" "first $a, second $b (want 412), content '$c', plain $d, bad signature $e"
+	fi
+fi
+
+# ---- read ---------------------------------------------------------------------------------------------
+if want read; then
+	[ -x build/lt-inspect ] || $MAKE all >/dev/null 2>&1
+	# one storage variant of every spec (the first it lists): the store is under test here, not the encodings
+	mkdir -p "$TMP/specs"
+	for spec in test/interop/specs/*.json; do
+		REF expand "$TMP/variants" "$spec" && cp "$(ls "$TMP/variants"/*.json | head -n 1)" "$TMP/specs/" && rm -rf "$TMP/variants"
+	done
+	for spec in "$TMP/specs"/*.json; do
+		name=$(basename "$spec" .json)
+		uri=s3://lake/read/$name.lance
+		if ! err=$(REF make "$uri" "$spec" 2>&1 >/dev/null); then
+			ko "read $name: the reference engine could not write it to S3" "$err"
+			continue
+		fi
+		REF scan "$uri" >"$TMP/ref.jsonl" 2>"$TMP/ref.err" || { ko "read $name: reference scan over S3" "$(head -c 400 "$TMP/ref.err")"; continue; }
+		if ! build/lt-inspect scan "$uri" >"$TMP/lt.jsonl" 2>"$TMP/lt.err"; then
+			ko "read $name: lt-inspect scan over S3" "$(head -c 400 "$TMP/lt.err")"
+			continue
+		fi
+		if diff=$(REF diff "$TMP/ref.jsonl" "$TMP/lt.jsonl" 2>&1); then
+			ok "read $name: $(wc -l <"$TMP/ref.jsonl") rows identical"
+		else
+			ko "read $name: lt-inspect and the reference differ over S3" "$(echo "$diff" | head -n 8)"
+		fi
+	done
+fi
+
+# ---- a cluster for pg, race and faults -------------------------------------------------------------------
+if want pg || want race || want faults; then
+	. test/pg/cluster.sh
+	mkdir -p build
+	if ! lt_pg_install "$ROOT" build/s3-pg-install.log; then
+		ko "setup: installing into the private PostgreSQL copy failed"; finish
+	fi
+	mkdir -p "$TMP/pg" && lt_cluster_create "$TMP/pg" || { ko "setup: could not create the test cluster"; finish; }
+	lt_cluster_start || { ko "setup: the test cluster did not start"; finish; }
+	PG_UP=1
+	# the server's own environment has no AWS credentials (the suite tests the ambient fallback)
+	PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+fi
+
+if want pg; then
+	export LT_ROOT=$ROOT
+	for spec in test/pg/specs/*.json; do
+		REF make "s3://lake/pg/$(basename "$spec" .json).lance" "$spec" >/dev/null 2>"$TMP/mk.err" ||
+			ko "pg: the reference engine could not write $(basename "$spec")" "$(head -c 300 "$TMP/mk.err")"
+	done
+	REF make s3://lake/pg/write/w_events.lance test/pg/specs/write/w_events.json >/dev/null 2>"$TMP/mk.err" ||
+		ko "pg: the reference engine could not write w_events" "$(head -c 300 "$TMP/mk.err")"
+	REF make s3://lake/pg/idx.lance test/interop/index/stable.json >/dev/null 2>"$TMP/mk.err" ||
+		ko "pg: the reference engine could not write idx" "$(head -c 300 "$TMP/mk.err")"
+	rm -rf build/s3-regress && mkdir -p build/s3-regress
+	# the cluster runs as postgres: the reference engine (\!) needs a writable HOME for its caches
+	$MAKE installcheck PG_CONFIG="$PG_CONFIG" REGRESS="$(cd test/s3/sql && ls *.sql | sed 's/\.sql$//' | tr '\n' ' ')" \
+		REGRESS_OPTS="--inputdir=test/s3 --outputdir=build/s3-regress --bindir=$LT_PGBIN" >"$TMP/regress.out" 2>&1
+	cat "$TMP/regress.out"
+	n_ok=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. ok' "$TMP/regress.out")
+	n_bad=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. (FAILED|failed)' "$TMP/regress.out")
+	pass=$((pass + n_ok)) fail=$((fail + n_bad))
+	if [ "$n_bad" -gt 0 ] || [ "$n_ok" -eq 0 ]; then
+		[ "$n_ok" -eq 0 ] && [ "$n_bad" -eq 0 ] && fail=$((fail + 1))
+		[ -s build/s3-regress/regression.diffs ] && head -n 150 build/s3-regress/regression.diffs
+		tail -n 30 "$LT_PGLOG"
+	fi
+fi
+
+# setup SQL for race and faults: a fresh dataset on S3 written by the reference engine
+s3_table() {	# NAME
+	REF make "s3://lake/sql/$1.lance" test/pg/specs/write/w_events.json >/dev/null 2>"$TMP/mk.err" || { cat "$TMP/mk.err"; return 1; }
+	"${PSQL[@]}" <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+CREATE SERVER IF NOT EXISTS s3sql FOREIGN DATA WRAPPER lt_fdw
+  OPTIONS (root 's3://lake/sql', endpoint '$LT_S3_ENDPOINT', path_style 'true', allow_http 'true');
+DO \$\$ BEGIN
+  CREATE USER MAPPING FOR CURRENT_USER SERVER s3sql OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER');
+EXCEPTION WHEN duplicate_object THEN NULL; END \$\$;
+CREATE FOREIGN TABLE $1 (id bigint NOT NULL, dt date, value text, score double precision) SERVER s3sql OPTIONS (path '$1.lance');
+SQL
+}
+
+# ---- race ---------------------------------------------------------------------------------------------
+if want race; then
+	if s3_table race >"$TMP/race.setup" 2>&1; then
+		for w in 1 2; do
+			(
+				for i in $(seq 1 8); do
+					if "${PSQL[@]}" -c "INSERT INTO race VALUES ($((w * 1000 + i)), '2026-01-01', 'w$w', $i)" >/dev/null 2>"$TMP/race.$w.$i.err"; then
+						echo "$((w * 1000 + i)) committed"
+					elif grep -q "40001\|could not serialize\|concurrently" "$TMP/race.$w.$i.err"; then
+						echo "$((w * 1000 + i)) conflict"
+					else
+						echo "$((w * 1000 + i)) error $(head -c 300 "$TMP/race.$w.$i.err")"
+					fi
+				done >"$TMP/race.$w"
+			) &
+		done
+		wait_pids=$(jobs -p | grep -v "^$SERVER_PID\$")
+		for p in $wait_pids; do wait "$p"; done
+		committed=$(cat "$TMP/race.1" "$TMP/race.2" | awk '$2 == "committed" {print $1}' | sort -n)
+		errors=$(cat "$TMP/race.1" "$TMP/race.2" | grep -c " error ")
+		present=$("${PSQL[@]}" -At -c "SELECT id FROM race WHERE id >= 1000 ORDER BY id")
+		refids=$(REF scan s3://lake/sql/race.lance --columns id 2>/dev/null | sed -nE 's/.*"id":"?([0-9]+)"?.*/\1/p' | awk '$1 >= 1000' | sort -n)
+		nc=$(echo "$committed" | grep -c .)
+		if [ "$errors" -eq 0 ] && [ "$committed" = "$present" ] && [ "$committed" = "$refids" ] && [ "$nc" -gt 0 ]; then
+			ok "race: two writers, $nc commits all present (lt_fdw and the reference agree), $((16 - nc)) serialization failures, none lost"
+		else
+			ko "race: commits and contents disagree" "committed: $(echo $committed)" "present: $(echo $present)" \
+				"reference: $(echo $refids)" "$(grep " error " "$TMP/race.1" "$TMP/race.2" | head -n 3)"
+		fi
+	else
+		ko "race: setup" "$(head -c 500 "$TMP/race.setup")"
+	fi
+fi
+
+# ---- faults -------------------------------------------------------------------------------------------
+if want faults; then
+	if s3_table faulty >"$TMP/faults.setup" 2>&1; then
+		curl -s "$LT_S3_ENDPOINT/__admin/reset-stats" >/dev/null
+		curl -s "$LT_S3_ENDPOINT/__admin/mode?faults=0.25" >/dev/null
+		good=0 bad=0
+		for i in $(seq 1 10); do
+			if "${PSQL[@]}" -c "INSERT INTO faulty SELECT $((100 + i * 10)) + g, '2026-02-01', 'f', g FROM generate_series(0, 9) g" \
+				>/dev/null 2>"$TMP/faults.err"; then
+				good=$((good + 1))
+			else
+				bad=$((bad + 1)); echo "insert $i: $(head -c 300 "$TMP/faults.err")"
+			fi
+		done
+		n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM faulty WHERE id >= 100" 2>&1)
+		s=$("${PSQL[@]}" -At -c "SELECT sum(id) FROM faulty WHERE id >= 100" 2>&1)
+		curl -s "$LT_S3_ENDPOINT/__admin/mode?faults=0" >/dev/null
+		stats=$(curl -s "$LT_S3_ENDPOINT/__admin/stats")
+		want_sum=$(seq 110 10 200 | awk '{for (g = 0; g < 10; g++) s += $1 + g} END {print s}')
+		refn=$(REF scan s3://lake/sql/faulty.lance --columns id 2>/dev/null | sed -nE 's/.*"id":"?([0-9]+)"?.*/\1/p' | awk '$1 >= 100' | wc -l)
+		faults=$(echo "$stats" | sed -nE 's/.*"faults":([0-9]+).*/\1/p')
+		if [ "$good" -eq 10 ] && [ "$n" = 100 ] && [ "$s" = "$want_sum" ] && [ "$refn" -eq 100 ] && [ "${faults:-0}" -gt 0 ]; then
+			ok "faults: 10 commits through $faults injected faults, 100 rows read back by lt_fdw and the reference"
+		else
+			ko "faults: writes through a faulty store" "commits $good/10, rows $n (want 100), sum $s (want $want_sum), reference $refn, server $stats"
+		fi
+	else
+		ko "faults: setup" "$(head -c 500 "$TMP/faults.setup")"
+	fi
+fi
+
+finish

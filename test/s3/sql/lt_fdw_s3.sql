@@ -1,0 +1,155 @@
+--
+-- lt_fdw_s3: datasets on S3, through the test S3 server (test/s3/server.mjs, which checks SigV4 signatures
+-- and honours If-None-Match: *). test/s3/run.sh starts it and has the reference engine write the datasets
+-- under s3://lake/pg/ (test/pg/specs/*.json, write/w_events, and idx, an indexed one) before this runs.
+--
+-- Options and their validation, secrets only in user mappings and never printed, IMPORT, scans with
+-- pushdown, time travel, index lookups, writes (INSERT, UPDATE, DELETE, COPY) read back by the
+-- reference engine over S3, wrong and missing credentials, credentials_required, and a store that
+-- ignores conditional writes (commits refused, nothing lost).
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
+\getenv endpoint LT_S3_ENDPOINT
+\getenv ltroot LT_ROOT
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+SET extra_float_digits = 0;
+
+-- run a statement; print its SQLSTATE and message (never the endpoint's port)
+CREATE FUNCTION s3_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE st text; msg text;
+BEGIN
+  EXECUTE q;
+  RAISE NOTICE 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+  RAISE NOTICE '%: %', st, regexp_replace(msg, '127\.0\.0\.1:[0-9]+', '127.0.0.1:PORT', 'g');
+END $f$;
+
+-- ---- options --------------------------------------------------------------------------------------
+CREATE SERVER s3lake FOREIGN DATA WRAPPER lt_fdw
+  OPTIONS (root 's3://lake/pg', endpoint :'endpoint', region 'us-east-1', path_style 'true', allow_http 'true');
+-- secrets are user-mapping options only (the values are never echoed)
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/pg', aws_secret_access_key 'SECRET-1')$$);
+SELECT s3_try($$CREATE FOREIGN TABLE bad (id bigint) SERVER s3lake OPTIONS (path 'x.lance', aws_access_key_id 'KEY-1')$$);
+SELECT s3_try($$CREATE USER MAPPING FOR CURRENT_USER SERVER s3lake OPTIONS (aws_secret_access_key '')$$);
+SELECT s3_try($$CREATE USER MAPPING FOR CURRENT_USER SERVER s3lake OPTIONS (endpoint 'https://x')$$);
+-- plain http only with allow_http; locations and regions are checked
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/pg', endpoint 'http://127.0.0.1:9')$$);
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/pg', endpoint 'ftp://127.0.0.1:9')$$);
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://Not_A_Bucket/x')$$);
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/../x')$$);
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake', region 'Mars 1')$$);
+SELECT s3_try($$CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake', path_style 'maybe')$$);
+-- an s3:// table path needs a server on S3
+CREATE SERVER locallake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '/nonexistent');
+CREATE FOREIGN TABLE wrong_server (id bigint) SERVER locallake OPTIONS (path 's3://lake/pg/scalars.lance');
+SELECT s3_try('SELECT * FROM wrong_server');
+DROP FOREIGN TABLE wrong_server;
+DROP SERVER locallake;
+
+-- without a user mapping a superuser uses the server's ambient credentials (none here: unsigned requests,
+-- which the test server accepts)
+IMPORT FOREIGN SCHEMA "." LIMIT TO (scalars) FROM SERVER s3lake INTO public;
+SELECT count(*) FROM public.scalars;
+DROP FOREIGN TABLE public.scalars;
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3lake OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER');
+
+-- ---- IMPORT and scans -----------------------------------------------------------------------------
+CREATE SCHEMA s3;
+IMPORT FOREIGN SCHEMA "." FROM SERVER s3lake INTO s3;
+SELECT foreign_table_name, option_value FROM information_schema.foreign_table_options
+ WHERE foreign_table_schema = 's3' AND option_name = 'path' ORDER BY 1;
+SELECT id, b, i32, s, d32, dec FROM s3.scalars ORDER BY id;
+SELECT count(*), sum(id) FROM s3.versions;
+SELECT count(*) FROM s3.pushdown WHERE grp = 3;
+EXPLAIN (COSTS OFF) SELECT id FROM s3.pushdown WHERE grp = 3;
+-- time travel and tags
+CREATE FOREIGN TABLE s3.versions_v1 (id bigint) SERVER s3lake OPTIONS (path 'versions.lance', version '1');
+SELECT count(*) FROM s3.versions_v1;
+-- a sub-directory
+IMPORT FOREIGN SCHEMA "write" LIMIT TO (w_events) FROM SERVER s3lake INTO s3;
+SELECT * FROM s3.w_events ORDER BY id;
+
+-- ---- index lookups (a btree and a bitmap index built by the reference engine on S3) -----------------
+SELECT count(*) FROM s3.idx WHERE id >= 995 AND id < 1015;
+SELECT id, k FROM s3.idx WHERE id IN (1003, 2002, 4500, 6100) ORDER BY id;
+SELECT count(*) FROM s3.idx WHERE k = 99;
+
+-- ---- writes, read back by the reference engine over S3 -----------------------------------------------
+INSERT INTO s3.w_events VALUES (6, '2026-08-04', 'f', 6.5), (7, '2026-08-04', 'g', NULL);
+UPDATE s3.w_events SET value = 'B' WHERE id = 2;
+DELETE FROM s3.w_events WHERE id = 4;
+COPY s3.w_events FROM STDIN (FORMAT csv);
+8,2026-08-05,h,8.5
+9,2026-08-05,,
+\.
+BEGIN;
+INSERT INTO s3.w_events VALUES (10, '2026-08-06', 'j', 10.5);
+DELETE FROM s3.w_events WHERE id = 1;
+COMMIT;
+BEGIN;
+INSERT INTO s3.w_events VALUES (11, '2026-08-07', 'never', 0);
+ROLLBACK;
+SELECT * FROM s3.w_events ORDER BY id;
+\! node "$LT_ROOT/test/interop/ref.mjs" scan s3://lake/pg/write/w_events.lance --columns id,dt,value,score | sort
+-- the reference engine appends; lt_fdw reads its commit
+\! node "$LT_ROOT/test/interop/ref.mjs" apply s3://lake/pg/write/w_events.lance "$LT_ROOT/test/s3/ref_append.json" >/dev/null && echo applied
+SELECT count(*), max(id) FROM s3.w_events;
+
+-- ---- credentials --------------------------------------------------------------------------------------
+CREATE ROLE regress_s3_user LOGIN;
+GRANT USAGE ON FOREIGN SERVER s3lake TO regress_s3_user;
+GRANT USAGE ON SCHEMA s3 TO regress_s3_user;
+GRANT SELECT, INSERT ON s3.scalars, s3.w_events TO regress_s3_user;
+GRANT CREATE ON SCHEMA public TO regress_s3_user;
+CREATE USER MAPPING FOR regress_s3_user SERVER s3lake
+  OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'wrong-secret-XYZZY');
+SET ROLE regress_s3_user;
+-- the store refuses the signature: 42501, naming the object, never the secret
+SELECT s3_try('SELECT count(*) FROM s3.scalars');
+SELECT s3_try($$INSERT INTO s3.w_events VALUES (100, '2026-01-01', 'x', 0)$$);
+-- a non-superuser cannot let a mapping fall back to the server's credentials
+SELECT s3_try($$ALTER USER MAPPING FOR regress_s3_user SERVER s3lake OPTIONS (ADD credentials_required 'false')$$);
+RESET ROLE;
+-- the catalog keeps the secret for the owner and superusers only (Postgres's rule for user mappings)
+SELECT count(*) FROM pg_user_mappings WHERE srvname = 's3lake' AND umoptions::text LIKE '%XYZZY%';
+ALTER USER MAPPING FOR regress_s3_user SERVER s3lake OPTIONS (DROP aws_access_key_id, DROP aws_secret_access_key);
+SET ROLE regress_s3_user;
+-- no credentials: 28000 for a non-superuser
+SELECT s3_try('SELECT count(*) FROM s3.scalars');
+RESET ROLE;
+-- a superuser lets it use the server's ambient credentials (none here: unsigned requests, which the test server accepts)
+ALTER USER MAPPING FOR regress_s3_user SERVER s3lake OPTIONS (ADD credentials_required 'false');
+SET ROLE regress_s3_user;
+SELECT s3_try('SELECT count(*) FROM s3.scalars');
+RESET ROLE;
+ALTER USER MAPPING FOR regress_s3_user SERVER s3lake
+  OPTIONS (DROP credentials_required, ADD aws_access_key_id 'S3RVER', ADD aws_secret_access_key 'S3RVER');
+SET ROLE regress_s3_user;
+-- the right credentials: no local-file privilege is needed for S3, and IMPORT works for a non-superuser
+SELECT count(*) FROM s3.scalars;
+IMPORT FOREIGN SCHEMA "." LIMIT TO (scalars) FROM SERVER s3lake INTO public;
+SELECT count(*) FROM public.scalars;
+DROP FOREIGN TABLE public.scalars;
+RESET ROLE;
+
+-- ---- a store that ignores If-None-Match: * ------------------------------------------------------------
+\! curl -s "$LT_S3_ENDPOINT/__admin/mode?conditional=0" >/dev/null
+\c
+SELECT count(*) FROM s3.w_events;
+-- the commit is refused (the check of the store runs before the first conditional create of the backend)
+INSERT INTO s3.w_events VALUES (50, '2026-09-01', 'lost?', 0);
+\! curl -s "$LT_S3_ENDPOINT/__admin/mode?conditional=1" >/dev/null
+\c
+SELECT count(*) FROM s3.w_events WHERE id = 50;
+INSERT INTO s3.w_events VALUES (50, '2026-09-01', 'kept', 0);
+SELECT id, value FROM s3.w_events WHERE id = 50;
+
+DROP SCHEMA s3 CASCADE;
+DROP OWNED BY regress_s3_user;
+DROP ROLE regress_s3_user;
+DROP SERVER s3lake CASCADE;
+DROP FUNCTION s3_try(text);
