@@ -12,7 +12,7 @@ SELECT set_config('lt_test.tmp', :'tmp', false) IS NOT NULL AS tmp_set;
 -- ---- option names ---------------------------------------------------------------------------------
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (roots '/tmp');          -- typo: hint
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (path 'x.lance');        -- a table option
-CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (endpoint 'x');          -- unknown
+CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (host 'x');              -- unknown
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (paht 'x.lance');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 'x.lance', verison '1');
@@ -29,12 +29,12 @@ CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (paht 'x.lance');
 -- ---- option values ------------------------------------------------------------------------------
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '');
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 'relative/dir');
-CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://bucket/prefix');
+CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://Bad_Bucket/prefix');  -- s3: test/s3
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 'file://host/dir');
 CREATE SERVER bad FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 'http://example.com/lake');
 CREATE SERVER ok_uri FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 'file:///tmp/');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path '');
-CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 's3://bucket/t.lance');
+CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 's3://bucket/../t.lance');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 'x.lance', version '0');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 'x.lance', version '-1');
 CREATE FOREIGN TABLE bad (id bigint) SERVER lake OPTIONS (path 'x.lance', version '1.5');

@@ -31,7 +31,7 @@ pass=0 fail=0
 ok() { pass=$((pass + 1)); echo "ok   $1"; }
 ko() { fail=$((fail + 1)); echo "FAIL $1"; shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done; }
 finish() {
-	echo "s3: $pass passed, $fail failed"
+	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]
 	exit
 }
