@@ -127,9 +127,14 @@ lt_s3_location(ForeignServer *server, Oid userid)
 		if (loc->region == NULL)
 			loc->region = env_or_null("AWS_REGION");
 	}
-	/* part of cache keys: one user's cached objects are never served to another user's credentials */
-	loc->identity = psprintf("%s|%s|%s|%d", loc->endpoint ? loc->endpoint : "", loc->region ? loc->region : "",
-							 loc->access_key_id ? loc->access_key_id : "", (int) loc->path_style);
+	/*
+	 * Part of cache keys, so that what one set of credentials read is never served to another (a wrong
+	 * secret included). It holds the secret: it is compared, never printed.
+	 */
+	loc->identity = psprintf("%s|%s|%d|%s|%s|%s", loc->endpoint ? loc->endpoint : "", loc->region ? loc->region : "",
+							 (int) loc->path_style, loc->access_key_id ? loc->access_key_id : "",
+							 loc->secret_access_key ? loc->secret_access_key : "",
+							 loc->session_token ? loc->session_token : "");
 	return loc;
 }
 

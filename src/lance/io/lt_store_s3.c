@@ -295,7 +295,7 @@ typedef struct s3_store
 	char	   *sigv4;				/* "aws:amz:REGION:s3", NULL when unsigned */
 	char	   *userpwd;			/* "id:secret": handed to curl only, never printed */
 	char	   *token_header;		/* "x-amz-security-token: ..." or NULL */
-	char	   *identity;			/* cache key prefix: origin, bucket and access key id */
+	char	   *identity;			/* cache key prefix: origin, bucket and credentials (compared, never printed) */
 	char	   *probe_where;		/* origin and bucket */
 	int			max_attempts;
 	int			budget_ms;
@@ -1811,6 +1811,8 @@ s3_destroy(lt_store *st)
 	if (s->token_header)
 		memset(s->token_header, 0, strlen(s->token_header));
 	lt_free(s->token_header);
+	if (s->identity)
+		memset(s->identity, 0, strlen(s->identity));
 	lt_free(s->identity);
 	lt_free(s->probe_where);
 	lt_free(s->base.root);
@@ -1949,8 +1951,10 @@ lt_store_s3_open(const lt_s3_config *cfg, lt_store **out, lt_error *err)
 		if (cfg->session_token && cfg->session_token[0])
 			s->token_header = lt_asprintf("x-amz-security-token: %s", cfg->session_token);
 	}
-	s->identity = lt_asprintf("%s%s\n%s", s->origin ? s->origin : "", s->bucket_path ? s->bucket_path : "",
-							  cfg->access_key_id ? cfg->access_key_id : "");
+	s->identity = lt_asprintf("%s%s\n%s\n%s\n%s", s->origin ? s->origin : "", s->bucket_path ? s->bucket_path : "",
+							  cfg->access_key_id ? cfg->access_key_id : "",
+							  cfg->secret_access_key ? cfg->secret_access_key : "",
+							  cfg->session_token ? cfg->session_token : "");
 	s->probe_where = lt_asprintf("%s%s", s->origin ? s->origin : "", s->bucket_path ? s->bucket_path : "");
 	s->base.root = s->prefix && s->prefix[0] ? lt_asprintf("s3://%s/%s", cfg->bucket, s->prefix)
 		: lt_asprintf("s3://%s", cfg->bucket);
