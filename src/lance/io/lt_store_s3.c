@@ -1820,10 +1820,19 @@ s3_destroy(lt_store *st)
 }
 
 static const lt_store_ops s3_ops = {
-	s3_open, s3_read, s3_close, s3_list, s3_put, s3_put_if_absent, s3_remove, s3_destroy,
-	s3_create, s3_write, s3_finish, s3_abort,
-	NULL,						/* put_unsynced: a PUT is durable when it is answered */
-	s3_read_many
+	.open = s3_open,
+	.read = s3_read,
+	.close = s3_close,
+	.list = s3_list,
+	.put = s3_put,				/* durable once answered: no put_unsynced */
+	.put_if_absent = s3_put_if_absent,
+	.remove = s3_remove,
+	.destroy = s3_destroy,
+	.create = s3_create,
+	.write = s3_write,
+	.finish = s3_finish,
+	.abort = s3_abort,
+	.read_many = s3_read_many
 };
 
 /* ---- opening ----------------------------------------------------------------------------------- */
