@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # bench/overwrite.sh — INSERT OVERWRITE … WHERE (issue 6), side by side in one run. Not part of the tests.
 #
-#   PARTS=100 ROWS=10000 REPS=3 SCALES="1000 100000 1000000" SCALE_PARTS=10 [LT_INDEX_TOOL=lt-inspect] bench/overwrite.sh
+#   PARTS=100 ROWS=10000 REPS=3 SCALES="1000 100000 1000000" SCALE_PARTS=10 bench/overwrite.sh
 #
 # The table: PARTS partitions of ROWS rows (id int64, dt date32, s utf8, x float64), one dt per fragment
 # (written through lt_fdw with max_rows_per_file = ROWS), with an index on dt: a zone map made by
-# `lt-inspect create-index` when this build has it, else the engine's btree (said in the output). The same rows
+# lt_create_index when this build has it, else the engine's btree (said in the output). The same rows
 # in a heap table with a btree on dt. Measured (psql \timing, client wall time, commit included; best of REPS):
 #   append      INSERT of ROWS new rows of a new day                                   lt_fdw
 #   replace     lt_insert_overwrite of one indexed partition with ROWS rows of that day    lt_fdw (one Update)
@@ -49,11 +49,9 @@ day() { echo "DATE '2026-01-01' + $1"; }
 rows_sql() {	# day first_id n: the rows of a partition
 	echo "SELECT g::bigint, $(day "$1"), 'row ' || g, g * 0.5 FROM generate_series($2, $2 + $3 - 1) g"
 }
-# the zone map builder: this build's lt-inspect, or LT_INDEX_TOOL (another build's lt-inspect with create-index)
-INDEX_TOOL=${LT_INDEX_TOOL:-build/lt-inspect}
-have_zonemap=0
-{ "$INDEX_TOOL" 2>&1 || true; } | grep -q "create-index" && have_zonemap=1
+# the index on dt: a zone map (lt_create_index), or the engine's btree where this build has no lt_create_index
 "${PSQL[@]}" -c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$TMP/lake')"
+have_zonemap=$("${PSQL[@]}" -c "SELECT count(*) FROM pg_proc WHERE proname = 'lt_create_index'")
 
 make_table() {	# name parts rows
 	local name=$1 parts=$2 rows=$3 t0
@@ -65,13 +63,13 @@ make_table() {	# name parts rows
 	  FROM generate_series(0, $((parts * rows)) - 1) g"
 	log "  $name: $parts x $rows rows written in $(echo "$(date +%s.%N) - $t0" | bc) s"
 	if [ "$have_zonemap" -eq 1 ]; then
-		lt_as_pg "$INDEX_TOOL" create-index "$TMP/lake/$name.lance" --column dt --kind zonemap --name dt_zone >/dev/null
+		"${PSQL[@]}" -c "SELECT index_name FROM lt_create_index('$name', 'dt', 'zonemap', 'dt_zone')" >/dev/null
 	else
 		REF index "$TMP/lake/$name.lance" dt btree
 	fi
 }
 
-log "== $PARTS partitions x $ROWS rows ($( [ $have_zonemap -eq 1 ] && echo "zone map on dt ($INDEX_TOOL create-index)" || echo "btree on dt, built by the engine: no zone map writer in this build"))"
+log "== $PARTS partitions x $ROWS rows ($( [ $have_zonemap -eq 1 ] && echo "zone map on dt (lt_create_index)" || echo "btree on dt, built by the engine: no zone map writer in this build"))"
 make_table t "$PARTS" "$ROWS"
 "${PSQL[@]}" -c "CREATE TABLE h AS SELECT * FROM t; CREATE INDEX ON h (dt); ANALYZE h"
 "${PSQL[@]}" -c "SET lt_fdw.overwrite_where = \$\$dt = $(day 1)\$\$; EXPLAIN (COSTS OFF) INSERT INTO t $(rows_sql 1 0 "$ROWS")" >"$TMP/explain"
