@@ -33,6 +33,7 @@ PG_FUNCTION_INFO_V1(lt_create_index);
 typedef struct LtPendingIndex
 {
 	char	   *dir;
+	LtS3Location *s3;			/* the S3 location and credentials of an s3:// dir, else NULL */
 	char	   *uri;
 	char	   *relname;
 	uint64		version;		/* built from (the commit's read version) */
@@ -54,7 +55,7 @@ remove_files(LtPendingIndex *p)
 
 	/* best effort: whatever is left is an orphan for lt_cleanup */
 	spec.version = p->version;
-	if (lt_store_local_open(p->dir, &store, &err) == LT_OK)
+	if (lt_open_store(p->s3, p->dir, &store, &err) == LT_OK)
 	{
 		if (lt_dataset_open(store, "", &spec, &ds, &err) == LT_OK)
 		{
@@ -130,7 +131,7 @@ commit_pending(void)
 		}
 		old = lt_alloc_target(pending_cxt);
 		spec.version = first->version;
-		rc = lt_store_local_open(first->dir, &store, &err);
+		rc = lt_open_store(first->s3, first->dir, &store, &err);
 		if (rc == LT_OK)
 			rc = lt_dataset_open(store, "", &spec, &ds, &err);
 		if (rc == LT_OK)
@@ -393,6 +394,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 		old = MemoryContextSwitchTo(pending_cxt);
 		p = palloc0(sizeof(LtPendingIndex));
 		p->dir = pstrdup(opts.dataset_dir);
+		p->s3 = lt_s3_location_copy(opts.s3);
 		p->uri = pstrdup(opts.uri);
 		p->relname = pstrdup(relname);
 		p->version = e->version;

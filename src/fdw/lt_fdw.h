@@ -92,6 +92,8 @@ extern bool lt_is_s3_uri(const char *value);
 extern void lt_store_init(void);	/* the S3 backend's interrupt check */
 /* The endpoint of an s3:// server and the credentials of userid (ERROR 28000 when required and missing). */
 extern LtS3Location *lt_s3_location(ForeignServer *server, Oid userid);
+/* A copy in CurrentMemoryContext (NULL for NULL), for state that outlives the statement. */
+extern LtS3Location *lt_s3_location_copy(const LtS3Location *s3);
 /* Open the store of a location: a local directory, or an s3:// URI through s3 (may be NULL for local). */
 extern lt_code lt_open_store(const LtS3Location *s3, const char *dir, lt_store **out, lt_error *err);
 

@@ -138,6 +138,26 @@ lt_s3_location(ForeignServer *server, Oid userid)
 	return loc;
 }
 
+LtS3Location *
+lt_s3_location_copy(const LtS3Location *s3)
+{
+	LtS3Location *c;
+
+	if (s3 == NULL)
+		return NULL;
+	c = palloc(sizeof(LtS3Location));
+	*c = *s3;
+#define COPY(f) c->f = s3->f ? pstrdup(s3->f) : NULL
+	COPY(endpoint);
+	COPY(region);
+	COPY(access_key_id);
+	COPY(secret_access_key);
+	COPY(session_token);
+	COPY(identity);
+#undef COPY
+	return c;
+}
+
 lt_code
 lt_open_store(const LtS3Location *s3, const char *dir, lt_store **out, lt_error *err)
 {

@@ -1186,6 +1186,27 @@ s3_close(lt_rfile *rf)
 
 /* ---- listing ----------------------------------------------------------------------------------- */
 
+/* "2026-12-01T10:19:10.000Z" -> ms since the epoch; 0 when it does not parse (unknown: treated as new) */
+static int64_t
+parse_iso8601_ms(const char *a, const char *b)
+{
+	char		buf[40];
+	struct tm	tm = {0};
+	int			ms = 0;
+	size_t		n = (size_t) (b - a);
+
+	if (n >= sizeof(buf))
+		return 0;
+	memcpy(buf, a, n);
+	buf[n] = '\0';
+	if (sscanf(buf, "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+			   &tm.tm_sec, &ms) < 6)
+		return 0;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t) timegm(&tm) * 1000 + ms;
+}
+
 static int
 cmp_query(const void *a, const void *b)
 {
@@ -1275,9 +1296,11 @@ s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 			for (const char *c = p; !stop && (c = xml_find(c, end, "Contents", &ve)) != NULL; c = ve)
 			{
 				const char *ke,
-						   *se;
+						   *se,
+						   *me;
 				const char *k = xml_find(c, ve, "Key", &ke);
 				const char *sz = xml_find(c, ve, "Size", &se);
+				const char *mt = xml_find(c, ve, "LastModified", &me);
 				char	   *name = k ? xml_text(k, ke) : NULL;
 
 				if (!name)
@@ -1288,7 +1311,7 @@ s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 				}
 				if (strncmp(name, lprefix, pl) == 0 && name[pl] && !strchr(name + pl, '/'))
 				{
-					lt_dirent	ent = {name + pl, false, sz ? strtoull(sz, NULL, 10) : 0};
+					lt_dirent	ent = {name + pl, false, sz ? strtoull(sz, NULL, 10) : 0, mt ? parse_iso8601_ms(mt, me) : 0};
 
 					any = true;
 					if (cb(&ent, arg))

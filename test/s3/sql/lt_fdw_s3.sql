@@ -99,6 +99,26 @@ SELECT * FROM s3.w_events ORDER BY id;
 \! node "$LT_ROOT/test/interop/ref.mjs" apply s3://lake/pg/write/w_events.lance "$LT_ROOT/test/s3/ref_append.json" >/dev/null && echo applied
 SELECT count(*), max(id) FROM s3.w_events;
 
+-- ---- INSERT OVERWRITE … WHERE on S3: one version replaces the matching rows ---------------------------
+SELECT * FROM lt_insert_overwrite('s3.w_events', $$dt = '2026-08-05'$$,
+  $$VALUES (8::bigint, DATE '2026-08-05', 'h2', 80.5::float8), (12, DATE '2026-08-05', 'l', 12.5)$$);
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt = '2026-08-04'$$;
+INSERT INTO s3.w_events VALUES (6, '2026-08-04', 'f2', 60.5);
+COMMIT;
+SELECT * FROM s3.w_events ORDER BY id;
+\! node "$LT_ROOT/test/interop/ref.mjs" scan s3://lake/pg/write/w_events.lance --columns id,value | sort
+
+-- ---- lt_create_index, lt_indexes, lt_versions and lt_cleanup on S3 ------------------------------------------
+SELECT count(*) FROM lt_create_index('s3.w_events', 'id', 'btree');
+SELECT count(*) FROM lt_indexes('s3.w_events');
+SELECT id FROM s3.w_events WHERE id = 12;
+SELECT count(*) > 1 AS several_versions FROM lt_versions('s3.w_events');
+SELECT old_versions > 0 AS removed_old_versions FROM lt_cleanup('s3.w_events', '0 seconds');
+SELECT count(*) FROM lt_versions('s3.w_events');
+SELECT count(*), sum(id) FROM s3.w_events;
+\! node "$LT_ROOT/test/interop/ref.mjs" scan s3://lake/pg/write/w_events.lance --columns id | wc -l
+
 -- ---- credentials --------------------------------------------------------------------------------------
 CREATE ROLE regress_s3_user LOGIN;
 GRANT USAGE ON FOREIGN SERVER s3lake TO regress_s3_user;
