@@ -9,6 +9,7 @@
 // GET /__admin/stats, GET /__admin/reset-stats.
 //
 //   node test/s3/server.mjs DIR [BUCKET ...]     prints {"port": N} on stdout; stops when stdin closes
+import fs from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -100,8 +101,12 @@ server.middleware.splice(server.middleware.length - 1, 0, async function conditi
   inFlight.add(id)
   const store = ctx.store
   ctx.store = Object.create(store)
+  // exists: its object file or its metadata (s3rver answers a PUT before its write stream has opened the file)
+  const exists = async () =>
+    (await store.existsObject(bucket, key)) ||
+    (await fs.stat(store.getResourcePath(bucket, key, 'metadata.json')).then(() => true, () => false))
   ctx.store.putObject = async (object) => {
-    if (await store.existsObject(bucket, key))
+    if (await exists())
       throw new S3Error('PreconditionFailed', 'At least one of the pre-conditions you specified did not hold', {
         Condition: 'If-None-Match',
       })
