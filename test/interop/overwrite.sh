@@ -132,7 +132,7 @@ chmod 000 "$frag0_file"
 if lt_as_pg cat "$frag0_file" >/dev/null 2>&1; then bad "the server's user can still read $frag0_file"; fi
 plan=$("${PSQL[@]}" -c "SET lt_fdw.overwrite_where = \$\$dt = '2026-08-01'\$\$;
   EXPLAIN (COSTS OFF) INSERT INTO parts SELECT g, DATE '2026-08-01', 'new ' || g, 'east', $VEC_SQL FROM generate_series(2000, 2099) g")
-echo "$plan" | grep -q "Metadata-Only Removals: 1" && echo "$plan" | grep -q "dt_idx (btree)" \
+grep -q "Metadata-Only Removals: 1" <<<"$plan" && grep -q "dt_idx (btree)" <<<"$plan" \
 	&& ok "EXPLAIN: the btree index finds the delete set, one metadata-only removal" || { bad "EXPLAIN of the 08-01 replace"; echo "$plan"; }
 v0=$(versions)
 out=$("${PSQL[@]}" -c "SELECT * FROM lt_insert_overwrite('parts', \$\$dt = '2026-08-01'\$\$,
@@ -147,7 +147,7 @@ engine_checks "after replacing 08-01" dt_idx,id_idx,region_idx,v_idx yes 2000 20
 # ---- 2. 08-05 lives in the fragment no index covers; 08-03 in half of one -----------------------------------
 plan=$("${PSQL[@]}" -c "SET lt_fdw.overwrite_where = \$\$dt = '2026-08-05'\$\$;
   EXPLAIN (COSTS OFF) INSERT INTO parts SELECT 1, DATE '2026-08-05', NULL, NULL, NULL WHERE false")
-echo "$plan" | grep -q "Fragments Pruned: 2" && echo "$plan" | grep -q "scan of 2 fragments" \
+grep -q "Fragments Pruned: 2" <<<"$plan" && grep -q "scan of 2 fragments" <<<"$plan" \
 	&& ok "EXPLAIN: 08-05 prunes the indexed fragments and scans the two unindexed ones" || { bad "EXPLAIN of the 08-05 replace"; echo "$plan"; }
 out=$("${PSQL[@]}" -c "BEGIN; SET LOCAL lt_fdw.overwrite_where = \$\$dt = '2026-08-05'\$\$;
   INSERT INTO parts SELECT g, DATE '2026-08-05', 'new ' || g, 'east', $VEC_SQL FROM generate_series(2100, 2149) g; COMMIT;
@@ -207,7 +207,7 @@ SELECT rows_deleted FROM lt_insert_overwrite('parts', \$\$dt = '2026-08-04'\$\$,
 COMMIT;
 SQL
 )
-echo "$out" | grep -q "ERROR:  40001:.*concurrent" && echo "$out" | grep -q "added rows matching the replace predicate" \
+grep -q "ERROR:  40001:.*concurrent" <<<"$out" && grep -q "added rows matching the replace predicate" <<<"$out" \
 	&& ok "a concurrent append of a matching row fails the replace with 40001" || { bad "concurrent matching append"; echo "$out" | head -5; }
 check "the engine's row is there, the replace is not" "$("${PSQL[@]}" -c "SELECT count(*) FILTER (WHERE id = 4000) || ' ' || count(*) FILTER (WHERE id = 4100) FROM parts")" "1 0"
 out=$("${PSQL[@]}" 2>&1 <<SQL
