@@ -55,7 +55,9 @@ trap 'exit 130' INT TERM
 LAKE=$TMP/lake
 mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
 lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
-echo "restart_after_crash = on" >>"$LT_PGDATA/postgresql.conf"
+# the crash reinitializes shared memory: WAL not yet written out would be lost, and with it the DDL just
+# before the crash (the test cluster runs with synchronous_commit off)
+printf 'restart_after_crash = on\nsynchronous_commit = on\n' >>"$LT_PGDATA/postgresql.conf"
 lt_cluster_start || finish "the test cluster did not start"
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c client_min_messages=warning"
