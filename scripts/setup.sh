@@ -44,12 +44,13 @@ else
 fi
 
 # npm modules of the reference harness (@lancedb/lancedb, and @20minutes/s3rver as the test S3 server), pinned by
-# the lockfile; installed again only when the lockfile is newer than the installed tree
+# the lockfile; installed again when the lockfile's content differs from the one installed (a stamp file)
 for dir in test/interop; do
-	if [ -f "$dir/package-lock.json" ] && { [ ! -f "$dir/node_modules/.package-lock.json" ] ||
-		[ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; }; then
+	lock_sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+	if [ "$(cat "$dir/node_modules/.lt-lockfile.sha256" 2>/dev/null)" != "$lock_sum" ]; then
 		echo "== npm ci in $dir (about 190 MB, once)"
 		(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+		echo "$lock_sum" >"$dir/node_modules/.lt-lockfile.sha256"
 	fi
 done
 
