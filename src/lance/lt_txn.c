@@ -1525,6 +1525,106 @@ write_hint(lt_dataset *base, uint64_t version)
 }
 
 /*
+ * Publish version base->version + 1: the manifest m (the base's with what changed,
+ * feature flags set) stamped with its version, time and writer, and the
+ * transaction tx (uuid and read version set); indexes is its index section.  The
+ * transaction file goes first (unless the dataset disables them), then the manifest
+ * is created only if its slot is free: LT_ECONFLICT with *lost_race when another
+ * writer took it (our transaction file is removed again; after other failures it
+ * is an orphan for lt_cleanup, since the manifest may have landed after all).  Every commit kind goes
+ * through here, so the crash tests' fault points cover them all.
+ */
+lt_code
+lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexSection *indexes,
+			   Lt__Pb__Transaction *tx, const char *name, bool *lost_race, lt_error *err)
+{
+	Lt__Pb__Manifest m = *manifest;
+	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
+	ProtobufCBinaryData packed = {0};
+	char		man_name[64];
+	char	   *txn_name,
+			   *txn_path = NULL,
+			   *man_path = NULL,
+			   *rel;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	struct timespec now;
+	lt_code		rc = LT_OK;
+
+	*lost_race = false;
+	m.has_version = true;
+	m.version = base->version + 1;
+	clock_gettime(CLOCK_REALTIME, &now);
+	ts.has_seconds = ts.has_nanos = true;
+	ts.seconds = now.tv_sec;
+	ts.nanos = (int32_t) now.tv_nsec;
+	m.timestamp = &ts;
+	m.tag = NULL;
+	wv.library = "lance";
+	wv.version = "8.0.0";
+	wv.build_metadata = "lt-fdw";
+	m.writer_version = &wv;
+	if (!(txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, tx->uuid)))
+		return lt_nomem(err);
+	m.transaction_file = (m.writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
+	if (m.transaction_file)
+	{
+		rel = lt_asprintf("_transactions/%s", txn_name);
+		txn_path = rel ? lt_dataset_path(base, rel) : NULL;
+		lt_free(rel);
+		rc = txn_path ? pack_msg(&tx->base, &packed, NULL, err) : lt_nomem(err);
+		if (rc == LT_OK)
+			/* not fsync'd: the manifest carries the transaction inline (its durable copy) */
+			rc = lt_store_put_unsynced(base->store, txn_path, packed.data, packed.len, err);
+		if (rc != LT_OK)
+			goto out;
+	}
+	fault(LT_COMMIT_AFTER_TXN_FILE);
+	if ((rc = lt_manifest_serialize(&m, indexes, tx, &buf, &len, err)) != LT_OK)
+		goto out;
+	lt_manifest_name(m.version, base->naming, man_name, sizeof(man_name));
+	rel = lt_asprintf("_versions/%s", man_name);
+	man_path = rel ? lt_dataset_path(base, rel) : NULL;
+	lt_free(rel);
+	if (!man_path)
+	{
+		rc = lt_nomem(err);
+		goto out;
+	}
+	if (lt_commit_fault_hook)
+	{
+		/* what a crash while writing the manifest leaves: a torn file under a temporary name */
+		char	   *tmp = lt_asprintf("%s.tmp-torn", man_path);
+
+		if (tmp)
+			lt_store_put(base->store, tmp, buf, len / 2, NULL);
+		lt_free(tmp);
+		fault(LT_COMMIT_MID_MANIFEST);
+	}
+	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
+	if (rc == LT_ECONFLICT)
+	{
+		*lost_race = true;
+		lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently",
+					 (unsigned long long) m.version, name);
+	}
+	if (rc != LT_OK)
+		goto out;
+	fault(LT_COMMIT_AFTER_MANIFEST);
+	write_hint(base, m.version);
+out:
+	if (*lost_race)
+		lt_store_remove(base->store, txn_path, NULL);	/* a lost race leaves nothing behind */
+	lt_free(packed.data);
+	lt_free(buf);
+	lt_free(man_path);
+	lt_free(txn_path);
+	lt_free(txn_name);
+	return rc;
+}
+
+/*
  * One attempt on top of base: returns LT_ECONFLICT (err says so) when the manifest's
  * slot was taken, which the caller retries.
  */
@@ -1538,19 +1638,12 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	Lt__Pb__Transaction__Append app = LT__PB__TRANSACTION__APPEND__INIT;
 	Lt__Pb__Transaction__Delete del = LT__PB__TRANSACTION__DELETE__INIT;
 	Lt__Pb__Transaction__Update upd = LT__PB__TRANSACTION__UPDATE__INIT;
-	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
-	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
 	uint64_t	next_row_id = base->manifest->has_next_row_id ? base->manifest->next_row_id : 0;
 	uint32_t	max_id = 0;
 	uint8_t		uuid[16];
 	char		uuid_text[40];
-	char	   *txn_name = NULL, *txn_path = NULL, *man_path = NULL;
-	uint8_t    *buf = NULL;
-	uint64_t	len = 0;
-	bool		txn_written = false;
 	bool		any_deletion = false;
 	uint64_t	rflags, wflags;
-	struct timespec now;
 	lt_txn_op	op;
 	Lt__Pb__IndexSection *indexes = base->index_section;
 	lt_code		rc;
@@ -1607,18 +1700,6 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	m = *base->manifest;
 	m.n_fragments = at.n_frags;
 	m.fragments = at.frags;
-	m.has_version = true;
-	m.version = base->version + 1;
-	clock_gettime(CLOCK_REALTIME, &now);
-	ts.has_seconds = ts.has_nanos = true;
-	ts.seconds = now.tv_sec;
-	ts.nanos = (int32_t) now.tv_nsec;
-	m.timestamp = &ts;
-	m.tag = NULL;
-	wv.library = "lance";
-	wv.version = "8.0.0";
-	wv.build_metadata = "lt-fdw";
-	m.writer_version = &wv;
 	for (size_t i = 0; i < at.n_frags; i++)
 		any_deletion |= at.frags[i]->deletion_file != NULL;
 	rflags = (any_deletion ? LT_FLAG_DELETION_FILES : 0) | (base->stable_row_ids ? LT_FLAG_STABLE_ROW_IDS : 0);
@@ -1634,91 +1715,21 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		m.has_next_row_id = true;
 		m.next_row_id = next_row_id;
 	}
-	txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, uuid_text);
-	if (!txn_name)
-	{
-		rc = lt_nomem(err);
-		goto out;
-	}
-	m.transaction_file = (wflags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
-
-	fault(LT_COMMIT_AFTER_DELETION_FILES);
-	/* the transaction file, then the manifest only if its slot is free */
-	if (m.transaction_file)
-	{
-		ProtobufCBinaryData packed = {0};
-		char	   *rel = lt_asprintf("_transactions/%s", txn_name);
-
-		txn_path = rel ? lt_dataset_path(base, rel) : NULL;
-		lt_free(rel);
-		if (!txn_path)
-			rc = lt_nomem(err);
-		if (rc == LT_OK)
-			rc = pack_msg(&tx.base, &packed, &at.a, err);
-		if (rc == LT_OK)
-			/* not fsync'd: the manifest carries the transaction inline (its durable copy) */
-			rc = lt_store_put_unsynced(base->store, txn_path, packed.data, packed.len, err);
-		if (rc != LT_OK)
-			goto out;
-		txn_written = true;
-	}
-	fault(LT_COMMIT_AFTER_TXN_FILE);
 	if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
 		rc = retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
-	if (rc == LT_OK)
-		rc = lt_manifest_serialize(&m, indexes, &tx, &buf, &len, err);
 	if (rc != LT_OK)
 		goto out;
-	{
-		char		name[64];
-		char	   *rel;
-
-		lt_manifest_name(m.version, base->naming, name, sizeof(name));
-		rel = lt_asprintf("_versions/%s", name);
-		man_path = rel ? lt_dataset_path(base, rel) : NULL;
-		lt_free(rel);
-		if (!man_path)
-		{
-			rc = lt_nomem(err);
-			goto out;
-		}
-	}
-	if (lt_commit_fault_hook)
-	{
-		/* what a crash while writing the manifest leaves: a torn file under a temporary name */
-		char	   *tmp = lt_asprintf("%s.tmp-torn", man_path);
-
-		if (tmp)
-			lt_store_put(base->store, tmp, buf, len / 2, NULL);
-		lt_free(tmp);
-		fault(LT_COMMIT_MID_MANIFEST);
-	}
-	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
-	if (rc == LT_ECONFLICT)
-	{
-		*lost_race = true;
-		if (txn_written)
-			lt_store_remove(base->store, txn_path, NULL);
-		lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently",
-					 (unsigned long long) m.version, t->name);
+	fault(LT_COMMIT_AFTER_DELETION_FILES);
+	if ((rc = lt_txn_publish(base, &m, indexes, &tx, t->name, lost_race, err)) != LT_OK)
 		goto out;
-	}
-	if (rc != LT_OK)
-		goto out;
-	fault(LT_COMMIT_AFTER_MANIFEST);
-	write_hint(base, m.version);
 	res->op = op;
-	res->version = m.version;
+	res->version = base->version + 1;
 	res->rows_added = at.rows_added;
 	res->rows_deleted = at.rows_deleted;
 	res->fragments_added = at.n_fresh;
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
 out:
-	lt_free(buf);
-	lt_free(man_path);
-	lt_free(txn_path);
-	lt_free(txn_name);
 	arena_free(&at.a);
 	return rc;
 }
@@ -1748,32 +1759,22 @@ backoff(int attempt, uint64_t first_attempt_us)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * The commit loop every commit kind shares: check each version committed since the
+ * read version, in order, then try on the newest; after a lost race wait (Lance's
+ * slot backoff) and go again, at most max_attempts times.
+ */
 lt_code
-lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err)
+lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int max_attempts, lt_commit_result *result,
+				   lt_error *err)
 {
-	int			max_attempts = opts && opts->max_attempts > 0 ? opts->max_attempts : DEFAULT_MAX_ATTEMPTS;
-	lt_dataset *base = t->read;
+	lt_dataset *base = read;
 	lt_dataset *owned = NULL;	/* base when it is a later version we opened */
-	roaring_bitmap_t **seen = NULL;
 	uint64_t	first_us = 0;	/* how long the first attempt took: the backoff's slot */
-	lt_code		rc;
+	lt_code		rc = LT_OK;
 
-	memset(result, 0, sizeof(*result));
-	if (t->broken)
-		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
-	if ((rc = settle(t, err)) != LT_OK)
-		return rc;
-	if (t->n_log == 0)
-		return LT_OK;
-	fault(LT_COMMIT_START);
-	if (!(seen = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(roaring_bitmap_t *))))
-		return lt_nomem(err);
-	/* the read version's deleted rows of each fragment we delete from */
-	for (size_t i = 0; i < t->n_changes && rc == LT_OK; i++)
-	{
-		if (!(seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
-			rc = lt_nomem(err);
-	}
+	if (max_attempts <= 0)
+		max_attempts = DEFAULT_MAX_ATTEMPTS;
 	for (int attempt_no = 1; rc == LT_OK; attempt_no++)
 	{
 		uint64_t	latest;
@@ -1783,7 +1784,6 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 
 		result->attempts = attempt_no;
 		rc = lt_dataset_latest_version(base->store, base->prefix, &latest, &naming, err);
-		/* check every version committed since our base, in order, then build on the newest */
 		for (uint64_t v = base->version + 1; rc == LT_OK && v <= latest; v++)
 		{
 			lt_version_spec spec = {v, NULL};
@@ -1792,18 +1792,16 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 			rc = lt_dataset_open(base->store, base->prefix, &spec, &next, err);
 			if (rc == LT_ENOTFOUND)
 				rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s vanished while committing on top of it",
-								  (unsigned long long) v, t->name);
+								  (unsigned long long) v, kind->name);
 			if (rc != LT_OK)
 				break;
-			rc = check_concurrent(t, next, seen, err);
-			if (rc == LT_OK && opts && opts->check_new_fragment)
-				rc = check_new_fragments(base, next, opts, err);
+			rc = kind->check(kind->arg, base, next, err);
 			if (owned)
 				lt_dataset_close(owned);
 			owned = base = next;
 		}
 		if (rc == LT_OK)
-			rc = try_commit(t, base, opts, result, &lost, err);
+			rc = kind->attempt(kind->arg, base, result, &lost, err);
 		if (attempt_no == 1)
 			first_us = now_us() - started;
 		if (rc == LT_ECONFLICT && lost)
@@ -1812,7 +1810,7 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 			{
 				rc = lt_error_set(err, LT_ECONFLICT,
 								  "could not commit to %s: %d concurrent commits won the race for the next version",
-								  t->name, attempt_no);
+								  kind->name, attempt_no);
 				break;
 			}
 			backoff(attempt_no, first_us);
@@ -1821,12 +1819,67 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 		}
 		break;
 	}
-	for (size_t i = 0; i < t->n_changes; i++)
-		if (seen[i])
-			roaring_bitmap_free(seen[i]);
-	lt_free(seen);
 	if (owned)
 		lt_dataset_close(owned);
+	return rc;
+}
+
+/* lt_txn_commit's side of the loop */
+typedef struct txn_commit
+{
+	lt_txn	   *t;
+	const lt_commit_options *opts;
+	roaring_bitmap_t **seen;	/* per change: rows deleted by the read version or by commits since */
+} txn_commit;
+
+static lt_code
+txn_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
+{
+	txn_commit *c = arg;
+	lt_code		rc = check_concurrent(c->t, next, c->seen, err);
+
+	if (rc == LT_OK && c->opts && c->opts->check_new_fragment)
+		rc = check_new_fragments(prev, next, c->opts, err);
+	return rc;
+}
+
+static lt_code
+txn_attempt(void *arg, lt_dataset *base, lt_commit_result *res, bool *lost_race, lt_error *err)
+{
+	txn_commit *c = arg;
+
+	return try_commit(c->t, base, c->opts, res, lost_race, err);
+}
+
+lt_code
+lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err)
+{
+	txn_commit	c = {t, opts, NULL};
+	lt_commit_kind kind = {t->name, txn_check, txn_attempt, &c};
+	lt_code		rc = LT_OK;
+
+	memset(result, 0, sizeof(*result));
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	if ((rc = settle(t, err)) != LT_OK)
+		return rc;
+	if (t->n_log == 0)
+		return LT_OK;
+	fault(LT_COMMIT_START);
+	if (!(c.seen = lt_calloc(t->n_changes ? t->n_changes : 1, sizeof(roaring_bitmap_t *))))
+		return lt_nomem(err);
+	/* the read version's deleted rows of each fragment we delete from */
+	for (size_t i = 0; i < t->n_changes && rc == LT_OK; i++)
+	{
+		if (!(c.seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
+			rc = lt_nomem(err);
+	}
+	if (rc == LT_OK)
+		rc = lt_txn_commit_loop(t->read, &kind, opts ? opts->max_attempts : 0, result, err);
+	for (size_t i = 0; i < t->n_changes; i++)
+		if (c.seen[i])
+			roaring_bitmap_free(c.seen[i]);
+	lt_free(c.seen);
 	t->broken = true;			/* committed, or failed for good: either way done */
 	return rc;
 }
@@ -1879,10 +1932,4 @@ Lt__Pb__Transaction *
 lt_txn_committed(lt_dataset *ds, bool *owned)
 {
 	return transaction_of(ds, owned);
-}
-
-void
-lt_txn_write_hint(lt_dataset *ds, uint64_t version)
-{
-	write_hint(ds, version);
 }

@@ -24,8 +24,6 @@
 #include "lt_transaction.pb-c.h"
 #include "lt_txn_int.h"
 
-#define DEFAULT_MAX_ATTEMPTS 20
-
 static const char *
 type_url(lt_index_kind k)
 {
@@ -251,18 +249,10 @@ try_commit(const char *dsname, lt_dataset *base, int n, const lt_built_index *co
 	size_t		n_kept = 0,
 				n_removed = 0;
 	Lt__Pb__IndexSection sec = LT__PB__INDEX_SECTION__INIT;
-	Lt__Pb__Manifest m;
 	Lt__Pb__Transaction tx = LT__PB__TRANSACTION__INIT;
 	Lt__Pb__Transaction__CreateIndex ci = LT__PB__TRANSACTION__CREATE_INDEX__INIT;
-	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
-	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
 	uint8_t		uuid[16];
 	char		uuid_text[40];
-	char	   *txn_name = NULL, *txn_path = NULL, *man_path = NULL, *rel;
-	uint8_t    *buf = NULL, *packed = NULL;
-	uint64_t	len = 0;
-	size_t		plen;
-	struct timespec now;
 	lt_code		rc = LT_OK;
 
 	*lost_race = false;
@@ -311,93 +301,50 @@ try_commit(const char *dsname, lt_dataset *base, int n, const lt_built_index *co
 	ci.removed_indices = removed;
 	tx.operation_case = LT__PB__TRANSACTION__OPERATION_CREATE_INDEX;
 	tx.create_index = &ci;
-
-	m = *base->manifest;
-	m.has_version = true;
-	m.version = base->version + 1;
-	clock_gettime(CLOCK_REALTIME, &now);
-	ts.has_seconds = ts.has_nanos = true;
-	ts.seconds = now.tv_sec;
-	ts.nanos = (int32_t) now.tv_nsec;
-	m.timestamp = &ts;
-	m.tag = NULL;
-	wv.library = "lance";
-	wv.version = "8.0.0";
-	wv.build_metadata = "lt-fdw";
-	m.writer_version = &wv;
-	txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, uuid_text);
-	if (!txn_name)
-	{
-		rc = lt_nomem(err);
+	if ((rc = lt_txn_publish(base, base->manifest, &sec, &tx, dsname, lost_race, err)) != LT_OK)
 		goto out;
-	}
-	m.transaction_file = (m.writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
-	if (m.transaction_file)
-	{
-		rel = lt_asprintf("_transactions/%s", txn_name);
-		txn_path = rel ? lt_dataset_path(base, rel) : NULL;
-		lt_free(rel);
-		plen = lt__pb__transaction__get_packed_size(&tx);
-		packed = lt_malloc(plen ? plen : 1);
-		if (!txn_path || !packed)
-		{
-			rc = lt_nomem(err);
-			goto out;
-		}
-		lt__pb__transaction__pack(&tx, packed);
-		if ((rc = lt_store_put(base->store, txn_path, packed, plen, err)) != LT_OK)
-			goto out;
-	}
-	if ((rc = lt_manifest_serialize(&m, &sec, &tx, &buf, &len, err)) != LT_OK)
-		goto out;
-	{
-		char		name[64];
-
-		lt_manifest_name(m.version, base->naming, name, sizeof(name));
-		rel = lt_asprintf("_versions/%s", name);
-		man_path = rel ? lt_dataset_path(base, rel) : NULL;
-		lt_free(rel);
-		if (!man_path)
-		{
-			rc = lt_nomem(err);
-			goto out;
-		}
-	}
-	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
-	if (rc == LT_ECONFLICT)
-	{
-		*lost_race = true;
-		if (txn_path)
-			lt_store_remove(base->store, txn_path, NULL);
-		lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently",
-					 (unsigned long long) m.version, dsname);
-		goto out;
-	}
-	if (rc != LT_OK)
-		goto out;
-	lt_txn_write_hint(base, m.version);
 	res->op = LT_OP_CREATE_INDEX;
-	res->version = m.version;
+	res->version = base->version + 1;
 out:
 	lt_free(kept);
 	lt_free(removed);
-	lt_free(buf);
-	lt_free(packed);
-	lt_free(man_path);
-	lt_free(txn_path);
-	lt_free(txn_name);
 	return rc;
+}
+
+/* lt_commit_create_index's side of the commit loop */
+typedef struct index_commit
+{
+	const char *dsname;
+	int			n;
+	const lt_built_index *const *built;
+	new_meta   *nm;
+} index_commit;
+
+static lt_code
+index_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
+{
+	index_commit *c = arg;
+
+	(void) prev;
+	return check_concurrent(c->dsname, next, c->n, c->built, err);
+}
+
+static lt_code
+index_attempt(void *arg, lt_dataset *base, lt_commit_result *res, bool *lost_race, lt_error *err)
+{
+	index_commit *c = arg;
+
+	return try_commit(c->dsname, base, c->n, c->built, c->nm, res, lost_race, err);
 }
 
 lt_code
 lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *built, const lt_commit_options *opts,
 					   lt_commit_result *result, lt_error *err)
 {
-	int			max_attempts = opts && opts->max_attempts > 0 ? opts->max_attempts : DEFAULT_MAX_ATTEMPTS;
 	char		dsname[512];
-	lt_dataset *base = read;
-	lt_dataset *owned = NULL;
 	new_meta	nm = {0};
+	index_commit c = {dsname, n, built, &nm};
+	lt_commit_kind kind = {dsname, index_check, index_attempt, &c};
 	lt_code		rc;
 
 	memset(result, 0, sizeof(*result));
@@ -409,44 +356,8 @@ lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *bui
 			return lt_error_set(err, LT_EINVALID, "index \"%s\" was built from version %llu, not %llu", built[i]->name,
 								(unsigned long long) built[i]->dataset_version, (unsigned long long) read->version);
 	rc = make_meta(n, built, &nm, err);
-	for (int attempt = 1; rc == LT_OK; attempt++)
-	{
-		uint64_t	latest;
-		lt_naming	naming;
-		bool		lost = false;
-
-		result->attempts = attempt;
-		rc = lt_dataset_latest_version(read->store, read->prefix, &latest, &naming, err);
-		for (uint64_t v = base->version + 1; rc == LT_OK && v <= latest; v++)
-		{
-			lt_version_spec spec = {v, NULL};
-			lt_dataset *next;
-
-			rc = lt_dataset_open(read->store, read->prefix, &spec, &next, err);
-			if (rc == LT_ENOTFOUND)
-				rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s vanished while committing on top of it",
-								  (unsigned long long) v, dsname);
-			if (rc != LT_OK)
-				break;
-			rc = check_concurrent(dsname, next, n, built, err);
-			if (owned)
-				lt_dataset_close(owned);
-			owned = base = next;
-		}
-		if (rc == LT_OK)
-			rc = try_commit(dsname, base, n, built, &nm, result, &lost, err);
-		if (rc == LT_ECONFLICT && lost && attempt < max_attempts)
-		{
-			struct timespec ts = {0, (long) (lt_random_u64() % 20000) * 1000};
-
-			nanosleep(&ts, NULL);
-			rc = LT_OK;
-			continue;
-		}
-		break;
-	}
-	if (owned)
-		lt_dataset_close(owned);
+	if (rc == LT_OK)
+		rc = lt_txn_commit_loop(read, &kind, opts ? opts->max_attempts : 0, result, err);
 	new_meta_free(&nm);
 	return rc;
 }

@@ -13,6 +13,9 @@
 #include "lt_status.h"
 
 struct Lt__Pb__Transaction;
+struct Lt__Pb__Manifest;
+struct Lt__Pb__IndexSection;
+struct lt_commit_result;
 
 /* Feature flags, base paths and storage version this library can write (else LT_EUNSUPPORTED). */
 lt_code		lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error *err);
@@ -20,7 +23,31 @@ lt_code		lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error 
 void		lt_txn_dataset_name(const lt_dataset *ds, char *buf, size_t len);
 /* The transaction that made version ds (inline or _transactions/), NULL when unreadable; free when *owned. */
 struct Lt__Pb__Transaction *lt_txn_committed(lt_dataset *ds, bool *owned);
-/* Best effort: _versions/latest_version_hint.json. */
-void		lt_txn_write_hint(lt_dataset *ds, uint64_t version);
+
+/* One kind of commit, driven by lt_txn_commit_loop. */
+typedef struct lt_commit_kind
+{
+	const char *name;			/* the dataset, for messages */
+	/* a version committed since our base, in order (prev: the one before it): LT_ECONFLICT when it conflicts */
+	lt_code		(*check) (void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err);
+	/* one attempt on base, the newest version: *lost_race when the manifest's slot was taken */
+	lt_code		(*attempt) (void *arg, lt_dataset *base, struct lt_commit_result *res, bool *lost_race,
+							lt_error *err);
+	void	   *arg;
+} lt_commit_kind;
+
+/* Check, attempt, and after a lost race back off and go again (max_attempts <= 0: the default). */
+lt_code		lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int max_attempts,
+							   struct lt_commit_result *result, lt_error *err);
+
+/*
+ * Publish version base->version + 1: manifest (the base's with what changed, feature
+ * flags set) stamped with version, time and writer; the transaction file of tx (uuid
+ * and read version set), then the manifest only if its slot is free (LT_ECONFLICT and
+ * *lost_race otherwise).  Crash-test fault points included.
+ */
+lt_code		lt_txn_publish(lt_dataset *base, const struct Lt__Pb__Manifest *manifest,
+						   const struct Lt__Pb__IndexSection *indexes, struct Lt__Pb__Transaction *tx,
+						   const char *name, bool *lost_race, lt_error *err);
 
 #endif
