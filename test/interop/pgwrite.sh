@@ -22,33 +22,12 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-
-install=1
-for a in "$@"; do
-	case $a in
-		--no-install) install=0 ;;
-		-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-		*) echo "test/interop/pgwrite.sh: unknown argument $a" >&2; exit 2 ;;
-	esac
-done
-
-finish() {	# message: a setup failure
-	echo "test/interop/pgwrite.sh: $1" >&2
-	echo "interop-pgwrite: 0 passed, 1 failed"
-	exit 1
-}
-
-[ -x "$PG_CONFIG" ] || finish "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
-command -v node >/dev/null || finish "node is not installed"
-[ -d "$HERE/node_modules" ] || (cd "$HERE" && npm ci --no-audit --no-fund >/dev/null 2>&1) || finish "npm ci failed"
-. "$ROOT/test/pg/cluster.sh"
+. "$ROOT/test/pg/step.sh"
+lt_step interop-pgwrite 18 "$@"
+lt_step_prepare
 
 mkdir -p build
 [ -x build/lt-inspect ] || ${MAKE:-make} build/lt-inspect >/dev/null 2>&1 || finish "building build/lt-inspect failed"
-if [ "$install" -eq 1 ]; then
-	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
-fi
 
 TMP=$(mktemp -d /tmp/lt_fdw_pgwrite.XXXXXX) || finish "mktemp failed"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
@@ -61,9 +40,6 @@ PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c timezone=UTC -c client_min_messages=warning"
 ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 "${PSQL[@]}" -c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');" \
 	|| finish "creating the extension failed"

@@ -23,31 +23,9 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-
-install=1
-for a in "$@"; do
-	case $a in
-		--no-install) install=0 ;;
-		-h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-		*) echo "test/pg/crash.sh: unknown argument $a" >&2; exit 2 ;;
-	esac
-done
-
-finish() {	# message: a setup failure
-	echo "test/pg/crash.sh: $1" >&2
-	echo "crash: 0 passed, 1 failed"
-	exit 1
-}
-
-[ -x "$PG_CONFIG" ] || finish "no pg_config at $PG_CONFIG (install postgresql-server-dev-15)"
-command -v node >/dev/null || finish "node is not installed"
-[ -d "$ROOT/test/interop/node_modules" ] || finish "test/interop/node_modules is missing (scripts/setup.sh)"
-. "$ROOT/test/pg/cluster.sh"
-if [ "$install" -eq 1 ]; then
-	mkdir -p build
-	lt_pg_install "$ROOT" build/pg-install.log || finish "installing into the private PostgreSQL copy failed"
-fi
+. "$ROOT/test/pg/step.sh"
+lt_step crash 18 "$@"
+lt_step_prepare
 
 TMP=$(mktemp -d /tmp/lt_fdw_crash.XXXXXX) || finish "mktemp failed"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
@@ -63,9 +41,6 @@ PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c client_min_messages=warning"
 ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }
 
-passed=0 failed=0
-ok() { echo "ok   $1"; passed=$((passed + 1)); }
-bad() { echo "FAIL $1"; failed=$((failed + 1)); }
 
 # after a crash the postmaster kills every backend and recovers: wait until it accepts queries again
 wait_ready() {
