@@ -578,10 +578,7 @@ static uint64_t rng = 0x2545F4914F6CDD1Dull;
 static uint64_t
 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return unit_xorshift(&rng);
 }
 
 /* Random mutations of the real files: any outcome but a crash or a leak. */

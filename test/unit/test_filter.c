@@ -269,10 +269,7 @@ static uint64_t rng = 88172645463325252ULL;
 static uint64_t
 next_rand(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return unit_xorshift(&rng);
 }
 
 /*

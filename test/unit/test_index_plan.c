@@ -26,10 +26,7 @@ static uint64_t rng = 0x2545f4914f6cdd1dULL;
 static uint64_t
 rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return unit_xorshift(&rng);
 }
 static int
 rndn(int n)

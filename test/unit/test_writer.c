@@ -61,10 +61,7 @@ static uint64_t rng_state;
 static uint64_t
 rnd(void)
 {
-	rng_state ^= rng_state << 13;
-	rng_state ^= rng_state >> 7;
-	rng_state ^= rng_state << 17;
-	return rng_state;
+	return unit_xorshift(&rng_state);
 }
 
 static uint64_t

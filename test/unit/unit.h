@@ -33,6 +33,16 @@ static const char *unit_current;
 	fprintf(stderr, "FAIL %s (%s:%d): %s -> %s, expected %s\n", unit_current, __FILE__, __LINE__, #call, \
 	lt_code_name(c_), lt_code_name(code)); } } while (0)
 
+/* A deterministic pseudo-random source (xorshift64) over the caller's state, which must not be 0. */
+static inline uint64_t
+unit_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
+
 #ifndef LT_TEST_DATA
 #define LT_TEST_DATA "test/data"
 #endif
