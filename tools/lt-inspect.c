@@ -27,6 +27,7 @@
 #include "lt_file.h"
 #include "lt_commit_cmds.h"
 #include "lt_index_cmd.h"
+#include "lt_keys_cmd.h"
 #include "lt_json.h"
 #include "lt_pages.h"
 #include "lt_scan.h"
@@ -62,6 +63,7 @@ usage(void)
 			"       lt-inspect index-file FILE                        # one index file: schema, metadata, rows\n"
 			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
+			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"
 			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n"
 			"       lt-inspect append | delete | update DIR ...   (commit a change; see lt_commit_cmds.c)\n");
 	exit(2);
@@ -144,7 +146,15 @@ cmd_info(lt_store *store, lt_dataset *ds)
 		print_str(f->name);
 		printf(",\"logical_type\":");
 		print_str(f->logical_type);
-		printf(",\"nullable\":%s}", f->nullable ? "true" : "false");
+		printf(",\"nullable\":%s", f->nullable ? "true" : "false");
+		/* the unenforced primary key, as lt_schema reads it (position 0: none, ordered by field id) */
+		{
+			const lt_field *sf = lt_schema_find_id(ds->schema, f->id);
+
+			if (sf && sf->primary_key)
+				printf(",\"primary_key_position\":%u", sf->pk_position);
+		}
+		printf("}");
 	}
 	printf("],\"fragments\":[");
 	for (size_t i = 0; i < ds->n_fragments; i++)
@@ -411,6 +421,8 @@ main(int argc, char **argv)
 		return cmd_create_index(argc - 1, argv + 1);
 	if (strcmp(argv[1], "index-file") == 0)
 		return cmd_index_file(argv[2]);
+	if (strcmp(argv[1], "key-filter") == 0)
+		return cmd_key_filter(argc - 1, argv + 1);
 	if (lt_is_commit_cmd(argv[1]))
 		return lt_commit_cmd(argc - 1, argv + 1);
 	o.cmd = argv[1];

@@ -4,6 +4,7 @@
 #include "lt_schema.h"
 
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 
 #include "lt_alloc.h"
@@ -317,6 +318,49 @@ add_child(lt_field *parent, lt_field *child, lt_error *err)
 	return LT_OK;
 }
 
+/* A metadata value of the field as a NUL-terminated copy in buf (false when absent or too long). */
+static bool
+field_metadata(const Lt__Pb__Field *p, const char *key, char *buf, size_t size)
+{
+	for (size_t m = 0; m < p->n_metadata; m++)
+		if (p->metadata[m]->key && strcmp(p->metadata[m]->key, key) == 0 && p->metadata[m]->has_value &&
+			p->metadata[m]->value.len < size)
+		{
+			memcpy(buf, p->metadata[m]->value.data, p->metadata[m]->value.len);
+			buf[p->metadata[m]->value.len] = '\0';
+			return true;
+		}
+	return false;
+}
+
+/*
+ * The unenforced primary key marker as Lance 8 reads it: the Field proto's flag and position, or
+ * the metadata (a numeric position, else a truthy legacy flag: position 0).
+ */
+static bool
+field_pk_position(const Lt__Pb__Field *p, uint32_t *position)
+{
+	char		v[32];
+	bool		flagged = p->has_unenforced_primary_key && p->unenforced_primary_key;
+
+	*position = 0;
+	if (flagged && p->has_unenforced_primary_key_position && p->unenforced_primary_key_position > 0)
+	{
+		*position = p->unenforced_primary_key_position;
+		return true;
+	}
+	if (field_metadata(p, "lance-schema:unenforced-primary-key:position", v, sizeof(v)) && v[0] &&
+		strspn(v, "0123456789") == strlen(v) && strlen(v) <= 9)
+	{
+		*position = (uint32_t) strtoul(v, NULL, 10);
+		return true;
+	}
+	if (field_metadata(p, "lance-schema:unenforced-primary-key", v, sizeof(v)) &&
+		(strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0 || strcasecmp(v, "yes") == 0))
+		flagged = true;
+	return flagged;
+}
+
 lt_code
 lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error *err)
 {
@@ -360,6 +404,7 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 				p->metadata[m]->has_value && p->metadata[m]->value.len == 4 &&
 				memcmp(p->metadata[m]->value.data, "true", 4) == 0)
 				f->packed = true;
+		f->primary_key = field_pk_position(p, &f->pk_position);
 		if (p->dictionary)
 		{
 			f->dict_offset = p->dictionary->offset;

@@ -50,6 +50,8 @@ struct lt_field
 	bool		nullable;
 	bool		dictionary;		/* "dict:..." — values decode to `type` */
 	bool		packed;			/* metadata lance-encoding:packed = true (a struct stored whole) */
+	bool		primary_key;	/* part of the unenforced primary key (lt_keys.h) */
+	uint32_t	pk_position;	/* its position in the key, 1..; 0 = none (ordered by field id) */
 	int			byte_width;		/* fixed-width slot size; 0 for variable/nested */
 	int			precision, scale;	/* decimals */
 	lt_time_unit unit;			/* time32/64, timestamp, duration */
