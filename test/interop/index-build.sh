@@ -25,32 +25,11 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
 BASE=${LT_INTEROP_DIR:-$ROOT/build/interop}-index-build
 CASE_TIMEOUT=${LT_CASE_TIMEOUT:-120}
 
-pass=0 fail=0
-failures=()
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() {
-	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
-	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
-}
-finish() {
-	if [ "$fail" -gt 0 ]; then
-		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
-	fi
-	echo "interop-index-build: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-index-build.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
-[ -d "$HERE/node_modules/@lancedb/lancedb" ] || { ko "setup: test/interop/node_modules is missing (run test/interop/run.sh once)"; finish; }
-[ -x "$INSPECT" ] || make -C "$ROOT" build/lt-inspect >"$TMP/make.log" 2>&1
-[ -x "$INSPECT" ] || { ko "setup: $INSPECT is missing"; finish; }
+. "$HERE/checks.sh"
+lt_checks interop-index-build
 
 ref() { (cd "$HERE" && timeout "$CASE_TIMEOUT" node ref.mjs "$@"); }
 lines() { node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); const v=('"$2"'); for (const x of (Array.isArray(v)?v:[v])) console.log(typeof x==="string"?x:JSON.stringify(x));' "$1"; }

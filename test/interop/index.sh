@@ -21,33 +21,12 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
 INSPECT_SAN=${LT_INSPECT_SAN:-$ROOT/build/lt-inspect-san}
 BASE=${LT_INTEROP_DIR:-$ROOT/build/interop}-index
 CASE_TIMEOUT=${LT_CASE_TIMEOUT:-120}
 
-pass=0 fail=0
-failures=()
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() {
-	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
-	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
-}
-finish() {
-	if [ "$fail" -gt 0 ]; then
-		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
-	fi
-	echo "interop-index: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-index.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
-[ -d "$HERE/node_modules/@lancedb/lancedb" ] || { ko "setup: test/interop/node_modules is missing (run test/interop/run.sh once)"; finish; }
-[ -x "$INSPECT" ] || make -C "$ROOT" build/lt-inspect >"$TMP/make.log" 2>&1
-[ -x "$INSPECT" ] || { ko "setup: $INSPECT is missing"; finish; }
+. "$HERE/checks.sh"
+lt_checks interop-index
 
 # ------------------------------------------------------------------------------------------- generate
 hash=$(cat "$HERE/ref.mjs" "$HERE"/index/*.json "$HERE/package-lock.json" <(node --version) | sha256sum | cut -c1-16)

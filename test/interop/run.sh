@@ -20,7 +20,6 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
 INSPECT_SAN=${LT_INSPECT_SAN:-$ROOT/build/lt-inspect-san}
 WORK=${LT_INTEROP_DIR:-$ROOT/build/interop}
 JOBS=${LT_INTEROP_JOBS:-2}
@@ -36,40 +35,10 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=(scan take pages fixtures corrupt)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
-pass=0 fail=0
-failures=()
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() { # ko LABEL [DETAIL...]
-	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
-	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
-}
-finish() {
-	if [ "$fail" -gt 0 ]; then
-		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
-	fi
-	echo "interop: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
-REF() { node "$HERE/ref.mjs" "$@"; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-interop.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
 
 # ---------------------------------------------------------------------------------------------- setup
-command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
-if [ ! -d "$HERE/node_modules/@lancedb/lancedb" ] || [ ! -d "$HERE/node_modules/apache-arrow" ]; then
-	echo "== npm ci (test/interop)"
-	(cd "$HERE" && npm ci --no-audit --no-fund) || { ko "setup: npm ci failed"; finish; }
-fi
-if [ ! -x "$INSPECT" ] && [ -z "${LT_INSPECT:-}" ]; then
-	echo "== building build/lt-inspect"
-	make -C "$ROOT" build/lt-inspect >"$TMP/make.log" 2>&1 || true
-fi
-have_inspect=1
-if [ ! -x "$INSPECT" ]; then
-	have_inspect=0
-	ko "setup: $INSPECT is missing (build it with: make build/lt-inspect)" "$(tail -n 3 "$TMP/make.log" 2>/dev/null)"
-fi
+. "$HERE/checks.sh"
+lt_checks interop
 
 # run_inspect OUT ERR ARGS...: lt-inspect with a timeout; sets rc
 run_inspect() {
@@ -131,7 +100,7 @@ report_checks() {
 }
 
 # -------------------------------------------------------------------------------------- scan cases
-if want scan && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+if want scan && [ -n "$DATA" ]; then
 	echo "== scans: lt-inspect vs. the reference engine"
 	mkdir -p "$TMP/info"
 	for cases in "$DATA"/*.cases; do
@@ -164,7 +133,7 @@ fi
 # Pick every 37th live row plus the first and last, and a few addresses that hold no live row (deleted rows,
 # offsets past a fragment's end, fragments that do not exist); the result must be exactly those rows of the
 # engine's scan. Datasets with stable row ids are skipped: there _rowid is not the address.
-if want take && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+if want take && [ -n "$DATA" ]; then
 	echo "== random access: lt-inspect take vs. rows of the reference scan"
 	for cases in "$DATA"/*.cases; do
 		[ -e "$cases" ] || continue
@@ -225,16 +194,14 @@ if want pages && [ -n "$DATA" ]; then
 		[ -e "$spec" ] || continue
 		name=$(basename "$spec" .spec.json)
 		lt=-
-		if [ "$have_inspect" -eq 1 ]; then
-			run_inspect "$TMP/pages" "$TMP/err" pages "$DATA/$name.lance"
-			if [ "$rc" -eq 0 ]; then lt=$TMP/pages; else ko "pages $name: lt-inspect pages failed" "$(describe_rc $rc): $(head -c 300 "$TMP/err")"; fi
-		fi
+		run_inspect "$TMP/pages" "$TMP/err" pages "$DATA/$name.lance"
+		if [ "$rc" -eq 0 ]; then lt=$TMP/pages; else ko "pages $name: lt-inspect pages failed" "$(describe_rc $rc): $(head -c 300 "$TMP/err")"; fi
 		report_checks "pages $name " < <(REF check-pages "$spec" "$DATA/$name.pages.jsonl" "$lt" 2>&1 || printf 'FAIL\tref.mjs check-pages failed\n')
 	done
 fi
 
 # ----------------------------------------------------------------------------------------- fixtures
-if want fixtures && [ "$have_inspect" -eq 1 ]; then
+if want fixtures; then
 	if [ -n "$FIXTURES" ] && [ -d "$FIXTURES" ]; then
 		echo "== fixtures in $FIXTURES"
 		for spec in "$FIXTURES"/*.spec.json; do
@@ -328,7 +295,7 @@ mut_garbage_bin() { mut_garbage "$1" "_deletions/*.bin"; }
 mut_garbage_arrow() { mut_garbage "$1" "_deletions/*.arrow"; }
 mut_truncate_bin() { local f; f=$(cd "$1" && ls _deletions/*.bin | sort -t- -k2,2n | tail -n 1); truncate -s 7 "$1/$f" && echo "$1/$f"; }
 
-if want corrupt && [ -n "$DATA" ] && [ "$have_inspect" -eq 1 ]; then
+if want corrupt && [ -n "$DATA" ]; then
 	echo "== corrupted copies"
 	corrupt_case truncated-data-v2_1 "$DATA/types_v2_1.lance" mut_truncate_data
 	corrupt_case truncated-data-v2_0 "$DATA/types_v2_0.lance" mut_truncate_data

@@ -15,37 +15,15 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
 CRASH=${LT_CRASH_TXN:-$ROOT/build/unit/test_crash}
 SPECS=$HERE/txn
 
-pass=0 fail=0
-failures=()
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() {
-	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
-	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
-}
-finish() {
-	if [ "$fail" -gt 0 ]; then
-		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
-	fi
-	echo "interop-txn: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
+. "$HERE/checks.sh"
+lt_checks interop-txn jq
 check() { # check LABEL CMD...: ok when CMD succeeds
 	local label=$1; shift
 	if "$@" >"$TMP/check.out" 2>&1; then ok "$label"; else ko "$label" "$(head -n 5 "$TMP/check.out")"; fi
 }
-REF() { node "$HERE/ref.mjs" "$@"; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-txn.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
-command -v jq >/dev/null || { ko "setup: jq is not installed"; finish; }
-[ -x "$INSPECT" ] || make -C "$ROOT" build/lt-inspect >/dev/null 2>&1
-[ -x "$INSPECT" ] || { ko "setup: $INSPECT is missing"; finish; }
 
 # --------------------------------------------------------------------------------------------- helpers
 # rows D FILE: the engine's scan, sorted (content only, in jq's canonical form like the filters below), into FILE
