@@ -80,3 +80,17 @@ CREATE FUNCTION lt_cleanup(target regclass, older_than interval, delete_unverifi
 RETURNS record
 AS 'MODULE_PATHNAME', 'lt_cleanup_sql'
 LANGUAGE C STRICT VOLATILE;
+
+-- ---- keyed tables (src/fdw/keys.c) --------------------------------------------------------------
+-- Mark the primary key of a table's dataset (checked to hold: no duplicate, no NULL); committed with
+-- the transaction as Lance's own field-metadata update. Returns the number of rows checked.
+CREATE FUNCTION lt_set_primary_key(target regclass, columns text[])
+RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+
+-- the primary key fields of the table's dataset in key order (NULL when it has none)
+CREATE FUNCTION lt_primary_key(target regclass)
+RETURNS text[]
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT STABLE;

@@ -229,8 +229,8 @@ lt_index_build_init(void)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
-static void
-check_lt_table(Oid relid)
+void
+lt_check_lt_table(Oid relid)
 {
 	ForeignTable *ft;
 	ForeignServer *server;
@@ -297,7 +297,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_create_index must return a record");
 
-	check_lt_table(relid);
+	lt_check_lt_table(relid);
 	relname = get_rel_name(relid);
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, relname);

@@ -201,6 +201,21 @@ extern LtWriteConv *lt_wconv_build(const lt_field *field, const char *what, Oid 
  */
 extern void lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull);
 
+/* keys.c: the primary key of a keyed table, checked for each written row */
+typedef struct LtKeyCheck LtKeyCheck;
+struct LtXactTable;
+/* NULL when the dataset has no primary key; fields/att_of_field/conv as the modify state's */
+extern LtKeyCheck *lt_keys_begin(Relation rel, const char *uri, struct LtXactTable *xt, const lt_dataset *ds, int n_fields,
+								 const lt_field *const *fields, const AttrNumber *att_of_field,
+								 LtWriteConv *const *conv, bool is_update, bool skip_existing);
+/* true: write the row; false: skip it (ON CONFLICT DO NOTHING); ERROR 23505 / 23502 otherwise.
+ * old_addr: UPDATE, the address of the row it replaces (UINT64_MAX for an INSERT) */
+extern bool lt_keys_check_row(LtKeyCheck *kc, TupleTableSlot *slot, uint64 old_addr);
+extern void lt_keys_end(LtKeyCheck *kc);
+extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
+/* index_build.c: ERROR unless relid is a foreign table of lt_fdw */
+extern void lt_check_lt_table(Oid relid);
+
 /* ---- xact.c --------------------------------------------------------------------------------- */
 
 struct lt_txn;
@@ -237,6 +252,7 @@ typedef struct LtXactTable
 	LtDatasetEntry *view;		/* the newest own-writes view handed to scans, or NULL */
 	bool		view_stale;		/* txn changed since the view was taken */
 	List	   *views;			/* every view entry handed out (an open cursor keeps reading its own) */
+	struct lt_key_filter *inserted_keys;	/* keyed table: every key the transaction wrote (keys.c) */
 } LtXactTable;
 
 extern void lt_xact_init(void);

@@ -83,6 +83,13 @@ typedef struct LtModifyState
 	uint64		rows_deleted;
 	uint64		files_written;
 
+	/* a keyed table: its primary key, checked for every row written (keys.c) */
+	LtKeyCheck *keys;
+	bool		on_conflict_nothing;	/* INSERT ... ON CONFLICT DO NOTHING */
+	uint64		rows_skipped;
+	TupleTableSlot **batch_out;		/* the inserted rows of a batch with skipped ones */
+	int			batch_cap;
+
 	/* a replacing INSERT (lt_fdw.overwrite_where): its predicate and delete set (overwrite.c) */
 	LtOverwritePred *ow;
 	LtOverwritePlan ow_plan;
@@ -149,11 +156,13 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 	check_writable(rel, &opts);
 	check_overwrite_command(rel, root->parse->commandType);
 	table_close(rel, NoLock);
-	if (plan->onConflictAction != ONCONFLICT_NONE)
+	/* DO NOTHING skips rows whose primary key exists (keys.c); DO UPDATE has no arbiter on a foreign table */
+	if (plan->onConflictAction != ONCONFLICT_NONE && plan->onConflictAction != ONCONFLICT_NOTHING)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lt_fdw: INSERT with ON CONFLICT is not supported for foreign table \"%s\"",
-						get_rel_name(rte->relid))));
+				 errmsg("lt_fdw: INSERT with ON CONFLICT DO UPDATE is not supported for foreign table \"%s\"",
+						get_rel_name(rte->relid)),
+				 errhint("Use ON CONFLICT DO NOTHING, or lt_merge_insert().")));
 	return NIL;
 }
 
@@ -291,7 +300,7 @@ setup_builders(LtModifyState *ms)
 }
 
 static LtModifyState *
-modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oid userid)
+modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oid userid, bool on_conflict_nothing)
 {
 	Relation	rel = rinfo->ri_RelationDesc;
 	LtModifyState *ms = palloc0(sizeof(LtModifyState));
@@ -338,7 +347,12 @@ modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oi
 	ms->max_rows_per_file = lt_option_max_rows_per_file(RelationGetRelid(rel));
 
 	if (op == CMD_INSERT || op == CMD_UPDATE)
+	{
 		setup_builders(ms);
+		ms->on_conflict_nothing = on_conflict_nothing;
+		ms->keys = lt_keys_begin(rel, ms->opts.uri, ms->xt, ds, ms->n_fields, ms->fields, ms->att_of_field, ms->conv,
+								 op == CMD_UPDATE, on_conflict_nothing);
+	}
 	if (ms->ow)
 	{
 		/* the delete set, against the read version with this transaction's earlier writes */
@@ -377,7 +391,8 @@ ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
 	rinfo->ri_FdwState = modify_begin(mtstate->ps.state, rinfo, mtstate->operation,
-									  outerPlanState(mtstate)->plan, modify_userid(mtstate->ps.state, rinfo));
+									  outerPlanState(mtstate)->plan, modify_userid(mtstate->ps.state, rinfo),
+									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
 }
 
 void
@@ -388,7 +403,9 @@ ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 
 	if (rinfo->ri_RangeTableIndex > 0)
 		userid = modify_userid(estate, rinfo);
-	rinfo->ri_FdwState = modify_begin(estate, rinfo, CMD_INSERT, NULL, userid);
+	rinfo->ri_FdwState = modify_begin(estate, rinfo, CMD_INSERT, NULL, userid,
+									  mtstate && mtstate->ps.plan &&
+									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
 }
 
 /* ---- rows into files ---------------------------------------------------------------------------- */
@@ -535,11 +552,25 @@ validate_row(LtModifyState *ms, TupleTableSlot *slot)
 	}
 }
 
+/* A keyed table's check of a new row: false when ON CONFLICT DO NOTHING skips it. */
+static inline bool
+key_ok(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
+{
+	if (ms->keys == NULL || lt_keys_check_row(ms->keys, slot, old_addr))
+		return true;
+	ms->rows_skipped++;
+	return false;
+}
+
 TupleTableSlot *
 ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
-	validate_row((LtModifyState *) rinfo->ri_FdwState, slot);
-	append_row((LtModifyState *) rinfo->ri_FdwState, slot, 0);
+	LtModifyState *ms = rinfo->ri_FdwState;
+
+	validate_row(ms, slot);
+	if (!key_ok(ms, slot, UINT64_MAX))
+		return NULL;			/* not inserted: not counted, no RETURNING row */
+	append_row(ms, slot, 0);
 	return slot;
 }
 
@@ -549,12 +580,33 @@ ltExecForeignBatchInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot **
 {
 	LtModifyState *ms = rinfo->ri_FdwState;
 
+	int			kept = 0;
+	TupleTableSlot **out = slots;
+
 	for (int i = 0; i < *numSlots; i++)
 	{
 		validate_row(ms, slots[i]);
+		if (!key_ok(ms, slots[i], UINT64_MAX))
+		{
+			/* skipped (DO NOTHING): the inserted ones go back in an array of our own (the
+			 * executor keeps reusing the one it passed) */
+			if (out == slots)
+			{
+				if (ms->batch_cap < *numSlots)
+				{
+					ms->batch_out = MemoryContextAlloc(GetMemoryChunkContext(ms), sizeof(TupleTableSlot *) * *numSlots);
+					ms->batch_cap = *numSlots;
+				}
+				out = ms->batch_out;
+				memcpy(out, slots, sizeof(TupleTableSlot *) * kept);
+			}
+			continue;
+		}
 		append_row(ms, slots[i], 0);
+		out[kept++] = slots[i];
 	}
-	return slots;
+	*numSlots = kept;
+	return out;
 }
 
 int
@@ -705,6 +757,7 @@ ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	LtModifyState *ms = rinfo->ri_FdwState;
 	uint64		addr = row_address(ms, planSlot);
 
+	key_ok(ms, slot, addr);		/* an UPDATE has no ON CONFLICT: a duplicate is an error */
 	append_row(ms, slot, addr);
 	lt_xact_delete(ms->xt, &addr, 1);
 	ms->rows_deleted++;
@@ -725,6 +778,8 @@ ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 		flush_builders(ms);
 		finish_file(ms);
 	}
+	lt_keys_end(ms->keys);
+	ms->keys = NULL;
 	elog(DEBUG1, "lt_fdw: foreign table \"%s\": " UINT64_FORMAT " rows written in " UINT64_FORMAT " files, " UINT64_FORMAT " rows deleted (committed with the transaction)",
 		 RelationGetRelationName(ms->rel), ms->rows_written, ms->files_written,
 		 ms->ow ? (uint64) ms->ow_plan.rows_deleted : ms->rows_deleted);

@@ -172,4 +172,18 @@ lt_code		lt_key_filter_from_pb(const Lt__Pb__Transaction__KeyExistenceFilter *pb
 lt_code		lt_key_filter_encode(lt_key_filter *f, uint8_t **out, size_t *len, lt_error *err);
 lt_code		lt_key_filter_decode(const uint8_t *p, size_t len, lt_key_filter **out, lt_error *err);
 
+/*
+ * Commit a primary key on an existing dataset: the fields (top-level, of a kind Lance hashes) in key
+ * order, as the next version of read (see lt_txn_pk.c; Lance's updateFieldMetadata form).  The caller
+ * has checked that the key holds at read's version.  A dataset that already has a key is LT_EINVALID
+ * (Lance never changes a key once set); a concurrent commit that may have written rows or changed
+ * the schema is LT_ECONFLICT.  result->op is LT_OP_UPDATE_CONFIG.
+ */
+struct lt_dataset;
+struct lt_commit_options;
+struct lt_commit_result;
+lt_code		lt_commit_primary_key(struct lt_dataset *read, const int32_t *field_ids, int n,
+								  const struct lt_commit_options *opts, struct lt_commit_result *result,
+								  lt_error *err);
+
 #endif

@@ -42,7 +42,8 @@ typedef enum lt_txn_op
 	LT_OP_DELETE,
 	LT_OP_UPDATE,
 	LT_OP_OVERWRITE,
-	LT_OP_CREATE_INDEX			/* lt_commit_create_index (lt_index_write.h) */
+	LT_OP_CREATE_INDEX,			/* lt_commit_create_index (lt_index_write.h) */
+	LT_OP_UPDATE_CONFIG			/* lt_commit_primary_key (lt_keys.h): a schema metadata change */
 } lt_txn_op;
 
 typedef struct lt_commit_result

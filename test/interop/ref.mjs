@@ -6,6 +6,7 @@
 //   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
+//   node ref.mjs schema <dir> [--version N|TAG]                               fields and their metadata, one JSON line each
 //   node ref.mjs gen   <spec.json>                                            the rows a spec generates
 //   node ref.mjs build <outdir> <spec.json>...                                make + expected scans + cases
 //   node ref.mjs check-pages <spec.json> <ref-pages.jsonl> <lt-pages.jsonl>   pages: expectations and cross-check
@@ -501,8 +502,10 @@ async function applyOp(tbl, op, spec) {
     case "overwrite": return tbl.add(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)), { mode: "overwrite" });
     case "delete": return tbl.delete(op.where);
     case "update": return tbl.update({ valuesSql: op.set, ...(op.where ? { where: op.where } : {}) });
-    case "merge_insert":
-      return tbl.mergeInsert(op.on).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+    case "merge_insert": { // insert_only: new keys only (whenNotMatchedInsertAll), matched rows left alone
+      const b = tbl.mergeInsert(op.on);
+      return (op.insert_only ? b : b.whenMatchedUpdateAll()).whenNotMatchedInsertAll().execute(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+    }
     case "add_columns": return tbl.addColumns(Object.entries(op.columns).map(([name, valueSql]) => ({ name, valueSql })));
     case "drop_columns": return tbl.dropColumns(op.columns);
     case "rename": return tbl.alterColumns([{ path: op.from, rename: op.to }]);
@@ -934,6 +937,12 @@ async function main() {
       const tbl = await open(dir), out = [];
       for (const ix of await tbl.listIndices()) out.push(JSON.stringify({ ...ix, stats: (await tbl.indexStats(ix.name)) ?? null }));
       return print(out);
+    }
+    case "schema": { // the engine's schema: one JSON line per top-level field, with its metadata (the primary key marks)
+      const [[dir], o] = parseArgs(rest, { version: true });
+      if (!dir) throw new UsageError("schema needs <dir>");
+      const sch = await (await open(dir, o.version)).schema();
+      return print(sch.fields.map((f) => JSON.stringify({ name: f.name, nullable: f.nullable, metadata: Object.fromEntries([...f.metadata].sort()) })));
     }
     case "plan": { // the engine's plan for a filtered scan (--analyze: executed, with metrics)
       const [[dir], o] = parseArgs(rest, { filter: true, analyze: false });
