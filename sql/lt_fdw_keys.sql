@@ -174,3 +174,9 @@ SELECT k_try($$SELECT lt_set_primary_key('ku', ARRAY['id'])$$);
 \! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"merge_insert","on":["k","id"],"insert_only":true,"rows":[{"id":"9000","k":3,"s":"m","n":1,"d":"2021-01-01"},{"id":"9001","k":4,"s":"m","n":1,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../k_merge.json" && node ref.mjs apply "$CI_LAKE/write/w_unkeyed.lance" "$CI_LAKE/../k_merge.json" | sed 's/"dataset":"[^"]*",//'
 \! t=$(ls -t "$CI_LAKE"/write/w_unkeyed.lance/_transactions/*.txn | head -n 1); printf '{"k":3,"id":"9000"}\n{"k":4,"id":"9001"}\n' > "$CI_LAKE/../k_keys.jsonl"; "$LT_INSPECT_BIN" key-filter "$t" --dataset "$CI_LAKE/write/w_unkeyed.lance" --keys "$CI_LAKE/../k_keys.jsonl" | sed 's/"probability":[^,]*,//'
 SELECT id, k, s FROM ku WHERE id IN (17, 9000, 9001) ORDER BY id, k;
+
+SET client_min_messages = warning;
+DROP FUNCTION k_try(text);
+DROP FUNCTION k_versions(text);
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;
