@@ -132,6 +132,18 @@ SET work_mem = '64kB';
 SELECT k_try($$INSERT INTO kt VALUES (4000000, 'big')$$);
 RESET work_mem;
 
+-- ---- a btree index on the key answers the lookups: only fragments it does not cover are read -----------------
+SELECT index_name, rows_indexed FROM lt_create_index('kt', 'id', 'btree');
+INSERT INTO kt VALUES (5000000, 'after the index');
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  INSERT INTO kt VALUES (5000001, 'a'), (5000000, 'b'), (12, 'c'), (5000002, 'd') ON CONFLICT DO NOTHING;
+SELECT k_try($$INSERT INTO kt VALUES (6000000, 'x'), (13, 'y')$$);
+SELECT k_try($$INSERT INTO kt VALUES (6000000, 'x'), (5000001, 'y')$$);
+SET lt_fdw.enable_index_scan = off;
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) INSERT INTO kt VALUES (12, 'c') ON CONFLICT DO NOTHING;
+RESET lt_fdw.enable_index_scan;
+SELECT count(*) = count(DISTINCT id) AS unique_ids FROM kt;
+
 -- ---- the reference engine reads what we wrote and still sees the key -------------------------------------
 \! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$CI_LAKE/write/w_keyed.lance"
 \! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | sort | uniq -d | wc -l

@@ -19,6 +19,7 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "commands/explain.h"
 #include "catalog/pg_type.h"
 #include "executor/tuptable.h"
 #include "utils/acl.h"
@@ -33,6 +34,8 @@
 #include "lt_fdw.h"
 #include "lt_alloc.h"
 #include "lt_keys.h"
+#include "lt_filter.h"
+#include "lt_index_plan.h"
 #include "lt_scan.h"
 #include "lt_txn.h"
 
@@ -79,6 +82,22 @@ struct LtKeyCheck
 	Size		bytes,
 				limit;
 	uint64		table_rows;		/* live rows of the version read */
+
+	/*
+	 * INSERT into a table whose one-column key has a btree or bitmap index: the fragments the index
+	 * covers are asked per key (one lookup each) instead of being read into the set; only the
+	 * fragments it does not cover are scanned.
+	 */
+	LtDatasetEntry *view;		/* the version read, pinned while the index is used */
+	lt_index_planner *planner;
+	const lt_index *index;
+	lt_filter  *eq;				/* key = $0 */
+	bool	   *covered;		/* per fragment of view->ds */
+	MemoryContext index_cxt;
+	uint64		index_lookups,
+				index_hits,
+				fragments_scanned,
+				skipped;		/* rows ON CONFLICT DO NOTHING skipped */
 	uint64		rows_scanned;
 };
 
@@ -237,6 +256,125 @@ key_hash(const uint8 *key, size_t len)
 	return h ? h : 1;
 }
 
+/*
+ * Use the key's btree or bitmap index, if it has one that answers equality exactly: marks the
+ * fragments it covers and returns the live rows of the others (the ones still to scan).  Keeps the
+ * view pinned for the lookups.  Without a usable index: returns every live row, nothing changed.
+ */
+static uint64
+open_key_index(LtKeyCheck *kc, LtDatasetEntry *view)
+{
+	lt_dataset *ds = view->ds;
+	uint64		uncovered = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+	lt_expr    *col,
+			   *par,
+			   *cmp;
+	lt_value_kind kind = lt_key_kind_of(kc->key[0]) == LT_KEY_INT64 ? LT_VALUE_INT :
+		lt_key_kind_of(kc->key[0]) == LT_KEY_UINT64 ? LT_VALUE_UINT : LT_VALUE_BYTES;
+
+	kc->index_cxt = AllocSetContextCreate(GetMemoryChunkContext(kc), "lt_fdw key index", ALLOCSET_DEFAULT_SIZES);
+	old = lt_alloc_target(kc->index_cxt);
+	rc = lt_index_planner_open(ds, &kc->planner, &err);
+	if (rc == LT_OK)
+		kc->index = lt_index_planner_index_for(kc->planner, kc->key[0]->id);
+	if (rc != LT_OK || kc->index == NULL ||
+		(kc->index->kind != LT_INDEX_BTREE && kc->index->kind != LT_INDEX_BITMAP))
+	{
+		/* no exact index on the key (or unreadable index metadata): scan everything */
+		if (kc->planner)
+			lt_index_planner_free(kc->planner);
+		kc->planner = NULL;
+		kc->index = NULL;
+		lt_alloc_target(old);
+		MemoryContextDelete(kc->index_cxt);
+		kc->index_cxt = NULL;
+		return lt_dataset_count_rows(ds);
+	}
+	rc = lt_filter_new(1, kc->key, &kc->eq, &err);
+	if (rc == LT_OK && (col = lt_expr_column(kc->eq, 0, &err)) && (par = lt_expr_param(kc->eq, 0, kind, &err)) &&
+		(cmp = lt_expr_cmp(kc->eq, LT_CMP_EQ, col, par, &err)))
+		rc = lt_filter_set_root(kc->eq, cmp, &err);
+	else if (rc == LT_OK)
+		rc = err.code;
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, kc->uri);
+	kc->covered = MemoryContextAllocZero(kc->index_cxt, sizeof(bool) * Max(ds->n_fragments, 1));
+	for (size_t f = 0; f < ds->n_fragments; f++)
+	{
+		uint32		id = (uint32) ds->fragments[f]->id;
+		const lt_index *ix = kc->index;
+
+		for (size_t c = 0; c < ix->n_covered; c++)
+			if (ix->covered[c] == id)
+				kc->covered[f] = true;
+		if (!kc->covered[f])
+		{
+			uint32	   *del = NULL;
+			uint64		n_del = 0;
+
+			old = lt_alloc_target(kc->index_cxt);
+			if (lt_fragment_deleted_offsets(ds, ds->fragments[f], &del, &n_del, &err) != LT_OK)
+			{
+				lt_alloc_target(old);
+				lt_report(&err, kc->uri);
+			}
+			lt_alloc_target(old);
+			uncovered += ds->fragments[f]->physical_rows - n_del;
+		}
+	}
+	view->pins++;
+	kc->view = view;
+	return uncovered;
+}
+
+/* Does a live row of the fragments the index covers hold the key?  (the set holds the others) */
+static bool
+index_has_key(LtKeyCheck *kc, const uint8 *key, size_t len)
+{
+	lt_value	v = {0};
+	lt_index_plan *plan = NULL;
+	lt_error	err;
+	lt_code		rc;
+	bool		found = false;
+	MemoryContext old;
+
+	switch (lt_key_kind_of(kc->key[0]))
+	{
+		case LT_KEY_INT64:
+			v.kind = LT_VALUE_INT;
+			memcpy(&v.v.i, key, 8);
+			break;
+		case LT_KEY_UINT64:
+			v.kind = LT_VALUE_UINT;
+			memcpy(&v.v.u, key, 8);
+			break;
+		default:
+			v.kind = LT_VALUE_BYTES;
+			v.v.bytes.ptr = key;
+			v.v.bytes.len = len;
+	}
+	kc->index_lookups++;
+	old = lt_alloc_target(kc->index_cxt);
+	rc = lt_filter_set_param(kc->eq, 0, &v, &err);
+	if (rc == LT_OK)
+		rc = lt_index_plan_build(kc->planner, kc->eq, 0, NULL, &plan, &err);
+	for (size_t f = 0; rc == LT_OK && f < plan->n_fragments && !found; f++)
+		if (kc->covered[f] && (plan->fragments[f].verdict == LT_FRAG_ROWS || plan->fragments[f].verdict == LT_FRAG_ALL ||
+							   plan->fragments[f].verdict == LT_FRAG_CANDIDATES) && plan->fragments[f].n_offsets > 0)
+			found = true;
+	if (plan)
+		lt_index_plan_free(plan);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, kc->uri);
+	kc->index_hits += found;
+	return found;
+}
+
 /* The keys of every live row of the version the statement reads (with the transaction's writes). */
 static void
 load_existing(LtKeyCheck *kc)
@@ -250,6 +388,8 @@ load_existing(LtKeyCheck *kc)
 
 	kc->loaded = true;
 	kc->table_rows = rows;
+	if (kc->n_key == 1 && !kc->is_update && lt_enable_index_scan)
+		rows = open_key_index(kc, view);
 	grow_slots(kc, rows + 16);
 	if (kc->is_update)
 	{
@@ -276,6 +416,9 @@ load_existing(LtKeyCheck *kc)
 			MemoryContext old;
 
 			CHECK_FOR_INTERRUPTS();
+			if (kc->covered && kc->covered[f])
+				continue;		/* asked per key through the index */
+			kc->fragments_scanned++;
 			so.n_fields = kc->n_key;
 			so.fields = kc->key;
 			old = lt_alloc_target(scan_cxt);
@@ -491,6 +634,12 @@ lt_keys_check_row(LtKeyCheck *kc, TupleTableSlot *slot, uint64 old_addr)
 	}
 	if (e != NULL && !e->freed)
 		goto duplicate;
+	if (e == NULL && kc->planner && index_has_key(kc, kc->kb.data, kc->kb.len))
+	{
+		/* remembered: a repeat in this statement is found in the set */
+		insert(kc, kc->kb.data, kc->kb.len, h, NO_ADDR);
+		goto duplicate;
+	}
 	if (e)
 	{
 		e->freed = false;
@@ -511,7 +660,10 @@ accepted:
 
 duplicate:
 	if (kc->skip_existing)
+	{
+		kc->skipped++;
 		return false;
+	}
 	ereport(ERROR,
 			(errcode(ERRCODE_UNIQUE_VIOLATION),
 			 errmsg("duplicate key value violates the primary key of foreign table \"%s\"",
@@ -528,6 +680,16 @@ lt_keys_end(LtKeyCheck *kc)
 
 	if (kc == NULL)
 		return;
+	if (kc->index_cxt)
+	{
+		old = lt_alloc_target(kc->index_cxt);
+		if (kc->eq)
+			lt_filter_free(kc->eq);
+		lt_index_planner_free(kc->planner);
+		lt_alloc_target(old);
+		MemoryContextDelete(kc->index_cxt);
+		lt_dataset_unpin(kc->view);
+	}
 	old = lt_alloc_target(kc->lib_cxt);
 	lt_key_buf_free(&kc->kb);
 	for (int i = 0; i < kc->n_key; i++)
@@ -940,4 +1102,23 @@ lt_primary_key(PG_FUNCTION_ARGS)
 	for (int i = 0; i < n; i++)
 		names[i] = CStringGetTextDatum(key[i]->name);
 	PG_RETURN_ARRAYTYPE_P(construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT));
+}
+
+/* EXPLAIN ANALYZE of a write to a keyed table: how its key was checked. */
+void
+lt_keys_explain(LtKeyCheck *kc, ExplainState *es)
+{
+	StringInfoData how;
+
+	if (kc == NULL || !kc->loaded)
+		return;
+	initStringInfo(&how);
+	if (kc->index)
+		appendStringInfo(&how, "index \"%s\" (%s): " UINT64_FORMAT " lookups, " UINT64_FORMAT " found; ",
+						 kc->index->name, lt_index_kind_name(kc->index->kind), kc->index_lookups, kc->index_hits);
+	appendStringInfo(&how, UINT64_FORMAT " keys read from " UINT64_FORMAT " fragments", kc->rows_scanned,
+					 kc->fragments_scanned);
+	if (kc->skip_existing)
+		appendStringInfo(&how, "; " UINT64_FORMAT " rows skipped", kc->skipped);
+	ExplainPropertyText("Primary Key Check", how.data, es);
 }

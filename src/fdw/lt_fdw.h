@@ -212,6 +212,8 @@ extern LtKeyCheck *lt_keys_begin(Relation rel, const char *uri, struct LtXactTab
  * old_addr: UPDATE, the address of the row it replaces (UINT64_MAX for an INSERT) */
 extern bool lt_keys_check_row(LtKeyCheck *kc, TupleTableSlot *slot, uint64 old_addr);
 extern void lt_keys_end(LtKeyCheck *kc);
+struct ExplainState;
+extern void lt_keys_explain(LtKeyCheck *kc, struct ExplainState *es);	/* EXPLAIN ANALYZE */
 extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
 /* index_build.c: ERROR unless relid is a foreign table of lt_fdw */
 extern void lt_check_lt_table(Oid relid);

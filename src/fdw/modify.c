@@ -818,6 +818,8 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 	}
 	if (mtstate->operation == CMD_INSERT && rinfo->ri_BatchSize > 1)
 		ExplainPropertyInteger("Batch Size", NULL, rinfo->ri_BatchSize, es);
+	if (es->analyze && rinfo->ri_FdwState)
+		lt_keys_explain(((LtModifyState *) rinfo->ri_FdwState)->keys, es);
 	if (mtstate->operation == CMD_INSERT && rinfo->ri_FdwState && ((LtModifyState *) rinfo->ri_FdwState)->ow)
 	{
 		LtModifyState *ms = rinfo->ri_FdwState;
