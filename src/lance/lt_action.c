@@ -11,8 +11,6 @@
 
 #include "lt_alloc.h"
 
-lt_keys_compare_fn lt_action_keys_compare;
-
 /* ---- composites ------------------------------------------------------------------------- */
 
 void
@@ -36,6 +34,9 @@ lt_composite_clear(lt_composite *c)
 		if (a->rows)
 			roaring_bitmap_free(a->rows);
 	}
+	for (size_t i = 0; i < c->n_owned_keys; i++)
+		lt_key_filter_free(c->owned_keys[i]);
+	lt_free(c->owned_keys);
 	lt_free(c->actions);
 	lt_free(c->users);
 	memset(c, 0, sizeof(*c));
@@ -137,7 +138,7 @@ pop_nomem(lt_composite *c, lt_error *err)
 
 lt_code
 lt_add_fragment(lt_composite *c, uint64_t id, uint64_t physical_rows, const char *path, const int32_t *fields,
-				size_t n_fields, bool moved, const lt_key_filter *keys, lt_error *err)
+				size_t n_fields, bool moved, lt_key_filter *keys, lt_error *err)
 {
 	lt_action  *a = push(c, LT_ACT_ADD_FRAGMENT, err);
 	bool		ok = true;
@@ -259,7 +260,20 @@ lt_update_config(lt_composite *c, const char *key, const char *value, lt_error *
 }
 
 lt_code
-lt_assert_unique_keys(lt_composite *c, const lt_key_filter *keys, lt_error *err)
+lt_update_field_metadata(lt_composite *c, const int32_t *fields, size_t n_fields, lt_error *err)
+{
+	lt_action  *a = push(c, LT_ACT_UPDATE_FIELD_METADATA, err);
+	bool		ok = true;
+
+	if (!a)
+		return err ? err->code : LT_ENOMEM;
+	a->fields = dup_array(fields, n_fields, sizeof(int32_t), &ok);
+	a->n_fields = a->fields ? n_fields : 0;
+	return ok ? LT_OK : pop_nomem(c, err);
+}
+
+lt_code
+lt_assert_unique_keys(lt_composite *c, lt_key_filter *keys, lt_error *err)
 {
 	lt_action  *a = push(c, LT_ACT_ASSERT_UNIQUE_KEYS, err);
 
@@ -406,6 +420,12 @@ action_footprint(const lt_action *a, size_t i, lt_footprint *f, lt_error *err)
 			LT_TRY(coord(f, true, LT_CO_CONFIG, 0, -1, i, err));
 			last(f, true)->name = a->name;
 			break;
+		case LT_ACT_UPDATE_FIELD_METADATA:
+			for (size_t k = 0; k < a->n_fields; k++)
+				LT_TRY(coord(f, true, LT_CO_FIELD_META, 0, a->fields[k], i, err));
+			if (a->n_fields == 0)
+				LT_TRY(coord(f, true, LT_CO_FIELD_META, 0, -1, i, err));
+			break;
 		case LT_ACT_ASSERT_UNIQUE_KEYS:
 			LT_TRY(coord(f, false, LT_CO_KEYS, 0, -1, i, err));
 			last(f, false)->keys = a->keys;
@@ -443,12 +463,15 @@ lt_footprint_of(const lt_composite *c, lt_footprint *out, lt_error *err)
 /* ---- where coordinates meet -------------------------------------------------------------- */
 
 static bool
-keys_may_share(const lt_key_filter *a, const lt_key_filter *b)
+keys_may_share(lt_key_filter *a, lt_key_filter *b)
 {
-	/* an insert that does not say which keys it added may have added any */
+	/*
+	 * an insert that does not say which keys it added may have added any, a claim on every key
+	 * meets any insert, and incomparable filters may share a key
+	 */
 	if (!a || !b)
 		return true;
-	return !lt_action_keys_compare || lt_action_keys_compare(a, b) != LT_KEYS_DISJOINT;
+	return lt_key_filter_overlap(a, b) != LT_KEYS_DISJOINT;
 }
 
 /* Does write w meet coordinate x (a write or a dependency of the other side)? */

@@ -49,14 +49,12 @@
 
 #include <roaring/roaring.h>
 
+#include "lt_keys.h"
 #include "lt_status.h"
 
 struct lt_dataset;
 struct Lt__Pb__Transaction;
 struct Lt__Pb__DataFragment;
-
-/* A set of inserted keys' hashes (lt_keys.h); opaque here. */
-typedef struct lt_key_filter lt_key_filter;
 
 typedef enum lt_action_kind
 {
@@ -69,7 +67,8 @@ typedef enum lt_action_kind
 	LT_ACT_ADD_INDEX,			/* an index (segment) of that name, replacing one of the same name */
 	LT_ACT_REMOVE_INDEX,
 	LT_ACT_UPDATE_CONFIG,		/* a table config key set (value) or removed (value NULL) */
-	LT_ACT_ASSERT_UNIQUE_KEYS,	/* precondition: the keys in the filter did not exist */
+	LT_ACT_UPDATE_FIELD_METADATA,	/* metadata of some fields changed (where a primary key is marked) */
+	LT_ACT_ASSERT_UNIQUE_KEYS,	/* precondition: the keys in the filter (NULL: every key) did not exist */
 	LT_ACT_ASSERT_NO_MATCHING_INSERTS,	/* precondition: no row matching a replace's predicate was added */
 	LT_ACT_UNINTERPRETED		/* a lifted operation this library cannot interpret */
 } lt_action_kind;
@@ -84,7 +83,8 @@ typedef struct lt_action
 	uint64_t	fragment;		/* the fragment it acts on; ADD_FRAGMENT: the id it gets (provisional) */
 	uint64_t	physical_rows;	/* ADD_FRAGMENT */
 	char	   *path;			/* ADD_FRAGMENT / ADD_DATA_FILE: the (first) data file, the fragment's identity */
-	int32_t    *fields;			/* ADD_FRAGMENT / ADD_DATA_FILE: fields in the file(s); ADD_INDEX: indexed fields */
+	int32_t    *fields;			/* ADD_FRAGMENT / ADD_DATA_FILE: fields in the file(s); ADD_INDEX: indexed fields;
+								 * UPDATE_FIELD_METADATA: the fields */
 	size_t		n_fields;
 	roaring_bitmap_t *rows;		/* SET_DELETION_FILE: the rows it deletes (owned); NULL: unknown, all */
 	uint64_t   *frags;			/* ADD_INDEX: covered fragments; REWRITE_FRAGMENTS: the old fragments */
@@ -93,8 +93,8 @@ typedef struct lt_action
 	char	   *value;			/* UPDATE_CONFIG: the new value, NULL to remove the key */
 	bool		moved;			/* ADD_FRAGMENT: rows moved by a rewrite, not inserted (no INSERT marker) */
 	bool		new_layout;		/* SET_DELETION_FILE (lifted): the fragment's data files changed too */
-	const lt_key_filter *keys;	/* ADD_FRAGMENT: the inserted keys (NULL: unknown); ASSERT_UNIQUE_KEYS: the claim.
-								 * Borrowed: the transaction that made the composite owns the filter. */
+	lt_key_filter *keys;		/* ADD_FRAGMENT: the inserted keys (NULL: unknown); ASSERT_UNIQUE_KEYS: the claim.
+								 * Borrowed (a lifted composite owns its own: owns_keys) */
 	const char *what;			/* UNINTERPRETED: the operation's name */
 } lt_action;
 
@@ -112,6 +112,8 @@ typedef struct lt_composite
 	lt_user_action *users;
 	size_t		n_users, cap_users;
 	const char *op;				/* lifted: the legacy operation's name ("Append", ...); ours: NULL */
+	lt_key_filter **owned_keys;	/* filters a lifted composite decoded (freed with it) */
+	size_t		n_owned_keys;
 } lt_composite;
 
 void		lt_composite_init(lt_composite *c);
@@ -121,7 +123,7 @@ lt_code		lt_composite_begin(lt_composite *c, const char *what, lt_error *err);
 
 /* Constructors (copy their arguments; `rows` and `keys` as in lt_action). */
 lt_code		lt_add_fragment(lt_composite *c, uint64_t id, uint64_t physical_rows, const char *path,
-							const int32_t *fields, size_t n_fields, bool moved, const lt_key_filter *keys,
+							const int32_t *fields, size_t n_fields, bool moved, lt_key_filter *keys,
 							lt_error *err);
 lt_code		lt_add_data_file(lt_composite *c, uint64_t fragment, const char *path, const int32_t *fields,
 							 size_t n_fields, lt_error *err);
@@ -134,7 +136,9 @@ lt_code		lt_add_index(lt_composite *c, const char *name, const int32_t *fields, 
 						 const uint64_t *covered, size_t n_covered, lt_error *err);
 lt_code		lt_remove_index(lt_composite *c, const char *name, lt_error *err);
 lt_code		lt_update_config(lt_composite *c, const char *key, const char *value, lt_error *err);
-lt_code		lt_assert_unique_keys(lt_composite *c, const lt_key_filter *keys, lt_error *err);
+lt_code		lt_update_field_metadata(lt_composite *c, const int32_t *fields, size_t n_fields, lt_error *err);
+/* keys NULL: a claim about every key (a primary key being set: no row may be added meanwhile) */
+lt_code		lt_assert_unique_keys(lt_composite *c, lt_key_filter *keys, lt_error *err);
 lt_code		lt_assert_no_matching_inserts(lt_composite *c, lt_error *err);
 lt_code		lt_uninterpreted(lt_composite *c, const char *what, lt_error *err);
 
@@ -163,7 +167,7 @@ typedef struct lt_coord
 	int32_t		field;			/* DATA, FIELD, FIELD_META; -1: every field */
 	const roaring_bitmap_t *rows;	/* ROWS: NULL = all rows */
 	const char *name;			/* INDEX, CONFIG */
-	const lt_key_filter *keys;	/* INSERT (NULL: unknown keys), KEYS */
+	lt_key_filter *keys;		/* INSERT (NULL: unknown keys), KEYS */
 	size_t		action;			/* the action it comes from (index into the composite) */
 } lt_coord;
 
@@ -195,19 +199,6 @@ bool		lt_conflicts(const lt_footprint *a, const lt_footprint *b, lt_clash *why);
  * (lt_conflicts is the first of these.)
  */
 bool		lt_next_clash(const lt_footprint *a, const lt_footprint *b, size_t *cursor, lt_clash *why);
-
-/*
- * How two key filters compare (lt_keys.h's answer; until a comparison is installed, every
- * pair is incomparable — the safe answer).
- */
-typedef enum lt_keys_overlap
-{
-	LT_KEYS_DISJOINT,
-	LT_KEYS_OVERLAP,
-	LT_KEYS_INCOMPARABLE
-} lt_keys_overlap;
-typedef lt_keys_overlap (*lt_keys_compare_fn) (const lt_key_filter *a, const lt_key_filter *b);
-extern lt_keys_compare_fn lt_action_keys_compare;
 
 /*
  * The clash as a sentence for an error message: "concurrent commit (version V of NAME, a

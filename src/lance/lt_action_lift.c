@@ -20,6 +20,13 @@
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
 
+/* Does the operation carry fields this library does not know? */
+static bool
+has_unknown(const ProtobufCMessage *m)
+{
+	return m && m->n_unknown_fields > 0;
+}
+
 static const Lt__Pb__DataFragment *
 prev_fragment(const lt_dataset *ds, uint64_t id)
 {
@@ -56,9 +63,10 @@ same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b)
 	return true;
 }
 
-/* New fragments as ADD_FRAGMENT actions (fields: every field id their files hold). */
+/* New fragments as ADD_FRAGMENT actions (fields: every field id their files hold; keys: what they inserted). */
 static lt_code
-add_fragments(lt_composite *c, Lt__Pb__DataFragment *const *frags, size_t n, bool moved, lt_error *err)
+add_fragments(lt_composite *c, Lt__Pb__DataFragment *const *frags, size_t n, bool moved, lt_key_filter *keys,
+			  lt_error *err)
 {
 	for (size_t i = 0; i < n; i++)
 	{
@@ -77,7 +85,7 @@ add_fragments(lt_composite *c, Lt__Pb__DataFragment *const *frags, size_t n, boo
 				if (f->files[k]->fields[j] >= 0)
 					fields[nf++] = f->files[k]->fields[j];
 		rc = lt_add_fragment(c, f->id, f->physical_rows, f->n_files ? f->files[0]->path : "", fields, nf, moved,
-							 NULL, err);
+							 keys, err);
 		lt_free(fields);
 		LT_TRY(rc);
 	}
@@ -176,18 +184,68 @@ lift_rewrite(const Lt__Pb__Transaction__Rewrite *rw, lt_composite *c, lt_error *
 	rc = lt_rewrite_fragments(c, old, n, err);
 	lt_free(old);
 	LT_TRY(rc);
-	LT_TRY(add_fragments(c, rw->new_fragments, rw->n_new_fragments, true, err));
+	LT_TRY(add_fragments(c, rw->new_fragments, rw->n_new_fragments, true, NULL, err));
 	for (size_t g = 0; g < rw->n_groups; g++)
-		LT_TRY(add_fragments(c, rw->groups[g]->new_fragments, rw->groups[g]->n_new_fragments, true, err));
+		LT_TRY(add_fragments(c, rw->groups[g]->new_fragments, rw->groups[g]->n_new_fragments, true, NULL, err));
 	return LT_OK;
 }
 
-/* Does the operation carry fields this library does not know? */
-static bool
-has_unknown(const ProtobufCMessage *m)
+/* A committed Update's inserted_rows, owned by the composite (a filter that does not decode: fail closed). */
+static lt_code
+lift_keys(const Lt__Pb__Transaction__KeyExistenceFilter *pb, lt_composite *c, lt_key_filter **out,
+		  bool *uninterpretable, lt_error *err)
 {
-	return m && m->n_unknown_fields > 0;
+	lt_key_filter **owned;
+	lt_error	ignore;
+
+	*out = NULL;
+	if (has_unknown(&pb->base) || lt_key_filter_from_pb(pb, out, &ignore) != LT_OK)
+	{
+		*uninterpretable = true;
+		return LT_OK;
+	}
+	if (!(owned = lt_realloc(c->owned_keys, (c->n_owned_keys + 1) * sizeof(lt_key_filter *))))
+	{
+		lt_key_filter_free(*out);
+		*out = NULL;
+		return lt_nomem(err);
+	}
+	c->owned_keys = owned;
+	c->owned_keys[c->n_owned_keys++] = *out;
+	return LT_OK;
 }
+
+/*
+ * Field metadata updates: the fields' metadata changed; when that is the primary key's mark, the
+ * commit also claimed that no key was duplicated (lt_set_primary_key checked the rows it read),
+ * which any concurrent insert voids.
+ */
+static lt_code
+lift_field_metadata(const Lt__Pb__Transaction__UpdateConfig *uc, lt_composite *c, lt_error *err)
+{
+	int32_t    *fields = lt_malloc(uc->n_field_metadata_updates * sizeof(int32_t));
+	bool		key = false;
+	lt_code		rc;
+
+	if (!fields)
+		return lt_nomem(err);
+	for (size_t i = 0; i < uc->n_field_metadata_updates; i++)
+	{
+		const Lt__Pb__Transaction__UpdateMap *m = uc->field_metadata_updates[i]->value;
+
+		fields[i] = (int32_t) uc->field_metadata_updates[i]->key;
+		key |= !m || m->has_replace;
+		for (size_t k = 0; m && k < m->n_update_entries; k++)
+			key |= !m->update_entries[k]->key ||
+				strncmp(m->update_entries[k]->key, LT_PK_METADATA_KEY, strlen(LT_PK_METADATA_KEY)) == 0;
+	}
+	rc = lt_update_field_metadata(c, fields, uc->n_field_metadata_updates, err);
+	lt_free(fields);
+	if (rc == LT_OK && key)
+		rc = lt_assert_unique_keys(c, NULL, err);
+	return rc;
+}
+
 
 lt_code
 lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *out, lt_error *err)
@@ -211,7 +269,7 @@ lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *
 				break;
 			rc = lt_composite_begin(out, "append", err);
 			if (rc == LT_OK)
-				rc = add_fragments(out, tx->append->fragments, tx->append->n_fragments, false, err);
+				rc = add_fragments(out, tx->append->fragments, tx->append->n_fragments, false, NULL, err);
 			break;
 		case LT__PB__TRANSACTION__OPERATION_DELETE:
 			if ((uninterpretable = has_unknown(&tx->delete_->base)))
@@ -224,6 +282,7 @@ lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *
 		case LT__PB__TRANSACTION__OPERATION_UPDATE:
 			{
 				const Lt__Pb__Transaction__Update *u = tx->update;
+				lt_key_filter *keys = NULL;
 
 				/* columns rewritten in place, or fields this library does not know (a key filter, offsets) */
 				if ((uninterpretable = has_unknown(&u->base) ||
@@ -237,8 +296,13 @@ lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *
 				for (size_t i = 0; rc == LT_OK && u->n_fields_modified && i < u->n_updated_fragments; i++)
 					rc = lt_add_data_file(out, u->updated_fragments[i]->id, NULL, (const int32_t *) u->fields_modified,
 										  u->n_fields_modified, err);
+				/* a keyed insert: its rows' keys, and its claim that they are new */
+				if (rc == LT_OK && u->inserted_rows)
+					rc = lift_keys(u->inserted_rows, out, &keys, &uninterpretable, err);
+				if (rc == LT_OK && keys)
+					rc = lt_assert_unique_keys(out, keys, err);
 				if (rc == LT_OK)
-					rc = add_fragments(out, u->new_fragments, u->n_new_fragments, false, err);
+					rc = add_fragments(out, u->new_fragments, u->n_new_fragments, false, keys, err);
 				break;
 			}
 		case LT__PB__TRANSACTION__OPERATION_OVERWRITE:
@@ -246,7 +310,7 @@ lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *
 			if (rc == LT_OK)
 				rc = lt_replace_all(out, err);
 			if (rc == LT_OK)
-				rc = add_fragments(out, tx->overwrite->fragments, tx->overwrite->n_fragments, false, err);
+				rc = add_fragments(out, tx->overwrite->fragments, tx->overwrite->n_fragments, false, NULL, err);
 			break;
 		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
 			if ((uninterpretable = has_unknown(&tx->create_index->base)))
@@ -278,6 +342,8 @@ lt_lift(const Lt__Pb__Transaction *tx, const lt_lift_source *src, lt_composite *
 										  ? uc->upsert_values[i]->value : "", err);
 				for (size_t i = 0; rc == LT_OK && i < uc->n_delete_keys; i++)
 					rc = lt_update_config(out, uc->delete_keys[i], NULL, err);
+				if (rc == LT_OK && uc->n_field_metadata_updates)
+					rc = lift_field_metadata(uc, out, err);
 				break;
 			}
 		default:

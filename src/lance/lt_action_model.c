@@ -488,6 +488,7 @@ lt_apply(lt_model *m, const lt_composite *c, lt_error *err)
 			case LT_ACT_UPDATE_CONFIG:
 				rc = set_config(m, a->name, a->value, err);
 				break;
+			case LT_ACT_UPDATE_FIELD_METADATA:	/* the model keeps no schema */
 			case LT_ACT_ASSERT_UNIQUE_KEYS:
 			case LT_ACT_ASSERT_NO_MATCHING_INSERTS:
 				break;			/* preconditions on values: nothing in the manifest */

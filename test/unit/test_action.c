@@ -19,29 +19,34 @@
 
 static lt_error err;
 
-/* Key filters for the tests: small exact sets (lt_keys.h provides the real ones). */
-struct lt_key_filter
-{
-	int			n;
-	uint64_t	keys[8];
-};
+/* Key filters for the tests: exact sets of small integer keys over one key field. */
+static lt_key_filter *K1, *K2, *K3, *KX;	/* K2 overlaps K1; K3 is disjoint from both; KX: another key field */
 
-static lt_keys_overlap
-test_compare(const lt_key_filter *a, const lt_key_filter *b)
+static lt_key_filter *
+keyset(int32_t field, int n, const int64_t *keys)
 {
-	if (a->n < 0 || b->n < 0)
-		return LT_KEYS_INCOMPARABLE;
-	for (int i = 0; i < a->n; i++)
-		for (int j = 0; j < b->n; j++)
-			if (a->keys[i] == b->keys[j])
-				return LT_KEYS_OVERLAP;
-	return LT_KEYS_DISJOINT;
+	lt_key_filter *f = NULL;
+	lt_key_buf b = {0};
+
+	CHECK_OK(lt_key_filter_new(LT_KEY_FILTER_EXACT, &field, 1, &f, &err), err);
+	for (int i = 0; f && i < n; i++)
+	{
+		lt_key_buf_reset(&b);
+		CHECK_OK(lt_key_buf_add_int64(&b, keys[i], false, &err), err);
+		CHECK_OK(lt_key_filter_add(f, b.data, b.len, &err), err);
+	}
+	lt_key_buf_free(&b);
+	return f;
 }
 
-static lt_key_filter K1 = {2, {1, 2}};
-static lt_key_filter K2 = {2, {2, 5}};			/* overlaps K1 */
-static lt_key_filter K3 = {2, {7, 8}};			/* disjoint from K1 and K2 */
-static lt_key_filter KX = {-1, {0}};			/* other parameters: comparable with nothing */
+static void
+keys_init(void)
+{
+	K1 = keyset(1, 2, (int64_t[]) {1, 2});
+	K2 = keyset(1, 2, (int64_t[]) {2, 5});
+	K3 = keyset(1, 2, (int64_t[]) {7, 8});
+	KX = keyset(2, 1, (int64_t[]) {9});
+}
 
 static roaring_bitmap_t *
 rows_of(const uint32_t *r, size_t n)
@@ -76,7 +81,7 @@ make_single(int k, lt_composite *c)
 	switch (k)
 	{
 		case P_INS: CHECK_OK(lt_add_fragment(c, 10, 5, "new.lance", f12, 2, false, NULL, &err), err); break;
-		case P_INSK1: CHECK_OK(lt_add_fragment(c, 10, 5, "k.lance", f12, 2, false, &K1, &err), err); break;
+		case P_INSK1: CHECK_OK(lt_add_fragment(c, 10, 5, "k.lance", f12, 2, false, K1, &err), err); break;
 		case P_MOVED: CHECK_OK(lt_add_fragment(c, 10, 5, "mv.lance", f12, 2, true, NULL, &err), err); break;
 		case P_DATA01: CHECK_OK(lt_add_data_file(c, 0, "x1.lance", f1, 1, &err), err); break;
 		case P_DEL0A: CHECK_OK(lt_set_deletion_file(c, 0, rows_of((uint32_t[]) {1, 2}, 2), &err), err); break;
@@ -90,8 +95,8 @@ make_single(int k, lt_composite *c)
 		case P_RMIDXI: CHECK_OK(lt_remove_index(c, "i", &err), err); break;
 		case P_CFGA: CHECK_OK(lt_update_config(c, "a", "1", &err), err); break;
 		case P_CFGB: CHECK_OK(lt_update_config(c, "b", NULL, &err), err); break;
-		case P_KEYS1: CHECK_OK(lt_assert_unique_keys(c, &K1, &err), err); break;
-		case P_KEYS3: CHECK_OK(lt_assert_unique_keys(c, &K3, &err), err); break;
+		case P_KEYS1: CHECK_OK(lt_assert_unique_keys(c, K1, &err), err); break;
+		case P_KEYS3: CHECK_OK(lt_assert_unique_keys(c, K3, &err), err); break;
 		case P_PRED: CHECK_OK(lt_assert_no_matching_inserts(c, &err), err); break;
 		case P_UNINT: CHECK_OK(lt_uninterpreted(c, "Merge", &err), err); break;
 	}
@@ -129,7 +134,6 @@ TEST(pair_table)
 	lt_composite c[N_P];
 	lt_footprint f[N_P];
 
-	lt_action_keys_compare = test_compare;
 	for (int k = 0; k < N_P; k++)
 	{
 		make_single(k, &c[k]);
@@ -161,17 +165,16 @@ TEST(pair_table)
 TEST(key_claims)
 {
 	static const int32_t f1[] = {1};
-	const lt_key_filter *ins[] = {NULL, &K1, &K2, &K3, &KX};
+	lt_key_filter *ins[] = {NULL, K1, K2, K3, KX};
 	const char *want = "xxx.x";		/* vs a claim on K1: unknown, same, overlapping, disjoint, incomparable */
 	lt_composite claim, insert;
 	lt_footprint fc, fi;
 	lt_clash why;
 	char		msg[512];
 
-	lt_action_keys_compare = test_compare;
 	lt_composite_init(&claim);
-	CHECK_OK(lt_assert_unique_keys(&claim, &K1, &err), err);
-	CHECK_OK(lt_add_fragment(&claim, 3, 2, "mine.lance", f1, 1, false, &K1, &err), err);
+	CHECK_OK(lt_assert_unique_keys(&claim, K1, &err), err);
+	CHECK_OK(lt_add_fragment(&claim, 3, 2, "mine.lance", f1, 1, false, K1, &err), err);
 	CHECK_OK(lt_footprint_of(&claim, &fc, &err), err);
 	for (int i = 0; i < 5; i++)
 	{
@@ -190,15 +193,13 @@ TEST(key_claims)
 		lt_footprint_clear(&fi);
 		lt_composite_clear(&insert);
 	}
-	/* without a comparison installed every pair of filters is incomparable: a conflict */
-	lt_action_keys_compare = NULL;
+	/* a claim on every key (a primary key being set) meets any insert, even a keyed one */
 	lt_composite_init(&insert);
-	CHECK_OK(lt_add_fragment(&insert, 3, 2, "t.lance", f1, 1, false, &K3, &err), err);
+	CHECK_OK(lt_assert_unique_keys(&insert, NULL, &err), err);
 	CHECK_OK(lt_footprint_of(&insert, &fi, &err), err);
-	CHECK(lt_conflicts(&fc, &fi, NULL));
+	CHECK(lt_conflicts(&fc, &fi, NULL) && lt_conflicts(&fi, &fc, NULL));
 	lt_footprint_clear(&fi);
 	lt_composite_clear(&insert);
-	lt_action_keys_compare = test_compare;
 	lt_footprint_clear(&fc);
 	lt_composite_clear(&claim);
 }
@@ -246,7 +247,7 @@ TEST(footprints)
 	lt_composite_clear(&c);
 	make_single(P_INSK1, &c);
 	CHECK_OK(lt_footprint_of(&c, &f, &err), err);
-	CHECK(f.n_writes == 1 && f.writes[0].kind == LT_CO_INSERT && f.writes[0].keys == &K1 &&
+	CHECK(f.n_writes == 1 && f.writes[0].kind == LT_CO_INSERT && f.writes[0].keys == K1 &&
 		  f.writes[0].fragment == 10);
 	lt_footprint_clear(&f);
 	lt_composite_clear(&c);
@@ -476,7 +477,31 @@ TEST(lift_operations)
 		CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
 		CHECK(c.n_actions == 1 && c.actions[0].kind == LT_ACT_UNINTERPRETED);
 		lt_composite_clear(&c);
-		/* a field this library does not know (a newer writer's, e.g. a key filter): fail closed */
+		/* a keyed insert: the filter goes on its new fragments, with its claim that the keys are new */
+		{
+			lt_key_filter_pb kpb;
+
+			u.has_update_mode = false;
+			lt_key_filter_to_pb(K1, &kpb);
+			u.inserted_rows = &kpb.msg;
+			CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
+			CHECK(c.n_owned_keys == 1 && count_actions(&c, LT_ACT_ASSERT_UNIQUE_KEYS) == 1);
+			CHECK(c.actions[c.n_actions - 1].kind == LT_ACT_ADD_FRAGMENT && c.actions[c.n_actions - 1].keys == c.owned_keys[0]);
+			CHECK(lt_key_filter_overlap(c.owned_keys[0], K1) == LT_KEYS_OVERLAP &&
+				  lt_key_filter_overlap(c.owned_keys[0], K3) == LT_KEYS_DISJOINT);
+			lt_composite_clear(&c);
+			/* a filter that does not decode: fail closed */
+			kpb.bloom.has_bitmap = true;
+			kpb.bloom.bitmap.len = 5;
+			kpb.bloom.bitmap.data = (uint8_t *) "xxxxx";
+			kpb.msg.data_case = LT__PB__TRANSACTION__KEY_EXISTENCE_FILTER__DATA_BLOOM;
+			kpb.msg.bloom = &kpb.bloom;
+			CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
+			CHECK(c.n_actions == 1 && c.actions[0].kind == LT_ACT_UNINTERPRETED && c.n_owned_keys == 0);
+			lt_composite_clear(&c);
+			u.inserted_rows = NULL;
+		}
+		/* a field this library does not know (a newer writer's): fail closed */
 		{
 			uint8_t		buf[256];
 			size_t		len;
@@ -484,7 +509,7 @@ TEST(lift_operations)
 
 			u.has_update_mode = false;
 			len = protobuf_c_message_pack(&u.base, buf);
-			buf[len++] = (8 << 3) | 2;	/* field 8, length-delimited, empty */
+			buf[len++] = (9 << 3) | 2;	/* field 9 (a newer Lance's offsets), length-delimited, empty */
 			buf[len++] = 0;
 			withx = (Lt__Pb__Transaction__Update *) protobuf_c_message_unpack(&lt__pb__transaction__update__descriptor, NULL, len, buf);
 			CHECK(withx && withx->base.n_unknown_fields == 1);
@@ -578,6 +603,45 @@ TEST(lift_operations)
 		CHECK(c.n_actions == 2 && c.actions[0].kind == LT_ACT_UPDATE_CONFIG && strcmp(c.actions[0].value, "v") == 0 &&
 			  c.actions[1].value == NULL && strcmp(c.actions[1].name, "gone") == 0);
 		lt_composite_clear(&c);
+		/* field metadata: the primary key's mark also claims every key (lt_set_primary_key) */
+		{
+			Lt__Pb__Transaction__UpdateConfig fm = LT__PB__TRANSACTION__UPDATE_CONFIG__INIT;
+			Lt__Pb__Transaction__UpdateConfig__FieldMetadataUpdatesEntry fe = LT__PB__TRANSACTION__UPDATE_CONFIG__FIELD_METADATA_UPDATES_ENTRY__INIT;
+			Lt__Pb__Transaction__UpdateConfig__FieldMetadataUpdatesEntry *fes[1] = {&fe};
+			Lt__Pb__Transaction__UpdateMap um = LT__PB__TRANSACTION__UPDATE_MAP__INIT;
+			Lt__Pb__Transaction__UpdateMapEntry me = LT__PB__TRANSACTION__UPDATE_MAP_ENTRY__INIT;
+			Lt__Pb__Transaction__UpdateMapEntry *mes[1] = {&me};
+			lt_footprint fp, fi;
+			lt_composite ins;
+
+			me.key = LT_PK_POSITION_METADATA_KEY;
+			me.value = "1";
+			um.n_update_entries = 1;
+			um.update_entries = mes;
+			fe.has_key = true;
+			fe.key = 3;
+			fe.value = &um;
+			fm.n_field_metadata_updates = 1;
+			fm.field_metadata_updates = fes;
+			tx.update_config = &fm;
+			CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
+			CHECK(c.n_actions == 2 && c.actions[0].kind == LT_ACT_UPDATE_FIELD_METADATA && c.actions[0].fields[0] == 3 &&
+				  c.actions[1].kind == LT_ACT_ASSERT_UNIQUE_KEYS && c.actions[1].keys == NULL);
+			/* ... so a concurrent keyed insert conflicts both ways */
+			make_single(P_INSK1, &ins);
+			CHECK_OK(lt_footprint_of(&c, &fp, &err), err);
+			CHECK_OK(lt_footprint_of(&ins, &fi, &err), err);
+			CHECK(lt_conflicts(&fp, &fi, NULL) && lt_conflicts(&fi, &fp, NULL));
+			lt_footprint_clear(&fp);
+			lt_footprint_clear(&fi);
+			lt_composite_clear(&ins);
+			lt_composite_clear(&c);
+			/* other metadata: only the fields' metadata */
+			me.key = "comment";
+			CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
+			CHECK(c.n_actions == 1 && c.actions[0].kind == LT_ACT_UPDATE_FIELD_METADATA);
+			lt_composite_clear(&c);
+		}
 		tx.operation_case = LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS;
 		tx.reserve_fragments = &rf;
 		CHECK_OK(lt_lift(&tx, &src, &c, &err), err);
@@ -637,9 +701,9 @@ TEST(lowering)
 	CHECK(lt_lower_op(&c) == LT_LOWER_UPDATE);
 	lt_composite_clear(&c);
 	/* inserts alone are an Append; with a key claim an Update (Lance carries the filter there) */
-	CHECK_OK(lt_add_fragment(&c, 5, 1, "a", NULL, 0, false, &K1, &err), err);
+	CHECK_OK(lt_add_fragment(&c, 5, 1, "a", NULL, 0, false, K1, &err), err);
 	CHECK(lt_lower_op(&c) == LT_LOWER_APPEND);
-	CHECK_OK(lt_assert_unique_keys(&c, &K1, &err), err);
+	CHECK_OK(lt_assert_unique_keys(&c, K1, &err), err);
 	CHECK(lt_lower_op(&c) == LT_LOWER_UPDATE);
 	/* an index build cannot ride along with data changes */
 	CHECK_OK(lt_add_index(&c, "i", NULL, 0, NULL, 0, &err), err);
@@ -786,7 +850,7 @@ pick(uint64_t n)
 	return unit_xorshift(&rng) % n;
 }
 
-static lt_key_filter prop_keys[4] = {{1, {1}}, {1, {2}}, {2, {1, 3}}, {1, {4}}};
+static lt_key_filter *prop_keys[4];
 
 /* A random user action of ours on base model m. */
 static void
@@ -883,7 +947,7 @@ random_user_action(const lt_model *m, lt_composite *c)
 			break;
 		case 8:				/* a keyed insert */
 			{
-				const lt_key_filter *kf = &prop_keys[pick(4)];
+				lt_key_filter *kf = prop_keys[pick(4)];
 
 				CHECK_OK(lt_composite_begin(c, "keyed insert", &err), err);
 				CHECK_OK(lt_assert_unique_keys(c, kf, &err), err);
@@ -940,7 +1004,11 @@ TEST(property_commute)
 {
 	int			tested = 0, commuting = 0, conflicting = 0;
 
-	lt_action_keys_compare = test_compare;
+	prop_keys[0] = keyset(1, 1, (int64_t[]) {1});
+	prop_keys[1] = keyset(1, 1, (int64_t[]) {2});
+	prop_keys[2] = keyset(1, 2, (int64_t[]) {1, 3});
+	prop_keys[3] = keyset(1, 1, (int64_t[]) {4});
+
 	for (int round = 0; round < 4000; round++)
 	{
 		lt_model base, ab, ba;
@@ -1006,11 +1074,14 @@ TEST(property_commute)
 	CHECK(commuting > tested / 5);
 	CHECK(conflicting > tested / 5);
 	fprintf(stderr, "     property: %d pairs, %d commute, %d conflict\n", tested, commuting, conflicting);
+	for (int i = 0; i < 4; i++)
+		lt_key_filter_free(prop_keys[i]);
 }
 
 int
 main(void)
 {
+	keys_init();
 	RUN(pair_table);
 	RUN(key_claims);
 	RUN(footprints);
@@ -1019,5 +1090,9 @@ main(void)
 	RUN(lowering);
 	RUN(apply_actions);
 	RUN(property_commute);
+	lt_key_filter_free(K1);
+	lt_key_filter_free(K2);
+	lt_key_filter_free(K3);
+	lt_key_filter_free(KX);
 	return unit_report("actions");
 }
