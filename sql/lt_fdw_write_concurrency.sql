@@ -2,7 +2,8 @@
 -- lt_fdw_write_concurrency: two sessions writing one dataset (the second through dblink, with the
 -- steps interleaved deterministically): concurrent appends both land (the later commit rebases),
 -- deletes of different rows both land, deletes of the same row fail the later commit with 40001;
--- then the reference Lance engine (test/pg/ops/write-*.json, run with \!) as the concurrent writer.
+-- then the reference Lance engine (test/pg/ops/write-*.json, run with \!) as the concurrent writer, also with
+-- operations lt_fdw cannot lift (a Merge, a Project), which fail the commit closed.
 --
 -- (an earlier suite may have left the extension installed)
 SET client_min_messages = warning;
@@ -102,6 +103,23 @@ DELETE FROM cc WHERE id = 50020;
 COMMIT;
 \set VERBOSITY default
 SELECT count(*) FROM cc WHERE id = 50020;
+-- the engine commits what lt_fdw cannot lift (its addColumns is a Merge, its dropColumns a Project) while a
+-- session has changes pending: the commit fails closed with 40001 naming the engine's version
+SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+SELECT dblink_connect('s3', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+SELECT dblink_exec('s3', 'BEGIN');
+SELECT dblink_exec('s3', $$INSERT INTO cc VALUES (50030, 'before the merge')$$);
+\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-add-column.json" >/dev/null
+SELECT w_try($$SELECT dblink_exec('s3', 'COMMIT')$$);
+SELECT dblink_exec('s3', 'BEGIN');
+SELECT dblink_exec('s3', $$DELETE FROM cc WHERE id = 50010$$);
+\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-drop-column.json" >/dev/null
+SELECT w_try($$SELECT dblink_exec('s3', 'COMMIT')$$);
+SELECT dblink_disconnect('s3');
+-- nothing of the session's was committed; only the engine's two versions were added
+SELECT count(*) FILTER (WHERE id = 50030) AS inserted, count(*) FILTER (WHERE id = 50010) AS kept FROM cc;
+SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
 -- ---- cleanup --------------------------------------------------------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "lt_action.h"
 #include "lt_alloc.h"
+#include "lt_keys.h"
 #include "lt_random.h"
 #include "lt_roaring.h"
 #include "lt_rowids.h"
@@ -43,7 +45,8 @@ typedef enum jkind
 {
 	J_ADD,
 	J_DELETE,
-	J_REMOVE
+	J_REMOVE,
+	J_KEYS						/* lt_txn_assert_unique_keys */
 } jkind;
 
 typedef struct jentry
@@ -51,6 +54,7 @@ typedef struct jentry
 	jkind		kind;
 	uint64_t	frag_id;
 	roaring_bitmap_t *rows;		/* J_DELETE */
+	lt_key_filter *keys;		/* J_KEYS (owned) */
 } jentry;
 
 /* Row id -> the version that created it, for rows this transaction deletes (they may move). */
@@ -499,6 +503,7 @@ journal(lt_txn *t, jkind kind, uint64_t frag_id, roaring_bitmap_t *rows, lt_erro
 	t->log[t->n_log].kind = kind;
 	t->log[t->n_log].frag_id = frag_id;
 	t->log[t->n_log].rows = rows;
+	t->log[t->n_log].keys = NULL;
 	t->n_log++;
 	invalidate(t);
 	return LT_OK;
@@ -708,6 +713,37 @@ lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err)
 	return journal(t, J_REMOVE, fragment_id, NULL, err);
 }
 
+lt_code
+lt_txn_assert_unique_keys(lt_txn *t, lt_key_filter *filter, lt_error *err)
+{
+	lt_code		rc;
+
+	if (t->broken)
+	{
+		lt_key_filter_free(filter);
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	}
+	if (!filter)
+		return lt_error_set(err, LT_EINVALID, "a unique-key assertion on %s needs a key filter", t->name);
+	if ((rc = journal(t, J_KEYS, 0, NULL, err)) != LT_OK)
+	{
+		lt_key_filter_free(filter);
+		return rc;
+	}
+	t->log[t->n_log - 1].keys = filter;
+	return LT_OK;
+}
+
+/* The transaction's key claim: the newest assertion still in the journal, or NULL. */
+static lt_key_filter *
+asserted_keys(const lt_txn *t)
+{
+	for (size_t i = t->n_log; i > 0; i--)
+		if (t->log[i - 1].kind == J_KEYS)
+			return t->log[i - 1].keys;
+	return NULL;
+}
+
 bool
 lt_txn_is_empty(const lt_txn *t)
 {
@@ -740,6 +776,7 @@ lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err)
 		}
 		if (j->rows)
 			roaring_bitmap_free(j->rows);
+		lt_key_filter_free(j->keys);
 	}
 	if (t->last_mark > mark)
 		t->last_mark = mark;
@@ -807,7 +844,7 @@ settle(lt_txn *t, lt_error *err)
 		return LT_OK;
 	changes_free(t);
 	for (size_t i = 0; i < t->n_log; i++)
-		n += t->log[i].kind != J_ADD;
+		n += t->log[i].kind == J_DELETE || t->log[i].kind == J_REMOVE;
 	if (n == 0)
 	{
 		t->settled = true;
@@ -820,7 +857,7 @@ settle(lt_txn *t, lt_error *err)
 		jentry	   *j = &t->log[i];
 		change	   *c;
 
-		if (j->kind == J_ADD)
+		if (j->kind == J_ADD || j->kind == J_KEYS)
 			continue;
 		if (!(c = find_change(t, j->frag_id)))
 		{
@@ -980,15 +1017,6 @@ lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err)
 
 /* ---- conflicts with concurrent commits ------------------------------------ */
 
-/* A committed transaction's operation for messages ("unknown operation" when unreadable or unknown). */
-static const char *
-op_name(const Lt__Pb__Transaction *tx)
-{
-	const char *name = lt_transaction_op_name(tx);
-
-	return name && strcmp(name, "Unknown") != 0 ? name : "unknown operation";
-}
-
 /* The transaction that made version ds: inline, else _transactions/<file>; NULL if neither parses. */
 static Lt__Pb__Transaction *
 transaction_of(lt_dataset *ds, bool *owned)
@@ -1019,24 +1047,6 @@ transaction_of(lt_dataset *ds, bool *owned)
 }
 
 static bool
-ids_contain(const uint64_t *ids, size_t n, uint64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (ids[i] == id)
-			return true;
-	return false;
-}
-
-static bool
-frags_contain(Lt__Pb__DataFragment *const *f, size_t n, uint64_t id)
-{
-	for (size_t i = 0; i < n; i++)
-		if (f[i]->id == id)
-			return true;
-	return false;
-}
-
-static bool
 same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b)
 {
 	if (a->n_files != b->n_files || a->physical_rows != b->physical_rows)
@@ -1048,103 +1058,134 @@ same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b)
 }
 
 /*
- * Is version v (committed after our base) compatible with our changes?
- * seen[i] holds the deleted rows of change i as of the previous version.
+ * The composite of what this transaction does, planned against its read version (its
+ * footprint decides the conflicts): deletions from the read version's fragments, the added
+ * fragments, the key claim, and a replace's predicate.
  */
 static lt_code
-check_concurrent(lt_txn *t, lt_dataset *v, roaring_bitmap_t **seen, lt_error *err)
+our_composite(lt_txn *t, const lt_commit_options *opts, lt_composite *out, lt_error *err)
 {
-	bool		owned;
-	Lt__Pb__Transaction *tx = transaction_of(v, &owned);
+	lt_key_filter *keys = asserted_keys(t);
 	lt_code		rc = LT_OK;
-	const uint64_t *gone_ids = NULL;
-	size_t		n_gone = 0;
-	Lt__Pb__DataFragment *const *upd = NULL;
-	size_t		n_upd = 0;
-	bool		touches = false;
 
-#define CONFLICT(...) do { rc = lt_error_set(err, LT_ECONFLICT, __VA_ARGS__); goto done; } while (0)
-	for (size_t i = 0; i < t->n_changes; i++)
-		touches |= t->changes[i].orig != NULL && !roaring_bitmap_is_empty(t->changes[i].ours);
-	if (!tx)
-		CONFLICT("version %llu of %s was committed concurrently and its transaction cannot be read",
-				 (unsigned long long) v->version, t->name);
-	switch (tx->operation_case)
+	lt_composite_init(out);
+	for (size_t i = 0; rc == LT_OK && i < t->n_changes; i++)
 	{
-		case LT__PB__TRANSACTION__OPERATION_APPEND:
-		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
-		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG:
-			goto done;
-		case LT__PB__TRANSACTION__OPERATION_DELETE:
-			gone_ids = tx->delete_->deleted_fragment_ids;
-			n_gone = tx->delete_->n_deleted_fragment_ids;
-			upd = tx->delete_->updated_fragments;
-			n_upd = tx->delete_->n_updated_fragments;
-			break;
-		case LT__PB__TRANSACTION__OPERATION_UPDATE:
-			gone_ids = tx->update->removed_fragment_ids;
-			n_gone = tx->update->n_removed_fragment_ids;
-			upd = tx->update->updated_fragments;
-			n_upd = tx->update->n_updated_fragments;
-			break;
-		case LT__PB__TRANSACTION__OPERATION_REWRITE:
-			for (size_t i = 0; i < t->n_changes; i++)
-			{
-				const change *c = &t->changes[i];
-				const Lt__Pb__Transaction__Rewrite *rw = tx->rewrite;
-				bool		hit = c->orig && frags_contain(rw->old_fragments, rw->n_old_fragments, c->id);
-
-				for (size_t g = 0; c->orig && g < rw->n_groups && !hit; g++)
-					hit = frags_contain(rw->groups[g]->old_fragments, rw->groups[g]->n_old_fragments, c->id);
-				if (hit && !roaring_bitmap_is_empty(c->ours))
-					CONFLICT("concurrent commit (version %llu of %s, a Rewrite) rewrote fragment %llu, which this transaction deletes from",
-							 (unsigned long long) v->version, t->name, (unsigned long long) c->id);
-			}
-			goto done;
-		default:
-			CONFLICT("concurrent commit (version %llu of %s, %s %s) conflicts with this transaction",
-					 (unsigned long long) v->version, t->name,
-					 tx->operation_case == LT__PB__TRANSACTION__OPERATION_OVERWRITE ? "an" : "a", op_name(tx));
-	}
-	if (!touches)
-		goto done;
-	for (size_t i = 0; i < t->n_changes; i++)
-	{
-		change	   *c = &t->changes[i];
-		const Lt__Pb__DataFragment *now;
+		const change *c = &t->changes[i];
 		roaring_bitmap_t *rows;
 
 		if (!c->orig || roaring_bitmap_is_empty(c->ours))
 			continue;
-		if (ids_contain(gone_ids, n_gone, c->id))
-			CONFLICT("concurrent commit (version %llu of %s, a %s) deleted every row of fragment %llu, which this transaction deletes from",
-					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
-		if (!frags_contain(upd, n_upd, c->id))
-			continue;
-		if (!(now = find_fragment(v, c->id)))
-			CONFLICT("concurrent commit (version %llu of %s, a %s) dropped fragment %llu, which this transaction deletes from",
-					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
-		if (!same_files(now, c->orig))
-			CONFLICT("concurrent commit (version %llu of %s, a %s) rewrote the data files of fragment %llu, which this transaction deletes from",
-					 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
-		if ((rc = load_dv(v, now, &rows, err)) != LT_OK)
-			goto done;
-		{
-			roaring_bitmap_t *fresh = roaring_bitmap_andnot(rows, seen[i]);
-			bool		clash = fresh && roaring_bitmap_intersect(fresh, c->ours);
-
-			if (fresh)
-				roaring_bitmap_free(fresh);
-			roaring_bitmap_free(seen[i]);
-			seen[i] = rows;
-			if (clash)
-				CONFLICT("concurrent commit (version %llu of %s, a %s) deleted or updated some of the same rows of fragment %llu",
-						 (unsigned long long) v->version, t->name, op_name(tx), (unsigned long long) c->id);
-		}
+		if (out->n_users == 0)
+			rc = lt_composite_begin(out, "delete", err);
+		if (rc != LT_OK)
+			break;
+		if (c->gone)
+			rc = lt_remove_fragment(out, c->id, err);
+		else if (!(rows = roaring_bitmap_copy(c->ours)))
+			rc = lt_nomem(err);
+		else
+			rc = lt_set_deletion_file(out, c->id, rows, err);
 	}
-done:
-#undef CONFLICT
+	if (rc == LT_OK && t->n_adds)
+		rc = lt_composite_begin(out, "insert", err);
+	for (size_t k = 0; rc == LT_OK && k < t->n_adds; k++)
+	{
+		const Lt__Pb__DataFragment *f = &t->adds[k]->frag;
+		change	   *c = change_of(t, f->id);
+
+		if (c && c->gone)
+			continue;
+		rc = lt_add_fragment(out, f->id, f->physical_rows, f->files[0]->path, f->files[0]->fields,
+							 f->files[0]->n_fields, false, keys, err);
+	}
+	if (rc == LT_OK && keys)
+		rc = lt_assert_unique_keys(out, keys, err);
+	if (rc == LT_OK && opts && opts->check_new_fragment)
+		rc = lt_assert_no_matching_inserts(out, err);
+	if (rc != LT_OK)
+		lt_composite_clear(out);
+	return rc;
+}
+
+/*
+ * Lifting's rows callback for the commit loop: the rows a committed Delete / Update newly
+ * deleted from a fragment this transaction deletes from (its deletion vector in that version
+ * less seen[i], what the versions before had); other fragments are "unknown" (we do not touch
+ * them, so it does not matter).
+ */
+typedef struct rows_ctx
+{
+	lt_txn	   *t;
+	lt_dataset *version;
+	roaring_bitmap_t **seen;
+} rows_ctx;
+
+static lt_code
+concurrent_rows(void *arg, const Lt__Pb__DataFragment *updated, roaring_bitmap_t **rows, lt_error *err)
+{
+	rows_ctx   *rc = arg;
+	change	   *c = change_of(rc->t, updated->id);
+	const Lt__Pb__DataFragment *now;
+	roaring_bitmap_t *all;
+	size_t		i;
+
+	*rows = NULL;
+	if (!c || !c->orig || roaring_bitmap_is_empty(c->ours) || !(now = find_fragment(rc->version, updated->id)))
+		return LT_OK;
+	i = (size_t) (c - rc->t->changes);
+	LT_TRY(load_dv(rc->version, now, &all, err));
+	if (!(*rows = roaring_bitmap_andnot(all, rc->seen[i])))
+	{
+		roaring_bitmap_free(all);
+		return lt_nomem(err);
+	}
+	roaring_bitmap_free(rc->seen[i]);
+	rc->seen[i] = all;
+	return LT_OK;
+}
+
+lt_code
+lt_txn_check_version(const lt_composite *ours, const lt_footprint *fo, lt_dataset *prev, lt_dataset *next,
+					 const char *name, lt_lift_rows_fn rows, void *rows_arg,
+					 lt_code (*check_inserts) (void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err),
+					 void *check_arg, lt_error *err)
+{
+	bool		owned;
+	Lt__Pb__Transaction *tx = lt_txn_committed(next, &owned);
+	lt_lift_source src = {prev, rows, rows_arg};
+	lt_composite theirs;
+	lt_footprint ft;
+	lt_clash	why;
+	size_t		cursor = 0;
+	bool		inserts_checked = false;
+	lt_code		rc;
+
+	memset(&ft, 0, sizeof(ft));
+	rc = lt_lift(tx, &src, &theirs, err);
+	if (rc == LT_OK)
+	{
+		rc = lt_footprint_of(&theirs, &ft, err);
+		while (rc == LT_OK && lt_next_clash(fo, &ft, &cursor, &why))
+		{
+			/* rows they inserted against our replace's predicate: test them, once per version */
+			if (check_inserts && why.a->kind == LT_CO_PREDICATE && why.b->kind == LT_CO_INSERT)
+			{
+				if (!inserts_checked)
+					rc = check_inserts(check_arg, prev, next, err);
+				inserts_checked = true;
+				continue;
+			}
+			{
+				char		msg[LT_ERROR_MSG_LEN];
+
+				lt_clash_describe(&why, ours, &theirs, next->version, name, msg, sizeof(msg));
+				rc = lt_error_set(err, LT_ECONFLICT, "%s", msg);
+			}
+		}
+		lt_footprint_clear(&ft);
+		lt_composite_clear(&theirs);
+	}
 	if (owned)
 		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
 	return rc;
@@ -1625,6 +1666,39 @@ out:
 }
 
 /*
+ * The legacy operation the attempt's result is written as: the composite of what it
+ * materialized (updated and removed fragments, new ones, the key claim) lowered.
+ */
+static lt_code
+lower(const attempt *at, lt_key_filter *keys, lt_txn_op *op, lt_error *err)
+{
+	lt_composite low;
+	lt_code		rc = LT_OK;
+
+	lt_composite_init(&low);
+	for (size_t i = 0; rc == LT_OK && i < at->n_updated; i++)
+		rc = lt_set_deletion_file(&low, at->updated[i]->id, NULL, err);
+	for (size_t i = 0; rc == LT_OK && i < at->n_removed; i++)
+		rc = lt_remove_fragment(&low, at->removed[i], err);
+	for (size_t i = 0; rc == LT_OK && i < at->n_fresh; i++)
+		rc = lt_add_fragment(&low, at->fresh[i]->id, at->fresh[i]->physical_rows, NULL, NULL, 0, false, keys, err);
+	if (rc == LT_OK && keys && at->n_fresh)
+		rc = lt_assert_unique_keys(&low, keys, err);
+	if (rc == LT_OK)
+		switch (lt_lower_op(&low))
+		{
+			case LT_LOWER_APPEND: *op = LT_OP_APPEND; break;
+			case LT_LOWER_DELETE: *op = LT_OP_DELETE; break;
+			case LT_LOWER_UPDATE: *op = LT_OP_UPDATE; break;
+			default:
+				rc = lt_error_set(err, LT_EINVALID, "a transaction of this kind cannot be written as a Lance operation");
+				break;
+		}
+	lt_composite_clear(&low);
+	return rc;
+}
+
+/*
  * One attempt on top of base: returns LT_ECONFLICT (err says so) when the manifest's
  * slot was taken, which the caller retries.
  */
@@ -1644,8 +1718,10 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	char		uuid_text[40];
 	bool		any_deletion = false;
 	uint64_t	rflags, wflags;
-	lt_txn_op	op;
+	lt_txn_op	op = LT_OP_NONE;
 	Lt__Pb__IndexSection *indexes = base->index_section;
+	lt_key_filter *keys = asserted_keys(t);
+	lt_key_filter_pb kpb;
 	lt_code		rc;
 
 	*lost_race = false;
@@ -1658,7 +1734,8 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		res->op = LT_OP_NONE;
 		goto out;
 	}
-	op = (at.n_updated || at.n_removed) ? (at.n_fresh ? LT_OP_UPDATE : LT_OP_DELETE) : LT_OP_APPEND;
+	if ((rc = lower(&at, keys, &op, err)) != LT_OK)
+		goto out;
 
 	/* the transaction */
 	lt_uuid_v4(uuid, uuid_text);
@@ -1692,6 +1769,12 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		upd.new_fragments = at.fresh;
 		upd.has_update_mode = true;
 		upd.update_mode = LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_ROWS;
+		if (keys && at.n_fresh)
+		{
+			/* the inserted keys, as Lance's merge-insert carries them */
+			lt_key_filter_to_pb(keys, &kpb);
+			upd.inserted_rows = &kpb.msg;
+		}
 		tx.operation_case = LT__PB__TRANSACTION__OPERATION_UPDATE;
 		tx.update = &upd;
 	}
@@ -1830,17 +1913,26 @@ typedef struct txn_commit
 	lt_txn	   *t;
 	const lt_commit_options *opts;
 	roaring_bitmap_t **seen;	/* per change: rows deleted by the read version or by commits since */
+	lt_composite ours;
+	lt_footprint fo;
 } txn_commit;
 
+static lt_code
+inserts_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
+{
+	return check_new_fragments(prev, next, arg, err);
+}
+
+/* A version committed since our read version: lift it, compare footprints (lt_action.h). */
 static lt_code
 txn_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
 {
 	txn_commit *c = arg;
-	lt_code		rc = check_concurrent(c->t, next, c->seen, err);
+	rows_ctx	rows = {c->t, next, c->seen};
 
-	if (rc == LT_OK && c->opts && c->opts->check_new_fragment)
-		rc = check_new_fragments(prev, next, c->opts, err);
-	return rc;
+	return lt_txn_check_version(&c->ours, &c->fo, prev, next, c->t->name, concurrent_rows, &rows,
+								c->opts && c->opts->check_new_fragment ? inserts_check : NULL,
+								(void *) c->opts, err);
 }
 
 static lt_code
@@ -1874,8 +1966,13 @@ lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result
 		if (!(c.seen[i] = roaring_bitmap_andnot(t->changes[i].all, t->changes[i].ours)))
 			rc = lt_nomem(err);
 	}
+	lt_composite_init(&c.ours);
+	if (rc == LT_OK && (rc = our_composite(t, opts, &c.ours, err)) == LT_OK)
+		rc = lt_footprint_of(&c.ours, &c.fo, err);
 	if (rc == LT_OK)
 		rc = lt_txn_commit_loop(t->read, &kind, opts ? opts->max_attempts : 0, result, err);
+	lt_footprint_clear(&c.fo);
+	lt_composite_clear(&c.ours);
 	for (size_t i = 0; i < t->n_changes; i++)
 		if (c.seen[i])
 			roaring_bitmap_free(c.seen[i]);
@@ -1901,8 +1998,11 @@ lt_txn_free(lt_txn *t)
 	lt_free(t->dropped);
 	changes_free(t);
 	for (size_t i = 0; i < t->n_log; i++)
+	{
 		if (t->log[i].rows)
 			roaring_bitmap_free(t->log[i].rows);
+		lt_key_filter_free(t->log[i].keys);
+	}
 	lt_free(t->log);
 	for (size_t i = 0; i < t->n_adds; i++)
 		added_free(t->adds[i]);

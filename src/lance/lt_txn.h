@@ -15,10 +15,12 @@
  * concurrent writer took those ids first.
  *
  * On a lost race the commit reads the transactions committed since the read
- * version and decides: concurrent appends and deletes of other rows rebase
- * (fragment ids re-assigned, deletion vectors merged and rewritten); deletes
- * of the same rows, an Overwrite, a Restore or anything it cannot interpret
- * are LT_ECONFLICT naming the conflicting version (fail closed).
+ * version, lifts each to a composite of actions and compares its footprint with
+ * this transaction's (lt_action.h; docs/conflicts.md has the pair table):
+ * concurrent appends and deletes of other rows rebase (fragment ids re-assigned,
+ * deletion vectors merged and rewritten); deletes of the same rows, an Overwrite,
+ * a Restore or anything it cannot interpret are LT_ECONFLICT naming the
+ * conflicting version (fail closed).
  */
 #ifndef LT_TXN_H
 #define LT_TXN_H
@@ -76,6 +78,17 @@ lt_code		lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *off
 							   lt_error *err);
 /* Delete every row of a fragment (removed by id, no deletion file). */
 lt_code		lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err);
+
+/*
+ * Assert that the keys in filter (lt_keys.h: the keys of every row this transaction adds) did
+ * not exist: the commit is written as an Update carrying the filter (inserted_rows, as Lance's
+ * merge-insert does), and fails with LT_ECONFLICT when a concurrent commit inserted rows whose
+ * keys may overlap (an overlapping or incomparable filter) or inserted rows without saying which
+ * keys (an Append, an Update without a filter).  The filter's ownership is taken (also on
+ * failure); a second call replaces the first; a savepoint rollback forgets it.
+ */
+struct lt_key_filter;
+lt_code		lt_txn_assert_unique_keys(lt_txn *t, struct lt_key_filter *filter, lt_error *err);
 
 /* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
 bool		lt_txn_is_empty(const lt_txn *t);

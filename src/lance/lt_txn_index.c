@@ -4,6 +4,10 @@
  * CreateIndex transaction (lt_index_write.h has the contract and the
  * conflict rules).
  *
+ * Conflicts with concurrent commits are decided by footprints (lt_action.h): the build is one
+ * AddIndex per segment, which writes the index's name and depends on the indexed column's
+ * definition and on the layout and column data of every fragment it covers.
+ *
  * IndexMetadata as Lance 8 writes it: uuid, fields, name, dataset_version
  * (the version the index was built from), fragment_bitmap (portable 32-bit
  * roaring of the fragment ids), index_details (an Any with the kind's
@@ -146,94 +150,34 @@ make_meta(int n, const lt_built_index *const *built, new_meta *nm, lt_error *err
 	return LT_OK;
 }
 
-static bool
-in_fragments(const lt_built_index *const *built, int n, uint64_t id)
-{
-	for (int i = 0; i < n; i++)
-		for (size_t k = 0; k < built[i]->n_fragments; k++)
-			if (built[i]->fragments[k] == id)
-				return true;
-	return false;
-}
-
-static bool
-same_name(const lt_built_index *const *built, int n, const char *name)
-{
-	for (int i = 0; i < n; i++)
-		if (name && strcmp(built[i]->name, name) == 0)
-			return true;
-	return false;
-}
-
-/* Is version v (committed after the build's version) compatible with the new indexes? */
+/*
+ * The composite of the index build: one AddIndex per segment (its name, its column, the
+ * fragments it covers); its footprint decides the conflicts with concurrent commits.
+ */
 static lt_code
-check_concurrent(const char *dsname, lt_dataset *v, int n, const lt_built_index *const *built, lt_error *err)
+index_composite(int n, const lt_built_index *const *built, lt_composite *out, lt_error *err)
 {
-	bool		owned;
-	Lt__Pb__Transaction *tx = lt_txn_committed(v, &owned);
-	lt_code		rc = LT_OK;
+	lt_code		rc;
 
-#define CONFLICT(...) do { rc = lt_error_set(err, LT_ECONFLICT, __VA_ARGS__); goto done; } while (0)
-	if (!tx)
-		CONFLICT("version %llu of %s was committed concurrently and its transaction cannot be read",
-				 (unsigned long long) v->version, dsname);
-	switch (tx->operation_case)
+	lt_composite_init(out);
+	rc = lt_composite_begin(out, "create index", err);
+	for (int i = 0; rc == LT_OK && i < n; i++)
 	{
-		case LT__PB__TRANSACTION__OPERATION_APPEND:
-		case LT__PB__TRANSACTION__OPERATION_DELETE:
-		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG:
-			break;
-		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
-			for (size_t i = 0; i < tx->create_index->n_new_indices; i++)
-				if (same_name(built, n, tx->create_index->new_indices[i]->name))
-					CONFLICT("concurrent commit (version %llu of %s) created an index named \"%s\" too",
-							 (unsigned long long) v->version, dsname, tx->create_index->new_indices[i]->name);
-			break;
-		case LT__PB__TRANSACTION__OPERATION_UPDATE:
-			{
-				const Lt__Pb__Transaction__Update *u = tx->update;
-				bool		columns = u->has_update_mode &&
-					u->update_mode == LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_COLUMNS;
+		const lt_built_index *b = built[i];
+		uint64_t   *covered = lt_malloc(b->n_fragments ? b->n_fragments * sizeof(uint64_t) : 1);
 
-				for (size_t i = 0; i < u->n_fields_modified; i++)
-					for (int k = 0; k < n; k++)
-						if ((int32_t) u->fields_modified[i] == built[k]->field_id)
-							CONFLICT("concurrent commit (version %llu of %s, an Update) modified the indexed column of \"%s\"",
-									 (unsigned long long) v->version, dsname, built[k]->name);
-				/* rows rewritten in place (not moved to new fragments): the index would be stale */
-				for (size_t i = 0; columns && i < u->n_updated_fragments; i++)
-					if (in_fragments(built, n, u->updated_fragments[i]->id))
-						CONFLICT("concurrent commit (version %llu of %s, an Update) rewrote data of indexed fragment %llu",
-								 (unsigned long long) v->version, dsname,
-								 (unsigned long long) u->updated_fragments[i]->id);
-				break;
-			}
-		case LT__PB__TRANSACTION__OPERATION_REWRITE:
-			{
-				const Lt__Pb__Transaction__Rewrite *rw = tx->rewrite;
-
-				for (size_t i = 0; i < rw->n_old_fragments; i++)
-					if (in_fragments(built, n, rw->old_fragments[i]->id))
-						CONFLICT("concurrent commit (version %llu of %s, a Rewrite) moved the rows of indexed fragment %llu",
-								 (unsigned long long) v->version, dsname,
-								 (unsigned long long) rw->old_fragments[i]->id);
-				for (size_t g = 0; g < rw->n_groups; g++)
-					for (size_t i = 0; i < rw->groups[g]->n_old_fragments; i++)
-						if (in_fragments(built, n, rw->groups[g]->old_fragments[i]->id))
-							CONFLICT("concurrent commit (version %llu of %s, a Rewrite) moved the rows of indexed fragment %llu",
-									 (unsigned long long) v->version, dsname,
-									 (unsigned long long) rw->groups[g]->old_fragments[i]->id);
-				break;
-			}
-		default:
-			CONFLICT("concurrent commit (version %llu of %s, %s) conflicts with creating an index",
-					 (unsigned long long) v->version, dsname, lt_transaction_op_name(tx));
+		if (!covered)
+		{
+			rc = lt_nomem(err);
+			break;
+		}
+		for (size_t k = 0; k < b->n_fragments; k++)
+			covered[k] = b->fragments[k];
+		rc = lt_add_index(out, b->name, &b->field_id, 1, covered, b->n_fragments, err);
+		lt_free(covered);
 	}
-done:
-#undef CONFLICT
-	if (owned)
-		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
+	if (rc != LT_OK)
+		lt_composite_clear(out);
 	return rc;
 }
 
@@ -318,15 +262,17 @@ typedef struct index_commit
 	int			n;
 	const lt_built_index *const *built;
 	new_meta   *nm;
+	lt_composite ours;
+	lt_footprint fo;
 } index_commit;
 
+/* A version committed since the build's: lift it, compare footprints (lt_action.h). */
 static lt_code
 index_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
 {
 	index_commit *c = arg;
 
-	(void) prev;
-	return check_concurrent(c->dsname, next, c->n, c->built, err);
+	return lt_txn_check_version(&c->ours, &c->fo, prev, next, c->dsname, NULL, NULL, NULL, NULL, err);
 }
 
 static lt_code
@@ -356,8 +302,13 @@ lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *bui
 			return lt_error_set(err, LT_EINVALID, "index \"%s\" was built from version %llu, not %llu", built[i]->name,
 								(unsigned long long) built[i]->dataset_version, (unsigned long long) read->version);
 	rc = make_meta(n, built, &nm, err);
+	lt_composite_init(&c.ours);
+	if (rc == LT_OK && (rc = index_composite(n, built, &c.ours, err)) == LT_OK)
+		rc = lt_footprint_of(&c.ours, &c.fo, err);
 	if (rc == LT_OK)
 		rc = lt_txn_commit_loop(read, &kind, opts ? opts->max_attempts : 0, result, err);
+	lt_footprint_clear(&c.fo);
+	lt_composite_clear(&c.ours);
 	new_meta_free(&nm);
 	return rc;
 }

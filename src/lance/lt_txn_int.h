@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lt_action.h"
 #include "lt_dataset.h"
 #include "lt_status.h"
 
@@ -23,6 +24,20 @@ lt_code		lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error 
 void		lt_txn_dataset_name(const lt_dataset *ds, char *buf, size_t len);
 /* The transaction that made version ds (inline or _transactions/), NULL when unreadable; free when *owned. */
 struct Lt__Pb__Transaction *lt_txn_committed(lt_dataset *ds, bool *owned);
+
+/*
+ * The conflict check every commit kind uses: lift the transaction that made `next` (prev: the
+ * version before it), compare its footprint with ours (fo, the footprint of `ours`), and return
+ * LT_ECONFLICT with a message naming next's version when they clash.  rows / rows_arg: lifting's
+ * callback for the rows a Delete / Update deleted (NULL: unknown).  check_inserts: when ours has a
+ * replace's predicate (AssertNoMatchingInserts) and they inserted rows, called once for the
+ * version instead of conflicting outright (LT_OK clears it).
+ */
+lt_code		lt_txn_check_version(const lt_composite *ours, const lt_footprint *fo, lt_dataset *prev, lt_dataset *next,
+								 const char *name, lt_lift_rows_fn rows, void *rows_arg,
+								 lt_code (*check_inserts) (void *arg, lt_dataset *prev, lt_dataset *next,
+														   lt_error *err),
+								 void *check_arg, lt_error *err);
 
 /* One kind of commit, driven by lt_txn_commit_loop. */
 typedef struct lt_commit_kind

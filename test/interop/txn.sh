@@ -302,6 +302,11 @@ if make_ds conc0 base.spec.json; then
 		append "$TMP/conc_restore" --read-version "$v" --copy-fragment "$TMP/conc_src:0"
 	conflict_case compacted '{"ops":[{"op":"optimize"}]}' \
 		delete "$TMP/conc_compacted" --read-version "$v" --rowaddrs "$(addrs_at "$S" "$v" '.id == "7"')"
+	# operations lt_fdw cannot lift faithfully fail closed: the engine's addColumns (a Merge), dropColumns (a Project)
+	conflict_case add-columns '{"ops":[{"op":"add_columns","columns":{"w":"v * 2"}}]}' \
+		append "$TMP/conc_add-columns" --read-version "$v" --copy-fragment "$TMP/conc_src:0"
+	conflict_case drop-columns '{"ops":[{"op":"drop_columns","columns":["s"]}]}' \
+		delete "$TMP/conc_drop-columns" --read-version "$v" --rowaddrs "$(addrs_at "$S" "$v" '.id == "7"')"
 	# ... but an append rebases over the compaction, and a delete over an index build
 	D=$TMP/conc_compacted
 	{ rows "$D" /dev/stdout; only "$TMP/conc_src" '(.id|tonumber) < 1000'; } | sort >"$TMP/exp.jsonl"

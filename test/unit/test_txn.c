@@ -18,7 +18,9 @@
 #include "lt_alloc.h"
 #include "lt_dataset.h"
 #include "lt_deletion.h"
+#include "lt_action.h"
 #include "lt_index.h"
+#include "lt_keys.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
@@ -1160,6 +1162,223 @@ TEST(index_retention)
 	lt_store_close(s);
 }
 
+/* ---- composite transactions: key claims, fail-closed lifting, the model agrees ------------------ */
+
+/* An exact key filter over field 0 (`id`) holding keys. */
+static lt_key_filter *
+id_keys(int n, const int64_t *keys)
+{
+	lt_key_filter *f = NULL;
+	lt_key_buf	b = {0};
+	int32_t		field = 0;
+
+	CHECK_OK(lt_key_filter_new(LT_KEY_FILTER_EXACT, &field, 1, &f, &err), err);
+	for (int i = 0; f && i < n; i++)
+	{
+		lt_key_buf_reset(&b);
+		CHECK_OK(lt_key_buf_add_int64(&b, keys[i], false, &err), err);
+		CHECK_OK(lt_key_filter_add(f, b.data, b.len, &err), err);
+	}
+	lt_key_buf_free(&b);
+	return f;
+}
+
+/* Another writer's keyed insert (an Update with inserted_rows and no fragments), committed on top. */
+static void
+inject_keyed(lt_store *s, lt_key_filter *keys)
+{
+	Lt__Pb__Transaction__Update u = LT__PB__TRANSACTION__UPDATE__INIT;
+	lt_key_filter_pb pb;
+
+	lt_key_filter_to_pb(keys, &pb);
+	u.inserted_rows = &pb.msg;
+	inject(s, LT__PB__TRANSACTION__OPERATION_UPDATE, &u, true);
+	lt_key_filter_free(keys);
+}
+
+/* Our keyed insert from ds: a copy of fragment 2 claiming keys. */
+static lt_code
+keyed_insert(lt_store *s, lt_dataset *ds, const char *name, lt_key_filter *keys, lt_commit_result *res)
+{
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid;
+	lt_code		rc;
+
+	copy_fragment_file(s, ds, 2, &wf, name);
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_assert_unique_keys(t, keys, &err), err);
+	rc = lt_txn_commit(t, NULL, res, &err);
+	lt_txn_free(t);
+	return rc;
+}
+
+TEST(keyed_commits)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r;
+
+	/* alone: an Update carrying the filter, as Lance's merge-insert writes it */
+	CHECK_OK(keyed_insert(s, ds, "k0.lance", id_keys(2, (int64_t[]) {5000, 5001}), &r), err);
+	CHECK_EQ_INT(r.op, LT_OP_UPDATE);
+	after = open_latest(s);
+	CHECK(after->transaction && after->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_UPDATE &&
+		  after->transaction->update->inserted_rows && after->transaction->update->n_new_fragments == 1);
+	if (after->transaction && after->transaction->update && after->transaction->update->inserted_rows)
+	{
+		lt_key_filter *back = NULL, *mine = id_keys(1, (int64_t[]) {5001});
+
+		CHECK_OK(lt_key_filter_from_pb(after->transaction->update->inserted_rows, &back, &err), err);
+		CHECK(back && lt_key_filter_overlap(back, mine) == LT_KEYS_OVERLAP);
+		lt_key_filter_free(back);
+		lt_key_filter_free(mine);
+	}
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+
+	/* a concurrent plain append: it does not say which keys it added */
+	ds = open_latest(s);
+	CHECK_OK(append_copy(s, ds, 1, "k-app.lance", &r), err);
+	CHECK_CODE(keyed_insert(s, ds, "k1.lance", id_keys(1, (int64_t[]) {6000}), &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "without saying which keys") && strstr(err.msg, "an Append"));
+	lt_dataset_close(ds);
+
+	/* concurrent keyed inserts: disjoint keys rebase, a shared key conflicts (in both orders) */
+	ds = open_latest(s);
+	inject_keyed(s, id_keys(2, (int64_t[]) {7000, 7001}));
+	CHECK_OK(keyed_insert(s, ds, "k2.lance", id_keys(1, (int64_t[]) {7002}), &r), err);
+	CHECK_CODE(keyed_insert(s, ds, "k3.lance", id_keys(1, (int64_t[]) {7001}), &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "may be among"));
+	lt_dataset_close(ds);
+	ds = open_latest(s);
+	inject_keyed(s, id_keys(1, (int64_t[]) {8000}));
+	CHECK_CODE(append_copy(s, ds, 1, "k-app2.lance", &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "claims are new"));
+	/* a delete does not insert: it rebases over the keyed insert */
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {3}, 1, &r), err);
+	lt_dataset_close(ds);
+
+	/* a savepoint rollback forgets the claim: a plain append again */
+	ds = open_latest(s);
+	{
+		lt_txn	   *t = NULL;
+		lt_written_file wf;
+		uint64_t	fid;
+		lt_txn_mark m;
+
+		copy_fragment_file(s, ds, 2, &wf, "k4.lance");
+		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+		CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+		m = lt_txn_savepoint(t);
+		CHECK_OK(lt_txn_assert_unique_keys(t, id_keys(1, (int64_t[]) {9000}), &err), err);
+		CHECK_OK(lt_txn_rollback_to(t, m, &err), err);
+		CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+		CHECK_EQ_INT(r.op, LT_OP_APPEND);
+		lt_txn_free(t);
+	}
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/* Operations lt_fdw cannot lift faithfully: every commit of ours fails, naming them. */
+TEST(fail_closed_lifts)
+{
+	for (int k = 0; k < 3; k++)
+	{
+		lt_store   *s = fresh_store();
+		lt_dataset *ds = open_latest(s);
+		lt_commit_result r;
+		Lt__Pb__Transaction__Project pj = LT__PB__TRANSACTION__PROJECT__INIT;
+		Lt__Pb__Transaction__Update u = LT__PB__TRANSACTION__UPDATE__INIT;
+		const char *word = k == 0 ? "a Project" : "an Update";
+
+		if (k == 0)
+			inject(s, LT__PB__TRANSACTION__OPERATION_PROJECT, &pj, true);
+		else
+		{
+			/* columns rewritten in place; or an Update with a field this library does not know */
+			if (k == 1)
+			{
+				u.has_update_mode = true;
+				u.update_mode = LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_COLUMNS;
+				inject(s, LT__PB__TRANSACTION__OPERATION_UPDATE, &u, true);
+			}
+			else
+			{
+				uint8_t		buf[64];
+				size_t		len = protobuf_c_message_pack(&u.base, buf);
+				Lt__Pb__Transaction__Update *x;
+
+				buf[len++] = (10 << 3) | 2;
+				buf[len++] = 0;
+				x = (Lt__Pb__Transaction__Update *) protobuf_c_message_unpack(&lt__pb__transaction__update__descriptor,
+																			NULL, len, buf);
+				inject(s, LT__PB__TRANSACTION__OPERATION_UPDATE, x, true);
+				protobuf_c_message_free_unpacked(&x->base, NULL);
+			}
+		}
+		CHECK_CODE(append_copy(s, ds, 2, "fc.lance", &r), LT_ECONFLICT);
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, word) && strstr(err.msg, "conflicts with this transaction"));
+		CHECK_CODE(delete_some(ds, 0, (uint32_t[]) {1}, 1, &r), LT_ECONFLICT);
+		lt_dataset_close(ds);
+		lt_store_close(s);
+	}
+}
+
+/*
+ * The model agrees with the real commit: two concurrent transactions that rebase give the
+ * manifest apply() predicts from their composites, in the order they committed.
+ */
+TEST(model_matches_commits)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_model	m, got;
+	lt_composite a, b;
+	lt_commit_result r;
+	roaring_bitmap_t *rows;
+	const Lt__Pb__DataFragment *f2 = frag_by_id(ds, 2);
+
+	CHECK_OK(lt_model_of_dataset(ds, &m, &err), err);
+	/* theirs: delete rows 4, 6 of fragment 0 and append a copy of fragment 2 */
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {4, 6}, 2, &r), err);
+	CHECK_OK(append_copy(s, ds, 2, "mm-1.lance", &r), err);
+	/* ours, from the same read version: delete rows 0, 2 of fragment 0, remove fragment 1 */
+	{
+		lt_txn	   *t = NULL;
+
+		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+		CHECK_OK(lt_txn_delete_rows(t, 0, (uint32_t[]) {0, 2}, 2, &err), err);
+		CHECK_OK(lt_txn_remove_fragment(t, 1, &err), err);
+		CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+		lt_txn_free(t);
+	}
+	lt_composite_init(&a);
+	lt_composite_init(&b);
+	CHECK((rows = roaring_bitmap_of(2, 4, 6)) != NULL);
+	CHECK_OK(lt_set_deletion_file(&a, 0, rows, &err), err);
+	CHECK_OK(lt_add_fragment(&a, 0, f2->physical_rows, "mm-1.lance", f2->files[0]->fields, f2->files[0]->n_fields,
+							 false, NULL, &err), err);
+	CHECK((rows = roaring_bitmap_of(2, 0, 2)) != NULL);
+	CHECK_OK(lt_set_deletion_file(&b, 0, rows, &err), err);
+	CHECK_OK(lt_remove_fragment(&b, 1, &err), err);
+	CHECK_OK(lt_apply(&m, &a, &err), err);
+	CHECK_OK(lt_apply(&m, &b, &err), err);
+	after = open_latest(s);
+	CHECK_OK(lt_model_of_dataset(after, &got, &err), err);
+	CHECK(lt_model_equal(&m, &got));
+	CHECK(lt_model_find(&got, 1) == NULL && roaring_bitmap_contains(lt_model_find(&got, 0)->deleted, 6));
+	lt_model_clear(&m);
+	lt_model_clear(&got);
+	lt_composite_clear(&a);
+	lt_composite_clear(&b);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -1182,5 +1401,8 @@ main(void)
 	RUN(flags_and_config_carried);
 	RUN(new_fragment_check);
 	RUN(index_retention);
+	RUN(keyed_commits);
+	RUN(fail_closed_lifts);
+	RUN(model_matches_commits);
 	return unit_report("txn");
 }
