@@ -94,3 +94,18 @@ CREATE FUNCTION lt_primary_key(target regclass)
 RETURNS text[]
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT STABLE;
+
+-- ---- merge-insert (src/fdw/merge.c) ------------------------------------------------------------
+-- Lance's merge-insert (upsert): the rows of query matched with target's rows on on_columns (NULL:
+-- the dataset's primary key); matched rows updated (update_all), left alone (do_nothing) or an
+-- error (fail); source rows without a match inserted (insert_all) or not (do_nothing); target rows
+-- without a match deleted when delete_not_matched_by_source. Committed with the transaction as one
+-- Lance version.
+CREATE FUNCTION lt_merge_insert(target regclass, query text, on_columns text[] DEFAULT NULL,
+                                when_matched text DEFAULT 'update_all',
+                                when_not_matched text DEFAULT 'insert_all',
+                                delete_not_matched_by_source boolean DEFAULT false,
+                                OUT rows_inserted bigint, OUT rows_updated bigint, OUT rows_deleted bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;

@@ -71,6 +71,7 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 	routine->EndForeignInsert = ltEndForeignInsert;
 	routine->IsForeignRelUpdatable = ltIsForeignRelUpdatable;
 	routine->ExplainForeignModify = ltExplainForeignModify;
+	routine->ExecForeignTruncate = ltExecForeignTruncate;	/* merge.c */
 
 	PG_RETURN_POINTER(routine);
 }

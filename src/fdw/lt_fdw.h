@@ -18,6 +18,7 @@
  *   index_build.c  lt_create_index(): build now, CreateIndex commit at PRE_COMMIT
  *   index.c     scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
  *   overwrite.c INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
+ *   merge.c     lt_merge_insert(): upsert (Lance's merge-insert) as one commit; TRUNCATE
  */
 #ifndef LT_FDW_H
 #define LT_FDW_H
@@ -297,8 +298,26 @@ extern void ltEndForeignModify(EState *estate, ResultRelInfo *rinfo);
 extern void ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo);
 extern void ltEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
 extern int	ltIsForeignRelUpdatable(Relation rel);
+extern void ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs);	/* merge.c */
 extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private,
 								   int subplan_index, ExplainState *es);
+
+/*
+ * Rows written into a dataset outside a ModifyTable (merge.c): the builders, data files and
+ * transaction of an INSERT / UPDATE. moved_from (or NULL): on a dataset with stable row ids the
+ * rows moved from old_addr of that version keep their row ids. A keyed table's check (keys.c)
+ * sees every row: old_addr is the row it replaces, UINT64_MAX for a new row; share_keys (or NULL)
+ * is a writer of the same statement whose key set this one shares.
+ */
+typedef struct LtModifyState LtRowWriter;
+extern LtRowWriter *lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys);
+extern void lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr);
+/* Flush and hand the last file to the transaction: rows and files written in total. */
+extern void lt_row_writer_end(LtRowWriter *w, uint64 *rows, uint64 *files);
+/* A scan's row identity (ctid, see below) as the row address in the version `entry`. */
+extern uint64 lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char *uri);
+/* ERROR 55000 for a table pinned by `version` / `tag`. */
+extern void lt_check_writable(Relation rel, const LtTableOptions *opts);
 
 /*
  * Row identity of UPDATE / DELETE: AddForeignUpdateTargets asks for ctid, which the scan fills with

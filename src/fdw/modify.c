@@ -86,6 +86,7 @@ typedef struct LtModifyState
 	/* a keyed table: its primary key, checked for every row written (keys.c) */
 	LtKeyCheck *keys;
 	bool		on_conflict_nothing;	/* INSERT ... ON CONFLICT DO NOTHING */
+	bool		keys_shared;	/* keys belong to another writer (lt_row_writer_begin) */
 	uint64		rows_skipped;
 	TupleTableSlot **batch_out;		/* the inserted rows of a batch with skipped ones */
 	int			batch_cap;
@@ -300,9 +301,8 @@ setup_builders(LtModifyState *ms)
 }
 
 static LtModifyState *
-modify_begin(EState *estate, ResultRelInfo *rinfo, CmdType op, Plan *subplan, Oid userid, bool on_conflict_nothing)
+modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_conflict_nothing)
 {
-	Relation	rel = rinfo->ri_RelationDesc;
 	LtModifyState *ms = palloc0(sizeof(LtModifyState));
 	const lt_dataset *ds;
 	MemoryContextCallback *cb;
@@ -390,8 +390,8 @@ ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 {
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	rinfo->ri_FdwState = modify_begin(mtstate->ps.state, rinfo, mtstate->operation,
-									  outerPlanState(mtstate)->plan, modify_userid(mtstate->ps.state, rinfo),
+	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
+									  modify_userid(mtstate->ps.state, rinfo),
 									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
 }
 
@@ -403,7 +403,7 @@ ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 
 	if (rinfo->ri_RangeTableIndex > 0)
 		userid = modify_userid(estate, rinfo);
-	rinfo->ri_FdwState = modify_begin(estate, rinfo, CMD_INSERT, NULL, userid,
+	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, CMD_INSERT, NULL, userid,
 									  mtstate && mtstate->ps.plan &&
 									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
 }
@@ -628,18 +628,10 @@ row_address(LtModifyState *ms, TupleTableSlot *planSlot)
 {
 	bool		isnull;
 	Datum		d = ExecGetJunkAttribute(planSlot, ms->row_attno, &isnull);
-	ItemPointer tid;
-	OffsetNumber idx;
-	const lt_dataset *ds = ms->entry->ds;
 
 	if (isnull)
 		elog(ERROR, "lt_fdw: the row identity of an updated or deleted row is NULL");
-	tid = (ItemPointer) DatumGetPointer(d);
-	idx = ItemPointerGetOffsetNumberNoCheck(tid);
-	if (idx < 1 || idx > ds->n_fragments)
-		elog(ERROR, "lt_fdw: row identity (%u,%u) names no fragment of version " UINT64_FORMAT " of %s",
-			 ItemPointerGetBlockNumberNoCheck(tid), idx, ms->entry->version, ms->opts.uri);
-	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
+	return lt_row_identity_address(ms->entry, (ItemPointer) DatumGetPointer(d), ms->opts.uri);
 }
 
 /*
@@ -837,6 +829,76 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 		lt_overwrite_plan(rel, &opts, NULL, pred, &plan);
 		lt_overwrite_explain(pred, &plan, lt_overwrite_validate, es);
 	}
+}
+
+/* ---- rows written outside a ModifyTable (merge.c) ---------------------------------------------------- */
+
+LtRowWriter *
+lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys)
+{
+	LtModifyState *ms;
+
+	/* a replace would bind lt_fdw.overwrite_where to these rows: the caller refuses that first */
+	Assert(!lt_overwrite_active());
+	/* an UPDATE's writer: a keyed table's check lets a replaced row keep its key (keys.c) */
+	ms = modify_begin(rel, CMD_UPDATE, NULL, userid, false);
+	if (share_keys)
+	{
+		lt_keys_end(ms->keys);
+		ms->keys = share_keys->keys;
+		ms->keys_shared = true;
+	}
+	if (moved_from && moved_from->ds->stable_row_ids)
+	{
+		MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
+
+		ms->entry = moved_from;
+		moved_from->pins++;
+		cb->func = entry_release;
+		cb->arg = ms;
+		MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+		ms->keep_row_ids = true;
+	}
+	return ms;
+}
+
+void
+lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr)
+{
+	/* a keyed table: 23505 for a key that exists (old_addr UINT64_MAX: a new row), the key filter */
+	if (w->keys)
+		(void) lt_keys_check_row(w->keys, slot, old_addr);
+	append_row(w, slot, old_addr == UINT64_MAX ? 0 : old_addr);
+}
+
+void
+lt_row_writer_end(LtRowWriter *w, uint64 *rows, uint64 *files)
+{
+	flush_builders(w);
+	finish_file(w);
+	if (!w->keys_shared)
+		lt_keys_end(w->keys);
+	w->keys = NULL;
+	*rows = w->rows_written;
+	*files = w->files_written;
+}
+
+uint64
+lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char *uri)
+{
+	OffsetNumber idx = ItemPointerGetOffsetNumberNoCheck(tid);
+	const lt_dataset *ds = entry->ds;
+
+	if (idx < 1 || idx > ds->n_fragments)
+		elog(ERROR, "lt_fdw: row identity (%u,%u) names no fragment of version " UINT64_FORMAT " of %s",
+			 ItemPointerGetBlockNumberNoCheck(tid), idx, entry->version, uri);
+	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
+}
+
+void
+lt_check_writable(Relation rel, const LtTableOptions *opts)
+{
+	check_writable(rel, opts);
 }
 
 /* ---- the scan's side ------------------------------------------------------------------------------ */

@@ -1,0 +1,679 @@
+/*
+ * merge.c — lt_merge_insert(): Lance's merge-insert (upsert) from SQL, and TRUNCATE.
+ *
+ * Merge-insert. The source query's rows are matched with the target's rows on the key columns
+ * (given, or the dataset's primary key) and each pair or lone row gets Lance's action:
+ *
+ *   matched           when_matched 'update_all' (the target row is replaced by the source row),
+ *                     'do_nothing', or 'fail' (ERROR 23505)
+ *   source only       when_not_matched 'insert_all' or 'do_nothing'
+ *   target only       deleted when delete_not_matched_by_source
+ *
+ * with Lance 8's semantics: a NULL key never matches (such a source row is a new row, such a
+ * target row is never matched), two source rows matching one target row are an error (21000)
+ * unless matched rows are left alone, and the commit is one Lance Update (the replaced and deleted
+ * rows' deletion vectors, the new rows in new fragments, moved rows keeping their stable row ids).
+ *
+ * The matching is Postgres's own join: one SPI cursor over
+ *
+ *   SELECT <source row as the target's columns>, <marker>, t.ctid
+ *     FROM (SELECT CAST(q.c AS <type of target column c>) AS c, ..., true AS <marker>
+ *             FROM (<query>) q) s
+ *     LEFT | FULL | INNER JOIN ONLY <target> t ON s.k1 = t.k1 AND ...
+ *
+ * so the planner picks a hash join (spilling to batches on disk beyond work_mem), a merge join,
+ * or a parameterized index scan of the target (the FDW's paths over its btree / bitmap indexes);
+ * the scan of the target reads only the key columns and fills ctid with each row's identity in
+ * the version the transaction reads (as for UPDATE: modify.c decodes it). The source query runs
+ * exactly once. Rows are written by modify.c's writer (the INSERT path: convert_write.c, data
+ * files) and the deletes go to the transaction (xact.c): the merge is part of the Postgres
+ * transaction, seen by its later statements, undone by ROLLBACK / ROLLBACK TO, committed at
+ * COMMIT with the transaction's other changes to the dataset as one version.
+ *
+ * TRUNCATE removes every fragment of the version the transaction reads (with its own writes) by
+ * id, in the transaction; see ltExecForeignTruncate for why that is a Delete and not an Overwrite.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "foreign/foreign.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/parser.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "lt_fdw.h"
+#include "lt_table.pb-c.h"
+
+#define MERGE_FETCH_ROWS	1000
+
+typedef enum WhenMatched
+{
+	WM_UPDATE_ALL,
+	WM_DO_NOTHING,
+	WM_FAIL
+} WhenMatched;
+
+/* One merge-insert in progress. */
+typedef struct Merge
+{
+	Relation	rel;
+	const char *relname;
+	LtTableOptions opts;
+	WhenMatched when_matched;
+	bool		insert_not_matched;
+	bool		delete_not_matched;
+
+	/* the target's columns the source fills, in attnum order (the cursor's first n_cols columns) */
+	int			n_cols;
+	AttrNumber *cols;
+	int			n_keys;
+	AttrNumber *keys;			/* key columns ... */
+	int		   *key_col;		/* ... and their positions among cols */
+
+	LtXactTable *xt;
+	LtDatasetEntry *entry;		/* the version the target's scan reads (decodes ctid) */
+	LtRowWriter *inserts;
+	LtRowWriter *updates;		/* == inserts unless the dataset has stable row ids */
+	uint8	  **matched;		/* per fragment of entry: a bit per physical row matched (21000) */
+	TupleTableSlot *slot;
+
+	int64		rows_inserted;
+	int64		rows_updated;
+	int64		rows_deleted;
+} Merge;
+
+static void
+merge_error_callback(void *arg)
+{
+	Merge	   *m = arg;
+
+	errcontext("lt_merge_insert into foreign table \"%s\"", m->relname);
+}
+
+/* ---- arguments -------------------------------------------------------------------------------- */
+
+static WhenMatched
+parse_when_matched(const char *s)
+{
+	if (strcmp(s, "update_all") == 0)
+		return WM_UPDATE_ALL;
+	if (strcmp(s, "do_nothing") == 0)
+		return WM_DO_NOTHING;
+	if (strcmp(s, "fail") == 0)
+		return WM_FAIL;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("lt_merge_insert: invalid when_matched \"%s\"", s),
+			 errhint("Valid values are update_all, do_nothing and fail.")));
+	return WM_DO_NOTHING;
+}
+
+static bool
+parse_when_not_matched(const char *s)
+{
+	if (strcmp(s, "insert_all") == 0)
+		return true;
+	if (strcmp(s, "do_nothing") == 0)
+		return false;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("lt_merge_insert: invalid when_not_matched \"%s\"", s),
+			 errhint("Valid values are insert_all and do_nothing.")));
+	return false;
+}
+
+/* Columns filled by scans (_rowid / _rowaddr without a dataset field of that name): not written. */
+static bool
+scan_filled(Merge *m, AttrNumber attnum)
+{
+	const lt_schema *schema = m->xt->base->ds->schema;
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(m->rel), attnum - 1);
+	char	   *field = lt_column_field_name(RelationGetRelid(m->rel), attnum, NameStr(att->attname));
+
+	if (strcmp(field, "_rowid") != 0 && strcmp(field, "_rowaddr") != 0)
+		return false;
+	for (int k = 0; k < schema->n_fields; k++)
+		if (strcmp(schema->fields[k]->name, field) == 0)
+			return false;
+	return true;
+}
+
+static AttrNumber
+target_attnum(Merge *m, const char *name)
+{
+	TupleDesc	td = RelationGetDescr(m->rel);
+
+	for (int i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, i);
+
+		if (!att->attisdropped && strcmp(NameStr(att->attname), name) == 0)
+			return i + 1;
+	}
+	return InvalidAttrNumber;
+}
+
+/* The key columns: on_columns, or the dataset's primary key. */
+static void
+bind_keys(Merge *m, ArrayType *on_columns)
+{
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+
+	if (on_columns == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+				 errmsg("lt_merge_insert: foreign table \"%s\" has no primary key to match rows on",
+						m->relname),
+				 errdetail("Dataset %s marks no field as its primary key.", m->opts.uri),
+				 errhint("Name the key columns in on_columns.")));
+	deconstruct_array(on_columns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_merge_insert: on_columns is empty"),
+				 errhint("Name at least one column to match rows on, or pass NULL for the primary key.")));
+	m->n_keys = n;
+	m->keys = palloc(sizeof(AttrNumber) * n);
+	m->key_col = palloc(sizeof(int) * n);
+	for (int i = 0; i < n; i++)
+	{
+		char	   *name;
+
+		if (nulls[i])
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("lt_merge_insert: on_columns contains a NULL")));
+		name = TextDatumGetCString(elems[i]);
+		m->keys[i] = target_attnum(m, name);
+		if (m->keys[i] == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_merge_insert: column \"%s\" of on_columns does not exist in foreign table \"%s\"",
+							name, m->relname)));
+		if (scan_filled(m, m->keys[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_merge_insert: cannot match rows on column \"%s\" of foreign table \"%s\"",
+							name, m->relname),
+					 errdetail("It holds the row's %s, which scans fill in and new rows do not have.",
+							   lt_column_field_name(RelationGetRelid(m->rel), m->keys[i], name))));
+		for (int j = 0; j < i; j++)
+			if (m->keys[j] == m->keys[i])
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("lt_merge_insert: column \"%s\" appears twice in on_columns", name)));
+	}
+}
+
+/*
+ * The source's columns, by name: every column of the target (but the scan-filled ones) must be
+ * there, and nothing else (as Lance's merge-insert wants the table's schema).
+ */
+static void
+bind_source(Merge *m, TupleDesc src)
+{
+	TupleDesc	td = RelationGetDescr(m->rel);
+
+	m->cols = palloc(sizeof(AttrNumber) * Max(td->natts, 1));
+	m->n_cols = 0;
+	for (int i = 0; i < src->natts; i++)
+	{
+		Form_pg_attribute sa = TupleDescAttr(src, i);
+		AttrNumber	a = target_attnum(m, NameStr(sa->attname));
+
+		if (sa->attisdropped)
+			continue;
+		for (int j = 0; j < i; j++)
+			if (strcmp(NameStr(TupleDescAttr(src, j)->attname), NameStr(sa->attname)) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("lt_merge_insert: the source query has two columns named \"%s\"",
+								NameStr(sa->attname))));
+		if (a == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_merge_insert: column \"%s\" of the source query is not a column of foreign table \"%s\"",
+							NameStr(sa->attname), m->relname),
+					 errhint("Source columns are matched to the table's columns by name.")));
+	}
+	for (int a = 1; a <= td->natts; a++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, a - 1);
+		bool		found = false;
+
+		if (att->attisdropped || scan_filled(m, a))
+			continue;
+		for (int i = 0; i < src->natts && !found; i++)
+			found = strcmp(NameStr(TupleDescAttr(src, i)->attname), NameStr(att->attname)) == 0;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_merge_insert: the source query has no column \"%s\" of foreign table \"%s\"",
+							NameStr(att->attname), m->relname),
+					 errhint("The source gives every column of the table, by name.")));
+		m->cols[m->n_cols++] = a;
+	}
+	for (int k = 0; k < m->n_keys; k++)
+	{
+		m->key_col[k] = -1;
+		for (int c = 0; c < m->n_cols; c++)
+			if (m->cols[c] == m->keys[k])
+				m->key_col[k] = c;
+		Assert(m->key_col[k] >= 0);
+	}
+}
+
+/* The query: one SELECT or VALUES, without a trailing semicolon. */
+static char *
+check_query(char *query)
+{
+	size_t		n = strlen(query);
+	List	   *raw;
+	Node	   *stmt;
+
+	while (n > 0 && (query[n - 1] == ';' || query[n - 1] == ' ' || query[n - 1] == '\t' ||
+					 query[n - 1] == '\n' || query[n - 1] == '\r'))
+		query[--n] = '\0';
+	raw = raw_parser(query, RAW_PARSE_DEFAULT);
+	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
+	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_merge_insert: the query must be one SELECT or VALUES statement"),
+				 errdetail("The query is \"%s\".", query)));
+	return query;
+}
+
+/* ---- the join --------------------------------------------------------------------------------- */
+
+/* A name for the source-row marker that no column of the target has. */
+static char *
+marker_name(Merge *m)
+{
+	char	   *name = pstrdup("lt_merge_source");
+
+	for (int i = 2; target_attnum(m, name) != InvalidAttrNumber; i++)
+		name = psprintf("lt_merge_source%d", i);
+	return name;
+}
+
+static char *
+join_sql(Merge *m, const char *query)
+{
+	TupleDesc	td = RelationGetDescr(m->rel);
+	const char *marker = quote_identifier(marker_name(m));
+	StringInfoData outer,
+				inner,
+				on;
+	const char *join;
+
+	initStringInfo(&outer);
+	initStringInfo(&inner);
+	initStringInfo(&on);
+	for (int c = 0; c < m->n_cols; c++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, m->cols[c] - 1);
+		const char *col = quote_identifier(NameStr(att->attname));
+
+		appendStringInfo(&outer, "s.%s, ", col);
+		appendStringInfo(&inner, "CAST(q.%s AS %s) AS %s, ", col,
+						 format_type_with_typemod(att->atttypid, att->atttypmod), col);
+	}
+	for (int k = 0; k < m->n_keys; k++)
+	{
+		const char *col = quote_identifier(NameStr(TupleDescAttr(td, m->keys[k] - 1)->attname));
+
+		appendStringInfo(&on, "%ss.%s = t.%s", k ? " AND " : "", col, col);
+	}
+	if (m->delete_not_matched)
+		join = "FULL";			/* target rows without a source row, too */
+	else if (m->insert_not_matched)
+		join = "LEFT";
+	else
+		join = "INNER";			/* only matched rows change */
+	return psprintf("SELECT %ss.%s, t.ctid FROM (SELECT %strue AS %s FROM (%s\n) q) s %s JOIN ONLY %s t ON %s",
+					outer.data, marker, inner.data, marker, query, join,
+					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(m->rel)), m->relname),
+					on.data);
+}
+
+/* "(k1, k2)=(v1, v2)" of the key columns of a source row, as a unique violation names a key. */
+static char *
+key_text(Merge *m, const Datum *values, const bool *nulls)
+{
+	TupleDesc	td = RelationGetDescr(m->rel);
+	StringInfoData names,
+				vals;
+
+	initStringInfo(&names);
+	initStringInfo(&vals);
+	for (int k = 0; k < m->n_keys; k++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, m->keys[k] - 1);
+		int			c = m->key_col[k];
+
+		appendStringInfo(&names, "%s%s", k ? ", " : "", NameStr(att->attname));
+		if (nulls[c])
+			appendStringInfo(&vals, "%snull", k ? ", " : "");
+		else
+		{
+			Oid			out;
+			bool		varlena;
+
+			getTypeOutputInfo(att->atttypid, &out, &varlena);
+			appendStringInfo(&vals, "%s%s", k ? ", " : "", OidOutputFunctionCall(out, values[c]));
+		}
+	}
+	return psprintf("(%s)=(%s)", names.data, vals.data);
+}
+
+/* The source row (the cursor's first n_cols values) into the target's slot. */
+static TupleTableSlot *
+source_slot(Merge *m, const Datum *values, const bool *nulls)
+{
+	TupleTableSlot *slot = m->slot;
+
+	ExecClearTuple(slot);
+	memset(slot->tts_isnull, true, sizeof(bool) * slot->tts_tupleDescriptor->natts);
+	for (int c = 0; c < m->n_cols; c++)
+	{
+		slot->tts_values[m->cols[c] - 1] = values[c];
+		slot->tts_isnull[m->cols[c] - 1] = nulls[c];
+	}
+	return ExecStoreVirtualTuple(slot);
+}
+
+/* Mark the target row of tid matched; false when a source row matched it before. */
+static bool
+mark_matched(Merge *m, ItemPointer tid)
+{
+	const lt_dataset *ds = m->entry->ds;
+	OffsetNumber idx = ItemPointerGetOffsetNumberNoCheck(tid);
+	BlockNumber off = ItemPointerGetBlockNumberNoCheck(tid);
+	uint64		rows;
+	uint8	   *bits;
+
+	Assert(idx >= 1 && idx <= ds->n_fragments);
+	rows = ds->fragments[idx - 1]->physical_rows;
+	if (off >= rows)
+		elog(ERROR, "lt_fdw: row identity (%u,%u) is past the end of its fragment", off, idx);
+	if (m->matched[idx - 1] == NULL)
+		m->matched[idx - 1] = MemoryContextAllocZero(GetMemoryChunkContext(m), (rows + 7) / 8);
+	bits = m->matched[idx - 1];
+	if (bits[off / 8] & (1 << (off % 8)))
+		return false;
+	bits[off / 8] |= 1 << (off % 8);
+	return true;
+}
+
+static void
+merge_row(Merge *m, const Datum *values, const bool *nulls, int marker_col)
+{
+	bool		from_source = !nulls[marker_col];
+	bool		matched = !nulls[marker_col + 1];
+	ItemPointer tid = matched ? (ItemPointer) DatumGetPointer(values[marker_col + 1]) : NULL;
+	uint64		addr = 0;
+
+	if (matched)
+		addr = lt_row_identity_address(m->entry, tid, m->opts.uri);
+	if (from_source && matched)
+	{
+		switch (m->when_matched)
+		{
+			case WM_DO_NOTHING:
+				return;
+			case WM_FAIL:
+				ereport(ERROR,
+						(errcode(ERRCODE_UNIQUE_VIOLATION),
+						 errmsg("lt_merge_insert: a source row matches a row of foreign table \"%s\"", m->relname),
+						 errdetail("Key %s already exists, and when_matched is fail.", key_text(m, values, nulls))));
+				return;
+			case WM_UPDATE_ALL:
+				if (!mark_matched(m, tid))
+					ereport(ERROR,
+							(errcode(ERRCODE_CARDINALITY_VIOLATION),
+							 errmsg("lt_merge_insert: more than one source row matches the same row of foreign table \"%s\"",
+									m->relname),
+							 errdetail("Key %s is in the source more than once.", key_text(m, values, nulls)),
+							 errhint("Each row of the table may be matched by at most one source row: remove the duplicates from the source.")));
+				lt_row_writer_append(m->updates, source_slot(m, values, nulls), addr);
+				lt_xact_delete(m->xt, &addr, 1);
+				m->rows_updated++;
+				return;
+		}
+	}
+	else if (from_source)
+	{
+		if (m->insert_not_matched)
+		{
+			lt_row_writer_append(m->inserts, source_slot(m, values, nulls), UINT64_MAX);
+			m->rows_inserted++;
+		}
+	}
+	else if (matched)
+	{
+		/* a target row no source row matched (FULL JOIN): delete_not_matched_by_source */
+		lt_xact_delete(m->xt, &addr, 1);
+		m->rows_deleted++;
+	}
+}
+
+static void
+run_merge(Merge *m, const char *query)
+{
+	SPIPlanPtr	plan;
+	List	   *sources;
+	TupleDesc	srcdesc;
+	char	   *sql;
+	Portal		portal;
+	Datum	   *values;
+	bool	   *nulls;
+	uint64		rows,
+				files;
+
+	/* the source's columns, from its plan */
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "lt_merge_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1 || ((CachedPlanSource *) linitial(sources))->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_merge_insert: the query must be one SELECT or VALUES statement")));
+	srcdesc = ((CachedPlanSource *) linitial(sources))->resultDesc;
+	bind_source(m, srcdesc);
+	SPI_freeplan(plan);
+
+	/*
+	 * From here on the target reads the transaction's view of the dataset (its own writes): the
+	 * join's scan and the ctid it fills refer to m->entry.
+	 */
+	m->entry = lt_xact_view(m->opts.dataset_dir, false);
+	m->matched = palloc0(sizeof(uint8 *) * Max(m->entry->ds->n_fragments, 1));
+	m->slot = MakeSingleTupleTableSlot(RelationGetDescr(m->rel), &TTSOpsVirtual);
+	/* one writer, but with stable row ids moved rows keep theirs and new ones get new ids: two files */
+	m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL);
+	m->updates = m->entry->ds->stable_row_ids ? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts)
+		: m->inserts;
+
+	sql = join_sql(m, query);
+	elog(DEBUG1, "lt_merge_insert: %s", sql);
+	plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	if (plan == NULL)
+		elog(ERROR, "lt_merge_insert: SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	values = palloc(sizeof(Datum) * (m->n_cols + 2));
+	nulls = palloc(sizeof(bool) * (m->n_cols + 2));
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, MERGE_FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			CHECK_FOR_INTERRUPTS();
+			heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
+			merge_row(m, values, nulls, m->n_cols);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+
+	if (m->updates != m->inserts)
+		lt_row_writer_end(m->updates, &rows, &files);	/* first: it shares the inserts' key set */
+	lt_row_writer_end(m->inserts, &rows, &files);
+	ExecDropSingleTupleTableSlot(m->slot);
+}
+
+PG_FUNCTION_INFO_V1(lt_merge_insert);
+
+Datum
+lt_merge_insert(PG_FUNCTION_ARGS)
+{
+	Merge	   *m = palloc0(sizeof(Merge));
+	Oid			relid;
+	char	   *query;
+	ArrayType  *on_columns;
+	TupleDesc	td;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	AclMode		need = 0;
+	AclResult	acl;
+	ErrorContextCallback errcb;
+	int			rc;
+
+	for (int i = 0; i < 6; i++)
+		if (i != 2 && PG_ARGISNULL(i))
+			ereport(ERROR,
+					(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+					 errmsg("lt_merge_insert: %s must not be NULL",
+							(const char *[]) {"target", "query", "", "when_matched", "when_not_matched",
+											  "delete_not_matched_by_source"}[i])));
+	relid = PG_GETARG_OID(0);
+	query = check_query(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	on_columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
+	m->when_matched = parse_when_matched(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+	m->insert_not_matched = parse_when_not_matched(text_to_cstring(PG_GETARG_TEXT_PP(4)));
+	m->delete_not_matched = PG_GETARG_BOOL(5);
+	if (m->when_matched == WM_DO_NOTHING && !m->insert_not_matched && !m->delete_not_matched)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_merge_insert: this merge-insert would change nothing"),
+				 errdetail("when_matched and when_not_matched are do_nothing and delete_not_matched_by_source is false.")));
+	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_merge_insert: return type must be a row type");
+
+	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE ||
+		GetFdwRoutineByRelId(relid)->ExecForeignInsert != ltExecForeignInsert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("lt_merge_insert: \"%s\" is not a foreign table of lt_fdw", get_rel_name(relid))));
+	if (lt_overwrite_active())
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_merge_insert: lt_fdw.overwrite_where is set"),
+				 errdetail("A merge-insert does not replace rows by a predicate."),
+				 errhint("RESET lt_fdw.overwrite_where first.")));
+
+	/* the privileges of the commands it stands for, as MERGE asks them */
+	if (m->insert_not_matched)
+		need |= ACL_INSERT;
+	if (m->when_matched == WM_UPDATE_ALL)
+		need |= ACL_UPDATE;
+	if (m->delete_not_matched)
+		need |= ACL_DELETE;
+	acl = pg_class_aclcheck(relid, GetUserId(), need);
+	if (acl != ACLCHECK_OK)
+		aclcheck_error(acl, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+
+	m->rel = table_open(relid, RowExclusiveLock);
+	m->relname = RelationGetRelationName(m->rel);
+	lt_get_table_options(relid, &m->opts);
+	lt_check_writable(m->rel, &m->opts);
+	errcb.callback = merge_error_callback;
+	errcb.arg = m;
+	errcb.previous = error_context_stack;
+	error_context_stack = &errcb;
+
+	/* the transaction's state for the dataset (write privilege, storage checks: modify.c) */
+	m->xt = lt_xact_table(m->rel, &m->opts);
+	bind_keys(m, on_columns);
+
+	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
+		elog(ERROR, "lt_merge_insert: SPI_connect failed: %s", SPI_result_code_string(rc));
+	run_merge(m, query);
+	SPI_finish();
+
+	error_context_stack = errcb.previous;
+	table_close(m->rel, NoLock);
+	values[0] = Int64GetDatum(m->rows_inserted);
+	values[1] = Int64GetDatum(m->rows_updated);
+	values[2] = Int64GetDatum(m->rows_deleted);
+	td = BlessTupleDesc(td);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(td, values, nulls)));
+}
+
+/* ---- TRUNCATE ----------------------------------------------------------------------------------- */
+
+/*
+ * TRUNCATE of lt_fdw foreign tables (PostgreSQL calls this once per server with its tables; it
+ * checked the TRUNCATE privilege). Each dataset loses every fragment of the version the
+ * transaction reads, its own new fragments included, removed by id without reading a row; the
+ * removal commits with the transaction as one version (a Delete; with rows inserted after it in
+ * the same transaction an Update: old fragments removed, new ones added), is seen by the
+ * transaction's later statements and is undone by ROLLBACK / ROLLBACK TO.
+ *
+ * Why not a Lance Overwrite: Lance 8 builds an Overwrite's manifest with no indexes at all (an
+ * overwrite with no rows leaves a table whose indexes are gone), while a Delete that removes every
+ * fragment is what the Lance engine itself commits for delete('true'): the schema, the config and
+ * every scalar index's definition stay (their fragment bitmaps name only removed fragments, new
+ * fragments are unindexed), fragment ids and stable row ids go on from where they were.
+ *
+ * RESTART IDENTITY and CASCADE change nothing in a dataset (Lance has no sequences and no foreign
+ * keys); PostgreSQL restarts the sequences it owns itself.
+ */
+void
+ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
+{
+	ListCell   *lc;
+
+	foreach(lc, rels)
+	{
+		Relation	rel = lfirst(lc);
+		LtTableOptions opts;
+		LtDatasetEntry *entry;
+		LtXactTable *xt;
+		const lt_dataset *ds;
+
+		lt_get_table_options(RelationGetRelid(rel), &opts);
+		lt_check_writable(rel, &opts);
+		lt_check_write_privilege(GetUserId(), RelationGetRelationName(rel), opts.uri);
+		ds = lt_dataset_acquire(RelationGetRelid(rel), &opts, false)->ds;
+		if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot truncate foreign table \"%s\": its dataset uses the legacy storage format 0.1",
+							RelationGetRelationName(rel)),
+					 errdetail("Dataset %s is read-only.", opts.uri)));
+		xt = lt_xact_table(rel, &opts);
+		/* the view applies what the transaction did before, so its new fragments go too */
+		entry = lt_xact_view(opts.dataset_dir, false);
+		for (size_t i = 0; i < entry->ds->n_fragments; i++)
+			lt_xact_remove_fragment(xt, entry->ds->fragments[i]->id);
+		elog(DEBUG1, "lt_fdw: TRUNCATE of foreign table \"%s\" removes %zu fragments of %s",
+			 RelationGetRelationName(rel), entry->ds->n_fragments, opts.uri);
+	}
+}
