@@ -595,9 +595,12 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 		need |= ACL_UPDATE;
 	if (m->delete_not_matched)
 		need |= ACL_DELETE;
-	acl = pg_class_aclcheck(relid, GetUserId(), need);
-	if (acl != ACLCHECK_OK)
-		aclcheck_error(acl, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+	for (AclMode bit = ACL_INSERT; bit <= ACL_DELETE; bit <<= 1)
+	{
+		/* one at a time: a check of several bits passes when any of them is granted */
+		if ((need & bit) && (acl = pg_class_aclcheck(relid, GetUserId(), bit)) != ACLCHECK_OK)
+			aclcheck_error(acl, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+	}
 
 	m->rel = table_open(relid, RowExclusiveLock);
 	m->relname = RelationGetRelationName(m->rel);

@@ -1,0 +1,294 @@
+--
+-- lt_fdw_merge: lt_merge_insert() (Lance's merge-insert: every when_matched / when_not_matched /
+-- delete_not_matched_by_source variant, NULL keys, duplicate source keys, composite keys, the
+-- argument checks, transactions and savepoints, index use, stable row ids, privileges) and TRUNCATE
+-- (in transactions, with INSERT, of several tables, indexes kept, pinned tables refused).
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
+\getenv tmp LT_TEST_TMP
+\set lake :tmp '/lake'
+SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
+CREATE FUNCTION m_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
+   WHERE f LIKE '%.manifest' $$;
+-- run a statement; print its SQLSTATE, message and detail with the lake's path masked
+CREATE FUNCTION m_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
+DECLARE st text; msg text; det text;
+BEGIN
+  EXECUTE q;
+  RAISE NOTICE 'ok';
+EXCEPTION WHEN OTHERS THEN
+  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
+  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
+  IF det <> '' THEN
+    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
+  END IF;
+END $f$;
+-- EXPLAIN with the lake's path masked
+CREATE FUNCTION m_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE q LOOP
+    RETURN NEXT replace(ln, current_setting('lt_test.lake'), '$LAKE');
+  END LOOP;
+END $f$;
+CREATE SERVER mlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE FOREIGN TABLE mt (id bigint, k2 integer, v text, _rowid bigint) SERVER mlake OPTIONS (path 'write/w_merge.lance');
+-- the source of most cases: a match (1), a NULL key, a new key (5), a match whose other key column is NULL (4)
+CREATE VIEW msrc AS SELECT * FROM (VALUES (1::bigint, 1, 'A'), (NULL, 3, 'snull'), (5, 5, 'E'), (4, NULL, 'D')) s(id, k2, v);
+SELECT id, k2, v FROM mt ORDER BY id, v;
+SELECT m_versions('write/w_merge.lance') AS versions_at_start;
+
+-- ---- the variants (each in a transaction that rolls back: the table stays as it was) ----------------------
+-- upsert (the defaults: update_all, insert_all): NULL never matches NULL, so the NULL-key source row is new
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- find-or-create: matched rows stay as they are
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_matched => 'do_nothing');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- update only
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_not_matched => 'do_nothing');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- upsert and delete the rows the source does not have (the NULL-key target row is never matched: deleted)
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', delete_not_matched_by_source => true);
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- only delete what the source does not have
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', 'do_nothing', true);
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- a composite key: (4, NULL) matches nothing, so both rows with id 4 stay
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id,k2}');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{k2,id}', delete_not_matched_by_source => true);
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+-- when_matched fail: an error as soon as a source row matches (nothing is kept) ...
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'fail')$$);
+-- ... and a plain insert of new keys when none does
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', $$SELECT 9::bigint AS id, 9 AS k2, 'nine' AS v$$, '{id}', 'fail');
+SELECT id, k2, v FROM mt WHERE id = 9;
+ROLLBACK;
+-- an empty source: nothing changes, no version ...
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc WHERE false', '{id}');
+-- ... unless it deletes every row the source does not have
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc WHERE false', '{id}', delete_not_matched_by_source => true);
+SELECT count(*) FROM mt;
+ROLLBACK;
+SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+
+-- ---- duplicate source keys ----------------------------------------------------------------------------
+-- two source rows matching one target row: cardinality violation, as Lance's ambiguous merge
+SELECT m_try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2')) s(id, k2, v)$q$, '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (2::bigint, 2, 'x'), (7, 7, 'y'), (2, 22, 'z')) s(id, k2, v)$q$, '{id}', delete_not_matched_by_source => true)$$);
+-- ... fine when matched rows are left alone; duplicates without a match are all inserted (as Lance does)
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', $$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2'), (7, 7, 'x'), (7, 7, 'y')) s(id, k2, v)$$, '{id}', 'do_nothing');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK;
+SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+
+-- ---- source columns: by name, in any order, converted to the table's types -----------------------------
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', $$SELECT 'ten' AS v, '10' AS id, 10.0 AS k2$$, '{id}');
+SELECT * FROM lt_merge_insert('mt', $$SELECT 'ten!' AS v, 10 AS id, 11 AS k2 UNION ALL SELECT 'eleven', 11, 11;$$, '{id}');
+SELECT id, k2, v FROM mt WHERE id >= 10 ORDER BY id;
+ROLLBACK;
+-- a column _rowid of the source is ignored, as INSERT ignores it
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT id + 100 AS id, k2, v, _rowid FROM mt WHERE id = 1', '{id}');
+SELECT id, k2, v FROM mt WHERE id > 100;
+ROLLBACK;
+
+-- ---- argument checks (nothing is written) ------------------------------------------------------------
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'upsert')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_not_matched => 'insert')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', 'do_nothing')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{nope}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id,id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{_rowid}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', ARRAY['id', NULL])$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT id, v FROM msrc', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT *, 1 AS extra FROM msrc', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT id, k2, v, v FROM msrc', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'VALUES (1, 1, ''a'')', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'DELETE FROM mt', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT 1; SELECT 2', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT true AS id, 1 AS k2, ''a'' AS v', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', NULL, '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', NULL)$$);
+SELECT m_try($$SELECT lt_merge_insert('msrc', 'SELECT * FROM msrc', '{id}')$$);
+-- a replace setting does not apply to a merge-insert: refused
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = 'id = 1';
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
+ROLLBACK;
+-- a pinned table is read-only
+CREATE FOREIGN TABLE mt_v1 (id bigint, k2 integer, v text) SERVER mlake OPTIONS (path 'write/w_merge.lance', version '1');
+SELECT m_try($$SELECT lt_merge_insert('mt_v1', 'SELECT * FROM msrc', '{id}')$$);
+SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+
+-- ---- transactions ---------------------------------------------------------------------------------------
+-- a merge-insert, then an INSERT and a second merge in the same transaction: each sees what came before,
+-- and everything is one Lance version (an Update)
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}');
+INSERT INTO mt (id, k2, v) VALUES (6, 6, 'six');
+SELECT * FROM lt_merge_insert('mt', $$SELECT * FROM (VALUES (6::bigint, 66, 'SIX'), (5, 55, 'EE')) s(id, k2, v)$$, '{id}');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+SELECT count(*) FROM mt;
+COMMIT;
+SELECT m_versions('write/w_merge.lance') AS versions_after_commit;
+SELECT version, operation, row_count FROM lt_versions('mt') ORDER BY version DESC LIMIT 1;
+SELECT id, k2, v FROM mt ORDER BY id, v;
+-- ROLLBACK TO a savepoint drops the merge made after it, keeps the one before
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', $$SELECT 7::bigint AS id, 7 AS k2, 'seven' AS v$$, '{id}');
+SAVEPOINT s1;
+SELECT * FROM lt_merge_insert('mt', $$SELECT 1::bigint AS id, 1 AS k2, 'gone' AS v$$, '{id}', delete_not_matched_by_source => true);
+SELECT id, k2, v FROM mt ORDER BY id, v;
+ROLLBACK TO s1;
+SELECT id, k2, v FROM mt ORDER BY id, v;
+COMMIT;
+SELECT m_versions('write/w_merge.lance') AS versions_after_savepoint;
+-- an error inside the merge (a duplicate) rolls back to the savepoint, the transaction goes on
+BEGIN;
+SAVEPOINT s2;
+SELECT lt_merge_insert('mt', $$SELECT * FROM (VALUES (7::bigint, 1, 'x'), (7, 2, 'y')) s(id, k2, v)$$, '{id}');
+ROLLBACK TO s2;
+SELECT count(*) FROM mt;
+COMMIT;
+SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+-- the source may read the target itself (it reads the same state as the match)
+SELECT * FROM lt_merge_insert('mt', 'SELECT id, k2 * 10 AS k2, upper(v) AS v FROM mt WHERE id IS NOT NULL', '{id}');
+SELECT id, k2, v FROM mt ORDER BY id, v;
+
+-- ---- stable row ids: updated rows keep their ids --------------------------------------------------------
+CREATE FOREIGN TABLE ms (id bigint, value text, _rowid bigint) SERVER mlake OPTIONS (path 'write/w_merge_stable.lance');
+SELECT id, value, _rowid FROM ms ORDER BY id;
+SELECT * FROM lt_merge_insert('ms', $$SELECT * FROM (VALUES (2::bigint, 'TWO'), (4, 'four')) s(id, value)$$, '{id}');
+SELECT id, value, _rowid FROM ms ORDER BY id;
+
+-- ---- matching through the key's btree index ---------------------------------------------------------
+CREATE FOREIGN TABLE mx (id bigint, k integer, s text) SERVER mlake OPTIONS (path 'write/w_merge_ix.lance');
+SELECT name, columns, kind FROM lt_indexes('mx');
+-- the join lt_merge_insert runs (its text is a DEBUG1 message): a few source rows are looked up in the
+-- index, one parameterized scan per source row; many source rows are a hash join
+SELECT m_explain($q$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigint) AS id, CAST(q.k AS integer) AS k, CAST(q.s AS text) AS s, true AS lt_merge_source FROM (SELECT * FROM (VALUES (5::bigint, 1, 'five'), (59999, 2, 'last'), (60000, 3, 'new')) s(id, k, s)
+) q) s LEFT JOIN ONLY public.mx t ON s.id = t.id$q$);
+SELECT m_explain($q$EXPLAIN (COSTS OFF)
+SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigint) AS id, CAST(q.k AS integer) AS k, CAST(q.s AS text) AS s, true AS lt_merge_source FROM (SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0
+) q) s LEFT JOIN ONLY public.mx t ON s.id = t.id$q$);
+BEGIN;
+SET LOCAL client_min_messages = debug1;
+SELECT * FROM lt_merge_insert('mx', $$SELECT * FROM (VALUES (5::bigint, 1, 'five'), (59999, 2, 'last'), (60000, 3, 'new')) s(id, k, s)$$, '{id}');
+RESET client_min_messages;
+COMMIT;
+SELECT id, k, s FROM mx WHERE id IN (5, 59999, 60000) ORDER BY id;
+SELECT count(*), count(DISTINCT id) FROM mx;
+-- many source rows: a hash join over one scan of the key column, the same answer as without the index
+BEGIN;
+SELECT * FROM lt_merge_insert('mx', 'SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0', '{id}');
+SELECT count(*), sum(k), count(DISTINCT id) FROM mx;
+ROLLBACK;
+SET lt_fdw.enable_index_scan = off;
+BEGIN;
+SELECT * FROM lt_merge_insert('mx', 'SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0', '{id}');
+SELECT count(*), sum(k), count(DISTINCT id) FROM mx;
+ROLLBACK;
+RESET lt_fdw.enable_index_scan;
+
+-- ---- privileges: those of the commands it stands for ----------------------------------------------------
+CREATE ROLE lt_merge_user;
+GRANT pg_read_server_files, pg_write_server_files TO lt_merge_user;
+GRANT SELECT, INSERT ON mt TO lt_merge_user;
+GRANT SELECT ON msrc TO lt_merge_user;
+SET ROLE lt_merge_user;
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
+SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', delete_not_matched_by_source => true)$$);
+BEGIN;
+SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing');
+ROLLBACK;
+RESET ROLE;
+REVOKE ALL ON mt FROM lt_merge_user;
+REVOKE ALL ON msrc FROM lt_merge_user;
+DROP ROLE lt_merge_user;
+
+-- ---- TRUNCATE -------------------------------------------------------------------------------------------
+CREATE FOREIGN TABLE tt (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc.lance');
+CREATE FOREIGN TABLE tt2 (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc2.lance');
+SELECT count(*) FROM tt;
+SELECT name, columns, kind FROM lt_indexes('tt') ORDER BY name;
+SELECT m_versions('write/w_trunc.lance') AS versions_at_start;
+-- rolled back: nothing happened
+BEGIN;
+TRUNCATE tt;
+SELECT count(*) FROM tt;
+ROLLBACK;
+SELECT count(*) FROM tt;
+SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+-- rows inserted before a TRUNCATE in the same transaction go too; rows after it stay: one version
+BEGIN;
+INSERT INTO tt VALUES (1000, 'before');
+TRUNCATE tt;
+SELECT count(*) FROM tt;
+INSERT INTO tt VALUES (1001, 'after');
+SELECT * FROM tt;
+COMMIT;
+SELECT m_versions('write/w_trunc.lance') AS versions_after_commit;
+SELECT version, operation, row_count FROM lt_versions('tt') ORDER BY version DESC LIMIT 1;
+SELECT * FROM tt;
+-- the indexes are still defined; they cover no fragment now, so the new rows are found unindexed
+SELECT name, columns, kind, covered_fragments FROM lt_indexes('tt') ORDER BY name;
+SELECT * FROM tt WHERE id = 1001;
+-- ROLLBACK TO a savepoint before the TRUNCATE brings the rows back
+BEGIN;
+SAVEPOINT s1;
+TRUNCATE tt;
+ROLLBACK TO s1;
+SELECT count(*) FROM tt;
+COMMIT;
+SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+-- several tables at once (RESTART IDENTITY and CASCADE change nothing in a dataset)
+TRUNCATE tt, tt2 RESTART IDENTITY CASCADE;
+SELECT (SELECT count(*) FROM tt) AS tt_rows, (SELECT count(*) FROM tt2) AS tt2_rows;
+SELECT m_versions('write/w_trunc.lance') AS tt_versions, m_versions('write/w_trunc2.lance') AS tt2_versions;
+-- an empty table: no new version
+TRUNCATE tt;
+SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+-- writes go on after it
+INSERT INTO tt VALUES (1, 'one'), (2, 'two');
+SELECT * FROM tt ORDER BY id;
+-- a pinned table is read-only; a merge-insert after a TRUNCATE in one transaction sees the empty table
+CREATE FOREIGN TABLE tt_v1 (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc.lance', version '1');
+SELECT m_try('TRUNCATE tt_v1');
+BEGIN;
+TRUNCATE tt;
+SELECT * FROM lt_merge_insert('tt', $$SELECT * FROM (VALUES (1::bigint, 'ONE'), (3, 'three')) s(id, s)$$, '{id}');
+COMMIT;
+SELECT * FROM tt ORDER BY id;
+-- TRUNCATE needs the TRUNCATE privilege
+CREATE ROLE lt_trunc_user;
+GRANT pg_write_server_files TO lt_trunc_user;
+SET ROLE lt_trunc_user;
+SELECT m_try('TRUNCATE tt');
+RESET ROLE;
+DROP ROLE lt_trunc_user;
