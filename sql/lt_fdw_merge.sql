@@ -292,3 +292,10 @@ SET ROLE lt_trunc_user;
 SELECT m_try('TRUNCATE tt');
 RESET ROLE;
 DROP ROLE lt_trunc_user;
+
+-- the suites after this one create the extension themselves
+SET client_min_messages = warning;
+DROP VIEW msrc;
+DROP FUNCTION m_versions(text), m_try(text), m_explain(text);
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;

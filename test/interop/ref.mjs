@@ -496,15 +496,23 @@ async function rowsFor(src, tbl, spec) {
   const schema = await tbl.schema();
   return generate(schema, spec.schema, src.generate || fail("op needs rows or generate"));
 }
+let lastMerge = null; // the MergeResult of the last merge_insert op (apply prints it)
 async function applyOp(tbl, op, spec) {
   switch (op.op) {
     case "append": return tbl.add(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
     case "overwrite": return tbl.add(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)), { mode: "overwrite" });
     case "delete": return tbl.delete(op.where);
     case "update": return tbl.update({ valuesSql: op.set, ...(op.where ? { where: op.where } : {}) });
-    case "merge_insert": { // insert_only: new keys only (whenNotMatchedInsertAll), matched rows left alone
-      const b = tbl.mergeInsert(op.on);
-      return (op.insert_only ? b : b.whenMatchedUpdateAll()).whenNotMatchedInsertAll().execute(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+    case "merge_insert": { // on; when_matched update_all (default) | do_nothing; when_not_matched insert_all (default)
+      // | do_nothing; delete_not_matched_by_source; use_index (default true); insert_only = when_matched do_nothing.
+      // The engine's MergeResult goes to lastMerge.
+      let b = tbl.mergeInsert(op.on);
+      if ((op.when_matched ?? (op.insert_only ? "do_nothing" : "update_all")) === "update_all") b = b.whenMatchedUpdateAll();
+      if ((op.when_not_matched ?? "insert_all") === "insert_all") b = b.whenNotMatchedInsertAll();
+      if (op.delete_not_matched_by_source) b = b.whenNotMatchedBySourceDelete();
+      if (op.use_index === false) b = b.useIndex(false);
+      lastMerge = await b.execute(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+      return lastMerge;
     }
     case "add_columns": return tbl.addColumns(Object.entries(op.columns).map(([name, valueSql]) => ({ name, valueSql })));
     case "drop_columns": return tbl.dropColumns(op.columns);
@@ -924,7 +932,8 @@ async function main() {
       const s = readJson(spec), tbl = await open(dir);
       for (const op of s.ops || []) await applyOp(tbl, op, s);
       if (!isS3(dir)) chmodReadable(dir);
-      return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows() })]);
+      const merged = lastMerge ? { inserted: lastMerge.numInsertedRows, updated: lastMerge.numUpdatedRows, deleted: lastMerge.numDeletedRows } : {};
+      return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows(), ...merged })]);
     }
     case "scan": {
       const [[dir], o] = parseArgs(rest, { columns: true, version: true, "with-rowid": false, filter: true });
