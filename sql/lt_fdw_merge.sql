@@ -92,6 +92,15 @@ SELECT count(*) FROM mt;
 ROLLBACK;
 SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
 
+-- on_columns NULL: the dataset's primary key, (region, id) here
+CREATE FOREIGN TABLE mpk (id bigint, region text, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
+BEGIN;
+SELECT * FROM lt_merge_insert('mpk', $$SELECT * FROM (VALUES (1::bigint, 'us', 'B'), (2, 'us', 'new')) s(id, region, value)$$);
+SELECT * FROM mpk ORDER BY region, id;
+ROLLBACK;
+CREATE FOREIGN TABLE mpk_noregion (id bigint, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
+SELECT m_try($$SELECT lt_merge_insert('mpk_noregion', 'SELECT 1::bigint AS id, ''x'' AS value')$$);
+
 -- ---- duplicate source keys ----------------------------------------------------------------------------
 -- two source rows matching one target row: cardinality violation, as Lance's ambiguous merge
 SELECT m_try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2')) s(id, k2, v)$q$, '{id}')$$);

@@ -52,6 +52,8 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
+#include "lt_alloc.h"
+#include "lt_keys.h"
 #include "lt_table.pb-c.h"
 
 #define MERGE_FETCH_ROWS	1000
@@ -163,6 +165,48 @@ target_attnum(Merge *m, const char *name)
 	return InvalidAttrNumber;
 }
 
+/* The table's columns of the dataset's primary key (in key order), as on_columns text[]; NULL when it has none. */
+static ArrayType *
+primary_key_columns(Merge *m)
+{
+	const lt_schema *schema = m->xt->base->ds->schema;
+	TupleDesc	td = RelationGetDescr(m->rel);
+	const lt_field **pk = NULL;
+	int			n = 0;
+	Datum	   *names;
+	lt_error	err;
+	MemoryContext old = lt_alloc_target(CurrentMemoryContext);
+	lt_code		rc = lt_schema_primary_key(schema, &pk, &n, &err);
+
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", m->opts.uri, m->relname));
+	if (n == 0)
+		return NULL;
+	names = palloc(sizeof(Datum) * n);
+	for (int k = 0; k < n; k++)
+	{
+		AttrNumber	found = InvalidAttrNumber;
+
+		for (int a = 1; a <= td->natts && found == InvalidAttrNumber; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(td, a - 1);
+
+			if (!att->attisdropped &&
+				strcmp(lt_column_field_name(RelationGetRelid(m->rel), a, NameStr(att->attname)), pk[k]->name) == 0)
+				found = a;
+		}
+		if (found == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_merge_insert: foreign table \"%s\" has no column for field \"%s\" of the primary key of dataset %s",
+							m->relname, pk[k]->name, m->opts.uri),
+					 errhint("Add the column, or name the key columns in on_columns.")));
+		names[k] = CStringGetTextDatum(NameStr(TupleDescAttr(td, found - 1)->attname));
+	}
+	return construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT);
+}
+
 /* The key columns: on_columns, or the dataset's primary key. */
 static void
 bind_keys(Merge *m, ArrayType *on_columns)
@@ -171,6 +215,8 @@ bind_keys(Merge *m, ArrayType *on_columns)
 	bool	   *nulls;
 	int			n;
 
+	if (on_columns == NULL)
+		on_columns = primary_key_columns(m);
 	if (on_columns == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
