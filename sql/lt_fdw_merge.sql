@@ -98,6 +98,10 @@ BEGIN;
 SELECT * FROM lt_merge_insert('mpk', $$SELECT * FROM (VALUES (1::bigint, 'us', 'B'), (2, 'us', 'new')) s(id, region, value)$$);
 SELECT * FROM mpk ORDER BY region, id;
 ROLLBACK;
+-- the primary key holds for a merge-insert's rows as for INSERT and UPDATE (keyed tables): two new rows with
+-- one key, or a match on another column that moves a row onto an existing key, are 23505
+SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT * FROM (VALUES (7::bigint, 'eu', 'x'), (7, 'eu', 'y')) s(id, region, value)$q$)$$);
+SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT 2::bigint AS id, 'eu' AS region, 'b' AS value$q$, '{value}')$$);
 CREATE FOREIGN TABLE mpk_noregion (id bigint, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
 SELECT m_try($$SELECT lt_merge_insert('mpk_noregion', 'SELECT 1::bigint AS id, ''x'' AS value')$$);
 

@@ -92,7 +92,7 @@ SQL
 	node -e '
 const fs = require("fs"), [src, on, wm, wnm, del, out] = process.argv.slice(1);
 const rows = JSON.parse(fs.readFileSync(src, "utf8"));
-fs.writeFileSync(out, JSON.stringify({ ops: [{ op: "merge_insert", on: on.split(","), when_matched: wm, when_not_matched: wnm,
+fs.writeFileSync(out, JSON.stringify({ report_merge: true, ops: [{ op: "merge_insert", on: on.split(","), when_matched: wm, when_not_matched: wnm,
                                                 delete_not_matched_by_source: del === "true", rows }] }));' \
 		"$TMP/specs/$srcname.json" "$on" "$wm" "$wnm" "$del" "$TMP/specs/$v.merge.json" && chmod a+r "$TMP/specs/$v.merge.json"
 	want=$(ref apply "$LAKE/${v}_ref.lance" "$TMP/specs/$v.merge.json" 2>"$TMP/ref.err" |

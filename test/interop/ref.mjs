@@ -2,7 +2,7 @@
 // ref.mjs: lt_fdw's interop harness around the real Lance engine (@lancedb/lancedb 0.31.0, which is lance 8.0.0).
 //
 //   node ref.mjs make  <dir> <spec.json>                                      create a dataset from a spec
-//   node ref.mjs apply <dir> <spec.json>                                     run the spec's ops on an existing dataset
+//   node ref.mjs apply <dir> <spec.json>                                     run the spec's ops on an existing dataset ("report_merge": true adds the last merge_insert's counts)
 //   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
@@ -932,7 +932,7 @@ async function main() {
       const s = readJson(spec), tbl = await open(dir);
       for (const op of s.ops || []) await applyOp(tbl, op, s);
       if (!isS3(dir)) chmodReadable(dir);
-      const merged = lastMerge ? { inserted: lastMerge.numInsertedRows, updated: lastMerge.numUpdatedRows, deleted: lastMerge.numDeletedRows } : {};
+      const merged = lastMerge && s.report_merge ? { inserted: lastMerge.numInsertedRows, updated: lastMerge.numUpdatedRows, deleted: lastMerge.numDeletedRows } : {};
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows(), ...merged })]);
     }
     case "scan": {
