@@ -144,6 +144,52 @@ EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) INSERT INTO kt VALUES (12,
 RESET lt_fdw.enable_index_scan;
 SELECT count(*) = count(DISTINCT id) AS unique_ids FROM kt;
 
+-- ---- concurrent writers: a key committed meanwhile fails the commit (40001) ----------------------------------
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dblink;
+RESET client_min_messages;
+SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+-- the same key: the later commit loses
+BEGIN;
+INSERT INTO kt VALUES (7000000, 'session 1');
+SELECT dblink_exec('s2', $$INSERT INTO kt VALUES (7000000, 'session 2')$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+-- the message and its detail, naming the key (the loser is session 2 this time)
+SELECT dblink_exec('s2', 'BEGIN');
+SELECT dblink_exec('s2', $$INSERT INTO kt VALUES (7000007, 'session 2')$$);
+INSERT INTO kt VALUES (7000007, 'session 1');
+SELECT k_try($$SELECT dblink_exec('s2', 'COMMIT')$$);
+-- other keys: both land
+BEGIN;
+INSERT INTO kt VALUES (7000001, 'session 1');
+SELECT dblink_exec('s2', $$INSERT INTO kt VALUES (7000002, 'session 2')$$);
+COMMIT;
+SELECT id, v FROM kt WHERE id >= 7000000 ORDER BY id;
+-- the reference engine's plain add of another key: both land; of the same key: 40001
+BEGIN;
+INSERT INTO kt VALUES (7000003, 'postgres');
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000004","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+COMMIT;
+BEGIN;
+INSERT INTO kt VALUES (7000005, 'postgres');
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000005","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+-- the engine's mergeInsert on the key inserting the same key meanwhile: 40001
+BEGIN;
+INSERT INTO kt VALUES (7000006, 'postgres');
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"merge_insert","on":"id","insert_only":true,"rows":[{"id":"7000006","v":"engine merge"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT id, v FROM kt WHERE id >= 7000000 ORDER BY id;
+SELECT count(*) = count(DISTINCT id) AS unique_ids FROM kt;
+SELECT dblink_disconnect('s2');
+
 -- ---- the reference engine reads what we wrote and still sees the key -------------------------------------
 \! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$CI_LAKE/write/w_keyed.lance"
 \! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | sort | uniq -d | wc -l

@@ -39,6 +39,7 @@
 #include "lt_fdw.h"
 #include "lt_alloc.h"
 #include "lt_txn.h"
+#include "lt_keys.h"
 #include "lt_writer.h"
 #include "lt_sort.h"
 
@@ -488,6 +489,26 @@ lt_xact_is_view(const LtDatasetEntry *e)
 
 /* ---- transaction and subtransaction events ---------------------------------------------------- */
 
+static bool
+has_inserted_keys(const LtXactTable *xt)
+{
+	return xt->inserted_keys != NULL && xt->inserted_keys->n_added > 0;
+}
+
+/* lt_txn's check of each fragment concurrent commits added (rebase) */
+static lt_code
+check_new_fragment(void *arg, lt_dataset *v, const struct Lt__Pb__DataFragment *frag, lt_error *err)
+{
+	LtXactTable *xt = arg;
+	lt_code		rc = LT_OK;
+
+	if (xt->overwrite_checks != NIL)
+		rc = lt_overwrite_check_fragment(arg, v, frag, err);
+	if (rc == LT_OK && has_inserted_keys(xt))
+		rc = lt_keys_check_fragment(xt, v, frag, err);
+	return rc;
+}
+
 static void
 commit_all(void)
 {
@@ -505,10 +526,11 @@ commit_all(void)
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
-		if (xt->overwrite_checks != NIL)
+		if (xt->overwrite_checks != NIL || has_inserted_keys(xt))
 		{
-			/* a replace: rows concurrent writers appended must not match its predicate */
-			co.check_new_fragment = lt_overwrite_check_fragment;
+			/* a replace: rows concurrent writers appended must not match its predicate;
+			 * a keyed table: nor hold a key this transaction inserted */
+			co.check_new_fragment = check_new_fragment;
 			co.check_arg = xt;
 		}
 		old = lt_alloc_target(xt->cxt);
