@@ -237,4 +237,5 @@ SET client_min_messages = warning;
 DROP FUNCTION k_try(text);
 DROP FUNCTION k_versions(text);
 DROP EXTENSION lt_fdw CASCADE;
+DROP EXTENSION dblink;
 RESET client_min_messages;
