@@ -168,11 +168,14 @@ INSERT INTO kt VALUES (7000001, 'session 1');
 SELECT dblink_exec('s2', $$INSERT INTO kt VALUES (7000002, 'session 2')$$);
 COMMIT;
 SELECT id, v FROM kt WHERE id >= 7000000 ORDER BY id;
--- the reference engine's plain add of another key: both land; of the same key: 40001
+-- the reference engine's plain add does not say which keys it inserted: 40001 even for another key
 BEGIN;
 INSERT INTO kt VALUES (7000003, 'postgres');
 \! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000004","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\set VERBOSITY terse
 COMMIT;
+\set VERBOSITY default
+-- and of the same key
 BEGIN;
 INSERT INTO kt VALUES (7000005, 'postgres');
 \! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000005","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
@@ -189,6 +192,10 @@ COMMIT;
 SELECT id, v FROM kt WHERE id >= 7000000 ORDER BY id;
 SELECT count(*) = count(DISTINCT id) AS unique_ids FROM kt;
 SELECT dblink_disconnect('s2');
+-- our commit carries the keys it inserted as Lance writes them: an Update whose filter is the one lt_keys builds
+INSERT INTO kt VALUES (8000000, 'f'), (8000001, 'g');
+SELECT operation FROM lt_versions('kt') ORDER BY version DESC LIMIT 1;
+\! t=$(ls -t "$CI_LAKE"/write/w_keyed.lance/_transactions/*.txn | head -n 1); printf '{"id":"8000000"}\n{"id":"8000001"}\n' > "$CI_LAKE/../k_keys.jsonl"; "$LT_INSPECT_BIN" key-filter "$t" --dataset "$CI_LAKE/write/w_keyed.lance" --keys "$CI_LAKE/../k_keys.jsonl" | sed 's/"probability":[^,]*,//'
 
 -- ---- the reference engine reads what we wrote and still sees the key -------------------------------------
 \! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$CI_LAKE/write/w_keyed.lance"

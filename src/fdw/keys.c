@@ -37,7 +37,6 @@
 #include "lt_filter.h"
 #include "lt_index_plan.h"
 #include "lt_scan.h"
-#include "lt_table.pb-c.h"
 #include "lt_txn.h"
 
 #define NO_ADDR		UINT64_MAX	/* an entry for a row this statement wrote */
@@ -1153,101 +1152,4 @@ lt_keys_explain(LtKeyCheck *kc, ExplainState *es)
 	if (kc->skip_existing)
 		appendStringInfo(&how, "; " UINT64_FORMAT " rows skipped", kc->skipped);
 	ExplainPropertyText("Primary Key Check", how.data, es);
-}
-
-/*
- * lt_txn's rebase: a fragment a concurrent commit added holds a key this transaction inserted?  Then
- * the commit fails (40001), whoever that writer was (another session, a plain Lance add, Lance's
- * mergeInsert).  The key columns of the fragment are read from the concurrent version; each key is
- * tested against the transaction's filter, and a bloom hit is confirmed against the keys the
- * filter was built from when it still lists them.
- */
-lt_code
-lt_keys_check_fragment(LtXactTable *xt, lt_dataset *v, const Lt__Pb__DataFragment *frag, lt_error *err)
-{
-	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw key conflict check", ALLOCSET_DEFAULT_SIZES);
-	MemoryContext old = MemoryContextSwitchTo(cxt);
-	MemoryContext oldlib = lt_alloc_target(cxt);
-	lt_key_filter *mine = xt->inserted_keys;
-	lt_code		rc = LT_OK;
-
-	PG_TRY();
-	{
-		const lt_field **key = NULL;
-		int			n = 0;
-		lt_scan_options so = {0};
-		lt_fragment_scanner *sc = NULL;
-		lt_batch   *b;
-		lt_key_buf	kb = {0};
-		bool		same = true;
-
-		rc = lt_schema_primary_key(v->schema, &key, &n, err);
-		if (rc == LT_OK)
-		{
-			same = n == mine->n_field_ids;
-			for (int i = 0; same && i < n; i++)
-				same = key[i]->id == mine->field_ids[i];
-			if (!same)
-				rc = lt_error_set(err, LT_ECONFLICT,
-								  "concurrent commit (version %llu of %s) changed the primary key", (unsigned long long) v->version,
-								  xt->uri);
-		}
-		if (rc == LT_OK)
-		{
-			so.n_fields = n;
-			so.fields = key;
-			rc = lt_fragment_scanner_open(v, frag, &so, &sc, err);
-		}
-		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, err)) == LT_OK && b != NULL)
-		{
-			for (int64 r = 0; r < b->length && rc == LT_OK; r++)
-			{
-				bool		is_null,
-							hit;
-
-				if ((rc = lt_key_from_row(&kb, key, n, b->columns, r, &is_null, err)) != LT_OK || is_null)
-					continue;
-				hit = lt_key_filter_may_contain(mine, kb.data, kb.len);
-				if (hit && mine->members_complete)
-				{
-					uint64		h = lt_key_hash_bloom(kb.data, kb.len);
-
-					hit = false;
-					for (size_t m = 0; m < mine->n_members && !hit; m++)
-						hit = mine->members[m] == h;
-				}
-				if (hit)
-				{
-					StringInfoData ks;
-
-					initStringInfo(&ks);
-					for (int i = 0; i < n; i++)
-					{
-						appendStringInfo(&ks, "%s", i ? ", " : "");
-						append_key_part(&ks, key[i], b->columns[i], r);
-					}
-					rc = lt_error_set(err, LT_ECONFLICT,
-									  "concurrent commit (version %llu of %s) inserted the key (%s) that this transaction inserts",
-									  (unsigned long long) v->version, xt->uri, ks.data);
-				}
-			}
-		}
-		if (sc)
-			lt_fragment_scanner_free(sc);
-	}
-	PG_CATCH();
-	{
-		ErrorData  *ed;
-
-		MemoryContextSwitchTo(cxt);
-		ed = CopyErrorData();
-		FlushErrorState();
-		rc = lt_error_set(err, LT_EIO, "checking the keys version %llu of %s added: %s",
-						  (unsigned long long) v->version, xt->uri, ed->message);
-	}
-	PG_END_TRY();
-	lt_alloc_target(oldlib);
-	MemoryContextSwitchTo(old);
-	MemoryContextDelete(cxt);
-	return rc;
 }

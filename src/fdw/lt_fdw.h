@@ -218,11 +218,7 @@ extern void lt_keys_end(LtKeyCheck *kc);
 struct ExplainState;
 extern void lt_keys_explain(LtKeyCheck *kc, struct ExplainState *es);	/* EXPLAIN ANALYZE */
 extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
-/* lt_txn's rebase check of a fragment a concurrent commit added: LT_ECONFLICT when it holds a key
- * the transaction inserted (xt->inserted_keys) */
-struct Lt__Pb__DataFragment;
-extern lt_code lt_keys_check_fragment(struct LtXactTable *xt, lt_dataset *v, const struct Lt__Pb__DataFragment *frag,
-									  lt_error *err);
+
 /* index_build.c: ERROR unless relid is a foreign table of lt_fdw */
 extern void lt_check_lt_table(Oid relid);
 

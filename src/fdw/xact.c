@@ -495,20 +495,6 @@ has_inserted_keys(const LtXactTable *xt)
 	return xt->inserted_keys != NULL && xt->inserted_keys->n_added > 0;
 }
 
-/* lt_txn's check of each fragment concurrent commits added (rebase) */
-static lt_code
-check_new_fragment(void *arg, lt_dataset *v, const struct Lt__Pb__DataFragment *frag, lt_error *err)
-{
-	LtXactTable *xt = arg;
-	lt_code		rc = LT_OK;
-
-	if (xt->overwrite_checks != NIL)
-		rc = lt_overwrite_check_fragment(arg, v, frag, err);
-	if (rc == LT_OK && has_inserted_keys(xt))
-		rc = lt_keys_check_fragment(xt, v, frag, err);
-	return rc;
-}
-
 static void
 commit_all(void)
 {
@@ -526,12 +512,25 @@ commit_all(void)
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
-		if (xt->overwrite_checks != NIL || has_inserted_keys(xt))
+		if (xt->overwrite_checks != NIL)
 		{
-			/* a replace: rows concurrent writers appended must not match its predicate;
-			 * a keyed table: nor hold a key this transaction inserted */
-			co.check_new_fragment = check_new_fragment;
+			/* a replace: rows concurrent writers appended must not match its predicate */
+			co.check_new_fragment = lt_overwrite_check_fragment;
 			co.check_arg = xt;
+		}
+		if (has_inserted_keys(xt))
+		{
+			/*
+			 * a keyed table: the commit asserts that the keys it wrote are new (an Update carrying
+			 * them, as Lance's merge-insert); a concurrent commit that inserted one of them, or rows
+			 * without saying which keys, conflicts.  The filter goes to the lt_txn.
+			 */
+			old = lt_alloc_target(xt->cxt);
+			rc = lt_txn_assert_unique_keys(xt->txn, xt->inserted_keys, &err);
+			lt_alloc_target(old);
+			xt->inserted_keys = NULL;
+			if (rc != LT_OK)
+				txn_failed(xt, &err);
 		}
 		old = lt_alloc_target(xt->cxt);
 		lt_commit_fault_hook = crash_at >= 0 ? crash_hook : NULL;
