@@ -10,6 +10,8 @@
  *                                                               `scan` prints them), written by the file writer
  *   lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]
  *                                                               an Update (deletes + new fragments)
+ *   lt-inspect append DIR --truncate[=keep-indexes] [--copy-fragment SRC:FRAG ...]
+ *                                                               an Overwrite (TRUNCATE, then the copies)
  *   common: [--read-version N] [--max-attempts N] [--predicate TEXT] [--row-ids A,B,...]
  *           [--delete-copied OFF,OFF,...]
  *
@@ -313,6 +315,7 @@ lt_commit_cmd(int argc, char **argv)
 	const char *copies[64];
 	int			n_copies = 0;
 	bool		rewrite = false;
+	int			truncate = 0;	/* 1: drop the indexes, 2: keep their definitions */
 	const char *jsonl = NULL;
 	lt_commit_options opts = {0};
 	lt_version_spec spec = {0};
@@ -331,6 +334,9 @@ lt_commit_cmd(int argc, char **argv)
 			copies[n_copies++] = argv[++i];
 		else if (strcmp(argv[i], "--rewrite") == 0 && strcmp(cmd, "append") == 0)
 			rewrite = true;
+		else if (strncmp(argv[i], "--truncate", 10) == 0 && strcmp(cmd, "append") == 0 &&
+				 (argv[i][10] == 0 || strcmp(argv[i] + 10, "=keep-indexes") == 0))
+			truncate = argv[i][10] ? 2 : 1;
 		else if (strcmp(argv[i], "--jsonl") == 0 && i + 1 < argc && strcmp(cmd, "append") == 0)
 			jsonl = argv[++i];
 		else if (strcmp(argv[i], "--read-version") == 0 && i + 1 < argc)
@@ -349,10 +355,12 @@ lt_commit_cmd(int argc, char **argv)
 			return 2;
 		}
 	}
-	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) || (strcmp(cmd, "delete") == 0) != (n_copies == 0 && !rewrite && !jsonl))
+	if ((strcmp(cmd, "append") != 0) != (rowaddrs != NULL) ||
+		(strcmp(cmd, "delete") == 0) != (n_copies == 0 && !rewrite && !jsonl && !truncate))
 	{
 		fprintf(stderr, "usage: lt-inspect delete DIR --rowaddrs A,B,...\n"
 				"       lt-inspect append DIR --copy-fragment SRC:FRAG [...] | --rewrite | --jsonl FILE\n"
+				"       lt-inspect append DIR --truncate[=keep-indexes] [--copy-fragment SRC:FRAG [...]]\n"
 				"       lt-inspect update DIR --rowaddrs A,B,... --copy-fragment SRC:FRAG [...]\n"
 				"       [--read-version N] [--max-attempts N] [--predicate TEXT]\n");
 		return 2;
@@ -365,6 +373,8 @@ lt_commit_cmd(int argc, char **argv)
 	if (lt_store_open_location(dir, &store, &err) != LT_OK)
 		return cfail(&err);
 	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK || lt_txn_begin(ds, &t, &err) != LT_OK)
+		rc = cfail(&err);
+	if (rc == 0 && truncate && lt_txn_replace_all(t, truncate == 2, &err) != LT_OK)
 		rc = cfail(&err);
 	if (rc == 0 && rowaddrs)
 		rc = delete_addrs(t, rowaddrs, &err);

@@ -209,7 +209,8 @@ compute_coverage(const lt_dataset *ds, lt_index *ix, lt_error *err)
 		return lt_nomem(err);
 	for (size_t s = 0; s < ix->n_segments; s++)
 	{
-		memcpy(all + n, ix->segments[s].fragments, ix->segments[s].n_fragments * sizeof(uint32_t));
+		if (ix->segments[s].n_fragments)	/* a segment covering nothing (after a TRUNCATE) has no array */
+			memcpy(all + n, ix->segments[s].fragments, ix->segments[s].n_fragments * sizeof(uint32_t));
 		n += ix->segments[s].n_fragments;
 	}
 	qsort(all, n, sizeof(uint32_t), lt_cmp_u32);

@@ -46,7 +46,8 @@ typedef enum jkind
 	J_ADD,
 	J_DELETE,
 	J_REMOVE,
-	J_KEYS						/* lt_txn_assert_unique_keys */
+	J_KEYS,						/* lt_txn_assert_unique_keys */
+	J_REPLACE					/* lt_txn_replace_all */
 } jkind;
 
 typedef struct jentry
@@ -55,6 +56,7 @@ typedef struct jentry
 	uint64_t	frag_id;
 	roaring_bitmap_t *rows;		/* J_DELETE */
 	lt_key_filter *keys;		/* J_KEYS (owned) */
+	bool		keep_indexes;	/* J_REPLACE */
 } jentry;
 
 /* Row id -> the version that created it, for rows this transaction deletes (they may move). */
@@ -504,6 +506,7 @@ journal(lt_txn *t, jkind kind, uint64_t frag_id, roaring_bitmap_t *rows, lt_erro
 	t->log[t->n_log].frag_id = frag_id;
 	t->log[t->n_log].rows = rows;
 	t->log[t->n_log].keys = NULL;
+	t->log[t->n_log].keep_indexes = false;
 	t->n_log++;
 	invalidate(t);
 	return LT_OK;
@@ -734,6 +737,16 @@ lt_txn_assert_unique_keys(lt_txn *t, lt_key_filter *filter, lt_error *err)
 	return LT_OK;
 }
 
+lt_code
+lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err)
+{
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	LT_TRY(journal(t, J_REPLACE, 0, NULL, err));
+	t->log[t->n_log - 1].keep_indexes = keep_indexes;
+	return LT_OK;
+}
+
 /* The transaction's key claim: the newest assertion still in the journal, or NULL. */
 static lt_key_filter *
 asserted_keys(const lt_txn *t)
@@ -835,16 +848,50 @@ find_change(lt_txn *t, uint64_t id)
 	return NULL;
 }
 
+/* A new change of fragment id (read version's or added), no rows yet. */
+static change *
+new_change(lt_txn *t, uint64_t id)
+{
+	change	   *c = &t->changes[t->n_changes++];
+
+	c->id = id;
+	if (id >= t->first_new_id && id - t->first_new_id < t->n_adds)
+	{
+		c->add = t->adds[id - t->first_new_id];
+		c->physical_rows = c->add->frag.physical_rows;
+	}
+	else
+	{
+		c->orig = find_fragment(t->read, id);
+		c->physical_rows = c->orig->physical_rows;
+	}
+	return (c->ours = roaring_bitmap_create()) ? c : NULL;
+}
+
+/* The journal position of the newest lt_txn_replace_all (n_log when there is none). */
+static size_t
+replace_at(const lt_txn *t)
+{
+	for (size_t i = t->n_log; i > 0; i--)
+		if (t->log[i - 1].kind == J_REPLACE)
+			return i - 1;
+	return t->n_log;
+}
+
 static lt_code
 settle(lt_txn *t, lt_error *err)
 {
-	size_t		n = 0;
+	size_t		n = 0,
+				r = replace_at(t),
+				first = 0;
 
 	if (t->settled)
 		return LT_OK;
 	changes_free(t);
 	for (size_t i = 0; i < t->n_log; i++)
 		n += t->log[i].kind == J_DELETE || t->log[i].kind == J_REMOVE;
+	if (r < t->n_log)
+		n += t->read->n_fragments + t->n_adds;
 	if (n == 0)
 	{
 		t->settled = true;
@@ -852,30 +899,33 @@ settle(lt_txn *t, lt_error *err)
 	}
 	if (!(t->changes = lt_calloc(n, sizeof(change))))
 		return lt_nomem(err);
-	for (size_t i = 0; i < t->n_log; i++)
+	if (r < t->n_log)
+	{
+		/* a replace: every fragment there was at that point loses every row (what came before is moot) */
+		size_t		adds_before = 0;
+
+		for (size_t i = 0; i < r; i++)
+			adds_before += t->log[i].kind == J_ADD;
+		for (size_t i = 0; i < t->read->n_fragments + adds_before; i++)
+		{
+			change	   *c = new_change(t, i < t->read->n_fragments ? t->read->fragments[i]->id
+										   : t->first_new_id + (i - t->read->n_fragments));
+
+			if (!c)
+				return lt_nomem(err);
+			roaring_bitmap_add_range(c->ours, 0, c->physical_rows);
+		}
+		first = r + 1;
+	}
+	for (size_t i = first; i < t->n_log; i++)
 	{
 		jentry	   *j = &t->log[i];
 		change	   *c;
 
-		if (j->kind == J_ADD || j->kind == J_KEYS)
+		if (j->kind != J_DELETE && j->kind != J_REMOVE)
 			continue;
-		if (!(c = find_change(t, j->frag_id)))
-		{
-			c = &t->changes[t->n_changes++];
-			c->id = j->frag_id;
-			if (j->frag_id >= t->first_new_id && j->frag_id - t->first_new_id < t->n_adds)
-			{
-				c->add = t->adds[j->frag_id - t->first_new_id];
-				c->physical_rows = c->add->frag.physical_rows;
-			}
-			else
-			{
-				c->orig = find_fragment(t->read, j->frag_id);
-				c->physical_rows = c->orig->physical_rows;
-			}
-			if (!(c->ours = roaring_bitmap_create()))
-				return lt_nomem(err);
-		}
+		if (!(c = find_change(t, j->frag_id)) && !(c = new_change(t, j->frag_id)))
+			return lt_nomem(err);
 		if (j->kind == J_DELETE)
 			roaring_bitmap_or_inplace(c->ours, j->rows);
 		else
@@ -1066,10 +1116,14 @@ static lt_code
 our_composite(lt_txn *t, const lt_commit_options *opts, lt_composite *out, lt_error *err)
 {
 	lt_key_filter *keys = asserted_keys(t);
+	bool		replaced = replace_at(t) < t->n_log;
 	lt_code		rc = LT_OK;
 
 	lt_composite_init(out);
-	for (size_t i = 0; rc == LT_OK && i < t->n_changes; i++)
+	/* a replace writes everything: the deletions it implies need no listing */
+	if (replaced && (rc = lt_composite_begin(out, "truncate", err)) == LT_OK)
+		rc = lt_replace_all(out, err);
+	for (size_t i = 0; rc == LT_OK && !replaced && i < t->n_changes; i++)
 	{
 		const change *c = &t->changes[i];
 		roaring_bitmap_t *rows;
@@ -1665,24 +1719,97 @@ out:
 	return rc;
 }
 
+/* An Overwrite carries the schema's metadata as the manifest holds it. */
+static lt_code
+overwrite_metadata(const Lt__Pb__Manifest *m, Lt__Pb__Transaction__Overwrite *ow, arena *a, lt_error *err)
+{
+	Lt__Pb__Transaction__Overwrite__SchemaMetadataEntry *e;
+
+	if (m->n_schema_metadata == 0)
+		return LT_OK;
+	e = arena_alloc(a, m->n_schema_metadata * sizeof(*e));
+	ow->schema_metadata = arena_alloc(a, m->n_schema_metadata * sizeof(*ow->schema_metadata));
+	if (!e || !ow->schema_metadata)
+		return lt_nomem(err);
+	for (size_t i = 0; i < m->n_schema_metadata; i++)
+	{
+		lt__pb__transaction__overwrite__schema_metadata_entry__init(&e[i]);
+		e[i].key = m->schema_metadata[i]->key;
+		e[i].has_value = m->schema_metadata[i]->has_value;
+		e[i].value = m->schema_metadata[i]->value;
+		ow->schema_metadata[i] = &e[i];
+	}
+	ow->n_schema_metadata = m->n_schema_metadata;
+	return LT_OK;
+}
+
+/*
+ * The index section after a replace that keeps the indexes' definitions: every segment stays,
+ * covering no fragment (an empty fragment bitmap), so the new rows are simply unindexed.
+ */
+static lt_code
+emptied_indexes(const Lt__Pb__IndexSection *sec, arena *a, Lt__Pb__IndexSection **out, lt_error *err)
+{
+	Lt__Pb__IndexSection *copy;
+	Lt__Pb__IndexMetadata *metas;
+	roaring_bitmap_t *none;
+	uint8_t    *bm;
+	size_t		len;
+
+	*out = NULL;
+	if (!sec || sec->n_indices == 0)
+		return LT_OK;
+	if (!(none = roaring_bitmap_create()))
+		return lt_nomem(err);
+	len = roaring_bitmap_portable_size_in_bytes(none);
+	copy = arena_alloc(a, sizeof(*copy));
+	metas = arena_alloc(a, sec->n_indices * sizeof(*metas));
+	bm = arena_alloc(a, len);
+	if (copy && metas && bm)
+	{
+		*copy = *sec;
+		copy->indices = arena_alloc(a, sec->n_indices * sizeof(*copy->indices));
+	}
+	if (!copy || !metas || !bm || !copy->indices)
+	{
+		roaring_bitmap_free(none);
+		return lt_nomem(err);
+	}
+	roaring_bitmap_portable_serialize(none, (char *) bm);
+	roaring_bitmap_free(none);
+	for (size_t i = 0; i < sec->n_indices; i++)
+	{
+		metas[i] = *sec->indices[i];
+		metas[i].has_fragment_bitmap = true;
+		metas[i].fragment_bitmap.data = bm;
+		metas[i].fragment_bitmap.len = len;
+		copy->indices[i] = &metas[i];
+	}
+	*out = copy;
+	return LT_OK;
+}
+
 /*
  * The legacy operation the attempt's result is written as: the composite of what it
  * materialized (updated and removed fragments, new ones, the key claim) lowered.
  */
 static lt_code
-lower(const attempt *at, lt_key_filter *keys, lt_txn_op *op, lt_error *err)
+lower(const attempt *at, lt_key_filter *keys, bool replaced, lt_txn_op *op, lt_error *err)
 {
 	lt_composite low;
 	lt_code		rc = LT_OK;
 
 	lt_composite_init(&low);
-	for (size_t i = 0; rc == LT_OK && i < at->n_updated; i++)
+	if (replaced)
+		rc = lt_replace_all(&low, err);
+	for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_updated; i++)
 		rc = lt_set_deletion_file(&low, at->updated[i]->id, NULL, err);
-	for (size_t i = 0; rc == LT_OK && i < at->n_removed; i++)
+	for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_removed; i++)
 		rc = lt_remove_fragment(&low, at->removed[i], err);
 	for (size_t i = 0; rc == LT_OK && i < at->n_fresh; i++)
 		rc = lt_add_fragment(&low, at->fresh[i]->id, at->fresh[i]->physical_rows, NULL, NULL, 0, false, keys, err);
-	if (rc == LT_OK && keys && at->n_fresh)
+	/* after a replace the claim is moot: the Overwrite conflicts with every concurrent insert anyway */
+	if (rc == LT_OK && keys && at->n_fresh && !replaced)
 		rc = lt_assert_unique_keys(&low, keys, err);
 	if (rc == LT_OK)
 		switch (lt_lower_op(&low))
@@ -1690,6 +1817,7 @@ lower(const attempt *at, lt_key_filter *keys, lt_txn_op *op, lt_error *err)
 			case LT_LOWER_APPEND: *op = LT_OP_APPEND; break;
 			case LT_LOWER_DELETE: *op = LT_OP_DELETE; break;
 			case LT_LOWER_UPDATE: *op = LT_OP_UPDATE; break;
+			case LT_LOWER_OVERWRITE: *op = LT_OP_OVERWRITE; break;
 			default:
 				rc = lt_error_set(err, LT_EINVALID, "a transaction of this kind cannot be written as a Lance operation");
 				break;
@@ -1722,6 +1850,9 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	Lt__Pb__IndexSection *indexes = base->index_section;
 	lt_key_filter *keys = asserted_keys(t);
 	lt_key_filter_pb kpb;
+	size_t		r = replace_at(t);
+	bool		replaced = r < t->n_log;
+	Lt__Pb__Transaction__Overwrite ow = LT__PB__TRANSACTION__OVERWRITE__INIT;
 	lt_code		rc;
 
 	*lost_race = false;
@@ -1734,7 +1865,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		res->op = LT_OP_NONE;
 		goto out;
 	}
-	if ((rc = lower(&at, keys, &op, err)) != LT_OK)
+	if ((rc = lower(&at, keys, replaced, &op, err)) != LT_OK)
 		goto out;
 
 	/* the transaction */
@@ -1759,6 +1890,18 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		tx.operation_case = LT__PB__TRANSACTION__OPERATION_DELETE;
 		tx.delete_ = &del;
 	}
+	else if (op == LT_OP_OVERWRITE)
+	{
+		/* the table's schema stays; its fragments are the ones added after the replace */
+		ow.n_fragments = at.n_fresh;
+		ow.fragments = at.fresh;
+		ow.n_schema = base->manifest->n_fields;
+		ow.schema = base->manifest->fields;
+		if ((rc = overwrite_metadata(base->manifest, &ow, &at.a, err)) != LT_OK)
+			goto out;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_OVERWRITE;
+		tx.overwrite = &ow;
+	}
 	else
 	{
 		upd.n_removed_fragment_ids = at.n_removed;
@@ -1769,7 +1912,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		upd.new_fragments = at.fresh;
 		upd.has_update_mode = true;
 		upd.update_mode = LT__PB__TRANSACTION__UPDATE_MODE__REWRITE_ROWS;
-		if (keys && at.n_fresh)
+		if (keys && at.n_fresh && !replaced)
 		{
 			/* the inserted keys, as Lance's merge-insert carries them */
 			lt_key_filter_to_pb(keys, &kpb);
@@ -1800,6 +1943,9 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	}
 	if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
 		rc = retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
+	else if (op == LT_OP_OVERWRITE)
+		rc = t->log[r].keep_indexes ? emptied_indexes(base->index_section, &at.a, &indexes, err)
+			: (indexes = NULL, LT_OK);
 	if (rc != LT_OK)
 		goto out;
 	fault(LT_COMMIT_AFTER_DELETION_FILES);

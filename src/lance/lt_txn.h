@@ -90,6 +90,16 @@ lt_code		lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err);
 struct lt_key_filter;
 lt_code		lt_txn_assert_unique_keys(lt_txn *t, struct lt_key_filter *filter, lt_error *err);
 
+/*
+ * TRUNCATE: every fragment of the read version and every fragment added so far is gone (the
+ * own-writes view shows that); fragments added afterwards stay.  The commit is one Lance
+ * Overwrite with the read version's schema, config and those fragments; keep_indexes keeps
+ * every index segment with an empty fragment bitmap (its definition, covering nothing), else the
+ * version has no indexes (as Lance 8's own Overwrite).  Any concurrent commit but a
+ * ReserveFragments conflicts with it (docs/conflicts.md).  A savepoint rollback undoes it.
+ */
+lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
+
 /* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
 bool		lt_txn_is_empty(const lt_txn *t);
 

@@ -363,6 +363,58 @@ if make_ds conc0 base.spec.json; then
 	echo "     (our commits needed up to $attempts attempts)"
 fi
 
+# ------------------------------------------------------------------------------------ TRUNCATE
+echo "== TRUNCATE: one Overwrite the engine reads, indexes kept (covering nothing) or dropped; any concurrent commit conflicts"
+if make_ds trunc0 base.spec.json; then
+	S=$TMP/trunc0
+	cp -r "$S" "$TMP/trunc_src"
+	echo '{"ops":[{"op":"create_index","column":"id","type":"btree"}]}' >"$TMP/ops.json"
+	REF apply "$S" "$TMP/ops.json" >/dev/null
+	v=$(version "$S")
+	# truncate, then a copy of fragment 0, in one transaction; the index's definition stays
+	D=$TMP/trunc_keep; cp -r "$S" "$D"
+	only "$TMP/trunc_src" '(.id|tonumber) < 1000' >"$TMP/exp.jsonl"
+	commit append "$D" --truncate=keep-indexes --copy-fragment "$TMP/trunc_src:0"
+	if [ $rc -eq 0 ]; then
+		check "truncate: one Overwrite ($(jq -c '{op,version,rows_added,fragments_removed}' "$TMP/commit.json"))" \
+			test "$(jq -r .op "$TMP/commit.json")" = overwrite -a "$(version "$D")" = $((v + 1))
+		expect_rows "truncate: the engine reads only the rows added after it" "$D" "$TMP/exp.jsonl"
+		same_scans "$D" "truncate: lt-inspect scan = engine scan"
+		check "truncate: the index is still listed" test "$("$INSPECT" info "$D" | jq '.indexes | length')" -ge 1
+		check "truncate: the engine's query on the indexed column is right" \
+			test "$(REF scan "$D" --filter "id = 42" | wc -l)" = 1 -a "$(REF scan "$D" --filter "id = 1042" | wc -l)" = 0
+		echo '{"ops":[{"op":"append","rows":[{"id":900001,"v":1,"s":"after"}]},{"op":"delete","where":"id = 7"}]}' >"$TMP/ops.json"
+		if REF apply "$D" "$TMP/ops.json" >/dev/null 2>"$TMP/apply.err"; then
+			check "truncate: the engine writes on top" test "$(REF scan "$D" | wc -l)" = 1000
+			same_scans "$D" "truncate: lt-inspect scan = engine scan after the engine's writes"
+		else
+			ko "truncate: the engine writes on top" "$(cat "$TMP/apply.err")"
+		fi
+	else
+		ko "truncate (keep indexes)" "$(cat "$TMP/commit.err")"
+	fi
+	# truncate alone, indexes dropped (as Lance's own Overwrite)
+	D=$TMP/trunc_drop; cp -r "$S" "$D"
+	commit append "$D" --truncate
+	if [ $rc -eq 0 ]; then
+		check "truncate alone: the engine reads no row" test "$(REF scan "$D" | wc -l)" = 0
+		check "truncate alone: no index left" test "$("$INSPECT" info "$D" | jq '.indexes | length')" = 0
+	else
+		ko "truncate alone" "$(cat "$TMP/commit.err")"
+	fi
+	# a concurrent commit of the engine (an append) fails the truncate, naming its version
+	D=$TMP/trunc_conc; cp -r "$S" "$D"
+	echo '{"ops":[{"op":"append","rows":[{"id":900002,"v":1,"s":"concurrent"}]}]}' >"$TMP/ops.json"
+	REF apply "$D" "$TMP/ops.json" >/dev/null
+	commit append "$D" --truncate --read-version "$v"
+	if [ $rc -eq 3 ] && grep -q "version $((v + 1)) " "$TMP/commit.err"; then
+		ok "truncate: a concurrent append conflicts: $(sed 's/^lt-inspect: //' "$TMP/commit.err" | head -c 160)"
+	else
+		ko "truncate: a concurrent append conflicts (exit $rc)" "$(cat "$TMP/commit.err" "$TMP/commit.json")"
+	fi
+	check "truncate: nothing of ours was committed" test "$(REF scan "$D" | wc -l)" = 3001
+fi
+
 # ------------------------------------------------------------------------------------ crash safety
 echo "== a commit killed at each point: the engine reads the old or the new version, never in between"
 if [ ! -x "$CRASH" ]; then

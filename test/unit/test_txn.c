@@ -21,6 +21,7 @@
 #include "lt_action.h"
 #include "lt_index.h"
 #include "lt_keys.h"
+#include "lt_roaring.h"
 #include "lt_scan.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
@@ -171,7 +172,8 @@ scan_ids(lt_dataset *ds, uint64_t *n)
 		}
 		lt_fragment_scanner_free(sc);
 	}
-	qsort(ids, *n, sizeof(int64_t), cmp_i64);
+	if (*n)
+		qsort(ids, *n, sizeof(int64_t), cmp_i64);
 	return ids;
 }
 
@@ -1379,6 +1381,141 @@ TEST(model_matches_commits)
 	lt_store_close(s);
 }
 
+/* TRUNCATE: everything there was goes, fragments added afterwards stay; one Overwrite */
+TEST(replace_all)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *view, *after;
+	lt_txn	   *t = NULL;
+	lt_written_file wf;
+	uint64_t	fid;
+	lt_commit_result r;
+	lt_txn_mark m;
+
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	copy_fragment_file(s, ds, 2, &wf, "ra-0.lance");
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_replace_all(t, false, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), 0);
+	copy_fragment_file(s, ds, 1, &wf, "ra-1.lance");
+	CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), 1000);
+	/* a second replace after a savepoint, rolled back */
+	m = lt_txn_savepoint(t);
+	CHECK_OK(lt_txn_replace_all(t, false, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), 0);
+	CHECK_OK(lt_txn_rollback_to(t, m, &err), err);
+	CHECK_OK(lt_txn_view(t, &view, &err), err);
+	CHECK_EQ_INT(live_in(view), 1000);
+	CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+	CHECK_EQ_INT(r.op, LT_OP_OVERWRITE);
+	CHECK_EQ_INT(r.fragments_added, 1);
+	CHECK_EQ_INT(r.rows_added, 1000);
+	CHECK_EQ_INT(r.fragments_removed, 3);
+	lt_txn_free(t);
+	after = open_latest(s);
+	CHECK_EQ_INT(after->version, ds->version + 1);
+	CHECK(after->n_fragments == 1 && strcmp(after->fragments[0]->files[0]->path, "ra-1.lance") == 0);
+	CHECK_EQ_INT(live_in(after), 1000);
+	CHECK(after->transaction && after->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_OVERWRITE &&
+		  after->transaction->overwrite->n_fragments == 1 &&
+		  after->transaction->overwrite->n_schema == ds->manifest->n_fields);
+	CHECK(after->schema->n_fields == ds->schema->n_fields);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+
+	/* any concurrent commit conflicts with it (here an append), a ReserveFragments does not */
+	ds = open_latest(s);
+	CHECK_OK(append_copy(s, ds, ds->fragments[0]->id, "ra-2.lance", &r), err);
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_replace_all(t, false, &err), err);
+	CHECK_CODE(lt_txn_commit(t, NULL, &r, &err), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "an Append") && strstr(err.msg, "replaces the whole table"));
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+	ds = open_latest(s);
+	{
+		Lt__Pb__Transaction__ReserveFragments rf = LT__PB__TRANSACTION__RESERVE_FRAGMENTS__INIT;
+
+		inject(s, LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS, &rf, true);
+	}
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_replace_all(t, false, &err), err);
+	CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+	CHECK_EQ_INT(r.version, ds->version + 2);
+	lt_txn_free(t);
+	after = open_latest(s);
+	CHECK_EQ_INT(after->n_fragments, 0);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	/* an empty table truncated: nothing to commit */
+	ds = open_latest(s);
+	CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+	CHECK_OK(lt_txn_replace_all(t, false, &err), err);
+	CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+	CHECK_EQ_INT(r.op, LT_OP_NONE);
+	lt_txn_free(t);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/* keep_indexes: every segment stays, covering nothing; without it the version has no index */
+TEST(replace_all_indexes)
+{
+	for (int keep = 0; keep < 2; keep++)
+	{
+		lt_store   *s = NULL;
+		lt_dataset *ds, *after;
+		lt_txn	   *t = NULL;
+		lt_commit_result r;
+
+		CHECK_OK(lt_store_mem_open(&s, &err), err);
+		load_tree(s, "indexed", PREFIX);
+		ds = open_latest(s);
+		CHECK(ds->index_section && ds->index_section->n_indices > 0);
+		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+		CHECK_OK(lt_txn_replace_all(t, keep, &err), err);
+		CHECK_OK(lt_txn_commit(t, NULL, &r, &err), err);
+		CHECK_EQ_INT(r.op, LT_OP_OVERWRITE);
+		lt_txn_free(t);
+		after = open_latest(s);
+		CHECK_EQ_INT(after->n_fragments, 0);
+		if (!keep)
+			CHECK(after->index_section == NULL);
+		else if (after->index_section && ds->index_section)
+		{
+			lt_index_list *il = NULL;
+
+			CHECK_EQ_INT(after->index_section->n_indices, ds->index_section->n_indices);
+			for (size_t i = 0; i < after->index_section->n_indices; i++)
+			{
+				const Lt__Pb__IndexMetadata *im = after->index_section->indices[i];
+				uint32_t   *ids = NULL;
+				uint64_t	n = 99;
+
+				CHECK(strcmp(im->name, ds->index_section->indices[i]->name) == 0);
+				CHECK(im->has_fragment_bitmap);
+				CHECK_OK(lt_roaring_decode_array(im->fragment_bitmap.data, im->fragment_bitmap.len, 1000, &ids, &n,
+												 NULL, &err), err);
+				CHECK_EQ_INT(n, 0);
+				lt_free(ids);
+			}
+			/* the reader still lists them */
+			CHECK_OK(lt_dataset_indexes(after, &il, &err), err);
+			CHECK(il && lt_index_list_find(il, "id_idx") != NULL);
+			lt_index_list_free(il);
+		}
+		else
+			CHECK(after->index_section != NULL);
+		lt_dataset_close(after);
+		lt_dataset_close(ds);
+		lt_store_close(s);
+	}
+}
+
 int
 main(void)
 {
@@ -1404,5 +1541,7 @@ main(void)
 	RUN(keyed_commits);
 	RUN(fail_closed_lifts);
 	RUN(model_matches_commits);
+	RUN(replace_all);
+	RUN(replace_all_indexes);
 	return unit_report("txn");
 }
