@@ -15,7 +15,8 @@
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
-#   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
+#   interop-keys interop-keys-race test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
+#   interop-keys-race test/interop/keys-race.sh        two PostgreSQL sessions and the engine inserting the same keys at once
 #   interop-merge   test/interop/merge.sh              lt_merge_insert vs the engine's own mergeInsert; TRUNCATE read by the engine
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
@@ -42,7 +43,7 @@ all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
 		-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -128,6 +129,7 @@ for s in "${steps[@]}"; do
 		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
 		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;
 		interop-keys) run_step interop-keys test/interop/keys.sh test/interop/keys.sh ;;
+		interop-keys-race) run_step interop-keys-race test/interop/keys-race.sh test/interop/keys-race.sh ;;
 		interop-merge) run_step interop-merge test/interop/merge.sh test/interop/merge.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
