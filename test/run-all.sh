@@ -15,7 +15,7 @@
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
-#   interop-keys interop-keys-race test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
+#   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
 #   interop-keys-race test/interop/keys-race.sh        two PostgreSQL sessions and the engine inserting the same keys at once
 #   interop-merge   test/interop/merge.sh              lt_merge_insert vs the engine's own mergeInsert; TRUNCATE read by the engine
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
@@ -39,7 +39,7 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-merge pg pg-crash pg-cleanup s3)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
 steps=()
 for a in "$@"; do
 	case $a in
