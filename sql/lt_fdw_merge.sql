@@ -34,6 +34,27 @@ BEGIN
     RETURN NEXT replace(ln, current_setting('lt_test.lake'), '$LAKE');
   END LOOP;
 END $f$;
+-- a merge-insert matched both ways (lt_fdw's own hash join for one integer key, and a PostgreSQL join), each
+-- rolled back: its counts and a digest of the table's columns cols afterwards, or its SQLSTATE
+CREATE FUNCTION m_both(tbl text, cols text, q text, on_cols text[], wm text DEFAULT 'update_all',
+                       wnm text DEFAULT 'insert_all', del boolean DEFAULT false) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE res text[] := '{}'; r text; st text; mode text;
+BEGIN
+  FOREACH mode IN ARRAY ARRAY['on', 'off'] LOOP
+    BEGIN
+      PERFORM set_config('lt_fdw.merge_insert_fast_path', mode, true);
+      EXECUTE format('SELECT row(m.*)::text FROM lt_merge_insert(%L, %L, %L, %L, %L, %L) m', tbl, q, on_cols, wm, wnm, del)
+        INTO r;
+      EXECUTE format('SELECT %L || '' '' || count(*) || '' '' || coalesce(md5(string_agg(x::text, '','' ORDER BY x::text)), ''-'') FROM (SELECT %s FROM %s) x',
+                     r, cols, tbl) INTO r;
+      RAISE EXCEPTION 'undo';
+    EXCEPTION
+      WHEN raise_exception THEN res := res || r;
+      WHEN OTHERS THEN GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE; res := res || ('error ' || st);
+    END;
+  END LOOP;
+  RETURN CASE WHEN res[1] = res[2] THEN 'same: ' || res[1] ELSE 'DIFFERENT: ' || res[1] || ' / ' || res[2] END;
+END $f$;
 CREATE SERVER mlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE mt (id bigint, k2 integer, v text, _rowid bigint) SERVER mlake OPTIONS (path 'write/w_merge.lance');
 -- the source of most cases: a match (1), a NULL key, a new key (5), a match whose other key column is NULL (4)
@@ -104,6 +125,18 @@ SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT * FROM (VALUES (7::bigint
 SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT 2::bigint AS id, 'eu' AS region, 'b' AS value$q$, '{value}')$$);
 CREATE FOREIGN TABLE mpk_noregion (id bigint, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
 SELECT m_try($$SELECT lt_merge_insert('mpk_noregion', 'SELECT 1::bigint AS id, ''x'' AS value')$$);
+
+-- ---- both ways of matching give the same rows -----------------------------------------------------------
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}');
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}', 'do_nothing');
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}', 'update_all', 'do_nothing');
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}', 'update_all', 'insert_all', true);
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}', 'do_nothing', 'do_nothing', true);
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}', 'fail');
+SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc WHERE false', '{id}', 'update_all', 'insert_all', true);
+SELECT m_both('mt', 'id, k2, v', $$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2')) s(id, k2, v)$$, '{id}');
+SELECT m_both('mt', 'id, k2, v', $$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2'), (7, 7, 'x'), (7, 7, 'y')) s(id, k2, v)$$, '{id}', 'do_nothing');
+SELECT m_both('mt', 'id, k2, v', 'SELECT k2::bigint AS id, id::int AS k2, v FROM msrc', '{k2}');
 
 -- ---- duplicate source keys ----------------------------------------------------------------------------
 -- two source rows matching one target row: cardinality violation, as Lance's ambiguous merge
@@ -210,6 +243,7 @@ SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigin
 SELECT m_explain($q$EXPLAIN (COSTS OFF)
 SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigint) AS id, CAST(q.k AS integer) AS k, CAST(q.s AS text) AS s, true AS lt_merge_source FROM (SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0
 ) q) s LEFT JOIN ONLY public.mx t ON s.id = t.id$q$);
+-- lt_merge_insert itself, on this integer key: its own hash join, the index naming the rows to read
 BEGIN;
 SET LOCAL client_min_messages = debug1;
 SELECT * FROM lt_merge_insert('mx', $$SELECT * FROM (VALUES (5::bigint, 1, 'five'), (59999, 2, 'last'), (60000, 3, 'new')) s(id, k, s)$$, '{id}');
@@ -220,6 +254,18 @@ SELECT count(*), count(DISTINCT id) FROM mx;
 -- many source rows: a hash join over one scan of the key column, the same answer as without the index
 BEGIN;
 SELECT * FROM lt_merge_insert('mx', 'SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0', '{id}');
+SELECT count(*), sum(k), count(DISTINCT id) FROM mx;
+ROLLBACK;
+SELECT m_both('mx', 'id, k, s', 'SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0', '{id}');
+SELECT m_both('mx', 'id, k, s', 'SELECT id * 2 AS id, k, s FROM mx WHERE id % 1000 = 0', '{id}', 'update_all', 'insert_all', true);
+SELECT m_both('mx', 'id, k, s', $$SELECT * FROM (VALUES (7::bigint, 1, 'seven'), (-1, 2, 'new'), (7, 3, 'again')) s(id, k, s)$$, '{id}', 'do_nothing');
+-- keys beyond work_mem × hash_mem_multiplier: the source is read again and matched by a PostgreSQL join
+BEGIN;
+SET LOCAL work_mem = '64kB';
+SET LOCAL hash_mem_multiplier = 1;
+SET LOCAL client_min_messages = debug1;
+SELECT * FROM lt_merge_insert('mx', 'SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0', '{id}');
+RESET client_min_messages;
 SELECT count(*), sum(k), count(DISTINCT id) FROM mx;
 ROLLBACK;
 SET lt_fdw.enable_index_scan = off;
@@ -309,6 +355,6 @@ DROP ROLE lt_trunc_user;
 -- the suites after this one create the extension themselves
 SET client_min_messages = warning;
 DROP VIEW msrc;
-DROP FUNCTION m_versions(text), m_try(text), m_explain(text);
+DROP FUNCTION m_versions(text), m_try(text), m_explain(text), m_both(text, text, text, text[], text, text, boolean);
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;

@@ -302,6 +302,7 @@ extern void ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo
 extern void ltEndForeignInsert(EState *estate, ResultRelInfo *rinfo);
 extern int	ltIsForeignRelUpdatable(Relation rel);
 extern void ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs);	/* merge.c */
+extern void lt_merge_init(void);	/* merge.c: GUC lt_fdw.merge_insert_fast_path */
 extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private,
 								   int subplan_index, ExplainState *es);
 

@@ -14,21 +14,33 @@
  * unless matched rows are left alone, and the commit is one Lance Update (the replaced and deleted
  * rows' deletion vectors, the new rows in new fragments, moved rows keeping their stable row ids).
  *
- * The matching is Postgres's own join: one SPI cursor over
+ * The match, two ways (rows of the source that match nothing are the same either way):
+ *
+ *   one integer key   lt_fdw's own hash join (run_fast): the source rows, cast to the target's
+ *                     types, go to a tuplestore and their keys into a hash table; the target's key
+ *                     column is read by the format library a batch at a time and each value probed
+ *                     (no executor row per target row). With few source keys and a btree / bitmap
+ *                     index on the key, the index names the fragments and rows to read. When the
+ *                     keys' table would outgrow work_mem × hash_mem_multiplier, the join below
+ *                     reads the source again.
+ *   anything else     a PostgreSQL join (run_join), one SPI cursor over
  *
  *   SELECT <source row as the target's columns>, <marker>, t.ctid
  *     FROM (SELECT CAST(q.c AS <type of target column c>) AS c, ..., true AS <marker>
  *             FROM (<query>) q) s
  *     LEFT | FULL | INNER JOIN ONLY <target> t ON s.k1 = t.k1 AND ...
  *
- * so the planner picks a hash join (spilling to batches on disk beyond work_mem), a merge join,
- * or a parameterized index scan of the target (the FDW's paths over its btree / bitmap indexes);
- * the scan of the target reads only the key columns and fills ctid with each row's identity in
- * the version the transaction reads (as for UPDATE: modify.c decodes it). The source query runs
- * exactly once. Rows are written by modify.c's writer (the INSERT path: convert_write.c, data
- * files) and the deletes go to the transaction (xact.c): the merge is part of the Postgres
- * transaction, seen by its later statements, undone by ROLLBACK / ROLLBACK TO, committed at
- * COMMIT with the transaction's other changes to the dataset as one version.
+ *                     so the planner picks a hash join (spilling to batches on disk beyond
+ *                     work_mem), a merge join, or a parameterized index scan of the target (the
+ *                     FDW's paths over its btree / bitmap indexes); the scan of the target reads only
+ *                     the key columns and fills ctid with each row's identity in the version the
+ *                     transaction reads (as for UPDATE: modify.c decodes it).
+ *
+ * The source query runs exactly once (twice when the fast path gives up). Rows are written by
+ * modify.c's writer (the INSERT path: convert_write.c, data files, a keyed table's key check) and
+ * the deletes go to the transaction (xact.c): the merge is part of the Postgres transaction, seen
+ * by its later statements, undone by ROLLBACK / ROLLBACK TO, committed at COMMIT with the
+ * transaction's other changes to the dataset as one version.
  *
  * TRUNCATE removes every fragment of the version the transaction reads (with its own writes) by
  * id, in the transaction; see ltExecForeignTruncate for why that is a Delete and not an Overwrite.
@@ -47,16 +59,23 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/tuplestore.h"
 
 #include "lt_fdw.h"
 #include "lt_alloc.h"
+#include "lt_index_plan.h"
 #include "lt_keys.h"
+#include "lt_scan.h"
 #include "lt_table.pb-c.h"
 
 #define MERGE_FETCH_ROWS	1000
+
+/* lt_fdw.merge_insert_fast_path: off matches every key with a PostgreSQL join */
+static bool lt_merge_fast = true;
 
 typedef enum WhenMatched
 {
@@ -355,28 +374,42 @@ marker_name(Merge *m)
 	return name;
 }
 
+/* The source's rows as the target's columns (m->cols order), cast to their types; marker: a last column "true AS marker". */
+static char *
+source_sql(Merge *m, const char *query, const char *marker)
+{
+	TupleDesc	td = RelationGetDescr(m->rel);
+	StringInfoData sql;
+
+	initStringInfo(&sql);
+	appendStringInfoString(&sql, "SELECT ");
+	for (int c = 0; c < m->n_cols; c++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, m->cols[c] - 1);
+		const char *col = quote_identifier(NameStr(att->attname));
+
+		appendStringInfo(&sql, "%sCAST(q.%s AS %s) AS %s", c ? ", " : "", col,
+						 format_type_with_typemod(att->atttypid, att->atttypmod), col);
+	}
+	if (marker)
+		appendStringInfo(&sql, ", true AS %s", marker);
+	appendStringInfo(&sql, " FROM (%s\n) q", query);
+	return sql.data;
+}
+
 static char *
 join_sql(Merge *m, const char *query)
 {
 	TupleDesc	td = RelationGetDescr(m->rel);
 	const char *marker = quote_identifier(marker_name(m));
 	StringInfoData outer,
-				inner,
 				on;
 	const char *join;
 
 	initStringInfo(&outer);
-	initStringInfo(&inner);
 	initStringInfo(&on);
 	for (int c = 0; c < m->n_cols; c++)
-	{
-		Form_pg_attribute att = TupleDescAttr(td, m->cols[c] - 1);
-		const char *col = quote_identifier(NameStr(att->attname));
-
-		appendStringInfo(&outer, "s.%s, ", col);
-		appendStringInfo(&inner, "CAST(q.%s AS %s) AS %s, ", col,
-						 format_type_with_typemod(att->atttypid, att->atttypmod), col);
-	}
+		appendStringInfo(&outer, "s.%s, ", quote_identifier(NameStr(TupleDescAttr(td, m->cols[c] - 1)->attname)));
 	for (int k = 0; k < m->n_keys; k++)
 	{
 		const char *col = quote_identifier(NameStr(TupleDescAttr(td, m->keys[k] - 1)->attname));
@@ -389,8 +422,8 @@ join_sql(Merge *m, const char *query)
 		join = "LEFT";
 	else
 		join = "INNER";			/* only matched rows change */
-	return psprintf("SELECT %ss.%s, t.ctid FROM (SELECT %strue AS %s FROM (%s\n) q) s %s JOIN ONLY %s t ON %s",
-					outer.data, marker, inner.data, marker, query, join,
+	return psprintf("SELECT %ss.%s, t.ctid FROM (%s) s %s JOIN ONLY %s t ON %s",
+					outer.data, marker, source_sql(m, query, marker), join,
 					quote_qualified_identifier(get_namespace_name(RelationGetNamespace(m->rel)), m->relname),
 					on.data);
 }
@@ -516,44 +549,17 @@ merge_row(Merge *m, const Datum *values, const bool *nulls, int marker_col)
 	}
 }
 
+/* The match by a PostgreSQL join (any key), one cursor over join_sql. */
 static void
-run_merge(Merge *m, const char *query)
+run_join(Merge *m, const char *query)
 {
 	SPIPlanPtr	plan;
-	List	   *sources;
-	TupleDesc	srcdesc;
 	char	   *sql;
 	Portal		portal;
 	Datum	   *values;
 	bool	   *nulls;
-	uint64		rows,
-				files;
 
-	/* the source's columns, from its plan */
-	plan = SPI_prepare(query, 0, NULL);
-	if (plan == NULL)
-		elog(ERROR, "lt_merge_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
-	sources = SPI_plan_get_plan_sources(plan);
-	if (list_length(sources) != 1 || ((CachedPlanSource *) linitial(sources))->resultDesc == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("lt_merge_insert: the query must be one SELECT or VALUES statement")));
-	srcdesc = ((CachedPlanSource *) linitial(sources))->resultDesc;
-	bind_source(m, srcdesc);
-	SPI_freeplan(plan);
-
-	/*
-	 * From here on the target reads the transaction's view of the dataset (its own writes): the
-	 * join's scan and the ctid it fills refer to m->entry.
-	 */
-	m->entry = lt_xact_view(m->opts.dataset_dir, false);
 	m->matched = palloc0(sizeof(uint8 *) * Max(m->entry->ds->n_fragments, 1));
-	m->slot = MakeSingleTupleTableSlot(RelationGetDescr(m->rel), &TTSOpsVirtual);
-	/* one writer, but with stable row ids moved rows keep theirs and new ones get new ids: two files */
-	m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL);
-	m->updates = m->entry->ds->stable_row_ids ? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts)
-		: m->inserts;
-
 	sql = join_sql(m, query);
 	elog(DEBUG1, "lt_merge_insert: %s", sql);
 	plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
@@ -577,11 +583,558 @@ run_merge(Merge *m, const char *query)
 	}
 	SPI_cursor_close(portal);
 	SPI_freeplan(plan);
+}
+
+/* ---- lt_fdw's own hash join: one integer key ---------------------------------------------------- */
+
+/*
+ * For the common upsert — one key column of an integer type — the match is made here instead of
+ * by a PostgreSQL join: the source rows go to a tuplestore (in memory up to work_mem, then a
+ * temporary file) and their keys into a hash table; the target's key column is read by the format
+ * library a batch at a time and probed value by value (no executor row per target row); where a
+ * btree or bitmap index covers the key and the source has few keys, the index names the fragments
+ * and rows to read (fragments it proves hold none of the keys are not opened). Then the source rows
+ * are written in their order with what matched them. When the keys' table would need more than
+ * work_mem × hash_mem_multiplier, the source is read again by the PostgreSQL join (run_join).
+ */
+#define SLOT_EMPTY		(-1)
+
+typedef struct KeySlot
+{
+	int64		key;
+	int32		head;			/* the first source row with this key (SLOT_EMPTY: free slot) */
+	int32		tail;			/* the last one (rows with one key are chained in source order) */
+} KeySlot;
+
+typedef struct Match
+{
+	int32		src;			/* source row */
+	uint64		addr;			/* the target row it matched */
+} Match;
+
+typedef struct FastJoin
+{
+	const lt_field *field;		/* the key's field */
+	Tuplestorestate *rows;		/* the source rows (the target's columns, as the cursor gives them) */
+	TupleDesc	desc;
+	int32		n_src;
+	int32	   *next;			/* per source row: the next one with the same key, or -1 */
+	int32		cap_src;
+	KeySlot    *slots;
+	uint64		mask;			/* slots - 1 (a power of two) */
+	int64		n_keys;
+	Match	   *matches;
+	int64		n_matches,
+				cap_matches;
+	Size		budget;			/* bytes the keys' table may take */
+} FastJoin;
+
+static inline uint64
+hash_int64(int64 v)
+{
+	uint64		x = (uint64) v;
+
+	/* a 64-bit finalizer (splitmix64's): every input bit moves every output bit */
+	x ^= x >> 30;
+	x *= UINT64CONST(0xbf58476d1ce4e5b9);
+	x ^= x >> 27;
+	x *= UINT64CONST(0x94d049bb133111eb);
+	x ^= x >> 31;
+	return x;
+}
+
+static KeySlot *
+fj_find(FastJoin *fj, int64 key)
+{
+	uint64		i = hash_int64(key) & fj->mask;
+
+	for (;;)
+	{
+		KeySlot    *s = &fj->slots[i];
+
+		if (s->head == SLOT_EMPTY || s->key == key)
+			return s;
+		i = (i + 1) & fj->mask;
+	}
+}
+
+static void
+fj_grow(FastJoin *fj)
+{
+	KeySlot    *old = fj->slots;
+	uint64		n_old = fj->slots ? fj->mask + 1 : 0;
+	uint64		n = Max(1024, n_old * 2);
+
+	fj->slots = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(KeySlot) * n);
+	for (uint64 i = 0; i < n; i++)
+		fj->slots[i].head = SLOT_EMPTY;
+	fj->mask = n - 1;
+	for (uint64 i = 0; i < n_old; i++)
+		if (old[i].head != SLOT_EMPTY)
+			*fj_find(fj, old[i].key) = old[i];
+	if (old)
+		pfree(old);
+}
+
+/* Is the key one this path takes: one column of an integer type, a field of an integer type? */
+static const lt_field *
+fast_key_field(Merge *m)
+{
+	const lt_schema *schema = m->xt->base->ds->schema;
+	Form_pg_attribute att;
+	const char *name;
+
+	if (m->n_keys != 1)
+		return NULL;
+	att = TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1);
+	if (att->atttypid != INT2OID && att->atttypid != INT4OID && att->atttypid != INT8OID)
+		return NULL;
+	name = lt_column_field_name(RelationGetRelid(m->rel), m->keys[0], NameStr(att->attname));
+	for (int k = 0; k < schema->n_fields; k++)
+		if (strcmp(schema->fields[k]->name, name) == 0)
+		{
+			switch (schema->fields[k]->type)
+			{
+				case LT_TYPE_INT8:
+				case LT_TYPE_INT16:
+				case LT_TYPE_INT32:
+				case LT_TYPE_INT64:
+				case LT_TYPE_UINT8:
+				case LT_TYPE_UINT16:
+				case LT_TYPE_UINT32:
+					return schema->fields[k];
+				default:
+					return NULL;
+			}
+		}
+	return NULL;
+}
+
+/* Value i of an integer array as int64. */
+static inline int64
+int_value(const lt_array *a, int64 i)
+{
+	switch (a->field->type)
+	{
+		case LT_TYPE_INT8:
+			return ((const int8 *) a->values)[i];
+		case LT_TYPE_INT16:
+			return ((const int16 *) a->values)[i];
+		case LT_TYPE_INT32:
+			return ((const int32 *) a->values)[i];
+		case LT_TYPE_UINT8:
+			return ((const uint8 *) a->values)[i];
+		case LT_TYPE_UINT16:
+			return ((const uint16 *) a->values)[i];
+		case LT_TYPE_UINT32:
+			return ((const uint32 *) a->values)[i];
+		default:
+			return ((const int64 *) a->values)[i];
+	}
+}
+
+static int64
+datum_int(Datum d, Oid typid)
+{
+	return typid == INT8OID ? DatumGetInt64(d) : typid == INT4OID ? DatumGetInt32(d) : DatumGetInt16(d);
+}
+
+/*
+ * Read the source into fj; false (nothing kept) when its keys outgrow the budget. `sql` selects the
+ * source rows as the target's columns (m->cols order).
+ */
+static bool
+fast_read_source(Merge *m, FastJoin *fj, const char *sql)
+{
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, 0, NULL, CURSOR_OPT_NO_SCROLL);
+	Portal		portal;
+	int			kc = m->key_col[0];
+	Oid			ktype = TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->atttypid;
+	bool		within = true;
+
+	if (plan == NULL)
+		elog(ERROR, "lt_merge_insert: SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
+	fj->rows = tuplestore_begin_heap(false, false, work_mem);
+	fj_grow(fj);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, MERGE_FETCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		if (fj->desc == NULL)
+			fj->desc = CreateTupleDescCopy(SPI_tuptable->tupdesc);
+		for (uint64 i = 0; i < SPI_processed && within; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			bool		isnull;
+			Datum		d = heap_getattr(tup, kc + 1, SPI_tuptable->tupdesc, &isnull);
+			int32		r = fj->n_src;
+
+			CHECK_FOR_INTERRUPTS();
+			if (fj->n_src == fj->cap_src)
+			{
+				fj->cap_src = Max(1024, fj->cap_src * 2);
+				fj->next = fj->next ? repalloc_huge(fj->next, sizeof(int32) * fj->cap_src)
+					: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * fj->cap_src);
+			}
+			fj->next[r] = -1;
+			if (!isnull)
+			{
+				int64		key = datum_int(d, ktype);
+				KeySlot    *s = fj_find(fj, key);
+
+				if (s->head == SLOT_EMPTY)
+				{
+					s->key = key;
+					s->head = s->tail = r;
+					if (++fj->n_keys * 2 > (int64) (fj->mask + 1))
+						fj_grow(fj);
+				}
+				else
+				{
+					fj->next[s->tail] = r;
+					s->tail = r;
+				}
+			}
+			tuplestore_puttuple(fj->rows, tup);
+			fj->n_src++;
+			if ((Size) (fj->mask + 1) * sizeof(KeySlot) + (Size) fj->cap_src * sizeof(int32) > fj->budget ||
+				fj->n_src == PG_INT32_MAX)
+				within = false;
+		}
+		SPI_freetuptable(SPI_tuptable);
+		if (!within)
+			break;
+	}
+	SPI_cursor_close(portal);
+	SPI_freeplan(plan);
+	return within;
+}
+
+static void
+fj_add_match(FastJoin *fj, int32 src, uint64 addr)
+{
+	if (fj->n_matches == fj->cap_matches)
+	{
+		fj->cap_matches = Max(1024, fj->cap_matches * 2);
+		fj->matches = fj->matches ? repalloc_huge(fj->matches, sizeof(Match) * fj->cap_matches)
+			: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(Match) * fj->cap_matches);
+	}
+	fj->matches[fj->n_matches].src = src;
+	fj->matches[fj->n_matches].addr = addr;
+	fj->n_matches++;
+}
+
+static int
+match_cmp(const void *a, const void *b)
+{
+	const Match *x = a,
+			   *y = b;
+
+	if (x->src != y->src)
+		return x->src < y->src ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : 0;
+}
+
+/*
+ * The index's verdict on each fragment for "key IN (the source's keys)", or NULL when no index
+ * narrows anything (then every fragment is read). Only without delete_not_matched_by_source (every
+ * target row is needed then) and for few keys: a lookup costs about as much as reading 64 rows.
+ */
+static lt_index_plan *
+fast_index_plan(Merge *m, FastJoin *fj, MemoryContext cxt, lt_index_planner **own)
+{
+	lt_dataset *ds = m->entry->ds;
+	lt_filter  *f = NULL;
+	lt_expr    *x,
+			   *in;
+	lt_value   *vals;
+	lt_index_plan *plan = NULL;
+	lt_index_planner *planner;
+	lt_error	err;
+	lt_code		rc;
+	int64		k = 0;
+	MemoryContext old;
+
+	*own = NULL;
+	if (m->delete_not_matched || !lt_enable_index_scan || fj->n_keys == 0 || fj->n_keys > PG_INT32_MAX ||
+		(double) fj->n_keys * 64 > (double) m->entry->live_rows)
+		return NULL;
+	/* lt_value holds a 128-bit integer: 16-byte aligned, as the library allocates (palloc gives 8) */
+	old = lt_alloc_target(cxt);
+	vals = lt_malloc(sizeof(lt_value) * fj->n_keys);
+	lt_alloc_target(old);
+	if (vals == NULL)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	for (uint64 i = 0; i <= fj->mask; i++)
+		if (fj->slots[i].head != SLOT_EMPTY)
+		{
+			memset(&vals[k], 0, sizeof(lt_value));
+			vals[k].kind = fj->field->type == LT_TYPE_UINT32 || fj->field->type == LT_TYPE_UINT16 ||
+				fj->field->type == LT_TYPE_UINT8 ? LT_VALUE_UINT : LT_VALUE_INT;
+			if (vals[k].kind == LT_VALUE_UINT && fj->slots[i].key < 0)
+				continue;		/* a negative key matches no unsigned value */
+			if (vals[k].kind == LT_VALUE_UINT)
+				vals[k].v.u = (uint64) fj->slots[i].key;
+			else
+				vals[k].v.i = fj->slots[i].key;
+			k++;
+		}
+	if (k == 0)
+		return NULL;
+	old = lt_alloc_target(cxt);
+	rc = lt_filter_new(1, &fj->field, &f, &err);
+	if (rc == LT_OK && ((x = lt_expr_column(f, 0, &err)) == NULL ||
+						(in = lt_expr_in_param(f, x, 0, vals[0].kind, &err)) == NULL))
+		rc = err.code;
+	if (rc == LT_OK)
+		rc = lt_filter_set_root(f, in, &err);
+	if (rc == LT_OK)
+		rc = lt_filter_set_param_array(f, 0, (int) k, vals, &err);
+	if (rc == LT_OK && !lt_xact_is_view(m->entry))
+	{
+		/* a committed version keeps its planner (its index readers) for later statements, as scans do */
+		lt_alloc_target(m->entry->cxt);
+		if (m->entry->planner == NULL)
+			rc = lt_index_planner_open(ds, &m->entry->planner, &err);
+		planner = m->entry->planner;
+		lt_alloc_target(cxt);
+	}
+	else if (rc == LT_OK)
+	{
+		rc = lt_index_planner_open(ds, own, &err);
+		planner = *own;
+	}
+	if (rc == LT_OK)
+		rc = lt_index_plan_build(planner, f, 0, NULL, &plan, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+	{
+		elog(DEBUG1, "lt_merge_insert: the key's index is not used: %s", err.msg);
+		return NULL;
+	}
+	if (plan->n_used == 0)
+		return NULL;
+	elog(DEBUG1, "lt_merge_insert: index %s answers %lld keys: %llu fragments pruned, %llu rows selected",
+		 plan->used[0].index->name, (long long) k, (unsigned long long) plan->n_pruned,
+		 (unsigned long long) plan->rows_selected);
+	return plan;
+}
+
+/* One target row with key value key (or a NULL key) at addr. */
+static inline void
+fast_probe(Merge *m, FastJoin *fj, bool isnull, int64 key, uint64 addr)
+{
+	KeySlot    *s = isnull ? NULL : fj_find(fj, key);
+
+	if (s == NULL || s->head == SLOT_EMPTY)
+	{
+		if (m->delete_not_matched)
+		{
+			lt_xact_delete(m->xt, &addr, 1);
+			m->rows_deleted++;
+		}
+		return;
+	}
+	if (m->when_matched == WM_FAIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNIQUE_VIOLATION),
+				 errmsg("lt_merge_insert: a source row matches a row of foreign table \"%s\"", m->relname),
+				 errdetail("Key (%s)=(" INT64_FORMAT ") already exists, and when_matched is fail.",
+						   NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname), key)));
+	if (m->when_matched == WM_UPDATE_ALL && fj->next[s->head] >= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CARDINALITY_VIOLATION),
+				 errmsg("lt_merge_insert: more than one source row matches the same row of foreign table \"%s\"",
+						m->relname),
+				 errdetail("Key (%s)=(" INT64_FORMAT ") is in the source more than once.",
+						   NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname), key),
+				 errhint("Each row of the table may be matched by at most one source row: remove the duplicates from the source.")));
+	/* do_nothing: every source row of the key is matched (none is inserted) */
+	for (int32 r = s->head; r >= 0; r = fj->next[r])
+		fj_add_match(fj, r, addr);
+}
+
+/* Read the target's key column (where the index allows: only the rows it names) and probe each value. */
+static void
+fast_scan_target(Merge *m, FastJoin *fj)
+{
+	lt_dataset *ds = m->entry->ds;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_merge_insert scan", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext icxt = AllocSetContextCreate(CurrentMemoryContext, "lt_merge_insert index", ALLOCSET_DEFAULT_SIZES);
+	lt_index_planner *own = NULL;
+	lt_index_plan *ip = fast_index_plan(m, fj, icxt, &own);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", m->opts.uri, m->relname);
+
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *frag = ds->fragments[i];
+		lt_frag_plan *fp = ip ? &ip->fragments[i] : NULL;
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			continue;
+		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
+		{
+			if (fp->n_offsets == 0)
+				continue;
+			so.offsets = fp->offsets;
+			so.n_offsets = fp->n_offsets;
+		}
+		so.n_fields = 1;
+		so.fields = &fj->field;
+		old = lt_alloc_target(cxt);
+		rc = lt_fragment_scanner_open(ds, frag, &so, &sc, &err);
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
+		{
+			const lt_array *a = b->columns[0];
+
+			CHECK_FOR_INTERRUPTS();
+			for (int64 r = 0; r < b->length; r++)
+			{
+				bool		isnull = a->validity && !a->validity[r];
+
+				fast_probe(m, fj, isnull, isnull ? 0 : int_value(a, r), b->row_addrs[r]);
+			}
+		}
+		if (sc)
+			lt_fragment_scanner_free(sc);
+		lt_alloc_target(old);
+		MemoryContextReset(cxt);
+		if (rc != LT_OK)
+			lt_report(&err, what);
+	}
+	{
+		MemoryContext old = lt_alloc_target(icxt);
+
+		if (ip)
+			lt_index_plan_free(ip);
+		if (own)
+			lt_index_planner_free(own);
+		lt_alloc_target(old);
+	}
+	MemoryContextDelete(icxt);
+	MemoryContextDelete(cxt);
+}
+
+/* The source rows in order, with what matched them: updates, inserts. */
+static void
+fast_write(Merge *m, FastJoin *fj)
+{
+	TupleTableSlot *src = MakeSingleTupleTableSlot(fj->desc, &TTSOpsMinimalTuple);
+	int64		k = 0;
+
+	if (fj->n_matches > 1)
+		qsort(fj->matches, fj->n_matches, sizeof(Match), match_cmp);
+	tuplestore_rescan(fj->rows);
+	for (int32 r = 0; r < fj->n_src; r++)
+	{
+		bool		matched = k < fj->n_matches && fj->matches[k].src == r;
+
+		CHECK_FOR_INTERRUPTS();
+		if (!tuplestore_gettupleslot(fj->rows, true, false, src))
+			elog(ERROR, "lt_merge_insert: source row %d is missing from its store", r);
+		slot_getallattrs(src);
+		for (; k < fj->n_matches && fj->matches[k].src == r; k++)
+		{
+			uint64		addr = fj->matches[k].addr;
+
+			if (m->when_matched != WM_UPDATE_ALL)
+				continue;
+			lt_row_writer_append(m->updates, source_slot(m, src->tts_values, src->tts_isnull), addr);
+			lt_xact_delete(m->xt, &addr, 1);
+			m->rows_updated++;
+		}
+		if (!matched && m->insert_not_matched)
+		{
+			lt_row_writer_append(m->inserts, source_slot(m, src->tts_values, src->tts_isnull), 0);
+			m->rows_inserted++;
+		}
+	}
+	ExecDropSingleTupleTableSlot(src);
+	tuplestore_end(fj->rows);
+}
+
+/* The fast path when the key allows it and its keys fit the budget; false: nothing done, join instead. */
+static bool
+run_fast(Merge *m, const char *query)
+{
+	FastJoin	fj = {0};
+	const char *sql;
+
+	fj.field = fast_key_field(m);
+	if (fj.field == NULL)
+		return false;
+	fj.budget = get_hash_memory_limit();
+	sql = source_sql(m, query, NULL);
+	elog(DEBUG1, "lt_merge_insert: %s; matched on %s by lt_fdw's hash join", sql,
+		 NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname));
+	if (!fast_read_source(m, &fj, sql))
+	{
+		tuplestore_end(fj.rows);
+		elog(DEBUG1, "lt_merge_insert: the source's keys need more than work_mem * hash_mem_multiplier: a PostgreSQL join reads it again");
+		return false;
+	}
+	fast_scan_target(m, &fj);
+	fast_write(m, &fj);
+	return true;
+}
+
+static void
+run_merge(Merge *m, const char *query)
+{
+	SPIPlanPtr	plan;
+	List	   *sources;
+	TupleDesc	srcdesc;
+	uint64		rows,
+				files;
+
+	/* the source's columns, from its plan */
+	plan = SPI_prepare(query, 0, NULL);
+	if (plan == NULL)
+		elog(ERROR, "lt_merge_insert: SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	sources = SPI_plan_get_plan_sources(plan);
+	if (list_length(sources) != 1 || ((CachedPlanSource *) linitial(sources))->resultDesc == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("lt_merge_insert: the query must be one SELECT or VALUES statement")));
+	srcdesc = ((CachedPlanSource *) linitial(sources))->resultDesc;
+	bind_source(m, srcdesc);
+	SPI_freeplan(plan);
+
+	/*
+	 * From here on the target reads the transaction's view of the dataset (its own writes): the
+	 * join's scan and the ctid it fills, and the fast path's row addresses, refer to m->entry.
+	 */
+	m->entry = lt_xact_view(m->opts.dataset_dir, false);
+	m->slot = MakeSingleTupleTableSlot(RelationGetDescr(m->rel), &TTSOpsVirtual);
+	/* one writer, but with stable row ids moved rows keep theirs and new ones get new ids: two files */
+	m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL);
+	m->updates = m->entry->ds->stable_row_ids ? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts)
+		: m->inserts;
+
+	if (!lt_merge_fast || !run_fast(m, query))
+		run_join(m, query);
 
 	if (m->updates != m->inserts)
 		lt_row_writer_end(m->updates, &rows, &files);	/* first: it shares the inserts' key set */
 	lt_row_writer_end(m->inserts, &rows, &files);
 	ExecDropSingleTupleTableSlot(m->slot);
+}
+
+void
+lt_merge_init(void)
+{
+	DefineCustomBoolVariable("lt_fdw.merge_insert_fast_path",
+							 "Lets lt_merge_insert match a single integer key by its own hash join over the key column.",
+							 "Off: every merge-insert matches through a PostgreSQL join.",
+							 &lt_merge_fast, true, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 PG_FUNCTION_INFO_V1(lt_merge_insert);
