@@ -310,12 +310,13 @@ extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rin
  * Rows written into a dataset outside a ModifyTable (merge.c): the builders, data files and
  * transaction of an INSERT / UPDATE. moved_from (or NULL): on a dataset with stable row ids the
  * rows moved from old_addr of that version keep their row ids. A keyed table's check (keys.c)
- * sees every row: old_addr is the row it replaces, UINT64_MAX for a new row; share_keys (or NULL)
- * is a writer of the same statement whose key set this one shares.
+ * sees the rows with check_key: old_addr is the row it replaces, UINT64_MAX for a new row (whose key
+ * also goes into the transaction's inserted-keys filter); share_keys (or NULL) is a writer of the
+ * same statement whose key set this one shares.
  */
 typedef struct LtModifyState LtRowWriter;
 extern LtRowWriter *lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys);
-extern void lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr);
+extern void lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr, bool check_key);
 /* Flush and hand the last file to the transaction: rows and files written in total. */
 extern void lt_row_writer_end(LtRowWriter *w, uint64 *rows, uint64 *files);
 /* A scan's row identity (ctid, see below) as the row address in the version `entry`. */

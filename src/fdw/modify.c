@@ -863,10 +863,10 @@ lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowW
 }
 
 void
-lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr)
+lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr, bool check_key)
 {
 	/* a keyed table: 23505 for a key that exists (old_addr UINT64_MAX: a new row), the key filter */
-	if (w->keys)
+	if (w->keys && check_key)
 		(void) lt_keys_check_row(w->keys, slot, old_addr);
 	append_row(w, slot, old_addr == UINT64_MAX ? 0 : old_addr);
 }
