@@ -304,7 +304,7 @@ SELECT count(*) FROM tt;
 ROLLBACK;
 SELECT count(*) FROM tt;
 SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
--- rows inserted before a TRUNCATE in the same transaction go too; rows after it stay: one version
+-- rows inserted before a TRUNCATE in the same transaction go too; rows after it stay: one version (an Overwrite)
 BEGIN;
 INSERT INTO tt VALUES (1000, 'before');
 TRUNCATE tt;

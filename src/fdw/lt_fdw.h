@@ -270,6 +270,8 @@ extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, 
 extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
 /* Remove a fragment of the transaction's view by id (every row), without reading it. */
 extern void lt_xact_remove_fragment(LtXactTable *xt, uint64 fragment_id);
+/* TRUNCATE (merge.c): everything so far is gone, one Overwrite at commit (keep_indexes: their definitions, covering nothing). */
+extern void lt_xact_replace_all(LtXactTable *xt, bool keep_indexes);
 /* A replace's predicate to test against concurrently appended fragments at commit (copied into the state's context by the caller). */
 typedef struct LtOverwriteCheck LtOverwriteCheck;
 extern void lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check);

@@ -42,8 +42,8 @@
  * by its later statements, undone by ROLLBACK / ROLLBACK TO, committed at COMMIT with the
  * transaction's other changes to the dataset as one version.
  *
- * TRUNCATE removes every fragment of the version the transaction reads (with its own writes) by
- * id, in the transaction; see ltExecForeignTruncate for why that is a Delete and not an Overwrite.
+ * TRUNCATE is one Lance Overwrite with the transaction that keeps the schema and the index
+ * definitions (ltExecForeignTruncate).
  */
 #include "postgres.h"
 
@@ -1255,17 +1255,15 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 
 /*
  * TRUNCATE of lt_fdw foreign tables (PostgreSQL calls this once per server with its tables; it
- * checked the TRUNCATE privilege). Each dataset loses every fragment of the version the
- * transaction reads, its own new fragments included, removed by id without reading a row; the
- * removal commits with the transaction as one version (a Delete; with rows inserted after it in
- * the same transaction an Update: old fragments removed, new ones added), is seen by the
- * transaction's later statements and is undone by ROLLBACK / ROLLBACK TO.
- *
- * Why not a Lance Overwrite: Lance 8 builds an Overwrite's manifest with no indexes at all (an
- * overwrite with no rows leaves a table whose indexes are gone), while a Delete that removes every
- * fragment is what the Lance engine itself commits for delete('true'): the schema, the config and
- * every scalar index's definition stay (their fragment bitmaps name only removed fragments, new
- * fragments are unindexed), fragment ids and stable row ids go on from where they were.
+ * checked the TRUNCATE privilege). Each dataset loses every row of the version the transaction
+ * reads and every row the transaction wrote before (lt_txn_replace_all); rows written after it in
+ * the same transaction stay. It commits with the transaction as one Lance Overwrite, as Lance
+ * writes a truncate: the read version's schema and config, the fragments added after the
+ * TRUNCATE (none, or the transaction's later INSERTs), and — unlike Lance 8's own Overwrite, which
+ * drops every index — the definition of every index, with a fragment bitmap covering nothing (new
+ * fragments are unindexed, for lt_fdw and the engine alike). Until then later statements see the
+ * table empty; ROLLBACK / ROLLBACK TO undo it. An Overwrite replaces everything, so any concurrent
+ * commit but a ReserveFragments conflicts with it, in both orders (40001; docs/conflicts.md).
  *
  * RESTART IDENTITY and CASCADE change nothing in a dataset (Lance has no sequences and no foreign
  * keys); PostgreSQL restarts the sequences it owns itself.
@@ -1279,8 +1277,6 @@ ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 	{
 		Relation	rel = lfirst(lc);
 		LtTableOptions opts;
-		LtDatasetEntry *entry;
-		LtXactTable *xt;
 		const lt_dataset *ds;
 
 		lt_get_table_options(RelationGetRelid(rel), &opts);
@@ -1293,12 +1289,7 @@ ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 					 errmsg("lt_fdw: cannot truncate foreign table \"%s\": its dataset uses the legacy storage format 0.1",
 							RelationGetRelationName(rel)),
 					 errdetail("Dataset %s is read-only.", opts.uri)));
-		xt = lt_xact_table(rel, &opts);
-		/* the view applies what the transaction did before, so its new fragments go too */
-		entry = lt_xact_view(opts.dataset_dir, false);
-		for (size_t i = 0; i < entry->ds->n_fragments; i++)
-			lt_xact_remove_fragment(xt, entry->ds->fragments[i]->id);
-		elog(DEBUG1, "lt_fdw: TRUNCATE of foreign table \"%s\" removes %zu fragments of %s",
-			 RelationGetRelationName(rel), entry->ds->n_fragments, opts.uri);
+		lt_xact_replace_all(lt_xact_table(rel, &opts), true);
+		elog(DEBUG1, "lt_fdw: TRUNCATE of foreign table \"%s\" (dataset %s)", RelationGetRelationName(rel), opts.uri);
 	}
 }

@@ -289,6 +289,37 @@ lt_xact_remove_fragment(LtXactTable *xt, uint64 fragment_id)
 	xt->removes[xt->n_removes++] = fragment_id;
 }
 
+static void apply_pending(LtXactTable *xt);
+
+void
+lt_xact_replace_all(LtXactTable *xt, bool keep_indexes)
+{
+	ListCell   *lc;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+
+	/* what the transaction did before goes too: apply it, in order, before the replace */
+	apply_pending(xt);
+	/* the savepoints still at this position get their marks now: a ROLLBACK TO must undo the replace */
+	foreach(lc, xt->savepoints)
+	{
+		LtSavepoint *sp = lfirst(lc);
+
+		if (sp->in_pending)
+		{
+			sp->mark = lt_txn_savepoint(xt->txn);
+			sp->in_pending = false;
+		}
+	}
+	old = lt_alloc_target(xt->cxt);
+	rc = lt_txn_replace_all(xt->txn, keep_indexes, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		txn_failed(xt, &err);
+	xt->view_stale = true;
+}
+
 void
 lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check)
 {

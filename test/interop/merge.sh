@@ -11,6 +11,8 @@
 #   - the counts lt_merge_insert returns are the engine's MergeResult (inserted, updated, deleted);
 #   - each side made exactly one version;
 #   - the engine appends to what lt_fdw merged, and lt_fdw reads that append.
+# A race: two PostgreSQL sessions and the engine's mergeInsert upsert the same keys of a keyed dataset at once,
+# then insert the same new keys: every id once, none lost; losers get 40001 or the engine's conflict error.
 # TRUNCATE: of a dataset with a btree and a bitmap index, alone and with an INSERT in the same transaction: the
 # engine reads zero rows (or exactly the inserted ones), still lists both indexes, appends, and finds the
 # appended rows with a filter on the indexed column; lt_fdw reads the engine's append.
@@ -25,7 +27,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-merge 20 "$@"
+lt_step interop-merge 23 "$@"
 lt_step_prepare
 
 TMP=$(mktemp -d /tmp/lt_fdw_merge.XXXXXX) || finish "mktemp failed"
@@ -128,6 +130,77 @@ if ref apply "$LAKE/upsert.lance" "$TMP/specs/append.json" >/dev/null 2>"$TMP/re
 		"$("${PSQL[@]}" -At -c "SELECT count(*), count(*) FILTER (WHERE id = 9000) FROM upsert")" "$((before + 1))|1"
 else
 	cat "$TMP/ref.err"; bad "upsert: the engine could not append to the merged dataset"
+fi
+
+# ---- a race: two PostgreSQL sessions and the engine merge the same keys into one keyed dataset -------------
+# ids 0..999 (the primary key); every writer upserts ids 900..1099 (100 there, 100 new). The sessions hold their
+# merge open until all three are ready, then commit at once. At the end there must be exactly ids 0..1099 once
+# each (no duplicate, no lost row), every id 900..1099 carrying one writer's value; a session either committed
+# or got 40001; the engine either committed (after its own retries) or reported its conflict.
+node - "$TMP/specs" <<'JS' || finish "preparing the race specs failed"
+const fs = require("fs"), out = process.argv[2];
+const rows = [];
+for (let i = 0; i < 1000; i++) rows.push({ id: String(i), v: `t${i}` });
+fs.writeFileSync(`${out}/race.json`, JSON.stringify({ storage: "2.1", fragment_sizes: [500, 500], rows,
+  schema: [{ name: "id", type: "int64", nullable: false, metadata: { "lance-schema:unenforced-primary-key": "true" } },
+           { name: "v", type: "utf8" }] }));
+JS
+chmod -R a+rX "$TMP/specs"
+race_round() {	# name lo hi: two sessions and the engine upsert ids lo..hi at once
+	local r=$1 lo=$2 hi=$3 go=$TMP/$1.go s committed=0 want_rows=$(($3 + 1))
+	node -e '
+const [lo, hi, out] = process.argv.slice(1).map((x, i) => (i < 2 ? Number(x) : x)), rows = [];
+for (let i = lo; i <= hi; i++) rows.push({ id: String(i), v: `ref${i}` });
+require("fs").writeFileSync(out, JSON.stringify({ report_merge: true, ops: [{ op: "merge_insert", on: ["id"], rows }] }));' \
+		"$lo" "$hi" "$TMP/specs/$r.json" && chmod a+r "$TMP/specs/$r.json"
+	for s in 1 2; do
+		"${PSQL[@]}" >"$TMP/$r$s.out" 2>&1 <<SQL &
+BEGIN;
+SELECT * FROM lt_merge_insert('race', 'SELECT g AS id, ''pg$s-'' || g AS v FROM generate_series($lo, $hi) g', '{id}');
+\! touch $TMP/$r$s.ready; while [ ! -e $go ]; do sleep 0.02; done
+COMMIT;
+SQL
+	done
+	for i in $(seq 1 500); do [ -e "$TMP/${r}1.ready" ] && [ -e "$TMP/${r}2.ready" ] && break; sleep 0.05; done
+	touch "$go"
+	ref apply "$LAKE/race.lance" "$TMP/specs/$r.json" >"$TMP/${r}_ref.out" 2>&1 &
+	wait
+	for s in 1 2; do
+		if grep -q "ERROR" "$TMP/$r$s.out"; then
+			grep -q "could not commit" "$TMP/$r$s.out" && grep -q "conflict" "$TMP/$r$s.out" \
+				&& ok "$r: session $s lost with a serialization failure" \
+				|| { bad "$r: session $s failed otherwise"; head -n 5 "$TMP/$r$s.out"; }
+		else
+			committed=$((committed + 1))
+		fi
+	done
+	if grep -q '"version"' "$TMP/${r}_ref.out"; then
+		committed=$((committed + 1))
+	elif grep -qi "conflict\|retr" "$TMP/${r}_ref.out"; then
+		ok "$r: the engine lost with its conflict error"
+	else
+		bad "$r: the engine failed otherwise"; head -n 3 "$TMP/${r}_ref.out"
+	fi
+	[ "$committed" -ge 1 ] && ok "$r: $committed of 3 writers committed" || bad "$r: no writer committed"
+	check "$r: every id once, none lost (the engine reads)" \
+		"$(ref scan "$LAKE/race.lance" | node -e '
+const n = Number(process.argv[1]);
+const ids = require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean).map((l) => Number(JSON.parse(l).id));
+const set = new Set(ids); let full = true; for (let i = 0; i < n; i++) full = full && set.has(i);
+console.log(`${ids.length} ${set.size} ${full}`);' "$want_rows")" "$want_rows $want_rows true"
+	check "$r: lt_fdw reads the same" "$("${PSQL[@]}" -At -c "SELECT count(*), count(DISTINCT id), min(id), max(id) FROM race")" \
+		"$want_rows|$want_rows|0|$hi"
+	check "$r: every merged id carries one writer's value" \
+		"$("${PSQL[@]}" -At -c "SELECT count(*) FROM race WHERE id BETWEEN $lo AND $hi AND (v LIKE 'pg1-%' OR v LIKE 'pg2-%' OR v LIKE 'ref%')")" \
+		"$((hi - lo + 1))"
+}
+if ref make "$LAKE/race.lance" "$TMP/specs/race.json" >/dev/null 2>"$TMP/make.err"; then
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE race (id bigint, v text) SERVER lake OPTIONS (path 'race.lance');" || bad "race: foreign table"
+	race_round race 900 1099
+	# only new keys: the writers' inserted-keys filters overlap (keyed tables), whoever commits second loses
+	race_round race_new 1100 1199
+else
+	cat "$TMP/make.err"; bad "race: make"
 fi
 
 # ---- TRUNCATE ---------------------------------------------------------------------------------------------
