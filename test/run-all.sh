@@ -10,6 +10,7 @@
 #   interop  test/interop/run.sh                       lt-inspect / lt_fdw against the reference Lance library
 #   interop-pg test/interop/pg.sh                      the same datasets through PostgreSQL (SELECT ... ORDER BY _rowid)
 #   interop-txn test/interop/txn.sh                    our commits (Append/Delete/Update, rebase, crashes) vs the reference
+#   interop-latest test/interop/latest.sh              the latest version from the hint and by listing, vs the reference's commits
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
@@ -39,12 +40,12 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
-		-h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
+		-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
 done
@@ -123,6 +124,7 @@ for s in "${steps[@]}"; do
 		interop) run_step interop test/interop/run.sh test/interop/run.sh ;;
 		interop-pg) run_step interop-pg test/interop/pg.sh test/interop/pg.sh ;;
 		interop-txn) run_step interop-txn test/interop/txn.sh test/interop/txn.sh ;;
+		interop-latest) run_step interop-latest test/interop/latest.sh test/interop/latest.sh ;;
 		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
 		interop-index-build) run_step interop-index-build test/interop/index-build.sh test/interop/index-build.sh ;;
 		interop-write) run_step interop-write test/interop/write.sh test/interop/write.sh ;;

@@ -10,6 +10,7 @@
 #include "lt_dataset.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +147,7 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 	if (!dir)
 		return lt_nomem(err);
 	dataset_name(store, prefix, name, sizeof(name));
-	rc = lt_store_list(store, dir, collect_version, &l, err);
+	rc = lt_store_list_opts(store, dir, &(lt_list_opts) {.names_only = true}, collect_version, &l, err);
 	if (rc == LT_ENOTFOUND)
 		rc = lt_error_set(err, LT_ENOTFOUND, "%s is not a Lance dataset (it has no _versions directory)", name);
 	lt_free(dir);
@@ -168,6 +169,145 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 	return LT_OK;
 }
 
+/* The number after the "version" member of a small JSON object ({"version":6,...}); false when there is none. */
+static bool
+json_version_member(const char *text, uint64_t *version)
+{
+	const char *p = strstr(text, "\"version\"");
+	char	   *end;
+	unsigned long long v;
+
+	if (!p)
+		return false;
+	p += strlen("\"version\"");
+	while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (!isdigit((unsigned char) *p))
+		return false;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || v == 0 || !(*end == ',' || *end == '}' || isspace((unsigned char) *end)))
+		return false;
+	*version = v;
+	return true;
+}
+
+/* Whether the manifest of version v exists under naming; errors count as "cannot tell" (false, *ok false). */
+static bool
+manifest_exists(lt_store *store, const char *prefix, uint64_t v, lt_naming naming, bool *ok)
+{
+	char		name[64];
+	char	   *path;
+	lt_stat		st;
+	lt_error	ignore;
+	lt_code		rc;
+
+	lt_manifest_name(v, naming, name, sizeof(name));
+	path = lt_asprintf("%s_versions/%s", prefix, name);
+	if (!path)
+	{
+		*ok = false;
+		return false;
+	}
+	rc = lt_store_stat(store, path, &st, &ignore);
+	lt_free(path);
+	*ok = rc == LT_OK || rc == LT_ENOTFOUND;
+	return rc == LT_OK && !st.is_dir;
+}
+
+/*
+ * The latest version from _versions/latest_version_hint.json, as Lance reads it on stores whose listings are
+ * unordered: the hinted version must exist (V2 name, else V1), then N+1, N+2, ... are probed until one is
+ * missing.  That relies on versions above the hint being contiguous, which a cleanup can break (a tagged old
+ * version kept, the ones after it removed, the hint stale); so the answer stands only if no name in
+ * _versions/ changed after the hint was put in place, where the store can tell.  False: list instead (no
+ * hint, a hint past the end, a changed directory, far too many probes, any error).
+ */
+static bool
+latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming)
+{
+	char	   *hint_path = lt_asprintf("%s_versions/latest_version_hint.json", prefix);
+	char	   *dir_path = lt_asprintf("%s_versions", prefix);
+	lt_stat		hst,
+				dst;
+	lt_error	ignore;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	uint64_t	v = 0;
+	lt_naming	nm = LT_NAMING_V2;
+	bool		ok = false;
+	bool		found = false;
+	char		text[256];
+
+	if (!hint_path || !dir_path)
+		goto done;
+	if (lt_store_stat(store, hint_path, &hst, &ignore) != LT_OK ||
+		lt_store_read_all(store, hint_path, sizeof(text) - 1, &buf, &len, &ignore) != LT_OK)
+		goto done;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	if (!json_version_member(text, &v))
+		goto done;
+	if (!manifest_exists(store, prefix, v, nm, &ok))
+	{
+		nm = LT_NAMING_V1;
+		if (!ok || !manifest_exists(store, prefix, v, nm, &ok))
+			goto done;			/* the hint points past the end (or cannot be checked) */
+	}
+	for (int probes = 0;; probes++)
+	{
+		if (probes >= 1000 || v == UINT64_MAX - 1)
+			goto done;			/* one listing costs less than this many probes */
+		if (!manifest_exists(store, prefix, v + 1, nm, &ok))
+		{
+			/* the next version under the other naming: a mixed directory, which the listing reports */
+			if (!ok || manifest_exists(store, prefix, v + 1, nm == LT_NAMING_V2 ? LT_NAMING_V1 : LT_NAMING_V2, &ok) ||
+				!ok)
+				goto done;
+			break;
+		}
+		v++;
+	}
+	/* last: the directory's change time, so that a removal during the probes is seen too */
+	if (lt_store_stat(store, dir_path, &dst, &ignore) != LT_OK)
+		goto done;
+	if (hst.change_ns && dst.change_ns && dst.change_ns > hst.change_ns)
+		goto done;
+	*version = v;
+	*naming = nm;
+	found = true;
+done:
+	lt_free(buf);
+	lt_free(hint_path);
+	lt_free(dir_path);
+	return found;
+}
+
+typedef struct first_manifest
+{
+	bool		found;
+	uint64_t	version;
+	lt_naming	naming;
+} first_manifest;
+
+static int
+note_first_manifest(const lt_dirent *ent, void *arg)
+{
+	first_manifest *f = arg;
+
+	if (ent->is_dir || !parse_manifest_name(ent->name, &f->version, &f->naming))
+		return 0;
+	f->found = true;
+	return 1;
+}
+
+/*
+ * The latest version, without reading every name in _versions/ where that can be avoided:
+ *  - a store whose listings are ordered (S3): V2 names sort newest first, so the first manifest listed is the
+ *    latest (one small request; start after "/" skips temp names such as Lance's ".tmp_*");
+ *  - other stores (local): the version hint, probed forward (latest_from_hint);
+ *  - otherwise (V1 names on S3, no usable hint): every name, the highest wins.
+ */
 lt_code
 lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming,
 						  lt_error *err)
@@ -175,6 +315,28 @@ lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version
 	uint64_t   *v;
 	size_t		n;
 
+	if (store->list_ordered)
+	{
+		first_manifest f = {0};
+		char	   *dir = prefixed(prefix, "_versions");
+		lt_list_opts opts = {.start_after = "/", .page_size = 8, .names_only = true};
+		lt_code		rc;
+
+		if (!dir)
+			return lt_nomem(err);
+		rc = lt_store_list_opts(store, dir, &opts, note_first_manifest, &f, err);
+		lt_free(dir);
+		if (rc != LT_OK && rc != LT_ENOTFOUND)
+			return rc;
+		if (rc == LT_OK && f.found && f.naming == LT_NAMING_V2)
+		{
+			*version = f.version;
+			*naming = f.naming;
+			return LT_OK;
+		}
+	}
+	else if (latest_from_hint(store, prefix, version, naming))
+		return LT_OK;
 	LT_TRY(lt_dataset_versions(store, prefix, &v, &n, naming, err));
 	*version = v[n - 1];
 	lt_free(v);
@@ -201,7 +363,6 @@ lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uin
 	uint8_t    *buf;
 	uint64_t	len;
 	lt_code		rc;
-	const char *p;
 	char	   *text;
 
 	if (!valid_tag_name(tag))
@@ -231,26 +392,8 @@ lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uin
 		lt_free(path);
 		return lt_nomem(err);
 	}
-	/* {"branch":null,"version":6,"manifestSize":1234}: find the "version" member */
-	p = strstr(text, "\"version\"");
-	rc = lt_corrupt(err, "%s: no version number in the tag file", path);
-	if (p)
-	{
-		p += strlen("\"version\"");
-		while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r')
-			p++;
-		if (isdigit((unsigned char) *p))
-		{
-			char	   *end;
-			unsigned long long v = strtoull(p, &end, 10);
-
-			if (v > 0 && (*end == ',' || *end == '}' || isspace((unsigned char) *end)))
-			{
-				*version = v;
-				rc = LT_OK;
-			}
-		}
-	}
+	/* {"branch":null,"version":6,"manifestSize":1234}: the "version" member */
+	rc = json_version_member(text, version) ? LT_OK : lt_corrupt(err, "%s: no version number in the tag file", path);
 	lt_free(text);
 	lt_free(path);
 	return rc;

@@ -1610,6 +1610,12 @@ write_hint(lt_dataset *base, uint64_t version)
 	char	   *path = lt_dataset_path(base, "_versions/latest_version_hint.json");
 	lt_error	ignore;
 
+	/* as Lance: where listings are ordered (S3), readers find the latest with one LIST and need no hint */
+	if (base->store->list_ordered)
+	{
+		lt_free(path);
+		return LT_OK;
+	}
 	if (!path)
 		return LT_ENOMEM;
 	snprintf(json, sizeof(json), "{\"version\":%" PRIu64 "}", version);

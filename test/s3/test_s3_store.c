@@ -14,6 +14,7 @@
 
 #include "io/lt_store_s3.h"
 #include "lt_alloc.h"
+#include "lt_dataset.h"
 #include "../unit/unit.h"
 
 static int	port;
@@ -216,6 +217,56 @@ TEST(list_paging)
 	CHECK_EQ_INT(l.dirs, 1);
 	CHECK(l.saw_sub);
 	CHECK_CODE(lt_store_list(s, "nothing-here", on_entry, &l, &err), LT_ENOTFOUND);
+	lt_store_close(s);
+}
+
+/*
+ * The latest version on S3: V2 names sort newest first, so one small listing finds it (start-after skips
+ * Lance's ".tmp_*" names, a leftover temp of a later attempt is passed over); V1 names need the whole listing.
+ */
+TEST(latest_version)
+{
+	lt_store   *s = open_store("t/latest");
+	lt_error	err;
+	char		name[64],
+				path[128];
+	uint64_t	v = 0;
+	lt_naming	naming;
+	lt_s3_stats before,
+				after;
+
+	for (uint64_t i = 1; i <= 3; i++)
+	{
+		lt_manifest_name(i, LT_NAMING_V2, name, sizeof(name));
+		snprintf(path, sizeof(path), "v2/_versions/%s", name);
+		CHECK_OK(lt_store_put(s, path, (const uint8_t *) "m", 1, &err), err);
+	}
+	CHECK_OK(lt_store_put(s, "v2/_versions/.tmp_4.manifest_0000", (const uint8_t *) "t", 1, &err), err);
+	CHECK_OK(lt_store_put(s, "v2/_versions/18446744073709551611.manifest.tmp-1-0", (const uint8_t *) "t", 1, &err), err);
+	CHECK_OK(lt_store_put(s, "v2/_versions/latest_version_hint.json", (const uint8_t *) "{\"version\":1}", 13, &err), err);
+	lt_s3_get_stats(&before);
+	CHECK_OK(lt_dataset_latest_version(s, "v2/", &v, &naming, &err), err);
+	lt_s3_get_stats(&after);
+	CHECK_EQ_INT(v, 3);
+	CHECK_EQ_INT(naming, LT_NAMING_V2);
+	CHECK_EQ_INT(after.requests - before.requests, 1);		/* one LIST, the hint not read */
+
+	/* V1 names: the first listed ("1.manifest") is not the latest; the whole listing decides */
+	for (int i = 1; i <= 12; i++)
+	{
+		snprintf(path, sizeof(path), "v1/_versions/%d.manifest", i);
+		CHECK_OK(lt_store_put(s, path, (const uint8_t *) "m", 1, &err), err);
+	}
+	CHECK_OK(lt_dataset_latest_version(s, "v1/", &v, &naming, &err), err);
+	CHECK_EQ_INT(v, 12);
+	CHECK_EQ_INT(naming, LT_NAMING_V1);
+
+	CHECK_CODE(lt_dataset_latest_version(s, "none/", &v, &naming, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "not a Lance dataset") != NULL);
+	/* only temp names: no manifest */
+	CHECK_OK(lt_store_put(s, "tmp/_versions/.tmp_1.manifest_0000", (const uint8_t *) "t", 1, &err), err);
+	CHECK_CODE(lt_dataset_latest_version(s, "tmp/", &v, &naming, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "holds no manifest") != NULL);
 	lt_store_close(s);
 }
 
@@ -432,6 +483,7 @@ main(void)
 	RUN(put_read);
 	RUN(parallel_ranges);
 	RUN(list_paging);
+	RUN(latest_version);
 	RUN(conditional_create);
 	RUN(streaming_writes);
 	RUN(wrong_credentials);

@@ -209,7 +209,27 @@ lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out
 lt_code
 lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 {
-	return s->ops->list(s, dir, cb, arg, err);
+	return s->ops->list(s, dir, NULL, cb, arg, err);
+}
+
+lt_code
+lt_store_list_opts(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg, lt_error *err)
+{
+	return s->ops->list(s, dir, opts, cb, arg, err);
+}
+
+lt_code
+lt_store_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err)
+{
+	lt_rfile   *f;
+
+	memset(st, 0, sizeof(*st));
+	if (s->ops->stat)
+		return s->ops->stat(s, path, st, err);
+	LT_TRY(lt_store_open_file(s, path, &f, err));
+	st->size = f->size;
+	lt_rfile_close(f);
+	return LT_OK;
 }
 
 lt_code

@@ -37,12 +37,29 @@ typedef struct lt_dirent
 /* Return non-zero to stop listing early. */
 typedef int (*lt_list_cb) (const lt_dirent *ent, void *arg);
 
+/* How to list (lt_store_list_opts); all zero (or NULL) is a plain listing of every entry. */
+typedef struct lt_list_opts
+{
+	const char *start_after;	/* only names that sort bytewise after this one; NULL: all */
+	int			page_size;		/* names per request a remote store asks for; 0: its default */
+	bool		names_only;		/* size and mtime are not needed (local: no stat per entry; they read 0) */
+} lt_list_opts;
+
+/* What lt_store_stat tells of one path. */
+typedef struct lt_stat
+{
+	uint64_t	size;			/* 0 for directories */
+	bool		is_dir;
+	int64_t		change_ns;		/* last change of the entry (for a directory: of its names); 0 = unknown */
+} lt_stat;
+
 typedef struct lt_store_ops
 {
 	lt_code		(*open) (lt_store *s, const char *path, lt_rfile **out, lt_error *err);
 	lt_code		(*read) (lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err);
 	void		(*close) (lt_rfile *f);
-	lt_code		(*list) (lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
+	lt_code		(*list) (lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg,
+						 lt_error *err);
 	lt_code		(*put) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 	/* Create path only if absent: LT_ECONFLICT when it exists. Atomic for readers. */
 	lt_code		(*put_if_absent) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
@@ -57,6 +74,8 @@ typedef struct lt_store_ops
 	lt_code		(*put_unsynced) (lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 	/* Several disjoint reads of one file at once (a remote store runs them in parallel); NULL: one by one. */
 	lt_code		(*read_many) (lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
+	/* Metadata of one path, LT_ENOTFOUND when absent; NULL: open and close the file. */
+	lt_code		(*stat) (lt_store *s, const char *path, lt_stat *st, lt_error *err);
 } lt_store_ops;
 
 struct lt_store
@@ -64,6 +83,7 @@ struct lt_store
 	const lt_store_ops *ops;
 	char	   *root;			/* for messages: "/srv/lake", "s3://bucket/prefix" */
 	uint64_t	coalesce_gap;	/* ranges closer than this are fetched in one read */
+	bool		list_ordered;	/* listings come in bytewise order of names (S3), and start_after is cheap */
 	uint64_t	bytes_read;		/* counters for EXPLAIN ANALYZE and benchmarks */
 	uint64_t	read_requests;
 };
@@ -108,6 +128,10 @@ lt_code		lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_
 lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out, uint64_t *out_len, lt_error *err);
 
 lt_code		lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
+lt_code		lt_store_list_opts(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg,
+							   lt_error *err);
+/* Size, kind and change time of path; LT_ENOTFOUND when it does not exist. */
+lt_code		lt_store_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err);
 lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 /*

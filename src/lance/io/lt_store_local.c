@@ -122,12 +122,14 @@ local_close(lt_rfile *rf)
 }
 
 static lt_code
-local_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
+local_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg, lt_error *err)
 {
 	char	   *full = full_path(s, dir);
 	DIR		   *d;
 	struct dirent *de;
 	lt_code		rc = LT_OK;
+	bool		names_only = opts && opts->names_only;
+	const char *after = opts ? opts->start_after : NULL;
 
 	if (!full)
 		return lt_nomem(err);
@@ -140,21 +142,50 @@ local_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err
 	}
 	while ((de = readdir(d)) != NULL)
 	{
-		lt_dirent	ent;
+		lt_dirent	ent = {de->d_name, false, 0, 0};
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, 0) != 0)
-			continue;			/* vanished meanwhile */
-		ent.name = de->d_name;
-		ent.is_dir = S_ISDIR(st.st_mode);
-		ent.size = ent.is_dir ? 0 : (uint64_t) st.st_size;
-		ent.mtime_ms = (int64_t) st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+		if (after && strcmp(de->d_name, after) <= 0)
+			continue;
+		/* the names alone need no stat per entry (a directory of thousands of manifests) */
+		if (names_only && de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
+			ent.is_dir = de->d_type == DT_DIR;
+		else
+		{
+			if (fstatat(dirfd(d), de->d_name, &st, 0) != 0)
+				continue;		/* vanished meanwhile */
+			ent.is_dir = S_ISDIR(st.st_mode);
+			ent.size = ent.is_dir ? 0 : (uint64_t) st.st_size;
+			ent.mtime_ms = (int64_t) st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
+		}
 		if (cb(&ent, arg))
 			break;
 	}
 	closedir(d);
+	lt_free(full);
+	return rc;
+}
+
+static lt_code
+local_stat(lt_store *s, const char *path, lt_stat *out, lt_error *err)
+{
+	char	   *full = full_path(s, path);
+	struct stat st;
+	lt_code		rc = LT_OK;
+
+	if (!full)
+		return lt_nomem(err);
+	if (stat(full, &st) != 0)
+		rc = errno_error(err, "stat", full);
+	else
+	{
+		out->is_dir = S_ISDIR(st.st_mode);
+		out->size = out->is_dir ? 0 : (uint64_t) st.st_size;
+		/* ctime: a rename into place and every name added to or removed from a directory move it */
+		out->change_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+	}
 	lt_free(full);
 	return rc;
 }
@@ -433,7 +464,7 @@ static const lt_store_ops local_ops = {
 	.open = local_open, .read = local_read, .close = local_close, .list = local_list, .put = local_put,
 	.put_if_absent = local_put_if_absent, .remove = local_remove, .destroy = local_destroy,
 	.create = local_create, .write = local_write, .finish = local_finish, .abort = local_abort,
-	.put_unsynced = local_put_unsynced
+	.put_unsynced = local_put_unsynced, .stat = local_stat
 };
 
 lt_code

@@ -75,11 +75,12 @@ mem_close(lt_rfile *rf)
 }
 
 static lt_code
-mem_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
+mem_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg, lt_error *err)
 {
 	mem_store  *m = (mem_store *) s;
 	size_t		dl = strlen(dir);
 	bool		any = false;
+	const char *after = opts ? opts->start_after : NULL;
 
 	for (size_t i = 0; i < m->n; i++)
 	{
@@ -89,6 +90,8 @@ mem_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 		if (strncmp(p, dir, dl) != 0 || p[dl] != '/' || strchr(p + dl + 1, '/'))
 			continue;
 		any = true;
+		if (after && strcmp(p + dl + 1, after) <= 0)
+			continue;
 		ent.name = p + dl + 1;
 		ent.is_dir = false;
 		ent.size = m->entries[i].len;
@@ -243,9 +246,32 @@ mem_finish(lt_wfile *wf, lt_error *err)
 	return rc;
 }
 
+/* Objects only: a "directory" exists while some object lies under it. */
+static lt_code
+mem_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err)
+{
+	mem_store  *m = (mem_store *) s;
+	mem_entry  *e = find(m, path);
+	size_t		n = strlen(path);
+
+	if (e)
+	{
+		st->size = e->len;
+		return LT_OK;
+	}
+	for (size_t i = 0; i < m->n; i++)
+		if (strncmp(m->entries[i].path, path, n) == 0 && m->entries[i].path[n] == '/')
+		{
+			st->is_dir = true;
+			return LT_OK;
+		}
+	return lt_error_set(err, LT_ENOTFOUND, "%s: no such object", path);
+}
+
 static const lt_store_ops mem_ops = {
-	mem_open, mem_read, mem_close, mem_list, lt_store_mem_put, mem_put_if_absent, mem_remove, mem_destroy,
-	mem_create, mem_write, mem_finish, mem_abort
+	.open = mem_open, .read = mem_read, .close = mem_close, .list = mem_list, .put = lt_store_mem_put,
+	.put_if_absent = mem_put_if_absent, .remove = mem_remove, .destroy = mem_destroy, .create = mem_create,
+	.write = mem_write, .finish = mem_finish, .abort = mem_abort, .stat = mem_stat
 };
 
 lt_code

@@ -993,6 +993,22 @@ head_object(s3_store *s, const char *key, uint64_t *size, char *etag, size_t eta
 	return rc;
 }
 
+/* A HEAD, never answered from the cache: callers ask whether an object exists now (a newer manifest). */
+static lt_code
+s3_stat(lt_store *st, const char *path, lt_stat *out, lt_error *err)
+{
+	s3_store   *s = (s3_store *) st;
+	char	   *key = full_key(s, path);
+	char		etag[128];
+	lt_code		rc;
+
+	if (!key)
+		return lt_nomem(err);
+	rc = head_object(s, key, &out->size, etag, sizeof(etag), err);
+	lt_free(key);
+	return rc;
+}
+
 static lt_code
 s3_open(lt_store *st, const char *path, lt_rfile **out, lt_error *err)
 {
@@ -1214,7 +1230,7 @@ cmp_query(const void *a, const void *b)
 }
 
 static lt_code
-s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
+s3_list(lt_store *st, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg, lt_error *err)
 {
 	s3_store   *s = (s3_store *) st;
 	char	   *base = full_key(s, dir);
@@ -1232,10 +1248,11 @@ s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 		return lt_nomem(err);
 	while (rc == LT_OK && !stop)
 	{
-		char	   *params[5];
+		char	   *params[6];
 		int			np = 0;
 		char	   *ep = uri_encode(lprefix, false);
 		char	   *et = token ? uri_encode(token, false) : NULL;
+		int			max_keys = opts && opts->page_size > 0 ? opts->page_size : s->list_max_keys;
 		char	   *query;
 		s3_req		r;
 		const char *p,
@@ -1254,8 +1271,18 @@ s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 		params[np++] = lt_asprintf("prefix=%s", ep);
 		if (et)
 			params[np++] = lt_asprintf("continuation-token=%s", et);
-		if (s->list_max_keys)
-			params[np++] = lt_asprintf("max-keys=%d", s->list_max_keys);
+		else if (opts && opts->start_after)
+		{
+			/* the first page only: a continuation token already lies past it */
+			char	   *sa = lt_asprintf("%s%s", lprefix, opts->start_after);
+			char	   *esa = sa ? uri_encode(sa, false) : NULL;
+
+			params[np++] = esa ? lt_asprintf("start-after=%s", esa) : NULL;
+			lt_free(sa);
+			lt_free(esa);
+		}
+		if (max_keys)
+			params[np++] = lt_asprintf("max-keys=%d", max_keys);
 		lt_free(ep);
 		lt_free(et);
 		query = NULL;
@@ -1265,9 +1292,21 @@ s3_list(lt_store *st, const char *dir, lt_list_cb cb, void *arg, lt_error *err)
 		if (!query)
 		{
 			/* the canonical query: parameters sorted by name (curl 7.88 signs the query as given) */
+			size_t		qlen = 0;
+
 			qsort(params, np, sizeof(char *), cmp_query);
-			query = lt_asprintf("%s&%s&%s%s%s%s%s", params[0], params[1], params[2], np > 3 ? "&" : "",
-								np > 3 ? params[3] : "", np > 4 ? "&" : "", np > 4 ? params[4] : "");
+			for (int i = 0; i < np; i++)
+				qlen += strlen(params[i]) + 1;
+			if ((query = lt_malloc(qlen)) != NULL)
+			{
+				query[0] = '\0';
+				for (int i = 0; i < np; i++)
+				{
+					if (i > 0)
+						strcat(query, "&");
+					strcat(query, params[i]);
+				}
+			}
 		}
 		else
 			query = NULL;
@@ -1854,6 +1893,7 @@ static const lt_store_ops s3_ops = {
 	.read = s3_read,
 	.close = s3_close,
 	.list = s3_list,
+	.stat = s3_stat,
 	.put = s3_put,				/* durable once answered: no put_unsynced */
 	.put_if_absent = s3_put_if_absent,
 	.remove = s3_remove,
@@ -1970,6 +2010,7 @@ lt_store_s3_open(const lt_s3_config *cfg, lt_store **out, lt_error *err)
 	}
 	s->base.ops = &s3_ops;
 	s->base.coalesce_gap = 1024 * 1024;	/* one request costs more than reading 1 MiB more */
+	s->base.list_ordered = true;		/* ListObjectsV2 returns keys in UTF-8 binary order */
 	s->bucket = lt_strdup(cfg->bucket);
 	s->prefix = lt_strdup(cfg->prefix ? cfg->prefix : "");
 	s->https_only = !http;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# bench/write_single.sh — only the single-row part of bench/write.sh, quicker to repeat: N one-row INSERT
+# transactions (one psql session, each its own Lance commit) into an lt_fdw table on a dataset the reference
+# engine made, and into a heap table; prints the total and the mean per commit of the first and the last 100
+# (whether a commit gets slower as versions pile up), and the backend's CPU time per statement (which, unlike the
+# wall time, does not wait for the disk: fsync times vary a lot on a shared machine). Not a test: nothing is asserted.
+#
+#   bench/write_single.sh [N]          default 1000
+#   STRACE=1 bench/write_single.sh     instead count the fsync / fdatasync / getdents / stat calls of the backend
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+N=${1:-1000}
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+. "$ROOT/test/pg/cluster.sh"
+TMP=$(mktemp -d /tmp/lt_bench_single.XXXXXX)
+trap 'lt_cluster_stop; [ -n "${KEEP:-}" ] || rm -rf "$TMP"' EXIT
+lt_pg_install "$ROOT" "$TMP/install.log" || exit 1
+mkdir -p "$TMP/pg" "$TMP/lake"
+chmod 0777 "$TMP" "$TMP/lake"
+cat >"$TMP/spec.json" <<'JSON'
+{"storage": "2.1", "schema": [{"name": "id", "type": "int64", "gen": "seq"}, {"name": "s", "type": "utf8", "gen": {"card": 10}}],
+ "generate": {"n": 1}}
+JSON
+node test/interop/ref.mjs make "$TMP/lake/t.lance" "$TMP/spec.json" >/dev/null
+chown -R "$LT_PG_OSUSER" "$TMP/lake" 2>/dev/null || true
+lt_cluster_create "$TMP/pg"
+lt_cluster_start
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+"${PSQL[@]}" <<SQL
+CREATE EXTENSION lt_fdw;
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$TMP/lake');
+CREATE FOREIGN TABLE lts (id bigint, s text) SERVER lake OPTIONS (path 't.lance');
+CREATE TABLE heap (id bigint, s text);
+SQL
+{
+	echo "SELECT pg_backend_pid() AS pid \\gset"
+	echo "\\setenv BPID :pid"
+	echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat >$TMP/cpu0.TBL"
+	echo "\\timing on"
+	echo "SELECT 'START';"
+	for i in $(seq 1 "$N"); do echo "INSERT INTO TBL VALUES ($i, 'one row per transaction');"; done
+	echo "\\timing off"
+	echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat >$TMP/cpu1.TBL"
+} >"$TMP/single.sql"
+# the backend's CPU time (user + system, clock ticks of 10 ms) per statement, in ms
+cpu_ms() { awk -v a="$(cat "$TMP/cpu0.$1")" -v b="$(cat "$TMP/cpu1.$1")" -v n="$N" 'BEGIN { printf "%.3f", (b - a) * 10 / n }'; }
+# the per-statement times after the marker: total, mean of the first 100, mean of the last 100
+stats() { awk '/^Time:/ { if (started) t[n++] = $2; started = 1 }
+	END { for (i = 0; i < n; i++) { s += t[i]; if (i < 100) f += t[i]; if (i >= n - 100) l += t[i] }
+	      printf "%.1f %.3f %.3f\n", s, f / (n < 100 ? n : 100), l / (n < 100 ? n : 100) }'; }
+if [ "${STRACE:-}" = 1 ]; then
+	# one backend under strace for the whole run: syscall counts of the lt_fdw table's N commits
+	{ echo "SELECT pg_backend_pid();"; echo "\\! sleep 1"; sed "s/TBL/lts/" "$TMP/single.sql"; } |
+		"${PSQL[@]}" -At -f - >"$TMP/strace.out" &
+	PSQLPID=$!
+	sleep 0.5
+	PID=$(head -n 1 "$TMP/strace.out")
+	strace -c -f -p "$PID" -e trace=fsync,fdatasync,getdents64,newfstatat,stat,statx,openat,link,rename,unlink -o "$TMP/strace.txt" &
+	SPID=$!
+	wait "$PSQLPID"
+	sleep 0.5; kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
+	cat "$TMP/strace.txt"
+	exit 0
+fi
+read -r lt_total lt_first lt_last < <(sed "s/TBL/lts/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
+read -r heap_total heap_first heap_last < <(sed "s/TBL/heap/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
+rows=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lts")
+versions=$(ls "$TMP/lake/t.lance/_versions" | grep -c '\.manifest$')
+echo "bench/write_single.sh: $N one-row INSERT transactions; load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
+printf '%-8s %10s %14s %14s %14s\n' table "total ms" "first 100 ms" "last 100 ms" "CPU ms/stmt"
+printf '%-8s %10s %14s %14s %14s   %s\n' lt_fdw "$lt_total" "$lt_first" "$lt_last" "$(cpu_ms lts)" "($rows rows, $versions versions)"
+printf '%-8s %10s %14s %14s %14s\n' heap "$heap_total" "$heap_first" "$heap_last" "$(cpu_ms heap)"
