@@ -1,7 +1,13 @@
 #!/usr/bin/env node
 // bench/s3/ref.mjs — the reference engine (@lancedb/lancedb) on the bench/s3 dataset, over S3 or a local path:
-//   node bench/s3/ref.mjs <s3://bucket/prefix/name.lance | /local/name.lance> <repeat>
-// prints "RESULT <query> <seconds> <value>" (best of <repeat> after a warm-up) for count, sum, point, range.
+//   node bench/s3/ref.mjs <s3://bucket/prefix/name.lance | /local/name.lance> <repeat> [default|strong]
+// prints "RESULT <query> <cold seconds> <warm seconds> <value> <requests> <bytes>" for count, sum, point, range:
+//   default  a fresh table handle each run (the engine's session cache still answers what it holds; it checks
+//            for a newer version only when a handle is opened)
+//   strong   one connection with readConsistencyInterval 0 and one handle: the engine checks for a newer version
+//            before every read, as READ COMMITTED does
+// cold: the first run on a new connection; warm: best of <repeat> after it. requests / bytes: what the test S3
+// server (LT_S3_ENDPOINT) saw during one warm run (0 on a local path).
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
@@ -12,8 +18,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const require = createRequire(path.join(here, "../../test/interop/package.json"));
 process.env.LANCEDB_LOG ??= "error";
 const lancedb = require("@lancedb/lancedb");
-const [uri, repeatArg] = process.argv.slice(2);
+const [uri, repeatArg, modeArg] = process.argv.slice(2);
 const repeat = Number(repeatArg || 3);
+const strong = modeArg === "strong";
 
 async function open() {
   if (uri.startsWith("s3://")) {
@@ -21,12 +28,19 @@ async function open() {
       endpoint: process.env.LT_S3_ENDPOINT, region: "us-east-1", allow_http: "true",
       aws_access_key_id: "S3RVER", aws_secret_access_key: "S3RVER", virtual_hosted_style_request: "false",
     };
-    const db = await lancedb.connect(path.posix.dirname(uri), { storageOptions: opts });
+    const db = await lancedb.connect(path.posix.dirname(uri),
+      { storageOptions: opts, ...(strong ? { readConsistencyInterval: 0 } : {}) });
     return db.openTable(path.posix.basename(uri).replace(/\.lance$/, ""));
   }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-s3-"));
   fs.symlinkSync(path.resolve(uri), path.join(tmp, "t.lance"));
-  return (await lancedb.connect(tmp)).openTable("t");
+  return (await lancedb.connect(tmp, strong ? { readConsistencyInterval: 0 } : {})).openTable("t");
+}
+
+// the test S3 server's counters (its unsigned control path)
+async function admin(what) {
+  if (!uri.startsWith("s3://") || !process.env.LT_S3_ENDPOINT) return {};
+  return (await fetch(`${process.env.LT_S3_ENDPOINT}/__admin/${what}`)).json();
 }
 
 const queries = {
@@ -42,13 +56,18 @@ const queries = {
 
 for (const [name, q] of Object.entries(queries)) {
   let best = Infinity, value;
+  let s = process.hrtime.bigint();
   const t0 = await open();
   value = await q(t0);
+  const cold = Number(process.hrtime.bigint() - s) / 1e9;
+  let stats = {};
   for (let i = 0; i < repeat; i++) {
-    const t = await open();	// a fresh table handle: no cached metadata beyond the engine's own session cache
-    const s = process.hrtime.bigint();
+    const t = strong ? t0 : await open();	// default: a fresh handle (no metadata beyond the session cache)
+    if (i === repeat - 1) await admin("reset-stats");
+    s = process.hrtime.bigint();
     value = await q(t);
     best = Math.min(best, Number(process.hrtime.bigint() - s) / 1e9);
+    if (i === repeat - 1) stats = await admin("stats");
   }
-  console.log(`RESULT ${name} ${best.toFixed(4)} ${value}`);
+  console.log(`RESULT ${name} ${cold.toFixed(4)} ${best.toFixed(4)} ${value} ${stats.requests ?? 0} ${stats.bytes_out ?? 0}`);
 }

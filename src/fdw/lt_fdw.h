@@ -581,6 +581,7 @@ typedef struct LtScanState
 
 	/* iteration */
 	size_t		next_fragment;
+	size_t		prefetched_to;	/* fragments before this one had their files prefetched (remote stores) */
 	struct lt_fragment_scanner *scanner;
 	struct lt_batch *batch;
 	int64		batch_row;		/* the next row of the batch to return */
@@ -640,6 +641,8 @@ extern void ltfdw_index_labels(LtScanIndex **slot, Relation rel, Index scanrelid
 							   List *local_quals);
 /* The verdict for fragment i of the version (ds->fragments[i]), or NULL: scan it with the filter. */
 extern const struct lt_frag_plan *ltfdw_index_verdict(LtScanIndex *ix, size_t i);
+extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, MemoryContext cxt,
+									   const char *what);
 /* Fragments the current lookup pruned (EXPLAIN's "to scan"). */
 extern uint64 ltfdw_index_pruned(LtScanIndex *ix);
 extern void ltfdw_index_explain(LtScanIndex *ix, ExplainState *es);

@@ -1868,7 +1868,7 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 
 	if (st->filter && !st->local_check)
 		ltfdw_index_due(&st->index, st->entry, st->filter, st->rel, st->opts.uri, &st->bytes_read);
-	for (size_t fi = 0; fi < ds->n_fragments; fi++)
+	for (size_t fi = 0, prefetched_to = 0; fi < ds->n_fragments; fi++)
 	{
 		const struct Lt__Pb__DataFragment *frag = ds->fragments[fi];
 		const lt_frag_plan *fp = st->index ? ltfdw_index_verdict(st->index, fi) : NULL;
@@ -1881,6 +1881,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		/* index verdicts as in a scan (scan.c): pruned fragments are not opened, selected rows read alone */
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
 			continue;
+		if (fi >= prefetched_to)
+			prefetched_to = ltfdw_prefetch_fragments(ds, st->index, fi, st->lib_cxt, st->opts.uri);
 		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
 		{
 			so.offsets = fp->offsets;

@@ -18,6 +18,7 @@
 
 #include "lt_alloc.h"
 #include "lt_bytes.h"
+#include "lt_deletion.h"
 #include "lt_table.pb-c.h"
 #include "lt_transaction.pb-c.h"
 #include "lt_sort.h"
@@ -62,6 +63,55 @@ char *
 lt_dataset_path(const lt_dataset *ds, const char *rel)
 {
 	return prefixed(ds->prefix, rel);
+}
+
+lt_code
+lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, lt_error *err)
+{
+	char	  **paths;
+	int			np = 0;
+	size_t		cap = 0;
+	lt_code		rc;
+
+	if (!ds->store->ops->prefetch || n == 0)
+		return LT_OK;
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] < ds->n_fragments)
+			cap += ds->fragments[idx[i]]->n_files + 1;
+	if (!(paths = lt_calloc(cap ? cap : 1, sizeof(char *))))
+		return LT_OK;			/* best effort */
+	for (size_t i = 0; i < n; i++)
+	{
+		const Lt__Pb__DataFragment *f;
+
+		if (idx[i] >= ds->n_fragments)
+			continue;
+		f = ds->fragments[idx[i]];
+		for (size_t j = 0; j < f->n_files; j++)
+		{
+			char	   *rel = lt_asprintf("data/%s", f->files[j]->path);
+
+			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+				np++;
+			lt_free(rel);
+		}
+		if (f->deletion_file)
+		{
+			const Lt__Pb__DeletionFile *df = f->deletion_file;
+			char	   *rel = lt_deletion_path(f->id, df->read_version, df->id,
+											   df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP
+											   ? LT_DELETION_BITMAP : LT_DELETION_ARROW);
+
+			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+				np++;
+			lt_free(rel);
+		}
+	}
+	rc = lt_store_prefetch(ds->store, np, (const char *const *) paths, err);
+	for (int i = 0; i < np; i++)
+		lt_free(paths[i]);
+	lt_free(paths);
+	return rc;
 }
 
 /* Parse "<digits>.manifest"; false for anything else (temp files, detached). */

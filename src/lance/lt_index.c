@@ -279,6 +279,46 @@ lt_index_reader_index(const lt_index_reader *r)
 	return r->idx;
 }
 
+/* The files of idx's segments that cover fragments ds still has, fetched at once on a remote store. */
+static lt_code
+prefetch_segments(lt_dataset *ds, const lt_index *idx, lt_error *err)
+{
+	static const char *const btree[] = {"page_lookup.lance", "page_data.lance", NULL};
+	static const char *const bitmap[] = {"bitmap_page_lookup.lance", NULL};
+	static const char *const zonemap[] = {"zonemap.lance", NULL};
+	const char *const *names = idx->kind == LT_INDEX_BTREE ? btree
+		: idx->kind == LT_INDEX_ZONEMAP ? zonemap : bitmap;
+	char	  **paths;
+	int			np = 0;
+	lt_code		rc;
+
+	if (!ds->store->ops->prefetch || idx->n_segments == 0)
+		return LT_OK;
+	if (!(paths = lt_calloc(idx->n_segments * 2, sizeof(char *))))
+		return LT_OK;			/* best effort */
+	for (size_t i = 0; i < idx->n_segments; i++)
+	{
+		const lt_index_segment *seg = &idx->segments[i];
+		bool		live = false;
+
+		for (uint64_t k = 0; k < seg->n_fragments && !live; k++)
+			live = lt_index_covers(idx, seg->fragments[k]);
+		for (int j = 0; live && names[j]; j++)
+		{
+			char	   *rel = lt_asprintf("_indices/%s/%s", seg->uuid, names[j]);
+
+			if (rel && (paths[np] = lt_dataset_path(ds, rel)) != NULL)
+				np++;
+			lt_free(rel);
+		}
+	}
+	rc = lt_store_prefetch(ds->store, np, (const char *const *) paths, err);
+	for (int i = 0; i < np; i++)
+		lt_free(paths[i]);
+	lt_free(paths);
+	return rc;
+}
+
 lt_code
 lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_error *err)
 {
@@ -295,6 +335,8 @@ lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_err
 	r->idx = idx;
 	if (idx->n_segments && !(r->segs = lt_calloc(idx->n_segments, sizeof(lt_seg_reader))))
 		rc = lt_nomem(err);
+	if (rc == LT_OK)
+		rc = prefetch_segments(ds, idx, err);	/* the segments' files, opened one by one below */
 	for (size_t i = 0; rc == LT_OK && i < idx->n_segments; i++)
 	{
 		lt_seg_reader *s = &r->segs[i];

@@ -4,8 +4,9 @@
 //     conditional write of the same key is in flight (s3rver itself ignores the header and overwrites);
 //   - a fault mode: a share of requests is answered 500 / 503, or its connection is dropped before or after
 //     the request took effect;
-//   - an injected latency per request, and request counters (bench/s3).
-// Control (no signature, not an S3 path): GET /__admin/mode?faults=0.3&latency_ms=20&conditional=1,
+//   - an injected latency per request, and request counters (bench/s3);
+//   - suffix ranges (the last N bytes of an object), which s3rver reads as the first N.
+// Control (no signature, not an S3 path): GET /__admin/mode?faults=0.3&latency_ms=20&conditional=1&suffix_ranges=1,
 // GET /__admin/stats, GET /__admin/reset-stats.
 //
 //   node test/s3/server.mjs DIR [BUCKET ...]     prints {"port": N} on stdout; stops when stdin closes
@@ -25,8 +26,8 @@ if (!dir) {
   process.exit(2)
 }
 
-const mode = { faults: 0, latency_ms: 0, conditional: true }
-const stats = { requests: 0, get: 0, head: 0, put: 0, post: 0, delete: 0, list: 0, faults: 0, bytes_out: 0 }
+const mode = { faults: 0, latency_ms: 0, conditional: true, suffix_ranges: true }
+const stats = { requests: 0, get: 0, head: 0, put: 0, post: 0, delete: 0, list: 0, faults: 0, bytes_out: 0, suffix_ranges: 0 }
 const inFlight = new Set()
 
 const server = new S3rver({
@@ -48,6 +49,7 @@ server.middleware.unshift(async function control(ctx, next) {
       if (ctx.query.faults !== undefined) mode.faults = Number(ctx.query.faults)
       if (ctx.query.latency_ms !== undefined) mode.latency_ms = Number(ctx.query.latency_ms)
       if (ctx.query.conditional !== undefined) mode.conditional = ctx.query.conditional !== '0'
+      if (ctx.query.suffix_ranges !== undefined) mode.suffix_ranges = ctx.query.suffix_ranges !== '0'
       ctx.body = JSON.stringify(mode)
     } else if (what === 'stats') {
       ctx.body = JSON.stringify(stats)
@@ -117,6 +119,35 @@ server.middleware.splice(server.middleware.length - 1, 0, async function conditi
   } finally {
     inFlight.delete(id)
   }
+})
+
+// suffix ranges (Range: bytes=-N, the last N bytes, which S3 answers with 206 and Content-Range: bytes a-b/size):
+// s3rver reads them as bytes=0-N. Answer them as S3 does, through the store call (after authentication).
+server.middleware.splice(server.middleware.length - 1, 0, async function suffixRange(ctx, next) {
+  const m = ctx.method === 'GET' ? /^bytes=-(\d+)$/.exec(ctx.get('range') || '') : null
+  if (!m) return next()
+  stats.suffix_ranges++
+  if (!mode.suffix_ranges) {
+    // a server that ignores the range: the whole object, 200
+    delete ctx.headers.range
+    return next()
+  }
+  const want = Number(m[1])
+  const store = ctx.store
+  ctx.store = Object.create(store)
+  ctx.store.getObject = async (bucket, key) => {
+    let size
+    try {
+      size = Number((await store.getMetadata(bucket, key))['content-length'])
+    } catch (e) {
+      if (e.code === 'ENOENT') return null
+      throw e
+    }
+    // nothing to give of an empty object (or for N = 0): 416, as S3 answers
+    if (size === 0 || want === 0) return store.getObject(bucket, key, { start: size + 1 })
+    return store.getObject(bucket, key, { start: Math.max(0, size - want), end: size - 1 })
+  }
+  return next()
 })
 
 // s3rver's listings with a delimiter never report a common prefix whose objects all lie two or more levels

@@ -270,6 +270,98 @@ TEST(latest_version)
 	lt_store_close(s);
 }
 
+static uint64_t
+requests_now(void)
+{
+	lt_s3_stats st;
+
+	lt_s3_get_stats(&st);
+	return st.requests;
+}
+
+/*
+ * Opening costs one request: a GET of the object's last 64 KiB gives its size and the tail a footer read
+ * needs next.  An empty object (416) and a server that ignores the range (200 with the whole object) still
+ * open right.  Prefetching several objects runs their opens at once and leaves nothing for the opens.
+ */
+TEST(open_with_tail)
+{
+	lt_store   *s = open_store("t/tail");
+	lt_error	err;
+	size_t		big = 300000;
+	uint8_t    *data = pattern(big, 5);
+	uint8_t		buf[200];
+	lt_rfile   *f = NULL;
+	uint64_t	r0;
+	const char *paths[] = {"data/p1.lance", "data/p2.lance", "data/p3.lance", "data/missing.lance"};
+
+	CHECK_OK(lt_store_put(s, "big.bin", data, big, &err), err);
+	CHECK_OK(lt_store_put(s, "small.bin", data, 1000, &err), err);
+	CHECK_OK(lt_store_put(s, "empty.bin", data, 0, &err), err);
+	for (int ignore = 0; ignore < 2; ignore++)
+	{
+		admin(ignore ? "mode?suffix_ranges=0" : "mode?suffix_ranges=1");
+		lt_s3_cache_clear();
+		r0 = requests_now();
+		CHECK_OK(lt_store_open_file(s, "big.bin", &f, &err), err);
+		if (f)
+		{
+			CHECK_EQ_INT(f->size, big);
+			/* a server honouring the range: the open and the footer read are one request */
+			if (!ignore)
+				CHECK_EQ_INT(requests_now() - r0, 1);
+			CHECK_OK(lt_rfile_read(f, big - 200, 200, buf, &err), err);
+			CHECK(memcmp(buf, data + big - 200, 200) == 0);
+			if (!ignore)
+				CHECK_EQ_INT(requests_now() - r0, 1);
+			CHECK_OK(lt_rfile_read(f, 10, 100, buf, &err), err);
+			CHECK(memcmp(buf, data + 10, 100) == 0);
+			lt_rfile_close(f);
+		}
+		r0 = requests_now();
+		CHECK_OK(lt_store_open_file(s, "small.bin", &f, &err), err);
+		if (f)
+		{
+			CHECK_EQ_INT(f->size, 1000);
+			CHECK_OK(lt_rfile_read(f, 0, 200, buf, &err), err);
+			CHECK(memcmp(buf, data, 200) == 0);
+			CHECK_EQ_INT(requests_now() - r0, 1);	/* the whole object came with the open */
+			lt_rfile_close(f);
+		}
+		CHECK_OK(lt_store_open_file(s, "empty.bin", &f, &err), err);
+		if (f)
+		{
+			CHECK_EQ_INT(f->size, 0);
+			lt_rfile_close(f);
+		}
+		CHECK_CODE(lt_store_open_file(s, "nothing.bin", &f, &err), LT_ENOTFOUND);
+	}
+	admin("mode?suffix_ranges=1");
+
+	for (int i = 0; i < 3; i++)
+		CHECK_OK(lt_store_put(s, paths[i], data + i, 70000, &err), err);
+	lt_s3_cache_clear();
+	r0 = requests_now();
+	CHECK_OK(lt_store_prefetch(s, 4, paths, &err), err);	/* the missing one is left to its open */
+	CHECK_EQ_INT(requests_now() - r0, 4);
+	r0 = requests_now();
+	for (int i = 0; i < 3; i++)
+	{
+		CHECK_OK(lt_store_open_file(s, paths[i], &f, &err), err);
+		if (f)
+		{
+			CHECK_EQ_INT(f->size, 70000);
+			CHECK_OK(lt_rfile_read(f, 70000 - 100, 100, buf, &err), err);
+			CHECK(memcmp(buf, data + i + 70000 - 100, 100) == 0);
+			lt_rfile_close(f);
+		}
+	}
+	CHECK_EQ_INT(requests_now() - r0, 0);	/* data files are never rewritten: the cache answers */
+	CHECK_CODE(lt_store_open_file(s, paths[3], &f, &err), LT_ENOTFOUND);
+	free(data);
+	lt_store_close(s);
+}
+
 TEST(conditional_create)
 {
 	lt_store   *s = open_store("t/cond");
@@ -484,6 +576,7 @@ main(void)
 	RUN(parallel_ranges);
 	RUN(list_paging);
 	RUN(latest_version);
+	RUN(open_with_tail);
 	RUN(conditional_create);
 	RUN(streaming_writes);
 	RUN(wrong_credentials);

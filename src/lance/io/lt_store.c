@@ -219,6 +219,14 @@ lt_store_list_opts(lt_store *s, const char *dir, const lt_list_opts *opts, lt_li
 }
 
 lt_code
+lt_store_prefetch(lt_store *s, int n, const char *const *paths, lt_error *err)
+{
+	if (!s->ops->prefetch || n <= 0)
+		return LT_OK;
+	return s->ops->prefetch(s, n, paths, err);
+}
+
+lt_code
 lt_store_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err)
 {
 	lt_rfile   *f;

@@ -76,6 +76,8 @@ typedef struct lt_store_ops
 	lt_code		(*read_many) (lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
 	/* Metadata of one path, LT_ENOTFOUND when absent; NULL: open and close the file. */
 	lt_code		(*stat) (lt_store *s, const char *path, lt_stat *st, lt_error *err);
+	/* Get ready to open these files soon (a remote store fetches their tails at once); NULL: nothing to do. */
+	lt_code		(*prefetch) (lt_store *s, int n, const char *const *paths, lt_error *err);
 } lt_store_ops;
 
 struct lt_store
@@ -130,6 +132,11 @@ lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint
 lt_code		lt_store_list(lt_store *s, const char *dir, lt_list_cb cb, void *arg, lt_error *err);
 lt_code		lt_store_list_opts(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, void *arg,
 							   lt_error *err);
+/*
+ * Files about to be opened (and their footers read): a remote store fetches what an open needs of all
+ * of them at once, where one by one would cost a round trip each.  Best effort: only a cancel fails.
+ */
+lt_code		lt_store_prefetch(lt_store *s, int n, const char *const *paths, lt_error *err);
 /* Size, kind and change time of path; LT_ENOTFOUND when it does not exist. */
 lt_code		lt_store_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err);
 lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);

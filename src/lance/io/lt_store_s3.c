@@ -397,6 +397,7 @@ typedef struct s3_req
 	bool		ranged;
 	uint64_t	range_off,
 				range_len;
+	uint64_t	suffix;			/* GET of the last `suffix` bytes (Range: bytes=-N) into buf */
 	uint8_t    *dst;			/* 2xx body of a ranged GET goes here (range_len bytes) */
 	/* response */
 	long		status;
@@ -408,10 +409,15 @@ typedef struct s3_req
 	char		etag[128];
 	uint64_t	content_length;
 	bool		have_length;
+	bool		have_range;		/* Content-Range: bytes range_first-range_last/range_total */
+	uint64_t	range_first,
+				range_last,
+				range_total;
 	/* scheduling */
 	int			attempts;
 	int64_t		first_ms;
 	int64_t		next_ms;
+	int64_t		started_ms;		/* of this attempt (the trace) */
 	bool		running;
 	bool		done;
 	bool		ambiguous;		/* an earlier attempt may have taken effect */
@@ -475,7 +481,8 @@ on_body(char *data, size_t size, size_t nmemb, void *arg)
 		return n;
 	}
 	r->raw += n;
-	if (r->buf_len + n > MAX_SMALL_BODY)
+	/* a suffix GET answered with more than asked: the server ignored the range (open_with_tail falls back) */
+	if (r->buf_len + n > (r->suffix ? 2 * r->suffix : MAX_SMALL_BODY))
 	{
 		r->overflow = true;
 		return 0;
@@ -521,6 +528,22 @@ on_header(char *data, size_t size, size_t nmemb, void *arg)
 		memcpy(r->etag, v, len);
 		r->etag[len] = '\0';
 	}
+	else if (n > 14 && strncasecmp(data, "content-range:", 14) == 0)
+	{
+		char		line[160];
+		unsigned long long a,
+					b,
+					t;
+
+		snprintf(line, sizeof(line), "%.*s", (int) (n - 14 < sizeof(line) - 1 ? n - 14 : sizeof(line) - 1), data + 14);
+		if (sscanf(line, " bytes %llu-%llu/%llu", &a, &b, &t) == 3 && a <= b && b < t)
+		{
+			r->have_range = true;
+			r->range_first = a;
+			r->range_last = b;
+			r->range_total = t;
+		}
+	}
 	return n;
 }
 
@@ -539,8 +562,10 @@ req_start(s3_req *r, lt_error *err)
 	r->buf_len = 0;
 	r->overflow = false;
 	r->etag[0] = '\0';
+	r->have_range = false;
 	r->curl_err[0] = '\0';
 	r->attempts++;
+	r->started_ms = now_ms();
 	if (!r->headers)
 	{
 		struct curl_slist *h = NULL;
@@ -595,6 +620,11 @@ req_start(s3_req *r, lt_error *err)
 	{
 		snprintf(range, sizeof(range), "%llu-%llu", (unsigned long long) r->range_off,
 				 (unsigned long long) (r->range_off + r->range_len - 1));
+		curl_easy_setopt(e, CURLOPT_RANGE, range);
+	}
+	else if (r->suffix)
+	{
+		snprintf(range, sizeof(range), "-%llu", (unsigned long long) r->suffix);
 		curl_easy_setopt(e, CURLOPT_RANGE, range);
 	}
 	if (curl_multi_add_handle(g_multi, e) != CURLM_OK)
@@ -736,8 +766,18 @@ req_finished(s3_req *r, CURLcode cres, lt_error *err)
 
 	curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->status);
 	if (g_trace)
-		fprintf(stderr, "lt_s3: %s %s attempt %d: curl %d, HTTP %ld\n", r->method, r->what, r->attempts, (int) cres,
-				r->status);
+	{
+		/* the start (ms, within the minute) and the duration show which requests overlapped */
+		int64_t		t = now_ms();
+
+		fprintf(stderr, "lt_s3: %s %s", r->method, r->what);
+		if (r->ranged)
+			fprintf(stderr, " [%llu+%llu]", (unsigned long long) r->range_off, (unsigned long long) r->range_len);
+		else if (r->suffix)
+			fprintf(stderr, " [last %llu]", (unsigned long long) r->suffix);
+		fprintf(stderr, " attempt %d at %05lld ms, %lld ms: curl %d, HTTP %ld\n", r->attempts,
+				(long long) (r->started_ms % 60000), (long long) (t - r->started_ms), (int) cres, r->status);
+	}
 	if (strcmp(r->method, "HEAD") == 0)
 	{
 		curl_off_t	cl = -1;
@@ -748,6 +788,13 @@ req_finished(s3_req *r, CURLcode cres, lt_error *err)
 	}
 	if (cres != CURLE_OK)
 	{
+		if (r->overflow && r->suffix)
+		{
+			r->done = true;
+			/* open_with_tail asks with a HEAD instead */
+			r->rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: the server ignored the range of a GET", r->what);
+			return;
+		}
 		if (r->overflow)
 		{
 			r->done = true;
@@ -768,6 +815,13 @@ req_finished(s3_req *r, CURLcode cres, lt_error *err)
 	}
 	if (r->status >= 200 && r->status < 300)
 	{
+		if (r->suffix && r->status == 206 &&
+			(!r->have_range || r->range_last + 1 != r->range_total ||
+			 r->buf_len != r->range_last - r->range_first + 1))
+		{
+			snprintf(r->why, sizeof(r->why), "short body or a Content-Range that does not end the object");
+			return;
+		}
 		if (r->dst && r->ranged && r->raw < (r->status == 206 ? r->range_len : r->range_off + r->range_len))
 		{
 			snprintf(r->why, sizeof(r->why), "short body (%llu of %llu bytes)", (unsigned long long) r->raw,
@@ -803,6 +857,12 @@ req_finished(s3_req *r, CURLcode cres, lt_error *err)
 			r->rc = lt_error_set(err, LT_ECONFLICT, "%s already exists", r->what);
 			break;
 		case 416:
+			if (r->suffix)
+			{
+				/* an empty object: no last bytes to give; a HEAD tells */
+				r->rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: no range of it can be read", r->what);
+				break;
+			}
 			r->rc = lt_error_set(err, LT_ECORRUPT, "%s: range not satisfiable (the object is shorter than expected)",
 								 r->what);
 			break;
@@ -839,10 +899,11 @@ req_detach(s3_req *r)
 
 /*
  * Run n requests (urls and bodies set), at most the store's max_parallel at a time, with
- * retries. Returns the first failure (err describes it); every request's rc is set.
+ * retries. Returns the first failure (err describes it); keep_going: every request runs to its
+ * end regardless (each one's rc is set), else the first failure stops the rest.
  */
 static lt_code
-run_requests(s3_store *s, s3_req *reqs, int n, lt_error *err)
+run_requests_opt(s3_store *s, s3_req *reqs, int n, bool keep_going, lt_error *err)
 {
 	lt_code		first = LT_OK;
 	int			left = n;
@@ -894,7 +955,7 @@ run_requests(s3_store *s, s3_req *reqs, int n, lt_error *err)
 			}
 			running++;
 		}
-		if (first != LT_OK)
+		if (first != LT_OK && !keep_going)
 			break;
 		curl_multi_perform(g_multi, &still);
 		while ((m = curl_multi_info_read(g_multi, &q)) != NULL)
@@ -932,7 +993,7 @@ run_requests(s3_store *s, s3_req *reqs, int n, lt_error *err)
 				*err = local;
 			}
 		}
-		if (first != LT_OK)
+		if (first != LT_OK && !keep_going)
 			break;
 		if (left == 0)
 			break;
@@ -962,6 +1023,16 @@ run_requests(s3_store *s, s3_req *reqs, int n, lt_error *err)
 		if (reqs[i].running)
 			req_detach(&reqs[i]);
 	return first;
+}
+
+/*
+ * Run n requests (urls and bodies set), at most the store's max_parallel at a time, with retries.
+ * Returns the first failure (err describes it); the others still running are stopped.
+ */
+static lt_code
+run_requests(s3_store *s, s3_req *reqs, int n, lt_error *err)
+{
+	return run_requests_opt(s, reqs, n, false, err);
 }
 
 static lt_code
@@ -1009,6 +1080,66 @@ s3_stat(lt_store *st, const char *path, lt_stat *out, lt_error *err)
 	return rc;
 }
 
+/* A GET of key's last TAIL_PREFETCH bytes (not started): one request answers its size, etag and tail. */
+static lt_code
+tail_req(s3_req *r, s3_store *s, const char *key, lt_error *err)
+{
+	req_init(r, s, "GET", key);
+	r->suffix = TAIL_PREFETCH;
+	if (!(r->url = object_url(s, key, NULL)))
+		return lt_nomem(err);
+	return LT_OK;
+}
+
+/* What a finished tail_req learnt, into the cache under ckey; LT_EUNSUPPORTED: ask with a HEAD. */
+static lt_code
+tail_done(s3_req *r, const char *ckey, uint64_t *size, char *etag, size_t etag_len, lt_error *err)
+{
+	uint64_t	from;
+
+	if (r->status == 206 && r->have_range)
+	{
+		*size = r->range_total;
+		from = r->range_first;
+	}
+	else if (r->status == 200)
+	{
+		*size = r->buf_len;	/* the whole object */
+		from = 0;
+	}
+	else
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: GET answered HTTP %ld without a range", r->what, r->status);
+	snprintf(etag, etag_len, "%s", r->etag);
+	cache_store(ckey, *size, etag, from, r->buf ? r->buf : (const uint8_t *) "");
+	return LT_OK;
+}
+
+/*
+ * Size and etag of key, with one request: the GET of its tail (which the cache keeps for the footer
+ * read that follows every open), or a HEAD when the server cannot give a tail (an empty object, a
+ * server ignoring ranges).
+ */
+static lt_code
+open_with_tail(s3_store *s, const char *key, const char *ckey, uint64_t *size, char *etag, size_t etag_len,
+			   lt_error *err)
+{
+	s3_req		r;
+	lt_code		rc = tail_req(&r, s, key, err);
+
+	if (rc == LT_OK)
+		rc = run_one(&r, err);
+	if (rc == LT_OK)
+		rc = tail_done(&r, ckey, size, etag, etag_len, err);
+	req_free(&r);
+	if (rc == LT_EUNSUPPORTED)
+	{
+		rc = head_object(s, key, size, etag, etag_len, err);
+		if (rc == LT_OK)
+			cache_store(ckey, *size, etag, *size, NULL);
+	}
+	return rc;
+}
+
 static lt_code
 s3_open(lt_store *st, const char *path, lt_rfile **out, lt_error *err)
 {
@@ -1038,22 +1169,15 @@ s3_open(lt_store *st, const char *path, lt_rfile **out, lt_error *err)
 	}
 	else
 	{
-		rc = head_object(s, f->key, &size, f->etag, sizeof(f->etag), err);
+		/* a manifest or transaction file is asked for again: the cache replaces what changed */
+		rc = open_with_tail(s, f->key, f->ckey, &size, f->etag, sizeof(f->etag), err);
 		if (rc != LT_OK)
 			goto fail;
-		ce = cache_find(f->ckey);
-		if (ce && (ce->size != size || strcmp(ce->etag, f->etag) != 0))
-		{
-			cache_drop(ce);
-			ce = NULL;
-		}
-		if (!ce)
-			cache_store(f->ckey, size, f->etag, size, NULL);
 		ce = cache_find(f->ckey);
 	}
 	f->base.size = size;
 	f->tail_off = size;
-	if (ce && ce->tail && ce->tail_off < size)
+	if (ce && ce->tail && ce->tail_off < size && ce->size == size)
 	{
 		if (!(f->tail = lt_malloc(size - ce->tail_off)))
 		{
@@ -1071,6 +1195,63 @@ fail:
 	lt_free(f->base.path);
 	lt_free(f);
 	return rc;
+}
+
+/*
+ * Open the objects at paths ahead of their readers, all at once: the tails of those not cached yet
+ * (or not trusted from it) go into the cache, so that the opens that follow cost no request.  Best
+ * effort: a failure is left for the real open to report; only a cancel stops it.
+ */
+static lt_code
+s3_prefetch(lt_store *st, int n, const char *const *paths, lt_error *err)
+{
+	s3_store   *s = (s3_store *) st;
+	s3_req	   *reqs = lt_calloc(n > 0 ? n : 1, sizeof(s3_req));
+	char	  **ckeys = lt_calloc(n > 0 ? n : 1, sizeof(char *));
+	int			m = 0;
+	lt_error	ignore;
+	lt_code		rc = LT_OK;
+
+	if (!reqs || !ckeys)
+	{
+		lt_free(reqs);
+		lt_free(ckeys);
+		return LT_OK;
+	}
+	for (int i = 0; i < n; i++)
+	{
+		char	   *key = full_key(s, paths[i]);
+		char	   *ckey = key ? lt_asprintf("%s\n%s", s->identity, key) : NULL;
+		bool		dup = false;
+
+		for (int j = 0; j < m && ckey; j++)
+			dup |= strcmp(ckeys[j], ckey) == 0;
+		if (!ckey || dup || (cache_find(ckey) && immutable_name(key)) || tail_req(&reqs[m], s, key, &ignore) != LT_OK)
+		{
+			lt_free(ckey);
+			lt_free(key);
+			continue;
+		}
+		lt_free(key);
+		ckeys[m++] = ckey;
+	}
+	if (m > 0)
+		rc = run_requests_opt(s, reqs, m, true, &ignore);
+	for (int i = 0; i < m; i++)
+	{
+		uint64_t	size;
+		char		etag[128];
+
+		if (reqs[i].done && reqs[i].rc == LT_OK)
+			(void) tail_done(&reqs[i], ckeys[i], &size, etag, sizeof(etag), &ignore);
+		req_free(&reqs[i]);
+		lt_free(ckeys[i]);
+	}
+	lt_free(reqs);
+	lt_free(ckeys);
+	if (rc == LT_ECANCELED)
+		return lt_error_set(err, LT_ECANCELED, "%s", ignore.msg);
+	return LT_OK;
 }
 
 /* A ranged GET request for [off, off+len) into dst (not started). */
@@ -1894,6 +2075,7 @@ static const lt_store_ops s3_ops = {
 	.close = s3_close,
 	.list = s3_list,
 	.stat = s3_stat,
+	.prefetch = s3_prefetch,
 	.put = s3_put,				/* durable once answered: no put_unsynced */
 	.put_if_absent = s3_put_if_absent,
 	.remove = s3_remove,
