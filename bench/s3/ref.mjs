@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // bench/s3/ref.mjs — the reference engine (@lancedb/lancedb) on the bench/s3 dataset, over S3 or a local path:
 //   node bench/s3/ref.mjs <s3://bucket/prefix/name.lance | /local/name.lance> <repeat> [default|strong]
-// prints "RESULT <query> <cold seconds> <warm seconds> <value> <requests> <bytes>" for count, sum, point, range:
+// prints "RESULT <query> <cold seconds> <warm seconds> <value> cold <requests> <bytes> warm <requests> <bytes>"
+// for count, sum, point, range:
 //   default  a fresh table handle each run (the engine's session cache still answers what it holds; it checks
 //            for a newer version only when a handle is opened)
 //   strong   one connection with readConsistencyInterval 0 and one handle: the engine checks for a newer version
 //            before every read, as READ COMMITTED does
-// cold: the first run on a new connection; warm: best of <repeat> after it. requests / bytes: what the test S3
-// server (LT_S3_ENDPOINT) saw during one warm run (0 on a local path).
+// cold: the first run on a new connection (table open included); warm: best of <repeat> after it. requests /
+// bytes: what the test S3 server (LT_S3_ENDPOINT) saw during the cold run and one warm run (0 on a local path).
 import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
@@ -56,10 +57,12 @@ const queries = {
 
 for (const [name, q] of Object.entries(queries)) {
   let best = Infinity, value;
+  await admin("reset-stats");
   let s = process.hrtime.bigint();
   const t0 = await open();
   value = await q(t0);
   const cold = Number(process.hrtime.bigint() - s) / 1e9;
+  const coldStats = await admin("stats");
   let stats = {};
   for (let i = 0; i < repeat; i++) {
     const t = strong ? t0 : await open();	// default: a fresh handle (no metadata beyond the session cache)
@@ -69,5 +72,6 @@ for (const [name, q] of Object.entries(queries)) {
     best = Math.min(best, Number(process.hrtime.bigint() - s) / 1e9);
     if (i === repeat - 1) stats = await admin("stats");
   }
-  console.log(`RESULT ${name} ${cold.toFixed(4)} ${best.toFixed(4)} ${value} ${stats.requests ?? 0} ${stats.bytes_out ?? 0}`);
+  console.log(`RESULT ${name} ${cold.toFixed(4)} ${best.toFixed(4)} ${value} cold ${coldStats.requests ?? 0} req ` +
+              `${coldStats.bytes_out ?? 0} B, warm ${stats.requests ?? 0} req ${stats.bytes_out ?? 0} B`);
 }
