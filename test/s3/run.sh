@@ -2,7 +2,7 @@
 # test/s3/run.sh — lt_fdw on S3: the test S3 server (test/s3/server.mjs: @20minutes/s3rver, which checks SigV4
 # signatures, plus conditional PUT and a fault mode) on 127.0.0.1 and an ephemeral port, stopped at the end.
 #
-#   test/s3/run.sh                 every part: store cond read pg race faults
+#   test/s3/run.sh                 every part: store cond read pg race faults vhost token
 #   test/s3/run.sh store pg        only some parts
 #
 #   store   build/s3/test_s3_store: the S3 backend itself (reads, listings, conditional create, multipart,
@@ -15,6 +15,10 @@
 #   race    two sessions appending to the same S3 dataset at once: every commit lands or fails with 40001
 #   faults  the server fails a quarter of all requests (500, 503, dropped connections before and after they
 #           took effect): lt_fdw's writes and reads through it lose nothing
+#   vhost   a server with virtual-hosted addressing (http://s3.localhost:PORT: lake.s3.localhost, which curl
+#           resolves to the loopback address): scans and a commit, read back by the reference (path style)
+#   token   the server requires a session token: the user mapping's aws_session_token works; a wrong or
+#           missing one is 42501 naming S3's error code, never showing the token
 # Ends with "N passed, M failed"; exits non-zero when anything failed. Leaves nothing running.
 set -uo pipefail
 
@@ -24,7 +28,7 @@ export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 MAKE=${MAKE:-make}
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(store cond read pg race faults)
+[ ${#parts[@]} -gt 0 ] || parts=(store cond read pg race faults vhost token)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 pass=0 fail=0
@@ -123,7 +127,7 @@ if want read; then
 fi
 
 # ---- a cluster for pg, race and faults -------------------------------------------------------------------
-if want pg || want race || want faults; then
+if want pg || want race || want faults || want vhost || want token; then
 	. test/pg/cluster.sh
 	mkdir -p build
 	if ! lt_pg_install "$ROOT" build/s3-pg-install.log; then
@@ -239,6 +243,74 @@ if want faults; then
 	else
 		ko "faults: setup" "$(head -c 500 "$TMP/faults.setup")"
 	fi
+fi
+
+# ---- vhost --------------------------------------------------------------------------------------------
+if want vhost; then
+	VH_ENDPOINT=http://s3.localhost:${LT_S3_ENDPOINT##*:}
+	curl -s "$LT_S3_ENDPOINT/__admin/reset-stats" >/dev/null
+	if REF make s3://lake/vh/vh.lance test/pg/specs/write/w_events.json >/dev/null 2>"$TMP/vh.err" &&
+		"${PSQL[@]}" >"$TMP/vh.out" 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+CREATE SERVER s3vh FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/vh', endpoint '$VH_ENDPOINT', allow_http 'true');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3vh OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER');
+CREATE FOREIGN TABLE vh (id bigint NOT NULL, dt date, value text, score double precision) SERVER s3vh OPTIONS (path 'vh.lance');
+INSERT INTO vh VALUES (900001, '2026-03-01', 'vhost', 1.5);
+SQL
+	then
+		n=$("${PSQL[@]}" -At -c "SELECT count(*) FROM vh" 2>&1)
+		mine=$("${PSQL[@]}" -At -c "SELECT value FROM vh WHERE id = 900001" 2>&1)
+		refn=$(REF scan s3://lake/vh/vh.lance --columns id 2>/dev/null | wc -l)
+		vh=$(curl -s "$LT_S3_ENDPOINT/__admin/stats" | sed -nE 's/.*"vhost":([0-9]+).*/\1/p')
+		if [ "$mine" = vhost ] && [ "$n" = "$refn" ] && [ "${vh:-0}" -gt 0 ]; then
+			ok "vhost: a server on $VH_ENDPOINT (virtual-hosted: lake.s3.localhost): scans and a commit ($vh requests), the reference reads the row ($n rows)"
+		else
+			ko "vhost: virtual-hosted addressing" "row: $mine, rows $n vs reference $refn, vhost requests ${vh:-0}"
+		fi
+	else
+		ko "vhost: setup" "$(head -c 500 "$TMP/vh.err" "$TMP/vh.out")"
+	fi
+fi
+
+# ---- token --------------------------------------------------------------------------------------------
+if want token; then
+	TOKEN='IQoJb3JpZ2luX2VjEXAMPLE/session+token='
+	REF make s3://lake/tok/tok.lance test/pg/specs/write/w_events.json >/dev/null 2>"$TMP/tok.out"
+	"${PSQL[@]}" >>"$TMP/tok.out" 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+DO \$\$ DECLARE t text; BEGIN
+  FOREACH t IN ARRAY ARRAY['good', 'bad', 'none'] LOOP
+    EXECUTE format('CREATE SERVER s3tok_%s FOREIGN DATA WRAPPER lt_fdw OPTIONS (root %L, endpoint %L, path_style %L, allow_http %L)',
+                   t, 's3://lake/tok', '$LT_S3_ENDPOINT', 'true', 'true');
+    EXECUTE format('CREATE FOREIGN TABLE tok_%s (id bigint NOT NULL, dt date, value text, score double precision) SERVER s3tok_%s OPTIONS (path %L)',
+                   t, t, 'tok.lance');
+  END LOOP;
+END \$\$;
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3tok_good
+  OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER', aws_session_token '$TOKEN');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3tok_bad
+  OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER', aws_session_token 'not-$TOKEN');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3tok_none OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER');
+SQL
+	curl -s "$LT_S3_ENDPOINT/__admin/mode?session_token=$(node -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$TOKEN")" >/dev/null
+	good=$("${PSQL[@]}" -At -c "INSERT INTO tok_good VALUES (900002, '2026-03-02', 'token', 2.5)" -c "SELECT value FROM tok_good WHERE id = 900002" 2>&1)
+	for t in bad none; do
+		"${PSQL[@]}" -At -c "\\set VERBOSITY verbose" -c "SELECT count(*) FROM tok_$t" >"$TMP/tok.$t" 2>&1
+	done
+	curl -s "$LT_S3_ENDPOINT/__admin/mode?session_token=" >/dev/null
+	if [ "$good" = token ]; then ok "token: the server requires a session token; the mapping's aws_session_token works (a commit and a read)"; else
+		ko "token: the right session token" "$good" "$(head -c 300 "$TMP/tok.out")"; fi
+	for t in bad none; do
+		code=InvalidToken; [ "$t" = none ] && code=InvalidAccessKeyId
+		if grep -q "42501" "$TMP/tok.$t" && grep -q "access denied" "$TMP/tok.$t" && grep -q "$code" "$TMP/tok.$t" &&
+			! grep -q "EXAMPLE/session" "$TMP/tok.$t"; then
+			ok "token: a $([ "$t" = bad ] && echo wrong || echo missing) session token is 42501 ($code), the token not shown"
+		else
+			ko "token: a $t session token" "$(head -c 400 "$TMP/tok.$t")"
+		fi
+	done
 fi
 
 finish

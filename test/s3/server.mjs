@@ -5,11 +5,15 @@
 //   - a fault mode: a share of requests is answered 500 / 503, or its connection is dropped before or after
 //     the request took effect;
 //   - an injected latency per request, and request counters (bench/s3);
-//   - suffix ranges (the last N bytes of an object), which s3rver reads as the first N.
-// Control (no signature, not an S3 path): GET /__admin/mode?faults=0.3&latency_ms=20&conditional=1&suffix_ranges=1,
+//   - suffix ranges (the last N bytes of an object), which s3rver reads as the first N;
+//   - session tokens (x-amz-security-token) checked when one is configured;
+//   - virtual-hosted addressing: http://BUCKET.s3.localhost:PORT/KEY (curl resolves *.localhost to loopback).
+// Control (no signature, not an S3 path): GET /__admin/mode?faults=0.3&latency_ms=20&conditional=1&suffix_ranges=1
+// &session_token=T (empty: none required),
 // GET /__admin/stats, GET /__admin/reset-stats.
 //
 //   node test/s3/server.mjs DIR [BUCKET ...]     prints {"port": N} on stdout; stops when stdin closes
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import fs from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -26,8 +30,8 @@ if (!dir) {
   process.exit(2)
 }
 
-const mode = { faults: 0, latency_ms: 0, conditional: true, suffix_ranges: true }
-const stats = { requests: 0, get: 0, head: 0, put: 0, post: 0, delete: 0, list: 0, faults: 0, bytes_out: 0, suffix_ranges: 0 }
+const mode = { faults: 0, latency_ms: 0, conditional: true, suffix_ranges: true, session_token: '' }
+const stats = { requests: 0, get: 0, head: 0, put: 0, post: 0, delete: 0, list: 0, faults: 0, bytes_out: 0, suffix_ranges: 0, vhost: 0 }
 const inFlight = new Set()
 
 const server = new S3rver({
@@ -50,6 +54,7 @@ server.middleware.unshift(async function control(ctx, next) {
       if (ctx.query.latency_ms !== undefined) mode.latency_ms = Number(ctx.query.latency_ms)
       if (ctx.query.conditional !== undefined) mode.conditional = ctx.query.conditional !== '0'
       if (ctx.query.suffix_ranges !== undefined) mode.suffix_ranges = ctx.query.suffix_ranges !== '0'
+      if (ctx.query.session_token !== undefined) mode.session_token = ctx.query.session_token
       ctx.body = JSON.stringify(mode)
     } else if (what === 'stats') {
       ctx.body = JSON.stringify(stats)
@@ -87,6 +92,47 @@ server.middleware.unshift(async function control(ctx, next) {
   else if (ctx.length) stats.bytes_out += ctx.length
 })
 
+// virtual-hosted addressing, http://BUCKET.s3.localhost:PORT/KEY: s3rver's own vhost support signs the wrong
+// canonical URI (it puts the bucket in front of the path, where SigV4 signs the path as sent), so this server
+// checks such requests itself, with SigV4 as S3 computes it and s3rver's credentials (S3RVER / S3RVER), then
+// hands them on as path-style requests without a signature (s3rver accepts those).
+const VHOST = /^([a-z0-9][a-z0-9.-]*[a-z0-9])\.s3\.localhost$/
+const rfc3986 = (v) => encodeURIComponent(v).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase())
+const hmac = (key, data) => createHmac('sha256', key).update(data).digest()
+function sigv4Valid(ctx, secret) {
+  const auth = /^AWS4-HMAC-SHA256 Credential=([^,]+), ?SignedHeaders=([^,]+), ?Signature=([0-9a-f]{64})$/.exec(
+    ctx.get('authorization'))
+  if (!auth) return false
+  const [, credential, signed, signature] = auth
+  const [, date, region, service, term] = credential.split('/')
+  const amzDate = ctx.get('x-amz-date')
+  const [rawPath, rawQuery = ''] = ctx.originalUrl.split('?')
+  const query = rawQuery.split('&').filter(Boolean).map((kv) => {
+    const [k, v = ''] = kv.split('=')
+    return [rfc3986(decodeURIComponent(k)), rfc3986(decodeURIComponent(v.replace(/\+/g, ' ')))]
+  }).sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&')
+  const names = signed.split(';')
+  const headers = names.map((h) => `${h}:${String(ctx.get(h)).trim().replace(/\s+/g, ' ')}\n`).join('')
+  const canonical = [ctx.method, rawPath, query, headers, signed, ctx.get('x-amz-content-sha256') || 'UNSIGNED-PAYLOAD'].join('\n')
+  const scope = `${date}/${region}/${service}/${term}`
+  const toSign = ['AWS4-HMAC-SHA256', amzDate, scope, createHash('sha256').update(canonical).digest('hex')].join('\n')
+  const key = hmac(hmac(hmac(hmac('AWS4' + secret, date), region), service), term)
+  const want = Buffer.from(hmac(key, toSign).toString('hex'))
+  const got = Buffer.from(signature)
+  return want.length === got.length && timingSafeEqual(want, got)
+}
+server.middleware.splice(1, 0, async function virtualHosted(ctx, next) {
+  const m = VHOST.exec(ctx.hostname)
+  if (!m) return next()
+  stats.vhost++
+  if (ctx.get('authorization') && !sigv4Valid(ctx, 'S3RVER'))
+    throw new S3Error('SignatureDoesNotMatch',
+      'The request signature we calculated does not match the signature you provided. Check your key and signing method.')
+  delete ctx.headers.authorization
+  ctx.path = `/${m[1]}${ctx.path}`
+  return next()
+})
+
 // just before the router: conditional create, checked after authentication (inside the store call)
 server.middleware.splice(server.middleware.length - 1, 0, async function conditionalPut(ctx, next) {
   if (ctx.method !== 'PUT' || ctx.get('if-none-match') !== '*' || !mode.conditional) return next()
@@ -119,6 +165,17 @@ server.middleware.splice(server.middleware.length - 1, 0, async function conditi
   } finally {
     inFlight.delete(id)
   }
+})
+
+// temporary credentials: with a session token configured, every request must carry it in x-amz-security-token
+// (which SigV4 signs, so s3rver's signature check covers it too); S3's answers: none is 403 InvalidAccessKeyId
+// (the temporary key id means nothing without its token), another one 400 InvalidToken
+server.middleware.splice(server.middleware.length - 1, 0, async function sessionToken(ctx, next) {
+  if (!mode.session_token) return next()
+  const got = ctx.get('x-amz-security-token')
+  if (!got) throw new S3Error('InvalidAccessKeyId', 'The AWS Access Key Id you provided does not exist in our records.')
+  if (got !== mode.session_token) throw new S3Error('InvalidToken', 'The provided token is malformed or otherwise invalid.')
+  return next()
 })
 
 // suffix ranges (Range: bytes=-N, the last N bytes, which S3 answers with 206 and Content-Range: bytes a-b/size):

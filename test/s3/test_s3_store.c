@@ -6,7 +6,8 @@
  * keys that need percent-encoding, conditional create (412 -> LT_ECONFLICT), the probe that refuses
  * a server which ignores the condition, streaming writes (one PUT and multipart), remove, wrong
  * credentials (LT_EACCESS, no secret in the message), retries through the fault mode with nothing
- * lost, a bounded retry time against a dead port, the interrupt check, and configuration errors.
+ * lost, a bounded retry time against a dead port, the interrupt check, and configuration errors; the latest
+ * version from one listing, opening with one request and prefetching, virtual-hosted addressing, session tokens.
  */
 #include <curl/curl.h>
 #include <time.h>
@@ -362,6 +363,94 @@ TEST(open_with_tail)
 	lt_store_close(s);
 }
 
+/*
+ * Virtual-hosted addressing: http://lake.s3.localhost:PORT/key (curl resolves *.localhost to the loopback
+ * address; the test server takes the bucket from the Host header, as S3 does).
+ */
+TEST(virtual_hosted)
+{
+	lt_s3_config c = config("t/vhost");
+	char		vhost_endpoint[128];
+	lt_store   *s = NULL;
+	lt_error	err;
+	uint8_t    *back = NULL;
+	uint64_t	len = 0;
+	listing		l = {0};
+
+	snprintf(vhost_endpoint, sizeof(vhost_endpoint), "http://s3.localhost:%d", port);
+	c.endpoint = vhost_endpoint;
+	c.path_style = false;
+	CHECK_OK(lt_store_s3_open(&c, &s, &err), err);
+	if (!s)
+		return;
+	CHECK_OK(lt_store_put(s, "d/a b.bin", (const uint8_t *) "hello", 5, &err), err);
+	CHECK_OK(lt_store_read_all(s, "d/a b.bin", 100, &back, &len, &err), err);
+	CHECK(len == 5 && back && memcmp(back, "hello", 5) == 0);
+	lt_free(back);
+	CHECK_OK(lt_store_list(s, "d", on_entry, &l, &err), err);
+	CHECK_EQ_INT(l.files, 1);
+	CHECK_OK(lt_store_put_if_absent(s, "d/once", (const uint8_t *) "1", 1, &err), err);
+	CHECK_CODE(lt_store_put_if_absent(s, "d/once", (const uint8_t *) "2", 1, &err), LT_ECONFLICT);
+	CHECK_OK(lt_store_remove(s, "d/a b.bin", &err), err);
+	CHECK_CODE(lt_store_read_all(s, "d/a b.bin", 100, &back, &len, &err), LT_ENOTFOUND);
+	lt_store_close(s);
+	/* the signature is checked there too */
+	c.secret_access_key = "not-the-secret";
+	CHECK_OK(lt_store_s3_open(&c, &s, &err), err);
+	lt_s3_cache_clear();
+	CHECK_CODE(lt_store_read_all(s, "d/once", 100, &back, &len, &err), LT_EACCESS);
+	CHECK(strstr(err.msg, "SignatureDoesNotMatch") != NULL);
+	lt_store_close(s);
+	/* the same objects through path style */
+	s = open_store("t/vhost");
+	CHECK_OK(lt_store_read_all(s, "d/once", 100, &back, &len, &err), err);
+	CHECK(len == 1 && back && back[0] == '1');
+	lt_free(back);
+	lt_store_close(s);
+}
+
+/*
+ * Temporary credentials: the server requires the session token; the right one works, a wrong or missing one
+ * is LT_EACCESS with a message that says so and does not show the token.
+ */
+TEST(session_token)
+{
+	lt_error	err;
+	const char *tokens[] = {"FQoGZXIvYXdzEXAMPLEtoken+/=", "wrong-token", NULL};
+
+	admin("mode?session_token=FQoGZXIvYXdzEXAMPLEtoken%2B%2F%3D");
+	for (int i = 0; i < 3; i++)
+	{
+		lt_s3_config c = config("t/token");
+		lt_store   *s = NULL;
+		uint8_t    *back = NULL;
+		uint64_t	len = 0;
+
+		c.session_token = tokens[i];
+		CHECK_OK(lt_store_s3_open(&c, &s, &err), err);
+		if (!s)
+			continue;
+		lt_s3_cache_clear();
+		if (i == 0)
+		{
+			CHECK_OK(lt_store_put(s, "obj", (const uint8_t *) "tok", 3, &err), err);
+			CHECK_OK(lt_store_read_all(s, "obj", 100, &back, &len, &err), err);
+			CHECK(len == 3 && back && memcmp(back, "tok", 3) == 0);
+			lt_free(back);
+		}
+		else
+		{
+			CHECK_CODE(lt_store_read_all(s, "obj", 100, &back, &len, &err), LT_EACCESS);
+			CHECK(strstr(err.msg, "access denied") != NULL && strstr(err.msg, "credentials") != NULL);
+			CHECK(strstr(err.msg, i == 1 ? "InvalidToken" : "InvalidAccessKeyId") != NULL);
+			CHECK(strstr(err.msg, "wrong-token") == NULL && strstr(err.msg, "EXAMPLEtoken") == NULL);
+			CHECK_CODE(lt_store_put(s, "obj2", (const uint8_t *) "x", 1, &err), LT_EACCESS);
+		}
+		lt_store_close(s);
+	}
+	admin("mode?session_token=");
+}
+
 TEST(conditional_create)
 {
 	lt_store   *s = open_store("t/cond");
@@ -577,6 +666,8 @@ main(void)
 	RUN(list_paging);
 	RUN(latest_version);
 	RUN(open_with_tail);
+	RUN(virtual_hosted);
+	RUN(session_token);
 	RUN(conditional_create);
 	RUN(streaming_writes);
 	RUN(wrong_credentials);

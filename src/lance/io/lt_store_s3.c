@@ -848,6 +848,15 @@ req_finished(s3_req *r, CURLcode cres, lt_error *err)
 			r->rc = lt_error_set(err, LT_ENOTFOUND, "%s: not found (HTTP 404%s)", r->what,
 								 summary[0] ? summary : "");
 			break;
+		case 400:
+			/* a session token S3 refuses (malformed, expired): the credentials, not the request */
+			if (strncmp(summary, " InvalidToken", 13) != 0 && strncmp(summary, " ExpiredToken", 13) != 0 &&
+				strncmp(summary, " TokenRefreshRequired", 21) != 0)
+			{
+				r->rc = lt_error_set(err, LT_EIO, "%s: %s failed: HTTP %ld%s", r->what, r->method, r->status, summary);
+				break;
+			}
+			/* FALLTHROUGH */
 		case 401:
 		case 403:
 			r->rc = lt_error_set(err, LT_EACCESS, "%s: %s: access denied (HTTP %ld%s); check the credentials of the user mapping",
