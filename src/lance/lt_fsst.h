@@ -161,35 +161,53 @@ lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o
 
 /* ---- compression (lt_fsst_encode.c) ---- */
 
-/* Buckets of the index of symbols of 3 bytes or more, by their first 3 bytes. */
-#define LT_FSST_LONG_BUCKETS 1024
+/* Buckets of the index of symbols of 3 bytes or more, by a hash of their first 3 bytes. */
+#define LT_FSST_LONG_BUCKETS 2048
 
 /*
  * A symbol table with a longest-match index: symbols of 3 to 8 bytes by a hash of their
  * first 3 bytes (longest first in a bucket), and the best symbol of at most 2 bytes for
- * every 2-byte (and 1-byte) input, so that a match costs a couple of lookups.  Entries of
- * short[] / single[] are code | length << 8; length 0 = no symbol (escape the byte).
+ * every 2-byte (and 1-byte) input.  When no bucket holds more than one symbol (the FSST
+ * paper's table, which training prefers when it compresses as well) a match is two lookups
+ * and a compare, without a branch; otherwise the bucket is searched.  Entries of short2[] /
+ * single[] / longs[].match are code | length << 8; length 0 = no symbol (escape the byte).
  */
+typedef struct lt_fsst_long
+{
+	uint64_t	sym;			/* little-endian symbol bytes */
+	uint64_t	mask;			/* of its length: w & mask == sym when it matches (mask 0, sym 1: never) */
+	uint32_t	need;			/* its length: the input bytes it needs */
+	uint32_t	match;			/* code | len << 8 */
+} lt_fsst_long;
+
 typedef struct lt_fsst_encoder
 {
 	lt_fsst_table table;
-	uint16_t	short2[65536];	/* by the next 2 input bytes (little-endian) */
-	uint16_t	single[256];	/* by the last input byte */
+	bool		one_per_bucket;
+	/* by the next 2 input bytes (little-endian); [65536 + b]: by the last input byte b */
+	uint16_t	short2[65536 + 256];
 	uint16_t	long_start[LT_FSST_LONG_BUCKETS + 1];	/* bucket b: longs[long_start[b], long_start[b + 1]) */
-	struct
-	{
-		uint64_t	sym;
-		uint64_t	mask;		/* of its length */
-		uint32_t	len;
-		uint32_t	match;		/* code | len << 8 */
-	}			longs[256];
+	lt_fsst_long longs[255];
+	lt_fsst_long slot[LT_FSST_LONG_BUCKETS];	/* one_per_bucket: each bucket's symbol (or never) */
 } lt_fsst_encoder;
 
-/* Build a symbol table from (a sample of) strings i of n: data[offsets[i], offsets[i + 1]). */
+/*
+ * Build a symbol table from (a sample of) strings i of n: data[offsets[i], offsets[i + 1]).
+ * Two tables are trained, one with at most one long symbol per bucket of the index, one
+ * without that limit; the first is kept unless the other compresses the sample better.
+ */
 lt_code		lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_encoder *e,
 						  lt_error *err);
 /* Compress one string into out (room for 2 * len bytes); returns the compressed length. */
 size_t		lt_fsst_encode(const lt_fsst_encoder *e, const uint8_t *in, size_t len, uint8_t *out);
+/*
+ * Compress strings i of n, data[offsets[i], offsets[i + 1]), one after the other into out
+ * (room for 2 * (offsets[n] - offsets[0]) bytes); out_offsets[0..n] get where each starts and
+ * the end (out_offsets[0] = 0).  The same bytes as lt_fsst_encode of each string, faster:
+ * bytes are loaded 8 at a time up to data + offsets[n].  Returns the compressed length.
+ */
+size_t		lt_fsst_encode_all(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n,
+							   uint8_t *out, int64_t *out_offsets);
 /* The table in the layout lt_fsst_parse reads (LT_FSST_TABLE_SIZE bytes). */
 void		lt_fsst_export(const lt_fsst_table *t, uint8_t *out);
 

@@ -8,6 +8,13 @@
  * largest gain (count x length).  Bytes without a symbol are escaped (255,
  * then the byte).  The table is exported in the layout the Lance fsst crate
  * reads (lt_fsst_parse).
+ *
+ * Two tables are trained: the paper's, which keeps at most one symbol of 3
+ * bytes or more per bucket of a hash of the first 3 bytes (a match is then a
+ * lookup and a compare, and four runs of strings are compressed side by side),
+ * and one without that limit, which compresses better when many good symbols
+ * share their first bytes (few words, small alphabets).  The one that
+ * compresses the sample better is kept (the paper's on a tie).
  */
 #include "lt_fsst.h"
 
@@ -56,16 +63,13 @@ mask_len(unsigned len)
 	return len >= 8 ? ~(uint64_t) 0 : (((uint64_t) 1 << (8 * len)) - 1);
 }
 
-static const uint64_t len_mask[9] = {
-	0, 0xffULL, 0xffffULL, 0xffffffULL, 0xffffffffULL, 0xffffffffffULL, 0xffffffffffffULL,
-	0xffffffffffffffULL, ~0ULL
-};
-
 static inline unsigned
 long_bucket(uint64_t w)
 {
-	return (unsigned) (((uint32_t) (w & 0xffffff) * 0x9E3779B1u) >> 22) & (LT_FSST_LONG_BUCKETS - 1);
+	return ((uint32_t) (w & 0xffffff) * 0x9E3779B1u) >> (32 - 11);
 }
+
+_Static_assert(LT_FSST_LONG_BUCKETS == 1 << 11, "long_bucket() makes 11 bits");
 
 /* Build the longest-match index of e->table (see lt_fsst_encoder). */
 static void
@@ -76,13 +80,15 @@ build_index(lt_fsst_encoder *e)
 	int			order[256];
 	int			n_long = 0;
 
+	uint16_t   *single = e->short2 + 65536;
+
 	for (int b = 0; b < 256; b++)
-		e->single[b] = 0;
+		single[b] = 0;
 	for (int c = 0; c < t->n_symbols; c++)
 		if (t->lens[c] == 1)
-			e->single[t->symbols[c] & 0xff] = (uint16_t) (c | 1 << 8);
+			single[t->symbols[c] & 0xff] = (uint16_t) (c | 1 << 8);
 	for (int w = 0; w < 65536; w++)
-		e->short2[w] = e->single[w & 0xff];
+		e->short2[w] = single[w & 0xff];
 	for (int c = 0; c < t->n_symbols; c++)
 		if (t->lens[c] == 2)
 			e->short2[t->symbols[c] & 0xffff] = (uint16_t) (c | 2 << 8);
@@ -100,8 +106,10 @@ build_index(lt_fsst_encoder *e)
 			}
 			order[j] = c;
 		}
+	e->one_per_bucket = true;
 	for (int i = 0; i < n_long; i++)
-		count[long_bucket(t->symbols[order[i]])]++;
+		if (++count[long_bucket(t->symbols[order[i]])] > 1)
+			e->one_per_bucket = false;
 	e->long_start[0] = 0;
 	for (int b = 0; b < LT_FSST_LONG_BUCKETS; b++)
 		e->long_start[b + 1] = (uint16_t) (e->long_start[b] + count[b]);
@@ -113,29 +121,60 @@ build_index(lt_fsst_encoder *e)
 		int			k = e->long_start[b] + count[b]++;
 
 		e->longs[k].sym = t->symbols[c];
-		e->longs[k].mask = len_mask[t->lens[c]];
-		e->longs[k].len = t->lens[c];
+		e->longs[k].mask = mask_len(t->lens[c]);
+		e->longs[k].need = t->lens[c];
 		e->longs[k].match = (uint32_t) (c | t->lens[c] << 8);
+	}
+	for (int b = 0; b < LT_FSST_LONG_BUCKETS; b++)
+	{
+		lt_fsst_long *l = &e->slot[b];
+
+		if (e->one_per_bucket && e->long_start[b + 1] > e->long_start[b])
+			*l = e->longs[e->long_start[b]];
+		else
+		{
+			l->sym = 1;			/* w & 0 is never 1 */
+			l->mask = 0;
+			l->need = UINT32_MAX;
+			l->match = 0;
+		}
 	}
 }
 
+static inline bool
+long_hit(const lt_fsst_long *l, uint64_t w, size_t n)
+{
+	return ((w & l->mask) == l->sym) & (l->need <= n);
+}
+
 /*
- * The longest symbol that matches the input whose next bytes are w (n of them left, n >= 1):
- * code | length << 8, or length 0 for none.  The same choice as trying every symbol longest
- * first: at most one symbol of each length can match.
+ * The longest symbol that matches the input whose next bytes are w (n of them left, n >= 1;
+ * bytes of w past n are ignored): code | length << 8, or length 0 for none.  The same choice
+ * as trying every symbol longest first: at most one symbol of each length can match.
  */
+static inline unsigned
+longest_in(const lt_fsst_encoder *e, uint64_t w, size_t n, bool one_per_bucket)
+{
+	unsigned	b = long_bucket(w);
+	unsigned	shorter = e->short2[n >= 2 ? (unsigned) (w & 0xffff) : 65536 + (unsigned) (w & 0xff)];
+
+	if (one_per_bucket)
+	{
+		/* all ones when the bucket's symbol matches: selects without a branch */
+		unsigned	hit = -(unsigned) long_hit(&e->slot[b], w, n);
+
+		return (e->slot[b].match & hit) | (shorter & ~hit);
+	}
+	for (unsigned k = e->long_start[b], end = e->long_start[b + 1]; k < end; k++)
+		if (long_hit(&e->longs[k], w, n))
+			return e->longs[k].match;
+	return shorter;
+}
+
 static inline unsigned
 longest(const lt_fsst_encoder *e, uint64_t w, size_t n)
 {
-	if (n >= 3)
-	{
-		unsigned	b = long_bucket(w);
-
-		for (unsigned k = e->long_start[b], end = e->long_start[b + 1]; k < end; k++)
-			if (((w ^ e->longs[k].sym) & e->longs[k].mask) == 0 && e->longs[k].len <= n)
-				return e->longs[k].match;
-	}
-	return n >= 2 ? e->short2[w & 0xffff] : e->single[w & 0xff];
+	return e->one_per_bucket ? longest_in(e, w, n, true) : longest_in(e, w, n, false);
 }
 
 /* The next n (< 8) bytes at p as a little-endian word. */
@@ -149,35 +188,183 @@ load_tail(const uint8_t *p, size_t n)
 	return w;
 }
 
+/* Compress in[0, len) into out; bytes up to lim (>= in + len) may be loaded. */
+static inline uint8_t *
+encode_one(const lt_fsst_encoder *e, const uint8_t *in, size_t len, const uint8_t *lim, uint8_t *out,
+		   bool one_per_bucket)
+{
+	const uint8_t *end = in + len;
+
+	while (in < end)
+	{
+		uint64_t	w;
+		unsigned	m,
+					n,
+					esc;
+
+		if (lim - in >= 8)
+			memcpy(&w, in, 8);
+		else
+			w = load_tail(in, (size_t) (lim - in));
+		m = longest_in(e, w, (size_t) (end - in), one_per_bucket);
+		n = m >> 8;
+		esc = n == 0;
+		/* a symbol's code, or an escape (m is 0 then) and the byte: both are stored, 1 or 2 kept */
+		out[0] = (uint8_t) (m | -esc);
+		out[1] = (uint8_t) w;
+		out += 1 + esc;
+		in += n + esc;
+	}
+	return out;
+}
+
 size_t
 lt_fsst_encode(const lt_fsst_encoder *e, const uint8_t *in, size_t len, uint8_t *out)
 {
-	size_t		o = 0;
-	size_t		i = 0;
+	uint8_t    *o = e->one_per_bucket ? encode_one(e, in, len, in + len, out, true)
+		: encode_one(e, in, len, in + len, out, false);
 
-	while (i < len)
+	return (size_t) (o - out);
+}
+
+static inline size_t
+encode_all(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n, uint8_t *out,
+		   int64_t *out_offsets, bool one_per_bucket)
+{
+	const uint8_t *lim = data + (n > 0 ? offsets[n] : 0);
+	uint8_t    *o = out;
+
+	out_offsets[0] = 0;
+	for (int64_t i = 0; i < n; i++)
 	{
-		size_t		n = len - i;
-		uint64_t	w;
-		unsigned	m;
+		o = encode_one(e, data + offsets[i], (size_t) (offsets[i + 1] - offsets[i]), lim, o, one_per_bucket);
+		out_offsets[i + 1] = (int64_t) (o - out);
+	}
+	return (size_t) (o - out);
+}
 
-		if (n >= 8)
-			memcpy(&w, in + i, 8);
-		else
-			w = load_tail(in + i, n);
-		m = longest(e, w, n);
-		if (m >> 8)
+/*
+ * A code of the fast path depends on the one before it (where the next symbol starts), and
+ * the lookups take longer than the work: four runs of strings are compressed side by side
+ * so that their chains overlap, each into its own stretch of out (room for twice its
+ * input), then closed up.  The strings of run j are [first[j], first[j + 1]).
+ */
+#define RUNS 4
+
+typedef struct enc_run
+{
+	const uint8_t *in,
+			   *end;			/* the current string's rest */
+	uint8_t    *o,
+			   *base;			/* output position, start of the run's stretch */
+	int64_t		s,
+				last;			/* the current string, the run's end */
+} enc_run;
+
+/* Past a string's end: record it, go on to the next one with bytes (false: the run is done). */
+static inline bool
+run_next(enc_run *r, const uint8_t *data, const int64_t *offsets, int64_t *out_offsets)
+{
+	while (r->in >= r->end)
+	{
+		out_offsets[r->s + 1] = (int64_t) (r->o - r->base);
+		if (++r->s >= r->last)
+			return false;
+		r->in = data + offsets[r->s];
+		r->end = data + offsets[r->s + 1];
+	}
+	return true;
+}
+
+static inline void
+run_step(const lt_fsst_encoder *e, enc_run *r, const uint8_t *lim, bool one_per_bucket)
+{
+	uint64_t	w;
+	unsigned	m,
+				n,
+				esc;
+
+	if (lim - r->in >= 8)
+		memcpy(&w, r->in, 8);
+	else
+		w = load_tail(r->in, (size_t) (lim - r->in));
+	m = longest_in(e, w, (size_t) (r->end - r->in), one_per_bucket);
+	n = m >> 8;
+	esc = n == 0;
+	r->o[0] = (uint8_t) (m | -esc);
+	r->o[1] = (uint8_t) w;
+	r->o += 1 + esc;
+	r->in += n + esc;
+}
+
+static inline size_t
+encode_runs(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n, uint8_t *out,
+			int64_t *out_offsets, bool one_per_bucket)
+{
+	const uint8_t *lim = data + offsets[n];
+	enc_run		r[RUNS];
+	bool		live[RUNS];
+	int64_t		first[RUNS + 1];
+	size_t		pos;
+
+	for (int j = 0; j <= RUNS; j++)
+		first[j] = n * j / RUNS;
+	for (int j = 0; j < RUNS; j++)
+	{
+		r[j].s = first[j];
+		r[j].last = first[j + 1];
+		r[j].base = r[j].o = out + 2 * (offsets[first[j]] - offsets[0]);
+		live[j] = r[j].s < r[j].last;
+		if (live[j])
 		{
-			out[o++] = (uint8_t) m;
-			i += m >> 8;
-		}
-		else
-		{
-			out[o++] = LT_FSST_ESC;
-			out[o++] = in[i++];
+			r[j].in = data + offsets[r[j].s];
+			r[j].end = data + offsets[r[j].s + 1];
+			live[j] = run_next(&r[j], data, offsets, out_offsets);	/* past empty strings */
 		}
 	}
-	return o;
+	out_offsets[0] = 0;
+	while (live[0] & live[1] & live[2] & live[3])
+	{
+		run_step(e, &r[0], lim, one_per_bucket);
+		run_step(e, &r[1], lim, one_per_bucket);
+		run_step(e, &r[2], lim, one_per_bucket);
+		run_step(e, &r[3], lim, one_per_bucket);
+		for (int j = 0; j < RUNS; j++)
+			if (__builtin_expect(r[j].in >= r[j].end, 0))
+				live[j] = run_next(&r[j], data, offsets, out_offsets);
+	}
+	for (int j = 0; j < RUNS; j++)
+		while (live[j])
+		{
+			run_step(e, &r[j], lim, one_per_bucket);
+			live[j] = run_next(&r[j], data, offsets, out_offsets);
+		}
+	/* close up: run j's output moves to the end of run j - 1's; its offsets were relative */
+	pos = 0;
+	for (int j = 0; j < RUNS; j++)
+	{
+		size_t		len = (size_t) (r[j].o - r[j].base);
+
+		if (first[j] == first[j + 1])
+			continue;
+		if (out + pos != r[j].base)
+			memmove(out + pos, r[j].base, len);
+		for (int64_t i = first[j] + 1; i <= first[j + 1]; i++)
+			out_offsets[i] += (int64_t) pos;
+		pos += len;
+	}
+	return pos;
+}
+
+size_t
+lt_fsst_encode_all(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n,
+				   uint8_t *out, int64_t *out_offsets)
+{
+	/* (the search of the other tables mispredicts too often for runs to gain) */
+	if (e->one_per_bucket && n >= 4 * RUNS)
+		return encode_runs(e, data, offsets, n, out, out_offsets, true);
+	return e->one_per_bucket ? encode_all(e, data, offsets, n, out, out_offsets, true)
+		: encode_all(e, data, offsets, n, out, out_offsets, false);
 }
 
 /* Growable list of uint32 (pairs seen, candidate slots used). */
@@ -260,45 +447,46 @@ sift_down(cand *heap, int n, int i)
 	}
 }
 
-lt_code
-lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_encoder *e, lt_error *err)
+/* Buffers of a training, shared by its two runs. */
+typedef struct trainer
 {
-	uint32_t   *c1 = lt_calloc(N_CODES, sizeof(uint32_t));
-	uint32_t   *c2 = lt_calloc((size_t) N_CODES * N_CODES, sizeof(uint32_t));
-	cand	   *ht = lt_calloc(CAND_SLOTS, sizeof(cand));
-	cand	   *best = lt_malloc(255 * sizeof(cand));
-	u32list		pairs = {0};	/* c2 cells counted this round */
-	u32list		used = {0};		/* ht slots filled this round */
-	lt_code		rc = LT_OK;
-	int64_t		step;
+	uint32_t   *c1;				/* count per code */
+	uint32_t   *c2;				/* count per pair of codes */
+	cand	   *ht;				/* candidates by symbol */
+	cand	   *best;			/* the selection heap */
+	int32_t    *bucket_best;	/* per bucket of the index: the best long candidate (index in used) */
+	u32list		pairs;			/* c2 cells counted this round */
+	u32list		used;			/* ht slots filled this round */
+} trainer;
+
+/*
+ * The rounds of training into e, over the strings i = 0, step, 2 step, ... of n.  With
+ * one_per_bucket, a candidate of 3 bytes or more is kept only if it is the best of its bucket
+ * of the longest-match index (as the FSST paper's lossy perfect hash does).
+ */
+static lt_code
+train_rounds(trainer *tr, const uint8_t *data, const int64_t *offsets, int64_t n, int64_t step,
+			 bool one_per_bucket, lt_fsst_encoder *e, lt_error *err)
+{
+	uint32_t   *c1 = tr->c1,
+			   *c2 = tr->c2;
+	cand	   *ht = tr->ht,
+			   *best = tr->best;
 
 	memset(e, 0, sizeof(*e));
 	e->table.enabled = true;
-	if (!c1 || !c2 || !ht || !best)
-	{
-		rc = lt_nomem(err);
-		goto out;
-	}
-	/* a sample of whole strings spread over the input, about SAMPLE_BYTES */
-	{
-		int64_t		total = n > 0 ? offsets[n] - offsets[0] : 0;
-
-		step = total > SAMPLE_BYTES ? total / SAMPLE_BYTES : 1;
-		if (step < 1)
-			step = 1;
-	}
 	for (int round = 0; round < ROUNDS; round++)
 	{
 		int			nsel = 0;
 
 		/* counts of the previous round: only the cells it touched */
 		memset(c1, 0, N_CODES * sizeof(uint32_t));
-		for (size_t i = 0; i < pairs.n; i++)
-			c2[pairs.v[i]] = 0;
-		pairs.n = 0;
-		for (size_t i = 0; i < used.n; i++)
-			ht[used.v[i]].used = false;
-		used.n = 0;
+		for (size_t i = 0; i < tr->pairs.n; i++)
+			c2[tr->pairs.v[i]] = 0;
+		tr->pairs.n = 0;
+		for (size_t i = 0; i < tr->used.n; i++)
+			ht[tr->used.v[i]].used = false;
+		tr->used.n = 0;
 
 		build_index(e);
 		for (int64_t i = 0; i < n; i += step)
@@ -323,11 +511,8 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 				j += (m >> 8) ? (m >> 8) : 1;
 				c1[code]++;
 				if (prev >= 0 && c2[prev * N_CODES + code]++ == 0 &&
-					!u32_push(&pairs, (uint32_t) (prev * N_CODES + code)))
-				{
-					rc = lt_nomem(err);
-					goto out;
-				}
+					!u32_push(&tr->pairs, (uint32_t) (prev * N_CODES + code)))
+					return lt_nomem(err);
 				prev = code;
 			}
 		}
@@ -337,17 +522,14 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 			if (!c1[a])
 				continue;
 			/* an escaped byte costs two output bytes: as a symbol it saves one per use */
-			if (!add_cand(ht, &used, a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a],
+			if (!add_cand(ht, &tr->used, a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a],
 						  a >= 256 ? 1 : e->table.lens[a], (uint64_t) c1[a] * (a >= 256 ? 2 : e->table.lens[a])))
-			{
-				rc = lt_nomem(err);
-				goto out;
-			}
+				return lt_nomem(err);
 		}
-		for (size_t i = 0; i < pairs.n; i++)
+		for (size_t i = 0; i < tr->pairs.n; i++)
 		{
-			int			a = (int) (pairs.v[i] / N_CODES),
-						b = (int) (pairs.v[i] % N_CODES);
+			int			a = (int) (tr->pairs.v[i] / N_CODES),
+						b = (int) (tr->pairs.v[i] % N_CODES);
 			uint64_t	sa = a >= 256 ? (uint64_t) (a - 256) : e->table.symbols[a];
 			unsigned	la = a >= 256 ? 1 : e->table.lens[a];
 			uint64_t	sb = b >= 256 ? (uint64_t) (b - 256) : e->table.symbols[b];
@@ -355,20 +537,36 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 
 			if (la + lb > 8)
 				continue;
-			if (!add_cand(ht, &used, sa | (sb << (8 * la)), la + lb, (uint64_t) c2[pairs.v[i]] * (la + lb)))
+			if (!add_cand(ht, &tr->used, sa | (sb << (8 * la)), la + lb, (uint64_t) c2[tr->pairs.v[i]] * (la + lb)))
+				return lt_nomem(err);
+		}
+		if (one_per_bucket)
+		{
+			for (int k = 0; k < LT_FSST_LONG_BUCKETS; k++)
+				tr->bucket_best[k] = -1;
+			for (size_t i = 0; i < tr->used.n; i++)
 			{
-				rc = lt_nomem(err);
-				goto out;
+				const cand *c = &ht[tr->used.v[i]];
+
+				if (c->len >= 3)
+				{
+					int32_t    *b = &tr->bucket_best[long_bucket(c->sym)];
+
+					if (*b < 0 || worse(&ht[tr->used.v[*b]], c))
+						*b = (int32_t) i;
+				}
 			}
 		}
 		/* keep the 255 best (by_gain order): a heap whose root is the worst kept */
 		{
 			lt_fsst_table t = {0};
 
-			for (size_t i = 0; i < used.n; i++)
+			for (size_t i = 0; i < tr->used.n; i++)
 			{
-				const cand *c = &ht[used.v[i]];
+				const cand *c = &ht[tr->used.v[i]];
 
+				if (one_per_bucket && c->len >= 3 && tr->bucket_best[long_bucket(c->sym)] != (int32_t) i)
+					continue;
 				if (nsel < 255)
 				{
 					int			k = nsel++;
@@ -402,13 +600,82 @@ lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_en
 		}
 	}
 	build_index(e);
+	return LT_OK;
+}
+
+/* Bytes the sampled strings compress to with e. */
+static uint64_t
+sample_size(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n, int64_t step)
+{
+	uint64_t	size = 0;
+
+	for (int64_t i = 0; i < n; i += step)
+	{
+		const uint8_t *p = data + offsets[i];
+		size_t		len = (size_t) (offsets[i + 1] - offsets[i]);
+
+		for (size_t j = 0; j < len;)
+		{
+			size_t		left = len - j;
+			uint64_t	w;
+			unsigned	m;
+
+			if (left >= 8)
+				memcpy(&w, p + j, 8);
+			else
+				w = load_tail(p + j, left);
+			m = longest(e, w, left);
+			j += (m >> 8) ? (m >> 8) : 1;
+			size += (m >> 8) ? 1 : 2;
+		}
+	}
+	return size;
+}
+
+lt_code
+lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_encoder *e, lt_error *err)
+{
+	trainer		tr = {0};
+	lt_fsst_encoder *other = lt_malloc(sizeof(lt_fsst_encoder));
+	lt_code		rc;
+	int64_t		step;
+
+	tr.c1 = lt_calloc(N_CODES, sizeof(uint32_t));
+	tr.c2 = lt_calloc((size_t) N_CODES * N_CODES, sizeof(uint32_t));
+	tr.ht = lt_calloc(CAND_SLOTS, sizeof(cand));
+	tr.best = lt_malloc(255 * sizeof(cand));
+	tr.bucket_best = lt_malloc(LT_FSST_LONG_BUCKETS * sizeof(int32_t));
+	if (!other || !tr.c1 || !tr.c2 || !tr.ht || !tr.best || !tr.bucket_best)
+	{
+		rc = lt_nomem(err);
+		goto out;
+	}
+	/* a sample of whole strings spread over the input, about SAMPLE_BYTES */
+	{
+		int64_t		total = n > 0 ? offsets[n] - offsets[0] : 0;
+
+		step = total > SAMPLE_BYTES ? total / SAMPLE_BYTES : 1;
+		if (step < 1)
+			step = 1;
+	}
+	/*
+	 * The FSST paper's table encodes fastest; without its limit, inputs with few distinct
+	 * 3-byte prefixes (a small alphabet, many strings sharing a long prefix) compress better.
+	 */
+	rc = train_rounds(&tr, data, offsets, n, step, true, e, err);
+	if (rc == LT_OK)
+		rc = train_rounds(&tr, data, offsets, n, step, false, other, err);
+	if (rc == LT_OK && sample_size(other, data, offsets, n, step) < sample_size(e, data, offsets, n, step))
+		memcpy(e, other, sizeof(*e));
 out:
-	lt_free(c1);
-	lt_free(c2);
-	lt_free(ht);
-	lt_free(best);
-	lt_free(pairs.v);
-	lt_free(used.v);
+	lt_free(other);
+	lt_free(tr.c1);
+	lt_free(tr.c2);
+	lt_free(tr.ht);
+	lt_free(tr.best);
+	lt_free(tr.bucket_best);
+	lt_free(tr.pairs.v);
+	lt_free(tr.used.v);
 	return rc;
 }
 

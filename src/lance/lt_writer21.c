@@ -1483,13 +1483,7 @@ fsst_compress(const lt_array *a, lt_fsst_encoder *enc, lt_array *out, lt_error *
 		lt_free(out->data);
 		return lt_nomem(err);
 	}
-	out->offsets[0] = 0;
-	for (int64_t i = 0; i < n; i++)
-	{
-		pos += lt_fsst_encode(enc, a->data + a->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i]),
-							  out->data + pos);
-		out->offsets[i + 1] = (int64_t) pos;
-	}
+	pos = lt_fsst_encode_all(enc, a->data, a->offsets, n, out->data, out->offsets);
 	out->data_len = (int64_t) pos;
 	return LT_OK;
 }

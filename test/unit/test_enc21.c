@@ -705,6 +705,138 @@ TEST(fsst_full_table)
 	CHECK(!cache.valid);
 }
 
+/*
+ * The encoder on one kind of text: the trained table compresses and decodes back, every
+ * string alone and a batch of them (lt_fsst_encode_all loads past a string's end, never past
+ * the batch; with a one-per-bucket table it compresses four runs side by side), with escapes
+ * (any byte, 0 and >= 0x80 too), empty and 1-byte strings.  Returns e.one_per_bucket.
+ */
+static bool
+fsst_encoder_on(const char *const *words, int n_words, int max_parts, int64_t n, uint64_t seed, int esc_every)
+{
+	static lt_fsst_encoder e;
+	static lt_fsst_table tab;
+	uint8_t		t[LT_FSST_TABLE_SIZE];
+	int64_t		total = 0;
+	int64_t    *offs = malloc(sizeof(int64_t) * (n + 1));
+	int64_t    *ooffs = malloc(sizeof(int64_t) * (n + 1));
+	uint8_t    *data = malloc((size_t) n * 8 * (size_t) (max_parts + 1));
+	uint8_t    *out,
+			   *one,
+			   *dec;
+	uint64_t	rs = seed;
+	lt_error	err;
+	size_t		clen;
+
+	offs[0] = 0;
+	for (int64_t i = 0; i < n; i++)
+	{
+		int			parts = (int) (unit_xorshift(&rs) % (uint64_t) (max_parts + 1));	/* 0: the empty string */
+
+		for (int k = 0; k < parts; k++)
+		{
+			uint64_t	r = unit_xorshift(&rs);
+
+			if (r % (uint64_t) esc_every == 0)
+				data[total++] = (uint8_t) (r >> 8);
+			else
+			{
+				const char *w = words[(r >> 8) % (uint64_t) n_words];
+
+				memcpy(data + total, w, strlen(w));
+				total += (int64_t) strlen(w);
+			}
+		}
+		offs[i + 1] = total;
+	}
+	out = malloc((size_t) total * 2 + 16);
+	one = malloc((size_t) total * 2 + 16);
+	dec = malloc((size_t) total * 8 + 64);
+	CHECK_OK(lt_fsst_train(data, offs, n, &e, &err), err);
+	CHECK(e.table.n_symbols > 0 && e.table.n_symbols <= 255);
+	lt_fsst_export(&e.table, t);
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	clen = lt_fsst_encode_all(&e, data, offs, n, out, ooffs);
+	CHECK_EQ_INT(ooffs[0], 0);
+	CHECK_EQ_INT(ooffs[n], (int64_t) clen);
+	CHECK(clen < (size_t) total / 2);	/* repetitive text compresses */
+	for (int64_t i = 0; i < n; i++)
+	{
+		size_t		len = (size_t) (offs[i + 1] - offs[i]);
+		size_t		l1 = lt_fsst_encode(&e, data + offs[i], len, one);
+		int64_t		got = lt_fsst_decode(&tab, out + ooffs[i], (size_t) (ooffs[i + 1] - ooffs[i]), dec);
+
+		/* the same bytes as one string at a time */
+		CHECK_EQ_INT((int64_t) l1, ooffs[i + 1] - ooffs[i]);
+		if ((int64_t) l1 == ooffs[i + 1] - ooffs[i])
+			CHECK(memcmp(one, out + ooffs[i], l1) == 0);
+		CHECK_EQ_INT(got, (int64_t) len);
+		if (got == (int64_t) len && len > 0)
+			CHECK(memcmp(dec, data + offs[i], len) == 0);
+		if (unit_failures)
+			break;
+	}
+	/* small batches (one run at a time), one ending in a 1-byte string: nothing is loaded past it */
+	for (int64_t m = 1; m <= 20; m++)
+	{
+		uint8_t    *copy = malloc((size_t) (offs[m] - offs[0]) + 1);
+		int64_t		o2[21];
+
+		memcpy(copy, data, (size_t) (offs[m] - offs[0]));
+		clen = lt_fsst_encode_all(&e, copy, offs, m, out, o2);
+		CHECK_EQ_INT((int64_t) clen, ooffs[m]);
+		CHECK(memcmp(out, one, 0) == 0 && memcmp(o2, ooffs, sizeof(int64_t) * (size_t) (m + 1)) == 0);
+		free(copy);
+	}
+	{
+		uint8_t    *tail = malloc(3);
+		int64_t		toffs[3] = {0, 2, 3};
+		int64_t		to[3];
+
+		memcpy(tail, words[0], 3);
+		clen = lt_fsst_encode_all(&e, tail, toffs, 2, out, to);
+		CHECK_EQ_INT(lt_fsst_decode(&tab, out, clen, dec), 3);
+		CHECK(memcmp(dec, words[0], 3) == 0);
+		free(tail);
+	}
+	free(offs);
+	free(ooffs);
+	free(data);
+	free(out);
+	free(one);
+	free(dec);
+	return e.one_per_bucket;
+}
+
+/*
+ * Training keeps the FSST paper's table (one long symbol per bucket, the fast path) when it
+ * compresses the sample as well, as for text of many distinct words, and the unrestricted one
+ * otherwise.  Both compress exactly as one string at a time does.
+ */
+TEST(fsst_encoder)
+{
+	static char vocab[200][12];
+	static const char *words[200];
+	static const char *const shared[] = {"acgt", "aacg", "cgta", "gtac", "tacg", "ggca", "catg", "ttga"};
+	uint64_t	rs = 77;
+
+	/* many distinct words: few symbols share their first bytes */
+	for (int i = 0; i < 200; i++)
+	{
+		int			len = 4 + (int) (unit_xorshift(&rs) % 7);
+
+		for (int k = 0; k < len; k++)
+			vocab[i][k] = (char) ('a' + unit_xorshift(&rs) % 26);
+		vocab[i][len] = ' ';
+		vocab[i][len + 1] = '\0';
+		words[i] = vocab[i];
+	}
+	CHECK(fsst_encoder_on(words, 200, 3, 3000, 0x9e3779b97f4a7c15ULL, 40));
+	/* few words, or a 4-letter alphabet: many good symbols share their first 3 bytes */
+	CHECK(!fsst_encoder_on(words, 50, 9, 3000, 0x9e3779b97f4a7c15ULL, 40));
+	CHECK(!fsst_encoder_on(shared, 8, 6, 3000, 0x2545f4914f6cdd1dULL, 7));
+}
+
 /* ---- mini-block ---- */
 
 static const int L_ITEM[] = {LT21_ALL_VALID_ITEM};
@@ -2545,6 +2677,7 @@ main(void)
 	RUN(fastlanes_layout);
 	RUN(fsst);
 	RUN(fsst_full_table);
+	RUN(fsst_encoder);
 	RUN(mb_flat_partial_last_chunk);
 	RUN(mb_nullable_def_levels);
 	RUN(mb_inline_bitpacking);
