@@ -49,7 +49,8 @@ typedef enum LtFastKind
 	LT_FAST_FLOAT64,			/* double precision -> float64 */
 	LT_FAST_FLOAT32,			/* real -> float32 */
 	LT_FAST_DATE32,				/* date -> date32 (finite dates; the others take the general path) */
-	LT_FAST_BOOL
+	LT_FAST_BOOL,
+	LT_FAST_TEXT				/* text, varchar -> utf8 in a UTF8 database (values not toasted) */
 } LtFastKind;
 
 struct LtWriteConv
@@ -189,6 +190,9 @@ lt_wconv_build(const lt_field *f, const char *what, Oid typid, int32 typmod, cha
 			c->fast = LT_FAST_DATE32;
 		else if (typid == BOOLOID && t == LT_TYPE_BOOL)
 			c->fast = LT_FAST_BOOL;
+		else if ((typid == TEXTOID || typid == VARCHAROID) && (t == LT_TYPE_UTF8 || t == LT_TYPE_LARGE_UTF8) &&
+				 GetDatabaseEncoding() == PG_UTF8)
+			c->fast = LT_FAST_TEXT;
 	}
 	return c;
 }
@@ -1162,7 +1166,10 @@ put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 
 	if (c->fast == LT_FAST_DATE32 && DATE_NOT_FINITE(DatumGetDateADT(d)))
 		return false;			/* the general path reports it */
-	if (unlikely(a->length >= a->cap))
+	if (c->fast == LT_FAST_TEXT && (VARATT_IS_COMPRESSED(DatumGetPointer(d)) || VARATT_IS_EXTERNAL(DatumGetPointer(d))))
+		return false;			/* the general path detoasts it */
+	/* (an empty string array may have no offsets yet) */
+	if (unlikely(a->length >= a->cap || (c->fast == LT_FAST_TEXT && a->offsets == NULL)))
 		reserve(c, a, 1);
 	switch (c->fast)
 	{
@@ -1212,6 +1219,18 @@ put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 			dst = a->values + a->length;
 			*dst = DatumGetBool(d) ? 1 : 0;
 			break;
+		case LT_FAST_TEXT:
+			{
+				const char *p = VARDATA_ANY(DatumGetPointer(d));
+				int64		len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
+
+				if (unlikely(a->data_len + len > a->data_cap || a->data == NULL))
+					reserve_data(c, a, len);
+				memcpy(a->data + a->data_len, p, len);
+				a->data_len += len;
+				a->offsets[a->length + 1] = a->data_len;
+				break;
+			}
 		default:
 			return false;
 	}

@@ -1,10 +1,11 @@
 /*
  * modify.c — INSERT, UPDATE, DELETE and COPY FROM into a Lance dataset.
  *
- * Rows are converted column by column into builders (convert_write.c: one lt_array per top-level
- * field of the dataset) and go to a data file writer (lt_writer.h) a batch at a time, so memory
- * stays bounded; a file (one fragment) is finished every max_rows_per_file rows and handed to the
- * transaction (xact.c), which commits everything at COMMIT as one Lance version.
+ * Rows are converted column by column straight into the buffers of a data file writer
+ * (convert_write.c, lt_writer.h: one lt_array per top-level field of the dataset), which encodes
+ * pages as they fill, a batch at a time, so memory stays bounded; a file (one fragment) is
+ * finished every max_rows_per_file rows and handed to the transaction (xact.c), which commits
+ * everything at COMMIT as one Lance version.
  *
  * Row identity: AddForeignUpdateTargets asks the scan for ctid, which the scan of a table being
  * updated fills with the row's offset and its fragment's index in the version it reads (scan.c);
@@ -39,7 +40,7 @@
 #include "lt_writer.h"
 #include "lt_sort.h"
 
-/* Rows buffered in the builders before they go to the file writer ... */
+/* Rows converted before the file writer takes them (and encodes the pages that filled) ... */
 #define LT_WRITE_BATCH_ROWS		8192
 /* ... or fewer, when a column's values reach this many bytes. */
 #define LT_WRITE_BATCH_BYTES	((int64) 8 * 1024 * 1024)
@@ -59,14 +60,14 @@ typedef struct LtModifyState
 	const lt_field *const *fields;
 	AttrNumber *att_of_field;
 	LtWriteConv **conv;
-	lt_array  **builders;
-	int64		buffered;
+	lt_array  *const *builders;	/* the open writer's buffers: rows are converted into them */
+	int64		buffered;		/* rows in them the writer has not been told of */
+	int64	   *batch_from;		/* per field: its data_len when the writer last took rows */
 	int64		max_rows_per_file;
 	lt_file_writer *writer;
-	MemoryContext build_cxt;	/* builders' library allocations */
-	MemoryContext writer_cxt;	/* the writer's */
+	MemoryContext writer_cxt;	/* the writer's library allocations (its buffers too) */
 	MemoryContext row_cxt;		/* per-row scratch */
-	const char *converting;		/* the column being converted (error context) */
+	AttrNumber	converting;		/* the column being converted (error context), 0: none */
 
 	/* UPDATE of a stable-row-id dataset: the old addresses of the rows in the open file */
 	bool		keep_row_ids;
@@ -199,6 +200,7 @@ writer_release(void *arg)
 		lt_file_writer_free(ms->writer);	/* removes the unfinished file */
 		lt_alloc_target(old);
 		ms->writer = NULL;
+		ms->builders = NULL;
 	}
 }
 
@@ -220,7 +222,7 @@ what(LtModifyState *ms)
 	return psprintf("dataset %s (foreign table \"%s\")", ms->opts.uri, RelationGetRelationName(ms->rel));
 }
 
-/* Bind the table's columns to the fields of the dataset and make a builder per field. */
+/* Bind the table's columns to the fields of the dataset and make a converter per field. */
 static void
 setup_builders(LtModifyState *ms)
 {
@@ -228,13 +230,12 @@ setup_builders(LtModifyState *ms)
 	const lt_schema *schema = ds->schema;
 	TupleDesc	td = RelationGetDescr(ms->rel);
 	Oid			relid = RelationGetRelid(ms->rel);
-	MemoryContext old;
 
 	ms->n_fields = schema->n_fields;
 	ms->fields = (const lt_field *const *) schema->fields;
 	ms->att_of_field = palloc0(sizeof(AttrNumber) * Max(schema->n_fields, 1));
 	ms->conv = palloc0(sizeof(LtWriteConv *) * Max(schema->n_fields, 1));
-	ms->builders = palloc0(sizeof(lt_array *) * Max(schema->n_fields, 1));
+	ms->batch_from = palloc0(sizeof(int64) * Max(schema->n_fields, 1));
 
 	for (int attnum = 1; attnum <= td->natts; attnum++)
 	{
@@ -285,19 +286,6 @@ setup_builders(LtModifyState *ms)
 					 errmsg("lt_fdw: field \"%s\" of dataset %s is not nullable, and foreign table \"%s\" has no column for it",
 							schema->fields[k]->name, ms->opts.uri, RelationGetRelationName(ms->rel)),
 					 errhint("Add a column for it to the foreign table.")));
-
-	old = lt_alloc_target(ms->build_cxt);
-	for (int k = 0; k < schema->n_fields; k++)
-	{
-		lt_error	err;
-
-		if (lt_array_new(schema->fields[k], &ms->builders[k], &err) != LT_OK)
-		{
-			lt_alloc_target(old);
-			lt_report_write(&err, what(ms));
-		}
-	}
-	lt_alloc_target(old);
 }
 
 static LtModifyState *
@@ -337,7 +325,6 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 				 errmsg("lt_fdw: cannot write foreign table \"%s\": %s", RelationGetRelationName(rel), err.msg),
 				 errdetail("Dataset %s has storage version %s.", ms->opts.uri, ds->storage_version)));
 
-	ms->build_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw column builders", ALLOCSET_DEFAULT_SIZES);
 	ms->writer_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw file writer", ALLOCSET_DEFAULT_SIZES);
 	ms->row_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw row", ALLOCSET_SMALL_SIZES);
 	cb = MemoryContextAlloc(ms->writer_cxt, sizeof(MemoryContextCallback));
@@ -435,6 +422,7 @@ finish_file(LtModifyState *ms)
 	lt_file_writer_free(ms->writer);
 	lt_alloc_target(old);
 	ms->writer = NULL;
+	ms->builders = NULL;
 	ms->n_moved = 0;
 	ms->files_written++;
 	MemoryContextReset(ms->writer_cxt);
@@ -448,27 +436,40 @@ finish_file(LtModifyState *ms)
 	}
 }
 
-/* The buffered rows go to the file writer (a new file when none is open). */
+/* A new file: rows are converted straight into its writer's buffers. */
+static void
+open_writer(LtModifyState *ms)
+{
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(ms->writer_cxt);
+
+	rc = lt_file_writer_open(ms->xt->base->store, "data/", ms->n_fields, ms->fields, ms->fver, &ms->writer, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report_write(&err, what(ms));
+	ms->builders = lt_file_writer_buffers(ms->writer);
+	for (int k = 0; k < ms->n_fields; k++)
+		ms->batch_from[k] = 0;
+}
+
+/* The writer takes the rows converted since the last time (and encodes the pages that filled). */
 static void
 flush_builders(LtModifyState *ms)
 {
 	lt_error	err;
-	lt_code		rc = LT_OK;
+	lt_code		rc;
 	MemoryContext old;
 
 	if (ms->buffered == 0)
 		return;
 	old = lt_alloc_target(ms->writer_cxt);
-	if (ms->writer == NULL)
-		rc = lt_file_writer_open(ms->xt->base->store, "data/", ms->n_fields, ms->fields, ms->fver, &ms->writer,
-								 &err);
-	if (rc == LT_OK)
-		rc = lt_file_writer_write(ms->writer, ms->builders, ms->buffered, &err);
+	rc = lt_file_writer_advance(ms->writer, ms->buffered, &err);
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 		lt_report_write(&err, what(ms));
 	for (int k = 0; k < ms->n_fields; k++)
-		lt_array_clear(ms->builders[k]);
+		ms->batch_from[k] = ms->builders[k]->data_len;
 	ms->rows_written += ms->buffered;
 	ms->buffered = 0;
 	if (lt_file_writer_rows(ms->writer) >= (uint64) ms->max_rows_per_file)
@@ -481,7 +482,9 @@ convert_error_callback(void *arg)
 	LtModifyState *ms = arg;
 
 	if (ms->converting)
-		errcontext("column \"%s\" of foreign table \"%s\"", ms->converting, RelationGetRelationName(ms->rel));
+		errcontext("column \"%s\" of foreign table \"%s\"",
+				   NameStr(TupleDescAttr(RelationGetDescr(ms->rel), ms->converting - 1)->attname),
+				   RelationGetRelationName(ms->rel));
 }
 
 /* Convert one row into the builders; `old_addr` is kept for moved rows of a stable-row-id dataset. */
@@ -495,8 +498,10 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 	bool		full = false;
 
 	slot_getallattrs(slot);
+	if (ms->writer == NULL)
+		open_writer(ms);
 	oldcxt = MemoryContextSwitchTo(ms->row_cxt);
-	oldlib = lt_alloc_target(ms->build_cxt);
+	oldlib = lt_alloc_target(ms->writer_cxt);
 	errcb.callback = convert_error_callback;
 	errcb.arg = ms;
 	errcb.previous = error_context_stack;
@@ -513,12 +518,12 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 				lt_report_write(&err, what(ms));
 			continue;
 		}
-		ms->converting = NameStr(TupleDescAttr(slot->tts_tupleDescriptor, att - 1)->attname);
+		ms->converting = att;
 		lt_wconv_append(ms->conv[k], ms->builders[k], slot->tts_values[att - 1], slot->tts_isnull[att - 1]);
-		if (ms->builders[k]->data_len >= LT_WRITE_BATCH_BYTES)
+		if (ms->builders[k]->data_len - ms->batch_from[k] >= LT_WRITE_BATCH_BYTES)
 			full = true;
 	}
-	ms->converting = NULL;
+	ms->converting = 0;
 	error_context_stack = errcb.previous;
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(oldcxt);
@@ -765,11 +770,8 @@ ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 
 	if (ms == NULL)
 		return;
-	if (ms->builders)
-	{
-		flush_builders(ms);
-		finish_file(ms);
-	}
+	flush_builders(ms);
+	finish_file(ms);
 	lt_keys_end(ms->keys);
 	ms->keys = NULL;
 	elog(DEBUG1, "lt_fdw: foreign table \"%s\": " UINT64_FORMAT " rows written in " UINT64_FORMAT " files, " UINT64_FORMAT " rows deleted (committed with the transaction)",

@@ -409,6 +409,31 @@ lt_file_writer_write(lt_file_writer *w, lt_array *const *cols, int64_t n, lt_err
 	return LT_OK;
 }
 
+lt_array  *const *
+lt_file_writer_buffers(lt_file_writer *w)
+{
+	return w->pending;
+}
+
+lt_code
+lt_file_writer_advance(lt_file_writer *w, int64_t n, lt_error *err)
+{
+	if (w->finished)
+		return lt_error_set(err, LT_EINVALID, "%s: write after finish", w->path);
+	if (n < 0)
+		return lt_error_set(err, LT_EINVALID, "%s: %lld rows appended", w->path, (long long) n);
+	for (int i = 0; i < w->n_fields; i++)
+		if (w->pending[i]->length != (int64_t) (w->rows - w->flushed[i]) + n)
+			return lt_error_set(err, LT_EINVALID, "%s: column \"%s\" has %lld rows, %lld were appended", w->path,
+								w->fields[i]->name, (long long) (w->pending[i]->length - (int64_t) (w->rows - w->flushed[i])),
+								(long long) n);
+	w->rows += (uint64_t) n;
+	for (int i = 0; i < w->n_fields; i++)
+		if (array_bytes(w->pending[i]) >= LT_WRITER_PAGE_BYTES)
+			LT_TRY(flush_field(w, i, err));
+	return LT_OK;
+}
+
 uint64_t
 lt_file_writer_rows(const lt_file_writer *w)
 {

@@ -59,6 +59,14 @@ lt_code		lt_file_writer_add_global_buffer(lt_file_writer *w, const uint8_t *data
 											 lt_error *err);
 /* Append n rows: cols[i] is an array of fields[i]'s type with at least n slots (the first n are written). */
 lt_code		lt_file_writer_write(lt_file_writer *w, lt_array *const *cols, int64_t n, lt_error *err);
+/*
+ * Appends without a copy: the writer's own buffer of each field (cols[i] an array of fields[i]'s
+ * type), to append rows to directly; then lt_file_writer_advance with the number of rows
+ * appended to every one of them since the last call, which encodes the pages that filled.
+ * Use instead of lt_file_writer_write (the arrays are the writer's: valid until it is freed).
+ */
+lt_array  *const *lt_file_writer_buffers(lt_file_writer *w);
+lt_code		lt_file_writer_advance(lt_file_writer *w, int64_t n, lt_error *err);
 uint64_t	lt_file_writer_rows(const lt_file_writer *w);
 /* Bytes written to the store so far plus bytes buffered: for rolling over to a new file. */
 uint64_t	lt_file_writer_bytes(const lt_file_writer *w);
