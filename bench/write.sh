@@ -8,14 +8,15 @@
 # The rows: the bench/scan.sh table (id int64, grp int32, dt date, x float64, s 8-12 chars, t 80 chars; 6
 # columns), written once by the reference library and cached under build/bench/scan<ROWS>.lance; PostgreSQL
 # reads it once into a heap table `src`. Measured (psql \timing, client wall time; each statement its own
-# transaction, so the Lance commit is included):
+# transaction, so the Lance commit is included; for INSERT also the CPU time the backend used, and the
+# engine's process CPU time over all its threads, which the machine's other load disturbs less):
 #   insert   INSERT INTO t SELECT * FROM src            lt_fdw (a fresh empty dataset each run) / heap / heap+btree
 #   add      the Lance engine's add() of the same rows (in memory before the clock starts)
 #   copy     COPY t FROM a file of the rows (text format)  lt_fdw / heap
 #   delete   DELETE FROM t WHERE grp % 100 = 7 (1%)     lt_fdw / heap
 #   update   UPDATE t SET x = x + 1 WHERE grp % 100 = 8 (1%)   lt_fdw / heap
 #   single   1000 single-row INSERT transactions (one psql session)   lt_fdw / heap
-#   size     bytes of data files: lt_fdw's insert vs the engine's add() vs the heap (+ index)
+#   size     bytes (MiB) of data files: lt_fdw's insert vs the engine's add() vs the heap (+ index)
 # Targets (issue 4): insert <= 1.0x the engine's add(); DELETE of 1% <= 0.2x rewriting the affected fragments
 # (here: every fragment, i.e. the insert time); files <= 1.1x the engine's.
 # Not part of the tests (nothing is asserted); the cluster is always stopped and removed.
@@ -60,10 +61,13 @@ CONF
 lt_cluster_start
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 
+load0=$(cut -d' ' -f1-3 /proc/loadavg)
+
 # --- the Lance engine's add() -------------------------------------------------------------------------
 log "Lance engine: add() of $ROWS rows (best of $REPEAT) ..."
 lt_as_pg node --max-old-space-size=8000 bench/ref_write.mjs add "$DATA" "$TMP/lake/ref_add.lance" "$REPEAT" >"$OUT/ref.out"
 ref_add=$(awk '$1 == "RESULT" && $2 == "add" { print $3 * 1000 }' "$OUT/ref.out")
+ref_add_cpu=$(awk '$1 == "RESULT" && $2 == "add" { printf "%.0f", $5 * 1000 }' "$OUT/ref.out")
 
 # an empty dataset with the schema, made by the engine; each lt_fdw run writes into a fresh copy of it
 lt_as_pg node --input-type=module -e '
@@ -90,15 +94,23 @@ CREATE TABLE heapi (LIKE src);
 CREATE INDEX ON heapi (id);
 SQL
 
-# run SQL with \timing; print the milliseconds of the statement marked "-- TIME"
+# run SQL with \timing; print the wall milliseconds of the second statement and the CPU milliseconds the
+# backend used for it (utime + stime of /proc/self/stat, read by the backend itself)
+HZ=$(getconf CLK_TCK)
 timed() {	# sql-before sql-timed
 	"${PSQL[@]}" <<<"$1" >/dev/null	# statements of their own (VACUUM cannot run in a transaction block)
-	"${PSQL[@]}" <<SQL | awk '/^Time:/ { ms = $2 } END { print ms }'
+	"${PSQL[@]}" -At <<SQL | awk -v hz="$HZ" '/^Time:/ { ms = $2 } /^CPU / { c[n++] = $15 + $16 } END { printf "%s %.0f\n", ms, (c[1] - c[0]) * 1000 / hz }'
+SELECT 'CPU ' || pg_read_file('/proc/self/stat');
 \\timing on
 $2
+\\timing off
+SELECT 'CPU ' || pg_read_file('/proc/self/stat');
 SQL
 }
-best() { sort -n | head -n 1; }
+# best of the runs' "wall cpu" lines: "min-wall min-cpu"
+best() { awk 'NR == 1 || $1 < w { w = $1 } NR == 1 || $2 < c { c = $2 } END { print w, c }'; }
+wall() { echo "${1% *}"; }
+cpu() { echo "${1#* }"; }
 fresh_lance() {	# name: a fresh empty dataset and its foreign table
 	rm -rf "$TMP/lake/$1.lance"; cp -r "$TMP/lake/empty.lance" "$TMP/lake/$1.lance"; chown -R "$LT_PG_OSUSER" "$TMP/lake/$1.lance" 2>/dev/null || true
 	"${PSQL[@]}" -c "DROP FOREIGN TABLE IF EXISTS $1; CREATE FOREIGN TABLE $1 (id bigint, grp integer, dt date, x double precision, s text, t text) SERVER lake OPTIONS (path '$1.lance');"
@@ -143,16 +155,26 @@ single_check=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lts")
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 echo
-echo "bench/write.sh: $ROWS rows (6 columns), best of $REPEAT; load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-printf '%-34s %12s %12s %12s   %s\n' "operation" "lt_fdw ms" "other ms" "ratio" "other"
-printf '%-34s %12s %12s %12s   %s\n' "INSERT ... SELECT" "$ins_lt" "$ref_add" "$(ratio "$ins_lt" "$ref_add")" "Lance engine add() (target <= 1.0)"
-printf '%-34s %12s %12s %12s   %s\n' "INSERT ... SELECT" "$ins_lt" "$ins_heap" "$(ratio "$ins_lt" "$ins_heap")" "heap, no index"
-printf '%-34s %12s %12s %12s   %s\n' "INSERT ... SELECT" "$ins_lt" "$ins_heapi" "$(ratio "$ins_lt" "$ins_heapi")" "heap + btree(id)"
-printf '%-34s %12s %12s %12s   %s\n' "COPY FROM (text)" "$copy_lt" "$copy_heap" "$(ratio "$copy_lt" "$copy_heap")" "heap, no index"
-printf '%-34s %12s %12s %12s   %s\n' "DELETE 1%" "$del_lt" "$ins_lt" "$(ratio "$del_lt" "$ins_lt")" "rewriting the fragments = the insert (target <= 0.2)"
-printf '%-34s %12s %12s %12s   %s\n' "DELETE 1%" "$del_lt" "$del_heap" "$(ratio "$del_lt" "$del_heap")" "heap"
-printf '%-34s %12s %12s %12s   %s\n' "UPDATE 1%" "$upd_lt" "$upd_heap" "$(ratio "$upd_lt" "$upd_heap")" "heap"
-printf '%-34s %12s %12s %12s   %s\n' "1000 single-row INSERT txns" "$single_lt" "$single_heap" "$(ratio "$single_lt" "$single_heap")" "heap ($single_check rows landed in lt_fdw)"
-printf '%-34s %12s %12s %12s   %s\n' "data bytes" "$size_lt" "$size_ref" "$(ratio "$size_lt" "$size_ref")" "Lance engine add() (target <= 1.1)"
-printf '%-34s %12s %12s %12s   %s\n' "data bytes" "$size_lt" "$size_heap" "$(ratio "$size_lt" "$size_heap")" "heap"
-printf '%-34s %12s %12s %12s   %s\n' "data bytes" "$size_lt" "$size_heapi" "$(ratio "$size_lt" "$size_heapi")" "heap + btree(id)"
+echo "bench/write.sh: $ROWS rows (6 columns), best of $REPEAT; load: $load0 at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end, on $(nproc) cores"
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+row() { printf '%-30s %10s %10s %7s %9s %9s %7s   %s\n' "$@"; }
+row "operation" "lt_fdw ms" "other ms" "ratio" "lt cpu" "other cpu" "ratio" "other"
+row "INSERT ... SELECT" "$(wall "$ins_lt")" "$ref_add" "$(ratio "$(wall "$ins_lt")" "$ref_add")" \
+	"$(cpu "$ins_lt")" "$ref_add_cpu" "$(ratio "$(cpu "$ins_lt")" "$ref_add_cpu")" "Lance engine add() (target <= 1.0)"
+row "INSERT ... SELECT" "$(wall "$ins_lt")" "$(wall "$ins_heap")" "$(ratio "$(wall "$ins_lt")" "$(wall "$ins_heap")")" \
+	"$(cpu "$ins_lt")" "$(cpu "$ins_heap")" "$(ratio "$(cpu "$ins_lt")" "$(cpu "$ins_heap")")" "heap, no index"
+row "INSERT ... SELECT" "$(wall "$ins_lt")" "$(wall "$ins_heapi")" "$(ratio "$(wall "$ins_lt")" "$(wall "$ins_heapi")")" \
+	"$(cpu "$ins_lt")" "$(cpu "$ins_heapi")" "$(ratio "$(cpu "$ins_lt")" "$(cpu "$ins_heapi")")" "heap + btree(id)"
+row "COPY FROM (text)" "$(wall "$copy_lt")" "$(wall "$copy_heap")" "$(ratio "$(wall "$copy_lt")" "$(wall "$copy_heap")")" \
+	"$(cpu "$copy_lt")" "$(cpu "$copy_heap")" "$(ratio "$(cpu "$copy_lt")" "$(cpu "$copy_heap")")" "heap, no index"
+row "DELETE 1%" "$(wall "$del_lt")" "$(wall "$ins_lt")" "$(ratio "$(wall "$del_lt")" "$(wall "$ins_lt")")" \
+	"$(cpu "$del_lt")" "$(cpu "$ins_lt")" "$(ratio "$(cpu "$del_lt")" "$(cpu "$ins_lt")")" "rewriting the fragments = the insert (target <= 0.2)"
+row "DELETE 1%" "$(wall "$del_lt")" "$(wall "$del_heap")" "$(ratio "$(wall "$del_lt")" "$(wall "$del_heap")")" \
+	"$(cpu "$del_lt")" "$(cpu "$del_heap")" "$(ratio "$(cpu "$del_lt")" "$(cpu "$del_heap")")" "heap"
+row "UPDATE 1%" "$(wall "$upd_lt")" "$(wall "$upd_heap")" "$(ratio "$(wall "$upd_lt")" "$(wall "$upd_heap")")" \
+	"$(cpu "$upd_lt")" "$(cpu "$upd_heap")" "$(ratio "$(cpu "$upd_lt")" "$(cpu "$upd_heap")")" "heap"
+row "1000 single-row INSERT txns" "$single_lt" "$single_heap" "$(ratio "$single_lt" "$single_heap")" "-" "-" "-" "heap ($single_check rows landed in lt_fdw)"
+printf '%-30s %10s %10s %7s   %s\n' "data MiB (bytes)" "lt_fdw" "other" "ratio" "other"
+printf '%-30s %10s %10s %7s   %s\n' "" "$(mib "$size_lt")" "$(mib "$size_ref")" "$(ratio "$size_lt" "$size_ref")" "Lance engine add() (target <= 1.1): $size_lt / $size_ref bytes"
+printf '%-30s %10s %10s %7s   %s\n' "" "$(mib "$size_lt")" "$(mib "$size_heap")" "$(ratio "$size_lt" "$size_heap")" "heap"
+printf '%-30s %10s %10s %7s   %s\n' "" "$(mib "$size_lt")" "$(mib "$size_heapi")" "$(ratio "$size_lt" "$size_heapi")" "heap + btree(id)"
