@@ -1,5 +1,5 @@
 /*
- * lt_fastlanes.c — FastLanes unpacking.
+ * lt_fastlanes.c — FastLanes unpacking (and packing, for the writer).
  *
  * Value i of a block sits in lane l = i % LANES of "row" r, where the 1024
  * outputs are laid out as out[order[r/8]*16 + (r%8)*128 + l].  Row r of all
@@ -104,55 +104,102 @@ lt_fl_unpack(unsigned t_bits, unsigned w, const uint8_t *in, void *out)
 	}
 }
 
-static uint64_t
-fl_get(const void *in, unsigned bytes, unsigned i)
-{
-	switch (bytes)
-	{
-		case 1:
-			return ((const uint8_t *) in)[i];
-		case 2:
-			return ((const uint16_t *) in)[i];
-		case 4:
-			return ((const uint32_t *) in)[i];
-		default:
-			return ((const uint64_t *) in)[i];
-	}
+/*
+ * Packing, the inverse: row r of every lane goes to bit r*w of the lane's word stream; a lane's
+ * word is complete (stored once) when its bits are full, the rest of the value starts the next.
+ * The inner loops run over lanes, as the unpacking's.
+ */
+#define FL_DEFINE_PACK(T, BITS) \
+static void \
+fl_pack##BITS(const T *restrict in, unsigned w, T *restrict out) \
+{ \
+	enum { LANES = 1024 / BITS }; \
+	const T		mask = w >= BITS ? (T) ~(T) 0 : (T) (((T) 1 << w) - 1); \
+	T			acc[LANES] = {0}; \
+	unsigned	sh = 0; \
+	T		   *o = out; \
+	for (unsigned r = 0; r < BITS; r++) \
+	{ \
+		const T    *a = in + fl_row_base(r); \
+		if (sh + w <= BITS) \
+		{ \
+			for (unsigned l = 0; l < LANES; l++) \
+				acc[l] |= (T) ((T) (a[l] & mask) << sh); \
+			sh += w; \
+			if (sh == BITS) \
+			{ \
+				for (unsigned l = 0; l < LANES; l++) \
+				{ \
+					o[l] = acc[l]; \
+					acc[l] = 0; \
+				} \
+				o += LANES; \
+				sh = 0; \
+			} \
+		} \
+		else \
+		{ \
+			unsigned	sh2 = BITS - sh; \
+			for (unsigned l = 0; l < LANES; l++) \
+			{ \
+				T			v = (T) (a[l] & mask); \
+				o[l] = (T) (acc[l] | (T) (v << sh)); \
+				acc[l] = (T) (v >> sh2); \
+			} \
+			o += LANES; \
+			sh = sh + w - BITS; \
+		} \
+	} \
 }
+
+FL_DEFINE_PACK(uint8_t, 8)
+FL_DEFINE_PACK(uint16_t, 16)
+FL_DEFINE_PACK(uint32_t, 32)
+FL_DEFINE_PACK(uint64_t, 64)
 
 void
 lt_fl_pack(unsigned t_bits, unsigned w, const void *in, uint8_t *out)
 {
-	unsigned	lanes = 1024 / t_bits;
-	unsigned	bytes = t_bits / 8;
-	uint64_t	mask = w >= 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << w) - 1);
-
-	memset(out, 0, lt_fl_packed_bytes(w));
-	if (w == 0)
-		return;
-	for (unsigned l = 0; l < lanes; l++)
+	union
 	{
-		for (unsigned r = 0; r < t_bits; r++)
-		{
-			uint64_t	v = fl_get(in, bytes, fl_row_base(r) + l) & mask;
-			unsigned	p = r * w;
-			unsigned	sh = p % t_bits;
-			size_t		word = (size_t) lanes * (p / t_bits) + l;
+		uint64_t	u64[1024];
+		uint8_t		u8[8192];
+	}			tin,
+				tout;
+	unsigned	bytes = t_bits / 8;
+	const void *src = in;
+	void	   *dst = out;
 
-			uint64_t	lo = v << sh;
-			uint8_t    *pw = out + word * bytes;
-
-			/* words are little-endian: OR the bytes in place */
-			for (unsigned k = 0; k < bytes; k++)
-				pw[k] |= (uint8_t) (lo >> (8 * k));
-			if (sh + w > t_bits)
-			{
-				uint64_t	hi = v >> (t_bits - sh);
-				uint8_t    *pw2 = out + (word + lanes) * bytes;
-
-				for (unsigned k = 0; k < bytes; k++)
-					pw2[k] |= (uint8_t) (hi >> (8 * k));
-			}
-		}
+	if (w > t_bits)
+		w = t_bits;
+	if (w == 0)
+	{
+		memset(out, 0, lt_fl_packed_bytes(0));
+		return;
 	}
+	/* the writers' buffers are aligned; others go through copies */
+	if ((uintptr_t) in % bytes != 0)
+	{
+		memcpy(tin.u8, in, 1024 * (size_t) bytes);
+		src = tin.u8;
+	}
+	if ((uintptr_t) out % bytes != 0)
+		dst = tout.u8;
+	switch (t_bits)
+	{
+		case 8:
+			fl_pack8(src, w, dst);
+			break;
+		case 16:
+			fl_pack16(src, w, dst);
+			break;
+		case 32:
+			fl_pack32(src, w, dst);
+			break;
+		default:
+			fl_pack64(src, w, dst);
+			break;
+	}
+	if (dst != (void *) out)
+		memcpy(out, dst, lt_fl_packed_bytes(w));
 }

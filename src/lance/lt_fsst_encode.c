@@ -276,26 +276,25 @@ run_next(enc_run *r, const uint8_t *data, const int64_t *offsets, int64_t *out_o
 	return true;
 }
 
-static inline void
-run_step(const lt_fsst_encoder *e, enc_run *r, const uint8_t *lim, bool one_per_bucket)
-{
-	uint64_t	w;
-	unsigned	m,
-				n,
-				esc;
-
-	if (lim - r->in >= 8)
-		memcpy(&w, r->in, 8);
-	else
-		w = load_tail(r->in, (size_t) (lim - r->in));
-	m = longest_in(e, w, (size_t) (r->end - r->in), one_per_bucket);
-	n = m >> 8;
-	esc = n == 0;
-	r->o[0] = (uint8_t) (m | -esc);
-	r->o[1] = (uint8_t) w;
-	r->o += 1 + esc;
-	r->in += n + esc;
-}
+/* One code of a run whose state is in (not address-taken) locals: they stay in registers. */
+#define RUN_STEP(e, lim, in, end, o, one_per_bucket) \
+	do { \
+		uint64_t	w_; \
+		unsigned	m_, \
+					n_, \
+					esc_; \
+		if ((lim) - (in) >= 8) \
+			memcpy(&w_, (in), 8); \
+		else \
+			w_ = load_tail((in), (size_t) ((lim) - (in))); \
+		m_ = longest_in((e), w_, (size_t) ((end) - (in)), (one_per_bucket)); \
+		n_ = m_ >> 8; \
+		esc_ = n_ == 0; \
+		(o)[0] = (uint8_t) (m_ | -esc_); \
+		(o)[1] = (uint8_t) w_; \
+		(o) += 1 + esc_; \
+		(in) += n_ + esc_; \
+	} while (0)
 
 static inline size_t
 encode_runs(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n, uint8_t *out,
@@ -323,21 +322,45 @@ encode_runs(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offset
 		}
 	}
 	out_offsets[0] = 0;
-	while (live[0] & live[1] & live[2] & live[3])
+	if (live[0] & live[1] & live[2] & live[3])
 	{
-		run_step(e, &r[0], lim, one_per_bucket);
-		run_step(e, &r[1], lim, one_per_bucket);
-		run_step(e, &r[2], lim, one_per_bucket);
-		run_step(e, &r[3], lim, one_per_bucket);
-		for (int j = 0; j < RUNS; j++)
-			if (__builtin_expect(r[j].in >= r[j].end, 0))
-				live[j] = run_next(&r[j], data, offsets, out_offsets);
+		const uint8_t *in0 = r[0].in, *in1 = r[1].in, *in2 = r[2].in, *in3 = r[3].in;
+		const uint8_t *end0 = r[0].end, *end1 = r[1].end, *end2 = r[2].end, *end3 = r[3].end;
+		uint8_t    *o0 = r[0].o, *o1 = r[1].o, *o2 = r[2].o, *o3 = r[3].o;
+		bool		all = true;
+
+		/* a string's end: the state goes through r[j] and back (rare: the locals stay in registers) */
+#define RUN_END(j) \
+		if (__builtin_expect(in##j >= end##j, 0)) \
+		{ \
+			r[j].in = in##j; \
+			r[j].o = o##j; \
+			live[j] = run_next(&r[j], data, offsets, out_offsets); \
+			all &= live[j]; \
+			in##j = r[j].in; \
+			end##j = r[j].end; \
+		}
+		while (all)
+		{
+			RUN_STEP(e, lim, in0, end0, o0, one_per_bucket);
+			RUN_STEP(e, lim, in1, end1, o1, one_per_bucket);
+			RUN_STEP(e, lim, in2, end2, o2, one_per_bucket);
+			RUN_STEP(e, lim, in3, end3, o3, one_per_bucket);
+			RUN_END(0);
+			RUN_END(1);
+			RUN_END(2);
+			RUN_END(3);
+		}
+#undef RUN_END
+		r[0].in = in0, r[1].in = in1, r[2].in = in2, r[3].in = in3;
+		r[0].o = o0, r[1].o = o1, r[2].o = o2, r[3].o = o3;
 	}
 	for (int j = 0; j < RUNS; j++)
 		while (live[j])
 		{
-			run_step(e, &r[j], lim, one_per_bucket);
-			live[j] = run_next(&r[j], data, offsets, out_offsets);
+			RUN_STEP(e, lim, r[j].in, r[j].end, r[j].o, one_per_bucket);
+			if (r[j].in >= r[j].end)
+				live[j] = run_next(&r[j], data, offsets, out_offsets);
 		}
 	/* close up: run j's output moves to the end of run j - 1's; its offsets were relative */
 	pos = 0;

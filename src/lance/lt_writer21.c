@@ -653,7 +653,8 @@ mb_bitpack(lt_arena *ar, const uint8_t *vals, uint64_t n, unsigned width, mb_val
 	unsigned	tb = width * 8;
 	uint64_t	m[MB_MAX_BUFS];
 	uint64_t	block[LT_FL_BLOCK];
-	uint8_t		packed[LT_FL_BLOCK * 8];
+	uint64_t	packed_words[LT_FL_BLOCK];	/* aligned: lt_fl_pack stores whole words */
+	uint8_t    *packed = (uint8_t *) packed_words;
 
 	out->nbuf = 1;
 	out->enc = enc_inline_bp(ar, tb);
@@ -922,7 +923,8 @@ static lt_code
 lv_compress(lv_codec c, const uint16_t *v, uint64_t n, lt_wbuf *out, lt_error *err)
 {
 	uint16_t	block[LT_FL_BLOCK];
-	uint8_t		packed[LT_FL_BLOCK * 2];
+	uint16_t	packed_words[LT_FL_BLOCK];	/* aligned: lt_fl_pack stores whole words */
+	uint8_t    *packed = (uint8_t *) packed_words;
 
 	out->len = 0;
 	if (c.kind == 0)

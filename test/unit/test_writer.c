@@ -790,6 +790,22 @@ TEST(store_streaming)
 	CHECK_OK(lt_wfile_write(f, (const uint8_t *) "gone", 4, &err), err);
 	lt_wfile_abort(f);
 	CHECK_CODE(lt_store_read_all(st, "data/y.bin", 100, &buf, &len, &err), LT_ENOTFOUND);
+	/* past the writeback threshold (4 MiB), written in pieces of odd sizes */
+	{
+		size_t		big = (size_t) 11 << 20;
+		uint8_t    *b = malloc(big);
+
+		for (size_t i = 0; i < big; i++)
+			b[i] = (uint8_t) (i * 2654435761u >> 13);
+		CHECK_OK(lt_store_create_file(st, "data/big.bin", &f, &err), err);
+		for (size_t off = 0; off < big; off += 1234567)
+			CHECK_OK(lt_wfile_write(f, b + off, big - off < 1234567 ? big - off : 1234567, &err), err);
+		CHECK_OK(lt_wfile_finish(f, &err), err);
+		CHECK_OK(lt_store_read_all(st, "data/big.bin", (uint64_t) 1 << 30, &buf, &len, &err), err);
+		CHECK(len == big && buf && memcmp(buf, b, big) == 0);
+		lt_free(buf);
+		free(b);
+	}
 	CHECK_OK(lt_store_remove(st, "data/x.bin", &err), err);
 	lt_store_close(st);
 	{
@@ -800,10 +816,100 @@ TEST(store_streaming)
 	}
 }
 
+/*
+ * Rows appended straight into the writer's buffers (lt_file_writer_buffers + _advance, as an
+ * INSERT does) make the same file, byte for byte, as the same rows through lt_file_writer_write;
+ * big strings cross the page size, so pages are encoded in between.  A wrong row count is refused.
+ */
+TEST(buffers_advance)
+{
+	const char *sp[] = {"id;-1;int64", "s;-1;string", "l;-1;list", "item;2;int32"};
+	lt_schema  *s = schema_of(sp, 4);
+	int64_t		n = 40000;
+	lt_array  **cols;
+	uint8_t    *bytes[2] = {NULL, NULL};
+	uint64_t	lens[2] = {0, 0};
+	lt_store   *st = NULL;
+
+	rng_state = 7;
+	cols = make_cols(s, n, &(gen_opts) {5, 1, 700, 4, 10, 0});
+	CHECK_OK(lt_store_mem_open(&st, &err), err);
+	for (int way = 0; way < 2; way++)
+	{
+		lt_file_writer *w = NULL;
+		lt_written_file wf = {0};
+		char		path[128];
+
+		CHECK_OK(lt_file_writer_open(st, "data/", s->n_fields, (const lt_field *const *) s->fields, LT_FILE_V2_1, &w,
+									 &err), err);
+		if (!w)
+			break;
+		for (int64_t r0 = 0; r0 < n; r0 += 8192)
+		{
+			int64_t		k = n - r0 < 8192 ? n - r0 : 8192;
+
+			if (way == 0)
+			{
+				lt_array   *slice[3];
+
+				for (int i = 0; i < 3; i++)
+				{
+					CHECK_OK(lt_array_new(s->fields[i], &slice[i], &err), err);
+					CHECK_OK(lt_array_append_slice(slice[i], cols[i], r0, k, &err), err);
+				}
+				CHECK_OK(lt_file_writer_write(w, slice, k, &err), err);
+				for (int i = 0; i < 3; i++)
+					lt_array_free(slice[i]);
+			}
+			else
+			{
+				lt_array   *const *buf = lt_file_writer_buffers(w);
+
+				for (int i = 0; i < 3; i++)
+					CHECK_OK(lt_array_append_slice(buf[i], cols[i], r0, k, &err), err);
+				if (r0 == 0)
+				{
+					/* one field short of the count: refused, nothing taken */
+					CHECK_CODE(lt_file_writer_advance(w, k + 1, &err), LT_EINVALID);
+					CHECK_EQ_INT(lt_file_writer_rows(w), 0);
+				}
+				CHECK_OK(lt_file_writer_advance(w, k, &err), err);
+			}
+			CHECK_EQ_INT(lt_file_writer_rows(w), r0 + k);
+		}
+		CHECK_OK(lt_file_writer_finish(w, &wf, &err), err);
+		lt_file_writer_free(w);
+		snprintf(path, sizeof(path), "data/%s", wf.name ? wf.name : "?");
+		CHECK_OK(lt_store_read_all(st, path, (uint64_t) 1 << 30, &bytes[way], &lens[way], &err), err);
+		{
+			lt_file    *f = NULL;
+			struct Lt__Pb__ColumnMetadata *cm = NULL;
+
+			/* more than one page of strings */
+			CHECK_OK(lt_file_open(st, path, &f, &err), err);
+			if (f)
+			{
+				CHECK_OK(lt_file_column(f, 1, &cm, &err), err);
+				CHECK(cm && cm->n_pages > 1);
+				lt_file_close(f);
+			}
+		}
+		lt_written_file_clear(&wf);
+	}
+	CHECK_EQ_INT(lens[0], lens[1]);
+	CHECK(lens[0] == lens[1] && bytes[0] && bytes[1] && memcmp(bytes[0], bytes[1], lens[0]) == 0);
+	lt_free(bytes[0]);
+	lt_free(bytes[1]);
+	lt_store_close(st);
+	free_cols(s, cols);
+	lt_schema_free(s);
+}
+
 int
 main(void)
 {
 	RUN(store_streaming);
+	RUN(buffers_advance);
 	RUN(refusals);
 	RUN(encoding_choices);
 	if (!getenv("ONLY") || strstr(getenv("ONLY"), "scalar"))
