@@ -1159,7 +1159,7 @@ append_json(const LtWriteConv *c, lt_array *a, const JsonbValue *v)
 /* ---- the entry point ------------------------------------------------------------------------ */
 
 /* The fast kinds: true when the value went in. */
-static inline bool
+static pg_attribute_always_inline bool
 put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 {
 	uint8	   *dst;
@@ -1281,4 +1281,34 @@ lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 				return;
 			}
 	}
+}
+
+bool
+lt_wconv_append_row(LtWriteConv *const *conv, lt_array *const *arrays, const AttrNumber *att_of_field, int n,
+					const Datum *values, const bool *isnull, AttrNumber *converting, const int64 *since, int64 limit)
+{
+	bool		full = false;
+
+	for (int k = 0; k < n; k++)
+	{
+		AttrNumber	att = att_of_field[k];
+		lt_array   *a = arrays[k];
+
+		if (att == 0)
+		{
+			lt_error	err;
+
+			/* a field the table has no column for */
+			if (lt_array_append_nulls(a, 1, &err) != LT_OK)
+				lt_report(&err, psprintf("column builder of field \"%s\"", a->field->name));
+			continue;
+		}
+		*converting = att;
+		/* the fast kinds inline, the others through the general path */
+		if (isnull[att - 1] || conv[k]->fast == LT_FAST_NONE || !put_fast(conv[k], a, values[att - 1]))
+			lt_wconv_append(conv[k], a, values[att - 1], isnull[att - 1]);
+		full |= a->data_len - since[k] >= limit;
+	}
+	*converting = 0;
+	return full;
 }

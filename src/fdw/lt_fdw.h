@@ -201,6 +201,14 @@ extern LtWriteConv *lt_wconv_build(const lt_field *field, const char *what, Oid 
  * field that is not nullable is ERROR 23502. Library allocations go to lt_alloc_target().
  */
 extern void lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull);
+/*
+ * Append one row: into arrays[k], value att_of_field[k] of values / isnull (0: a NULL), for the
+ * n fields; *converting is the attribute being converted (the caller's error context reads it,
+ * 0 after).  True when a field's data grew by `limit` bytes or more since since[k].
+ */
+extern bool lt_wconv_append_row(LtWriteConv *const *conv, lt_array *const *arrays, const AttrNumber *att_of_field,
+								int n, const Datum *values, const bool *isnull, AttrNumber *converting,
+								const int64 *since, int64 limit);
 
 /* keys.c: the primary key of a keyed table, checked for each written row */
 typedef struct LtKeyCheck LtKeyCheck;

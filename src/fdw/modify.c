@@ -506,24 +506,8 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 	errcb.arg = ms;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
-	for (int k = 0; k < ms->n_fields; k++)
-	{
-		AttrNumber	att = ms->att_of_field[k];
-
-		if (att == 0)
-		{
-			lt_error	err;
-
-			if (lt_array_append_nulls(ms->builders[k], 1, &err) != LT_OK)
-				lt_report_write(&err, what(ms));
-			continue;
-		}
-		ms->converting = att;
-		lt_wconv_append(ms->conv[k], ms->builders[k], slot->tts_values[att - 1], slot->tts_isnull[att - 1]);
-		if (ms->builders[k]->data_len - ms->batch_from[k] >= LT_WRITE_BATCH_BYTES)
-			full = true;
-	}
-	ms->converting = 0;
+	full = lt_wconv_append_row(ms->conv, ms->builders, ms->att_of_field, ms->n_fields, slot->tts_values,
+							   slot->tts_isnull, &ms->converting, ms->batch_from, LT_WRITE_BATCH_BYTES);
 	error_context_stack = errcb.previous;
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(oldcxt);
