@@ -23,6 +23,7 @@
 #include "lt_index.h"
 #include "lt_index_file.h"
 #include "lt_index_write.h"
+#include "io/lt_store_s3.h"
 #include <time.h>
 #include "lt_file.pb-c.h"
 #include "io/lt_store.h"
@@ -462,9 +463,17 @@ cmd_index_file(const char *path)
 	const Lt__Pb__FileDescriptor *fd;
 	int			rc = 0;
 
-	if (lt_store_local_open(".", &store, &err) != LT_OK)
-		return fail(&err);
-	if (lt_index_file_open(store, path, &xf, &err) != LT_OK)
+	/* the file's directory is the store (a local one, or an s3:// location), its name the path in it */
+	{
+		const char *slash = strrchr(path, '/');
+		char	   *dir = slash ? strndup(path, (size_t) (slash - path)) : strdup(".");
+		lt_code		orc = dir ? lt_store_open_location(dir[0] ? dir : "/", &store, &err) : lt_nomem(&err);
+
+		free(dir);
+		if (orc != LT_OK)
+			return fail(&err);
+	}
+	if (lt_index_file_open(store, strrchr(path, '/') ? strrchr(path, '/') + 1 : path, &xf, &err) != LT_OK)
 	{
 		lt_store_close(store);
 		return fail(&err);
@@ -606,7 +615,7 @@ cmd_create_index(int argc, char **argv)
 		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap [--name N] [--read-version V] [--max-memory-mb M]\n");
 		return 2;
 	}
-	if (lt_store_local_open(dir, &store, &err) != LT_OK)
+	if (lt_store_open_location(dir, &store, &err) != LT_OK)
 		return fail(&err);
 	spec.version = read_version;
 	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK)

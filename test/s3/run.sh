@@ -2,7 +2,7 @@
 # test/s3/run.sh — lt_fdw on S3: the test S3 server (test/s3/server.mjs: @20minutes/s3rver, which checks SigV4
 # signatures, plus conditional PUT and a fault mode) on 127.0.0.1 and an ephemeral port, stopped at the end.
 #
-#   test/s3/run.sh                 every part: store cond read pg race faults vhost token
+#   test/s3/run.sh                 every part: store cond read inspect pg race faults vhost token
 #   test/s3/run.sh store pg        only some parts
 #
 #   store   build/s3/test_s3_store: the S3 backend itself (reads, listings, conditional create, multipart,
@@ -10,6 +10,8 @@
 #   cond    the server answers 412 to a conditional create of an existing key (and 200 without the condition)
 #   read    datasets the reference engine writes to S3 (test/interop/specs/*.json) read by lt-inspect over S3
 #           and compared with the reference engine's own scan over S3
+#   inspect lt-inspect's index commands on s3:// (index, index-query, index-file, create-index) against the same
+#           dataset on a local disk
 #   pg      pg_regress test/s3/sql/*.sql on a throwaway cluster (options, credentials, IMPORT, scans, index
 #           lookups, writes read back by the reference engine over S3)
 #   race    two sessions appending to the same S3 dataset at once: every commit lands or fails with 40001
@@ -28,7 +30,7 @@ export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 MAKE=${MAKE:-make}
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(store cond read pg race faults vhost token)
+[ ${#parts[@]} -gt 0 ] || parts=(store cond read inspect pg race faults vhost token)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 pass=0 fail=0
@@ -124,6 +126,52 @@ if want read; then
 			ko "read $name: lt-inspect and the reference differ over S3" "$(echo "$diff" | head -n 8)"
 		fi
 	done
+fi
+
+# ---- inspect ------------------------------------------------------------------------------------------
+# lt-inspect's index commands on s3:// (index, index-query, index-file, create-index), against the same dataset
+# on a local disk (the reference engine makes both from one spec: the same rows, the same index contents)
+if want inspect; then
+	[ -x build/lt-inspect ] || $MAKE all >/dev/null 2>&1
+	LOCAL=$TMP/inspect/ix.lance URI=s3://lake/inspect/ix.lance
+	mkdir -p "$TMP/inspect"
+	if REF make "$URI" test/interop/index/stable.json >/dev/null 2>"$TMP/ix.err" &&
+		REF make "$LOCAL" test/interop/index/stable.json >/dev/null 2>>"$TMP/ix.err"; then
+		# the index list (names, kinds, columns, fragments; the uuids differ between the two copies)
+		norm() { jq -c 'del(.. | .uuid?) | del(.. | .dir?)' 2>/dev/null; }
+		a=$(build/lt-inspect index "$URI" 2>&1 | norm) b=$(build/lt-inspect index "$LOCAL" 2>&1 | norm)
+		[ -n "$a" ] && [ "$a" = "$b" ] && ok "inspect: index lists the same indexes over S3" ||
+			ko "inspect: index over S3" "s3: $(echo "$a" | head -c 300)" "local: $(echo "$b" | head -c 300)"
+		same=0 total=0
+		for where in "id = 4321" "id >= 100 AND id < 900" "k = 3" "k IN (1, 5) OR id < 50"; do
+			total=$((total + 1))
+			a=$(build/lt-inspect index-query "$URI" --where "$where" 2>&1) b=$(build/lt-inspect index-query "$LOCAL" --where "$where" 2>&1)
+			c=$(build/lt-inspect index-query "$URI" --where "$where" --no-index 2>&1)
+			[ -n "$a" ] && [ "$a" = "$b" ] && [ "$a" = "$c" ] && same=$((same + 1)) ||
+				echo "index-query '$where': s3 $(echo "$a" | head -c 200) / local $(echo "$b" | head -c 200) / scan $(echo "$c" | head -c 200)"
+		done
+		[ "$same" = "$total" ] && ok "inspect: index-query over S3 answers as on disk and as the scan ($total filters)" ||
+			ko "inspect: index-query over S3" "$same of $total agree"
+		# one index file by its s3:// path
+		uuid=$(build/lt-inspect index "$LOCAL" | jq -r 'select(.kind == "btree" or .type == "btree") | .. | .uuid? // empty' 2>/dev/null | head -n 1)
+		s3uuid=$(build/lt-inspect index "$URI" | jq -r 'select(.kind == "btree" or .type == "btree") | .. | .uuid? // empty' 2>/dev/null | head -n 1)
+		a=$(build/lt-inspect index-file "$URI/_indices/$s3uuid/page_lookup.lance" 2>&1)
+		b=$(build/lt-inspect index-file "$LOCAL/_indices/$uuid/page_lookup.lance" 2>&1)
+		[ -n "$uuid" ] && [ -n "$s3uuid" ] && [ "$a" = "$b" ] && ok "inspect: index-file reads a btree's page_lookup.lance by its s3:// path" ||
+			ko "inspect: index-file over S3" "uuids '$s3uuid' / '$uuid'" "s3: $(echo "$a" | head -c 300)" "local: $(echo "$b" | head -c 300)"
+		# an index built over S3, which the reference lists and lt-inspect then uses
+		if build/lt-inspect create-index "$URI" --column k --kind btree --name k_btree >"$TMP/ci.out" 2>&1; then
+			listed=$(REF indexes "$URI" 2>/dev/null | grep -c '"k_btree"')
+			a=$(build/lt-inspect index-query "$URI" --where "k = 3 OR k = 99" --index k_btree 2>&1)
+			c=$(build/lt-inspect index-query "$URI" --where "k = 3 OR k = 99" --no-index 2>&1)
+			[ "$listed" -ge 1 ] && [ -n "$a" ] && [ "$a" = "$c" ] && ok "inspect: create-index over S3 (a btree the reference lists, lookups right)" ||
+				ko "inspect: create-index over S3" "listed $listed" "$(head -c 300 "$TMP/ci.out")" "index: $(echo "$a" | head -c 200)" "scan: $(echo "$c" | head -c 200)"
+		else
+			ko "inspect: create-index over S3" "$(head -c 400 "$TMP/ci.out")"
+		fi
+	else
+		ko "inspect: setup" "$(head -c 400 "$TMP/ix.err")"
+	fi
 fi
 
 # ---- a cluster for pg, race and faults -------------------------------------------------------------------
