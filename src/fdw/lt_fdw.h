@@ -649,8 +649,8 @@ extern void ltfdw_index_labels(LtScanIndex **slot, Relation rel, Index scanrelid
 							   List *local_quals);
 /* The verdict for fragment i of the version (ds->fragments[i]), or NULL: scan it with the filter. */
 extern const struct lt_frag_plan *ltfdw_index_verdict(LtScanIndex *ix, size_t i);
-extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, MemoryContext cxt,
-									   const char *what);
+extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, int proven_cols,
+									   int other_cols, bool filter, MemoryContext cxt, const char *what);
 /* Fragments the current lookup pruned (EXPLAIN's "to scan"). */
 extern uint64 ltfdw_index_pruned(LtScanIndex *ix);
 extern void ltfdw_index_explain(LtScanIndex *ix, ExplainState *es);

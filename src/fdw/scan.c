@@ -703,15 +703,19 @@ build_units(LtScanState *st)
 
 /*
  * On a remote store, open the files of the next LT_PREFETCH_FRAGMENTS fragments to read (from fi on, the
- * index's pruned ones left out) in one round of requests instead of a round trip per fragment.  Returns
- * the fragment after the last one covered.  what names the dataset in an error (only a cancel fails).
+ * index's pruned ones left out) in one round of requests instead of a round trip per fragment.  Their data files
+ * only where columns are read: proven_cols columns in fragments whose rows the index proved (ROWS, ALL),
+ * other_cols and the filter's in the others (a count of index-selected rows reads no data file).  Returns the
+ * fragment after the last one covered.  what names the dataset in an error (only a cancel fails).
  */
 #define LT_PREFETCH_FRAGMENTS 16
 
 size_t
-ltfdw_prefetch_fragments(lt_dataset *ds, LtScanIndex *index, size_t fi, MemoryContext cxt, const char *what)
+ltfdw_prefetch_fragments(lt_dataset *ds, LtScanIndex *index, size_t fi, int proven_cols, int other_cols, bool filter,
+						 MemoryContext cxt, const char *what)
 {
 	size_t		idx[LT_PREFETCH_FRAGMENTS];
+	bool		data[LT_PREFETCH_FRAGMENTS];
 	size_t		n = 0;
 	size_t		i;
 	MemoryContext old;
@@ -723,12 +727,15 @@ ltfdw_prefetch_fragments(lt_dataset *ds, LtScanIndex *index, size_t fi, MemoryCo
 	for (i = fi; i < ds->n_fragments && n < LT_PREFETCH_FRAGMENTS; i++)
 	{
 		const lt_frag_plan *fp = index ? ltfdw_index_verdict(index, i) : NULL;
+		bool		proven = fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_ALL);
 
-		if (!fp || fp->verdict != LT_FRAG_PRUNED)
-			idx[n++] = i;
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			continue;
+		data[n] = proven ? proven_cols > 0 : (other_cols > 0 || filter);
+		idx[n++] = i;
 	}
 	old = lt_alloc_target(cxt);
-	rc = lt_dataset_prefetch_fragments(ds, idx, n, &err);
+	rc = lt_dataset_prefetch_fragments(ds, idx, n, data, &err);
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 		lt_report(&err, what);
@@ -774,7 +781,10 @@ next_fragment(LtScanState *st)
 			return false;
 		fi = st->next_fragment++;
 		if (fi >= st->prefetched_to)
-			st->prefetched_to = ltfdw_prefetch_fragments(ds, st->index, fi, st->lib_cxt, st->opts.uri);
+			st->prefetched_to = ltfdw_prefetch_fragments(ds, st->index, fi,
+														 st->qual_only != NIL && !ltfdw_filter_needs_local_check(st->filter)
+														 ? st->lean.n_proj : st->cols.n_proj,
+														 st->cols.n_proj, st->filter != NULL, st->lib_cxt, st->opts.uri);
 	}
 	frag = ds->fragments[fi];
 	fp = ltfdw_index_verdict(st->index, fi);

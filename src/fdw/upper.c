@@ -1882,7 +1882,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
 			continue;
 		if (fi >= prefetched_to)
-			prefetched_to = ltfdw_prefetch_fragments(ds, st->index, fi, st->lib_cxt, st->opts.uri);
+			prefetched_to = ltfdw_prefetch_fragments(ds, st->index, fi, st->n_proj, st->n_proj, st->filter != NULL,
+													 st->lib_cxt, st->opts.uri);
 		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
 		{
 			so.offsets = fp->offsets;

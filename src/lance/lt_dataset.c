@@ -66,7 +66,7 @@ lt_dataset_path(const lt_dataset *ds, const char *rel)
 }
 
 lt_code
-lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, lt_error *err)
+lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const bool *data_files, lt_error *err)
 {
 	char	  **paths;
 	int			np = 0;
@@ -87,7 +87,7 @@ lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, lt_er
 		if (idx[i] >= ds->n_fragments)
 			continue;
 		f = ds->fragments[idx[i]];
-		for (size_t j = 0; j < f->n_files; j++)
+		for (size_t j = 0; (!data_files || data_files[i]) && j < f->n_files; j++)
 		{
 			char	   *rel = lt_asprintf("data/%s", f->files[j]->path);
 

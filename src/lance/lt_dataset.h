@@ -90,11 +90,13 @@ lt_code		lt_dataset_tag_version(lt_store *store, const char *prefix, const char 
 /* "prefix" + rel, freshly allocated (lt_free). */
 char	   *lt_dataset_path(const lt_dataset *ds, const char *rel);
 /*
- * About to read fragments ds->fragments[idx[0..n)]: on a remote store, fetch what opening their data and
- * deletion files needs all at once (lt_store_prefetch), where opening them one by one costs a round trip
- * each.  Does nothing on a local disk; only a cancel fails.
+ * About to read fragments ds->fragments[idx[0..n)]: on a remote store, fetch what opening their deletion
+ * files and (where data_files[i], or data_files is NULL: the reader reads columns there) data files needs, all
+ * at once (lt_store_prefetch), where opening them one by one costs a round trip each.  Does nothing on a local
+ * disk; only a cancel fails.
  */
-lt_code		lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, lt_error *err);
+lt_code		lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const bool *data_files,
+										  lt_error *err);
 /* Manifest file name of a version under a naming scheme (no directory). */
 void		lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buflen);
 
