@@ -81,6 +81,11 @@ void		lt_dataset_close(lt_dataset *ds);
 /* Every committed version, ascending, and the naming scheme in use. */
 lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
 								lt_naming *naming, lt_error *err);
+/*
+ * The newest version, without reading every name in _versions/ where that can be avoided: on S3 one small
+ * listing (V2 names sort newest first), locally the version hint probed forward; both fall back to the full
+ * listing (lt_dataset.c says when).
+ */
 lt_code		lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version,
 									  lt_naming *naming, lt_error *err);
 /* Resolve a tag (_refs/tags/<tag>.json) to its version. */
