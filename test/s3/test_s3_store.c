@@ -339,6 +339,20 @@ TEST(open_with_tail)
 	}
 	admin("mode?suffix_ranges=1");
 
+	/* a file read whole (a manifest) of up to 1 MiB is one request, open included */
+	{
+		uint8_t    *whole = NULL;
+		uint64_t	len = 0;
+
+		CHECK_OK(lt_store_put(s, "_versions/big.manifest", data, big, &err), err);
+		lt_s3_cache_clear();
+		r0 = requests_now();
+		CHECK_OK(lt_store_read_all(s, "_versions/big.manifest", big, &whole, &len, &err), err);
+		CHECK(len == big && whole && memcmp(whole, data, big) == 0);
+		CHECK_EQ_INT(requests_now() - r0, 1);
+		lt_free(whole);
+	}
+
 	for (int i = 0; i < 3; i++)
 		CHECK_OK(lt_store_put(s, paths[i], data + i, 70000, &err), err);
 	lt_s3_cache_clear();

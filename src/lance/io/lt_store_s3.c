@@ -1089,12 +1089,24 @@ s3_stat(lt_store *st, const char *path, lt_stat *out, lt_error *err)
 	return rc;
 }
 
-/* A GET of key's last TAIL_PREFETCH bytes (not started): one request answers its size, etag and tail. */
+/* Files read whole (a manifest, a transaction): the first request asks for up to 1 MiB of them. */
+static bool
+read_whole_name(const char *key)
+{
+	size_t		n = strlen(key);
+
+	return (n > 9 && strcmp(key + n - 9, ".manifest") == 0) || (n > 4 && strcmp(key + n - 4, ".txn") == 0);
+}
+
+/*
+ * A GET of key's last TAIL_PREFETCH bytes (not started; TAIL_KEEP_MAX for files read whole): one request
+ * answers its size, etag and tail.
+ */
 static lt_code
 tail_req(s3_req *r, s3_store *s, const char *key, lt_error *err)
 {
 	req_init(r, s, "GET", key);
-	r->suffix = TAIL_PREFETCH;
+	r->suffix = read_whole_name(key) ? TAIL_KEEP_MAX : TAIL_PREFETCH;
 	if (!(r->url = object_url(s, key, NULL)))
 		return lt_nomem(err);
 	return LT_OK;
