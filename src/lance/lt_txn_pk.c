@@ -115,7 +115,8 @@ pk_attempt(void *arg, lt_dataset *base, lt_commit_result *res, bool *lost_race, 
 			rc = lt_nomem(err);
 			goto out;
 		}
-		memcpy(f->metadata, bm->fields[i]->metadata, f->n_metadata * sizeof(Lt__Pb__Field__MetadataEntry *));
+		if (f->n_metadata)
+			memcpy(f->metadata, bm->fields[i]->metadata, f->n_metadata * sizeof(Lt__Pb__Field__MetadataEntry *));
 		lt__pb__field__metadata_entry__init(&mentries[k]);
 		mentries[k].key = (char *) LT_PK_POSITION_METADATA_KEY;
 		mentries[k].has_value = true;
