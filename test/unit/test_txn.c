@@ -1284,6 +1284,101 @@ TEST(keyed_commits)
 	lt_store_close(s);
 }
 
+/* lt_commit_primary_key (lt_keys.h) on field `field`, from ds. */
+static lt_code
+set_key(lt_dataset *ds, int32_t field, lt_commit_result *r)
+{
+	return lt_commit_primary_key(ds, &field, 1, NULL, r, &err);
+}
+
+/* A top-level field other than id (0) that can be a key, or -1. */
+static int32_t
+other_key_field(lt_dataset *ds)
+{
+	for (int i = 0; i < ds->schema->n_fields; i++)
+	{
+		const lt_field *f = ds->schema->fields[i];
+
+		if (f->id != 0 && f->parent_id == -1 && lt_key_kind_of(f) != LT_KEY_UNSUPPORTED)
+			return f->id;
+	}
+	return -1;
+}
+
+/*
+ * Marking a primary key over concurrent commits (both from the same read version): a delete,
+ * an index build and reserved fragment ids rebase (no row was added, no key value changed);
+ * anything that may have added rows, moved them or marked a key meanwhile is a conflict.
+ */
+TEST(primary_key_commits)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s), *after;
+	lt_commit_result r;
+	const lt_field **key = NULL;
+	int			n_key = 0;
+	int32_t		other = other_key_field(ds);
+
+	CHECK(other > 0);
+	CHECK_OK(delete_some(ds, 0, (uint32_t[]) {4}, 1, &r), err);
+	CHECK_EQ_INT(r.version, 6);
+	inject(s, LT__PB__TRANSACTION__OPERATION_CREATE_INDEX,
+		   &(Lt__Pb__Transaction__CreateIndex) LT__PB__TRANSACTION__CREATE_INDEX__INIT, true);
+	inject(s, LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS,
+		   &(Lt__Pb__Transaction__ReserveFragments) LT__PB__TRANSACTION__RESERVE_FRAGMENTS__INIT, true);
+	CHECK_OK(set_key(ds, 0, &r), err);
+	CHECK_EQ_INT(r.op, LT_OP_UPDATE_CONFIG);
+	CHECK_EQ_INT(r.version, 9);
+	after = open_latest(s);
+	CHECK_OK(lt_schema_primary_key(after->schema, &key, &n_key, &err), err);
+	CHECK(n_key == 1 && key && key[0]->id == 0);
+	lt_free(key);
+	/* the delete it rebased over is kept */
+	CHECK_EQ_INT(frag_by_id(after, 0)->deletion_file->num_deleted_rows,
+				 frag_by_id(ds, 0)->deletion_file->num_deleted_rows + 1);
+	CHECK(after->transaction && after->transaction->read_version == 8);
+	lt_dataset_close(after);
+	lt_dataset_close(ds);
+	lt_store_close(s);
+
+	/* rows appended meanwhile were not checked against the key */
+	s = fresh_store();
+	ds = open_latest(s);
+	CHECK_OK(append_copy(s, ds, 2, "pk-app.lance", &r), err);
+	CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Append"));
+	lt_dataset_close(ds);
+	lt_store_close(s);
+
+	/* a compaction moved the rows that were checked */
+	s = fresh_store();
+	ds = open_latest(s);
+	{
+		Lt__Pb__Transaction__Rewrite rw = LT__PB__TRANSACTION__REWRITE__INIT;
+		Lt__Pb__DataFragment *old[1] = {ds->fragments[1]};
+
+		rw.n_old_fragments = 1;
+		rw.old_fragments = old;
+		inject(s, LT__PB__TRANSACTION__OPERATION_REWRITE, &rw, true);
+	}
+	CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Rewrite"));
+	lt_dataset_close(ds);
+	lt_store_close(s);
+
+	/* another key marked meanwhile, on the same field or another one */
+	for (int k = 0; k < 2; k++)
+	{
+		s = fresh_store();
+		ds = open_latest(s);
+		CHECK_OK(set_key(ds, k == 0 ? 0 : other, &r), err);
+		CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "UpdateConfig"));
+		lt_dataset_close(ds);
+		lt_store_close(s);
+	}
+}
+
 /* Operations lt_fdw cannot lift faithfully: every commit of ours fails, naming them. */
 TEST(fail_closed_lifts)
 {
@@ -1539,6 +1634,7 @@ main(void)
 	RUN(new_fragment_check);
 	RUN(index_retention);
 	RUN(keyed_commits);
+	RUN(primary_key_commits);
 	RUN(fail_closed_lifts);
 	RUN(model_matches_commits);
 	RUN(replace_all);
