@@ -13,31 +13,9 @@ set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-INSPECT=${LT_INSPECT:-$ROOT/build/lt-inspect}
 
-pass=0 fail=0
-failures=()
-ok() { pass=$((pass + 1)); echo "ok   $1"; }
-ko() {
-	fail=$((fail + 1)); failures+=("$1"); echo "FAIL $1"
-	shift; local l; for l in "$@"; do [ -n "$l" ] && printf '       %s\n' "$l"; done
-}
-finish() {
-	if [ "$fail" -gt 0 ]; then
-		echo; echo "failed checks:"; printf '  %s\n' "${failures[@]}"
-	fi
-	echo "interop-latest: $pass passed, $fail failed"
-	[ "$fail" -eq 0 ]
-	exit
-}
-REF() { node "$HERE/ref.mjs" "$@"; }
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/lt-latest.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-
-command -v node >/dev/null || { ko "setup: node is not installed"; finish; }
-command -v jq >/dev/null || { ko "setup: jq is not installed"; finish; }
-[ -x "$INSPECT" ] || make -C "$ROOT" build/lt-inspect >/dev/null 2>&1
-[ -x "$INSPECT" ] || { ko "setup: $INSPECT is missing"; finish; }
+. "$HERE/checks.sh"
+lt_checks interop-latest jq
 
 echo '{"ops":[]}' >"$TMP/noop.json"
 # ref_version D: the engine's latest version of D (it lists _versions/ itself on a local disk)
