@@ -663,7 +663,7 @@ put_decimal(const LtWriteConv *c, lt_array *a, Datum d)
 	slot_done(a);
 }
 
-static void
+static inline void
 put_bytes(const LtWriteConv *c, lt_array *a, const char *p, int64 len)
 {
 	slot_begin(c, a);
@@ -1166,10 +1166,15 @@ put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 
 	if (c->fast == LT_FAST_DATE32 && DATE_NOT_FINITE(DatumGetDateADT(d)))
 		return false;			/* the general path reports it */
-	if (c->fast == LT_FAST_TEXT && (VARATT_IS_COMPRESSED(DatumGetPointer(d)) || VARATT_IS_EXTERNAL(DatumGetPointer(d))))
-		return false;			/* the general path detoasts it */
-	/* (an empty string array may have no offsets yet) */
-	if (unlikely(a->length >= a->cap || (c->fast == LT_FAST_TEXT && a->offsets == NULL)))
+	if (c->fast == LT_FAST_TEXT)
+	{
+		if (VARATT_IS_COMPRESSED(DatumGetPointer(d)) || VARATT_IS_EXTERNAL(DatumGetPointer(d)))
+			return false;		/* the general path detoasts it */
+		/* put_text's UTF8 case, without its detoasting call */
+		put_bytes(c, a, VARDATA_ANY(DatumGetPointer(d)), VARSIZE_ANY_EXHDR(DatumGetPointer(d)));
+		return true;
+	}
+	if (unlikely(a->length >= a->cap))
 		reserve(c, a, 1);
 	switch (c->fast)
 	{
@@ -1219,18 +1224,6 @@ put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 			dst = a->values + a->length;
 			*dst = DatumGetBool(d) ? 1 : 0;
 			break;
-		case LT_FAST_TEXT:
-			{
-				const char *p = VARDATA_ANY(DatumGetPointer(d));
-				int64		len = VARSIZE_ANY_EXHDR(DatumGetPointer(d));
-
-				if (unlikely(a->data_len + len > a->data_cap || a->data == NULL))
-					reserve_data(c, a, len);
-				memcpy(a->data + a->data_len, p, len);
-				a->data_len += len;
-				a->offsets[a->length + 1] = a->data_len;
-				break;
-			}
 		default:
 			return false;
 	}
@@ -1240,11 +1233,10 @@ put_fast(const LtWriteConv *c, lt_array *a, Datum d)
 	return true;
 }
 
-void
-lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
+/* NULLs and the values the fast kinds do not take. */
+static void
+append_general(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 {
-	if (!isnull && c->fast != LT_FAST_NONE && put_fast(c, a, value))
-		return;
 	if (isnull)
 	{
 		append_null(c, a);
@@ -1283,6 +1275,20 @@ lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 	}
 }
 
+/* One value: the fast kinds inline, the others through the general path. */
+static pg_attribute_always_inline void
+append_value(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
+{
+	if (isnull || c->fast == LT_FAST_NONE || !put_fast(c, a, value))
+		append_general(c, a, value, isnull);
+}
+
+void
+lt_wconv_append(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
+{
+	append_value(c, a, value, isnull);
+}
+
 bool
 lt_wconv_append_row(LtWriteConv *const *conv, lt_array *const *arrays, const AttrNumber *att_of_field, int n,
 					const Datum *values, const bool *isnull, AttrNumber *converting, const int64 *since, int64 limit)
@@ -1304,9 +1310,7 @@ lt_wconv_append_row(LtWriteConv *const *conv, lt_array *const *arrays, const Att
 			continue;
 		}
 		*converting = att;
-		/* the fast kinds inline, the others through the general path */
-		if (isnull[att - 1] || conv[k]->fast == LT_FAST_NONE || !put_fast(conv[k], a, values[att - 1]))
-			lt_wconv_append(conv[k], a, values[att - 1], isnull[att - 1]);
+		append_value(conv[k], a, values[att - 1], isnull[att - 1]);
 		full |= a->data_len - since[k] >= limit;
 	}
 	*converting = 0;
