@@ -188,6 +188,19 @@ load_tail(const uint8_t *p, size_t n)
 	return w;
 }
 
+/* The next bytes at p as a little-endian word, where only `left` (>= 1) may be loaded. */
+static inline uint64_t
+load_word(const uint8_t *p, size_t left)
+{
+	uint64_t	w;
+
+	if (left >= 8)
+		memcpy(&w, p, 8);
+	else
+		w = load_tail(p, left);
+	return w;
+}
+
 /* Compress in[0, len) into out; bytes up to lim (>= in + len) may be loaded. */
 static inline uint8_t *
 encode_one(const lt_fsst_encoder *e, const uint8_t *in, size_t len, const uint8_t *lim, uint8_t *out,
@@ -202,10 +215,7 @@ encode_one(const lt_fsst_encoder *e, const uint8_t *in, size_t len, const uint8_
 					n,
 					esc;
 
-		if (lim - in >= 8)
-			memcpy(&w, in, 8);
-		else
-			w = load_tail(in, (size_t) (lim - in));
+		w = load_word(in, (size_t) (lim - in));
 		m = longest_in(e, w, (size_t) (end - in), one_per_bucket);
 		n = m >> 8;
 		esc = n == 0;
@@ -283,10 +293,7 @@ run_next(enc_run *r, const uint8_t *data, const int64_t *offsets, int64_t *out_o
 		unsigned	m_, \
 					n_, \
 					esc_; \
-		if ((lim) - (in) >= 8) \
-			memcpy(&w_, (in), 8); \
-		else \
-			w_ = load_tail((in), (size_t) ((lim) - (in))); \
+		w_ = load_word((in), (size_t) ((lim) - (in))); \
 		m_ = longest_in((e), w_, (size_t) ((end) - (in)), (one_per_bucket)); \
 		n_ = m_ >> 8; \
 		esc_ = n_ == 0; \
@@ -525,10 +532,7 @@ train_rounds(trainer *tr, const uint8_t *data, const int64_t *offsets, int64_t n
 				unsigned	m;
 				int			code;
 
-				if (left >= 8)
-					memcpy(&w, p + j, 8);
-				else
-					w = load_tail(p + j, left);
+				w = load_word(p + j, left);
 				m = longest(e, w, left);
 				code = (m >> 8) ? (int) (m & 0xff) : 256 + p[j];
 				j += (m >> 8) ? (m >> 8) : 1;
@@ -643,10 +647,7 @@ sample_size(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offset
 			uint64_t	w;
 			unsigned	m;
 
-			if (left >= 8)
-				memcpy(&w, p + j, 8);
-			else
-				w = load_tail(p + j, left);
+			w = load_word(p + j, left);
 			m = longest(e, w, left);
 			j += (m >> 8) ? (m >> 8) : 1;
 			size += (m >> 8) ? 1 : 2;
