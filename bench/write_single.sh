@@ -6,7 +6,8 @@
 # wall time, does not wait for the disk: fsync times vary a lot on a shared machine). Not a test: nothing is asserted.
 #
 #   bench/write_single.sh [N]          default 1000
-#   STRACE=1 bench/write_single.sh     instead count the fsync / fdatasync / getdents / stat calls of the backend
+#   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat
+#                                      calls, with the wall time they took (strace -w)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -56,7 +57,7 @@ if [ "${STRACE:-}" = 1 ]; then
 	PSQLPID=$!
 	sleep 0.5
 	PID=$(head -n 1 "$TMP/strace.out")
-	strace -c -f -p "$PID" -e trace=fsync,fdatasync,getdents64,newfstatat,stat,statx,openat,link,rename,unlink -o "$TMP/strace.txt" &
+	strace -c -w -f -p "$PID" -e trace=fsync,fdatasync,sync_file_range,getdents64,newfstatat,stat,statx,openat,link,rename,unlink -o "$TMP/strace.txt" &
 	SPID=$!
 	wait "$PSQLPID"
 	sleep 0.5; kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
