@@ -280,6 +280,7 @@ cache_open(const LtS3Location *s3, const char *dir, uint64 version, const char *
 	if (e)
 	{
 		e->last_used = ++cache_clock;
+		e->store->no_fsync = !enableFsync;	/* fsync may have changed at a reload */
 		return e;
 	}
 	if (cache_cxt == NULL)

@@ -167,7 +167,12 @@ lt_open_store(const LtS3Location *s3, const char *dir, lt_store **out, lt_error 
 	lt_code		rc;
 
 	if (!lt_is_s3_uri(dir))
-		return lt_store_local_open(dir, out, err);
+	{
+		rc = lt_store_local_open(dir, out, err);
+		if (rc == LT_OK)
+			(*out)->no_fsync = !enableFsync;	/* the server's fsync setting covers our files too */
+		return rc;
+	}
 	if (s3 == NULL)
 		return lt_error_set(err, LT_EINVALID, "%s: an s3:// location needs a server whose root is s3://", dir);
 	LT_TRY(lt_s3_parse_uri(dir, &bucket, &prefix, err));

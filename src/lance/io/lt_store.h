@@ -86,6 +86,12 @@ struct lt_store
 	char	   *root;			/* for messages: "/srv/lake", "s3://bucket/prefix" */
 	uint64_t	coalesce_gap;	/* ranges closer than this are fetched in one read */
 	bool		list_ordered;	/* listings come in bytewise order of names (S3), and start_after is cheap */
+	/*
+	 * Skip the fsyncs that make writes survive an operating-system crash (the local backend; a remote store
+	 * is durable when it answers).  For a server running with fsync off, as PostgreSQL itself then does;
+	 * the order of writes, and so what a killed process leaves, does not change.
+	 */
+	bool		no_fsync;
 	uint64_t	bytes_read;		/* counters for EXPLAIN ANALYZE and benchmarks */
 	uint64_t	read_requests;
 };

@@ -322,7 +322,7 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 static lt_code
 local_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, false, true, err);
+	return put_via_temp(s, path, data, len, false, !s->no_fsync, err);
 }
 
 static lt_code
@@ -334,7 +334,7 @@ local_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t 
 static lt_code
 local_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, true, true, err);
+	return put_via_temp(s, path, data, len, true, !s->no_fsync, err);
 }
 
 static lt_code
@@ -436,7 +436,7 @@ local_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
 		f->off += (uint64_t) n;
 	}
 #ifdef SYNC_FILE_RANGE_WRITE
-	if (f->off - f->flushed >= WRITEBACK_AFTER)
+	if (f->off - f->flushed >= WRITEBACK_AFTER && !wf->store->no_fsync)
 	{
 		/* a hint: errors show at the fsync */
 		(void) sync_file_range(f->fd, (off_t) f->flushed, (off_t) (f->off - f->flushed), SYNC_FILE_RANGE_WRITE);
@@ -465,7 +465,7 @@ local_finish(lt_wfile *wf, lt_error *err)
 	int			fd = f->fd;
 
 	f->fd = -1;
-	if (fsync(fd) != 0)
+	if (!wf->store->no_fsync && fsync(fd) != 0)
 		rc = errno_error(err, "fsync", f->tmp);
 	if (close(fd) != 0 && rc == LT_OK)
 		rc = errno_error(err, "close", f->tmp);
@@ -474,7 +474,7 @@ local_finish(lt_wfile *wf, lt_error *err)
 		rc = errno == EEXIST ? lt_error_set(err, LT_ECONFLICT, "%s already exists", f->full)
 			: errno_error(err, "link", f->full);
 	unlink(f->tmp);
-	if (rc == LT_OK)
+	if (rc == LT_OK && !wf->store->no_fsync)
 		sync_parent(f->full);	/* make the new name durable too */
 	local_wfile_free(f);
 	return rc;
