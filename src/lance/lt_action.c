@@ -284,6 +284,22 @@ lt_assert_unique_keys(lt_composite *c, lt_key_filter *keys, lt_error *err)
 }
 
 lt_code
+lt_assert_key_checked(lt_composite *c, const int32_t *fields, size_t n_fields, const uint64_t *checked,
+					  size_t n_checked, lt_error *err)
+{
+	lt_action  *a = push(c, LT_ACT_ASSERT_UNIQUE_KEYS, err);
+	bool		ok = true;
+
+	if (!a)
+		return err ? err->code : LT_ENOMEM;
+	a->fields = dup_array(fields, n_fields, sizeof(int32_t), &ok);
+	a->n_fields = a->fields ? n_fields : 0;
+	a->frags = dup_array(checked, n_checked, sizeof(uint64_t), &ok);
+	a->n_frags = a->frags ? n_checked : 0;
+	return ok ? LT_OK : pop_nomem(c, err);
+}
+
+lt_code
 lt_assert_no_matching_inserts(lt_composite *c, lt_error *err)
 {
 	return push(c, LT_ACT_ASSERT_NO_MATCHING_INSERTS, err) ? LT_OK : (err ? err->code : LT_ENOMEM);
@@ -351,6 +367,19 @@ cmp_coord(const void *x, const void *y)
 	return 0;
 }
 
+/* Action i read the values of its fields in its fragments: it depends on their layout and data. */
+static lt_code
+reads_values(const lt_action *a, size_t i, lt_footprint *f, lt_error *err)
+{
+	for (size_t j = 0; j < a->n_frags; j++)
+	{
+		LT_TRY(coord(f, false, LT_CO_LAYOUT, a->frags[j], -1, i, err));
+		for (size_t k = 0; k < a->n_fields; k++)
+			LT_TRY(coord(f, false, LT_CO_DATA, a->frags[j], a->fields[k], i, err));
+	}
+	return LT_OK;
+}
+
 /* What one action writes and depends on (lt_action.h). */
 static lt_code
 action_footprint(const lt_action *a, size_t i, lt_footprint *f, lt_error *err)
@@ -405,12 +434,7 @@ action_footprint(const lt_action *a, size_t i, lt_footprint *f, lt_error *err)
 			last(f, true)->name = a->name;
 			for (size_t k = 0; k < a->n_fields; k++)
 				LT_TRY(coord(f, false, LT_CO_FIELD, 0, a->fields[k], i, err));
-			for (size_t j = 0; j < a->n_frags; j++)
-			{
-				LT_TRY(coord(f, false, LT_CO_LAYOUT, a->frags[j], -1, i, err));
-				for (size_t k = 0; k < a->n_fields; k++)
-					LT_TRY(coord(f, false, LT_CO_DATA, a->frags[j], a->fields[k], i, err));
-			}
+			LT_TRY(reads_values(a, i, f, err));
 			break;
 		case LT_ACT_REMOVE_INDEX:
 			LT_TRY(coord(f, true, LT_CO_INDEX, 0, -1, i, err));
@@ -431,6 +455,8 @@ action_footprint(const lt_action *a, size_t i, lt_footprint *f, lt_error *err)
 			last(f, false)->keys = a->keys;
 			/* the key itself is marked in field metadata: a concurrent change of it voids the claim */
 			LT_TRY(coord(f, false, LT_CO_FIELD_META, 0, -1, i, err));
+			/* the rows whose keys were checked: where they are and their key values */
+			LT_TRY(reads_values(a, i, f, err));
 			break;
 		case LT_ACT_ASSERT_NO_MATCHING_INSERTS:
 			LT_TRY(coord(f, false, LT_CO_PREDICATE, 0, -1, i, err));
@@ -703,6 +729,10 @@ lt_clash_describe(const lt_clash *why, const lt_composite *a, const lt_composite
 			else if (aa->kind == LT_ACT_ADD_INDEX)
 				snprintf(buf, len, "%s moved the rows of fragment %llu, which index \"%s\" covers", who,
 						 (unsigned long long) cb->fragment, aa->name);
+			else if (aa->kind == LT_ACT_ASSERT_UNIQUE_KEYS)
+				snprintf(buf, len, "%s %s fragment %llu, whose keys this transaction checked", who,
+						 ab->kind == LT_ACT_REWRITE_FRAGMENTS ? "rewrote" : "rewrote the data files of",
+						 (unsigned long long) cb->fragment);
 			else if (ab->kind == LT_ACT_REWRITE_FRAGMENTS)
 				snprintf(buf, len, "%s rewrote fragment %llu, which this transaction %s", who,
 						 (unsigned long long) cb->fragment,
@@ -716,6 +746,9 @@ lt_clash_describe(const lt_clash *why, const lt_composite *a, const lt_composite
 			if (aa->kind == LT_ACT_ADD_INDEX)
 				snprintf(buf, len, "%s modified the indexed column of \"%s\" in fragment %llu", who, aa->name,
 						 (unsigned long long) cb->fragment);
+			else if (aa->kind == LT_ACT_ASSERT_UNIQUE_KEYS)
+				snprintf(buf, len, "%s modified key field %d in fragment %llu, whose keys this transaction checked",
+						 who, (int) ca->field, (unsigned long long) cb->fragment);
 			else
 				snprintf(buf, len, "%s modified field %d of fragment %llu, which this transaction modifies or indexes",
 						 who, (int) (ca->field >= 0 ? ca->field : cb->field), (unsigned long long) cb->fragment);

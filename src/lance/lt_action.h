@@ -84,10 +84,11 @@ typedef struct lt_action
 	uint64_t	physical_rows;	/* ADD_FRAGMENT */
 	char	   *path;			/* ADD_FRAGMENT / ADD_DATA_FILE: the (first) data file, the fragment's identity */
 	int32_t    *fields;			/* ADD_FRAGMENT / ADD_DATA_FILE: fields in the file(s); ADD_INDEX: indexed fields;
-								 * UPDATE_FIELD_METADATA: the fields */
+								 * UPDATE_FIELD_METADATA: the fields; ASSERT_UNIQUE_KEYS: the key fields checked */
 	size_t		n_fields;
 	roaring_bitmap_t *rows;		/* SET_DELETION_FILE: the rows it deletes (owned); NULL: unknown, all */
-	uint64_t   *frags;			/* ADD_INDEX: covered fragments; REWRITE_FRAGMENTS: the old fragments */
+	uint64_t   *frags;			/* ADD_INDEX: covered fragments; REWRITE_FRAGMENTS: the old fragments;
+								 * ASSERT_UNIQUE_KEYS: the fragments whose keys were checked */
 	size_t		n_frags;
 	char	   *name;			/* ADD_INDEX / REMOVE_INDEX: index name; UPDATE_CONFIG: key */
 	char	   *value;			/* UPDATE_CONFIG: the new value, NULL to remove the key */
@@ -139,6 +140,13 @@ lt_code		lt_update_config(lt_composite *c, const char *key, const char *value, l
 lt_code		lt_update_field_metadata(lt_composite *c, const int32_t *fields, size_t n_fields, lt_error *err);
 /* keys NULL: a claim about every key (a primary key being set: no row may be added meanwhile) */
 lt_code		lt_assert_unique_keys(lt_composite *c, lt_key_filter *keys, lt_error *err);
+/*
+ * A primary key being set on `fields` after checking every row of fragments `checked`: a claim
+ * about every key (as lt_assert_unique_keys(c, NULL)) that also depends on those fragments'
+ * layout and key values (a concurrent rewrite of them voids the check).
+ */
+lt_code		lt_assert_key_checked(lt_composite *c, const int32_t *fields, size_t n_fields, const uint64_t *checked,
+								  size_t n_checked, lt_error *err);
 lt_code		lt_assert_no_matching_inserts(lt_composite *c, lt_error *err);
 lt_code		lt_uninterpreted(lt_composite *c, const char *what, lt_error *err);
 

@@ -5,9 +5,10 @@
  * field_metadata_updates set `lance-schema:unenforced-primary-key:position` = N on each key field,
  * and a manifest whose key fields carry that metadata entry and Field.unenforced_primary_key /
  * unenforced_primary_key_position.  The caller has checked, at the read version, that the key
- * holds (no duplicate, no NULL); a concurrent commit that may have written rows or changed the
- * schema makes that check stale, so only concurrent Deletes, CreateIndex and ReserveFragments
- * rebase, everything else is LT_ECONFLICT.
+ * holds (no duplicate, no NULL).  As a composite (lt_action.h) the commit writes the key fields'
+ * metadata and claims every key unique, depending on the layout and key values of the fragments
+ * it checked; concurrent commits are compared with that footprint like any other commit's
+ * (docs/conflicts.md, "set primary key").
  */
 #include <stdio.h>
 #include <string.h>
@@ -25,34 +26,37 @@ typedef struct pk_commit
 	const char *dsname;
 	int			n;
 	const int32_t *field_ids;
+	lt_composite ours;
+	lt_footprint fo;
 } pk_commit;
 
+/* The key fields' metadata, and the claim on every key of the fragments read's rows. */
+static lt_code
+pk_composite(const lt_dataset *read, int n, const int32_t *field_ids, lt_composite *c, lt_error *err)
+{
+	uint64_t   *checked = lt_malloc((read->n_fragments ? read->n_fragments : 1) * sizeof(uint64_t));
+	lt_code		rc;
+
+	if (!checked)
+		return lt_nomem(err);
+	for (size_t i = 0; i < read->n_fragments; i++)
+		checked[i] = read->fragments[i]->id;
+	rc = lt_composite_begin(c, "set primary key", err);
+	if (rc == LT_OK)
+		rc = lt_update_field_metadata(c, field_ids, (size_t) n, err);
+	if (rc == LT_OK)
+		rc = lt_assert_key_checked(c, field_ids, (size_t) n, checked, read->n_fragments, err);
+	lt_free(checked);
+	return rc;
+}
+
+/* A version committed since the read version: lift it, compare footprints (lt_action.h). */
 static lt_code
 pk_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
 {
 	pk_commit  *c = arg;
-	bool		owned;
-	Lt__Pb__Transaction *tx = lt_txn_committed(next, &owned);
-	lt_code		rc = LT_OK;
 
-	(void) prev;
-	if (!tx)
-		return lt_error_set(err, LT_ECONFLICT, "version %llu of %s was committed concurrently and its transaction cannot be read",
-							(unsigned long long) next->version, c->dsname);
-	switch (tx->operation_case)
-	{
-		case LT__PB__TRANSACTION__OPERATION_DELETE:
-		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX:
-		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS:
-			break;
-		default:
-			rc = lt_error_set(err, LT_ECONFLICT,
-							  "concurrent commit (version %llu of %s, %s) may have written rows the primary key was not checked against",
-							  (unsigned long long) next->version, c->dsname, lt_transaction_op_name(tx));
-	}
-	if (owned)
-		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
-	return rc;
+	return lt_txn_check_version(&c->ours, &c->fo, prev, next, c->dsname, NULL, NULL, NULL, NULL, err);
 }
 
 static lt_code
@@ -178,6 +182,7 @@ lt_commit_primary_key(lt_dataset *read, const int32_t *field_ids, int n, const l
 	lt_commit_kind kind = {dsname, pk_check, pk_attempt, &c};
 	const lt_field **key = NULL;
 	int			n_key = 0;
+	lt_code		rc;
 
 	memset(result, 0, sizeof(*result));
 	lt_txn_dataset_name(read, dsname, sizeof(dsname));
@@ -202,5 +207,11 @@ lt_commit_primary_key(lt_dataset *read, const int32_t *field_ids, int n, const l
 			if (field_ids[j] == field_ids[k])
 				return lt_error_set(err, LT_EINVALID, "field \"%s\" is named twice in the primary key", f->name);
 	}
-	return lt_txn_commit_loop(read, &kind, opts ? opts->max_attempts : 0, result, err);
+	lt_composite_init(&c.ours);
+	if ((rc = pk_composite(read, n, field_ids, &c.ours, err)) == LT_OK &&
+		(rc = lt_footprint_of(&c.ours, &c.fo, err)) == LT_OK)
+		rc = lt_txn_commit_loop(read, &kind, opts ? opts->max_attempts : 0, result, err);
+	lt_footprint_clear(&c.fo);
+	lt_composite_clear(&c.ours);
+	return rc;
 }

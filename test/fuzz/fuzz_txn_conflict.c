@@ -1,6 +1,6 @@
 /*
  * Fuzz target: a concurrent writer's transaction file, as the commit reads it
- * to decide between rebase and conflict (lt_txn.c check_concurrent).  The
+ * to decide between rebase and conflict (lt_txn.c lt_txn_check_version).  The
  * input is `_transactions/1-fuzz.txn` of version 2 of a small in-memory
  * dataset; a transaction begun at version 1 (deletes in fragment 0, one new
  * fragment) then commits over it.  Any verdict is fine; a crash is not.

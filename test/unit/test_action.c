@@ -59,14 +59,14 @@ rows_of(const uint32_t *r, size_t n)
 enum
 {
 	P_INS, P_INSK1, P_MOVED, P_DATA01, P_DEL0A, P_DEL0B, P_DEL1, P_RM0, P_RW0, P_REPL, P_IDXI, P_IDXJ,
-	P_RMIDXI, P_CFGA, P_CFGB, P_KEYS1, P_KEYS3, P_PRED, P_UNINT, N_P
+	P_RMIDXI, P_CFGA, P_CFGB, P_KEYS1, P_KEYS3, P_PRED, P_UNINT, P_FMETA1, P_PKEY, N_P
 };
 
 static const char *const P_NAMES[N_P] = {
 	"insert", "keyed insert K1", "moved rows", "data file f0.x1", "delete f0{1,2}", "delete f0{3}",
 	"delete f1{1}", "remove f0", "rewrite f0", "replace all", "index i(x1; f0,f1)", "index j(x2; f1)",
 	"drop index i", "config a", "config b", "assert keys K1", "assert keys K3", "replace predicate",
-	"uninterpreted"
+	"uninterpreted", "field metadata x1", "primary key x1 checked in f0"
 };
 
 /* One composite holding the single action of pair-table entry k. */
@@ -99,6 +99,8 @@ make_single(int k, lt_composite *c)
 		case P_KEYS3: CHECK_OK(lt_assert_unique_keys(c, K3, &err), err); break;
 		case P_PRED: CHECK_OK(lt_assert_no_matching_inserts(c, &err), err); break;
 		case P_UNINT: CHECK_OK(lt_uninterpreted(c, "Merge", &err), err); break;
+		case P_FMETA1: CHECK_OK(lt_update_field_metadata(c, f1, 1, &err), err); break;
+		case P_PKEY: CHECK_OK(lt_assert_key_checked(c, f1, 1, only0, 1, &err), err); break;
 	}
 }
 
@@ -107,26 +109,28 @@ make_single(int k, lt_composite *c)
  * It must be symmetric; the test checks that too, and every cell in both orders.
  */
 static const char *const P_TABLE[N_P] = {
-	/*           0123456789012345678 */
-	/* INS    */ ".........x.....xxxx",
-	/* INSK1  */ ".........x.....x.xx",
-	/* MOVED  */ ".........x........x",
-	/* DATA01 */ "...x...xxxx.......x",
-	/* DEL0A  */ "....x..xxx........x",
-	/* DEL0B  */ ".....x.xxx........x",
-	/* DEL1   */ "......x..x........x",
-	/* RM0    */ "...xxx.xxx........x",
-	/* RW0    */ "...xxx.xxxx.......x",
-	/* REPL   */ "xxxxxxxxxxxxxxxxxxx",
-	/* IDXI   */ "...x....xxx.x.....x",
-	/* IDXJ   */ ".........x.x......x",
-	/* RMIDXI */ ".........xx.x.....x",
-	/* CFGA   */ ".........x...x....x",
-	/* CFGB   */ ".........x....x...x",
-	/* KEYS1  */ "xx.......x........x",
-	/* KEYS3  */ "x........x........x",
-	/* PRED   */ "xx.......x........x",
-	/* UNINT  */ "xxxxxxxxxxxxxxxxxxx",
+	/*           012345678901234567890 */
+	/* INS    */ ".........x.....xxxx.x",
+	/* INSK1  */ ".........x.....x.xx.x",
+	/* MOVED  */ ".........x........x..",
+	/* DATA01 */ "...x...xxxx.......x.x",
+	/* DEL0A  */ "....x..xxx........x..",
+	/* DEL0B  */ ".....x.xxx........x..",
+	/* DEL1   */ "......x..x........x..",
+	/* RM0    */ "...xxx.xxx........x..",
+	/* RW0    */ "...xxx.xxxx.......x.x",
+	/* REPL   */ "xxxxxxxxxxxxxxxxxxxxx",
+	/* IDXI   */ "...x....xxx.x.....x..",
+	/* IDXJ   */ ".........x.x......x..",
+	/* RMIDXI */ ".........xx.x.....x..",
+	/* CFGA   */ ".........x...x....x..",
+	/* CFGB   */ ".........x....x...x..",
+	/* KEYS1  */ "xx.......x........xx.",
+	/* KEYS3  */ "x........x........xx.",
+	/* PRED   */ "xx.......x........x..",
+	/* UNINT  */ "xxxxxxxxxxxxxxxxxxxxx",
+	/* FMETA1 */ ".........x.....xx.xxx",
+	/* PKEY   */ "xx.x....xx........xx.",
 };
 
 TEST(pair_table)

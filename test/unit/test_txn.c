@@ -1305,10 +1305,26 @@ other_key_field(lt_dataset *ds)
 	return -1;
 }
 
+/* Another writer's Update (rows mode) that rewrote field `field` of fragment `frag` in place. */
+static void
+inject_field_update(lt_store *s, lt_dataset *ds, uint64_t frag, int32_t field)
+{
+	Lt__Pb__Transaction__Update u = LT__PB__TRANSACTION__UPDATE__INIT;
+	Lt__Pb__DataFragment *upd[1] = {(Lt__Pb__DataFragment *) frag_by_id(ds, frag)};
+	uint32_t	modified[1] = {(uint32_t) field};
+
+	u.n_updated_fragments = 1;
+	u.updated_fragments = upd;
+	u.n_fields_modified = 1;
+	u.fields_modified = modified;
+	inject(s, LT__PB__TRANSACTION__OPERATION_UPDATE, &u, true);
+}
+
 /*
  * Marking a primary key over concurrent commits (both from the same read version): a delete,
- * an index build and reserved fragment ids rebase (no row was added, no key value changed);
- * anything that may have added rows, moved them or marked a key meanwhile is a conflict.
+ * an index build, reserved fragment ids, a config key and an Update rewriting another column
+ * rebase (no row was added, no key value changed); anything that may have added rows, moved
+ * them, rewritten a key or marked a key meanwhile is a conflict.
  */
 TEST(primary_key_commits)
 {
@@ -1326,9 +1342,21 @@ TEST(primary_key_commits)
 		   &(Lt__Pb__Transaction__CreateIndex) LT__PB__TRANSACTION__CREATE_INDEX__INIT, true);
 	inject(s, LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS,
 		   &(Lt__Pb__Transaction__ReserveFragments) LT__PB__TRANSACTION__RESERVE_FRAGMENTS__INIT, true);
+	{
+		Lt__Pb__Transaction__UpdateConfig uc = LT__PB__TRANSACTION__UPDATE_CONFIG__INIT;
+		Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry kv = LT__PB__TRANSACTION__UPDATE_CONFIG__UPSERT_VALUES_ENTRY__INIT;
+		Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry *kvs[1] = {&kv};
+
+		kv.key = "some.key";
+		kv.value = "1";
+		uc.n_upsert_values = 1;
+		uc.upsert_values = kvs;
+		inject(s, LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG, &uc, true);
+	}
+	inject_field_update(s, ds, 0, other);
 	CHECK_OK(set_key(ds, 0, &r), err);
 	CHECK_EQ_INT(r.op, LT_OP_UPDATE_CONFIG);
-	CHECK_EQ_INT(r.version, 9);
+	CHECK_EQ_INT(r.version, 11);
 	after = open_latest(s);
 	CHECK_OK(lt_schema_primary_key(after->schema, &key, &n_key, &err), err);
 	CHECK(n_key == 1 && key && key[0]->id == 0);
@@ -1336,7 +1364,7 @@ TEST(primary_key_commits)
 	/* the delete it rebased over is kept */
 	CHECK_EQ_INT(frag_by_id(after, 0)->deletion_file->num_deleted_rows,
 				 frag_by_id(ds, 0)->deletion_file->num_deleted_rows + 1);
-	CHECK(after->transaction && after->transaction->read_version == 8);
+	CHECK(after->transaction && after->transaction->read_version == 10);
 	lt_dataset_close(after);
 	lt_dataset_close(ds);
 	lt_store_close(s);
@@ -1346,7 +1374,16 @@ TEST(primary_key_commits)
 	ds = open_latest(s);
 	CHECK_OK(append_copy(s, ds, 2, "pk-app.lance", &r), err);
 	CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
-	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Append"));
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Append") && strstr(err.msg, "keys must be new"));
+	lt_dataset_close(ds);
+	lt_store_close(s);
+
+	/* an Update rewrote the key column of a fragment in place */
+	s = fresh_store();
+	ds = open_latest(s);
+	inject_field_update(s, ds, 1, 0);
+	CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "an Update") && strstr(err.msg, "key field 0 in fragment 1"));
 	lt_dataset_close(ds);
 	lt_store_close(s);
 
@@ -1362,9 +1399,38 @@ TEST(primary_key_commits)
 		inject(s, LT__PB__TRANSACTION__OPERATION_REWRITE, &rw, true);
 	}
 	CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
-	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "Rewrite"));
+	CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "a Rewrite") && strstr(err.msg, "rewrote fragment 1"));
 	lt_dataset_close(ds);
 	lt_store_close(s);
+
+	/* a keyed insert, and operations that cannot be lifted (fail closed) */
+	for (int k = 0; k < 6; k++)
+	{
+		static const Lt__Pb__Transaction__OperationCase ops[] = {
+			LT__PB__TRANSACTION__OPERATION_UPDATE, LT__PB__TRANSACTION__OPERATION_OVERWRITE,
+			LT__PB__TRANSACTION__OPERATION_RESTORE, LT__PB__TRANSACTION__OPERATION_MERGE,
+			LT__PB__TRANSACTION__OPERATION_PROJECT, LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT
+		};
+		static const char *const words[] = {"an Update", "an Overwrite", "a Restore", "a Merge", "a Project",
+		"a DataReplacement"};
+		Lt__Pb__Transaction__Overwrite ow = LT__PB__TRANSACTION__OVERWRITE__INIT;
+		Lt__Pb__Transaction__Restore rs = LT__PB__TRANSACTION__RESTORE__INIT;
+		Lt__Pb__Transaction__Merge mg = LT__PB__TRANSACTION__MERGE__INIT;
+		Lt__Pb__Transaction__Project pj = LT__PB__TRANSACTION__PROJECT__INIT;
+		Lt__Pb__PbEmpty empty = LT__PB__PB_EMPTY__INIT;
+		void	   *payload[] = {NULL, &ow, &rs, &mg, &pj, &empty};
+
+		s = fresh_store();
+		ds = open_latest(s);
+		if (k == 0)
+			inject_keyed(s, id_keys(1, (int64_t[]) {9000}));
+		else
+			inject(s, ops[k], payload[k], true);
+		CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, words[k]));
+		lt_dataset_close(ds);
+		lt_store_close(s);
+	}
 
 	/* another key marked meanwhile, on the same field or another one */
 	for (int k = 0; k < 2; k++)
@@ -1373,7 +1439,7 @@ TEST(primary_key_commits)
 		ds = open_latest(s);
 		CHECK_OK(set_key(ds, k == 0 ? 0 : other, &r), err);
 		CHECK_CODE(set_key(ds, 0, &r), LT_ECONFLICT);
-		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "UpdateConfig"));
+		CHECK(strstr(err.msg, "version 6") && strstr(err.msg, "UpdateConfig") && strstr(err.msg, "field metadata"));
 		lt_dataset_close(ds);
 		lt_store_close(s);
 	}
