@@ -39,15 +39,12 @@ what_of(Oid relid, const LtTableOptions *opts)
 
 /* The foreign table's options, after checking it is an lt_fdw table the user may read. */
 static void
-admin_table(Oid relid, LtTableOptions *opts, bool write)
+admin_table(Oid relid, LtTableOptions *opts, bool write, const char *fn)
 {
-	char	   *relname = get_rel_name(relid);
+	char	   *relname;
 
-	if (relname == NULL || get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 relname ? errmsg("lt_fdw: \"%s\" is not a foreign table", relname)
-				 : errmsg("lt_fdw: relation %u does not exist", relid)));
+	lt_check_lt_table(relid, fn);
+	relname = get_rel_name(relid);
 	lt_get_table_options(relid, opts);
 	if (write)
 		lt_check_write_privilege(GetUserId(), relname, opts->uri);
@@ -116,7 +113,7 @@ lt_versions(PG_FUNCTION_ARGS)
 	lt_code		rc;
 	char	   *what;
 
-	admin_table(relid, &opts, false);
+	admin_table(relid, &opts, false, "lt_versions");
 	what = what_of(relid, &opts);
 	InitMaterializedSRF(fcinfo, 0);
 	e = lt_dataset_acquire(relid, &opts, false);
@@ -169,7 +166,7 @@ lt_fragments(PG_FUNCTION_ARGS)
 	LtTableOptions opts;
 	const lt_dataset *ds;
 
-	admin_table(relid, &opts, false);
+	admin_table(relid, &opts, false, "lt_fragments");
 	InitMaterializedSRF(fcinfo, 0);
 	ds = lt_dataset_acquire(relid, &opts, false)->ds;
 	for (size_t i = 0; i < ds->n_fragments; i++)
@@ -232,7 +229,7 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 	TimestampTz cutoff;
 	char	   *what;
 
-	admin_table(relid, &opts, true);
+	admin_table(relid, &opts, true, "lt_cleanup");
 	what = what_of(relid, &opts);
 	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_fdw: lt_cleanup must return a record");

@@ -563,23 +563,6 @@ ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *baserel, List *conds, Sel
 
 /* ---- lt_indexes(regclass) ------------------------------------------------------------------- */
 
-/* relid must be a foreign table of lt_fdw (42809 otherwise). */
-static void
-check_lt_table(Oid relid, const char *fn)
-{
-	FdwRoutine *routine;
-
-	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: \"%s\" is not a foreign table", fn, get_rel_name(relid) ? get_rel_name(relid) : "?")));
-	routine = GetFdwRoutineByRelId(relid);
-	if (routine->GetForeignRelSize != ltGetForeignRelSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: foreign table \"%s\" is not a table of lt_fdw", fn, get_rel_name(relid))));
-}
-
 static Datum
 id_array(const uint32_t *ids, size_t n)
 {
@@ -603,7 +586,7 @@ lt_indexes(PG_FUNCTION_ARGS)
 				old;
 
 	InitMaterializedSRF(fcinfo, 0);
-	check_lt_table(relid, "lt_indexes");
+	lt_check_lt_table(relid, "lt_indexes");
 	lt_get_table_options(relid, &opts);
 	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
 	e = lt_dataset_acquire(relid, &opts, true);

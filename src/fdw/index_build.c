@@ -229,30 +229,6 @@ lt_index_build_init(void)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
-void
-lt_check_lt_table(Oid relid)
-{
-	ForeignTable *ft;
-	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-	char	   *handler;
-
-	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("lt_fdw: \"%s\" is not a foreign table", get_rel_name(relid))));
-	ft = GetForeignTable(relid);
-	server = GetForeignServer(ft->serverid);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	handler = OidIsValid(fdw->fdwhandler) ? get_func_name(fdw->fdwhandler) : NULL;
-	if (!handler || strcmp(handler, "lt_fdw_handler") != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("lt_fdw: foreign table \"%s\" does not belong to lt_fdw", get_rel_name(relid)),
-				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
-						   fdw->fdwname)));
-}
-
 /* Between batches of a build: a query cancel or termination stops it (the library then cleans up). */
 static bool
 build_interrupted(void *arg)
@@ -297,7 +273,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_create_index must return a record");
 
-	lt_check_lt_table(relid);
+	lt_check_lt_table(relid, "lt_create_index");
 	relname = get_rel_name(relid);
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
 		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, relname);

@@ -919,7 +919,7 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	arr = PG_GETARG_ARRAYTYPE_P(1);
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
-	lt_check_lt_table(relid);
+	lt_check_lt_table(relid, "lt_set_primary_key");
 	relname = get_rel_name(relid);
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_FOREIGN_TABLE, relname);
@@ -1118,7 +1118,7 @@ lt_primary_key(PG_FUNCTION_ARGS)
 	Datum	   *names;
 	MemoryContext old;
 
-	lt_check_lt_table(relid);
+	lt_check_lt_table(relid, "lt_primary_key");
 	lt_get_table_options(relid, &opts);
 	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
 	e = lt_dataset_acquire(relid, &opts, false);

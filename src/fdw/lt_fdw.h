@@ -43,6 +43,9 @@
 #include "lt_status.h"
 #include "io/lt_store.h"
 
+/* lt_fdw.c: ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */
+extern void lt_check_lt_table(Oid relid, const char *fn);
+
 /* ---- option.c ------------------------------------------------------------------------------- */
 
 /* Where an s3:// server's objects are and the credentials of the current user (store.c). */
@@ -227,8 +230,6 @@ struct ExplainState;
 extern void lt_keys_explain(LtKeyCheck *kc, struct ExplainState *es);	/* EXPLAIN ANALYZE */
 extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
 
-/* index_build.c: ERROR unless relid is a foreign table of lt_fdw */
-extern void lt_check_lt_table(Oid relid);
 
 /* ---- xact.c --------------------------------------------------------------------------------- */
 

@@ -1198,11 +1198,7 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_merge_insert: return type must be a row type");
 
-	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE ||
-		GetFdwRoutineByRelId(relid)->ExecForeignInsert != ltExecForeignInsert)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("lt_merge_insert: \"%s\" is not a foreign table of lt_fdw", get_rel_name(relid))));
+	lt_check_lt_table(relid, "lt_merge_insert");
 	if (lt_overwrite_active())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

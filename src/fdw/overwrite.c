@@ -780,15 +780,8 @@ lt_insert_overwrite(PG_FUNCTION_ARGS)
 	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_insert_overwrite: return type must be a row type");
 
+	lt_check_lt_table(relid, "lt_insert_overwrite");
 	relname = get_rel_name(relid);
-	if (relname == NULL || get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("lt_insert_overwrite: \"%s\" is not a foreign table of lt_fdw", relname ? relname : "?")));
-	if (GetFdwRoutineByRelId(relid)->ExecForeignInsert != ltExecForeignInsert)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("lt_insert_overwrite: \"%s\" is not a foreign table of lt_fdw", relname)));
 	{
 		/* an empty predicate is an error here (the GUC's empty value means "no replace") */
 		const char *s = predicate;
