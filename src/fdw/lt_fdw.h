@@ -343,6 +343,8 @@ extern void lt_check_writable(Relation rel, const LtTableOptions *opts);
 extern bool lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel);
 
 /* ---- overwrite.c ---------------------------------------------------------------------------- */
+/* The query text of lt_insert_overwrite / lt_merge_insert: one SELECT or VALUES (42601), trailing ";" cut. */
+extern char *lt_check_select_query(char *query, const char *fn);
 
 extern char *lt_overwrite_where;	/* GUC lt_fdw.overwrite_where ('' = INSERT appends) */
 extern bool lt_overwrite_validate;	/* GUC lt_fdw.overwrite_validate */

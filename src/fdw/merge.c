@@ -362,27 +362,6 @@ bind_source(Merge *m, TupleDesc src)
 	}
 }
 
-/* The query: one SELECT or VALUES, without a trailing semicolon. */
-static char *
-check_query(char *query)
-{
-	size_t		n = strlen(query);
-	List	   *raw;
-	Node	   *stmt;
-
-	while (n > 0 && (query[n - 1] == ';' || query[n - 1] == ' ' || query[n - 1] == '\t' ||
-					 query[n - 1] == '\n' || query[n - 1] == '\r'))
-		query[--n] = '\0';
-	raw = raw_parser(query, RAW_PARSE_DEFAULT);
-	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
-	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("lt_merge_insert: the query must be one SELECT or VALUES statement"),
-				 errdetail("The query is \"%s\".", query)));
-	return query;
-}
-
 /* ---- the join --------------------------------------------------------------------------------- */
 
 /* A name for the source-row marker that no column of the target has. */
@@ -1185,7 +1164,7 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 							(const char *[]) {"target", "query", "", "when_matched", "when_not_matched",
 											  "delete_not_matched_by_source"}[i])));
 	relid = PG_GETARG_OID(0);
-	query = check_query(text_to_cstring(PG_GETARG_TEXT_PP(1)));
+	query = lt_check_select_query(text_to_cstring(PG_GETARG_TEXT_PP(1)), "lt_merge_insert");
 	on_columns = PG_ARGISNULL(2) ? NULL : PG_GETARG_ARRAYTYPE_P(2);
 	m->when_matched = parse_when_matched(text_to_cstring(PG_GETARG_TEXT_PP(3)));
 	m->insert_not_matched = parse_when_not_matched(text_to_cstring(PG_GETARG_TEXT_PP(4)));

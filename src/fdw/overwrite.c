@@ -750,14 +750,36 @@ lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, b
 
 PG_FUNCTION_INFO_V1(lt_insert_overwrite);
 
+/*
+ * The query text of lt_insert_overwrite and lt_merge_insert: exactly one SELECT (or VALUES), 42601
+ * otherwise; a trailing semicolon and white space are cut off (the text is spliced into other SQL).
+ */
+char *
+lt_check_select_query(char *query, const char *fn)
+{
+	size_t		n = strlen(query);
+	List	   *raw;
+	Node	   *stmt;
+
+	while (n > 0 && (query[n - 1] == ';' || query[n - 1] == ' ' || query[n - 1] == '\t' ||
+					 query[n - 1] == '\n' || query[n - 1] == '\r'))
+		query[--n] = '\0';
+	raw = raw_parser(query, RAW_PARSE_DEFAULT);
+	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
+	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("%s: the query must be one SELECT or VALUES statement", fn),
+				 errdetail("The query is \"%s\".", query)));
+	return query;
+}
+
 Datum
 lt_insert_overwrite(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	char	   *predicate, *query, *relname;
 	bool		validate;
-	List	   *raw;
-	Node	   *stmt;
 	int			nest;
 	int			rc;
 	TupleDesc	td;
@@ -794,21 +816,7 @@ lt_insert_overwrite(PG_FUNCTION_ARGS)
 					 errmsg("lt_insert_overwrite: the predicate for foreign table \"%s\" is empty", relname),
 					 errhint("To replace every row, give the predicate true.")));
 	}
-	/* the query: exactly one SELECT (or VALUES); a trailing semicolon is fine */
-	{
-		size_t		n = strlen(query);
-
-		while (n > 0 && (query[n - 1] == ';' || query[n - 1] == ' ' || query[n - 1] == '\t' ||
-						 query[n - 1] == '\n' || query[n - 1] == '\r'))
-			query[--n] = '\0';
-	}
-	raw = raw_parser(query, RAW_PARSE_DEFAULT);
-	stmt = list_length(raw) == 1 ? ((RawStmt *) linitial(raw))->stmt : NULL;
-	if (stmt == NULL || !IsA(stmt, SelectStmt) || ((SelectStmt *) stmt)->intoClause)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("lt_insert_overwrite: the query must be one SELECT or VALUES statement"),
-				 errdetail("The query is \"%s\".", query)));
+	query = lt_check_select_query(query, "lt_insert_overwrite");
 
 	nest = NewGUCNestLevel();
 	(void) set_config_option("lt_fdw.overwrite_where", predicate, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
