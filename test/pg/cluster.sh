@@ -11,7 +11,8 @@
 # untouched, and keeps two checkouts that test at the same time from replacing each other's lt_fdw.so.
 # It works because PostgreSQL finds its share and lib directories relative to its own executable.
 #
-# The cluster: UTF8, locale C.UTF-8, trust auth, fsync off, listens on 127.0.0.1 and DIR/sock only.
+# The cluster: UTF8, locale C.UTF-8, trust auth, fsync off (LT_PG_FSYNC=on for a durable one: fsync and
+# synchronous_commit on, as benchmarks of commits want), listens on 127.0.0.1 and DIR/sock only.
 # As root, initdb and postgres run as user postgres (they refuse to run as root) through runuser.
 # Callers remove DIR themselves (in an EXIT trap, after lt_cluster_stop).
 
@@ -70,8 +71,8 @@ lt_cluster_create() {
 # lt_fdw throwaway cluster
 listen_addresses = '127.0.0.1'
 unix_socket_directories = '$LT_PGSOCK'
-fsync = off
-synchronous_commit = off
+fsync = ${LT_PG_FSYNC:-off}
+synchronous_commit = ${LT_PG_FSYNC:-off}
 full_page_writes = off
 max_prepared_transactions = 4
 lc_messages = 'C'
