@@ -9,8 +9,8 @@
  * decides; a conflict is ERROR 40001. Abort (and ROLLBACK TO a savepoint before the call) removes
  * the files. An index and INSERT/UPDATE/DELETE of the same table in one transaction would be two
  * Lance versions: refused (0A000), in either order. PREPARE TRANSACTION with a pending index is
- * refused. The xact callback is registered after xact.c's, so it runs before it and refuses a
- * mixed transaction before any version is made.
+ * refused. The pending indexes wait in xact.c's state of the dataset, which does the bookkeeping
+ * of savepoints, the refusals and the order of the commits.
  */
 #include "postgres.h"
 
@@ -30,36 +30,22 @@
 
 PG_FUNCTION_INFO_V1(lt_create_index);
 
-typedef struct LtPendingIndex
-{
-	char	   *dir;
-	LtS3Location *s3;			/* the S3 location and credentials of an s3:// dir, else NULL */
-	char	   *uri;
-	char	   *relname;
-	uint64		version;		/* built from (the commit's read version) */
-	SubTransactionId subid;
-	lt_built_index built;		/* library allocations in pending_cxt */
-} LtPendingIndex;
-
-static List *pending = NIL;		/* of LtPendingIndex, in pending_cxt */
-static MemoryContext pending_cxt = NULL;
-
-static void
-remove_files(LtPendingIndex *p)
+void
+lt_index_build_discard(LtXactTable *xt, LtPendingIndex *p)
 {
 	lt_store   *store;
 	lt_dataset *ds;
 	lt_version_spec spec = {0};
 	lt_error	err;
-	MemoryContext old = lt_alloc_target(pending_cxt);
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
 
 	/* best effort: whatever is left is an orphan for lt_cleanup */
 	spec.version = p->version;
-	if (lt_open_store(p->s3, p->dir, &store, &err) == LT_OK)
+	if (lt_open_store(xt->s3, xt->dir, &store, &err) == LT_OK)
 	{
 		if (lt_dataset_open(store, "", &spec, &ds, &err) == LT_OK)
 		{
-			lt_built_index_remove(ds, &p->built);
+			lt_built_index_remove(ds, p->built);
 			lt_dataset_close(ds);
 		}
 		lt_store_close(store);
@@ -67,164 +53,54 @@ remove_files(LtPendingIndex *p)
 	lt_alloc_target(old);
 }
 
-static void
-forget_all(bool remove)
-{
-	ListCell   *lc;
-
-	if (remove)
-		foreach(lc, pending)
-			remove_files(lfirst(lc));
-	pending = NIL;
-	if (pending_cxt)
-		MemoryContextDelete(pending_cxt);
-	pending_cxt = NULL;
-}
-
-static void
-refuse_mixed(const char *relname, const char *uri)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("lt_fdw: cannot create an index on foreign table \"%s\" and modify it in the same transaction",
-					relname),
-			 errdetail("A Lance CreateIndex commit cannot carry row changes; dataset %s.", uri),
-			 errhint("Commit the INSERT, UPDATE or DELETE first, then call lt_create_index in a transaction of its own.")));
-}
-
-/* One CreateIndex per dataset, for every index built on it. */
-static void
-commit_pending(void)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending)
-		if (lt_xact_view(((LtPendingIndex *) lfirst(lc))->dir, false) != NULL)
-			refuse_mixed(((LtPendingIndex *) lfirst(lc))->relname, ((LtPendingIndex *) lfirst(lc))->uri);
-	while (pending != NIL)
-	{
-		LtPendingIndex *first = linitial(pending);
-		const lt_built_index **built = palloc(sizeof(lt_built_index *) * list_length(pending));
-		List	   *rest = NIL;
-		int			n = 0;
-		lt_store   *store = NULL;
-		lt_dataset *ds = NULL;
-		lt_version_spec spec = {0};
-		lt_commit_result res;
-		lt_error	err;
-		lt_code		rc;
-		MemoryContext old;
-
-		foreach(lc, pending)
-		{
-			LtPendingIndex *p = lfirst(lc);
-
-			if (strcmp(p->dir, first->dir) == 0)
-				built[n++] = &p->built;
-			else
-			{
-				MemoryContext lold = MemoryContextSwitchTo(pending_cxt);
-
-				rest = lappend(rest, p);
-				MemoryContextSwitchTo(lold);
-			}
-		}
-		old = lt_alloc_target(pending_cxt);
-		spec.version = first->version;
-		rc = lt_open_store(first->s3, first->dir, &store, &err);
-		if (rc == LT_OK)
-			rc = lt_dataset_open(store, "", &spec, &ds, &err);
-		if (rc == LT_OK)
-			rc = lt_commit_create_index(ds, n, built, NULL, &res, &err);
-		if (ds)
-			lt_dataset_close(ds);
-		if (store)
-			lt_store_close(store);
-		lt_alloc_target(old);
-		if (rc == LT_ECONFLICT)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("lt_fdw: could not commit the index \"%s\" of foreign table \"%s\": a concurrent transaction conflicts",
-							first->built.name, first->relname),
-					 errdetail("%s (dataset %s, built on version " UINT64_FORMAT ").", err.msg, first->uri,
-							   first->version),
-					 errhint("Retry the transaction.")));
-		if (rc == LT_EINVALID)
-			ereport(ERROR,
-					(errcode(ERRCODE_DUPLICATE_OBJECT),
-					 errmsg("lt_fdw: %s", err.msg),
-					 errdetail("Foreign table \"%s\", dataset %s.", first->relname, first->uri)));
-		if (rc != LT_OK)
-			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", first->uri, first->relname));
-		elog(DEBUG1, "lt_fdw: committed %d index(es) of %s as version " UINT64_FORMAT, n, first->uri, res.version);
-		pfree(built);
-		/* committed: these files are referenced now */
-		pending = rest;
-	}
-}
-
-static void
-xact_callback(XactEvent event, void *arg)
-{
-	if (pending == NIL && pending_cxt == NULL)
-		return;
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			/* an error here aborts: the abort removes the files of what was not committed */
-			commit_pending();
-			forget_all(false);
-			break;
-		case XACT_EVENT_COMMIT:
-		case XACT_EVENT_PARALLEL_COMMIT:
-			forget_all(false);	/* what a failed build left in the context */
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-			if (pending == NIL)
-				break;
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot PREPARE a transaction that has created an index on foreign table \"%s\"",
-							((LtPendingIndex *) linitial(pending))->relname),
-					 errdetail("A Lance dataset has no two-phase commit; dataset %s.",
-							   ((LtPendingIndex *) linitial(pending))->uri)));
-			break;
-		case XACT_EVENT_ABORT:
-		case XACT_EVENT_PARALLEL_ABORT:
-			forget_all(true);
-			break;
-		default:
-			break;
-	}
-}
-
-static void
-subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending)
-	{
-		LtPendingIndex *p = lfirst(lc);
-
-		if (p->subid < mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-			p->subid = parentSubid;
-		else if (event == SUBXACT_EVENT_ABORT_SUB)
-		{
-			remove_files(p);
-			pending = foreach_delete_current(pending, lc);
-		}
-	}
-}
-
 void
-lt_index_build_init(void)
+lt_index_build_commit(LtXactTable *xt)
 {
-	RegisterXactCallback(xact_callback, NULL);
-	RegisterSubXactCallback(subxact_callback, NULL);
+	LtPendingIndex *first = linitial(xt->pending_indexes);
+	const lt_built_index **built = palloc(sizeof(lt_built_index *) * list_length(xt->pending_indexes));
+	int			n = 0;
+	ListCell   *lc;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+
+	foreach(lc, xt->pending_indexes)
+		built[n++] = ((LtPendingIndex *) lfirst(lc))->built;
+	old = lt_alloc_target(xt->meta_cxt);
+	spec.version = first->version;
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, "", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_commit_create_index(ds, n, built, NULL, &res, &err);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not commit the index \"%s\" of foreign table \"%s\": a concurrent transaction conflicts",
+						first->built->name, xt->relname),
+				 errdetail("%s (dataset %s, built on version " UINT64_FORMAT ").", err.msg, xt->uri,
+						   first->version),
+				 errhint("Retry the transaction.")));
+	if (rc == LT_EINVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_OBJECT),
+				 errmsg("lt_fdw: %s", err.msg),
+				 errdetail("Foreign table \"%s\", dataset %s.", xt->relname, xt->uri)));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+	elog(DEBUG1, "lt_fdw: committed %d index(es) of %s as version " UINT64_FORMAT, n, xt->uri, res.version);
+	pfree(built);
+	/* committed: these files are referenced now */
+	xt->pending_indexes = NIL;
 }
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
@@ -252,6 +128,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	const lt_field *field;
 	const char *why;
 	lt_index_build_options bo = {0};
+	LtXactTable *xt;
 	LtPendingIndex *p;
 	MemoryContext old,
 				oldtarget;
@@ -306,8 +183,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
 				 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", relname, colname)));
 	fieldname = lt_column_field_name(relid, attnum, colname);
-	if (lt_xact_view(opts.dataset_dir, false) != NULL)
-		refuse_mixed(relname, opts.uri);
+	xt = lt_xact_meta_table(relname, &opts, true);
 
 	e = lt_dataset_acquire(relid, &opts, true);
 	PG_TRY();
@@ -354,25 +230,20 @@ lt_create_index(PG_FUNCTION_ARGS)
 		{
 			ListCell   *lc;
 
-			foreach(lc, pending)
+			foreach(lc, xt->pending_indexes)
 			{
 				LtPendingIndex *q = lfirst(lc);
 
-				if (strcmp(q->dir, opts.dataset_dir) == 0 && strcmp(q->built.name, name) == 0)
+				if (strcmp(q->built->name, name) == 0)
 					ereport(ERROR,
 							(errcode(ERRCODE_DUPLICATE_OBJECT),
 							 errmsg("lt_fdw: this transaction already creates an index \"%s\" on foreign table \"%s\"",
 									name, relname)));
 			}
 		}
-		if (!pending_cxt)
-			pending_cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw pending indexes", ALLOCSET_DEFAULT_SIZES);
-		old = MemoryContextSwitchTo(pending_cxt);
+		old = MemoryContextSwitchTo(xt->meta_cxt);
 		p = palloc0(sizeof(LtPendingIndex));
-		p->dir = pstrdup(opts.dataset_dir);
-		p->s3 = lt_s3_location_copy(opts.s3);
-		p->uri = pstrdup(opts.uri);
-		p->relname = pstrdup(relname);
+		p->built = palloc0(sizeof(lt_built_index));
 		p->version = e->version;
 		p->subid = GetCurrentSubTransactionId();
 		MemoryContextSwitchTo(old);
@@ -381,8 +252,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.name = name;
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
 		bo.interrupted = build_interrupted;
-		oldtarget = lt_alloc_target(pending_cxt);
-		rc = lt_index_build(e->ds, field, &bo, &p->built, &err);
+		oldtarget = lt_alloc_target(xt->meta_cxt);
+		rc = lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
@@ -395,8 +266,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 							 maintenance_work_mem)));
 		if (rc != LT_OK)
 			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
-		old = MemoryContextSwitchTo(pending_cxt);
-		pending = lappend(pending, p);
+		old = MemoryContextSwitchTo(xt->meta_cxt);
+		xt->pending_indexes = lappend(xt->pending_indexes, p);
 		MemoryContextSwitchTo(old);
 	}
 	PG_FINALLY();
@@ -405,10 +276,10 @@ lt_create_index(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 
-	values[0] = CStringGetTextDatum(p->built.name);
+	values[0] = CStringGetTextDatum(p->built->name);
 	values[1] = CStringGetTextDatum(lt_index_kind_name(kind));
 	values[2] = Int64GetDatum((int64) p->version);
-	values[3] = Int64GetDatum((int64) p->built.rows);
-	values[4] = Int64GetDatum((int64) p->built.bytes);
+	values[3] = Int64GetDatum((int64) p->built->rows);
+	values[4] = Int64GetDatum((int64) p->built->bytes);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

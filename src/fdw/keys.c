@@ -741,130 +741,49 @@ lt_keys_end(LtKeyCheck *kc)
 
 /* ---- lt_set_primary_key() ---------------------------------------------------------------------- */
 
-typedef struct LtPendingKey
-{
-	char	   *dir;
-	LtS3Location *s3;
-	char	   *uri;
-	char	   *relname;
-	uint64		version;		/* checked at (the commit's read version) */
-	int			n;
-	int32_t    *field_ids;
-	SubTransactionId subid;
-} LtPendingKey;
-
-static List *pending_keys = NIL;	/* of LtPendingKey, in TopTransactionContext */
-
-static void
-refuse_mixed_key(const char *relname, const char *uri)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-			 errmsg("lt_fdw: cannot set the primary key of foreign table \"%s\" and modify its rows in the same transaction",
-					relname),
-			 errdetail("A Lance UpdateConfig commit cannot carry row changes; dataset %s.", uri),
-			 errhint("Commit the INSERT, UPDATE or DELETE first, then call lt_set_primary_key in a transaction of its own.")));
-}
-
-static void
-commit_pending_keys(void)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending_keys)
-	{
-		LtPendingKey *p = lfirst(lc);
-		lt_store   *store = NULL;
-		lt_dataset *ds = NULL;
-		lt_version_spec spec = {0};
-		lt_commit_result res;
-		lt_error	err;
-		lt_code		rc;
-		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw primary key commit",
-												  ALLOCSET_DEFAULT_SIZES);
-		MemoryContext old;
-
-		if (lt_xact_view(p->dir, false) != NULL)
-			refuse_mixed_key(p->relname, p->uri);
-		old = lt_alloc_target(cxt);
-		spec.version = p->version;
-		rc = lt_open_store(p->s3, p->dir, &store, &err);
-		if (rc == LT_OK)
-			rc = lt_dataset_open(store, "", &spec, &ds, &err);
-		if (rc == LT_OK)
-			rc = lt_commit_primary_key(ds, p->field_ids, p->n, NULL, &res, &err);
-		if (ds)
-			lt_dataset_close(ds);
-		if (store)
-			lt_store_close(store);
-		lt_alloc_target(old);
-		MemoryContextDelete(cxt);
-		if (rc == LT_ECONFLICT)
-			ereport(ERROR,
-					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-					 errmsg("lt_fdw: could not commit the primary key of foreign table \"%s\": a concurrent transaction conflicts",
-							p->relname),
-					 errdetail("%s (dataset %s, checked at version " UINT64_FORMAT ").", err.msg, p->uri, p->version),
-					 errhint("Retry the transaction.")));
-		if (rc == LT_EINVALID)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-					 errmsg("lt_fdw: %s", err.msg),
-					 errdetail("Foreign table \"%s\".", p->relname)));
-		if (rc != LT_OK)
-			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", p->uri, p->relname));
-		elog(DEBUG1, "lt_fdw: committed the primary key of %s as version " UINT64_FORMAT, p->uri, res.version);
-	}
-	pending_keys = NIL;
-}
-
-static void
-keys_xact_callback(XactEvent event, void *arg)
-{
-	if (pending_keys == NIL)
-		return;
-	switch (event)
-	{
-		case XACT_EVENT_PRE_COMMIT:
-		case XACT_EVENT_PARALLEL_PRE_COMMIT:
-			commit_pending_keys();
-			break;
-		case XACT_EVENT_PRE_PREPARE:
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot PREPARE a transaction that sets the primary key of foreign table \"%s\"",
-							((LtPendingKey *) linitial(pending_keys))->relname)));
-			break;
-		default:
-			/* commit or abort: the list lived in the transaction's memory */
-			pending_keys = NIL;
-			break;
-	}
-}
-
-static void
-keys_subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId parentSubid, void *arg)
-{
-	ListCell   *lc;
-
-	foreach(lc, pending_keys)
-	{
-		LtPendingKey *p = lfirst(lc);
-
-		if (p->subid < mySubid)
-			continue;
-		if (event == SUBXACT_EVENT_COMMIT_SUB)
-			p->subid = parentSubid;
-		else if (event == SUBXACT_EVENT_ABORT_SUB)
-			pending_keys = foreach_delete_current(pending_keys, lc);
-	}
-}
-
 void
-lt_keys_init(void)
+lt_keys_commit(LtXactTable *xt)
 {
-	RegisterXactCallback(keys_xact_callback, NULL);
-	RegisterSubXactCallback(keys_subxact_callback, NULL);
+	LtPendingKey *p = xt->pending_key;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw primary key commit",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old;
+
+	old = lt_alloc_target(cxt);
+	spec.version = p->version;
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, "", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_commit_primary_key(ds, p->field_ids, p->n, NULL, &res, &err);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	MemoryContextDelete(cxt);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not commit the primary key of foreign table \"%s\": a concurrent transaction conflicts",
+						xt->relname),
+				 errdetail("%s (dataset %s, checked at version " UINT64_FORMAT ").", err.msg, xt->uri, p->version),
+				 errhint("Retry the transaction.")));
+	if (rc == LT_EINVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("lt_fdw: %s", err.msg),
+				 errdetail("Foreign table \"%s\".", xt->relname)));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+	elog(DEBUG1, "lt_fdw: committed the primary key of %s as version " UINT64_FORMAT, xt->uri, res.version);
+	xt->pending_key = NULL;
 }
 
 /* A key part of row r of column a (field f) as text, for messages. */
@@ -908,6 +827,7 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 	LtTableOptions opts;
 	LtDatasetEntry *e;
 	LtKeyCheck *kc;
+	LtXactTable *xt;
 	LtPendingKey *p;
 	MemoryContext old;
 	uint64		rows = 0;
@@ -935,17 +855,11 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a primary key has 1 to 64 columns, not %d", n)));
-	if (lt_xact_view(opts.dataset_dir, false) != NULL)
-		refuse_mixed_key(relname, opts.uri);
-	{
-		ListCell   *lc;
-
-		foreach(lc, pending_keys)
-			if (strcmp(((LtPendingKey *) lfirst(lc))->dir, opts.dataset_dir) == 0)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
-						 errmsg("lt_fdw: this transaction already sets the primary key of dataset %s", opts.uri)));
-	}
+	xt = lt_xact_meta_table(relname, &opts, false);
+	if (xt->pending_key)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("lt_fdw: this transaction already sets the primary key of dataset %s", opts.uri)));
 
 	e = lt_dataset_acquire(relid, &opts, true);
 	PG_TRY();
@@ -1079,19 +993,15 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 								key[i]->name, relname),
 						 errdetail("Lance requires the primary key fields of dataset %s to be non-nullable.", opts.uri)));
 
-		old = MemoryContextSwitchTo(TopTransactionContext);
+		old = MemoryContextSwitchTo(xt->meta_cxt);
 		p = palloc0(sizeof(LtPendingKey));
-		p->dir = pstrdup(opts.dataset_dir);
-		p->s3 = lt_s3_location_copy(opts.s3);
-		p->uri = pstrdup(opts.uri);
-		p->relname = pstrdup(relname);
 		p->version = e->version;
 		p->n = n;
 		p->field_ids = palloc(sizeof(int32_t) * n);
 		for (int i = 0; i < n; i++)
 			p->field_ids[i] = key[i]->id;
 		p->subid = GetCurrentSubTransactionId();
-		pending_keys = lappend(pending_keys, p);
+		xt->pending_key = p;
 		MemoryContextSwitchTo(old);
 	}
 	PG_FINALLY();

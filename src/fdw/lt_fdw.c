@@ -32,8 +32,6 @@ _PG_init(void)
 	lt_xact_init();
 	lt_overwrite_init();
 	lt_merge_init();
-	lt_index_build_init();		/* after xact.c: its callback runs first */
-	lt_keys_init();				/* likewise: lt_set_primary_key refuses row changes before xact.c commits them */
 	lt_store_init();
 }
 

@@ -228,7 +228,8 @@ extern void lt_keys_note_row(LtKeyCheck *kc, TupleTableSlot *slot);
 extern void lt_keys_end(LtKeyCheck *kc);
 struct ExplainState;
 extern void lt_keys_explain(LtKeyCheck *kc, struct ExplainState *es);	/* EXPLAIN ANALYZE */
-extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
+/* xact.c's PRE_COMMIT: the pending lt_set_primary_key of the dataset, as one UpdateConfig commit */
+extern void lt_keys_commit(struct LtXactTable *xt);
 
 
 /* ---- xact.c --------------------------------------------------------------------------------- */
@@ -236,20 +237,45 @@ extern void lt_keys_init(void);		/* lt_set_primary_key's commit at PRE_COMMIT */
 struct lt_txn;
 struct lt_written_file;
 
+/* An index lt_create_index built, its files written, waiting for the commit (index_build.c). */
+typedef struct LtPendingIndex
+{
+	SubTransactionId subid;		/* the subtransaction that built it */
+	uint64		version;		/* built on */
+	struct lt_built_index *built;	/* in the state's meta_cxt */
+} LtPendingIndex;
+
+/* A primary key lt_set_primary_key checked, waiting for the commit (keys.c). */
+typedef struct LtPendingKey
+{
+	SubTransactionId subid;
+	uint64		version;		/* checked at */
+	int			n;
+	int32	   *field_ids;		/* in key order */
+} LtPendingKey;
+
 /*
- * What one Postgres transaction does to one dataset: an lt_txn on the version it first read, and
- * the changes of the statements not yet handed to it (they are applied when a later statement
- * scans the dataset, at a savepoint boundary that needs it, or at commit).
+ * What one Postgres transaction does to one dataset: either row changes — an lt_txn on the version
+ * it first read, and the changes of the statements not yet handed to it (they are applied when a
+ * later statement scans the dataset, at a savepoint boundary that needs it, or at commit) — or
+ * metadata changes (indexes built, a primary key set), each its own kind of Lance commit that
+ * cannot carry row changes.  Both in one transaction are refused, at the call or at commit.
  */
 typedef struct LtXactTable
 {
 	char	   *dir;			/* dataset directory (the key) */
 	char	   *uri;
 	char	   *relname;		/* the foreign table that started it (messages) */
+	MemoryContext cxt;			/* the transaction's allocations for this dataset */
+	/* metadata changes, allocated in meta_cxt (a child of cxt) */
+	MemoryContext meta_cxt;
+	LtS3Location *s3;			/* where the metadata commits open the dataset (NULL: local) */
+	List	   *pending_indexes;	/* of LtPendingIndex, oldest first */
+	LtPendingKey *pending_key;
+	/* row changes: none while txn is NULL */
 	LtDatasetEntry *base;		/* the read version (cache entry, pinned for the transaction) */
 	struct lt_txn *txn;
-	MemoryContext cxt;			/* the transaction's allocations for this dataset */
-	SubTransactionId created_subid;
+	SubTransactionId created_subid;	/* of the first row change */
 	/* changes not yet in txn */
 	int			n_files,
 				cap_files;
@@ -271,8 +297,13 @@ typedef struct LtXactTable
 } LtXactTable;
 
 extern void lt_xact_init(void);
-/* The transaction's state for the dataset of a foreign table, created on first use. */
+/* The transaction's state for row changes to the dataset of a foreign table, created on first use. */
 extern LtXactTable *lt_xact_table(Relation rel, const LtTableOptions *opts);
+/*
+ * The state for a metadata change (index: lt_create_index, else lt_set_primary_key) of the dataset
+ * of foreign table relname, created on first use; ERROR 0A000 when the transaction has changed its rows.
+ */
+extern LtXactTable *lt_xact_meta_table(const char *relname, const LtTableOptions *opts, bool index);
 /* Hand a finished data file (copied) and, for moved rows, their row ids (num_rows of them, or NULL). */
 extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, const uint64 *row_ids);
 /* Hand row addresses to delete (any order, duplicates allowed). */
@@ -669,6 +700,9 @@ extern Selectivity ltfdw_index_selectivity(PlannerInfo *root, RelOptInfo *basere
 
 /* ---- index_build.c ------------------------------------------------------------------------ */
 
-extern void lt_index_build_init(void);
+/* xact.c's PRE_COMMIT: every index built on the dataset, as one CreateIndex commit */
+extern void lt_index_build_commit(LtXactTable *xt);
+/* xact.c's abort: remove the files of an index not committed (best effort) */
+extern void lt_index_build_discard(LtXactTable *xt, LtPendingIndex *p);
 
 #endif

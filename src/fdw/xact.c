@@ -14,9 +14,17 @@
  * the lt_txn back to the mark. A dataset first modified inside a subtransaction that rolls back is
  * forgotten entirely.
  *
- * Commit: XACT_EVENT_PRE_COMMIT applies what is left and calls lt_txn_commit for each dataset (an
- * empty one makes no version); an error there aborts the Postgres transaction, LT_ECONFLICT as
- * 40001. PREPARE TRANSACTION with changes to a Lance dataset is refused.
+ * Metadata changes — indexes lt_create_index built (index_build.c), a primary key
+ * lt_set_primary_key checked (keys.c) — wait in the same per-dataset state, each with the
+ * subtransaction that made it: ROLLBACK TO drops those made since (an index's files with it), as
+ * does the abort.  Their Lance commits (UpdateConfig, CreateIndex) cannot carry row changes, so a
+ * dataset with both is refused: at the call when the rows changed first, else at commit, before
+ * anything is committed.
+ *
+ * Commit: XACT_EVENT_PRE_COMMIT commits each dataset's primary key, then its indexes, then applies
+ * what is left of its row changes and calls lt_txn_commit (an empty one makes no version); an error
+ * there aborts the Postgres transaction, LT_ECONFLICT as 40001. PREPARE TRANSACTION with any change
+ * to a Lance dataset is refused.
  *
  * Views: each change applied makes the next scan a new view entry (lt_txn views stay valid until
  * lt_txn_free), so a scan still open — a cursor — goes on reading the state at its start, as a
@@ -81,7 +89,7 @@ crash_hook(lt_commit_point point)
 		kill(getpid(), SIGKILL);
 }
 
-static List *tables = NIL;		/* LtXactTable of this transaction (TopMemoryContext list) */
+static List *tables = NIL;		/* LtXactTable of this transaction, one per dataset (TopMemoryContext list) */
 static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
 static MemoryContext marker = NULL;
 
@@ -158,6 +166,12 @@ marker_reset(void *arg)
 	list_free(old);
 }
 
+static bool
+has_meta(const LtXactTable *xt)
+{
+	return xt->pending_key != NULL || xt->pending_indexes != NIL;
+}
+
 static LtXactTable *
 find_table(const char *dir)
 {
@@ -179,40 +193,17 @@ txn_failed(LtXactTable *xt, const lt_error *err)
 	lt_report_write(err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
 }
 
-LtXactTable *
-lt_xact_table(Relation rel, const LtTableOptions *opts)
+/* A state without changes (not in the list yet). */
+static LtXactTable *
+xt_new(const char *dir, const char *uri, const char *relname)
 {
-	LtXactTable *xt = find_table(opts->dataset_dir);
-	LtDatasetEntry *base;
-	MemoryContext cxt;
-	MemoryContext old;
-	lt_error	err;
-	lt_code		rc;
+	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw transaction", ALLOCSET_DEFAULT_SIZES);
+	LtXactTable *xt = MemoryContextAllocZero(cxt, sizeof(LtXactTable));
 
-	if (xt)
-		return xt;
-	reap_zombies();
-	base = lt_dataset_acquire(RelationGetRelid(rel), opts, true);
-
-	cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw transaction", ALLOCSET_DEFAULT_SIZES);
-	xt = MemoryContextAllocZero(cxt, sizeof(LtXactTable));
 	xt->cxt = cxt;
-	xt->dir = MemoryContextStrdup(cxt, opts->dataset_dir);
-	xt->uri = MemoryContextStrdup(cxt, opts->uri);
-	xt->relname = MemoryContextStrdup(cxt, RelationGetRelationName(rel));
-	xt->base = base;
-	xt->created_subid = GetCurrentSubTransactionId();
-
-	old = lt_alloc_target(cxt);
-	rc = lt_txn_begin(base->ds, &xt->txn, &err);
-	lt_alloc_target(old);
-	if (rc != LT_OK)
-	{
-		xt->txn = NULL;
-		xt_free(xt);
-		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts->uri, RelationGetRelationName(rel)));
-	}
-
+	xt->dir = MemoryContextStrdup(cxt, dir);
+	xt->uri = MemoryContextStrdup(cxt, uri);
+	xt->relname = MemoryContextStrdup(cxt, relname);
 	if (marker == NULL)
 	{
 		MemoryContextCallback *cb;
@@ -223,9 +214,91 @@ lt_xact_table(Relation rel, const LtTableOptions *opts)
 		cb->arg = NULL;
 		MemoryContextRegisterResetCallback(marker, cb);
 	}
-	old = MemoryContextSwitchTo(TopMemoryContext);
+	return xt;
+}
+
+static void
+xt_register(LtXactTable *xt)
+{
+	MemoryContext old = MemoryContextSwitchTo(TopMemoryContext);
+
 	tables = lappend(tables, xt);
 	MemoryContextSwitchTo(old);
+}
+
+LtXactTable *
+lt_xact_table(Relation rel, const LtTableOptions *opts)
+{
+	LtXactTable *xt = find_table(opts->dataset_dir);
+	LtDatasetEntry *base;
+	struct lt_txn *txn;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+
+	if (xt && xt->txn)
+		return xt;
+	reap_zombies();
+	base = lt_dataset_acquire(RelationGetRelid(rel), opts, true);
+	if (xt == NULL)
+	{
+		xt = xt_new(opts->dataset_dir, opts->uri, RelationGetRelationName(rel));
+		xt_register(xt);
+	}
+	old = lt_alloc_target(xt->cxt);
+	rc = lt_txn_begin(base->ds, &txn, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+	{
+		lt_dataset_unpin(base);
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts->uri, RelationGetRelationName(rel)));
+	}
+	xt->base = base;
+	xt->txn = txn;
+	xt->created_subid = GetCurrentSubTransactionId();
+	return xt;
+}
+
+/* A metadata change and row changes of one dataset: never one Lance commit. */
+static void
+refuse_mixed(const char *relname, const char *uri, bool index)
+{
+	if (index)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot create an index on foreign table \"%s\" and modify it in the same transaction",
+						relname),
+				 errdetail("A Lance CreateIndex commit cannot carry row changes; dataset %s.", uri),
+				 errhint("Commit the INSERT, UPDATE or DELETE first, then call lt_create_index in a transaction of its own.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+			 errmsg("lt_fdw: cannot set the primary key of foreign table \"%s\" and modify its rows in the same transaction",
+					relname),
+			 errdetail("A Lance UpdateConfig commit cannot carry row changes; dataset %s.", uri),
+			 errhint("Commit the INSERT, UPDATE or DELETE first, then call lt_set_primary_key in a transaction of its own.")));
+}
+
+LtXactTable *
+lt_xact_meta_table(const char *relname, const LtTableOptions *opts, bool index)
+{
+	LtXactTable *xt = find_table(opts->dataset_dir);
+
+	if (xt == NULL)
+	{
+		xt = xt_new(opts->dataset_dir, opts->uri, relname);
+		xt_register(xt);
+	}
+	else if (xt->txn)
+		refuse_mixed(relname, opts->uri, index);
+	if (xt->meta_cxt == NULL)
+	{
+		MemoryContext old;
+
+		xt->meta_cxt = AllocSetContextCreate(xt->cxt, "lt_fdw metadata changes", ALLOCSET_DEFAULT_SIZES);
+		old = MemoryContextSwitchTo(xt->meta_cxt);
+		xt->s3 = lt_s3_location_copy(opts->s3);
+		MemoryContextSwitchTo(old);
+	}
 	return xt;
 }
 
@@ -461,7 +534,7 @@ lt_xact_view(const char *dir, bool pin)
 	LtXactTable *xt = find_table(dir);
 	LtDatasetEntry *e;
 
-	if (xt == NULL)
+	if (xt == NULL || xt->txn == NULL)
 		return NULL;
 	if (has_unapplied(xt))
 		apply_pending(xt);		/* open scans keep their own (older) view entries */
@@ -520,6 +593,52 @@ lt_xact_is_view(const LtDatasetEntry *e)
 
 /* ---- transaction and subtransaction events ---------------------------------------------------- */
 
+/* Drop the metadata changes made in subtransaction from_subid or later (Invalid: every one). */
+static void
+discard_indexes(LtXactTable *xt, SubTransactionId from_subid)
+{
+	ListCell   *lc;
+
+	foreach(lc, xt->pending_indexes)
+	{
+		LtPendingIndex *p = lfirst(lc);
+
+		if (p->subid < from_subid)
+			continue;
+		xt->pending_indexes = foreach_delete_current(xt->pending_indexes, lc);
+		lt_index_build_discard(xt, p);
+	}
+}
+
+static void
+discard_meta(LtXactTable *xt, SubTransactionId from_subid)
+{
+	discard_indexes(xt, from_subid);
+	if (xt->pending_key && xt->pending_key->subid >= from_subid)
+		xt->pending_key = NULL;
+}
+
+/*
+ * The row changes of xt go, its metadata changes stay: a new state takes those (their context
+ * moves to it) and replaces xt in the list; xt is released.
+ */
+static LtXactTable *
+split_meta(LtXactTable *xt)
+{
+	LtXactTable *keep = xt_new(xt->dir, xt->uri, xt->relname);
+
+	MemoryContextSetParent(xt->meta_cxt, keep->cxt);
+	keep->meta_cxt = xt->meta_cxt;
+	keep->s3 = xt->s3;
+	keep->pending_indexes = xt->pending_indexes;
+	keep->pending_key = xt->pending_key;
+	xt->meta_cxt = NULL;
+	xt->s3 = NULL;
+	xt->pending_indexes = NIL;
+	xt->pending_key = NULL;
+	return keep;
+}
+
 static bool
 has_inserted_keys(const LtXactTable *xt)
 {
@@ -531,6 +650,14 @@ commit_all(void)
 {
 	ListCell   *lc;
 
+	/* a dataset with row and metadata changes: refused before anything is committed */
+	foreach(lc, tables)
+	{
+		LtXactTable *xt = lfirst(lc);
+
+		if (xt->txn && has_meta(xt))
+			refuse_mixed(xt->relname, xt->uri, xt->pending_key == NULL);
+	}
 	foreach(lc, tables)
 	{
 		LtXactTable *xt = lfirst(lc);
@@ -540,6 +667,12 @@ commit_all(void)
 		lt_code		rc;
 		MemoryContext old;
 
+		if (xt->pending_key)
+			lt_keys_commit(xt);
+		if (xt->pending_indexes != NIL)
+			lt_index_build_commit(xt);
+		if (xt->txn == NULL)
+			continue;
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
@@ -598,14 +731,23 @@ xact_callback(XactEvent event, void *arg)
 			foreach(lc, tables)
 			{
 				LtXactTable *xt = lfirst(lc);
+				const char *what = xt->pending_key ? "sets the primary key of" :
+					xt->pending_indexes != NIL ? "has created an index on" :
+					xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn)) ? "has modified" : NULL;
 
-				if (has_unapplied(xt) || !lt_txn_is_empty(xt->txn))
+				if (what)
 					ereport(ERROR,
 							(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-							 errmsg("lt_fdw: cannot PREPARE a transaction that has modified foreign table \"%s\"",
+							 errmsg("lt_fdw: cannot PREPARE a transaction that %s foreign table \"%s\"", what,
 									xt->relname),
 							 errdetail("A Lance dataset has no two-phase commit; dataset %s.", xt->uri)));
 			}
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+			/* the files of indexes not committed go now; the states with the transaction's memory */
+			foreach(lc, tables)
+				discard_indexes(lfirst(lc), InvalidSubTransactionId);
 			break;
 		default:
 			/* commit and abort: the states go with the transaction's memory (marker_reset) */
@@ -624,9 +766,13 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 			foreach(lc, tables)
 			{
 				LtXactTable *xt = lfirst(lc);
-				MemoryContext old = MemoryContextSwitchTo(xt->cxt);
-				LtSavepoint *sp = palloc0(sizeof(LtSavepoint));
+				MemoryContext old;
+				LtSavepoint *sp;
 
+				if (xt->txn == NULL)
+					continue;	/* row changes begun later are forgotten with their subtransaction */
+				old = MemoryContextSwitchTo(xt->cxt);
+				sp = palloc0(sizeof(LtSavepoint));
 				sp->subid = mySubid;
 				sp->in_pending = true;
 				sp->n_files = xt->n_files;
@@ -644,6 +790,15 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 
 				if (xt->created_subid == mySubid)
 					xt->created_subid = parentSubid;
+				if (xt->pending_key && xt->pending_key->subid >= mySubid)
+					xt->pending_key->subid = parentSubid;
+				foreach(sc, xt->pending_indexes)
+				{
+					LtPendingIndex *p = lfirst(sc);
+
+					if (p->subid >= mySubid)
+						p->subid = parentSubid;
+				}
 				foreach(sc, xt->overwrite_checks)
 				{
 					LtOverwriteCheck *oc = lfirst(sc);
@@ -666,10 +821,14 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 				LtXactTable *xt = lfirst(lc);
 				ListCell   *sc;
 
-				if (xt->created_subid >= mySubid)
+				discard_meta(xt, mySubid);
+				if (xt->txn == NULL ? !has_meta(xt) : xt->created_subid >= mySubid)
 				{
-					/* first modified inside the rolled back subtransaction: forget it */
-					tables = foreach_delete_current(tables, lc);
+					/* rows first modified inside the rolled back subtransaction (or nothing left): forget them */
+					if (has_meta(xt))
+						lfirst(lc) = split_meta(xt);
+					else
+						tables = foreach_delete_current(tables, lc);
 					xt_release(xt);
 					continue;
 				}
