@@ -192,6 +192,25 @@ DROP OWNED BY ci_nobody;
 DROP ROLE ci_nobody;
 SELECT ci_versions() = :v AS nothing_committed, (SELECT count(*) FROM ci WHERE id = 2) AS row_2_kept;
 
+-- ---- row changes rolled back to a savepoint: the index alone commits ---------------------------------------
+-- (and an index built in a released savepoint goes with the savepoint around it)
+SELECT ci_versions() AS v, ci_index_files() AS files \gset
+BEGIN;
+SELECT index_name FROM lt_create_index('ci', 's', 'bitmap', 's_bm');
+SAVEPOINT a;
+DELETE FROM ci WHERE id = 2;
+ROLLBACK TO SAVEPOINT a;
+SAVEPOINT b;
+SAVEPOINT c;
+SELECT index_name FROM lt_create_index('ci', 'k', 'zonemap', 'k_zone');
+RELEASE SAVEPOINT c;
+ROLLBACK TO SAVEPOINT b;
+COMMIT;
+SELECT ci_versions() = :v + 1 AS one_version, ci_index_files() - :files AS new_files,
+       (SELECT count(*) FROM ci WHERE id = 2) AS row_2_kept;
+SELECT name, kind FROM lt_indexes('ci') WHERE name IN ('s_bm', 'k_zone');
+SELECT ci_same('SELECT id FROM ci WHERE s = ''a''');
+
 -- ---- cleanup (the next suites create the extension themselves) -------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;

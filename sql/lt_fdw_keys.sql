@@ -223,11 +223,31 @@ BEGIN;
 SELECT lt_set_primary_key('ku', ARRAY['id']) AS rows_checked;
 ROLLBACK;
 SELECT lt_primary_key('ku') AS still_none, k_versions('w_unkeyed') = :u0 AS no_version;
+-- rolled back to a savepoint: the key can be set again; after a row change it is refused at COMMIT
+BEGIN;
+SAVEPOINT s;
+SELECT lt_set_primary_key('ku', ARRAY['id']) AS rows_checked;
+ROLLBACK TO SAVEPOINT s;
+SELECT lt_set_primary_key('ku', ARRAY['id']) AS rows_checked;
+INSERT INTO ku VALUES (5002, 1, 'c', 2, '2020-01-03');
+\set VERBOSITY terse
+COMMIT;
+-- nor PREPARE TRANSACTION
+BEGIN;
+SELECT lt_set_primary_key('ku', ARRAY['id']) AS rows_checked;
+PREPARE TRANSACTION 'k_p';
+\set VERBOSITY default
+SELECT lt_primary_key('ku') AS still_none, k_versions('w_unkeyed') = :u0 AS no_version,
+       (SELECT count(*) FROM ku WHERE id = 5002) AS no_row;
 
 -- ---- lt_set_primary_key: a composite key, one commit --------------------------------------------------------
+-- (rows changed and rolled back to a savepoint do not stop it)
 BEGIN;
 SELECT lt_set_primary_key('ku', ARRAY['k', 'id']) AS rows_checked;
 SELECT lt_primary_key('ku') AS not_yet;
+SAVEPOINT s;
+INSERT INTO ku VALUES (5003, 1, 'c', 2, '2020-01-03');
+ROLLBACK TO SAVEPOINT s;
 COMMIT;
 SELECT lt_primary_key('ku') AS ku_key, k_versions('w_unkeyed') = :u0 + 1 AS one_version;
 SELECT operation FROM lt_versions('ku') ORDER BY version DESC LIMIT 1;
