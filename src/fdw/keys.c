@@ -674,37 +674,6 @@ duplicate:
 }
 
 void
-lt_keys_note_row(LtKeyCheck *kc, TupleTableSlot *slot)
-{
-	MemoryContext old;
-	bool		is_null;
-	lt_error	err;
-
-	slot_getallattrs(slot);
-	for (int i = 0; i < kc->n_key; i++)
-		if (slot->tts_isnull[kc->att[i] - 1])
-			return;				/* no key: nothing to record (the write itself refuses it) */
-	old = lt_alloc_target(kc->lib_cxt);
-	for (int i = 0; i < kc->n_key; i++)
-	{
-		lt_array_clear(kc->scratch[i]);
-		lt_wconv_append(kc->conv[i], kc->scratch[i], slot->tts_values[kc->att[i] - 1], false);
-	}
-	if (lt_key_from_row(&kc->kb, kc->key, kc->n_key, kc->scratch, 0, &is_null, &err) != LT_OK)
-	{
-		lt_alloc_target(old);
-		lt_report_write(&err, kc->uri);
-	}
-	lt_alloc_target(kc->xt->cxt);
-	if (lt_key_filter_add(kc->xt->inserted_keys, kc->kb.data, kc->kb.len, &err) != LT_OK)
-	{
-		lt_alloc_target(old);
-		lt_report_write(&err, kc->uri);
-	}
-	lt_alloc_target(old);
-}
-
-void
 lt_keys_end(LtKeyCheck *kc)
 {
 	MemoryContext old;

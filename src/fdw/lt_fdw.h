@@ -223,8 +223,6 @@ extern LtKeyCheck *lt_keys_begin(Relation rel, const char *uri, struct LtXactTab
 /* true: write the row; false: skip it (ON CONFLICT DO NOTHING); ERROR 23505 / 23502 otherwise.
  * old_addr: UPDATE, the address of the row it replaces (UINT64_MAX for an INSERT) */
 extern bool lt_keys_check_row(LtKeyCheck *kc, TupleTableSlot *slot, uint64 old_addr);
-/* record the row's key in the transaction's inserted-keys filter without checking it (merge.c) */
-extern void lt_keys_note_row(LtKeyCheck *kc, TupleTableSlot *slot);
 extern void lt_keys_end(LtKeyCheck *kc);
 struct ExplainState;
 extern void lt_keys_explain(LtKeyCheck *kc, struct ExplainState *es);	/* EXPLAIN ANALYZE */
