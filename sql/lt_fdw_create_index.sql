@@ -211,6 +211,19 @@ SELECT ci_versions() = :v + 1 AS one_version, ci_index_files() - :files AS new_f
 SELECT name, kind FROM lt_indexes('ci') WHERE name IN ('s_bm', 'k_zone');
 SELECT ci_same('SELECT id FROM ci WHERE s = ''a''');
 
+-- ---- two builds in one READ COMMITTED transaction, a commit to the dataset in between --------------------
+-- (one CreateIndex holds both: the second is built on the version of the first)
+SELECT ci_versions() AS v \gset
+BEGIN;
+SELECT built_on_version AS first_version FROM lt_create_index('ci', 'k', 'zonemap', 'k_zone') \gset
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"900000","k":1,"s":"z","tags":["x"],"f":1.5,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../ci_add.json" && node ref.mjs apply "$CI_LAKE/write/w_ixbuild.lance" "$CI_LAKE/../ci_add.json" > /dev/null
+SELECT count(*) AS engine_row_seen FROM ci WHERE id = 900000;
+SELECT index_name, built_on_version = :first_version AS same_version FROM lt_create_index('ci', 'id', 'zonemap', 'id_zone');
+COMMIT;
+SELECT ci_versions() = :v + 2 AS engine_and_ours;
+SELECT name, kind, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('ci') WHERE name IN ('k_zone', 'id_zone') ORDER BY name;
+SELECT ci_same('SELECT id FROM ci WHERE k = 1 AND id >= 900000');
+
 -- ---- cleanup (the next suites create the extension themselves) -------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;

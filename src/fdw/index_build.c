@@ -3,8 +3,8 @@
  * committed with the Postgres transaction.
  *
  * The call builds the index at once, on the version the statement reads (the snapshot rules of
- * dataset.c), and writes its files to _indices/<uuid>/ of the dataset, where nothing refers to them
- * yet. The commit is one Lance CreateIndex per dataset at XACT_EVENT_PRE_COMMIT (every index the
+ * dataset.c; a later index of the same table in the transaction on the version of the first), and
+ * writes its files to _indices/<uuid>/ of the dataset, where nothing refers to them yet. The commit is one Lance CreateIndex per dataset at XACT_EVENT_PRE_COMMIT (every index the
  * transaction built on that dataset), rebased over concurrent commits as lt_commit_create_index
  * decides; a conflict is ERROR 40001. Abort (and ROLLBACK TO a savepoint before the call) removes
  * the files. An index and INSERT/UPDATE/DELETE of the same table in one transaction would be two
@@ -185,7 +185,15 @@ lt_create_index(PG_FUNCTION_ARGS)
 	fieldname = lt_column_field_name(relid, attnum, colname);
 	xt = lt_xact_meta_table(relname, &opts, true);
 
-	e = lt_dataset_acquire(relid, &opts, true);
+	/*
+	 * One CreateIndex holds the transaction's indexes of a dataset, and Lance builds them all on its
+	 * read version: a later one is built on the version of the first, even where a READ COMMITTED
+	 * statement would read a newer one (what came since is left unindexed, as for any append).
+	 */
+	if (xt->pending_indexes != NIL)
+		e = lt_dataset_acquire_version(relid, &opts, ((LtPendingIndex *) linitial(xt->pending_indexes))->version);
+	else
+		e = lt_dataset_acquire(relid, &opts, true);
 	PG_TRY();
 	{
 		field = lt_schema_find_name(e->ds->schema, fieldname);
