@@ -170,22 +170,9 @@ scalar_accepts(const lt_field *f, Oid natural, Oid t)
 {
 	if (t == natural)
 		return true;
-	switch (f->type)
-	{
-		case LT_TYPE_INT8:
-		case LT_TYPE_INT16:
-		case LT_TYPE_INT32:
-		case LT_TYPE_INT64:
-		case LT_TYPE_UINT8:
-		case LT_TYPE_UINT16:
-		case LT_TYPE_UINT32:
-			return int_rank(t) > 0 && int_rank(t) >= int_rank(natural);
-		case LT_TYPE_FLOAT16:
-		case LT_TYPE_FLOAT32:
-			return t == FLOAT8OID;
-		default:
-			return false;
-	}
+	if (lt_type_is_int64_exact(f->type))
+		return int_rank(t) > 0 && int_rank(t) >= int_rank(natural);
+	return (f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32) && t == FLOAT8OID;
 }
 
 LtConv *
@@ -311,58 +298,6 @@ out_of_range(const char *what)
 			(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
 			 errmsg("%s out of range", what)));
 }
-
-static inline int64
-read_i64(const lt_array *a, int64 i)
-{
-	const uint8 *v = a->values + i * a->field->byte_width;
-
-	switch (a->field->type)
-	{
-		case LT_TYPE_INT8:
-			return *(const int8 *) v;
-		case LT_TYPE_UINT8:
-			return *v;
-		case LT_TYPE_INT16:
-			{
-				int16		x;
-
-				memcpy(&x, v, 2);
-				return x;
-			}
-		case LT_TYPE_UINT16:
-			{
-				uint16		x;
-
-				memcpy(&x, v, 2);
-				return x;
-			}
-		case LT_TYPE_INT32:
-		case LT_TYPE_DATE32:
-		case LT_TYPE_TIME32:
-			{
-				int32		x;
-
-				memcpy(&x, v, 4);
-				return x;
-			}
-		case LT_TYPE_UINT32:
-			{
-				uint32		x;
-
-				memcpy(&x, v, 4);
-				return x;
-			}
-		default:
-			{
-				int64		x;
-
-				memcpy(&x, v, 8);
-				return x;
-			}
-	}
-}
-
 
 static double
 read_float(const lt_array *a, int64 i)
@@ -501,7 +436,7 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 		case LT_TYPE_UINT16:
 		case LT_TYPE_UINT32:
 			{
-				int64		v = read_i64(a, i);
+				int64		v = lt_array_int64(a, i);
 
 				switch (typid)
 				{
@@ -555,7 +490,7 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 		case LT_TYPE_DATE32:
 		case LT_TYPE_DATE64:
 			{
-				int64		days = read_i64(a, i);
+				int64		days = lt_array_int64(a, i);
 
 				if (f->type == LT_TYPE_DATE64)
 					days = floor_div(days, 86400000);
@@ -567,7 +502,7 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 		case LT_TYPE_TIME32:
 		case LT_TYPE_TIME64:
 			{
-				int64		us = to_usec(read_i64(a, i), f->unit, "time");
+				int64		us = to_usec(lt_array_int64(a, i), f->unit, "time");
 
 				if (us < 0 || us > USECS_PER_DAY)
 					out_of_range("time");
@@ -575,7 +510,7 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 			}
 		case LT_TYPE_TIMESTAMP:
 			{
-				int64		us = to_usec(read_i64(a, i), f->unit, "timestamp");
+				int64		us = to_usec(lt_array_int64(a, i), f->unit, "timestamp");
 				int64		ts;
 
 				if (pg_sub_s64_overflow(us, (int64) EPOCH_SHIFT_DAYS * USECS_PER_DAY, &ts) ||
@@ -586,7 +521,7 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 		case LT_TYPE_DURATION:
 			{
 				Interval   *iv = palloc0(sizeof(Interval));
-				int64		v = read_i64(a, i);
+				int64		v = lt_array_int64(a, i);
 
 				iv->time = f->unit == LT_UNIT_NS ? v / 1000 : to_usec(v, f->unit, "interval");
 				return IntervalPGetDatum(iv);
@@ -639,7 +574,7 @@ json_value(StringInfo buf, const lt_array *a, int64 i)
 		case LT_TYPE_UINT8:
 		case LT_TYPE_UINT16:
 		case LT_TYPE_UINT32:
-			appendStringInfo(buf, INT64_FORMAT, read_i64(a, i));
+			appendStringInfo(buf, INT64_FORMAT, lt_array_int64(a, i));
 			break;
 		case LT_TYPE_UINT64:
 			{

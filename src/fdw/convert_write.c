@@ -98,23 +98,9 @@ scalar_writable(const lt_field *f, Oid natural, Oid t)
 {
 	if (t == natural)
 		return true;
-	switch (f->type)
-	{
-		case LT_TYPE_INT8:
-		case LT_TYPE_INT16:
-		case LT_TYPE_INT32:
-		case LT_TYPE_INT64:
-		case LT_TYPE_UINT8:
-		case LT_TYPE_UINT16:
-		case LT_TYPE_UINT32:
-		case LT_TYPE_UINT64:
-			return is_int_type(t);
-		case LT_TYPE_FLOAT16:
-		case LT_TYPE_FLOAT32:
-			return t == FLOAT8OID;
-		default:
-			return false;
-	}
+	if (lt_type_is_int64_exact(f->type) || f->type == LT_TYPE_UINT64)
+		return is_int_type(t);
+	return (f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32) && t == FLOAT8OID;
 }
 
 static void

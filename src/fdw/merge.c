@@ -693,45 +693,8 @@ fast_key_field(Merge *m)
 	name = lt_column_field_name(RelationGetRelid(m->rel), m->keys[0], NameStr(att->attname));
 	for (int k = 0; k < schema->n_fields; k++)
 		if (strcmp(schema->fields[k]->name, name) == 0)
-		{
-			switch (schema->fields[k]->type)
-			{
-				case LT_TYPE_INT8:
-				case LT_TYPE_INT16:
-				case LT_TYPE_INT32:
-				case LT_TYPE_INT64:
-				case LT_TYPE_UINT8:
-				case LT_TYPE_UINT16:
-				case LT_TYPE_UINT32:
-					return schema->fields[k];
-				default:
-					return NULL;
-			}
-		}
+			return lt_type_is_int64_exact(schema->fields[k]->type) ? schema->fields[k] : NULL;
 	return NULL;
-}
-
-/* Value i of an integer array as int64. */
-static inline int64
-int_value(const lt_array *a, int64 i)
-{
-	switch (a->field->type)
-	{
-		case LT_TYPE_INT8:
-			return ((const int8 *) a->values)[i];
-		case LT_TYPE_INT16:
-			return ((const int16 *) a->values)[i];
-		case LT_TYPE_INT32:
-			return ((const int32 *) a->values)[i];
-		case LT_TYPE_UINT8:
-			return ((const uint8 *) a->values)[i];
-		case LT_TYPE_UINT16:
-			return ((const uint16 *) a->values)[i];
-		case LT_TYPE_UINT32:
-			return ((const uint32 *) a->values)[i];
-		default:
-			return ((const int64 *) a->values)[i];
-	}
 }
 
 static int64
@@ -968,6 +931,8 @@ fast_scan_target(Merge *m, FastJoin *fj)
 	lt_index_planner *own = NULL;
 	lt_index_plan *ip = fast_index_plan(m, fj, icxt, &own);
 	const char *what = psprintf("dataset %s (foreign table \"%s\")", m->opts.uri, m->relname);
+	int64	   *keys = NULL;		/* a batch's key values */
+	int64		cap_keys = 0;
 
 	for (size_t i = 0; i < ds->n_fragments; i++)
 	{
@@ -998,12 +963,15 @@ fast_scan_target(Merge *m, FastJoin *fj)
 			const lt_array *a = b->columns[0];
 
 			CHECK_FOR_INTERRUPTS();
-			for (int64 r = 0; r < b->length; r++)
+			if (b->length > cap_keys)
 			{
-				bool		isnull = a->validity && !a->validity[r];
-
-				fast_probe(m, fj, isnull, isnull ? 0 : int_value(a, r), b->row_addrs[r]);
+				cap_keys = Max(b->length, 2 * cap_keys);
+				keys = keys ? repalloc_huge(keys, sizeof(int64) * cap_keys)
+					: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * cap_keys);
 			}
+			lt_array_int64s(a, b->length, keys);
+			for (int64 r = 0; r < b->length; r++)
+				fast_probe(m, fj, !lt_array_is_valid(a, r), keys[r], b->row_addrs[r]);
 		}
 		if (sc)
 			lt_fragment_scanner_free(sc);
@@ -1023,6 +991,8 @@ fast_scan_target(Merge *m, FastJoin *fj)
 	}
 	MemoryContextDelete(icxt);
 	MemoryContextDelete(cxt);
+	if (keys)
+		pfree(keys);
 }
 
 /* The source rows in order, with what matched them: updates, inserts. */

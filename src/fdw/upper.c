@@ -162,24 +162,6 @@ typedef enum LtValClass
 } LtValClass;
 
 static bool
-is_int_field(const lt_field *f)
-{
-	switch (f->type)
-	{
-		case LT_TYPE_INT8:
-		case LT_TYPE_INT16:
-		case LT_TYPE_INT32:
-		case LT_TYPE_INT64:
-		case LT_TYPE_UINT8:
-		case LT_TYPE_UINT16:
-		case LT_TYPE_UINT32:
-			return true;
-		default:
-			return false;
-	}
-}
-
-static bool
 is_float_field(const lt_field *f)
 {
 	return f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32 || f->type == LT_TYPE_FLOAT64;
@@ -203,7 +185,7 @@ value_class(const LtConv *conv, int *scale, int *precision)
 		case INT2OID:
 		case INT4OID:
 		case INT8OID:
-			return is_int_field(f) ? LT_VAL_INT : LT_VAL_NONE;
+			return lt_type_is_int64_exact(f->type) ? LT_VAL_INT : LT_VAL_NONE;
 		case FLOAT4OID:
 			return (f->type == LT_TYPE_FLOAT16 || f->type == LT_TYPE_FLOAT32) ? LT_VAL_FLOAT4 : LT_VAL_NONE;
 		case FLOAT8OID:
@@ -214,7 +196,7 @@ value_class(const LtConv *conv, int *scale, int *precision)
 				int			tprec = tm >= VARHDRSZ ? ((tm - VARHDRSZ) >> 16) & 0xffff : -1;
 				int			tscale = tm >= VARHDRSZ ? (tm - VARHDRSZ) & 0xffff : -1;
 
-				if (is_int_field(f) || f->type == LT_TYPE_UINT64)
+				if (lt_type_is_int64_exact(f->type) || f->type == LT_TYPE_UINT64)
 				{
 					/* the scan reads these without applying a typmod: push only when none could matter */
 					if (tm < VARHDRSZ || (tscale == 0 && tprec >= 20))
@@ -834,63 +816,6 @@ acc_numeric_sum(const LtAcc *acc, int scale)
 
 
 static void
-load_int(const lt_array *a, int64 n, int64 *out)
-{
-	const uint8 *v = a->values;
-
-	switch (a->field->type)
-	{
-		case LT_TYPE_INT8:
-			for (int64 i = 0; i < n; i++)
-				out[i] = ((const int8 *) v)[i];
-			break;
-		case LT_TYPE_UINT8:
-			for (int64 i = 0; i < n; i++)
-				out[i] = v[i];
-			break;
-		case LT_TYPE_INT16:
-			for (int64 i = 0; i < n; i++)
-			{
-				int16		x;
-
-				memcpy(&x, v + i * 2, 2);
-				out[i] = x;
-			}
-			break;
-		case LT_TYPE_UINT16:
-			for (int64 i = 0; i < n; i++)
-			{
-				uint16		x;
-
-				memcpy(&x, v + i * 2, 2);
-				out[i] = x;
-			}
-			break;
-		case LT_TYPE_INT32:
-			for (int64 i = 0; i < n; i++)
-			{
-				int32		x;
-
-				memcpy(&x, v + i * 4, 4);
-				out[i] = x;
-			}
-			break;
-		case LT_TYPE_UINT32:
-			for (int64 i = 0; i < n; i++)
-			{
-				uint32		x;
-
-				memcpy(&x, v + i * 4, 4);
-				out[i] = x;
-			}
-			break;
-		default:
-			memcpy(out, v, n * sizeof(int64));
-			break;
-	}
-}
-
-static void
 load_float(const lt_array *a, int64 n, double *out)
 {
 	const uint8 *v = a->values;
@@ -965,7 +890,7 @@ load_decimal(const LtAggSpec *ag, const lt_array *a, int64 n, int128 *out, int64
 	}
 	else
 	{
-		load_int(a, n, tmp);
+		lt_array_int64s(a, n, tmp);
 		for (int64 i = 0; i < n; i++)
 			out[i] = tmp[i];
 	}
@@ -1144,7 +1069,7 @@ assign_groups(LtUpperState *st, const lt_array *a, int64 n, const bool *pass)
 	switch (st->key_kind)
 	{
 		case LT_KEY_INT:
-			load_int(a, n, st->vi);
+			lt_array_int64s(a, n, st->vi);
 			for (int64 r = 0; r < n; r++)
 				st->gidx[r] = (pass && !pass[r]) ? 0 : (int32) find_group(st, a, r, st->vi[r]);
 			break;
@@ -1269,7 +1194,7 @@ fold_batch(LtUpperState *st, int k, const lt_batch *b)
 	switch (ag->vc)
 	{
 		case LT_VAL_INT:
-			load_int(a, n, st->vi);
+			lt_array_int64s(a, n, st->vi);
 			break;
 		case LT_VAL_FLOAT4:
 		case LT_VAL_FLOAT8:

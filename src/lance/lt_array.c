@@ -369,6 +369,50 @@ equal_range(const lt_array *a, int64_t as, const lt_array *b, int64_t bs, int64_
 	return true;
 }
 
+/* A loop per type, so that each one is a plain widening copy the compiler vectorizes. */
+#define WIDEN(T, W) \
+	do { \
+		for (int64_t i = 0; i < n; i++) \
+		{ \
+			T			x; \
+\
+			memcpy(&x, a->values + i * (W), (W)); \
+			out[i] = x; \
+		} \
+	} while (0)
+
+void
+lt_array_int64s(const lt_array *a, int64_t n, int64_t *out)
+{
+	switch (a->field->type)
+	{
+		case LT_TYPE_INT8:
+			WIDEN(int8_t, 1);
+			break;
+		case LT_TYPE_UINT8:
+			WIDEN(uint8_t, 1);
+			break;
+		case LT_TYPE_INT16:
+			WIDEN(int16_t, 2);
+			break;
+		case LT_TYPE_UINT16:
+			WIDEN(uint16_t, 2);
+			break;
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			WIDEN(int32_t, 4);
+			break;
+		case LT_TYPE_UINT32:
+			WIDEN(uint32_t, 4);
+			break;
+		default:
+			if (n > 0)
+				memcpy(out, a->values, (size_t) n * sizeof(int64_t));
+			break;
+	}
+}
+
 bool
 lt_array_equal(const lt_array *a, const lt_array *b)
 {

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lt_schema.h"
 #include "lt_status.h"
@@ -64,6 +65,83 @@ lt_code		lt_array_append_nulls(lt_array *dst, int64_t n, lt_error *err);
 
 /* Slot helpers. */
 static inline bool lt_array_is_valid(const lt_array *a, int64_t i) { return !a->validity || a->validity[i]; }
+
+/* An integer type every value of which is an int64: int8..int64 and uint8..uint32 (not uint64, bool or dates). */
+static inline bool
+lt_type_is_int64_exact(lt_type_id t)
+{
+	switch (t)
+	{
+		case LT_TYPE_INT8:
+		case LT_TYPE_INT16:
+		case LT_TYPE_INT32:
+		case LT_TYPE_INT64:
+		case LT_TYPE_UINT8:
+		case LT_TYPE_UINT16:
+		case LT_TYPE_UINT32:
+			return true;
+		default:
+			return false;
+	}
+}
+
+/*
+ * Slot i of a fixed-width integer array widened to int64: the types above, and the 32- and 64-bit
+ * integers of dates and times (date32, time32 as int32; anything else as 8 bytes).
+ */
+static inline int64_t
+lt_array_int64(const lt_array *a, int64_t i)
+{
+	const uint8_t *v = a->values;
+
+	switch (a->field->type)
+	{
+		case LT_TYPE_INT8:
+			return ((const int8_t *) v)[i];
+		case LT_TYPE_UINT8:
+			return v[i];
+		case LT_TYPE_INT16:
+			{
+				int16_t		x;
+
+				memcpy(&x, v + i * 2, 2);
+				return x;
+			}
+		case LT_TYPE_UINT16:
+			{
+				uint16_t	x;
+
+				memcpy(&x, v + i * 2, 2);
+				return x;
+			}
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			{
+				int32_t		x;
+
+				memcpy(&x, v + i * 4, 4);
+				return x;
+			}
+		case LT_TYPE_UINT32:
+			{
+				uint32_t	x;
+
+				memcpy(&x, v + i * 4, 4);
+				return x;
+			}
+		default:
+			{
+				int64_t		x;
+
+				memcpy(&x, v + i * 8, 8);
+				return x;
+			}
+	}
+}
+
+/* Slots [0, n) of such an array into out, as lt_array_int64 (one type dispatch for the batch). */
+void		lt_array_int64s(const lt_array *a, int64_t n, int64_t *out);
 
 /* Deep structural comparison; for tests. */
 bool		lt_array_equal(const lt_array *a, const lt_array *b);

@@ -186,23 +186,6 @@ get_point_keys(const lt_filter *keyf, const lt_field *f, point_keys *pk, lt_erro
 	return LT_OK;
 }
 
-static inline int64_t
-key_at(const lt_array *a, int64_t i)
-{
-	switch (a->field->type)
-	{
-		case LT_TYPE_INT8:
-			return ((const int8_t *) a->values)[i];
-		case LT_TYPE_INT16:
-			return ((const int16_t *) a->values)[i];
-		case LT_TYPE_INT32:
-		case LT_TYPE_DATE32:
-			return ((const int32_t *) a->values)[i];
-		default:
-			return ((const int64_t *) a->values)[i];
-	}
-}
-
 /*
  * The positions of pk's values among the page's keys (sorted, nulls first), ascending; false when
  * the page is not laid out that way (then the filter decides, key by key).
@@ -218,7 +201,7 @@ search_point_keys(const point_keys *pk, const lt_array *vals, uint32_t *sel, int
 		if (lt_array_is_valid(vals, i) != (i >= nulls))
 			return false;
 	for (int64_t i = nulls + 1; i < n; i++)
-		if (key_at(vals, i - 1) > key_at(vals, i))
+		if (lt_array_int64(vals, i - 1) > lt_array_int64(vals, i))
 			return false;
 	for (int k = 0; k < pk->n; k++)
 	{
@@ -229,12 +212,12 @@ search_point_keys(const point_keys *pk, const lt_array *vals, uint32_t *sel, int
 		{
 			int64_t		mid = lo + (hi - lo) / 2;
 
-			if (key_at(vals, mid) < pk->v[k])
+			if (lt_array_int64(vals, mid) < pk->v[k])
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (; lo < n && key_at(vals, lo) == pk->v[k]; lo++)
+		for (; lo < n && lt_array_int64(vals, lo) == pk->v[k]; lo++)
 			sel[(*nsel)++] = (uint32_t) lo;
 	}
 	return true;
@@ -397,7 +380,7 @@ lt_btree_distinct(lt_seg_reader *s, double *distinct, double *rows)
 		{
 			if (ints)
 			{
-				double		span = (double) key_at(s->page_max, (int64_t) i) - (double) key_at(s->page_min, (int64_t) i) + 1;
+				double		span = (double) lt_array_int64(s->page_max, (int64_t) i) - (double) lt_array_int64(s->page_min, (int64_t) i) + 1;
 
 				d = span < live ? span : live;
 			}

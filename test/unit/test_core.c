@@ -231,6 +231,61 @@ TEST(array_slices)
 	lt_schema_free(s);
 }
 
+/* Integers of every width widened to int64, slot by slot and by the batch, extremes included. */
+TEST(array_int64)
+{
+	static const struct
+	{
+		const char *type;
+		bool		exact;
+		int64_t		v[3];
+	}			cases[] = {
+		{"int8", true, {-128, 0, 127}},
+		{"uint8", true, {0, 1, 255}},
+		{"int16", true, {-32768, -1, 32767}},
+		{"uint16", true, {0, 2, 65535}},
+		{"int32", true, {INT32_MIN, -3, INT32_MAX}},
+		{"uint32", true, {0, 4, UINT32_MAX}},
+		{"int64", true, {INT64_MIN, -5, INT64_MAX}},
+		{"date32:day", false, {-719162, 0, 2932896}},
+		{"time32:ms", false, {0, 1, 86399999}},
+		{"date64:ms", false, {INT64_MIN, -7, INT64_MAX}},
+		{"time64:us", false, {0, 8, 86399999999}},
+		{"timestamp:us:-", false, {INT64_MIN, -9, INT64_MAX}},
+		{"uint64", false, {0, 6, INT64_MAX}},
+		{"bool", false, {0, 1, 1}},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		lt_field	f = {0};
+		lt_array   *a;
+		int64_t		out[3] = {99, 99, 99};
+
+		CHECK_OK(lt_parse_logical_type(cases[c].type, &f, &err), err);
+		CHECK(lt_type_is_int64_exact(f.type) == cases[c].exact);
+		if (f.type == LT_TYPE_BOOL)
+			continue;
+		CHECK_OK(lt_array_new(&f, &a, &err), err);
+		CHECK_OK(lt_array_reserve(a, 3, &err), err);
+		for (int i = 0; i < 3; i++)
+		{
+			int64_t		v = cases[c].v[i];
+
+			/* little-endian: the value's low bytes are its narrow form */
+			memcpy(a->values + i * f.byte_width, &v, (size_t) f.byte_width);
+		}
+		a->length = 3;
+		lt_array_int64s(a, 3, out);
+		for (int i = 0; i < 3; i++)
+		{
+			CHECK_EQ_INT(lt_array_int64(a, i), cases[c].v[i]);
+			CHECK_EQ_INT(out[i], cases[c].v[i]);
+		}
+		lt_array_free(a);
+	}
+}
+
 TEST(compression_framing)
 {
 	uint8_t		src[5000], comp[6000], *out;
@@ -554,6 +609,7 @@ main(void)
 	RUN(schema_tree);
 	RUN(schema_errors);
 	RUN(array_slices);
+	RUN(array_int64);
 	RUN(compression_framing);
 	RUN(store_ranges);
 	RUN(local_store_conditional_create);
