@@ -52,7 +52,6 @@
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
-#include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "parser/parser.h"
@@ -158,16 +157,11 @@ parse_when_not_matched(const char *s)
 static bool
 scan_filled(Merge *m, AttrNumber attnum)
 {
-	const lt_schema *schema = m->xt->base->ds->schema;
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(m->rel), attnum - 1);
 	char	   *field = lt_column_field_name(RelationGetRelid(m->rel), attnum, NameStr(att->attname));
 
-	if (strcmp(field, "_rowid") != 0 && strcmp(field, "_rowaddr") != 0)
-		return false;
-	for (int k = 0; k < schema->n_fields; k++)
-		if (strcmp(schema->fields[k]->name, field) == 0)
-			return false;
-	return true;
+	return (strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0) &&
+		lt_schema_find_name(m->xt->base->ds->schema, field) == NULL;
 }
 
 static AttrNumber
@@ -681,20 +675,17 @@ fj_grow(FastJoin *fj)
 static const lt_field *
 fast_key_field(Merge *m)
 {
-	const lt_schema *schema = m->xt->base->ds->schema;
 	Form_pg_attribute att;
-	const char *name;
+	const lt_field *f;
 
 	if (m->n_keys != 1)
 		return NULL;
 	att = TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1);
 	if (att->atttypid != INT2OID && att->atttypid != INT4OID && att->atttypid != INT8OID)
 		return NULL;
-	name = lt_column_field_name(RelationGetRelid(m->rel), m->keys[0], NameStr(att->attname));
-	for (int k = 0; k < schema->n_fields; k++)
-		if (strcmp(schema->fields[k]->name, name) == 0)
-			return lt_type_is_int64_exact(schema->fields[k]->type) ? schema->fields[k] : NULL;
-	return NULL;
+	f = lt_schema_find_name(m->xt->base->ds->schema,
+							lt_column_field_name(RelationGetRelid(m->rel), m->keys[0], NameStr(att->attname)));
+	return f && lt_type_is_int64_exact(f->type) ? f : NULL;
 }
 
 static int64
