@@ -179,67 +179,49 @@ target_attnum(Merge *m, const char *name)
 	return InvalidAttrNumber;
 }
 
-/* The table's columns of the dataset's primary key (in key order), as on_columns text[]; NULL when it has none. */
-static ArrayType *
-primary_key_columns(Merge *m)
+/* The table's columns of the dataset's primary key, in key order (*n = 0: it has none). */
+static AttrNumber *
+primary_key_columns(Merge *m, int *n)
 {
-	const lt_schema *schema = m->xt->base->ds->schema;
 	TupleDesc	td = RelationGetDescr(m->rel);
 	const lt_field **pk = NULL;
-	int			n = 0;
-	Datum	   *names;
+	AttrNumber *cols;
 	lt_error	err;
 	MemoryContext old = lt_alloc_target(CurrentMemoryContext);
-	lt_code		rc = lt_schema_primary_key(schema, &pk, &n, &err);
+	lt_code		rc = lt_schema_primary_key(m->xt->base->ds->schema, &pk, n, &err);
 
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", m->opts.uri, m->relname));
-	if (n == 0)
-		return NULL;
-	names = palloc(sizeof(Datum) * n);
-	for (int k = 0; k < n; k++)
+	cols = palloc0(sizeof(AttrNumber) * Max(*n, 1));
+	for (int k = 0; k < *n; k++)
 	{
-		AttrNumber	found = InvalidAttrNumber;
-
-		for (int a = 1; a <= td->natts && found == InvalidAttrNumber; a++)
+		for (int a = 1; a <= td->natts && cols[k] == InvalidAttrNumber; a++)
 		{
 			Form_pg_attribute att = TupleDescAttr(td, a - 1);
 
 			if (!att->attisdropped &&
 				strcmp(lt_column_field_name(RelationGetRelid(m->rel), a, NameStr(att->attname)), pk[k]->name) == 0)
-				found = a;
+				cols[k] = a;
 		}
-		if (found == InvalidAttrNumber)
+		if (cols[k] == InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_merge_insert: foreign table \"%s\" has no column for field \"%s\" of the primary key of dataset %s",
 							m->relname, pk[k]->name, m->opts.uri),
 					 errhint("Add the column, or name the key columns in on_columns.")));
-		names[k] = CStringGetTextDatum(NameStr(TupleDescAttr(td, found - 1)->attname));
 	}
-	return construct_array(names, n, TEXTOID, -1, false, TYPALIGN_INT);
+	return cols;
 }
 
-/* The key columns: on_columns, or the dataset's primary key. */
+/* The key columns named by on_columns. */
 static void
-bind_keys(Merge *m, ArrayType *on_columns)
+bind_on_columns(Merge *m, ArrayType *on_columns)
 {
 	Datum	   *elems;
 	bool	   *nulls;
 	int			n;
 
-	ArrayType  *pk = primary_key_columns(m);
-
-	if (on_columns == NULL)
-		on_columns = pk;
-	if (on_columns == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
-				 errmsg("lt_merge_insert: foreign table \"%s\" has no primary key to match rows on",
-						m->relname),
-				 errdetail("Dataset %s marks no field as its primary key.", m->opts.uri),
-				 errhint("Name the key columns in on_columns.")));
 	deconstruct_array(on_columns, TEXTOID, -1, false, TYPALIGN_INT, &elems, &nulls, &n);
 	if (n == 0)
 		ereport(ERROR,
@@ -248,7 +230,6 @@ bind_keys(Merge *m, ArrayType *on_columns)
 				 errhint("Name at least one column to match rows on, or pass NULL for the primary key.")));
 	m->n_keys = n;
 	m->keys = palloc(sizeof(AttrNumber) * n);
-	m->key_col = palloc(sizeof(int) * n);
 	for (int i = 0; i < n; i++)
 	{
 		char	   *name;
@@ -277,24 +258,39 @@ bind_keys(Merge *m, ArrayType *on_columns)
 						(errcode(ERRCODE_DUPLICATE_COLUMN),
 						 errmsg("lt_merge_insert: column \"%s\" appears twice in on_columns", name)));
 	}
-	/* matched on the primary key (in any order): a replaced row keeps its key, nothing to check */
-	if (pk != NULL && ArrayGetNItems(ARR_NDIM(pk), ARR_DIMS(pk)) == n)
+}
+
+/* The key columns: on_columns, or the dataset's primary key. */
+static void
+bind_keys(Merge *m, ArrayType *on_columns)
+{
+	int			n_pk;
+	AttrNumber *pk = primary_key_columns(m, &n_pk);
+
+	if (on_columns != NULL)
+		bind_on_columns(m, on_columns);
+	else if (n_pk > 0)
 	{
-		Datum	   *pe;
-		bool	   *pn;
-		int			np;
+		m->n_keys = n_pk;
+		m->keys = pk;
+	}
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_REFERENCE),
+				 errmsg("lt_merge_insert: foreign table \"%s\" has no primary key to match rows on",
+						m->relname),
+				 errdetail("Dataset %s marks no field as its primary key.", m->opts.uri),
+				 errhint("Name the key columns in on_columns.")));
+	m->key_col = palloc(sizeof(int) * m->n_keys);
+	/* matched on the primary key (in any order): a replaced row keeps its key, nothing to check */
+	m->on_key = n_pk > 0 && n_pk == m->n_keys;
+	for (int k = 0; k < n_pk && m->on_key; k++)
+	{
+		bool		found = false;
 
-		deconstruct_array(pk, TEXTOID, -1, false, TYPALIGN_INT, &pe, &pn, &np);
-		m->on_key = true;
-		for (int i = 0; i < np && m->on_key; i++)
-		{
-			AttrNumber	a = target_attnum(m, TextDatumGetCString(pe[i]));
-			bool		found = false;
-
-			for (int k = 0; k < m->n_keys; k++)
-				found |= m->keys[k] == a;
-			m->on_key = found;
-		}
+		for (int i = 0; i < m->n_keys; i++)
+			found |= m->keys[i] == pk[k];
+		m->on_key = found;
 	}
 }
 
@@ -423,6 +419,31 @@ join_sql(Merge *m, const char *query)
 					on.data);
 }
 
+static void report_matched_fail(Merge *m, const char *key) pg_attribute_noreturn();
+static void report_matched_twice(Merge *m, const char *key) pg_attribute_noreturn();
+
+/* when_matched 'fail' met a match; key: "(k1, k2)=(v1, v2)" as a unique violation names it */
+static void
+report_matched_fail(Merge *m, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_UNIQUE_VIOLATION),
+			 errmsg("lt_merge_insert: a source row matches a row of foreign table \"%s\"", m->relname),
+			 errdetail("Key %s already exists, and when_matched is fail.", key)));
+}
+
+/* A second source row matched one target row (Lance: "Ambiguous merge inserts are prohibited"). */
+static void
+report_matched_twice(Merge *m, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CARDINALITY_VIOLATION),
+			 errmsg("lt_merge_insert: more than one source row matches the same row of foreign table \"%s\"",
+					m->relname),
+			 errdetail("Key %s is in the source more than once.", key),
+			 errhint("Each row of the table may be matched by at most one source row: remove the duplicates from the source.")));
+}
+
 /* "(k1, k2)=(v1, v2)" of the key columns of a source row, as a unique violation names a key. */
 static char *
 key_text(Merge *m, const Datum *values, const bool *nulls)
@@ -509,19 +530,11 @@ merge_row(Merge *m, const Datum *values, const bool *nulls, int marker_col)
 			case WM_DO_NOTHING:
 				return;
 			case WM_FAIL:
-				ereport(ERROR,
-						(errcode(ERRCODE_UNIQUE_VIOLATION),
-						 errmsg("lt_merge_insert: a source row matches a row of foreign table \"%s\"", m->relname),
-						 errdetail("Key %s already exists, and when_matched is fail.", key_text(m, values, nulls))));
+				report_matched_fail(m, key_text(m, values, nulls));
 				return;
 			case WM_UPDATE_ALL:
 				if (!mark_matched(m, tid))
-					ereport(ERROR,
-							(errcode(ERRCODE_CARDINALITY_VIOLATION),
-							 errmsg("lt_merge_insert: more than one source row matches the same row of foreign table \"%s\"",
-									m->relname),
-							 errdetail("Key %s is in the source more than once.", key_text(m, values, nulls)),
-							 errhint("Each row of the table may be matched by at most one source row: remove the duplicates from the source.")));
+					report_matched_twice(m, key_text(m, values, nulls));
 				lt_row_writer_append(m->updates, source_slot(m, values, nulls), addr, !m->on_key);
 				lt_xact_delete(m->xt, &addr, 1);
 				m->rows_updated++;
@@ -878,6 +891,14 @@ fast_index_plan(Merge *m, FastJoin *fj, MemoryContext cxt, lt_index_planner **ow
 	return plan;
 }
 
+/* "(k)=(v)" of the one integer key, as key_text. */
+static char *
+fast_key_text(Merge *m, int64 key)
+{
+	return psprintf("(%s)=(" INT64_FORMAT ")", NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname),
+					key);
+}
+
 /* One target row with key value key (or a NULL key) at addr. */
 static inline void
 fast_probe(Merge *m, FastJoin *fj, bool isnull, int64 key, uint64 addr)
@@ -894,19 +915,9 @@ fast_probe(Merge *m, FastJoin *fj, bool isnull, int64 key, uint64 addr)
 		return;
 	}
 	if (m->when_matched == WM_FAIL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNIQUE_VIOLATION),
-				 errmsg("lt_merge_insert: a source row matches a row of foreign table \"%s\"", m->relname),
-				 errdetail("Key (%s)=(" INT64_FORMAT ") already exists, and when_matched is fail.",
-						   NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname), key)));
+		report_matched_fail(m, fast_key_text(m, key));
 	if (m->when_matched == WM_UPDATE_ALL && fj->next[s->head] >= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CARDINALITY_VIOLATION),
-				 errmsg("lt_merge_insert: more than one source row matches the same row of foreign table \"%s\"",
-						m->relname),
-				 errdetail("Key (%s)=(" INT64_FORMAT ") is in the source more than once.",
-						   NameStr(TupleDescAttr(RelationGetDescr(m->rel), m->keys[0] - 1)->attname), key),
-				 errhint("Each row of the table may be matched by at most one source row: remove the duplicates from the source.")));
+		report_matched_twice(m, fast_key_text(m, key));
 	/* do_nothing: every source row of the key is matched (none is inserted) */
 	for (int32 r = s->head; r >= 0; r = fj->next[r])
 		fj_add_match(fj, r, addr);
