@@ -339,6 +339,10 @@ SELECT * FROM tt ORDER BY id;
 -- a pinned table is read-only; a merge-insert after a TRUNCATE in one transaction sees the empty table
 CREATE FOREIGN TABLE tt_v1 (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc.lance', version '1');
 SELECT m_try('TRUNCATE tt_v1');
+-- a dataset of the legacy storage format is read-only: TRUNCATE and a merge-insert refuse it as INSERT does
+CREATE FOREIGN TABLE tt_legacy (id bigint, value text, li integer[]) SERVER mlake OPTIONS (path 'write/w_legacy.lance');
+SELECT m_try('TRUNCATE tt_legacy');
+SELECT m_try($$SELECT lt_merge_insert('tt_legacy', 'SELECT 7::bigint AS id, ''x'' AS value, ''{7}''::int[] AS li', '{id}')$$);
 BEGIN;
 TRUNCATE tt;
 SELECT * FROM lt_merge_insert('tt', $$SELECT * FROM (VALUES (1::bigint, 'ONE'), (3, 'three')) s(id, s)$$, '{id}');

@@ -363,6 +363,8 @@ extern void lt_row_writer_end(LtRowWriter *w, uint64 *rows, uint64 *files);
 extern uint64 lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char *uri);
 /* ERROR 55000 for a table pinned by `version` / `tag`. */
 extern void lt_check_writable(Relation rel, const LtTableOptions *opts);
+/* lt_xact_table for a write (doing: "write", "truncate"): ERROR 0A000 for a dataset of the legacy storage format. */
+extern LtXactTable *lt_write_xact_table(Relation rel, const LtTableOptions *opts, const char *doing);
 
 /*
  * Row identity of UPDATE / DELETE: AddForeignUpdateTargets asks for ctid, which the scan fills with

@@ -1180,8 +1180,8 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
-	/* the transaction's state for the dataset (write privilege, storage checks: modify.c) */
-	m->xt = lt_xact_table(m->rel, &m->opts);
+	/* the transaction's state for the dataset (the location's write privilege: the writer checks it, modify.c) */
+	m->xt = lt_write_xact_table(m->rel, &m->opts, "write");
 	bind_keys(m, on_columns);
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
@@ -1224,19 +1224,11 @@ ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 	{
 		Relation	rel = lfirst(lc);
 		LtTableOptions opts;
-		const lt_dataset *ds;
 
 		lt_get_table_options(RelationGetRelid(rel), &opts);
 		lt_check_writable(rel, &opts);
 		lt_check_write_privilege(GetUserId(), RelationGetRelationName(rel), opts.uri);
-		ds = lt_dataset_acquire(RelationGetRelid(rel), &opts, false)->ds;
-		if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot truncate foreign table \"%s\": its dataset uses the legacy storage format 0.1",
-							RelationGetRelationName(rel)),
-					 errdetail("Dataset %s is read-only.", opts.uri)));
-		lt_xact_replace_all(lt_xact_table(rel, &opts), true);
+		lt_xact_replace_all(lt_write_xact_table(rel, &opts, "truncate"), true);
 		elog(DEBUG1, "lt_fdw: TRUNCATE of foreign table \"%s\" (dataset %s)", RelationGetRelationName(rel), opts.uri);
 	}
 }

@@ -116,8 +116,9 @@ check_overwrite_command(Relation rel, CmdType op)
 				 errhint("RESET lt_fdw.overwrite_where first.")));
 }
 
-static void
-check_writable(Relation rel, const LtTableOptions *opts)
+/* A table pinned to a version or tag is read-only. */
+void
+lt_check_writable(Relation rel, const LtTableOptions *opts)
 {
 	if (opts->version || opts->tag)
 		ereport(ERROR,
@@ -130,6 +131,25 @@ check_writable(Relation rel, const LtTableOptions *opts)
 				 errhint("Write through a foreign table of the dataset without \"version\" or \"tag\".")));
 }
 
+/*
+ * The transaction's state for a write of rel's dataset (doing: "write", "truncate"), once the version the
+ * statement reads has a storage format lt_fdw writes: 2.x (a dataset of the legacy format is read-only).
+ */
+LtXactTable *
+lt_write_xact_table(Relation rel, const LtTableOptions *opts, const char *doing)
+{
+	const lt_dataset *ds = lt_dataset_acquire(RelationGetRelid(rel), opts, false)->ds;
+
+	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot %s foreign table \"%s\": its dataset uses the legacy storage format 0.1",
+						doing, RelationGetRelationName(rel)),
+				 errdetail("Dataset %s is read-only: lt_fdw writes storage versions 2.0, 2.1 and 2.2.", opts->uri),
+				 errhint("Migrate the dataset to a 2.x storage version with the Lance library.")));
+	return lt_xact_table(rel, opts);
+}
+
 void
 ltAddForeignUpdateTargets(PlannerInfo *root, Index rtindex, RangeTblEntry *target_rte, Relation target_relation)
 {
@@ -137,7 +157,7 @@ ltAddForeignUpdateTargets(PlannerInfo *root, Index rtindex, RangeTblEntry *targe
 	LtTableOptions opts;
 
 	lt_get_table_options(RelationGetRelid(target_relation), &opts);
-	check_writable(target_relation, &opts);
+	lt_check_writable(target_relation, &opts);
 
 	add_row_identity_var(root, makeVar(rtindex, SelfItemPointerAttributeNumber, TIDOID, -1, InvalidOid, 0),
 						 rtindex, JUNK_ROW);
@@ -155,7 +175,7 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 
 	lt_get_table_options(rte->relid, &opts);
 	rel = table_open(rte->relid, NoLock);
-	check_writable(rel, &opts);
+	lt_check_writable(rel, &opts);
 	check_overwrite_command(rel, root->parse->commandType);
 	table_close(rel, NoLock);
 	/* DO NOTHING skips rows whose primary key exists (keys.c); DO UPDATE has no arbiter on a foreign table */
@@ -299,7 +319,7 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 	ms->rel = rel;
 	ms->op = op;
 	lt_get_table_options(RelationGetRelid(rel), &ms->opts);
-	check_writable(rel, &ms->opts);
+	lt_check_writable(rel, &ms->opts);
 	check_overwrite_command(rel, op);
 	lt_check_write_privilege(userid, RelationGetRelationName(rel), ms->opts.uri);
 	if (op == CMD_INSERT && lt_overwrite_active())
@@ -308,16 +328,7 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 		ms->ow_validate = lt_overwrite_validate;
 	}
 
-	/* the version this statement reads (the transaction's, once it has one) */
-	ds = lt_dataset_acquire(RelationGetRelid(rel), &ms->opts, false)->ds;
-	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lt_fdw: cannot write foreign table \"%s\": its dataset uses the legacy storage format 0.1",
-						RelationGetRelationName(rel)),
-				 errdetail("Dataset %s is read-only: lt_fdw writes storage versions 2.0, 2.1 and 2.2.", ms->opts.uri),
-				 errhint("Migrate the dataset to a 2.x storage version with the Lance library.")));
-	ms->xt = lt_xact_table(rel, &ms->opts);
+	ms->xt = lt_write_xact_table(rel, &ms->opts, "write");
 	ds = ms->xt->base->ds;
 	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
 		ereport(ERROR,
@@ -879,12 +890,6 @@ lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char
 		elog(ERROR, "lt_fdw: row identity (%u,%u) names no fragment of version " UINT64_FORMAT " of %s",
 			 ItemPointerGetBlockNumberNoCheck(tid), idx, entry->version, uri);
 	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
-}
-
-void
-lt_check_writable(Relation rel, const LtTableOptions *opts)
-{
-	check_writable(rel, opts);
 }
 
 /* ---- the scan's side ------------------------------------------------------------------------------ */
