@@ -4,36 +4,9 @@
 -- argument checks, transactions and savepoints, index use, stable row ids, privileges) and TRUNCATE
 -- (in transactions, with INSERT, of several tables, indexes kept, pinned tables refused).
 --
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS lt_fdw;
-RESET client_min_messages;
-\getenv tmp LT_TEST_TMP
-\set lake :tmp '/lake'
-SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION m_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
-   WHERE f LIKE '%.manifest' $$;
--- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION m_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RAISE NOTICE 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
-  IF det <> '' THEN
-    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
-  END IF;
-END $f$;
--- EXPLAIN with the lake's path masked
-CREATE FUNCTION m_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE q LOOP
-    RETURN NEXT replace(ln, current_setting('lt_test.lake'), '$LAKE');
-  END LOOP;
-END $f$;
+\getenv root LT_ROOT
+\set ECHO none
+\i :root/test/pg/lake.psql
 -- a merge-insert matched both ways (lt_fdw's own hash join for one integer key, and a PostgreSQL join), each
 -- rolled back: its counts and a digest of the table's columns cols afterwards, or its SQLSTATE
 CREATE FUNCTION m_both(tbl text, cols text, q text, on_cols text[], wm text DEFAULT 'update_all',
@@ -60,7 +33,7 @@ CREATE FOREIGN TABLE mt (id bigint, k2 integer, v text, _rowid bigint) SERVER ml
 -- the source of most cases: a match (1), a NULL key, a new key (5), a match whose other key column is NULL (4)
 CREATE VIEW msrc AS SELECT * FROM (VALUES (1::bigint, 1, 'A'), (NULL, 3, 'snull'), (5, 5, 'E'), (4, NULL, 'D')) s(id, k2, v);
 SELECT id, k2, v FROM mt ORDER BY id, v;
-SELECT m_versions('write/w_merge.lance') AS versions_at_start;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_at_start;
 
 -- ---- the variants (each in a transaction that rolls back: the table stays as it was) ----------------------
 -- upsert (the defaults: update_all, insert_all): NULL never matches NULL, so the NULL-key source row is new
@@ -98,7 +71,7 @@ SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{k2,id}', delete_not_
 SELECT id, k2, v FROM mt ORDER BY id, v;
 ROLLBACK;
 -- when_matched fail: an error as soon as a source row matches (nothing is kept) ...
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'fail')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'fail')$$);
 -- ... and a plain insert of new keys when none does
 BEGIN;
 SELECT * FROM lt_merge_insert('mt', $$SELECT 9::bigint AS id, 9 AS k2, 'nine' AS v$$, '{id}', 'fail');
@@ -111,7 +84,7 @@ BEGIN;
 SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc WHERE false', '{id}', delete_not_matched_by_source => true);
 SELECT count(*) FROM mt;
 ROLLBACK;
-SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_unchanged;
 
 -- on_columns NULL: the dataset's primary key, (region, id) here
 CREATE FOREIGN TABLE mpk (id bigint, region text, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
@@ -121,10 +94,10 @@ SELECT * FROM mpk ORDER BY region, id;
 ROLLBACK;
 -- the primary key holds for a merge-insert's rows as for INSERT and UPDATE (keyed tables): two new rows with
 -- one key, or a match on another column that moves a row onto an existing key, are 23505
-SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT * FROM (VALUES (7::bigint, 'eu', 'x'), (7, 'eu', 'y')) s(id, region, value)$q$)$$);
-SELECT m_try($$SELECT lt_merge_insert('mpk', $q$SELECT 2::bigint AS id, 'eu' AS region, 'b' AS value$q$, '{value}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mpk', $q$SELECT * FROM (VALUES (7::bigint, 'eu', 'x'), (7, 'eu', 'y')) s(id, region, value)$q$)$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mpk', $q$SELECT 2::bigint AS id, 'eu' AS region, 'b' AS value$q$, '{value}')$$);
 CREATE FOREIGN TABLE mpk_noregion (id bigint, value text) SERVER mlake OPTIONS (path 'write/w_merge_pk.lance');
-SELECT m_try($$SELECT lt_merge_insert('mpk_noregion', 'SELECT 1::bigint AS id, ''x'' AS value')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mpk_noregion', 'SELECT 1::bigint AS id, ''x'' AS value')$$);
 
 -- ---- both ways of matching give the same rows -----------------------------------------------------------
 SELECT m_both('mt', 'id, k2, v', 'SELECT * FROM msrc', '{id}');
@@ -140,14 +113,14 @@ SELECT m_both('mt', 'id, k2, v', 'SELECT k2::bigint AS id, id::int AS k2, v FROM
 
 -- ---- duplicate source keys ----------------------------------------------------------------------------
 -- two source rows matching one target row: cardinality violation, as Lance's ambiguous merge
-SELECT m_try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2')) s(id, k2, v)$q$, '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (2::bigint, 2, 'x'), (7, 7, 'y'), (2, 22, 'z')) s(id, k2, v)$q$, '{id}', delete_not_matched_by_source => true)$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2')) s(id, k2, v)$q$, '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', $q$SELECT * FROM (VALUES (2::bigint, 2, 'x'), (7, 7, 'y'), (2, 22, 'z')) s(id, k2, v)$q$, '{id}', delete_not_matched_by_source => true)$$);
 -- ... fine when matched rows are left alone; duplicates without a match are all inserted (as Lance does)
 BEGIN;
 SELECT * FROM lt_merge_insert('mt', $$SELECT * FROM (VALUES (1::bigint, 1, 'A1'), (1, 1, 'A2'), (7, 7, 'x'), (7, 7, 'y')) s(id, k2, v)$$, '{id}', 'do_nothing');
 SELECT id, k2, v FROM mt ORDER BY id, v;
 ROLLBACK;
-SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_unchanged;
 
 -- ---- source columns: by name, in any order, converted to the table's types -----------------------------
 BEGIN;
@@ -162,34 +135,34 @@ SELECT id, k2, v FROM mt WHERE id > 100;
 ROLLBACK;
 
 -- ---- argument checks (nothing is written) ------------------------------------------------------------
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'upsert')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_not_matched => 'insert')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', 'do_nothing')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{nope}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id,id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{_rowid}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', ARRAY['id', NULL])$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT id, v FROM msrc', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT *, 1 AS extra FROM msrc', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT id, k2, v, v FROM msrc', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'VALUES (1, 1, ''a'')', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'DELETE FROM mt', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT 1; SELECT 2', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT true AS id, 1 AS k2, ''a'' AS v', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', NULL, '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', NULL)$$);
-SELECT m_try($$SELECT lt_merge_insert('msrc', 'SELECT * FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'upsert')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_not_matched => 'insert')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', 'do_nothing')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{nope}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id,id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{_rowid}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', ARRAY['id', NULL])$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT id, v FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT *, 1 AS extra FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT id, k2, v, v FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'VALUES (1, 1, ''a'')', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'DELETE FROM mt', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT 1; SELECT 2', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT true AS id, 1 AS k2, ''a'' AS v', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', NULL, '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', NULL)$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('msrc', 'SELECT * FROM msrc', '{id}')$$);
 -- a replace setting does not apply to a merge-insert: refused
 BEGIN;
 SET LOCAL lt_fdw.overwrite_where = 'id = 1';
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
 ROLLBACK;
 -- a pinned table is read-only
 CREATE FOREIGN TABLE mt_v1 (id bigint, k2 integer, v text) SERVER mlake OPTIONS (path 'write/w_merge.lance', version '1');
-SELECT m_try($$SELECT lt_merge_insert('mt_v1', 'SELECT * FROM msrc', '{id}')$$);
-SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+SELECT lt_test.try($$SELECT lt_merge_insert('mt_v1', 'SELECT * FROM msrc', '{id}')$$);
+SELECT lt_test.versions('write/w_merge.lance') AS versions_unchanged;
 
 -- ---- transactions ---------------------------------------------------------------------------------------
 -- a merge-insert, then an INSERT and a second merge in the same transaction: each sees what came before,
@@ -201,7 +174,7 @@ SELECT * FROM lt_merge_insert('mt', $$SELECT * FROM (VALUES (6::bigint, 66, 'SIX
 SELECT id, k2, v FROM mt ORDER BY id, v;
 SELECT count(*) FROM mt;
 COMMIT;
-SELECT m_versions('write/w_merge.lance') AS versions_after_commit;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_after_commit;
 SELECT version, operation, row_count FROM lt_versions('mt') ORDER BY version DESC LIMIT 1;
 SELECT id, k2, v FROM mt ORDER BY id, v;
 -- ROLLBACK TO a savepoint drops the merge made after it, keeps the one before
@@ -213,7 +186,7 @@ SELECT id, k2, v FROM mt ORDER BY id, v;
 ROLLBACK TO s1;
 SELECT id, k2, v FROM mt ORDER BY id, v;
 COMMIT;
-SELECT m_versions('write/w_merge.lance') AS versions_after_savepoint;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_after_savepoint;
 -- an error inside the merge (a duplicate) rolls back to the savepoint, the transaction goes on
 BEGIN;
 SAVEPOINT s2;
@@ -221,7 +194,7 @@ SELECT lt_merge_insert('mt', $$SELECT * FROM (VALUES (7::bigint, 1, 'x'), (7, 2,
 ROLLBACK TO s2;
 SELECT count(*) FROM mt;
 COMMIT;
-SELECT m_versions('write/w_merge.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_unchanged;
 -- the source may read the target itself (it reads the same state as the match)
 SELECT * FROM lt_merge_insert('mt', 'SELECT id, k2 * 10 AS k2, upper(v) AS v FROM mt WHERE id IS NOT NULL', '{id}');
 SELECT id, k2, v FROM mt ORDER BY id, v;
@@ -237,10 +210,10 @@ CREATE FOREIGN TABLE mx (id bigint, k integer, s text) SERVER mlake OPTIONS (pat
 SELECT name, columns, kind FROM lt_indexes('mx');
 -- the join lt_merge_insert runs (its text is a DEBUG1 message): a few source rows are looked up in the
 -- index, one parameterized scan per source row; many source rows are a hash join
-SELECT m_explain($q$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+SELECT lt_test.explain($q$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
 SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigint) AS id, CAST(q.k AS integer) AS k, CAST(q.s AS text) AS s, true AS lt_merge_source FROM (SELECT * FROM (VALUES (5::bigint, 1, 'five'), (59999, 2, 'last'), (60000, 3, 'new')) s(id, k, s)
 ) q) s LEFT JOIN ONLY public.mx t ON s.id = t.id$q$);
-SELECT m_explain($q$EXPLAIN (COSTS OFF)
+SELECT lt_test.explain($q$EXPLAIN (COSTS OFF)
 SELECT s.id, s.k, s.s, s.lt_merge_source, t.ctid FROM (SELECT CAST(q.id AS bigint) AS id, CAST(q.k AS integer) AS k, CAST(q.s AS text) AS s, true AS lt_merge_source FROM (SELECT id, k + 1 AS k, s FROM mx WHERE id % 3 = 0
 ) q) s LEFT JOIN ONLY public.mx t ON s.id = t.id$q$);
 -- lt_merge_insert itself, on this integer key: its own hash join, the index naming the rows to read
@@ -281,8 +254,8 @@ GRANT pg_read_server_files, pg_write_server_files TO lt_merge_user;
 GRANT SELECT, INSERT ON mt TO lt_merge_user;
 GRANT SELECT ON msrc TO lt_merge_user;
 SET ROLE lt_merge_user;
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
-SELECT m_try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', delete_not_matched_by_source => true)$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing', delete_not_matched_by_source => true)$$);
 BEGIN;
 SELECT * FROM lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'do_nothing');
 ROLLBACK;
@@ -296,14 +269,14 @@ CREATE FOREIGN TABLE tt (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_
 CREATE FOREIGN TABLE tt2 (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc2.lance');
 SELECT count(*) FROM tt;
 SELECT name, columns, kind FROM lt_indexes('tt') ORDER BY name;
-SELECT m_versions('write/w_trunc.lance') AS versions_at_start;
+SELECT lt_test.versions('write/w_trunc.lance') AS versions_at_start;
 -- rolled back: nothing happened
 BEGIN;
 TRUNCATE tt;
 SELECT count(*) FROM tt;
 ROLLBACK;
 SELECT count(*) FROM tt;
-SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_trunc.lance') AS versions_unchanged;
 -- rows inserted before a TRUNCATE in the same transaction go too; rows after it stay: one version (an Overwrite)
 BEGIN;
 INSERT INTO tt VALUES (1000, 'before');
@@ -312,7 +285,7 @@ SELECT count(*) FROM tt;
 INSERT INTO tt VALUES (1001, 'after');
 SELECT * FROM tt;
 COMMIT;
-SELECT m_versions('write/w_trunc.lance') AS versions_after_commit;
+SELECT lt_test.versions('write/w_trunc.lance') AS versions_after_commit;
 SELECT version, operation, row_count FROM lt_versions('tt') ORDER BY version DESC LIMIT 1;
 SELECT * FROM tt;
 -- the indexes are still defined; they cover no fragment now, so the new rows are found unindexed
@@ -325,24 +298,24 @@ TRUNCATE tt;
 ROLLBACK TO s1;
 SELECT count(*) FROM tt;
 COMMIT;
-SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_trunc.lance') AS versions_unchanged;
 -- several tables at once (RESTART IDENTITY and CASCADE change nothing in a dataset)
 TRUNCATE tt, tt2 RESTART IDENTITY CASCADE;
 SELECT (SELECT count(*) FROM tt) AS tt_rows, (SELECT count(*) FROM tt2) AS tt2_rows;
-SELECT m_versions('write/w_trunc.lance') AS tt_versions, m_versions('write/w_trunc2.lance') AS tt2_versions;
+SELECT lt_test.versions('write/w_trunc.lance') AS tt_versions, lt_test.versions('write/w_trunc2.lance') AS tt2_versions;
 -- an empty table: no new version
 TRUNCATE tt;
-SELECT m_versions('write/w_trunc.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_trunc.lance') AS versions_unchanged;
 -- writes go on after it
 INSERT INTO tt VALUES (1, 'one'), (2, 'two');
 SELECT * FROM tt ORDER BY id;
 -- a pinned table is read-only; a merge-insert after a TRUNCATE in one transaction sees the empty table
 CREATE FOREIGN TABLE tt_v1 (id bigint, s text) SERVER mlake OPTIONS (path 'write/w_trunc.lance', version '1');
-SELECT m_try('TRUNCATE tt_v1');
+SELECT lt_test.try('TRUNCATE tt_v1');
 -- a dataset of the legacy storage format is read-only: TRUNCATE and a merge-insert refuse it as INSERT does
 CREATE FOREIGN TABLE tt_legacy (id bigint, value text, li integer[]) SERVER mlake OPTIONS (path 'write/w_legacy.lance');
-SELECT m_try('TRUNCATE tt_legacy');
-SELECT m_try($$SELECT lt_merge_insert('tt_legacy', 'SELECT 7::bigint AS id, ''x'' AS value, ''{7}''::int[] AS li', '{id}')$$);
+SELECT lt_test.try('TRUNCATE tt_legacy');
+SELECT lt_test.try($$SELECT lt_merge_insert('tt_legacy', 'SELECT 7::bigint AS id, ''x'' AS value, ''{7}''::int[] AS li', '{id}')$$);
 BEGIN;
 TRUNCATE tt;
 SELECT * FROM lt_merge_insert('tt', $$SELECT * FROM (VALUES (1::bigint, 'ONE'), (3, 'three')) s(id, s)$$, '{id}');
@@ -352,13 +325,13 @@ SELECT * FROM tt ORDER BY id;
 CREATE ROLE lt_trunc_user;
 GRANT pg_write_server_files TO lt_trunc_user;
 SET ROLE lt_trunc_user;
-SELECT m_try('TRUNCATE tt');
+SELECT lt_test.try('TRUNCATE tt');
 RESET ROLE;
 DROP ROLE lt_trunc_user;
 
 -- the suites after this one create the extension themselves
 SET client_min_messages = warning;
 DROP VIEW msrc;
-DROP FUNCTION m_versions(text), m_try(text), m_explain(text), m_both(text, text, text, text[], text, text, boolean);
+DROP FUNCTION m_both(text, text, text, text[], text, text, boolean);
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;

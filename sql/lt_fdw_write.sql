@@ -3,35 +3,14 @@
 -- (test/pg/specs/w_*.json), read back through lt_fdw: every scalar type, nested types, RETURNING,
 -- a new fragment every max_rows_per_file rows, one new version per transaction, storage versions.
 --
--- (an earlier suite may have left the extension installed)
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS lt_fdw;
-RESET client_min_messages;
-\getenv tmp LT_TEST_TMP
-\set lake :tmp '/lake'
+\getenv root LT_ROOT
+\set ECHO none
+\i :root/test/pg/lake.psql
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
 SET extra_float_digits = 0;
 
 CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
--- the versions of a dataset: its manifests
-CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
-   WHERE f LIKE '%.manifest' $$;
-SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
--- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RAISE NOTICE 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
-  IF det <> '' THEN
-    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
-  END IF;
-END $f$;
 
 -- ---- every scalar type -------------------------------------------------------------------------
 CREATE FOREIGN TABLE wt (
@@ -44,7 +23,7 @@ CREATE FOREIGN TABLE wt (
   dec numeric(12,3), dec38 numeric(38,10),
   _rowaddr bigint
 ) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT count(*) AS rows_before, w_versions('write/w_types.lance') AS versions_before FROM wt;
+SELECT count(*) AS rows_before, lt_test.versions('write/w_types.lance') AS versions_before FROM wt;
 
 INSERT INTO wt (id, b, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, s, ls, bin, lbin, fsb, d32, d64,
                 t32s, t32ms, t64us, t64ns, ts_s, ts_us, ts_ns, tz_ms, tz_ns, dec, dec38) VALUES
@@ -63,7 +42,7 @@ INSERT INTO wt (id, b, i8, i16, i32, i64, u8, u16, u32, u64, f16, f32, f64, s, l
    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 -- only the id (the other columns default to NULL)
 INSERT INTO wt (id, s) VALUES (4, 'only text');
-SELECT w_versions('write/w_types.lance') AS versions_after_two_inserts;
+SELECT lt_test.versions('write/w_types.lance') AS versions_after_two_inserts;
 
 \x on
 SELECT * FROM wt ORDER BY id;
@@ -87,7 +66,7 @@ SELECT id, i8, u16, f32, d32, dec, tz_ms, u64 FROM wt WHERE id = 10;
 INSERT INTO wt (id, s, i32) VALUES (11, 'returned', 7), (12, 'too', 8) RETURNING id, s, i32 * 2 AS twice, _rowaddr;
 WITH ins AS (INSERT INTO wt (id, s) VALUES (13, 'cte') RETURNING id)
 SELECT count(*) FROM ins;
-SELECT count(*) AS rows, w_versions('write/w_types.lance') AS versions FROM wt;
+SELECT count(*) AS rows, lt_test.versions('write/w_types.lance') AS versions FROM wt;
 
 -- ---- nested types ---------------------------------------------------------------------------------
 CREATE TYPE wpoint AS (x integer, y text);
@@ -112,7 +91,7 @@ CREATE FOREIGN TABLE wb (id bigint, value text, li integer[]) SERVER wlake OPTIO
 EXPLAIN (COSTS OFF) INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 INSERT INTO wb SELECT g, 'v' || g, ARRAY[g::int] FROM generate_series(2, 1001) g;
 SELECT count(*), sum(id), count(DISTINCT value), sum(li[1]) FROM wb;
-SELECT w_versions('write/w_v2_2.lance') AS versions;
+SELECT lt_test.versions('write/w_v2_2.lance') AS versions;
 ALTER FOREIGN TABLE wb OPTIONS (SET batch_size '1');
 INSERT INTO wb VALUES (1002, 'single', '{1002}');
 SELECT * FROM wb WHERE id IN (1, 500, 1002) ORDER BY id;
@@ -120,18 +99,18 @@ SELECT * FROM wb WHERE id IN (1, 500, 1002) ORDER BY id;
 -- ---- max_rows_per_file: a new fragment every N rows ------------------------------------------------
 CREATE FOREIGN TABLE wm (id bigint, value text, li integer[], _rowaddr bigint)
   SERVER wlake OPTIONS (path 'write/w_v2_2.lance', max_rows_per_file '300');
-SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_v2_2.lance') AS v0 \gset
 INSERT INTO wm SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(5001, 6000) g;
 SELECT _rowaddr >> 32 AS fragment, count(*), min(id), max(id) FROM wm WHERE id > 5000 GROUP BY 1 ORDER BY 1;
 SELECT count(*), sum(id), sum(li[2]) FROM wm WHERE id > 5000;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- storage 2.0 (a list, a string: the 2.0 encodings) ------------------------------------------------
 CREATE FOREIGN TABLE w20 (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_v2_0.lance');
 INSERT INTO w20 SELECT g, 'row ' || g, ARRAY[g::int, -g::int] FROM generate_series(2, 1000) g;
 SELECT count(*), sum(id), sum(li[2]), count(DISTINCT value) FROM w20;
 SELECT * FROM w20 WHERE id IN (1, 2, 1000) ORDER BY id;
-SELECT w_versions('write/w_v2_0.lance') AS versions;
+SELECT lt_test.versions('write/w_v2_0.lance') AS versions;
 
 -- ---- COPY FROM ------------------------------------------------------------------------------------
 COPY wb (id, value, li) FROM STDIN;
@@ -145,14 +124,14 @@ COPY wb (id, value) FROM STDIN (FORMAT csv);
 2005,
 \.
 SELECT * FROM wb WHERE id BETWEEN 2004 AND 2999 ORDER BY id;
-SELECT count(*) AS rows, w_versions('write/w_v2_2.lance') AS versions FROM wb;
+SELECT count(*) AS rows, lt_test.versions('write/w_v2_2.lance') AS versions FROM wb;
 
 -- ---- nothing inserted: no new version ---------------------------------------------------------------
 INSERT INTO wb SELECT * FROM wb WHERE false;
 BEGIN;
 INSERT INTO wb SELECT * FROM wb WHERE id < 0;
 COMMIT;
-SELECT w_versions('write/w_v2_2.lance') AS versions_unchanged;
+SELECT lt_test.versions('write/w_v2_2.lance') AS versions_unchanged;
 
 -- ---- INSERT ... SELECT from the table itself: the statement does not see its own rows ---------------
 INSERT INTO wb SELECT id + 10000, value, li FROM wb WHERE id <= 3;
@@ -162,5 +141,4 @@ SELECT id, value FROM wb WHERE id > 10000 ORDER BY id;
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION w_versions(text), w_try(text);
 DROP TYPE wpoint;

@@ -5,42 +5,21 @@
 -- then the reference Lance engine (test/pg/ops/write-*.json, run with \!) as the concurrent writer, also with
 -- operations lt_fdw cannot lift (a Merge, a Project), which fail the commit closed.
 --
--- (an earlier suite may have left the extension installed)
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS lt_fdw;
-RESET client_min_messages;
-CREATE EXTENSION dblink;
-\getenv tmp LT_TEST_TMP
 \getenv root LT_ROOT
-\set lake :tmp '/lake'
+\set ECHO none
+\i :root/test/pg/lake.psql
+CREATE EXTENSION dblink;
 \set ds :lake '/write/w_v2_2.lance'
 \setenv LT_WDS :ds
 \set ref :root '/test/interop/ref.mjs'
 \setenv LT_REF :ref
 \set ops :root '/test/pg/ops'
 \setenv LT_OPS :ops
-SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
-   WHERE f LIKE '%.manifest' $$;
--- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RAISE NOTICE 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
-  IF det <> '' THEN
-    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
-  END IF;
-END $f$;
 CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE cc (id bigint, value text, _rowaddr bigint) SERVER wlake OPTIONS (path 'write/w_v2_2.lance');
 SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
-SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_v2_2.lance') AS v0 \gset
 
 -- ---- two appends: both land ---------------------------------------------------------------------------
 BEGIN;
@@ -49,7 +28,7 @@ SELECT dblink_exec('s2', $$INSERT INTO cc VALUES (50002, 'session 2')$$);
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
 COMMIT;
 SELECT id, value FROM cc WHERE id > 50000 ORDER BY id;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of different rows: both land ---------------------------------------------------------------
 BEGIN;
@@ -57,7 +36,7 @@ DELETE FROM cc WHERE id = 50001;
 SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50002$$);
 COMMIT;
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 
 -- ---- deletes of the same row: the later commit is a serialization failure ----------------------------------
 INSERT INTO cc VALUES (50003, 'contended');
@@ -80,20 +59,20 @@ INSERT INTO cc VALUES (50004, 'contended again');
 SELECT dblink_exec('s2', 'BEGIN');
 SELECT dblink_exec('s2', $$DELETE FROM cc WHERE id = 50004$$);
 DELETE FROM cc WHERE id = 50004;
-SELECT w_try($$SELECT dblink_exec('s2', 'COMMIT')$$);
+SELECT lt_test.try($$SELECT dblink_exec('s2', 'COMMIT')$$);
 SELECT count(*) FROM cc WHERE id > 50000;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 SELECT dblink_disconnect('s2');
 
 -- ---- the reference engine as the concurrent writer (run with \!) ---------------------------------------
-SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_v2_2.lance') AS v0 \gset
 BEGIN;
 INSERT INTO cc VALUES (50010, 'postgres');
 \! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-append.json" >/dev/null
 SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
 COMMIT;
 SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 -- the engine deletes the row this transaction deletes: 40001
 INSERT INTO cc VALUES (50020, 'contended with the engine');
 BEGIN;
@@ -105,25 +84,24 @@ COMMIT;
 SELECT count(*) FROM cc WHERE id = 50020;
 -- the engine commits what lt_fdw cannot lift (its addColumns is a Merge, its dropColumns a Project) while a
 -- session has changes pending: the commit fails closed with 40001 naming the engine's version
-SELECT w_versions('write/w_v2_2.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_v2_2.lance') AS v0 \gset
 SELECT dblink_connect('s3', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT dblink_exec('s3', $$INSERT INTO cc VALUES (50030, 'before the merge')$$);
 \! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-add-column.json" >/dev/null
-SELECT w_try($$SELECT dblink_exec('s3', 'COMMIT')$$);
+SELECT lt_test.try($$SELECT dblink_exec('s3', 'COMMIT')$$);
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT dblink_exec('s3', $$DELETE FROM cc WHERE id = 50010$$);
 \! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-drop-column.json" >/dev/null
-SELECT w_try($$SELECT dblink_exec('s3', 'COMMIT')$$);
+SELECT lt_test.try($$SELECT dblink_exec('s3', 'COMMIT')$$);
 SELECT dblink_disconnect('s3');
 -- nothing of the session's was committed; only the engine's two versions were added
 SELECT count(*) FILTER (WHERE id = 50030) AS inserted, count(*) FILTER (WHERE id = 50010) AS kept FROM cc;
-SELECT w_versions('write/w_v2_2.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 -- ---- cleanup --------------------------------------------------------------------------------------------
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION w_versions(text), w_try(text);
 DROP EXTENSION dblink;
 

@@ -3,52 +3,23 @@
 -- own writes visible to later statements (scans, COUNT(*) from metadata, pushed aggregates),
 -- ROLLBACK, SAVEPOINT / ROLLBACK TO, PREPARE TRANSACTION refused, stable row ids kept by UPDATE.
 --
--- (an earlier suite may have left the extension installed)
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS lt_fdw;
-RESET client_min_messages;
-\getenv tmp LT_TEST_TMP
-\set lake :tmp '/lake'
+\getenv root LT_ROOT
+\set ECHO none
+\i :root/test/pg/lake.psql
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
-SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
-   WHERE f LIKE '%.manifest' $$;
-
--- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RAISE NOTICE 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
-  IF det <> '' THEN
-    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
-  END IF;
-END $f$;
--- EXPLAIN with the lake's path masked
-CREATE FUNCTION w_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
-DECLARE ln text;
-BEGIN
-  FOR ln IN EXECUTE q LOOP
-    RETURN NEXT replace(ln, current_setting('lt_test.lake'), '$LAKE');
-  END LOOP;
-END $f$;
 CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE ev (id bigint, dt date, value text, score double precision, _rowaddr bigint, _rowid bigint)
   SERVER wlake OPTIONS (path 'write/w_events.lance');
 SELECT id, dt, value, score, _rowaddr >> 32 AS fragment FROM ev ORDER BY id;
-SELECT w_versions('write/w_events.lance') AS versions_at_start;
+SELECT lt_test.versions('write/w_events.lance') AS versions_at_start;
 
 -- ---- DELETE -----------------------------------------------------------------------------------------
-SELECT w_explain('EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM ev WHERE id = 2');
-SELECT w_explain('EXPLAIN (VERBOSE, COSTS OFF) UPDATE ev SET score = 0 WHERE id = 2');
+SELECT lt_test.explain('EXPLAIN (VERBOSE, COSTS OFF) DELETE FROM ev WHERE id = 2');
+SELECT lt_test.explain('EXPLAIN (VERBOSE, COSTS OFF) UPDATE ev SET score = 0 WHERE id = 2');
 DELETE FROM ev WHERE id = 2;
 SELECT id, value FROM ev ORDER BY id;
-SELECT w_versions('write/w_events.lance') AS versions;
+SELECT lt_test.versions('write/w_events.lance') AS versions;
 -- RETURNING gives the deleted rows
 DELETE FROM ev WHERE dt = '2026-08-03' RETURNING id, value, score;
 -- a local qual (not pushed down) and a join
@@ -57,9 +28,9 @@ INSERT INTO del_ids VALUES (3), (42);
 DELETE FROM ev USING del_ids WHERE ev.id = del_ids.id AND ev.value || '' = 'c';
 SELECT id, value FROM ev ORDER BY id;
 -- nothing matched: no new version
-SELECT w_versions('write/w_events.lance') AS before_noop;
+SELECT lt_test.versions('write/w_events.lance') AS before_noop;
 DELETE FROM ev WHERE id = 12345;
-SELECT w_versions('write/w_events.lance') AS after_noop;
+SELECT lt_test.versions('write/w_events.lance') AS after_noop;
 
 -- ---- UPDATE: the new row versions move to new fragments ----------------------------------------------
 INSERT INTO ev (id, dt, value, score) VALUES (6, '2026-08-04', 'f', 6.5), (7, '2026-08-04', 'g', 7.5);
@@ -72,41 +43,41 @@ SELECT id, value, score FROM ev ORDER BY id;
 UPDATE ev SET id = id + 100 WHERE id = 1;
 SELECT id, dt, value, score FROM ev ORDER BY id;
 SELECT count(*) FROM ev;
-SELECT w_versions('write/w_events.lance') AS versions;
+SELECT lt_test.versions('write/w_events.lance') AS versions;
 
 -- ---- a transaction is one version; its statements see their own writes -------------------------------
-SELECT w_versions('write/w_events.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (200, 'tx1'), (201, 'tx2');
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 SELECT count(*) FROM ev;
-SELECT w_explain('EXPLAIN (COSTS OFF) SELECT count(*) FROM ev');
+SELECT lt_test.explain('EXPLAIN (COSTS OFF) SELECT count(*) FROM ev');
 SELECT count(*), max(id), min(value) FROM ev;
 UPDATE ev SET value = 'tx2 updated' WHERE id = 201;
 DELETE FROM ev WHERE id = 200;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 -- another backend does not see them yet (reads the last committed version)
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions_inside;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions_inside;
 COMMIT;
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions_after_commit;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions_after_commit;
 SELECT id, value FROM ev WHERE id >= 200 ORDER BY id;
 
 -- ---- ROLLBACK discards everything ------------------------------------------------------------------------
-SELECT w_versions('write/w_events.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (300, 'rolled back');
 DELETE FROM ev WHERE id = 4;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
 ROLLBACK;
 SELECT count(*) FROM ev WHERE id IN (4, 300);
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions;
 -- an error aborts the transaction and its changes
 BEGIN;
 INSERT INTO ev (id, value) VALUES (301, 'lost');
 SELECT 1 / 0;
 COMMIT;
 SELECT count(*) FROM ev WHERE id = 301;
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions;
 
 -- ---- SAVEPOINT and ROLLBACK TO -------------------------------------------------------------------------
 BEGIN;
@@ -128,7 +99,7 @@ ROLLBACK TO b;
 SELECT id FROM ev WHERE id >= 400 ORDER BY id;
 COMMIT;
 SELECT id, value FROM ev WHERE id >= 400 ORDER BY id;
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions;
 -- a table first modified inside a rolled back savepoint
 BEGIN;
 SAVEPOINT s;
@@ -136,7 +107,7 @@ INSERT INTO ev (id, value) VALUES (500, 'gone');
 ROLLBACK TO s;
 SELECT count(*) FROM ev WHERE id = 500;
 COMMIT;
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions;
 -- a PL/pgSQL exception block is a subtransaction too
 DO $$
 BEGIN
@@ -217,13 +188,13 @@ SELECT count(*) FROM ev WHERE id IN (801, 802);
 -- ---- two foreign tables of one dataset share the transaction ---------------------------------------------
 CREATE FOREIGN TABLE ev2 (key bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 'value'))
   SERVER wlake OPTIONS (path 'write/w_events.lance');
-SELECT w_versions('write/w_events.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_events.lance') AS v0 \gset
 BEGIN;
 INSERT INTO ev (id, value) VALUES (900, 'through ev');
 INSERT INTO ev2 VALUES (901, 'through ev2');
 SELECT key, label FROM ev2 WHERE key >= 900 ORDER BY key;
 COMMIT;
-SELECT w_versions('write/w_events.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('write/w_events.lance') - :v0 AS new_versions;
 SELECT id, value FROM ev WHERE id >= 900 ORDER BY id;
 
 -- ---- stable row ids: UPDATE keeps the ids of the rows it moves -------------------------------------------
@@ -255,5 +226,4 @@ SELECT id, dt, value, score FROM ev ORDER BY id;
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION w_versions(text), w_try(text), w_explain(text);
 DROP TABLE del_ids;

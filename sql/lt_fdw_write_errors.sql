@@ -3,31 +3,11 @@
 -- range for every integer width (never a wrap), NOT NULL fields, pinned (read-only) tables, roles
 -- without pg_write_server_files, legacy datasets; nothing is written by a failed statement.
 --
--- (an earlier suite may have left the extension installed)
-SET client_min_messages = warning;
-CREATE EXTENSION IF NOT EXISTS lt_fdw;
-RESET client_min_messages;
-\getenv tmp LT_TEST_TMP
-\set lake :tmp '/lake'
+\getenv root LT_ROOT
+\set ECHO none
+\i :root/test/pg/lake.psql
 SET timezone = 'UTC';
 SET datestyle = 'ISO, YMD';
-SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
-CREATE FUNCTION w_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
-  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.lake') || '/' || ds || '/_versions') f
-   WHERE f LIKE '%.manifest' $$;
--- run a statement; print its SQLSTATE, message and detail with the lake's path masked
-CREATE FUNCTION w_try(q text) RETURNS void LANGUAGE plpgsql AS $f$
-DECLARE st text; msg text; det text;
-BEGIN
-  EXECUTE q;
-  RAISE NOTICE 'ok';
-EXCEPTION WHEN OTHERS THEN
-  GET STACKED DIAGNOSTICS st = RETURNED_SQLSTATE, msg = MESSAGE_TEXT, det = PG_EXCEPTION_DETAIL;
-  RAISE NOTICE '%: %', st, replace(msg, current_setting('lt_test.lake'), '$LAKE');
-  IF det <> '' THEN
-    RAISE NOTICE 'detail: %', replace(det, current_setting('lt_test.lake'), '$LAKE');
-  END IF;
-END $f$;
 CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE e_wt (
   id bigint, b boolean, i8 smallint, i16 smallint, i32 integer, i64 bigint,
@@ -35,7 +15,7 @@ CREATE FOREIGN TABLE e_wt (
   f16 real, f32 real, f64 double precision, s text, fsb bytea, d64 date, ts_ns timestamp,
   dec numeric(12,3), t32s time
 ) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT w_versions('write/w_types.lance') AS v0 \gset
+SELECT lt_test.versions('write/w_types.lance') AS v0 \gset
 
 \set VERBOSITY default
 -- ---- out of range, for every integer width ----------------------------------------------------------
@@ -77,12 +57,12 @@ INSERT INTO e_wt (id, u64) VALUES (9001, -1);
 INSERT INTO e_wt (id, ts_ns) VALUES (9001, '2263-01-01');
 INSERT INTO e_wt (id, fsb) VALUES (9001, '\x0102');
 \set VERBOSITY default
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, w_versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, lt_test.versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
 
 -- ---- NOT NULL fields -----------------------------------------------------------------------------------
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
 CREATE FOREIGN TABLE e_noid (s text) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT w_try('INSERT INTO e_noid VALUES (''no id column'')');
+SELECT lt_test.try('INSERT INTO e_noid VALUES (''no id column'')');
 \set VERBOSITY sqlstate
 INSERT INTO e_wt (id, s) VALUES (NULL, 'no id');
 INSERT INTO e_noid VALUES ('no id column');
@@ -102,11 +82,11 @@ SELECT count(*) FROM e_wn WHERE id > 9000;
 
 -- ---- type mismatches: checked before anything is written --------------------------------------------------
 CREATE FOREIGN TABLE e_bad (id bigint, b integer) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT w_try('INSERT INTO e_bad VALUES (9001, 1)');
+SELECT lt_test.try('INSERT INTO e_bad VALUES (9001, 1)');
 CREATE FOREIGN TABLE e_bad2 (id bigint, s integer[]) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT w_try('INSERT INTO e_bad2 VALUES (9001, ''{1}'')');
+SELECT lt_test.try('INSERT INTO e_bad2 VALUES (9001, ''{1}'')');
 CREATE FOREIGN TABLE e_bad3 (id bigint, nope text) SERVER wlake OPTIONS (path 'write/w_types.lance');
-SELECT w_try('INSERT INTO e_bad3 VALUES (9001, ''x'')');
+SELECT lt_test.try('INSERT INTO e_bad3 VALUES (9001, ''x'')');
 CREATE FOREIGN TABLE e_bad4 (id bigint, i32 text) SERVER wlake OPTIONS (path 'write/w_types.lance');
 INSERT INTO e_bad4 VALUES (9001, 'twelve');
 \set VERBOSITY sqlstate
@@ -119,9 +99,9 @@ INSERT INTO e_wt (id) VALUES (9001) ON CONFLICT (id) DO NOTHING;
 
 -- ---- pinned tables are read-only ----------------------------------------------------------------------------
 CREATE FOREIGN TABLE e_ev_v1 (id bigint, value text) SERVER wlake OPTIONS (path 'write/w_events.lance', version '1');
-SELECT w_try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
-SELECT w_try('DELETE FROM e_ev_v1');
-SELECT w_try('UPDATE e_ev_v1 SET value = ''x''');
+SELECT lt_test.try('INSERT INTO e_ev_v1 VALUES (9001, ''x'')');
+SELECT lt_test.try('DELETE FROM e_ev_v1');
+SELECT lt_test.try('UPDATE e_ev_v1 SET value = ''x''');
 SELECT table_name, is_insertable_into FROM information_schema.tables WHERE table_name IN ('e_ev_v1', 'e_wt') ORDER BY 1;
 \set VERBOSITY sqlstate
 INSERT INTO e_ev_v1 VALUES (9001, 'x');
@@ -131,8 +111,8 @@ DELETE FROM e_ev_v1;
 -- ---- legacy (0.1) datasets are read-only -----------------------------------------------------------------------
 CREATE FOREIGN TABLE e_wl (id bigint, value text, li integer[]) SERVER wlake OPTIONS (path 'write/w_legacy.lance');
 SELECT * FROM e_wl;
-SELECT w_try('INSERT INTO e_wl VALUES (2, ''two'', ''{2}'')');
-SELECT w_try('DELETE FROM e_wl');
+SELECT lt_test.try('INSERT INTO e_wl VALUES (2, ''two'', ''{2}'')');
+SELECT lt_test.try('DELETE FROM e_wl');
 \set VERBOSITY sqlstate
 INSERT INTO e_wl VALUES (2, 'two', '{2}');
 \set VERBOSITY default
@@ -155,8 +135,8 @@ GRANT pg_read_server_files, pg_write_server_files TO regress_lt_writer;
 GRANT SELECT, INSERT, UPDATE, DELETE ON e_wt TO regress_lt_writer;
 SET ROLE regress_lt_writer_ro;
 SELECT count(*) FROM e_wt WHERE id > 9000;
-SELECT w_try('INSERT INTO e_wt (id) VALUES (9001)');
-SELECT w_try('DELETE FROM e_wt WHERE id = 9001');
+SELECT lt_test.try('INSERT INTO e_wt (id) VALUES (9001)');
+SELECT lt_test.try('DELETE FROM e_wt WHERE id = 9001');
 \set VERBOSITY sqlstate
 INSERT INTO e_wt (id) VALUES (9001);
 \set VERBOSITY default
@@ -165,7 +145,7 @@ SET ROLE regress_lt_writer;
 INSERT INTO e_wt (id, s) VALUES (9000, 'by the writer role');
 DELETE FROM e_wt WHERE id = 9000;
 RESET ROLE;
-SELECT count(*) FILTER (WHERE id > 9000) AS rows, w_versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
+SELECT count(*) FILTER (WHERE id > 9000) AS rows, lt_test.versions('write/w_types.lance') - :v0 AS new_versions FROM e_wt;
 DROP OWNED BY regress_lt_writer_ro, regress_lt_writer;
 DROP ROLE regress_lt_writer_ro, regress_lt_writer;
 
@@ -173,4 +153,3 @@ DROP ROLE regress_lt_writer_ro, regress_lt_writer;
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;
-DROP FUNCTION w_versions(text), w_try(text);
