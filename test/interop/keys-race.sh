@@ -25,13 +25,7 @@ lt_step interop-keys-race 17 "$@"
 lt_step_prepare
 
 N=${LT_KEYS_RACE_KEYS:-40}
-TMP=$(mktemp -d /tmp/lt_fdw_keys_race.XXXXXX) || finish "mktemp failed"
-trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-LAKE=$TMP/lake
-mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
-lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
-lt_cluster_start || finish "the test cluster did not start"
+lt_step_cluster
 PSQL=("$LT_PGBIN/psql" -X -q -d postgres -At -v VERBOSITY=sqlstate)
 ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }
 D=$LAKE/race.lance

@@ -30,13 +30,8 @@ cd "$ROOT" || exit 2
 lt_step interop-merge 23 "$@"
 lt_step_prepare
 
-TMP=$(mktemp -d /tmp/lt_fdw_merge.XXXXXX) || finish "mktemp failed"
-trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-LAKE=$TMP/lake
-mkdir -p "$TMP/pg" "$LAKE" "$TMP/specs" && chmod 0777 "$TMP" "$LAKE" "$TMP/specs"
-lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
-lt_cluster_start || finish "the test cluster did not start"
+lt_step_cluster
+mkdir -p "$TMP/specs" && chmod 0777 "$TMP/specs"
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c client_min_messages=warning"
 ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }

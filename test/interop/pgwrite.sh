@@ -29,13 +29,7 @@ lt_step_prepare
 mkdir -p build
 [ -x build/lt-inspect ] || ${MAKE:-make} build/lt-inspect >/dev/null 2>&1 || finish "building build/lt-inspect failed"
 
-TMP=$(mktemp -d /tmp/lt_fdw_pgwrite.XXXXXX) || finish "mktemp failed"
-trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-LAKE=$TMP/lake
-mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
-lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
-lt_cluster_start || finish "the test cluster did not start"
+lt_step_cluster
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c timezone=UTC -c client_min_messages=warning"
 ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }

@@ -23,13 +23,7 @@ cd "$ROOT" || exit 2
 lt_step cleanup 16 "$@"
 lt_step_prepare
 
-TMP=$(mktemp -d /tmp/lt_fdw_cleanup.XXXXXX) || finish "mktemp failed"
-trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-LAKE=$TMP/lake
-mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
-lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
-lt_cluster_start || finish "the test cluster did not start"
+lt_step_cluster
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }
 

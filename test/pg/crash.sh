@@ -27,16 +27,9 @@ cd "$ROOT" || exit 2
 lt_step crash 18 "$@"
 lt_step_prepare
 
-TMP=$(mktemp -d /tmp/lt_fdw_crash.XXXXXX) || finish "mktemp failed"
-trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
-trap 'exit 130' INT TERM
-LAKE=$TMP/lake
-mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE"
-lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
 # the crash reinitializes shared memory: WAL not yet written out would be lost, and with it the DDL just
 # before the crash (the test cluster runs with synchronous_commit off)
-printf 'restart_after_crash = on\nsynchronous_commit = on\n' >>"$LT_PGDATA/postgresql.conf"
-lt_cluster_start || finish "the test cluster did not start"
+lt_step_cluster 'restart_after_crash = on' 'synchronous_commit = on'
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 export PGOPTIONS="-c client_min_messages=warning"
 ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }

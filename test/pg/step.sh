@@ -5,6 +5,9 @@
 #   lt_step_prepare                    pg_config, node and the reference harness's npm modules present; the
 #                                      extension installed into the private PostgreSQL copy unless --no-install;
 #                                      test/pg/cluster.sh sourced
+#   lt_step_cluster [CONF_LINE...]     a throwaway cluster for the step, started: TMP (a new directory, removed
+#                                      at exit with the cluster stopped), LAKE=$TMP/lake (the server may write
+#                                      there), the cluster in $TMP/pg, CONF_LINEs appended to its postgresql.conf
 #   ok / bad / check LABEL GOT WANT    count the checks; finish MESSAGE: a setup failure, ends the step
 lt_step() {
 	LT_STEP=$1
@@ -40,4 +43,15 @@ lt_step_prepare() {
 	if [ "$install" -eq 1 ]; then
 		lt_pg_install "$ROOT" "$ROOT/build/pg-install.log" || finish "installing into the private PostgreSQL copy failed"
 	fi
+}
+
+lt_step_cluster() {
+	TMP=$(mktemp -d "/tmp/lt_fdw_${LT_STEP//-/_}.XXXXXX") || finish "mktemp failed"
+	trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+	trap 'exit 130' INT TERM
+	LAKE=$TMP/lake
+	mkdir -p "$TMP/pg" "$LAKE" && chmod 0777 "$TMP" "$LAKE" || finish "could not make $LAKE"
+	lt_cluster_create "$TMP/pg" || finish "could not create the test cluster"
+	[ $# -eq 0 ] || printf '%s\n' "$@" >>"$LT_PGDATA/postgresql.conf"
+	lt_cluster_start || finish "the test cluster did not start"
 }
