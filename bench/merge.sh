@@ -57,13 +57,7 @@ PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 # the base datasets: the rows, and the rows with a btree index on id (built by the engine)
 lt_as_pg cp -r "$DATA" "$TMP/lake/base.lance"
 lt_as_pg cp -r "$DATA" "$TMP/lake/base_ix.lance"
-lt_as_pg node --input-type=module -e '
-import { createRequire } from "node:module"; import fs from "node:fs"; import path from "node:path"; import os from "node:os";
-const require = createRequire(process.argv[1] + "/test/interop/package.json");
-const lancedb = require("@lancedb/lancedb");
-const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-")); fs.symlinkSync(process.argv[2], path.join(db, "t.lance"));
-await (await (await lancedb.connect(db)).openTable("t")).createIndex("id", { config: lancedb.Index.btree() });' \
-	"$ROOT" "$TMP/lake/base_ix.lance"
+lt_as_pg node bench/ref_bench.mjs index "$TMP/lake/base_ix.lance" id
 
 "${PSQL[@]}" <<SQL
 CREATE EXTENSION lt_fdw;
@@ -101,7 +95,7 @@ for pct in 1 10; do
 		want=$("${PSQL[@]}" -At -c "SELECT $ROWS || ' ' || round(($sum0 + (SELECT count(*) FROM src$pct))::numeric, 3)")
 		[ "$got" = "$want" ] || log "WARNING: after lt_merge_insert the table has (count, sum(x)) $got, not $want"
 		log "merge-insert of $pct%${ix:+ with the index}: the Lance engine (best of $REPEAT) ..."
-		lt_as_pg node --max-old-space-size=8000 bench/ref_merge.mjs merge "$TMP/lake/base$ix.lance" "$TMP/lake/ref.lance" "$mod" "$REPEAT" \
+		lt_as_pg node --max-old-space-size=8000 bench/ref_write.mjs merge "$TMP/lake/base$ix.lance" "$TMP/lake/ref.lance" "$mod" "$REPEAT" \
 			>"$OUT/ref$pct$ix.out"
 		R[ref$pct$ix]=$(awk '$1 == "RESULT" { print $3 * 1000 }' "$OUT/ref$pct$ix.out")
 	done

@@ -4,7 +4,8 @@
 //   node ref_bench.mjs make <dir> <rows>            write the benchmark table (6 columns: ints, floats, strings)
 //   node ref_bench.mjs scan <dir> <repeat> [cols]   time full scans (toArrow) per column and of the whole table
 //   node ref_bench.mjs make-scan <dir> <rows>       write the bench/scan.sh table (id, grp, dt, x, s, t; issue 3)
-//   node ref_bench.mjs index <dir>                  add a btree index on dt to <dir> (a copy: bench/scan.sh)
+//   node ref_bench.mjs index <dir> [column]         add a btree index on column (dt) to <dir> (a copy: bench/scan.sh,
+//                                                   bench/merge.sh)
 //   node ref_bench.mjs queries <dir> <repeat> <lo> <hi>   time the bench/scan.sh queries ([lo, hi]: the dt range)
 //
 // scan prints "RESULT column <name> <seconds> <rows>" and "RESULT table <seconds> <rows>", best of <repeat>.
@@ -131,10 +132,10 @@ async function makeScan(dir, rows) {
   fs.rmSync(db, { recursive: true, force: true });
 }
 
-async function index(dir) {
+async function index(dir, column) {
   const { conn, db } = await open(dir, false);
   const tbl = await conn.openTable("t");
-  await tbl.createIndex("dt", { config: lancedb.Index.btree() });
+  await tbl.createIndex(column, { config: lancedb.Index.btree() });
   fs.rmSync(db, { recursive: true, force: true });
 }
 
@@ -179,10 +180,10 @@ const [cmd, dir, a, b, c] = process.argv.slice(2);
 if (cmd === "make" && dir && a) await make(dir, Number(a));
 else if (cmd === "scan" && dir) await scan(dir, Number(a || 3), b);
 else if (cmd === "make-scan" && dir && a) await makeScan(dir, Number(a));
-else if (cmd === "index" && dir) await index(dir);
+else if (cmd === "index" && dir) await index(dir, a || "dt");
 else if (cmd === "queries" && dir && b && c) await queries(dir, Number(a || 3), b, c);
 else {
   console.error("usage: ref_bench.mjs make <dir> <rows> | scan <dir> [repeat] [cols] | make-scan <dir> <rows>\n" +
-    "       | index <dir> | queries <dir> <repeat> <lo> <hi>");
+    "       | index <dir> [column] | queries <dir> <repeat> <lo> <hi>");
   process.exit(2);
 }
