@@ -27,25 +27,6 @@ has_unknown(const ProtobufCMessage *m)
 	return m && m->n_unknown_fields > 0;
 }
 
-static const Lt__Pb__DataFragment *
-prev_fragment(const lt_dataset *ds, uint64_t id)
-{
-	size_t		lo = 0, hi = ds ? ds->n_fragments : 0;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (ds->fragments[mid]->id == id)
-			return ds->fragments[mid];
-		if (ds->fragments[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* Same data files (and rows) as before: the fragment only got a new deletion file. */
 static bool
 same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b)
@@ -99,7 +80,7 @@ deletions(lt_composite *c, Lt__Pb__DataFragment *const *upd, size_t n_upd, const
 {
 	for (size_t i = 0; i < n_upd; i++)
 	{
-		const Lt__Pb__DataFragment *was = src ? prev_fragment(src->prev, upd[i]->id) : NULL;
+		const Lt__Pb__DataFragment *was = src && src->prev ? lt_dataset_fragment(src->prev, upd[i]->id) : NULL;
 		roaring_bitmap_t *rows = NULL;
 
 		if (src && src->rows)

@@ -527,6 +527,23 @@ lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
 	return frag->physical_rows > deleted ? frag->physical_rows - deleted : 0;
 }
 
+const Lt__Pb__DataFragment *
+lt_dataset_fragment(const lt_dataset *ds, uint64_t id)
+{
+	size_t		lo = 0, hi = ds->n_fragments;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ds->fragments[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ds->n_fragments && ds->fragments[lo]->id == id ? ds->fragments[lo] : NULL;
+}
+
 uint64_t
 lt_dataset_count_rows(const lt_dataset *ds)
 {

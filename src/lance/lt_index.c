@@ -112,7 +112,6 @@ row_id_bytes(lt_dataset *ds, const Lt__Pb__DataFragment *frag, uint8_t **owned, 
 	return rc;
 }
 
-static const Lt__Pb__DataFragment *find_fragment(const lt_dataset *ds, uint32_t id);
 
 static lt_code
 load_id_map(lt_dataset *ds, lt_seg_reader *s, lt_error *err)
@@ -126,7 +125,7 @@ load_id_map(lt_dataset *ds, lt_seg_reader *s, lt_error *err)
 		rc = lt_nomem(err);
 	for (size_t i = 0; rc == LT_OK && i < n; i++)
 	{
-		const Lt__Pb__DataFragment *f = find_fragment(ds, frags[i]);
+		const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, frags[i]);
 		lt_id_frag *x = &s->ids[s->n_ids];
 		uint8_t    *owned = NULL;
 		const uint8_t *p = NULL;
@@ -568,7 +567,7 @@ lt_index_distinct(lt_index_reader *r, double *distinct, double *rows, lt_error *
 	{
 		for (size_t i = 0; i < r->idx->n_covered; i++)
 		{
-			const Lt__Pb__DataFragment *f = find_fragment(r->ds, r->idx->covered[i]);
+			const Lt__Pb__DataFragment *f = lt_dataset_fragment(r->ds, r->idx->covered[i]);
 
 			if (f)
 				*rows += (double) lt_fragment_live_rows(f);
@@ -597,24 +596,6 @@ lt_index_covered_rows(lt_index_reader *r, lt_rowaddr_set **out, lt_error *err)
 
 /* --- row-address sets relative to a dataset -------------------------------- */
 
-static const Lt__Pb__DataFragment *
-find_fragment(const lt_dataset *ds, uint32_t id)
-{
-	size_t		lo = 0,
-				hi = ds->n_fragments;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (ds->fragments[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < ds->n_fragments && ds->fragments[lo]->id == id ? ds->fragments[lo] : NULL;
-}
-
 lt_code
 lt_rowaddr_set_universe(lt_dataset *ds, const uint32_t *frags, size_t n, lt_rowaddr_set **out, lt_error *err)
 {
@@ -626,7 +607,7 @@ lt_rowaddr_set_universe(lt_dataset *ds, const uint32_t *frags, size_t n, lt_rowa
 		return lt_nomem(err);
 	for (size_t i = 0; rc == LT_OK && i < (frags ? n : ds->n_fragments); i++)
 	{
-		const Lt__Pb__DataFragment *f = frags ? find_fragment(ds, frags[i]) : ds->fragments[i];
+		const Lt__Pb__DataFragment *f = frags ? lt_dataset_fragment(ds, frags[i]) : ds->fragments[i];
 
 		if (!f || f->id > UINT32_MAX)
 			continue;
@@ -655,7 +636,7 @@ lt_rowaddr_set_resolve(lt_dataset *ds, lt_rowaddr_set *s, lt_error *err)
 	LT_TRY(lt_rowaddr_set_fragments(s, &ids, &n, err));
 	for (size_t i = 0; rc == LT_OK && i < n; i++)
 	{
-		const Lt__Pb__DataFragment *f = find_fragment(ds, ids[i]);
+		const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, ids[i]);
 
 		if (!f)
 			lt_rowaddr_set_remove_fragment(s, ids[i]);
@@ -678,7 +659,7 @@ lt_rowaddr_set_remove_deleted(lt_dataset *ds, lt_rowaddr_set *s, uint64_t *remov
 	LT_TRY(lt_rowaddr_set_fragments(s, &ids, &n, err));
 	for (size_t i = 0; rc == LT_OK && i < n; i++)
 	{
-		const Lt__Pb__DataFragment *f = find_fragment(ds, ids[i]);
+		const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, ids[i]);
 		uint32_t   *del;
 		uint64_t	nd,
 					gone = 0;

@@ -199,25 +199,6 @@ grow(void **arr, size_t *cap, size_t need, size_t elem)
 	return true;
 }
 
-static const Lt__Pb__DataFragment *
-find_fragment(const lt_dataset *ds, uint64_t id)
-{
-	size_t		lo = 0, hi = ds->n_fragments;
-
-	while (lo < hi)
-	{
-		size_t		mid = lo + (hi - lo) / 2;
-
-		if (ds->fragments[mid]->id == id)
-			return ds->fragments[mid];
-		if (ds->fragments[mid]->id < id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
 /* The id the next new fragment of a version gets. */
 static uint64_t
 next_fragment_id(const lt_dataset *ds)
@@ -668,7 +649,7 @@ fragment_rows(lt_txn *t, uint64_t id, uint64_t *rows, lt_error *err)
 		*rows = t->adds[id - t->first_new_id]->frag.physical_rows;
 		return LT_OK;
 	}
-	if ((f = find_fragment(t->read, id)))
+	if ((f = lt_dataset_fragment(t->read, id)))
 	{
 		*rows = f->physical_rows;
 		return LT_OK;
@@ -862,7 +843,7 @@ new_change(lt_txn *t, uint64_t id)
 	}
 	else
 	{
-		c->orig = find_fragment(t->read, id);
+		c->orig = lt_dataset_fragment(t->read, id);
 		c->physical_rows = c->orig->physical_rows;
 	}
 	return (c->ours = roaring_bitmap_create()) ? c : NULL;
@@ -1185,7 +1166,7 @@ concurrent_rows(void *arg, const Lt__Pb__DataFragment *updated, roaring_bitmap_t
 	size_t		i;
 
 	*rows = NULL;
-	if (!c || !c->orig || roaring_bitmap_is_empty(c->ours) || !(now = find_fragment(rc->version, updated->id)))
+	if (!c || !c->orig || roaring_bitmap_is_empty(c->ours) || !(now = lt_dataset_fragment(rc->version, updated->id)))
 		return LT_OK;
 	i = (size_t) (c - rc->t->changes);
 	LT_TRY(load_dv(rc->version, now, &all, err));
@@ -1250,7 +1231,7 @@ static lt_code
 check_new_fragments(lt_dataset *prev, lt_dataset *v, const lt_commit_options *opts, lt_error *err)
 {
 	for (size_t i = 0; i < v->n_fragments; i++)
-		if (!find_fragment(prev, v->fragments[i]->id))
+		if (!lt_dataset_fragment(prev, v->fragments[i]->id))
 			LT_TRY(opts->check_new_fragment(opts->check_arg, v, v->fragments[i], err));
 	return LT_OK;
 }
@@ -1534,7 +1515,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	}
 	/* fragments of the read version we delete from must still be there */
 	for (size_t i = 0; i < t->n_changes; i++)
-		if (t->changes[i].orig && !roaring_bitmap_is_empty(t->changes[i].ours) && !find_fragment(base, t->changes[i].id))
+		if (t->changes[i].orig && !roaring_bitmap_is_empty(t->changes[i].ours) && !lt_dataset_fragment(base, t->changes[i].id))
 			return lt_error_set(err, LT_ECONFLICT,
 								"concurrent commit (version %llu of %s) removed fragment %llu, which this transaction deletes from",
 								(unsigned long long) base->version, t->name, (unsigned long long) t->changes[i].id);
