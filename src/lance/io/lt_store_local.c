@@ -216,6 +216,22 @@ make_parents(char *full, lt_error *err)
 	return LT_OK;
 }
 
+/*
+ * Create full (a new file, O_EXCL) for writing into *fd; its parent directories are made only when the
+ * create reports them missing, so a put into an existing directory costs no mkdir of every ancestor.
+ */
+static lt_code
+create_file(char *full, int *fd, lt_error *err)
+{
+	*fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (*fd < 0 && errno == ENOENT)
+	{
+		LT_TRY(make_parents(full, err));
+		*fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	}
+	return *fd < 0 ? errno_error(err, "create", full) : LT_OK;
+}
+
 /* fsync the directory holding full (a new name in it becomes durable); best effort. */
 static void
 sync_parent(char *full)
@@ -236,12 +252,11 @@ sync_parent(char *full)
 }
 
 static lt_code
-write_file(const char *full, const uint8_t *data, uint64_t len, bool sync, lt_error *err)
+write_file(char *full, const uint8_t *data, uint64_t len, bool sync, lt_error *err)
 {
-	int			fd = open(full, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int			fd;
 
-	if (fd < 0)
-		return errno_error(err, "create", full);
+	LT_TRY(create_file(full, &fd, err));
 	while (len > 0)
 	{
 		ssize_t		n = write(fd, data, len > (1u << 30) ? (1u << 30) : len);
@@ -291,9 +306,7 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 		lt_free(full);
 		return lt_nomem(err);
 	}
-	rc = make_parents(full, err);
-	if (rc == LT_OK)
-		rc = write_file(tmp, data, len, sync, err);
+	rc = write_file(tmp, data, len, sync, err);
 	if (rc == LT_OK)
 	{
 		if (exclusive)
@@ -404,10 +417,7 @@ local_create(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
 		local_wfile_free(f);
 		return lt_nomem(err);
 	}
-	rc = make_parents(f->full, err);
-	if (rc == LT_OK && (f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0)
-		rc = errno_error(err, "create", f->tmp);
-	if (rc != LT_OK)
+	if ((rc = create_file(f->tmp, &f->fd, err)) != LT_OK)
 	{
 		local_wfile_free(f);
 		return rc;
