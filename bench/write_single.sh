@@ -2,12 +2,16 @@
 # bench/write_single.sh — only the single-row part of bench/write.sh, quicker to repeat: N one-row INSERT
 # transactions (one psql session, each its own Lance commit) into an lt_fdw table on a dataset the reference
 # engine made, and into a heap table; prints the total and the mean per commit of the first and the last 100
-# (whether a commit gets slower as versions pile up), and the backend's CPU time per statement (which, unlike the
-# wall time, does not wait for the disk: fsync times vary a lot on a shared machine). Not a test: nothing is asserted.
+# (whether a commit gets slower as versions pile up), and the backend's CPU time per statement, user and system
+# (which, unlike the wall time, does not wait for the disk: fsync times vary a lot on a shared machine; the
+# system time is the kernel's file work: creating files, writing them back). The test cluster runs with
+# fsync = off, so the heap row commits without flushing WAL; "heap sync" is the heap again with fsync and
+# synchronous_commit on (one WAL flush per commit), the durable baseline for lt_fdw's 4 fsyncs per commit.
+# Not a test: nothing is asserted.
 #
 #   bench/write_single.sh [N]          default 1000
-#   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat
-#                                      calls, with the wall time they took (strace -w)
+#   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat /
+#                                      open / mkdir / link / rename calls, with the wall time they took (strace -w)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -37,15 +41,15 @@ SQL
 {
 	echo "SELECT pg_backend_pid() AS pid \\gset"
 	echo "\\setenv BPID :pid"
-	echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat >$TMP/cpu0.TBL"
+	echo "\\! awk '{print \$14, \$15}' /proc/\$BPID/stat >$TMP/cpu0.TBL"
 	echo "\\timing on"
 	echo "SELECT 'START';"
 	for i in $(seq 1 "$N"); do echo "INSERT INTO TBL VALUES ($i, 'one row per transaction');"; done
 	echo "\\timing off"
-	echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat >$TMP/cpu1.TBL"
+	echo "\\! awk '{print \$14, \$15}' /proc/\$BPID/stat >$TMP/cpu1.TBL"
 } >"$TMP/single.sql"
-# the backend's CPU time (user + system, clock ticks of 10 ms) per statement, in ms
-cpu_ms() { awk -v a="$(cat "$TMP/cpu0.$1")" -v b="$(cat "$TMP/cpu1.$1")" -v n="$N" 'BEGIN { printf "%.3f", (b - a) * 10 / n }'; }
+# the backend's CPU time per statement in ms, user and system (clock ticks of 10 ms)
+cpu_ms() { paste "$TMP/cpu0.$1" "$TMP/cpu1.$1" | awk -v n="$N" '{ printf "%7.3f %7.3f", ($3 - $1) * 10 / n, ($4 - $2) * 10 / n }'; }
 # the per-statement times after the marker: total, mean of the first 100, mean of the last 100
 stats() { awk '/^Time:/ { if (started) t[n++] = $2; started = 1 }
 	END { for (i = 0; i < n; i++) { s += t[i]; if (i < 100) f += t[i]; if (i >= n - 100) l += t[i] }
@@ -57,7 +61,7 @@ if [ "${STRACE:-}" = 1 ]; then
 	PSQLPID=$!
 	sleep 0.5
 	PID=$(head -n 1 "$TMP/strace.out")
-	strace -c -w -f -p "$PID" -e trace=fsync,fdatasync,sync_file_range,getdents64,newfstatat,stat,statx,openat,link,rename,unlink -o "$TMP/strace.txt" &
+	strace -c -w -f -p "$PID" -e trace=fsync,fdatasync,sync_file_range,getdents64,newfstatat,stat,statx,openat,mkdir,link,rename,unlink -o "$TMP/strace.txt" &
 	SPID=$!
 	wait "$PSQLPID"
 	sleep 0.5; kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
@@ -66,9 +70,14 @@ if [ "${STRACE:-}" = 1 ]; then
 fi
 read -r lt_total lt_first lt_last < <(sed "s/TBL/lts/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
 read -r heap_total heap_first heap_last < <(sed "s/TBL/heap/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
+cp "$TMP/cpu0.heap" "$TMP/cpu0.heap_nosync"; cp "$TMP/cpu1.heap" "$TMP/cpu1.heap_nosync"
+"${PSQL[@]}" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+sleep 0.5
+read -r sync_total sync_first sync_last < <(sed "s/TBL/heap/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
 rows=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lts")
 versions=$(ls "$TMP/lake/t.lance/_versions" | grep -c '\.manifest$')
 echo "bench/write_single.sh: $N one-row INSERT transactions; load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-printf '%-8s %10s %14s %14s %14s\n' table "total ms" "first 100 ms" "last 100 ms" "CPU ms/stmt"
-printf '%-8s %10s %14s %14s %14s   %s\n' lt_fdw "$lt_total" "$lt_first" "$lt_last" "$(cpu_ms lts)" "($rows rows, $versions versions)"
-printf '%-8s %10s %14s %14s %14s\n' heap "$heap_total" "$heap_first" "$heap_last" "$(cpu_ms heap)"
+printf '%-9s %10s %14s %14s %16s\n' table "total ms" "first 100 ms" "last 100 ms" "CPU ms/stmt u  s"
+printf '%-9s %10s %14s %14s %16s   %s\n' lt_fdw "$lt_total" "$lt_first" "$lt_last" "$(cpu_ms lts)" "($rows rows, $versions versions)"
+printf '%-9s %10s %14s %14s %16s   %s\n' heap "$heap_total" "$heap_first" "$heap_last" "$(cpu_ms heap_nosync)" "(fsync off)"
+printf '%-9s %10s %14s %14s %16s   %s\n' "heap sync" "$sync_total" "$sync_first" "$sync_last" "$(cpu_ms heap)" "(fsync, synchronous_commit on)"
