@@ -606,6 +606,12 @@ run_join(Merge *m, const char *query)
  * work_mem × hash_mem_multiplier, the source is read again by the PostgreSQL join (run_join).
  */
 #define SLOT_EMPTY		(-1)
+#define PROBE_AHEAD		16		/* target rows between a slot's prefetch and its probe */
+#if defined(__GNUC__) || defined(__clang__)
+#define PREFETCH(p)		__builtin_prefetch(p)
+#else
+#define PREFETCH(p)		((void) 0)
+#endif
 
 typedef struct KeySlot
 {
@@ -651,11 +657,10 @@ hash_int64(int64 v)
 	return x;
 }
 
-static KeySlot *
-fj_find(FastJoin *fj, int64 key)
+/* The slot of key, or the free slot where it would go; probing starts at slot i (its hash's). */
+static inline KeySlot *
+fj_find_from(FastJoin *fj, int64 key, uint64 i)
 {
-	uint64		i = hash_int64(key) & fj->mask;
-
 	for (;;)
 	{
 		KeySlot    *s = &fj->slots[i];
@@ -664,6 +669,12 @@ fj_find(FastJoin *fj, int64 key)
 			return s;
 		i = (i + 1) & fj->mask;
 	}
+}
+
+static inline KeySlot *
+fj_find(FastJoin *fj, int64 key)
+{
+	return fj_find_from(fj, key, hash_int64(key) & fj->mask);
 }
 
 static void
@@ -899,11 +910,11 @@ fast_key_text(Merge *m, int64 key)
 					key);
 }
 
-/* One target row with key value key (or a NULL key) at addr. */
+/* One target row with key value key (or a NULL key) at addr; its probe starts at slot `first`. */
 static inline void
-fast_probe(Merge *m, FastJoin *fj, bool isnull, int64 key, uint64 addr)
+fast_probe(Merge *m, FastJoin *fj, bool isnull, int64 key, uint64 first, uint64 addr)
 {
-	KeySlot    *s = isnull ? NULL : fj_find(fj, key);
+	KeySlot    *s = isnull ? NULL : fj_find_from(fj, key, first);
 
 	if (s == NULL || s->head == SLOT_EMPTY)
 	{
@@ -933,7 +944,8 @@ fast_scan_target(Merge *m, FastJoin *fj)
 	lt_index_planner *own = NULL;
 	lt_index_plan *ip = fast_index_plan(m, fj, icxt, &own);
 	const char *what = psprintf("dataset %s (foreign table \"%s\")", m->opts.uri, m->relname);
-	int64	   *keys = NULL;		/* a batch's key values */
+	int64	   *keys = NULL;		/* a batch's key values ... */
+	uint64	   *first = NULL;		/* ... and the slots their probes start at */
 	int64		cap_keys = 0;
 
 	for (size_t i = 0; i < ds->n_fragments; i++)
@@ -970,10 +982,22 @@ fast_scan_target(Merge *m, FastJoin *fj)
 				cap_keys = Max(b->length, 2 * cap_keys);
 				keys = keys ? repalloc_huge(keys, sizeof(int64) * cap_keys)
 					: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * cap_keys);
+				first = first ? repalloc_huge(first, sizeof(uint64) * cap_keys)
+					: MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint64) * cap_keys);
 			}
 			lt_array_int64s(a, b->length, keys);
 			for (int64 r = 0; r < b->length; r++)
-				fast_probe(m, fj, !lt_array_is_valid(a, r), keys[r], b->row_addrs[r]);
+				first[r] = hash_int64(keys[r]) & fj->mask;
+			/*
+			 * A table of many keys is bigger than the caches, and a probe of a random slot waits for
+			 * memory: the slot PROBE_AHEAD rows on is fetched while this row's is looked at.
+			 */
+			for (int64 r = 0; r < b->length; r++)
+			{
+				if (r + PROBE_AHEAD < b->length)
+					PREFETCH(&fj->slots[first[r + PROBE_AHEAD]]);
+				fast_probe(m, fj, !lt_array_is_valid(a, r), keys[r], first[r], b->row_addrs[r]);
+			}
 		}
 		if (sc)
 			lt_fragment_scanner_free(sc);
@@ -994,7 +1018,10 @@ fast_scan_target(Merge *m, FastJoin *fj)
 	MemoryContextDelete(icxt);
 	MemoryContextDelete(cxt);
 	if (keys)
+	{
 		pfree(keys);
+		pfree(first);
+	}
 }
 
 /* The source rows in order, with what matched them: updates, inserts. */
