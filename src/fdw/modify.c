@@ -658,7 +658,7 @@ moved_row_ids(LtModifyState *ms)
 		int64		first = i,
 					k = 0,
 					got = 0;
-		const struct Lt__Pb__DataFragment *frag = NULL;
+		const struct Lt__Pb__DataFragment *frag = lt_dataset_fragment(ds, frag_id);
 		lt_scan_options so = {0};
 		lt_fragment_scanner *sc = NULL;
 		lt_batch   *b;
@@ -666,9 +666,6 @@ moved_row_ids(LtModifyState *ms)
 		lt_code		rc;
 		MemoryContext old;
 
-		for (size_t f = 0; f < ds->n_fragments; f++)
-			if (ds->fragments[f]->id == frag_id)
-				frag = ds->fragments[f];
 		for (; i < n && (sorted[i] >> 32) == frag_id; i++)
 			if (k == 0 || offsets[k - 1] != (uint32) sorted[i])
 				offsets[k++] = (uint32) sorted[i];
