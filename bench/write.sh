@@ -161,18 +161,15 @@ row() { printf '%-30s %10s %10s %7s %9s %9s %7s   %s\n' "$@"; }
 row "operation" "lt_fdw ms" "other ms" "ratio" "lt cpu" "other cpu" "ratio" "other"
 row "INSERT ... SELECT" "$(wall "$ins_lt")" "$ref_add" "$(ratio "$(wall "$ins_lt")" "$ref_add")" \
 	"$(cpu "$ins_lt")" "$ref_add_cpu" "$(ratio "$(cpu "$ins_lt")" "$ref_add_cpu")" "Lance engine add() (target <= 1.0)"
-row "INSERT ... SELECT" "$(wall "$ins_lt")" "$(wall "$ins_heap")" "$(ratio "$(wall "$ins_lt")" "$(wall "$ins_heap")")" \
-	"$(cpu "$ins_lt")" "$(cpu "$ins_heap")" "$(ratio "$(cpu "$ins_lt")" "$(cpu "$ins_heap")")" "heap, no index"
-row "INSERT ... SELECT" "$(wall "$ins_lt")" "$(wall "$ins_heapi")" "$(ratio "$(wall "$ins_lt")" "$(wall "$ins_heapi")")" \
-	"$(cpu "$ins_lt")" "$(cpu "$ins_heapi")" "$(ratio "$(cpu "$ins_lt")" "$(cpu "$ins_heapi")")" "heap + btree(id)"
-row "COPY FROM (text)" "$(wall "$copy_lt")" "$(wall "$copy_heap")" "$(ratio "$(wall "$copy_lt")" "$(wall "$copy_heap")")" \
-	"$(cpu "$copy_lt")" "$(cpu "$copy_heap")" "$(ratio "$(cpu "$copy_lt")" "$(cpu "$copy_heap")")" "heap, no index"
-row "DELETE 1%" "$(wall "$del_lt")" "$(wall "$ins_lt")" "$(ratio "$(wall "$del_lt")" "$(wall "$ins_lt")")" \
-	"$(cpu "$del_lt")" "$(cpu "$ins_lt")" "$(ratio "$(cpu "$del_lt")" "$(cpu "$ins_lt")")" "rewriting the fragments = the insert (target <= 0.2)"
-row "DELETE 1%" "$(wall "$del_lt")" "$(wall "$del_heap")" "$(ratio "$(wall "$del_lt")" "$(wall "$del_heap")")" \
-	"$(cpu "$del_lt")" "$(cpu "$del_heap")" "$(ratio "$(cpu "$del_lt")" "$(cpu "$del_heap")")" "heap"
-row "UPDATE 1%" "$(wall "$upd_lt")" "$(wall "$upd_heap")" "$(ratio "$(wall "$upd_lt")" "$(wall "$upd_heap")")" \
-	"$(cpu "$upd_lt")" "$(cpu "$upd_heap")" "$(ratio "$(cpu "$upd_lt")" "$(cpu "$upd_heap")")" "heap"
+# one measured lt_fdw statement against one measured other: wall and backend CPU, each with its ratio
+vs() { row "$1" "$(wall "$2")" "$(wall "$3")" "$(ratio "$(wall "$2")" "$(wall "$3")")" \
+	"$(cpu "$2")" "$(cpu "$3")" "$(ratio "$(cpu "$2")" "$(cpu "$3")")" "$4"; }
+vs "INSERT ... SELECT" "$ins_lt" "$ins_heap" "heap, no index"
+vs "INSERT ... SELECT" "$ins_lt" "$ins_heapi" "heap + btree(id)"
+vs "COPY FROM (text)" "$copy_lt" "$copy_heap" "heap, no index"
+vs "DELETE 1%" "$del_lt" "$ins_lt" "rewriting the fragments = the insert (target <= 0.2)"
+vs "DELETE 1%" "$del_lt" "$del_heap" "heap"
+vs "UPDATE 1%" "$upd_lt" "$upd_heap" "heap"
 row "1000 single-row INSERT txns" "$single_lt" "$single_heap" "$(ratio "$single_lt" "$single_heap")" "-" "-" "-" "heap ($single_check rows landed in lt_fdw)"
 printf '%-30s %10s %10s %7s   %s\n' "data MiB (bytes)" "lt_fdw" "other" "ratio" "other"
 printf '%-30s %10s %10s %7s   %s\n' "" "$(mib "$size_lt")" "$(mib "$size_ref")" "$(ratio "$size_lt" "$size_ref")" "Lance engine add() (target <= 1.1): $size_lt / $size_ref bytes"
