@@ -15,36 +15,47 @@ MODULE_big = lt_fdw
 DATA = lt_fdw--0.1.sql
 PGFILEDESC = "lt_fdw - foreign data wrapper for Lance datasets"
 
+# The format library's rooms, lowest first (docs/architecture.md; test/layering.sh checks the includes).
+LANCE_ROOMS := util proto io types encoding file table index txn
 PROTOS := $(wildcard src/lance/proto/*.proto)
-PB_C := $(PROTOS:.proto=.pb-c.c)
-PB_H := $(PROTOS:.proto=.pb-c.h)
-LANCE_SRCS := $(sort $(wildcard src/lance/*.c src/lance/io/*.c)) $(PB_C)
+# protoc-c output lives under build/gen/proto: included as "proto/lt_x.pb-c.h"
+PB_C := $(patsubst src/lance/proto/%.proto,build/gen/proto/%.pb-c.c,$(PROTOS))
+PB_H := $(PB_C:.c=.h)
+LANCE_SRCS := $(sort $(foreach r,$(LANCE_ROOMS),$(wildcard src/lance/$(r)/*.c))) $(PB_C)
 FDW_SRCS := $(sort $(wildcard src/fdw/*.c))
 
-OBJS = $(FDW_SRCS:.c=.o) $(LANCE_SRCS:.c=.o)
-PG_CPPFLAGS = -Isrc/lance -Isrc/lance/proto
+# objects of the extension under build/pg (sources stay alone in src/)
+OBJS = $(addprefix build/pg/,$(patsubst build/%,%,$(FDW_SRCS:.c=.o) $(LANCE_SRCS:.c=.o)))
+PG_CPPFLAGS = -Isrc/lance -Ibuild/gen -Ibuild/gen/proto
 PG_CFLAGS = -Werror -Wno-declaration-after-statement -MMD -MP
 SHLIB_LINK = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl -lm
 
 REGRESS = $(patsubst sql/%.sql,%,$(sort $(wildcard sql/*.sql)))
 REGRESS_OPTS = --inputdir=. --outputdir=build/regress
 
-EXTRA_CLEAN = build $(PB_C) $(PB_H) $(OBJS:.o=.d)
+EXTRA_CLEAN = build
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # --- protobuf-c code generation (one run for all outputs) -------------------
 $(PB_C) $(PB_H) &: $(PROTOS)
-	cd src/lance/proto && protoc-c --c_out=. $(notdir $(PROTOS))
+	@mkdir -p build/gen/proto
+	cd src/lance/proto && protoc-c --c_out=$(CURDIR)/build/gen/proto $(notdir $(PROTOS))
 
-$(LANCE_SRCS:.c=.o) $(FDW_SRCS:.c=.o): $(PB_H)
+# the extension's objects (PGXS's own %.o rule would put them beside the sources)
+build/pg/%.o: %.c $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
+build/pg/gen/%.o: build/gen/%.c $(PB_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(CPPFLAGS) -c -o $@ $<
 # protoc-c initialises a oneof whose first member is a struct (bytes) with {0}: not our code to brace
-$(PB_C:.c=.o): override CFLAGS += -Wno-missing-braces
+$(filter build/pg/gen/%,$(OBJS)): override CFLAGS += -Wno-missing-braces
 
 # --- the PG-free format library, tools and tests -----------------------------
 LIB_CFLAGS = -std=gnu11 -g -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-missing-braces \
-             -Isrc/lance -Isrc/lance/proto -fPIC -MMD -MP
+             -Isrc/lance -Ibuild/gen -Ibuild/gen/proto -fPIC -MMD -MP
 LIB_LIBS = -lprotobuf-c -lroaring -lzstd -llz4 -lcurl -lm
 SAN_FLAGS = -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 

@@ -15,9 +15,9 @@
 #include <time.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_scan.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_scan.h"
 
 static double
 now(void)

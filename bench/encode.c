@@ -17,10 +17,10 @@
 #include <time.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_scan.h"
-#include "lt_writer.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_scan.h"
+#include "file/lt_writer.h"
 
 static double
 clock_seconds(clockid_t id)

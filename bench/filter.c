@@ -18,10 +18,10 @@
 #include <time.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_filter.h"
-#include "lt_scan.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_filter.h"
+#include "table/lt_scan.h"
 
 /* CPU time of this thread: the dev machines are shared, wall time swings with their load */
 static double

@@ -17,11 +17,11 @@
 #include <time.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_index.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "index/lt_index.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 
 static double
 now(void)

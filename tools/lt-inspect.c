@@ -22,18 +22,18 @@
 
 #include "io/lt_store_s3.h"
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_file.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "file/lt_file.h"
 #include "lt_commit_cmds.h"
 #include "lt_index_cmd.h"
 #include "lt_keys_cmd.h"
 #include "lt_json.h"
 #include "lt_pages.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
-#include "lt_transaction.pb-c.h"
-#include "lt_sort.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
+#include "util/lt_sort.h"
 
 typedef struct options
 {

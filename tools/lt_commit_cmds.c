@@ -33,13 +33,13 @@
 #include <string.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_random.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "util/lt_random.h"
 #include "lt_json_read.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
-#include "lt_txn.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "txn/lt_txn.h"
 
 static const char *const OPS[] = {"", "append", "delete", "update", "overwrite"};
 

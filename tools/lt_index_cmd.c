@@ -19,17 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_index.h"
-#include "lt_index_file.h"
-#include "lt_index_write.h"
+#include "util/lt_alloc.h"
+#include "index/lt_index.h"
+#include "index/lt_index_file.h"
+#include "index/lt_index_write.h"
 #include "io/lt_store_s3.h"
 #include <time.h>
-#include "lt_file.pb-c.h"
+#include "proto/lt_file.pb-c.h"
 #include "io/lt_store.h"
 #include "lt_json.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 #include "lt_where.h"
 
 static int

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "lt_dataset.h"
+#include "table/lt_dataset.h"
 
 int			cmd_index(lt_dataset *ds);
 int			cmd_index_query(lt_dataset *ds, const char *index_name, const char *where, bool use_index,

@@ -6,7 +6,7 @@
  * exponents in [-7, 21), else d.ddde+N.
  */
 #include "lt_json.h"
-#include "lt_value.h"
+#include "util/lt_value.h"
 
 #include <inttypes.h>
 #include <math.h>

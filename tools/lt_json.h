@@ -8,7 +8,7 @@
 
 #include <stdio.h>
 
-#include "lt_array.h"
+#include "types/lt_array.h"
 
 void		json_string(FILE *out, const char *s, size_t len);
 void		json_double(FILE *out, double v);

@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_value.h"
+#include "util/lt_alloc.h"
+#include "util/lt_value.h"
 
 typedef struct jp
 {

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "lt_array.h"
+#include "types/lt_array.h"
 
 /*
  * Append the row in line[0, len) (one JSON object keyed by column name; a

@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_dataset.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "table/lt_dataset.h"
 #include "lt_json_read.h"
-#include "lt_keys.h"
+#include "txn/lt_keys.h"
 #include "lt_keys_cmd.h"
-#include "lt_transaction.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
 #include "io/lt_store.h"
 #include "io/lt_store_s3.h"
 

@@ -8,13 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_enc20.pb-c.h"
-#include "lt_enc21.pb-c.h"
-#include "lt_file.h"
-#include "lt_file2.pb-c.h"
+#include "util/lt_alloc.h"
+#include "proto/lt_enc20.pb-c.h"
+#include "proto/lt_enc21.pb-c.h"
+#include "file/lt_file.h"
+#include "proto/lt_file2.pb-c.h"
 #include "lt_json.h"
-#include "lt_table.pb-c.h"
+#include "proto/lt_table.pb-c.h"
 
 /* A small sorted set of names. */
 typedef struct names

@@ -6,7 +6,7 @@
 #ifndef LT_PAGES_H
 #define LT_PAGES_H
 
-#include "lt_dataset.h"
+#include "table/lt_dataset.h"
 
 int			inspect_pages(lt_dataset *ds);
 

@@ -2,7 +2,7 @@
  * lt_where.c — the WHERE parser of lt-inspect index-query (see lt_where.h).
  */
 #include "lt_where.h"
-#include "lt_value.h"
+#include "util/lt_value.h"
 
 #include <ctype.h>
 #include <math.h>

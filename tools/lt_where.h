@@ -16,8 +16,8 @@
 #ifndef LT_WHERE_H
 #define LT_WHERE_H
 
-#include "lt_filter.h"
-#include "lt_schema.h"
+#include "table/lt_filter.h"
+#include "types/lt_schema.h"
 
 typedef enum where_kind
 {

@@ -18,11 +18,11 @@
 #include "utils/timestamp.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_cleanup.h"
-#include "lt_deletion.h"
-#include "lt_table.pb-c.h"
-#include "lt_transaction.pb-c.h"
+#include "util/lt_alloc.h"
+#include "table/lt_cleanup.h"
+#include "table/lt_deletion.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
 
 PG_FUNCTION_INFO_V1(lt_versions);
 PG_FUNCTION_INFO_V1(lt_fragments);

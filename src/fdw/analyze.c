@@ -30,9 +30,9 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
-#include "lt_sort.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "util/lt_sort.h"
 
 PG_FUNCTION_INFO_V1(lt_last_analyze);
 

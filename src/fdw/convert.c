@@ -41,7 +41,7 @@
 #endif
 
 #include "lt_fdw.h"
-#include "lt_value.h"
+#include "util/lt_value.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */
 

@@ -38,9 +38,9 @@
 #include "utils/timestamp.h"
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
+#include "util/lt_alloc.h"
 #include "lt_fdw.h"
-#include "lt_index_plan.h"
+#include "index/lt_index_plan.h"
 
 /* ---- allocation hooks ----------------------------------------------------------------------- */
 

@@ -12,7 +12,7 @@
 #include "commands/explain.h"
 
 #include "lt_fdw.h"
-#include "lt_scan.h"
+#include "table/lt_scan.h"
 
 void
 ltExplainForeignScan(ForeignScanState *node, ExplainState *es)

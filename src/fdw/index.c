@@ -40,8 +40,8 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_index_plan.h"
-#include "lt_table.pb-c.h"
+#include "index/lt_index_plan.h"
+#include "proto/lt_table.pb-c.h"
 
 PG_FUNCTION_INFO_V1(lt_indexes);
 

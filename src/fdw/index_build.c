@@ -26,7 +26,7 @@
 #include "utils/memutils.h"
 
 #include "lt_fdw.h"
-#include "lt_index_write.h"
+#include "index/lt_index_write.h"
 
 PG_FUNCTION_INFO_V1(lt_create_index);
 

@@ -32,12 +32,12 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_keys.h"
-#include "lt_filter.h"
-#include "lt_index_plan.h"
-#include "lt_scan.h"
-#include "lt_txn.h"
+#include "util/lt_alloc.h"
+#include "txn/lt_keys.h"
+#include "table/lt_filter.h"
+#include "index/lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "txn/lt_txn.h"
 
 #define NO_ADDR		UINT64_MAX	/* an entry for a row this statement wrote */
 

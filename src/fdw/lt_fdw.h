@@ -36,11 +36,11 @@
 #include "nodes/pg_list.h"
 #include "utils/rel.h"
 
-#include "lt_array.h"
-#include "lt_dataset.h"
-#include "lt_filter.h"
-#include "lt_schema.h"
-#include "lt_status.h"
+#include "types/lt_array.h"
+#include "table/lt_dataset.h"
+#include "table/lt_filter.h"
+#include "types/lt_schema.h"
+#include "util/lt_status.h"
 #include "io/lt_store.h"
 
 /* lt_fdw.c: ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */

@@ -65,11 +65,11 @@
 #include "utils/tuplestore.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_index_plan.h"
-#include "lt_keys.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "index/lt_index_plan.h"
+#include "txn/lt_keys.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 
 #define MERGE_FETCH_ROWS	1000
 

@@ -34,11 +34,11 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
-#include "lt_writer.h"
-#include "lt_sort.h"
+#include "util/lt_alloc.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "file/lt_writer.h"
+#include "util/lt_sort.h"
 
 /* Rows converted before the file writer takes them (and encodes the pages that filled) ... */
 #define LT_WRITE_BATCH_ROWS		8192

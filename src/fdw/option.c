@@ -44,7 +44,7 @@
 #include "utils/varlena.h"
 
 #include "io/lt_store_s3.h"
-#include "lt_alloc.h"
+#include "util/lt_alloc.h"
 #include "lt_fdw.h"
 
 typedef struct LtFdwOption

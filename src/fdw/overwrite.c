@@ -48,10 +48,10 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_index_plan.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "index/lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 
 char	   *lt_overwrite_where = NULL;
 bool		lt_overwrite_validate = true;

@@ -60,7 +60,7 @@
 #include "utils/timestamp.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
+#include "util/lt_alloc.h"
 
 #define EPOCH_SHIFT_DAYS	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE))	/* 10957 */
 #define EPOCH_SHIFT_USECS	(EPOCH_SHIFT_DAYS * USECS_PER_DAY)	/* 946684800000000 */

@@ -44,11 +44,11 @@
 #include "utils/rel.h"
 
 #include "lt_fdw.h"
-#include "lt_scan.h"
-#include "lt_alloc.h"
-#include "lt_bufpool.h"
-#include "lt_table.pb-c.h"
-#include "lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "util/lt_alloc.h"
+#include "util/lt_bufpool.h"
+#include "proto/lt_table.pb-c.h"
+#include "index/lt_index_plan.h"
 
 /* fdw_private of the ForeignScan: a list with these slots. */
 enum LtScanPrivateIndex

@@ -27,7 +27,7 @@
 #include "utils/syscache.h"
 
 #include "io/lt_store_s3.h"
-#include "lt_alloc.h"
+#include "util/lt_alloc.h"
 #include "lt_fdw.h"
 
 bool

@@ -65,10 +65,10 @@
 #include "utils/typcache.h"
 
 #include "lt_fdw.h"
-#include "lt_index_plan.h"
-#include "lt_value.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "index/lt_index_plan.h"
+#include "util/lt_value.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 
 #define LT_UPPER_MARKER "lt_fdw aggregate"
 

@@ -45,11 +45,11 @@
 #include "utils/memutils.h"
 
 #include "lt_fdw.h"
-#include "lt_alloc.h"
-#include "lt_txn.h"
-#include "lt_keys.h"
-#include "lt_writer.h"
-#include "lt_sort.h"
+#include "util/lt_alloc.h"
+#include "txn/lt_txn.h"
+#include "txn/lt_keys.h"
+#include "file/lt_writer.h"
+#include "util/lt_sort.h"
 
 typedef struct LtPendingFile
 {

@@ -7,8 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lt_alloc.h"
-#include "lt_deletion.h"
+#include "util/lt_alloc.h"
+#include "table/lt_deletion.h"
 
 #define ROWS ((uint64_t) 1 << 20)
 

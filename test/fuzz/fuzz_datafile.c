@@ -6,8 +6,8 @@
 #include <stdint.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_file.h"
+#include "util/lt_alloc.h"
+#include "file/lt_file.h"
 
 #define MAX_ROWS 50000
 

@@ -20,9 +20,9 @@
 #include <sys/stat.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_index.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "index/lt_index.h"
 
 #define DATA_DIR "test/data/indexed"
 

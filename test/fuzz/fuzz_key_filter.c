@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_keys.h"
+#include "util/lt_alloc.h"
+#include "txn/lt_keys.h"
 
 static bool
 same(const lt_key_filter *a, const lt_key_filter *b)

@@ -8,10 +8,10 @@
 #include <stdint.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_file.h"
-#include "lt_file.pb-c.h"
-#include "lt_schema.h"
+#include "util/lt_alloc.h"
+#include "file/lt_file.h"
+#include "proto/lt_file.pb-c.h"
+#include "types/lt_schema.h"
 
 #define MAX_ROWS 20000
 

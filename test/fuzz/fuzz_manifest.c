@@ -2,11 +2,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_schema.h"
-#include "lt_table.pb-c.h"
-#include "lt_transaction.pb-c.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "types/lt_schema.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -9,13 +9,13 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bytes.h"
-#include "lt_enc20.h"
-#include "lt_enc20.pb-c.h"
-#include "lt_file.pb-c.h"
-#include "lt_schema.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bytes.h"
+#include "encoding/lt_enc20.h"
+#include "proto/lt_enc20.pb-c.h"
+#include "proto/lt_file.pb-c.h"
+#include "types/lt_schema.h"
 
 static const char *const types[] = {
 	"int32", "int64", "bool", "string", "large_binary", "fixed_size_list:int16:3",

@@ -12,11 +12,11 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bytes.h"
-#include "lt_enc21.h"
-#include "lt_enc21.pb-c.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bytes.h"
+#include "encoding/lt_enc21.h"
+#include "proto/lt_enc21.pb-c.h"
 
 static lt_field f_i32 = {.id = 1, .name = "i32", .type = LT_TYPE_INT32, .byte_width = 4, .nullable = true};
 static lt_field f_u64 = {.id = 1, .name = "u64", .type = LT_TYPE_UINT64, .byte_width = 8, .nullable = true};

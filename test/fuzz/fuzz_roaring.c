@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_roaring.h"
+#include "util/lt_alloc.h"
+#include "table/lt_roaring.h"
 
 #define MAX_CARD	((uint64_t) 1 << 22)	/* keeps decoded arrays at 16 MiB */
 #define BITS		((uint64_t) 1 << 22)

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lt_alloc.h"
-#include "lt_roaring.h"
+#include "util/lt_alloc.h"
+#include "table/lt_roaring.h"
 
 #define MAX_VISIT 20000
 

@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "lt_alloc.h"
-#include "lt_rowids.h"
+#include "util/lt_alloc.h"
+#include "table/lt_rowids.h"
 
 #define WINDOW 257
 

@@ -11,11 +11,11 @@
 #include <string.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_file.pb-c.h"
-#include "lt_table.pb-c.h"
-#include "lt_txn.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "proto/lt_file.pb-c.h"
+#include "proto/lt_table.pb-c.h"
+#include "txn/lt_txn.h"
 
 static void
 put_version(lt_store *s, uint64_t version, const char *txn_file)

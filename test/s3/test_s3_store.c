@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "io/lt_store_s3.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
 #include "../unit/unit.h"
 
 static int	port;

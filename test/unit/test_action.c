@@ -10,11 +10,11 @@
 
 #include <roaring/roaring.h>
 
-#include "lt_action.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_table.pb-c.h"
-#include "lt_transaction.pb-c.h"
+#include "txn/lt_action.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
 #include "unit.h"
 
 static lt_error err;

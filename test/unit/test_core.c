@@ -10,14 +10,14 @@
 #include <lz4.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bufpool.h"
-#include "lt_bytes.h"
-#include "lt_compress.h"
-#include "lt_dataset.h"
-#include "lt_schema.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bufpool.h"
+#include "util/lt_bytes.h"
+#include "encoding/lt_compress.h"
+#include "table/lt_dataset.h"
+#include "types/lt_schema.h"
+#include "proto/lt_table.pb-c.h"
 #include "unit.h"
 
 static lt_error err;

@@ -8,9 +8,9 @@
 #include <zstd.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_bytes.h"
-#include "lt_deletion.h"
+#include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
+#include "table/lt_deletion.h"
 #include "unit.h"
 
 static lt_error err;

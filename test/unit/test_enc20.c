@@ -3,13 +3,13 @@
  */
 #include <zstd.h>
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bytes.h"
-#include "lt_enc20.h"
-#include "lt_enc20.pb-c.h"
-#include "lt_fastlanes.h"
-#include "lt_fsst.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bytes.h"
+#include "encoding/lt_enc20.h"
+#include "proto/lt_enc20.pb-c.h"
+#include "encoding/lt_fastlanes.h"
+#include "encoding/lt_fsst.h"
 #include "unit.h"
 
 /* --- an arena for test-built encodings ---------------------------------- */

@@ -8,13 +8,13 @@
 
 #include "unit.h"
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bytes.h"
-#include "lt_enc21.h"
-#include "lt_fastlanes.h"
-#include "lt_fsst.h"
-#include "lt_enc21.pb-c.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bytes.h"
+#include "encoding/lt_enc21.h"
+#include "encoding/lt_fastlanes.h"
+#include "encoding/lt_fsst.h"
+#include "proto/lt_enc21.pb-c.h"
 
 /* ---- fields ---- */
 

@@ -14,11 +14,11 @@
 #include <string.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_filter.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_filter.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 #include "unit.h"
 
 static lt_error err;

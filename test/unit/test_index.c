@@ -16,16 +16,16 @@
 #include "unit.h"
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_bytes.h"
-#include "lt_dataset.h"
-#include "lt_index.h"
-#include "lt_index_int.h"
-#include "lt_index_write.h"
-#include "lt_scan.h"
-#include "lt_file.pb-c.h"
-#include "lt_table.pb-c.h"
-#include "lt_writer.h"
+#include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
+#include "table/lt_dataset.h"
+#include "index/lt_index.h"
+#include "index/lt_index_int.h"
+#include "index/lt_index_write.h"
+#include "table/lt_scan.h"
+#include "proto/lt_file.pb-c.h"
+#include "proto/lt_table.pb-c.h"
+#include "file/lt_writer.h"
 
 static lt_error err;
 

@@ -12,13 +12,13 @@
 #include "unit.h"
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_index.h"
-#include "lt_index_int.h"
-#include "lt_index_plan.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "index/lt_index.h"
+#include "index/lt_index_int.h"
+#include "index/lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
 
 static lt_error err;
 

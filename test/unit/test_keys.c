@@ -8,10 +8,10 @@
  */
 #include <math.h>
 
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_file.pb-c.h"
-#include "lt_keys.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "proto/lt_file.pb-c.h"
+#include "txn/lt_keys.h"
 #include "unit.h"
 
 static lt_error err;

@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lt_alloc.h"
-#include "lt_dataset.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
 #include "unit.h"
 
 static lt_error err;

@@ -3,12 +3,12 @@
  * here byte by byte and served from the in-memory store.
  */
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_bytes.h"
-#include "lt_file.h"
-#include "lt_file.pb-c.h"
-#include "lt_schema.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "util/lt_bytes.h"
+#include "file/lt_file.h"
+#include "proto/lt_file.pb-c.h"
+#include "types/lt_schema.h"
 #include "unit.h"
 
 /* --- building a file ---------------------------------------------------- */

@@ -14,11 +14,11 @@
 #include <unistd.h>
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_dataset.h"
-#include "lt_scan.h"
-#include "lt_table.pb-c.h"
-#include "lt_txn.h"
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "txn/lt_txn.h"
 #include "unit.h"
 
 #define WRITERS 4

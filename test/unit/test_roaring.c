@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_bytes.h"
-#include "lt_roaring.h"
+#include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
+#include "table/lt_roaring.h"
 #include "unit.h"
 
 static lt_error err;

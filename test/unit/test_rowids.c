@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_alloc.h"
-#include "lt_bytes.h"
-#include "lt_rowids.h"
-#include "lt_table.pb-c.h"
+#include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
+#include "table/lt_rowids.h"
+#include "proto/lt_table.pb-c.h"
 #include "unit.h"
 
 static lt_error err;

@@ -3,7 +3,7 @@
  */
 #include <math.h>
 
-#include "lt_value.h"
+#include "util/lt_value.h"
 #include "unit.h"
 
 /* every half that is not a NaN survives half -> float -> half */

@@ -6,15 +6,15 @@
 #include "unit.h"
 
 #include "io/lt_store.h"
-#include "lt_alloc.h"
-#include "lt_array.h"
-#include "lt_enc21.pb-c.h"
-#include "lt_file.h"
-#include "lt_file.pb-c.h"
-#include "lt_file2.pb-c.h"
-#include "lt_common.pb-c.h"
-#include "lt_schema.h"
-#include "lt_writer.h"
+#include "util/lt_alloc.h"
+#include "types/lt_array.h"
+#include "proto/lt_enc21.pb-c.h"
+#include "file/lt_file.h"
+#include "proto/lt_file.pb-c.h"
+#include "proto/lt_file2.pb-c.h"
+#include "proto/lt_common.pb-c.h"
+#include "types/lt_schema.h"
+#include "file/lt_writer.h"
 
 static lt_error err;
 

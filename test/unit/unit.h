@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lt_status.h"
+#include "util/lt_status.h"
 
 static int unit_checks, unit_failures, unit_tests;
 static const char *unit_current;

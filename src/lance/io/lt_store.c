@@ -2,12 +2,12 @@
  * lt_store.c — backend-independent parts of the object-store interface:
  * dispatch, range coalescing, whole-file reads.
  */
-#include "lt_store.h"
+#include "io/lt_store.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lt_alloc.h"
+#include "util/lt_alloc.h"
 
 void
 lt_store_close(lt_store *s)

@@ -12,8 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../lt_bytes.h"
-#include "../lt_status.h"
+#include "util/lt_bytes.h"
+#include "util/lt_status.h"
 
 typedef struct lt_store lt_store;
 typedef struct lt_rfile lt_rfile;

@@ -7,7 +7,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* sync_file_range */
 #endif
-#include "lt_store.h"
+#include "io/lt_store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lt_alloc.h"
+#include "util/lt_alloc.h"
 
 typedef struct local_file
 {

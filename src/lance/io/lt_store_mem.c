@@ -4,11 +4,11 @@
  * For unit tests and fuzz targets, which feed whole files from memory
  * through exactly the code paths a dataset on disk takes.
  */
-#include "lt_store.h"
+#include "io/lt_store.h"
 
 #include <string.h>
 
-#include "../lt_alloc.h"
+#include "util/lt_alloc.h"
 
 typedef struct mem_entry
 {

@@ -28,7 +28,7 @@
  * finish (conditional, like put_if_absent without the read-back), a larger one a multipart
  * upload, completed at finish and aborted by lt_wfile_abort.
  */
-#include "lt_store_s3.h"
+#include "io/lt_store_s3.h"
 
 #include <curl/curl.h>
 #include <stdio.h>
@@ -36,8 +36,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "../lt_alloc.h"
-#include "../lt_random.h"
+#include "util/lt_alloc.h"
+#include "util/lt_random.h"
 
 #define TAIL_PREFETCH	((uint64_t) 64 * 1024)
 #define TAIL_KEEP_MAX	((uint64_t) 1 << 20)		/* a read ending at EOF up to this long becomes the tail */

@@ -13,7 +13,7 @@
 #ifndef LT_STORE_S3_H
 #define LT_STORE_S3_H
 
-#include "lt_store.h"
+#include "io/lt_store.h"
 
 typedef struct lt_s3_config
 {

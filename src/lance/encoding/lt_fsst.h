@@ -1,0 +1,214 @@
+/*
+ * lt_fsst.h — FSST string decompression (Lance's fsst crate format).
+ *
+ * The symbol table is always LT_FSST_TABLE_SIZE bytes: a u64 header
+ * ("FSST" << 32 | encoder_switch << 24 | suffix_lim << 16 | terminator << 8 |
+ * n_symbols), n_symbols u64 symbols, then n_symbols u8 lengths, then zeros.
+ * Shared by the 2.0 and 2.1 readers.
+ */
+#ifndef LT_FSST_H
+#define LT_FSST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "util/lt_status.h"
+
+#define LT_FSST_TABLE_SIZE 2312
+#define LT_FSST_ESC 255
+
+typedef struct lt_fsst_table
+{
+	uint64_t	symbols[256];	/* little-endian symbol bytes */
+	uint8_t		lens[256];		/* 0 for codes without a symbol */
+	int			n_symbols;
+	bool		enabled;		/* false: strings are stored uncompressed */
+} lt_fsst_table;
+
+/*
+ * The last table parsed, by the bytes it came from: the chunks of a page
+ * repeat the page's table, and a parse costs more than comparing the bytes.
+ */
+typedef struct lt_fsst_cache
+{
+	bool		valid;
+	uint8_t		raw[LT_FSST_TABLE_SIZE];
+	lt_fsst_table table;
+} lt_fsst_cache;
+
+/* Parse a symbol table; `what` names it in error messages. */
+lt_code		lt_fsst_parse(const uint8_t *buf, size_t len, lt_fsst_table *t, const char *what, lt_error *err);
+
+/* The same through a cache: *out points into the cache. */
+lt_code		lt_fsst_parse_cached(lt_fsst_cache *cache, const uint8_t *buf, size_t len,
+								 const lt_fsst_table **out, const char *what, lt_error *err);
+
+/* Largest possible decoded size of `len` compressed bytes. */
+static inline uint64_t lt_fsst_max_decoded(uint64_t len) { return len * 8; }
+
+/* Decode the low code byte of w (not an escape), shift it out. */
+#define LT_FSST_STEP(t, w, o) \
+	do { \
+		unsigned	c_ = (unsigned) ((w) & 0xff); \
+		memcpy((o), &(t)->symbols[c_], 8); \
+		(o) += (t)->lens[c_]; \
+		(w) >>= 8; \
+	} while (0)
+
+/* Decode the first k (< 8) codes of w, none an escape. */
+static inline uint8_t *
+lt_fsst_decode_codes(const lt_fsst_table *t, uint64_t w, size_t k, uint8_t *o)
+{
+	switch (k)
+	{
+		case 7: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 6: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 5: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 4: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 3: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 2: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		case 1: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
+		default: break;
+	}
+	return o;
+}
+
+/* The checked decoder: every code is looked up, one at a time (tables with unused codes). */
+int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out);
+
+/*
+ * Decode one compressed string in[0, len) into out, which must have room for
+ * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
+ * Bytes up to readable_end (>= in + len) may be loaded, never used: a string
+ * inside a bigger buffer is read 8 codes at a time to its end.  Returns the
+ * decoded length, or -1 when the input is corrupt (an unknown code or a
+ * trailing escape).  With the table disabled this is a copy.
+ *
+ * A table with all 255 symbols has no unknown code, so 8 codes at a time are
+ * decoded unchecked until an escape (byte 255); other tables go through the
+ * checked decoder.
+ */
+static inline int64_t
+lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
+				  uint8_t *out)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	const uint64_t highs = 0x8080808080808080ull;
+	const uint8_t *end = in + len;
+	uint8_t    *o = out;
+
+	if (!t->enabled)
+	{
+		memcpy(out, in, len);
+		return (int64_t) len;
+	}
+	if (t->n_symbols != 255)
+		return lt_fsst_decode_checked(t, in, len, out);
+	while (in < end)
+	{
+		size_t		rem = (size_t) (end - in);
+		uint64_t	w = 0,
+					x,
+					esc;
+		size_t		k;
+
+		if (readable_end - in >= 8)
+			memcpy(&w, in, 8);
+		else
+			memcpy(&w, in, rem < 8 ? rem : 8);
+		/* flags the 0xFF bytes (the lowest one exactly) */
+		x = ~w;
+		esc = (x - ones) & ~x & highs;
+		if (rem < 8)
+			esc &= (1ull << (rem * 8)) - 1;
+		if (esc == 0 && rem >= 8)
+		{
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			in += 8;
+			continue;
+		}
+		k = esc ? (size_t) (__builtin_ctzll(esc) >> 3) : rem;
+		o = lt_fsst_decode_codes(t, w, k, o);
+		in += k;
+		if (esc)
+		{
+			/* an escape: the next byte is a literal */
+			if (end - in < 2)
+				return -1;
+			*o++ = in[1];
+			in += 2;
+		}
+	}
+	return (int64_t) (o - out);
+}
+
+/* lt_fsst_decode_in reading nothing past the string. */
+static inline int64_t
+lt_fsst_decode(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out)
+{
+	return lt_fsst_decode_in(t, in, len, in + len, out);
+}
+
+
+/* ---- compression (lt_fsst_encode.c) ---- */
+
+/* Buckets of the index of symbols of 3 bytes or more, by a hash of their first 3 bytes. */
+#define LT_FSST_LONG_BUCKETS 2048
+
+/*
+ * A symbol table with a longest-match index: symbols of 3 to 8 bytes by a hash of their
+ * first 3 bytes (longest first in a bucket), and the best symbol of at most 2 bytes for
+ * every 2-byte (and 1-byte) input.  When no bucket holds more than one symbol (the FSST
+ * paper's table, which training prefers when it compresses as well) a match is two lookups
+ * and a compare, without a branch; otherwise the bucket is searched.  Entries of short2[] /
+ * single[] / longs[].match are code | length << 8; length 0 = no symbol (escape the byte).
+ */
+typedef struct lt_fsst_long
+{
+	uint64_t	sym;			/* little-endian symbol bytes */
+	uint64_t	mask;			/* of its length: w & mask == sym when it matches (mask 0, sym 1: never) */
+	uint32_t	need;			/* its length: the input bytes it needs */
+	uint32_t	match;			/* code | len << 8 */
+} lt_fsst_long;
+
+typedef struct lt_fsst_encoder
+{
+	lt_fsst_table table;
+	bool		one_per_bucket;
+	/* by the next 2 input bytes (little-endian); [65536 + b]: by the last input byte b */
+	uint16_t	short2[65536 + 256];
+	uint16_t	long_start[LT_FSST_LONG_BUCKETS + 1];	/* bucket b: longs[long_start[b], long_start[b + 1]) */
+	lt_fsst_long longs[255];
+	lt_fsst_long slot[LT_FSST_LONG_BUCKETS];	/* one_per_bucket: each bucket's symbol (or never) */
+} lt_fsst_encoder;
+
+/*
+ * Build a symbol table from (a sample of) strings i of n: data[offsets[i], offsets[i + 1]).
+ * Two tables are trained, one with at most one long symbol per bucket of the index, one
+ * without that limit; the first is kept unless the other compresses the sample better.
+ */
+lt_code		lt_fsst_train(const uint8_t *data, const int64_t *offsets, int64_t n, lt_fsst_encoder *e,
+						  lt_error *err);
+/* Compress one string into out (room for 2 * len bytes); returns the compressed length. */
+size_t		lt_fsst_encode(const lt_fsst_encoder *e, const uint8_t *in, size_t len, uint8_t *out);
+/*
+ * Compress strings i of n, data[offsets[i], offsets[i + 1]), one after the other into out
+ * (room for 2 * (offsets[n] - offsets[0]) bytes); out_offsets[0..n] get where each starts and
+ * the end (out_offsets[0] = 0).  The same bytes as lt_fsst_encode of each string, faster:
+ * bytes are loaded 8 at a time up to data + offsets[n].  Returns the compressed length.
+ */
+size_t		lt_fsst_encode_all(const lt_fsst_encoder *e, const uint8_t *data, const int64_t *offsets, int64_t n,
+							   uint8_t *out, int64_t *out_offsets);
+/* The table in the layout lt_fsst_parse reads (LT_FSST_TABLE_SIZE bytes). */
+void		lt_fsst_export(const lt_fsst_table *t, uint8_t *out);
+
+#endif

@@ -1,0 +1,754 @@
+/*
+ * lt_reader21.c — the field reader of 2.1 / 2.2 / 2.3 data files.
+ *
+ * In 2.1+ only leaves own columns (primitives, strings, fixed-size lists of
+ * primitives, packed structs); struct, list and map parents are carried as
+ * rep/def layers by each leaf below them, and so are fixed-size lists of
+ * structs (2.2+), whose leaves hold one column row per list item.  A table
+ * field therefore reads as the merge of its leaves, taken in pre-order: the
+ * first present leaf under a parent writes the parent's slots (validity, list
+ * offsets), later leaves only their own subtrees, and whatever no leaf wrote
+ * (leaves missing from this file) is padded with nulls at the end.  Each leaf
+ * keeps its current decoded page, so sequential reads decode every page once.
+ */
+#include "encoding/lt_enc21.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lt_alloc.h"
+#include "util/lt_bufpool.h"
+#include "util/lt_bytes.h"
+#include "file/lt_file.h"
+#include "proto/lt_common.pb-c.h"
+#include "proto/lt_enc21.pb-c.h"
+#include "proto/lt_file2.pb-c.h"
+
+#define PAGE_LAYOUT_URL "/lance.encodings21.PageLayout"
+
+typedef struct leaf21
+{
+	const lt_field *path[LT21_MAX_LAYERS];	/* path[0] top ... path[depth - 1] leaf */
+	int			child_idx[LT21_MAX_LAYERS]; /* index of path[i] among path[i - 1]'s children */
+	int			depth;
+	int			first_owned;
+	uint64_t	mult;			/* column rows per table row: dims of fixed-size lists of structs above */
+	int32_t		column;
+	int			n_pages;
+	uint64_t   *page_start;		/* [n_pages + 1] first row of each page */
+	int			cur;			/* page held in pg, or -1 */
+	lt21_page  *pg;
+	uint8_t    *io;				/* the raw page buffers, reused across pages */
+	uint64_t	io_cap;
+	Lt__Enc21__PageLayout *layout;	/* of page lay_page; lazy pages point into it and io */
+	int			lay_page;		/* page whose layout (and chunk table) is held, or -1 */
+	uint64_t	win_lo,
+				win_hi;			/* rows of page cur held in pg (a window, or the whole page) */
+	/* random access to mini-block page lay_page */
+	bool		ck_done;		/* its chunk table was built (or found unusable) */
+	bool		ck_usable;
+	lt21_chunks ck;
+	uint8_t    *aux;			/* its metadata, dictionary, repetition index; full-zip index entries */
+	uint64_t	aux_cap;
+	const uint8_t *aux_p[4];
+	uint64_t	win_bytes;		/* bytes windows of page lay_page have fetched */
+	uint64_t	next;			/* row after the last read */
+	uint64_t	stream;			/* rows read back to back up to next */
+	int			counted;		/* last page counted in pages_decoded */
+} leaf21;
+
+/* A leaf's buffer in the pool: the next file's reader of the column takes it back. */
+#define POOL_KEY(lf, aux) ((uint64_t) (uint32_t) (lf)->column * 2 + ((aux) ? 1 : 0))
+
+typedef struct reader21
+{
+	lt_field_reader base;
+	int			n_leaves;
+	leaf21	   *leaves;
+	uint64_t	window_min;		/* pages smaller than this are read whole */
+} reader21;
+
+/*
+ * Random access reads the part of a page that holds the requested rows
+ * (its chunks, or its rows' bytes) when the page is big enough for that to
+ * matter, the read is no part of a sequential stream, it needs at most a
+ * quarter of the page, and earlier windows of the page have not fetched a
+ * quarter of it yet (many scattered rows of one page: read it whole).
+ */
+#define WINDOW_MIN_BYTES ((uint64_t) 64 << 10)
+#define SEQUENTIAL_ROWS 4096
+
+static void
+reader21_free(lt_field_reader *r)
+{
+	reader21   *rd = (reader21 *) r;
+
+	for (int i = 0; i < rd->n_leaves; i++)
+	{
+		lt_free(rd->leaves[i].page_start);
+		lt21_page_free(rd->leaves[i].pg);
+		if (rd->base.file->bufpool)
+		{
+			lt_bufpool_put(rd->base.file->bufpool, POOL_KEY(&rd->leaves[i], false), rd->leaves[i].io,
+						   rd->leaves[i].io_cap);
+			lt_bufpool_put(rd->base.file->bufpool, POOL_KEY(&rd->leaves[i], true), rd->leaves[i].aux,
+						   rd->leaves[i].aux_cap);
+		}
+		else
+		{
+			lt_free(rd->leaves[i].io);
+			lt_free(rd->leaves[i].aux);
+		}
+		lt21_chunks_free(&rd->leaves[i].ck);
+		if (rd->leaves[i].layout)
+			lt__enc21__page_layout__free_unpacked(rd->leaves[i].layout, lt_protobuf_allocator());
+	}
+	lt_free(rd->leaves);
+	lt_free(rd);
+}
+
+/* Make lf->layout the layout of page p. */
+static lt_code
+get_layout(reader21 *rd, leaf21 *lf, int p, Lt__Pb__ColumnPage **pagep, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnMetadata *cm;
+	Lt__Pb__ColumnPage *page;
+	Lt__Pb__PbAny *any;
+	lt_code		rc = LT_OK;
+
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	page = cm->pages[p];
+	*pagep = page;
+	if (lf->lay_page == p && lf->layout)
+		return LT_OK;
+	lf->cur = -1;				/* the held page may point into the old layout */
+	if (lf->layout)
+		lt__enc21__page_layout__free_unpacked(lf->layout, lt_protobuf_allocator());
+	lf->layout = NULL;
+	lf->lay_page = -1;
+	lf->ck_done = false;
+	lf->win_bytes = 0;
+	if (!page->encoding || page->encoding->location_case != LT__PB__ENCODING_REF__LOCATION_DIRECT ||
+		!page->encoding->direct->has_encoding)
+		return LT21_UNSUPPORTED(&w, err, "page encoding is not stored inline");
+	any = lt__pb__pb_any__unpack(lt_protobuf_allocator(), page->encoding->direct->encoding.len,
+								 page->encoding->direct->encoding.data);
+	if (!any)
+		return LT21_CORRUPT(&w, err, "page encoding does not parse");
+	if (!any->type_url || strcmp(any->type_url, PAGE_LAYOUT_URL) != 0)
+		rc = LT21_UNSUPPORTED(&w, err, "page encoding \"%s\"", any->type_url ? any->type_url : "");
+	if (rc == LT_OK)
+	{
+		lf->layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
+		if (!lf->layout)
+			rc = LT21_CORRUPT(&w, err, "page layout does not parse");
+	}
+	lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
+	if (rc == LT_OK && (page->n_buffer_offsets != page->n_buffer_sizes || page->n_buffer_offsets > 64))
+		rc = LT21_CORRUPT(&w, err, "page has %zu buffer offsets and %zu sizes",
+						  page->n_buffer_offsets, page->n_buffer_sizes);
+	if (rc == LT_OK)
+		lf->lay_page = p;
+	return rc;
+}
+
+static void
+count_page(reader21 *rd, leaf21 *lf, int p)
+{
+	if (lf->counted != p)
+		rd->base.pages_decoded++;
+	lf->counted = p;
+}
+
+static lt_code reserve(const lt_file *f, uint64_t key, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err);
+
+/* Fetch and decode page p of a leaf whole. */
+static lt_code
+load_page(reader21 *rd, leaf21 *lf, int p, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnPage *page;
+	int			nb;
+	uint8_t   **bufs = NULL;
+	uint64_t   *lens = NULL;
+	lt_range   *ranges = NULL;
+	uint8_t   **dsts = NULL;
+	int			nr = 0;
+	uint64_t	total = 0,
+				span_lo = UINT64_MAX,
+				span_hi = 0;
+	bool		span;
+	lt21_bufs	b;
+	lt_code		rc = LT_OK;
+
+	lf->cur = -1;
+	LT_TRY(get_layout(rd, lf, p, &page, err));
+	nb = (int) page->n_buffer_offsets;
+	if (rc == LT_OK)
+	{
+		bufs = lt_calloc(nb + 1, sizeof(uint8_t *));
+		lens = lt_calloc(nb + 1, sizeof(uint64_t));
+		ranges = lt_calloc(nb + 1, sizeof(lt_range));
+		dsts = lt_calloc(nb + 1, sizeof(uint8_t *));
+		if (!bufs || !lens || !ranges || !dsts)
+			rc = lt_nomem(err);
+	}
+	/*
+	 * One reused allocation holds every buffer.  A page's buffers are
+	 * normally adjacent in the file: then one read of their whole span goes
+	 * straight into it; otherwise each buffer is read to an 8-aligned slot.
+	 */
+	for (int i = 0; rc == LT_OK && i < nb; i++)
+	{
+		uint64_t	off = page->buffer_offsets[i],
+					len = page->buffer_sizes[i],
+					end;
+
+		if (!lt_add_ok(off, len, &end) || end > f->size || !lt_add_ok(total, (len + 7) & ~(uint64_t) 7, &total))
+		{
+			rc = LT21_CORRUPT(&w, err, "buffer %d of %llu bytes at %llu runs past the end of the file (%llu)",
+							  i, (unsigned long long) len, (unsigned long long) off,
+							  (unsigned long long) f->size);
+			break;
+		}
+		if (len > 0)
+		{
+			span_lo = off < span_lo ? off : span_lo;
+			span_hi = end > span_hi ? end : span_hi;
+		}
+	}
+	span = span_hi > span_lo && span_hi - span_lo <= total + 64 * (uint64_t) nb + 4096;
+	if (span)
+		total = span_hi - span_lo;
+	if (rc == LT_OK && total + 8 > lf->io_cap)
+		rc = reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, total, err);
+	total = 0;
+	for (int i = 0; rc == LT_OK && i < nb; i++)
+	{
+		uint64_t	len = page->buffer_sizes[i];
+
+		lens[i] = len;
+		if (span)
+			bufs[i] = len > 0 ? lf->io + (page->buffer_offsets[i] - span_lo) : lf->io;
+		else
+		{
+			bufs[i] = lf->io + total;
+			if (len > 0)
+			{
+				ranges[nr] = (lt_range) {page->buffer_offsets[i], len};
+				dsts[nr] = bufs[i];
+				nr++;
+			}
+			total += (len + 7) & ~(uint64_t) 7;
+		}
+	}
+	if (rc == LT_OK && span)
+	{
+		ranges[0] = (lt_range) {span_lo, span_hi - span_lo};
+		dsts[0] = lf->io;
+		nr = 1;
+	}
+	if (rc == LT_OK && nr > 0)
+		rc = lt_file_read_ranges(f, nr, ranges, dsts, err);
+	if (rc == LT_OK)
+	{
+		b.n = nb;
+		b.p = (const uint8_t *const *) bufs;
+		b.len = lens;
+		b.stable = true;
+		rc = lt21_page_decode(&w, lf->path[lf->depth - 1], lf->layout,
+							  lf->page_start[p + 1] - lf->page_start[p], &b, &lf->pg, err);
+	}
+	if (rc == LT_OK)
+	{
+		lf->cur = p;
+		lf->win_lo = 0;
+		lf->win_hi = lf->page_start[p + 1] - lf->page_start[p];
+		count_page(rd, lf, p);
+	}
+	lt_free(bufs);
+	lt_free(lens);
+	lt_free(ranges);
+	lt_free(dsts);
+	return rc;
+}
+
+/* Make *buf hold n bytes (and 8 more), from the file's buffer pool when it has one (under key). */
+static lt_code
+reserve(const lt_file *f, uint64_t key, uint8_t **buf, uint64_t *cap, uint64_t n, lt_error *err)
+{
+	uint8_t    *p;
+
+	if (n + 8 <= *cap)
+		return LT_OK;
+	if (f->bufpool)
+		return lt_bufpool_grow(f->bufpool, key, buf, cap, n + 8) == 0 ? LT_OK : lt_nomem(err);
+	p = lt_realloc(*buf, n + 8);
+	if (!p)
+		return lt_nomem(err);
+	*buf = p;
+	*cap = n + 8;
+	return LT_OK;
+}
+
+/* Where bytes [off, off + len) of buffer i of a page are in the file. */
+static lt_code
+buffer_range(const lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *page, int i, uint64_t off,
+			 uint64_t len, lt_range *r, lt_error *err)
+{
+	uint64_t	end;
+
+	if (!lt_add_ok(page->buffer_offsets[i], page->buffer_sizes[i], &end) || end > f->size)
+		return LT21_CORRUPT(w, err, "buffer %d of %llu bytes at %llu runs past the end of the file (%llu)",
+							i, (unsigned long long) page->buffer_sizes[i],
+							(unsigned long long) page->buffer_offsets[i], (unsigned long long) f->size);
+	if (off > page->buffer_sizes[i] || len > page->buffer_sizes[i] - off)
+		return LT21_CORRUPT(w, err, "bytes %llu..+%llu are outside buffer %d of %llu bytes",
+							(unsigned long long) off, (unsigned long long) len, i,
+							(unsigned long long) page->buffer_sizes[i]);
+	*r = (lt_range) {page->buffer_offsets[i] + off, len};
+	return LT_OK;
+}
+
+/* Read whole buffers `which` (-1 entries skipped) of a page into lf->aux; lf->aux_p[k] points to each. */
+static lt_code
+read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *page, const int *which, int n,
+		 lt_error *err)
+{
+	lt_range	r[4];
+	uint8_t    *d[4];
+	uint64_t	at[4],
+				total = 0;
+	int			nr = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		at[k] = total;
+		if (which[k] < 0)
+			continue;
+		LT_TRY(buffer_range(f, w, page, which[k], 0, page->buffer_sizes[which[k]], &r[k], err));
+		total += (page->buffer_sizes[which[k]] + 7) & ~(uint64_t) 7;
+	}
+	LT_TRY(reserve(f, POOL_KEY(lf, true), &lf->aux, &lf->aux_cap, total, err));
+	for (int k = 0; k < n; k++)
+	{
+		lf->aux_p[k] = lf->aux + at[k];
+		if (which[k] >= 0 && r[k].length > 0)
+		{
+			r[nr] = r[k];
+			d[nr++] = lf->aux + at[k];
+		}
+	}
+	return nr > 0 ? lt_file_read_ranges(f, nr, r, d, err) : LT_OK;
+}
+
+/*
+ * Try to fetch and decode only the part of page p (of `rows` rows) that
+ * holds its rows [r0, r1).  *done is false when the page should be read
+ * whole instead.
+ */
+static lt_code
+load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *done, lt_error *err)
+{
+	lt_file    *f = rd->base.file;
+	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnPage *page;
+	uint64_t	rows = lf->page_start[p + 1] - lf->page_start[p];
+	uint64_t	bytes = 0;
+	int			nb;
+	lt21_window win;
+	const uint8_t *bp[3];
+	uint64_t	bl[3];
+	lt21_bufs	b;
+	lt_range	r;
+	lt_code		rc;
+
+	*done = false;
+	lf->cur = -1;
+	LT_TRY(get_layout(rd, lf, p, &page, err));
+	nb = (int) page->n_buffer_offsets;
+	for (int i = 0; i < nb; i++)
+		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
+	if (bytes < rd->window_min || nb < 1)
+		return LT_OK;
+	/* many rows of one page: once windows have fetched a quarter of its rows' bytes, read it whole */
+	if (lf->win_bytes > page->buffer_sizes[lf->layout->layout_case ==
+											LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb > 1] / 4)
+		return LT_OK;
+	if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	{
+		const Lt__Enc21__MiniBlockLayout *mb = lf->layout->mini_block_layout;
+
+		if (!lf->ck_done)
+		{
+			int			which[3] = {0, -1, -1};
+			uint64_t	lens[64];
+
+			lf->ck_usable = false;
+			lt21_mb_buffers(mb, nb, &which[1], &which[2]);
+			LT_TRY(read_aux(f, lf, &w, page, which, 3, err));
+			for (int i = 0; i < nb; i++)
+				lens[i] = page->buffer_sizes[i];
+			LT_TRY(lt21_mb_chunks(&w, mb, rows, nb, lens, lf->aux_p[0], lf->aux_p[2], &lf->ck,
+								  &lf->ck_usable, err));
+			lf->ck_done = true;
+		}
+		if (!lf->ck_usable || lf->ck.n == 0)
+			return LT_OK;
+		lt21_mb_window(&lf->ck, r0, r1, &win);
+		if ((win.c1 - win.c0) * 4 > lf->ck.n)
+			return LT_OK;
+		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
+		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
+		if (win.len > 0)
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+		lf->win_bytes += win.len;
+		bp[0] = lf->aux_p[0];
+		bl[0] = page->buffer_sizes[0];
+		bp[1] = lf->io;
+		bl[1] = win.len;
+		b.n = 2;
+		if (lf->ck.dict_buf >= 0)
+		{
+			bp[2] = lf->aux_p[1];
+			bl[2] = page->buffer_sizes[lf->ck.dict_buf];
+			b.n = 3;
+		}
+	}
+	else if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+	{
+		const Lt__Enc21__FullZipLayout *fz = lf->layout->full_zip_layout;
+		uint64_t	lens[64];
+
+		for (int i = 0; i < nb; i++)
+			lens[i] = page->buffer_sizes[i];
+		LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, NULL, r0, r1, &win, err));
+		if (win.need_index)
+		{
+			LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
+			LT_TRY(reserve(f, POOL_KEY(lf, true), &lf->aux, &lf->aux_cap, win.len, err));
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->aux, err));
+			LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, lf->aux, r0, r1, &win, err));
+		}
+		if (win.buf != 0 || win.len > lens[0] / 4)
+			return LT_OK;
+		LT_TRY(buffer_range(f, &w, page, 0, win.off, win.len, &r, err));
+		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
+		if (win.len > 0)
+			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+		lf->win_bytes += win.len;
+		bp[0] = lf->io;
+		bl[0] = win.len;
+		b.n = 1;
+	}
+	else
+		return LT_OK;
+	if (win.row0 > r0 || win.row1 <= r0)
+		return LT21_CORRUPT(&w, err, "window of rows %llu..%llu misses row %llu",
+							(unsigned long long) win.row0, (unsigned long long) win.row1,
+							(unsigned long long) r0);
+	b.p = bp;
+	b.len = bl;
+	b.stable = true;
+	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], lf->layout, &win, &b, &lf->pg, err);
+	if (rc != LT_OK)
+		return rc;
+	lf->cur = p;
+	lf->win_lo = win.row0;
+	lf->win_hi = win.row1;
+	count_page(rd, lf, p);
+	*done = true;
+	return LT_OK;
+}
+
+/* Load the part of page p holding its rows [r0, r1), or the whole page. */
+static lt_code
+load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
+{
+	bool		done = false;
+	bool		sequential = rd->base.whole_pages ||
+		(!rd->base.independent_reads && (lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS));
+
+	if (!sequential && lf->mult == 1)
+	{
+		lt_code		rc = load_window(rd, lf, p, r0, r1, &done, err);
+
+		/*
+		 * A window that its index places wrongly (levels that disagree with
+		 * the repetition index) is no reason to fail: the whole page decides.
+		 */
+		if (rc == LT_ECORRUPT)
+			done = false;
+		else if (rc != LT_OK)
+			return rc;
+	}
+	return done ? LT_OK : load_page(rd, lf, p, err);
+}
+
+/* The page of a leaf holding `row`. */
+static int
+find_page(const leaf21 *lf, uint64_t row)
+{
+	int			lo = 0,
+				hi = lf->n_pages - 1;
+
+	if (lf->cur >= 0 && row >= lf->page_start[lf->cur] && row < lf->page_start[lf->cur + 1])
+		return lf->cur;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+
+		if (lf->page_start[mid] <= row)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
+}
+
+/* Pad what no leaf wrote: struct children to the struct's length, list items to the last offset. */
+static lt_code
+pad_missing(const char *path, lt_array *a, lt_error *err)
+{
+	lt_type_id	t = a->field->type;
+	int64_t		want;
+
+	if (t == LT_TYPE_STRUCT)
+		want = a->length;
+	else if (t == LT_TYPE_LIST || t == LT_TYPE_LARGE_LIST || t == LT_TYPE_MAP)
+		want = a->offsets ? a->offsets[a->length] : 0;
+	else if (t == LT_TYPE_FIXED_LIST)
+		want = a->length * (int64_t) a->field->fixed_size;
+	else
+		return LT_OK;
+	for (int i = 0; i < a->n_children; i++)
+	{
+		lt_array   *c = a->children[i];
+
+		if (!c)
+			continue;
+		if (c->length > want)
+			return lt_corrupt(err, "%s: field \"%s\": %lld values under %lld slots (its columns disagree)",
+							  path, c->field->name, (long long) c->length, (long long) want);
+		if (c->length < want)
+			LT_TRY(lt_array_append_nulls(c, want - c->length, err));
+		LT_TRY(pad_missing(path, c, err));
+	}
+	return LT_OK;
+}
+
+static lt_code
+reader21_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_error *err)
+{
+	reader21   *rd = (reader21 *) r;
+
+	for (int i = 0; i < rd->n_leaves; i++)
+	{
+		leaf21	   *lf = &rd->leaves[i];
+		lt_array   *nodes[LT21_MAX_LAYERS];
+		uint64_t	row = start * lf->mult,
+					end = (start + n) * lf->mult;
+
+		if (lf->column < 0)
+			continue;
+		nodes[0] = dst;
+		for (int d = 1; d < lf->depth; d++)
+		{
+			lt_array   *parent = nodes[d - 1];
+
+			if (lf->child_idx[d] >= parent->n_children || !parent->children[lf->child_idx[d]])
+				return lt_error_set(err, LT_EINVALID, "%s: array for field \"%s\" lacks child %d",
+									r->file->path, parent->field->name, lf->child_idx[d]);
+			nodes[d] = parent->children[lf->child_idx[d]];
+		}
+		/* rows skipped since the last read (deleted, filtered out) do not end a stream */
+		lf->stream = row >= lf->next && row - lf->next < SEQUENTIAL_ROWS ? lf->stream + (end - row) : end - row;
+		lf->next = end;
+		while (row < end)
+		{
+			int			p = find_page(lf, row);
+			uint64_t	ps = lf->page_start[p];
+			uint64_t	pend = lf->page_start[p + 1];
+			uint64_t	stop = end < pend ? end : pend;
+			uint64_t	take;
+			lt21_where	w = {r->file->path, lf->column, p};
+
+			if (lf->cur != p || row - ps < lf->win_lo || row - ps >= lf->win_hi)
+				LT_TRY(load(rd, lf, p, row - ps, stop - ps, err));
+			take = (stop < ps + lf->win_hi ? stop : ps + lf->win_hi) - row;
+			LT_TRY(lt21_page_append(&w, lf->pg, nodes, lf->depth, lf->first_owned,
+									row - ps - lf->win_lo, take, err));
+			row += take;
+		}
+	}
+	return pad_missing(r->file->path, dst, err);
+}
+
+static const lt_field_reader_ops reader21_ops = {reader21_read, reader21_free};
+
+/*
+ * Collect the leaves under `f` in pre-order.  A struct that owns a column of
+ * its own (a packed struct) is a leaf: its children are stored inside it.
+ */
+static lt_code
+collect_leaves(lt_file *file, const lt_column_map *map, const lt_field *f, leaf21 *cur, int depth,
+			   leaf21 **leaves, int *n, int *cap, lt_error *err)
+{
+	bool		packed,
+				fsl_nested;
+	uint64_t	mult = cur->mult;
+
+	if (depth >= LT21_MAX_LAYERS)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: field \"%s\" is nested too deeply", file->path, f->name);
+	cur->path[depth] = f;
+	if (f->type == LT_TYPE_FIXED_LIST && f->n_children != 1)
+		return lt_corrupt(err, "%s: fixed-size list \"%s\" has %d children", file->path, f->name, f->n_children);
+	/*
+	 * A fixed-size list of structs (2.2+) is no column: its leaves below
+	 * carry it as an item layer, each row repeated for every item.
+	 */
+	fsl_nested = f->type == LT_TYPE_FIXED_LIST && !lt_field_is_leaf(f->children[0]);
+	if (fsl_nested && !lt_mul_ok(cur->mult, (uint64_t) f->fixed_size, &cur->mult))
+		return lt_corrupt(err, "%s: fixed-size lists under \"%s\" are too large", file->path, f->name);
+	packed = lt21_is_packed(f) && map && lt_column_map_find(map, f->id) >= 0;
+	if ((lt_field_is_leaf(f) && !fsl_nested) || packed)
+	{
+		if (*n == *cap)
+		{
+			int			nc = *cap ? *cap * 2 : 8;
+			leaf21	   *nl = lt_realloc(*leaves, nc * sizeof(leaf21));
+
+			if (!nl)
+				return lt_nomem(err);
+			*leaves = nl;
+			*cap = nc;
+		}
+		(*leaves)[*n] = *cur;
+		(*leaves)[*n].depth = depth + 1;
+		(*n)++;
+		return LT_OK;
+	}
+	/* a map is a list of its entries struct (2.2+) */
+	if ((f->type == LT_TYPE_LIST || f->type == LT_TYPE_LARGE_LIST || f->type == LT_TYPE_MAP) && f->n_children != 1)
+		return lt_corrupt(err, "%s: list field \"%s\" has %d children", file->path, f->name, f->n_children);
+	for (int i = 0; i < f->n_children; i++)
+	{
+		cur->child_idx[depth + 1] = i;
+		LT_TRY(collect_leaves(file, map, f->children[i], cur, depth + 1, leaves, n, cap, err));
+	}
+	cur->mult = mult;
+	return LT_OK;
+}
+
+static lt_code
+setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
+{
+	Lt__Pb__ColumnMetadata *cm;
+	uint64_t	row = 0,
+				want;
+
+	lf->cur = -1;
+	lf->lay_page = -1;
+	lf->counted = -1;
+	lf->next = UINT64_MAX;
+	if (lf->column >= 0 && (uint32_t) lf->column >= f->num_columns)
+		return lt_corrupt(err, "%s: field \"%s\" maps to column %d, the file has %u",
+						  f->path, lf->path[lf->depth - 1]->name, lf->column, f->num_columns);
+	if (lf->column < 0)
+		return LT_OK;
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	if (cm->n_pages > (1u << 24))
+		return lt_corrupt(err, "%s: column %d has %zu pages", f->path, lf->column, cm->n_pages);
+	lf->n_pages = (int) cm->n_pages;
+	lf->page_start = lt_malloc((cm->n_pages + 1) * sizeof(uint64_t));
+	if (!lf->page_start)
+		return lt_nomem(err);
+	for (size_t p = 0; p < cm->n_pages; p++)
+	{
+		lf->page_start[p] = row;
+		if (!lt_add_ok(row, cm->pages[p]->length, &row))
+			return lt_corrupt(err, "%s: column %d page %zu: row count overflows", f->path, lf->column, p);
+	}
+	lf->page_start[cm->n_pages] = row;
+	/* under fixed-size lists of structs a column counts their items */
+	if (!lt_mul_ok(f->num_rows, lf->mult, &want) || row != want)
+		return lt_corrupt(err, "%s: column %d has %llu rows in its pages, the file %llu (x %llu)",
+						  f->path, lf->column, (unsigned long long) row, (unsigned long long) f->num_rows,
+						  (unsigned long long) lf->mult);
+	for (int p = 0; lf->mult > 1 && p < lf->n_pages; p++)
+		if (lf->page_start[p] % lf->mult != 0)
+			return lt_corrupt(err, "%s: column %d page %d starts inside a fixed-size list (row %llu)",
+							  f->path, lf->column, p, (unsigned long long) lf->page_start[p]);
+	return LT_OK;
+}
+
+lt_code
+lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
+				 lt_field_reader **out, lt_error *err)
+{
+	reader21   *rd;
+	leaf21		cur;
+	int			cap = 0,
+				present = 0;
+	lt_code		rc;
+
+	*out = NULL;
+	rd = lt_calloc(1, sizeof(reader21));
+	if (!rd)
+		return lt_nomem(err);
+	rd->base.ops = &reader21_ops;
+	rd->base.file = f;
+	rd->base.field = field;
+	rd->base.num_rows = f->num_rows;
+	rd->window_min = WINDOW_MIN_BYTES;
+	{
+		/* a knob for tests: LT_WINDOW_MIN_BYTES=0 reads every page by windows where it can */
+		const char *e = getenv("LT_WINDOW_MIN_BYTES");
+
+		if (e && *e)
+			rd->window_min = strtoull(e, NULL, 10);
+	}
+	memset(&cur, 0, sizeof(cur));
+	cur.mult = 1;
+	rc = collect_leaves(f, map, field, &cur, 0, &rd->leaves, &rd->n_leaves, &cap, err);
+	for (int i = 0; rc == LT_OK && i < rd->n_leaves; i++)
+	{
+		leaf21	   *lf = &rd->leaves[i];
+
+		lf->column = map ? lt_column_map_find(map, lf->path[lf->depth - 1]->id) : -1;
+		rc = setup_leaf(f, lf, err);
+		if (rc != LT_OK || lf->column < 0)
+			continue;
+		/* the first node on its path that no earlier present leaf shares */
+		lf->first_owned = lf->depth - 1;
+		for (int d = 0; d < lf->depth - 1; d++)
+		{
+			bool		shared = false;
+
+			for (int j = 0; j < i && !shared; j++)
+				shared = rd->leaves[j].column >= 0 && rd->leaves[j].depth > d &&
+					rd->leaves[j].path[d] == lf->path[d];
+			if (!shared)
+			{
+				lf->first_owned = d;
+				break;
+			}
+		}
+		present++;
+	}
+	if (rc == LT_OK && present == 0)
+	{
+		reader21_free(&rd->base);
+		return lt_null_reader_open(f, field, out, err);
+	}
+	if (rc != LT_OK)
+	{
+		reader21_free(&rd->base);
+		return rc;
+	}
+	*out = &rd->base;
+	return LT_OK;
+}

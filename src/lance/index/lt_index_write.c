@@ -1,0 +1,1059 @@
+/*
+ * lt_index_write.c — building btree, bitmap, label_list and zonemap index
+ * segments (lt_index_write.h has the layouts and the memory rule).
+ *
+ * btree, bitmap and label_list share one pipeline: the live (value, id) pairs
+ * of the column (of the list elements for label_list) are gathered into one
+ * array, sorted by value (NULL first, then ascending; ties by id), and written
+ * out: as pages for a btree, as one RowAddrTreeMap per run of equal values
+ * for the bitmap kinds.  Zone maps are computed while streaming.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* qsort_r */
+#endif
+#include "index/lt_index_write.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lt_alloc.h"
+#include "util/lt_random.h"
+#include "table/lt_scan.h"
+#include "proto/lt_table.pb-c.h"
+#include "file/lt_writer.h"
+
+#define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
+/* bitmap keys written per batch (the writer pages them itself) */
+#define KEYS_PER_WRITE 4096
+
+/* ---- kinds and types ---------------------------------------------------- */
+
+lt_index_kind
+lt_index_kind_from_name(const char *name)
+{
+	static const lt_index_kind kinds[] = {LT_INDEX_BTREE, LT_INDEX_BITMAP, LT_INDEX_LABEL_LIST, LT_INDEX_ZONEMAP};
+
+	for (size_t i = 0; name && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (strcmp(name, lt_index_kind_name(kinds[i])) == 0)
+			return kinds[i];
+	return LT_INDEX_UNKNOWN;
+}
+
+/* Key types this writer orders (and the readers compare). */
+static bool
+orderable(const lt_field *f)
+{
+	if (f->dictionary)
+		return false;
+	switch (f->type)
+	{
+		case LT_TYPE_BOOL:
+		case LT_TYPE_INT8: case LT_TYPE_INT16: case LT_TYPE_INT32: case LT_TYPE_INT64:
+		case LT_TYPE_UINT8: case LT_TYPE_UINT16: case LT_TYPE_UINT32: case LT_TYPE_UINT64:
+		case LT_TYPE_FLOAT16: case LT_TYPE_FLOAT32: case LT_TYPE_FLOAT64:
+		case LT_TYPE_DECIMAL128:
+		case LT_TYPE_UTF8: case LT_TYPE_LARGE_UTF8: case LT_TYPE_BINARY: case LT_TYPE_LARGE_BINARY:
+		case LT_TYPE_FIXED_BINARY:
+		case LT_TYPE_DATE32: case LT_TYPE_DATE64:
+		case LT_TYPE_TIME32: case LT_TYPE_TIME64:
+		case LT_TYPE_TIMESTAMP:
+		case LT_TYPE_DURATION:
+			return true;
+		default:
+			return false;
+	}
+}
+
+const char *
+lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *column)
+{
+	bool		is_list = column->type == LT_TYPE_LIST || column->type == LT_TYPE_LARGE_LIST;
+
+	if (column->parent_id != -1)
+		return "only top-level columns can be indexed";
+	switch (kind)
+	{
+		case LT_INDEX_LABEL_LIST:
+			if (!is_list)
+				return "a label_list index needs a list column";
+			if (column->n_children != 1 || !orderable(column->children[0]))
+				return "the list's element type cannot be indexed";
+			return NULL;
+		case LT_INDEX_ZONEMAP:
+			if (ds->stable_row_ids)
+				return "zone maps of datasets with stable row ids are not supported";
+			/* fall through */
+		case LT_INDEX_BTREE:
+		case LT_INDEX_BITMAP:
+			if (is_list)
+				return "a list column takes a label_list index";
+			if (column->dictionary)
+				return "dictionary-encoded columns cannot be indexed yet";
+			if (!orderable(column))
+				return "the column's type cannot be indexed";
+			return NULL;
+		default:
+			return "unknown index kind";
+	}
+}
+
+/* ---- values ------------------------------------------------------------- */
+
+/* IEEE total order as an unsigned key: -NaN < -inf < ... < -0 < 0 < ... < inf < NaN. */
+static inline uint64_t
+total_key(uint64_t bits, int width)
+{
+	uint64_t	sign = (uint64_t) 1 << (width - 1);
+	uint64_t	mask = width == 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << width) - 1);
+
+	return (bits & sign) ? (~bits & mask) : (bits | sign);
+}
+
+static int
+cmp_bytes(const uint8_t *a, size_t la, const uint8_t *b, size_t lb)
+{
+	int			c = memcmp(a, b, la < lb ? la : lb);
+
+	if (c)
+		return c;
+	return la < lb ? -1 : la > lb ? 1 : 0;
+}
+
+#define CMP(x, y) ((x) < (y) ? -1 : (x) > (y) ? 1 : 0)
+
+/* A value's sort key and its position among the gathered pairs. */
+typedef struct keyed
+{
+	uint64_t	key;
+	int64_t		idx;
+} keyed;
+
+/* Slot i of a against slot j of b (same type): NULL first, then ascending. */
+static int
+cmp_slots(const lt_array *a, int64_t i, const lt_array *b, int64_t j)
+{
+	bool		va = lt_array_is_valid(a, i),
+				vb = lt_array_is_valid(b, j);
+	const uint8_t *pa,
+			   *pb;
+
+	if (!va || !vb)
+		return va == vb ? 0 : va ? 1 : -1;
+	/* var-width types have no values buffer */
+	pa = a->values ? a->values + i * a->field->byte_width : NULL;
+	pb = b->values ? b->values + j * b->field->byte_width : NULL;
+	switch (a->field->type)
+	{
+		case LT_TYPE_BOOL:
+		case LT_TYPE_UINT8:
+			return CMP(*pa, *pb);
+		case LT_TYPE_INT8:
+			return CMP(*(const int8_t *) pa, *(const int8_t *) pb);
+		case LT_TYPE_INT16:
+			return CMP(*(const int16_t *) pa, *(const int16_t *) pb);
+		case LT_TYPE_UINT16:
+			return CMP(*(const uint16_t *) pa, *(const uint16_t *) pb);
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			return CMP(*(const int32_t *) pa, *(const int32_t *) pb);
+		case LT_TYPE_UINT32:
+			return CMP(*(const uint32_t *) pa, *(const uint32_t *) pb);
+		case LT_TYPE_UINT64:
+			return CMP(*(const uint64_t *) pa, *(const uint64_t *) pb);
+		case LT_TYPE_FLOAT16:
+			return CMP(total_key(*(const uint16_t *) pa, 16), total_key(*(const uint16_t *) pb, 16));
+		case LT_TYPE_FLOAT32:
+			return CMP(total_key(*(const uint32_t *) pa, 32), total_key(*(const uint32_t *) pb, 32));
+		case LT_TYPE_FLOAT64:
+			return CMP(total_key(*(const uint64_t *) pa, 64), total_key(*(const uint64_t *) pb, 64));
+		case LT_TYPE_DECIMAL128:
+			{
+				/* little-endian two's complement: the high word signed, the low word unsigned */
+				int64_t		ha, hb;
+				uint64_t	la, lb;
+
+				memcpy(&la, pa, 8);
+				memcpy(&ha, pa + 8, 8);
+				memcpy(&lb, pb, 8);
+				memcpy(&hb, pb + 8, 8);
+				return ha != hb ? CMP(ha, hb) : CMP(la, lb);
+			}
+		case LT_TYPE_FIXED_BINARY:
+			return memcmp(pa, pb, (size_t) a->field->byte_width);
+		case LT_TYPE_UTF8:
+		case LT_TYPE_LARGE_UTF8:
+		case LT_TYPE_BINARY:
+		case LT_TYPE_LARGE_BINARY:
+			return cmp_bytes(a->data + a->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i]),
+							 b->data + b->offsets[j], (size_t) (b->offsets[j + 1] - b->offsets[j]));
+		default:
+			/* int64, date64, time64, timestamp, duration */
+			return CMP(*(const int64_t *) pa, *(const int64_t *) pb);
+	}
+}
+
+static bool
+is_nan(const lt_array *a, int64_t i)
+{
+	const uint8_t *p;
+
+	if (!lt_array_is_valid(a, i))
+		return false;
+	p = a->values + i * a->field->byte_width;
+	switch (a->field->type)
+	{
+		case LT_TYPE_FLOAT16:
+			return (*(const uint16_t *) p & 0x7fff) > 0x7c00;
+		case LT_TYPE_FLOAT32:
+			return (*(const uint32_t *) p & 0x7fffffffu) > 0x7f800000u;
+		case LT_TYPE_FLOAT64:
+			return (*(const uint64_t *) p & ~((uint64_t) 1 << 63)) > ((uint64_t) 0x7ff << 52);
+		default:
+			return false;
+	}
+}
+
+static uint64_t
+slot_bytes(const lt_array *a)
+{
+	uint64_t	n = (uint64_t) a->cap * (uint64_t) (a->field->byte_width > 0 ? a->field->byte_width : 0);
+
+	if (a->offsets)
+		n += (uint64_t) a->cap * 8 + (uint64_t) a->data_cap;
+	if (a->validity)
+		n += (uint64_t) a->cap;
+	return n;
+}
+
+static lt_code
+push_uint(lt_array *a, uint64_t v, lt_error *err)
+{
+	LT_TRY(lt_array_reserve(a, 1, err));
+	if (a->field->byte_width == 4)
+		((uint32_t *) a->values)[a->length] = (uint32_t) v;
+	else
+		((uint64_t *) a->values)[a->length] = v;
+	a->length++;
+	return LT_OK;
+}
+
+static lt_code
+push_binary(lt_array *a, const uint8_t *p, size_t len, lt_error *err)
+{
+	LT_TRY(lt_array_reserve(a, 1, err));
+	LT_TRY(lt_array_reserve_data(a, (int64_t) len, err));
+	if (len)
+		memcpy(a->data + a->data_len, p, len);
+	a->data_len += (int64_t) len;
+	a->offsets[a->length + 1] = a->data_len;
+	a->length++;
+	return LT_OK;
+}
+
+/* ---- index file fields ---------------------------------------------------- */
+
+/* A column of an index file of the key type (borrowing src's type strings). */
+static void
+key_field(lt_field *dst, const lt_field *src, const char *name, int32_t id)
+{
+	*dst = *src;
+	dst->name = (char *) name;
+	dst->id = id;
+	dst->parent_id = -1;
+	dst->nullable = true;
+	dst->dictionary = false;
+	dst->packed = false;
+	dst->legacy_encoding = 0;
+	dst->n_children = 0;
+	dst->children = NULL;
+	dst->parent = NULL;
+}
+
+static void
+plain_field(lt_field *dst, const char *name, int32_t id, lt_type_id type, bool nullable)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->name = (char *) name;
+	dst->id = id;
+	dst->parent_id = -1;
+	dst->nullable = nullable;
+	dst->type = type;
+	switch (type)
+	{
+		case LT_TYPE_UINT32:
+			dst->logical_type = (char *) "uint32";
+			dst->byte_width = 4;
+			break;
+		case LT_TYPE_UINT64:
+			dst->logical_type = (char *) "uint64";
+			dst->byte_width = 8;
+			break;
+		default:
+			dst->logical_type = (char *) "binary";
+			break;
+	}
+}
+
+/* ---- the build state -------------------------------------------------------- */
+
+typedef struct build
+{
+	lt_dataset *ds;
+	const lt_field *column;
+	lt_index_kind kind;
+	uint64_t	max_memory;
+	const lt_index_build_options *opts;
+	lt_built_index *out;
+	char	   *dir;			/* "<prefix>_indices/<uuid>/" */
+	/* gathered pairs */
+	lt_field	value_field;	/* the key type, as gathered */
+	lt_array   *values;
+	uint64_t   *ids;
+	int64_t		n_ids, cap_ids;
+	lt_rowaddr_set *null_lists;
+	int64_t    *perm;
+} build;
+
+static lt_code
+add_file(build *b, const char *name, uint64_t size, lt_error *err)
+{
+	lt_built_index *o = b->out;
+	char	  **f = lt_realloc(o->files, (o->n_files + 1) * sizeof(char *));
+	uint64_t   *s;
+
+	if (f)
+		o->files = f;
+	s = f ? lt_realloc(o->file_sizes, (o->n_files + 1) * sizeof(uint64_t)) : NULL;
+	if (!s)
+		return lt_nomem(err);
+	o->file_sizes = s;
+	if (!(o->files[o->n_files] = lt_strdup(name)))
+		return lt_nomem(err);
+	o->file_sizes[o->n_files++] = size;
+	o->bytes += size;
+	return LT_OK;
+}
+
+static lt_code
+open_file(build *b, const char *name, int n, const lt_field *const *fields, lt_file_writer **w, lt_error *err)
+{
+	char	   *path = lt_asprintf("%s%s", b->dir, name);
+	lt_code		rc;
+
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_file_writer_open_path(b->ds->store, path, n, fields, LT_FILE_V2_1, w, err);
+	lt_free(path);
+	return rc;
+}
+
+static lt_code
+finish_file(build *b, lt_file_writer *w, const char *name, lt_error *err)
+{
+	lt_written_file wf;
+	lt_code		rc = lt_file_writer_finish(w, &wf, err);
+
+	if (rc == LT_OK)
+	{
+		rc = add_file(b, name, wf.size, err);
+		lt_written_file_clear(&wf);
+	}
+	return rc;
+}
+
+static lt_code
+put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
+{
+	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
+}
+
+static lt_code
+check_interrupt(const build *b, lt_error *err)
+{
+	if (b->opts->interrupted && b->opts->interrupted(b->opts->interrupted_arg))
+		return lt_error_set(err, LT_EINVALID, "the build of a %s index on column \"%s\" was canceled",
+							lt_index_kind_name(b->kind), b->column->name);
+	return LT_OK;
+}
+
+static lt_code
+check_memory(build *b, lt_error *err)
+{
+	uint64_t	used = slot_bytes(b->values) + (uint64_t) b->cap_ids * 8;
+	int64_t		n = b->values->length;
+
+	/* the sort's permutation and its two key buffers come on top */
+	used += (uint64_t) n * (8 + 2 * sizeof(keyed));
+	if (used > b->max_memory)
+		return lt_error_set(err, LT_ENOMEM,
+							"building a %s index on column \"%s\" needs more than %llu MB of memory (over %lld values read so far)",
+							lt_index_kind_name(b->kind), b->column->name,
+							(unsigned long long) (b->max_memory >> 20), (long long) n);
+	return LT_OK;
+}
+
+static lt_code
+push_id(build *b, uint64_t id, lt_error *err)
+{
+	if (b->n_ids == b->cap_ids)
+	{
+		int64_t		cap = b->cap_ids ? b->cap_ids * 2 : 4096;
+		uint64_t   *p = lt_realloc(b->ids, (size_t) cap * sizeof(uint64_t));
+
+		if (!p)
+			return lt_nomem(err);
+		b->ids = p;
+		b->cap_ids = cap;
+	}
+	b->ids[b->n_ids++] = id;
+	return LT_OK;
+}
+
+/* Every live (value, id) pair of the column (of its elements for label_list). */
+static lt_code
+gather(build *b, lt_error *err)
+{
+	lt_dataset *ds = b->ds;
+	bool		label = b->kind == LT_INDEX_LABEL_LIST;
+	const lt_field *fields[1] = {b->column};
+	lt_code		rc = LT_OK;
+
+	key_field(&b->value_field, label ? b->column->children[0] : b->column, "values", 0);
+	LT_TRY(lt_array_new(&b->value_field, &b->values, err));
+	if (label && !(b->null_lists = lt_rowaddr_set_create()))
+		return lt_nomem(err);
+	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
+	{
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *bt;
+
+		so.n_fields = 1;
+		so.fields = fields;
+		so.want_row_ids = ds->stable_row_ids;
+		rc = lt_fragment_scanner_open(ds, ds->fragments[f], &so, &sc, err);
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &bt, err)) == LT_OK && bt)
+		{
+			const lt_array *col = bt->columns[0];
+			const uint64_t *ids = bt->row_ids ? bt->row_ids : bt->row_addrs;
+
+			if (!label)
+			{
+				rc = lt_array_append_slice(b->values, col, 0, bt->length, err);
+				for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
+					rc = push_id(b, ids[r], err);
+			}
+			else
+			{
+				for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
+				{
+					int64_t		lo = col->offsets[r],
+								hi = col->offsets[r + 1];
+
+					if (!lt_array_is_valid(col, r))
+						rc = lt_rowaddr_set_add(b->null_lists, ids[r], err);
+					else if (hi > lo)
+					{
+						rc = lt_array_append_slice(b->values, col->children[0], lo, hi - lo, err);
+						for (int64_t k = lo; rc == LT_OK && k < hi; k++)
+							rc = push_id(b, ids[r], err);
+					}
+				}
+			}
+			b->out->rows += (uint64_t) bt->length;
+			if (rc == LT_OK)
+				rc = check_memory(b, err);
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
+		}
+		lt_fragment_scanner_free(sc);
+	}
+	return rc;
+}
+
+static int
+cmp_pairs(const void *x, const void *y, void *arg)
+{
+	const build *b = arg;
+	int64_t		i = *(const int64_t *) x,
+				j = *(const int64_t *) y;
+	int			c = cmp_slots(b->values, i, b->values, j);
+
+	if (c)
+		return c;
+	return CMP(b->ids[i], b->ids[j]);
+}
+
+/* Types whose order is that of a 64-bit unsigned key (radix-sorted). */
+static bool
+has_order_key(const lt_field *f)
+{
+	switch (f->type)
+	{
+		case LT_TYPE_DECIMAL128:
+		case LT_TYPE_FIXED_BINARY:
+			return false;
+		default:
+			return f->byte_width > 0 && f->byte_width <= 8;
+	}
+}
+
+/* An unsigned key ordered as the value: signed types with the sign bit flipped, floats in total order. */
+static uint64_t
+order_key(const lt_array *a, int64_t i)
+{
+	const uint8_t *p = a->values + i * a->field->byte_width;
+	const uint64_t sign = (uint64_t) 1 << 63;
+
+	switch (a->field->type)
+	{
+		case LT_TYPE_BOOL:
+		case LT_TYPE_UINT8:
+			return *p;
+		case LT_TYPE_UINT16:
+			return *(const uint16_t *) p;
+		case LT_TYPE_UINT32:
+			return *(const uint32_t *) p;
+		case LT_TYPE_UINT64:
+			return *(const uint64_t *) p;
+		case LT_TYPE_INT8:
+			return (uint64_t) (int64_t) *(const int8_t *) p ^ sign;
+		case LT_TYPE_INT16:
+			return (uint64_t) (int64_t) *(const int16_t *) p ^ sign;
+		case LT_TYPE_INT32:
+		case LT_TYPE_DATE32:
+		case LT_TYPE_TIME32:
+			return (uint64_t) (int64_t) *(const int32_t *) p ^ sign;
+		case LT_TYPE_FLOAT16:
+			return total_key(*(const uint16_t *) p, 16);
+		case LT_TYPE_FLOAT32:
+			return total_key(*(const uint32_t *) p, 32);
+		case LT_TYPE_FLOAT64:
+			return total_key(*(const uint64_t *) p, 64);
+		default:
+			return *(const uint64_t *) p ^ sign;
+	}
+}
+
+/*
+ * NULLs first (in gathered order), then a stable LSD radix sort of the keys: ties keep the
+ * gathered order (ascending row address).  Bytes where every key agrees are skipped.
+ */
+static lt_code
+radix_sort(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length,
+				nn = 0,
+				m = 0;
+	keyed	   *x = lt_malloc((size_t) (n ? n : 1) * sizeof(keyed)),
+			   *y = lt_malloc((size_t) (n ? n : 1) * sizeof(keyed));
+	uint64_t	lo = UINT64_MAX,
+				hi = 0;
+
+	if (!x || !y)
+	{
+		lt_free(x);
+		lt_free(y);
+		return lt_nomem(err);
+	}
+	for (int64_t i = 0; i < n; i++)
+	{
+		if (!lt_array_is_valid(b->values, i))
+			b->perm[nn++] = i;
+		else
+		{
+			x[m].key = order_key(b->values, i);
+			x[m].idx = i;
+			lo &= x[m].key;
+			hi |= x[m].key;
+			m++;
+		}
+	}
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		int64_t		count[257] = {0};
+		keyed	   *t;
+
+		if (((lo ^ hi) >> shift & 0xff) == 0)
+			continue;			/* every key has the same byte here */
+		for (int64_t i = 0; i < m; i++)
+			count[(x[i].key >> shift & 0xff) + 1]++;
+		for (int d = 0; d < 256; d++)
+			count[d + 1] += count[d];
+		for (int64_t i = 0; i < m; i++)
+			y[count[x[i].key >> shift & 0xff]++] = x[i];
+		t = x;
+		x = y;
+		y = t;
+	}
+	for (int64_t i = 0; i < m; i++)
+		b->perm[nn + i] = x[i].idx;
+	lt_free(x);
+	lt_free(y);
+	return LT_OK;
+}
+
+static lt_code
+sort_pairs(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length;
+
+	if (!(b->perm = lt_malloc((size_t) (n ? n : 1) * sizeof(int64_t))))
+		return lt_nomem(err);
+	if (has_order_key(b->values->field))
+		return radix_sort(b, err);
+	for (int64_t i = 0; i < n; i++)
+		b->perm[i] = i;
+	qsort_r(b->perm, (size_t) n, sizeof(int64_t), cmp_pairs, b);
+	return LT_OK;
+}
+
+/* ---- btree ---------------------------------------------------------------- */
+
+static lt_code
+write_btree(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length;
+	lt_field	vf, idf, mnf, mxf, ncf, pif;
+	const lt_field *data_fields[2] = {&vf, &idf};
+	const lt_field *lookup_fields[4] = {&mnf, &mxf, &ncf, &pif};
+	lt_array   *vals = NULL, *ids = NULL, *mn = NULL, *mx = NULL, *nc = NULL, *pi = NULL;
+	lt_file_writer *w = NULL;
+	char		bs[32];
+	lt_code		rc;
+
+	key_field(&vf, &b->value_field, "values", 0);
+	plain_field(&idf, "ids", 1, LT_TYPE_UINT64, false);
+	key_field(&mnf, &b->value_field, "min", 0);
+	key_field(&mxf, &b->value_field, "max", 1);
+	plain_field(&ncf, "null_count", 2, LT_TYPE_UINT32, false);
+	plain_field(&pif, "page_idx", 3, LT_TYPE_UINT32, false);
+	rc = lt_array_new(&vf, &vals, err);
+	if (rc == LT_OK) rc = lt_array_new(&idf, &ids, err);
+	if (rc == LT_OK) rc = lt_array_new(&mnf, &mn, err);
+	if (rc == LT_OK) rc = lt_array_new(&mxf, &mx, err);
+	if (rc == LT_OK) rc = lt_array_new(&ncf, &nc, err);
+	if (rc == LT_OK) rc = lt_array_new(&pif, &pi, err);
+	if (rc == LT_OK)
+		rc = open_file(b, "page_data.lance", 2, data_fields, &w, err);
+	for (int64_t start = 0, page = 0; rc == LT_OK && start < n; start += LT_BTREE_BATCH_SIZE, page++)
+	{
+		int64_t		len = n - start < LT_BTREE_BATCH_SIZE ? n - start : LT_BTREE_BATCH_SIZE;
+		lt_array   *cols[2] = {vals, ids};
+		int64_t		nulls = 0;
+
+		lt_array_clear(vals);
+		lt_array_clear(ids);
+		rc = lt_array_append_take(vals, b->values, b->perm + start, len, err);
+		if (rc == LT_OK)
+			rc = lt_array_reserve(ids, len, err);
+		for (int64_t k = 0; rc == LT_OK && k < len; k++)
+		{
+			((uint64_t *) ids->values)[k] = b->ids[b->perm[start + k]];
+			nulls += !lt_array_is_valid(b->values, b->perm[start + k]);
+		}
+		ids->length = len;
+		if (rc == LT_OK)
+			rc = lt_file_writer_write(w, cols, len, err);
+		if (rc == LT_OK && page % 64 == 63)
+			rc = check_interrupt(b, err);
+		/* the page's summary: its first and last value (sorted), its nulls */
+		if (rc == LT_OK)
+			rc = lt_array_append_take(mn, b->values, b->perm + start, 1, err);
+		if (rc == LT_OK)
+			rc = lt_array_append_take(mx, b->values, b->perm + start + len - 1, 1, err);
+		if (rc == LT_OK)
+			rc = push_uint(nc, (uint64_t) nulls, err);
+		if (rc == LT_OK)
+			rc = push_uint(pi, (uint64_t) page, err);
+	}
+	if (rc == LT_OK)
+		rc = finish_file(b, w, "page_data.lance", err);
+	lt_file_writer_free(w);
+	w = NULL;
+	if (rc == LT_OK)
+		rc = open_file(b, "page_lookup.lance", 4, lookup_fields, &w, err);
+	snprintf(bs, sizeof(bs), "%d", LT_BTREE_BATCH_SIZE);
+	if (rc == LT_OK)
+		rc = put_meta(w, "batch_size", bs, err);
+	if (rc == LT_OK)
+		rc = put_meta(w, "range_partitioned", "false", err);
+	if (rc == LT_OK && mn->length > 0)
+	{
+		lt_array   *cols[4] = {mn, mx, nc, pi};
+
+		rc = lt_file_writer_write(w, cols, mn->length, err);
+	}
+	if (rc == LT_OK)
+		rc = finish_file(b, w, "page_lookup.lance", err);
+	b->out->entries = (uint64_t) n;
+	lt_file_writer_free(w);
+	lt_array_free(vals);
+	lt_array_free(ids);
+	lt_array_free(mn);
+	lt_array_free(mx);
+	lt_array_free(nc);
+	lt_array_free(pi);
+	return rc;
+}
+
+/* ---- bitmap, label_list ------------------------------------------------------ */
+
+static lt_code
+write_bitmaps(build *b, lt_error *err)
+{
+	bool		label = b->kind == LT_INDEX_LABEL_LIST;
+	int64_t		n = b->values->length;
+	lt_field	kf, bf;
+	const lt_field *fields[2] = {&kf, &bf};
+	lt_array   *keys = NULL, *maps = NULL;
+	lt_file_writer *w = NULL;
+	uint64_t	n_keys = 0;
+	lt_code		rc;
+
+	key_field(&kf, &b->value_field, "keys", 0);
+	plain_field(&bf, "bitmaps", 1, LT_TYPE_BINARY, true);
+	rc = lt_array_new(&kf, &keys, err);
+	if (rc == LT_OK)
+		rc = lt_array_new(&bf, &maps, err);
+	if (rc == LT_OK)
+		rc = open_file(b, "bitmap_page_lookup.lance", 2, fields, &w, err);
+	for (int64_t k = 0; rc == LT_OK && k < n;)
+	{
+		int64_t		j = k + 1;
+		lt_rowaddr_set *set = lt_rowaddr_set_create();
+		uint8_t    *bytes = NULL;
+		size_t		len = 0;
+
+		while (j < n && cmp_slots(b->values, b->perm[j], b->values, b->perm[k]) == 0)
+			j++;
+		if (!set)
+			rc = lt_nomem(err);
+		for (int64_t m = k; rc == LT_OK && m < j; m++)
+			rc = lt_rowaddr_set_add(set, b->ids[b->perm[m]], err);
+		if (rc == LT_OK)
+			rc = lt_rowaddr_set_serialize(set, &bytes, &len, err);
+		if (rc == LT_OK)
+			rc = lt_array_append_take(keys, b->values, b->perm + k, 1, err);
+		if (rc == LT_OK)
+			rc = push_binary(maps, bytes, len, err);
+		lt_free(bytes);
+		lt_rowaddr_set_free(set);
+		n_keys++;
+		k = j;
+		if (rc == LT_OK && (keys->length >= KEYS_PER_WRITE || k == n))
+		{
+			lt_array   *cols[2] = {keys, maps};
+
+			rc = lt_file_writer_write(w, cols, keys->length, err);
+			lt_array_clear(keys);
+			lt_array_clear(maps);
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
+		}
+	}
+	if (rc == LT_OK)
+	{
+		char		stats[64];
+
+		snprintf(stats, sizeof(stats), "{\"num_bitmaps\":%llu}", (unsigned long long) n_keys);
+		rc = put_meta(w, "lance:index_stats", stats, err);
+	}
+	if (rc == LT_OK && label)
+	{
+		uint8_t    *bytes = NULL;
+		size_t		len = 0;
+		uint32_t	gb = 0;
+
+		rc = lt_rowaddr_set_serialize(b->null_lists, &bytes, &len, err);
+		if (rc == LT_OK)
+			rc = lt_file_writer_add_global_buffer(w, bytes, len, &gb, err);
+		lt_free(bytes);
+		if (rc == LT_OK)
+		{
+			char		num[16];
+
+			snprintf(num, sizeof(num), "%u", gb);
+			rc = put_meta(w, "lance:label_list_nulls", num, err);
+		}
+	}
+	if (rc == LT_OK)
+		rc = finish_file(b, w, "bitmap_page_lookup.lance", err);
+	b->out->entries = n_keys;
+	lt_file_writer_free(w);
+	lt_array_free(keys);
+	lt_array_free(maps);
+	return rc;
+}
+
+/* ---- zonemap -------------------------------------------------------------------- */
+
+typedef struct zones
+{
+	lt_array   *min, *max, *nulls, *nans, *frag, *start, *len;
+	/* the zone being filled */
+	lt_array   *zmin, *zmax;	/* one slot each: the smallest / largest non-NaN value so far */
+	lt_array   *nan;			/* one NaN slot, once seen */
+	bool		any;			/* zmin/zmax hold a value */
+	uint64_t	rows, n_nulls, n_nans;
+	uint64_t	first, last;
+} zones;
+
+static lt_code
+zone_flush(zones *z, uint32_t frag, lt_error *err)
+{
+	lt_code		rc = LT_OK;
+
+	if (z->rows == 0)
+		return LT_OK;
+	/* as Lance's min/max: NULL when no value, NaN above every number */
+	if (z->any)
+	{
+		rc = lt_array_append_slice(z->min, z->zmin, 0, 1, err);
+		if (rc == LT_OK)
+			rc = lt_array_append_slice(z->max, z->n_nans ? z->nan : z->zmax, 0, 1, err);
+	}
+	else if (z->n_nans)
+	{
+		rc = lt_array_append_slice(z->min, z->nan, 0, 1, err);
+		if (rc == LT_OK)
+			rc = lt_array_append_slice(z->max, z->nan, 0, 1, err);
+	}
+	else
+	{
+		rc = lt_array_append_nulls(z->min, 1, err);
+		if (rc == LT_OK)
+			rc = lt_array_append_nulls(z->max, 1, err);
+	}
+	if (rc == LT_OK) rc = push_uint(z->nulls, z->n_nulls, err);
+	if (rc == LT_OK) rc = push_uint(z->nans, z->n_nans, err);
+	if (rc == LT_OK) rc = push_uint(z->frag, frag, err);
+	if (rc == LT_OK) rc = push_uint(z->start, z->first, err);
+	if (rc == LT_OK) rc = push_uint(z->len, z->last - z->first + 1, err);
+	lt_array_clear(z->zmin);
+	lt_array_clear(z->zmax);
+	z->any = false;
+	z->rows = z->n_nulls = z->n_nans = 0;
+	return rc;
+}
+
+static lt_code
+zone_add(zones *z, const lt_array *col, int64_t i, uint64_t offset, lt_error *err)
+{
+	if (z->rows == 0)
+		z->first = offset;
+	z->last = offset;
+	z->rows++;
+	if (!lt_array_is_valid(col, i))
+	{
+		z->n_nulls++;
+		return LT_OK;
+	}
+	if (is_nan(col, i))
+	{
+		z->n_nans++;
+		if (z->nan->length == 0)
+			return lt_array_append_slice(z->nan, col, i, 1, err);
+		return LT_OK;
+	}
+	if (!z->any)
+	{
+		z->any = true;
+		LT_TRY(lt_array_append_slice(z->zmin, col, i, 1, err));
+		return lt_array_append_slice(z->zmax, col, i, 1, err);
+	}
+	if (cmp_slots(col, i, z->zmin, 0) < 0)
+	{
+		lt_array_clear(z->zmin);
+		LT_TRY(lt_array_append_slice(z->zmin, col, i, 1, err));
+	}
+	if (cmp_slots(col, i, z->zmax, 0) > 0)
+	{
+		lt_array_clear(z->zmax);
+		LT_TRY(lt_array_append_slice(z->zmax, col, i, 1, err));
+	}
+	return LT_OK;
+}
+
+static lt_code
+write_zonemap(build *b, lt_error *err)
+{
+	lt_dataset *ds = b->ds;
+	lt_field	mnf, mxf, nuf, naf, frf, stf, lnf, tmp;
+	const lt_field *fields[7] = {&mnf, &mxf, &nuf, &naf, &frf, &stf, &lnf};
+	const lt_field *scan_fields[1] = {b->column};
+	zones		z = {0};
+	lt_file_writer *w = NULL;
+	char		rpz[32];
+	lt_code		rc;
+
+	key_field(&mnf, b->column, "min", 0);
+	key_field(&mxf, b->column, "max", 1);
+	plain_field(&nuf, "null_count", 2, LT_TYPE_UINT32, false);
+	plain_field(&naf, "nan_count", 3, LT_TYPE_UINT32, false);
+	plain_field(&frf, "fragment_id", 4, LT_TYPE_UINT64, false);
+	plain_field(&stf, "zone_start", 5, LT_TYPE_UINT64, false);
+	plain_field(&lnf, "zone_length", 6, LT_TYPE_UINT64, false);
+	key_field(&tmp, b->column, "value", 0);
+	rc = lt_array_new(&mnf, &z.min, err);
+	if (rc == LT_OK) rc = lt_array_new(&mxf, &z.max, err);
+	if (rc == LT_OK) rc = lt_array_new(&nuf, &z.nulls, err);
+	if (rc == LT_OK) rc = lt_array_new(&naf, &z.nans, err);
+	if (rc == LT_OK) rc = lt_array_new(&frf, &z.frag, err);
+	if (rc == LT_OK) rc = lt_array_new(&stf, &z.start, err);
+	if (rc == LT_OK) rc = lt_array_new(&lnf, &z.len, err);
+	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmin, err);
+	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmax, err);
+	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.nan, err);
+	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
+	{
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *bt;
+		uint32_t	frag = (uint32_t) ds->fragments[f]->id;
+
+		so.n_fields = 1;
+		so.fields = scan_fields;
+		rc = lt_fragment_scanner_open(ds, ds->fragments[f], &so, &sc, err);
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &bt, err)) == LT_OK && bt)
+		{
+			for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
+			{
+				rc = zone_add(&z, bt->columns[0], r, bt->row_addrs[r] & 0xffffffffu, err);
+				if (rc == LT_OK && z.rows == LT_ZONEMAP_ROWS_PER_ZONE)
+					rc = zone_flush(&z, frag, err);
+			}
+			b->out->rows += (uint64_t) bt->length;
+			if (rc == LT_OK)
+				rc = check_interrupt(b, err);
+		}
+		lt_fragment_scanner_free(sc);
+		if (rc == LT_OK)
+			rc = zone_flush(&z, frag, err);	/* zones never cross fragments */
+	}
+	if (rc == LT_OK)
+		rc = open_file(b, "zonemap.lance", 7, fields, &w, err);
+	snprintf(rpz, sizeof(rpz), "%d", LT_ZONEMAP_ROWS_PER_ZONE);
+	if (rc == LT_OK)
+		rc = put_meta(w, "rows_per_zone", rpz, err);
+	if (rc == LT_OK && z.min->length > 0)
+	{
+		lt_array   *cols[7] = {z.min, z.max, z.nulls, z.nans, z.frag, z.start, z.len};
+
+		rc = lt_file_writer_write(w, cols, z.min->length, err);
+	}
+	if (rc == LT_OK)
+		rc = finish_file(b, w, "zonemap.lance", err);
+	b->out->entries = (uint64_t) z.min->length;
+	lt_file_writer_free(w);
+	lt_array_free(z.min);
+	lt_array_free(z.max);
+	lt_array_free(z.nulls);
+	lt_array_free(z.nans);
+	lt_array_free(z.frag);
+	lt_array_free(z.start);
+	lt_array_free(z.len);
+	lt_array_free(z.zmin);
+	lt_array_free(z.zmax);
+	lt_array_free(z.nan);
+	return rc;
+}
+
+/* ---- the build -------------------------------------------------------------------- */
+
+void
+lt_built_index_clear(lt_built_index *b)
+{
+	if (!b)
+		return;
+	for (size_t i = 0; i < b->n_files; i++)
+		lt_free(b->files[i]);
+	lt_free(b->files);
+	lt_free(b->file_sizes);
+	lt_free(b->fragments);
+	lt_free(b->name);
+	memset(b, 0, sizeof(*b));
+}
+
+void
+lt_built_index_remove(lt_dataset *ds, const lt_built_index *b)
+{
+	for (size_t i = 0; i < b->n_files; i++)
+	{
+		char	   *rel = lt_asprintf("_indices/%s/%s", b->uuid_text, b->files[i]);
+		char	   *path = rel ? lt_dataset_path(ds, rel) : NULL;
+
+		if (path)
+			lt_store_remove(ds->store, path, NULL);
+		lt_free(rel);
+		lt_free(path);
+	}
+}
+
+lt_code
+lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_options *opts,
+			   lt_built_index *out, lt_error *err)
+{
+	build		b = {0};
+	const char *why;
+	lt_code		rc = LT_OK;
+
+	memset(out, 0, sizeof(*out));
+	if ((why = lt_index_kind_unfit(ds, opts->kind, column)))
+		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build a %s index on column \"%s\" (%s): %s",
+							lt_index_kind_name(opts->kind), column->name, column->logical_type, why);
+	b.ds = ds;
+	b.column = column;
+	b.kind = opts->kind;
+	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
+	b.opts = opts;
+	b.out = out;
+	lt_uuid_v4(out->uuid, out->uuid_text);
+	out->name = opts->name ? lt_strdup(opts->name) : lt_asprintf("%s_idx", column->name);
+	out->field_id = column->id;
+	out->kind = opts->kind;
+	out->index_version = opts->kind == LT_INDEX_LABEL_LIST ? 1 : 0;
+	out->dataset_version = ds->version;
+	if (ds->n_fragments > 0 && !(out->fragments = lt_malloc(ds->n_fragments * sizeof(uint32_t))))
+		rc = lt_nomem(err);
+	for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
+	{
+		if (ds->fragments[i]->id > UINT32_MAX)
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "fragment id %llu does not fit an index's fragment bitmap",
+							  (unsigned long long) ds->fragments[i]->id);
+		else
+			out->fragments[out->n_fragments++] = (uint32_t) ds->fragments[i]->id;
+	}
+	{
+		char	   *rel = lt_asprintf("_indices/%s/", out->uuid_text);
+
+		b.dir = rel ? lt_dataset_path(ds, rel) : NULL;
+		lt_free(rel);
+	}
+	if (rc == LT_OK && (!out->name || !b.dir))
+		rc = lt_nomem(err);
+	if (rc == LT_OK && opts->kind == LT_INDEX_ZONEMAP)
+		rc = write_zonemap(&b, err);
+	else if (rc == LT_OK)
+	{
+		rc = gather(&b, err);
+		if (rc == LT_OK)
+			rc = sort_pairs(&b, err);
+		if (rc == LT_OK)
+			rc = opts->kind == LT_INDEX_BTREE ? write_btree(&b, err) : write_bitmaps(&b, err);
+	}
+	lt_array_free(b.values);
+	lt_free(b.ids);
+	lt_free(b.perm);
+	lt_rowaddr_set_free(b.null_lists);
+	lt_free(b.dir);
+	if (rc != LT_OK)
+	{
+		lt_built_index_remove(ds, out);
+		lt_built_index_clear(out);
+		return lt_error_prefix(err, "building index on column \"%s\"", column->name);
+	}
+	return LT_OK;
+}

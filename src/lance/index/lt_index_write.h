@@ -1,0 +1,118 @@
+/*
+ * lt_index_write.h — building scalar indexes as Lance 8 writes them, and
+ * committing them (the contract; implemented in lt_index_write.c and
+ * lt_txn_index.c).
+ *
+ * A build reads the live rows of one top-level column of an opened dataset
+ * version (deleted rows excluded) and writes the files of one index segment
+ * to _indices/<uuid>/, unreferenced until a CreateIndex commit names them.
+ * The files are Lance 2.1 files (what Lance 8 writes for indexes whatever the
+ * dataset's storage version), with the schemas, schema metadata and global
+ * buffers the reference writes:
+ *
+ *   btree       page_data.lance    values (the key type, sorted, nulls first; floats in IEEE total
+ *                                  order), ids: uint64 not null; pages of 4096 rows
+ *               page_lookup.lance  min, max (first and last value of each page), null_count,
+ *                                  page_idx: uint32 not null; metadata batch_size = 4096,
+ *                                  range_partitioned = false
+ *   bitmap      bitmap_page_lookup.lance  keys (the key type, one row per distinct value, the NULL
+ *                                  key first, then ascending), bitmaps: binary (a serialized
+ *                                  RowAddrTreeMap each); metadata lance:index_stats
+ *                                  {"num_bitmaps":N}
+ *   label_list  the same over the list elements, plus global buffer 1: the RowAddrTreeMap of rows
+ *               whose list is NULL, named by metadata lance:label_list_nulls = "1"; index_version 1
+ *   zonemap     zonemap.lance      min, max (NULL when every value is NULL), null_count, nan_count:
+ *                                  uint32, fragment_id, zone_start, zone_length: uint64, one row per
+ *                                  zone of up to 8192 live rows of one fragment (zone_start: the
+ *                                  first row's offset, zone_length: last - first + 1); metadata
+ *                                  rows_per_zone = 8192
+ *
+ * Payload ids are row addresses, or row ids when the dataset has stable row
+ * ids (btree, bitmap, label_list; zone maps of such datasets are refused).
+ *
+ * Memory: btree, bitmap and label_list sort every (value, id) pair of the
+ * column in memory: about (key bytes + 20) per row (per list element for
+ * label_list).  A build that would need more than max_memory fails with
+ * LT_ENOMEM before reading further.  Zone maps stream (one zone at a time).
+ */
+#ifndef LT_INDEX_WRITE_H
+#define LT_INDEX_WRITE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table/lt_dataset.h"
+#include "index/lt_index.h"
+#include "util/lt_status.h"
+#include "txn/lt_txn.h"
+
+#define LT_BTREE_BATCH_SIZE		4096
+#define LT_ZONEMAP_ROWS_PER_ZONE 8192
+
+typedef struct lt_index_build_options
+{
+	lt_index_kind kind;			/* btree, bitmap, label_list or zonemap */
+	const char *name;			/* NULL: "<column>_idx", as Lance names it */
+	uint64_t	max_memory;		/* bytes for the in-memory sort; 0 = 1 GiB */
+	/* optional: asked between batches; true stops the build with LT_EINVALID "canceled" (e.g. a query cancel) */
+	bool		(*interrupted) (void *arg);
+	void	   *interrupted_arg;
+} lt_index_build_options;
+
+/* One built index segment: what its IndexMetadata records. */
+typedef struct lt_built_index
+{
+	uint8_t		uuid[16];
+	char		uuid_text[37];
+	char	   *name;
+	int32_t		field_id;
+	lt_index_kind kind;
+	int32_t		index_version;
+	uint64_t	dataset_version;	/* the version the rows were read from */
+	uint32_t   *fragments;		/* every fragment of that version, ascending */
+	size_t		n_fragments;
+	size_t		n_files;
+	char	  **files;			/* names inside _indices/<uuid>/, ascending */
+	uint64_t   *file_sizes;
+	uint64_t	rows;			/* live rows indexed */
+	uint64_t	entries;		/* btree rows / bitmap keys / zones */
+	uint64_t	bytes;			/* total file bytes */
+} lt_built_index;
+
+/*
+ * Build an index of `kind` on top-level column `column` of ds.  A kind that
+ * does not fit the column's type (label_list on a non-list, zonemap on a
+ * list, ...) is LT_EUNSUPPORTED with a message naming the column and type.
+ * On error the files written so far are removed (best effort).
+ */
+lt_code		lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_options *opts,
+						   lt_built_index *out, lt_error *err);
+void		lt_built_index_clear(lt_built_index *b);
+/* Remove a built index's files (an index that will not be committed). */
+void		lt_built_index_remove(lt_dataset *ds, const lt_built_index *b);
+
+/* Whether kind can index column (NULL), else why not (a static message). */
+const char *lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *column);
+/* "btree" etc. -> kind; LT_INDEX_UNKNOWN for anything else. */
+lt_index_kind lt_index_kind_from_name(const char *name);
+
+/*
+ * Commit built indexes as one Lance CreateIndex transaction on top of `read`
+ * (the version they were built from): the transaction file, then the next
+ * manifest (only if absent) with the index section of the version it lands
+ * on plus the new segments.  An existing index of the same name on the same
+ * column is replaced (its segments go to removed_indices, as Lance's replace);
+ * on another column it is LT_EINVALID.  Rebase over concurrent commits as their
+ * footprints decide (lt_action.h, docs/conflicts.md): Append, Delete, CreateIndex
+ * of other names, UpdateConfig keys and ReserveFragments are compatible (new
+ * fragments stay unindexed); an Update that rewrote data files of an indexed
+ * fragment or modified the indexed field in one, a Rewrite of indexed fragments,
+ * an index of the same name created concurrently, Overwrite, Restore and anything
+ * that cannot be lifted are LT_ECONFLICT naming the version.  result->op is
+ * LT_OP_CREATE_INDEX.
+ */
+lt_code		lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *built,
+								   const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
+
+#endif

@@ -1,0 +1,529 @@
+/*
+ * lt_cleanup.c — removal of unreferenced files (lt_cleanup.h has the rules).
+ */
+#include "table/lt_cleanup.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
+#include "table/lt_deletion.h"
+#include "proto/lt_table.pb-c.h"
+
+/* A set of strings: appended, then sorted once for lookups. */
+typedef struct strset
+{
+	char	  **v;
+	size_t		n, cap;
+	bool		sorted;
+} strset;
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+static lt_code
+set_add_owned(strset *s, char *x, lt_error *err)
+{
+	if (!x)
+		return lt_nomem(err);
+	if (s->n == s->cap)
+	{
+		size_t		cap = s->cap ? s->cap * 2 : 64;
+		char	  **p = lt_realloc(s->v, cap * sizeof(char *));
+
+		if (!p)
+		{
+			lt_free(x);
+			return lt_nomem(err);
+		}
+		s->v = p;
+		s->cap = cap;
+	}
+	s->v[s->n++] = x;
+	s->sorted = false;
+	return LT_OK;
+}
+
+static void
+set_sort(strset *s)
+{
+	size_t		k = 0;
+
+	if (s->sorted)
+		return;
+	qsort(s->v, s->n, sizeof(char *), cmp_str);
+	for (size_t i = 0; i < s->n; i++)
+	{
+		if (k > 0 && strcmp(s->v[k - 1], s->v[i]) == 0)
+			lt_free(s->v[i]);
+		else
+			s->v[k++] = s->v[i];
+	}
+	s->n = k;
+	s->sorted = true;
+}
+
+static bool
+set_has(strset *s, const char *x)
+{
+	set_sort(s);
+	return s->n > 0 && bsearch(&x, s->v, s->n, sizeof(char *), cmp_str) != NULL;
+}
+
+static void
+set_free(strset *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		lt_free(s->v[i]);
+	lt_free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The files manifests reference: data files, deletion files, transaction files, index uuids. */
+typedef struct refs
+{
+	strset		paths;			/* relative to the dataset */
+	strset		index_uuids;
+} refs;
+
+static void
+refs_free(refs *r)
+{
+	set_free(&r->paths);
+	set_free(&r->index_uuids);
+}
+
+static lt_code
+add_manifest_refs(const lt_dataset *ds, refs *r, lt_error *err)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+
+	for (size_t i = 0; i < m->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = m->fragments[i];
+
+		for (size_t j = 0; j < f->n_files; j++)
+			if (f->files[j]->path)
+				LT_TRY(set_add_owned(&r->paths, lt_asprintf("data/%s", f->files[j]->path), err));
+		if (f->deletion_file)
+		{
+			const Lt__Pb__DeletionFile *d = f->deletion_file;
+
+			LT_TRY(set_add_owned(&r->paths,
+								 lt_deletion_path(f->id, d->read_version, d->id,
+												  d->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP
+												  ? LT_DELETION_BITMAP : LT_DELETION_ARROW), err));
+		}
+	}
+	if (m->transaction_file && m->transaction_file[0])
+		LT_TRY(set_add_owned(&r->paths, lt_asprintf("_transactions/%s", m->transaction_file), err));
+	if (ds->index_section)
+		for (size_t i = 0; i < ds->index_section->n_indices; i++)
+		{
+			const Lt__Pb__IndexMetadata *ix = ds->index_section->indices[i];
+			const uint8_t *u;
+
+			if (!ix->uuid || !ix->uuid->has_uuid || ix->uuid->uuid.len != 16)
+				continue;
+			u = ix->uuid->uuid.data;
+			LT_TRY(set_add_owned(&r->index_uuids,
+								 lt_asprintf("%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+											 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+											 u[11], u[12], u[13], u[14], u[15]), err));
+		}
+	return LT_OK;
+}
+
+static int64_t
+manifest_ms(const lt_dataset *ds)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+
+	if (!m->timestamp)
+		return 0;
+	return m->timestamp->seconds * 1000 + m->timestamp->nanos / 1000000;
+}
+
+/* ---- listing the dataset's files ---- */
+
+typedef struct file_ent
+{
+	char	   *path;			/* relative to the dataset */
+	uint64_t	size;
+	int64_t		mtime_ms;
+} file_ent;
+
+typedef struct file_list
+{
+	file_ent   *v;
+	size_t		n, cap;
+	strset		subdirs;		/* directories met (relative), to list next */
+	const char *dir;			/* the one being listed (relative) */
+	bool		oom;
+} file_list;
+
+static int
+collect_file(const lt_dirent *ent, void *arg)
+{
+	file_list  *l = arg;
+	char	   *path = lt_asprintf("%s/%s", l->dir, ent->name);
+	lt_error	ignore;
+
+	if (!path)
+	{
+		l->oom = true;
+		return 1;
+	}
+	if (ent->is_dir)
+	{
+		if (set_add_owned(&l->subdirs, path, &ignore) != LT_OK)
+		{
+			l->oom = true;
+			return 1;
+		}
+		return 0;
+	}
+	if (l->n == l->cap)
+	{
+		size_t		cap = l->cap ? l->cap * 2 : 256;
+		file_ent   *p = lt_realloc(l->v, cap * sizeof(file_ent));
+
+		if (!p)
+		{
+			lt_free(path);
+			l->oom = true;
+			return 1;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n].path = path;
+	l->v[l->n].size = ent->size;
+	l->v[l->n].mtime_ms = ent->mtime_ms;
+	l->n++;
+	return 0;
+}
+
+/* Every file under dir (relative), subdirectories included; a missing dir is empty. */
+static lt_code
+list_tree(lt_store *store, const char *prefix, const char *dir, file_list *l, lt_error *err)
+{
+	char	   *full = lt_asprintf("%s%s", prefix, dir);
+	lt_code		rc;
+	size_t		first_sub = l->subdirs.n;
+
+	if (!full)
+		return lt_nomem(err);
+	l->dir = dir;
+	rc = lt_store_list(store, full, collect_file, l, err);
+	lt_free(full);
+	if (rc == LT_ENOTFOUND)
+		rc = LT_OK;
+	if (rc == LT_OK && l->oom)
+		rc = lt_nomem(err);
+	/* the subdirectories found in this one (the list may grow while we go) */
+	for (size_t i = first_sub; rc == LT_OK && i < l->subdirs.n; i++)
+	{
+		char	   *sub = lt_strdup(l->subdirs.v[i]);
+
+		if (!sub)
+			return lt_nomem(err);
+		rc = list_tree(store, prefix, sub, l, err);
+		lt_free(sub);
+	}
+	return rc;
+}
+
+static void
+file_list_free(file_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		lt_free(l->v[i].path);
+	lt_free(l->v);
+	set_free(&l->subdirs);
+}
+
+/* ---- tags ---- */
+
+typedef struct tag_names
+{
+	strset		names;
+	bool		oom;
+} tag_names;
+
+static int
+collect_tag(const lt_dirent *ent, void *arg)
+{
+	tag_names  *t = arg;
+	size_t		len = strlen(ent->name);
+	lt_error	ignore;
+
+	if (ent->is_dir || len <= 5 || strcmp(ent->name + len - 5, ".json") != 0)
+		return 0;
+	if (set_add_owned(&t->names, lt_strndup(ent->name, len - 5), &ignore) != LT_OK)
+	{
+		t->oom = true;
+		return 1;
+	}
+	return 0;
+}
+
+static lt_code
+tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, strset *names, lt_error *err)
+{
+	tag_names	t = {0};
+	char	   *dir = lt_asprintf("%s_refs/tags", prefix);
+	lt_code		rc;
+
+	*out = NULL;
+	*n = 0;
+	if (!dir)
+		return lt_nomem(err);
+	rc = lt_store_list(store, dir, collect_tag, &t, err);
+	lt_free(dir);
+	if (rc == LT_ENOTFOUND)
+		rc = LT_OK;
+	if (rc == LT_OK && t.oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK && t.names.n > 0)
+	{
+		*out = lt_calloc(t.names.n, sizeof(uint64_t));
+		if (!*out)
+			rc = lt_nomem(err);
+	}
+	for (size_t i = 0; rc == LT_OK && i < t.names.n; i++)
+	{
+		rc = lt_dataset_tag_version(store, prefix, t.names.v[i], &(*out)[i], err);
+		if (rc == LT_OK)
+			(*n)++;
+	}
+	*names = t.names;			/* sorted, parallel to *out */
+	return rc;
+}
+
+/* ---- the rules ---- */
+
+static bool
+starts_with(const char *s, const char *p)
+{
+	return strncmp(s, p, strlen(p)) == 0;
+}
+
+static bool
+ends_with(const char *s, const char *p)
+{
+	size_t		ls = strlen(s),
+				lp = strlen(p);
+
+	return ls >= lp && strcmp(s + ls - lp, p) == 0;
+}
+
+/* Is a listed file to go? maybe_in_progress: it may belong to a write still running. */
+static bool
+unreferenced(const file_ent *f, bool maybe_in_progress, refs *working, refs *verified)
+{
+	const char *p = f->path;
+
+	/* temporary files: lt_fdw's "<name>.tmp-<pid>-<n>" (and torn ones), Lance's _versions/.tmp* */
+	if (strstr(p, ".tmp-") || starts_with(p, "_versions/.tmp"))
+		return !maybe_in_progress;
+	if (starts_with(p, "_indices/"))
+	{
+		const char *u = p + strlen("_indices/");
+		const char *slash = strchr(u, '/');
+		char		uuid[64];
+
+		if (!slash || (size_t) (slash - u) >= sizeof(uuid))
+			return false;
+		memcpy(uuid, u, (size_t) (slash - u));
+		uuid[slash - u] = '\0';
+		if (set_has(&working->index_uuids, uuid))
+			return false;
+		return !maybe_in_progress || set_has(&verified->index_uuids, uuid);
+	}
+	if ((starts_with(p, "data/") && ends_with(p, ".lance")) ||
+		(starts_with(p, "_deletions/") && (ends_with(p, ".arrow") || ends_with(p, ".bin"))) ||
+		(starts_with(p, "_transactions/") && ends_with(p, ".txn")))
+	{
+		if (set_has(&working->paths, p))
+			return false;
+		return !maybe_in_progress || set_has(&verified->paths, p);
+	}
+	return false;				/* manifests are decided from their versions; anything else stays */
+}
+
+static lt_code
+add_removed(lt_cleanup_result *r, const char *path, lt_error *err)
+{
+	char	  **p;
+
+	if (r->n_removed % 64 == 0)
+	{
+		p = lt_realloc(r->removed, (r->n_removed + 64) * sizeof(char *));
+		if (!p)
+			return lt_nomem(err);
+		r->removed = p;
+	}
+	r->removed[r->n_removed] = lt_strdup(path);
+	if (!r->removed[r->n_removed])
+		return lt_nomem(err);
+	r->n_removed++;
+	return LT_OK;
+}
+
+static lt_code
+remove_file(lt_store *store, const char *prefix, const char *rel, lt_error *err)
+{
+	char	   *full = lt_asprintf("%s%s", prefix, rel);
+	lt_code		rc;
+
+	if (!full)
+		return lt_nomem(err);
+	rc = lt_store_remove(store, full, err);
+	lt_free(full);
+	return rc == LT_ENOTFOUND ? LT_OK : rc;	/* gone meanwhile: fine */
+}
+
+lt_code
+lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy, lt_cleanup_result *result,
+		   lt_error *err)
+{
+	uint64_t   *versions = NULL;
+	size_t		n_versions = 0;
+	uint64_t   *tags = NULL;
+	size_t		n_tags = 0;
+	lt_naming	naming;
+	refs		working = {0},
+				verified = {0};
+	strset		old_manifests = {0};
+	strset		tag_names = {0};
+	char		held[512] = "";	/* tags that hold old versions */
+	file_list	files = {0};
+	int64_t		earliest_kept = INT64_MAX;
+	int64_t		unverified_before = policy->now_ms - (int64_t) LT_CLEANUP_UNVERIFIED_DAYS * 86400 * 1000;
+	uint64_t	old_bytes = 0;
+	lt_code		rc;
+
+	memset(result, 0, sizeof(*result));
+	rc = lt_dataset_versions(store, prefix, &versions, &n_versions, &naming, err);
+	if (rc == LT_OK)
+		rc = tagged_versions(store, prefix, &tags, &n_tags, &tag_names, err);
+
+	/* every manifest: in the working set, or old */
+	for (size_t i = 0; rc == LT_OK && i < n_versions; i++)
+	{
+		lt_version_spec spec = {versions[i], NULL};
+		lt_dataset *ds = NULL;
+		bool		tagged = false;
+		bool		keep;
+		int64_t		ts;
+
+		size_t		tag_at = 0;
+
+		for (size_t k = 0; k < n_tags; k++)
+			if (tags[k] == versions[i])
+			{
+				tagged = true;
+				tag_at = k;
+			}
+		/* an unreadable manifest stops the cleanup: its files cannot be told apart from orphans */
+		rc = lt_dataset_open(store, prefix, &spec, &ds, err);
+		if (rc != LT_OK)
+			break;
+		ts = manifest_ms(ds);
+		keep = i == n_versions - 1 || tagged || ts >= policy->before_ms;
+		if (tagged && i != n_versions - 1 && ts < policy->before_ms)
+		{
+			size_t		l = strlen(held);
+
+			snprintf(held + l, sizeof(held) - l, "%s\"%s\" (version %" PRIu64 ")", l ? ", " : "",
+					 tag_names.v[tag_at], versions[i]);
+		}
+		rc = add_manifest_refs(ds, keep ? &working : &verified, err);
+		if (rc == LT_OK && keep && ts < earliest_kept)
+			earliest_kept = ts;
+		if (rc == LT_OK && !keep)
+		{
+			const char *rel = ds->manifest_path + strlen(prefix);
+
+			old_bytes += ds->manifest_size;
+			rc = set_add_owned(&old_manifests, lt_strdup(rel), err);
+		}
+		lt_dataset_close(ds);
+	}
+
+	if (rc == LT_OK && held[0] && policy->error_if_tagged_old_versions)
+		rc = lt_error_set(err, LT_EINVALID, "tagged versions are older than the cutoff: %s", held);
+
+	/* the other files, older than the earliest commit kept */
+	if (rc == LT_OK)
+		rc = list_tree(store, prefix, "data", &files, err);
+	if (rc == LT_OK)
+		rc = list_tree(store, prefix, "_deletions", &files, err);
+	if (rc == LT_OK)
+		rc = list_tree(store, prefix, "_transactions", &files, err);
+	if (rc == LT_OK)
+		rc = list_tree(store, prefix, "_indices", &files, err);
+	if (rc == LT_OK)
+		rc = list_tree(store, prefix, "_versions", &files, err);
+
+	/* old manifests first: a crash in between leaves orphans, never a manifest without its files */
+	set_sort(&old_manifests);
+	for (size_t i = 0; rc == LT_OK && i < old_manifests.n; i++)
+	{
+		if (!policy->dry_run)
+			rc = remove_file(store, prefix, old_manifests.v[i], err);
+		if (rc == LT_OK)
+			rc = add_removed(result, old_manifests.v[i], err);
+	}
+	result->old_versions = old_manifests.n;
+	result->bytes_removed = old_bytes;
+	for (size_t i = 0; rc == LT_OK && i < files.n; i++)
+	{
+		const file_ent *f = &files.v[i];
+		bool		maybe_in_progress;
+
+		if (f->mtime_ms == 0 || f->mtime_ms >= earliest_kept)
+			continue;
+		maybe_in_progress = !policy->delete_unverified && f->mtime_ms >= unverified_before;
+		if (!unreferenced(f, maybe_in_progress, &working, &verified))
+			continue;
+		if (!policy->dry_run)
+			rc = remove_file(store, prefix, f->path, err);
+		if (rc == LT_OK)
+			rc = add_removed(result, f->path, err);
+		if (rc == LT_OK)
+		{
+			result->files_removed++;
+			result->bytes_removed += f->size;
+		}
+	}
+	if (rc == LT_OK && result->n_removed > 1)
+		qsort(result->removed, result->n_removed, sizeof(char *), cmp_str);
+
+	lt_free(versions);
+	lt_free(tags);
+	refs_free(&working);
+	refs_free(&verified);
+	set_free(&old_manifests);
+	set_free(&tag_names);
+	file_list_free(&files);
+	if (rc != LT_OK)
+		lt_cleanup_result_clear(result);
+	return rc;
+}
+
+void
+lt_cleanup_result_clear(lt_cleanup_result *r)
+{
+	for (size_t i = 0; i < r->n_removed; i++)
+		lt_free(r->removed[i]);
+	lt_free(r->removed);
+	memset(r, 0, sizeof(*r));
+}

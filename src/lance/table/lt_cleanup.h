@@ -1,0 +1,47 @@
+/*
+ * lt_cleanup.h — removing the files of old versions and of abandoned writes, by Lance's rules.
+ *
+ * The working set is the latest version, every tagged version and every version committed at or
+ * after the cutoff; the other manifests are old and are removed.  A file under data/, _deletions/,
+ * _transactions/ or _indices/<uuid>/ that no manifest of the working set references is removed
+ * when it is "verified" (an old manifest referenced it, so it is no write in progress) or when it
+ * cannot be in progress: older than 7 days, or delete_unverified.  Files modified at or after the
+ * earliest retained commit are never candidates (a write that started after it may still be
+ * going on).  A tagged version older than the cutoff is kept, or (Lance's default) refused.  The same goes for temporary files (lt_fdw's "*.tmp-*", Lance's "_versions/.tmp*").
+ * This is what the Lance library's cleanup_old_versions does (rust/lance/src/dataset/cleanup.rs).
+ */
+#ifndef LT_CLEANUP_H
+#define LT_CLEANUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/lt_store.h"
+#include "util/lt_status.h"
+
+#define LT_CLEANUP_UNVERIFIED_DAYS 7
+
+typedef struct lt_cleanup_policy
+{
+	int64_t		before_ms;		/* versions committed before this (ms since the epoch) are old */
+	int64_t		now_ms;			/* for the age of unverified files */
+	bool		delete_unverified;	/* remove unreferenced files of any age (no write may be running) */
+	bool		dry_run;		/* only report what would go */
+	bool		error_if_tagged_old_versions;	/* LT_EINVALID, nothing removed, when a tag holds an old
+												 * version (Lance's default); else the tag keeps it */
+} lt_cleanup_policy;
+
+typedef struct lt_cleanup_result
+{
+	uint64_t	old_versions;	/* manifests removed */
+	uint64_t	files_removed;	/* other files removed */
+	uint64_t	bytes_removed;	/* of both */
+	char	  **removed;		/* paths relative to the dataset, sorted (lt_free each and the array) */
+	size_t		n_removed;
+} lt_cleanup_result;
+
+lt_code		lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
+					   lt_cleanup_result *result, lt_error *err);
+void		lt_cleanup_result_clear(lt_cleanup_result *r);
+
+#endif

@@ -1,0 +1,779 @@
+/*
+ * lt_dataset.c — manifests, versions and tags.
+ *
+ * Manifest file layout:
+ *   [u32 len | IndexSection]  [u32 len | Transaction]  [u32 len | Manifest]
+ *   i64 manifest_pos, u16 0, u16 2, "LANC"
+ * The index and transaction sections are optional; the manifest records their
+ * positions (0 is a valid position).
+ */
+#include "table/lt_dataset.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
+#include "table/lt_deletion.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
+#include "util/lt_sort.h"
+
+#define MAX_MANIFEST_BYTES ((uint64_t) 1 << 30)
+#define KNOWN_READER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT)
+
+void
+lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buflen)
+{
+	if (naming == LT_NAMING_V2)
+		snprintf(buf, buflen, "%020" PRIu64 ".manifest", UINT64_MAX - version);
+	else
+		snprintf(buf, buflen, "%" PRIu64 ".manifest", version);
+}
+
+
+/* prefix + rel, with a '/' between when prefix lacks one. */
+static char *
+prefixed(const char *prefix, const char *rel)
+{
+	size_t		n = strlen(prefix);
+
+	return lt_asprintf("%s%s%s", prefix, (n && prefix[n - 1] != '/') ? "/" : "", rel);
+}
+
+/* "root" or "root/prefix" without a trailing '/', for messages. */
+static void
+dataset_name(const lt_store *store, const char *prefix, char *buf, size_t len)
+{
+	size_t		n = strlen(prefix);
+
+	while (n > 0 && prefix[n - 1] == '/')
+		n--;
+	if (n == 0)
+		snprintf(buf, len, "%s", store->root);
+	else
+		snprintf(buf, len, "%s/%.*s", store->root, (int) n, prefix);
+}
+
+char *
+lt_dataset_path(const lt_dataset *ds, const char *rel)
+{
+	return prefixed(ds->prefix, rel);
+}
+
+lt_code
+lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const bool *data_files, lt_error *err)
+{
+	char	  **paths;
+	int			np = 0;
+	size_t		cap = 0;
+	lt_code		rc;
+
+	if (!ds->store->ops->prefetch || n == 0)
+		return LT_OK;
+	for (size_t i = 0; i < n; i++)
+		if (idx[i] < ds->n_fragments)
+			cap += ds->fragments[idx[i]]->n_files + 1;
+	if (!(paths = lt_calloc(cap ? cap : 1, sizeof(char *))))
+		return LT_OK;			/* best effort */
+	for (size_t i = 0; i < n; i++)
+	{
+		const Lt__Pb__DataFragment *f;
+
+		if (idx[i] >= ds->n_fragments)
+			continue;
+		f = ds->fragments[idx[i]];
+		for (size_t j = 0; (!data_files || data_files[i]) && j < f->n_files; j++)
+		{
+			char	   *rel = lt_asprintf("data/%s", f->files[j]->path);
+
+			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+				np++;
+			lt_free(rel);
+		}
+		if (f->deletion_file)
+		{
+			const Lt__Pb__DeletionFile *df = f->deletion_file;
+			char	   *rel = lt_deletion_path(f->id, df->read_version, df->id,
+											   df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP
+											   ? LT_DELETION_BITMAP : LT_DELETION_ARROW);
+
+			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+				np++;
+			lt_free(rel);
+		}
+	}
+	rc = lt_store_prefetch(ds->store, np, (const char *const *) paths, err);
+	for (int i = 0; i < np; i++)
+		lt_free(paths[i]);
+	lt_free(paths);
+	return rc;
+}
+
+/* Parse "<digits>.manifest"; false for anything else (temp files, detached). */
+static bool
+parse_manifest_name(const char *name, uint64_t *number, lt_naming *naming)
+{
+	size_t		len = strlen(name);
+	size_t		digits = len - strlen(".manifest");
+	uint64_t	v = 0;
+	size_t		i;
+
+	if (len <= strlen(".manifest") || strcmp(name + digits, ".manifest") != 0)
+		return false;
+	for (i = 0; i < digits; i++)
+	{
+		if (!isdigit((unsigned char) name[i]))
+			return false;
+		if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t) (name[i] - '0'), &v))
+			return false;
+	}
+	if (digits == 20)
+	{
+		*naming = LT_NAMING_V2;
+		*number = UINT64_MAX - v;
+	}
+	else
+	{
+		*naming = LT_NAMING_V1;
+		*number = v;
+	}
+	return true;
+}
+
+typedef struct version_list
+{
+	uint64_t   *v;
+	size_t		n, cap;
+	bool		seen_v1, seen_v2;
+	bool		oom;
+} version_list;
+
+static int
+collect_version(const lt_dirent *ent, void *arg)
+{
+	version_list *l = arg;
+	uint64_t	v;
+	lt_naming	naming;
+
+	if (ent->is_dir || !parse_manifest_name(ent->name, &v, &naming))
+		return 0;
+	if (naming == LT_NAMING_V2)
+		l->seen_v2 = true;
+	else
+		l->seen_v1 = true;
+	if (l->n == l->cap)
+	{
+		size_t		cap = l->cap ? l->cap * 2 : 64;
+		uint64_t   *p = lt_realloc(l->v, cap * sizeof(uint64_t));
+
+		if (!p)
+		{
+			l->oom = true;
+			return 1;
+		}
+		l->v = p;
+		l->cap = cap;
+	}
+	l->v[l->n++] = v;
+	return 0;
+}
+
+lt_code
+lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
+					lt_naming *naming, lt_error *err)
+{
+	version_list l = {0};
+	char	   *dir = prefixed(prefix, "_versions");
+	char		name[1024];
+	lt_code		rc;
+
+	*versions = NULL;
+	*n = 0;
+	if (!dir)
+		return lt_nomem(err);
+	dataset_name(store, prefix, name, sizeof(name));
+	rc = lt_store_list_opts(store, dir, &(lt_list_opts) {.names_only = true}, collect_version, &l, err);
+	if (rc == LT_ENOTFOUND)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s is not a Lance dataset (it has no _versions directory)", name);
+	lt_free(dir);
+	if (rc == LT_OK && l.oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK && l.n == 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
+	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
+		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
+	if (rc != LT_OK)
+	{
+		lt_free(l.v);
+		return rc;
+	}
+	qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
+	*versions = l.v;
+	*n = l.n;
+	*naming = l.seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;
+	return LT_OK;
+}
+
+/* The number after the "version" member of a small JSON object ({"version":6,...}); false when there is none. */
+static bool
+json_version_member(const char *text, uint64_t *version)
+{
+	const char *p = strstr(text, "\"version\"");
+	char	   *end;
+	unsigned long long v;
+
+	if (!p)
+		return false;
+	p += strlen("\"version\"");
+	while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (!isdigit((unsigned char) *p))
+		return false;
+	errno = 0;
+	v = strtoull(p, &end, 10);
+	if (errno || v == 0 || !(*end == ',' || *end == '}' || isspace((unsigned char) *end)))
+		return false;
+	*version = v;
+	return true;
+}
+
+/* Whether the manifest of version v exists under naming; errors count as "cannot tell" (false, *ok false). */
+static bool
+manifest_exists(lt_store *store, const char *prefix, uint64_t v, lt_naming naming, bool *ok)
+{
+	char		name[64];
+	char	   *path;
+	lt_stat		st;
+	lt_error	ignore;
+	lt_code		rc;
+
+	lt_manifest_name(v, naming, name, sizeof(name));
+	path = lt_asprintf("%s_versions/%s", prefix, name);
+	if (!path)
+	{
+		*ok = false;
+		return false;
+	}
+	rc = lt_store_stat(store, path, &st, &ignore);
+	lt_free(path);
+	*ok = rc == LT_OK || rc == LT_ENOTFOUND;
+	return rc == LT_OK && !st.is_dir;
+}
+
+/*
+ * The latest version from _versions/latest_version_hint.json, as Lance reads it on stores whose listings are
+ * unordered: the hinted version must exist (V2 name, else V1), then N+1, N+2, ... are probed until one is
+ * missing.  That relies on versions above the hint being contiguous, which a cleanup can break (a tagged old
+ * version kept, the ones after it removed, the hint stale); so the answer stands only if no name in
+ * _versions/ changed after the hint was put in place, where the store can tell.  False: list instead (no
+ * hint, a hint past the end, a changed directory, far too many probes, any error).
+ */
+static bool
+latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming)
+{
+	char	   *hint_path = lt_asprintf("%s_versions/latest_version_hint.json", prefix);
+	char	   *dir_path = lt_asprintf("%s_versions", prefix);
+	lt_stat		hst,
+				dst;
+	lt_error	ignore;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	uint64_t	v = 0;
+	lt_naming	nm = LT_NAMING_V2;
+	bool		ok = false;
+	bool		found = false;
+	char		text[256];
+
+	if (!hint_path || !dir_path)
+		goto done;
+	if (lt_store_stat(store, hint_path, &hst, &ignore) != LT_OK ||
+		lt_store_read_all(store, hint_path, sizeof(text) - 1, &buf, &len, &ignore) != LT_OK)
+		goto done;
+	memcpy(text, buf, len);
+	text[len] = '\0';
+	if (!json_version_member(text, &v))
+		goto done;
+	if (!manifest_exists(store, prefix, v, nm, &ok))
+	{
+		nm = LT_NAMING_V1;
+		if (!ok || !manifest_exists(store, prefix, v, nm, &ok))
+			goto done;			/* the hint points past the end (or cannot be checked) */
+	}
+	for (int probes = 0;; probes++)
+	{
+		if (probes >= 1000 || v == UINT64_MAX - 1)
+			goto done;			/* one listing costs less than this many probes */
+		if (!manifest_exists(store, prefix, v + 1, nm, &ok))
+		{
+			/* the next version under the other naming: a mixed directory, which the listing reports */
+			if (!ok || manifest_exists(store, prefix, v + 1, nm == LT_NAMING_V2 ? LT_NAMING_V1 : LT_NAMING_V2, &ok) ||
+				!ok)
+				goto done;
+			break;
+		}
+		v++;
+	}
+	/* last: the directory's change time, so that a removal during the probes is seen too */
+	if (lt_store_stat(store, dir_path, &dst, &ignore) != LT_OK)
+		goto done;
+	if (hst.change_ns && dst.change_ns && dst.change_ns > hst.change_ns)
+		goto done;
+	*version = v;
+	*naming = nm;
+	found = true;
+done:
+	lt_free(buf);
+	lt_free(hint_path);
+	lt_free(dir_path);
+	return found;
+}
+
+typedef struct first_manifest
+{
+	bool		found;
+	uint64_t	version;
+	lt_naming	naming;
+} first_manifest;
+
+static int
+note_first_manifest(const lt_dirent *ent, void *arg)
+{
+	first_manifest *f = arg;
+
+	if (ent->is_dir || !parse_manifest_name(ent->name, &f->version, &f->naming))
+		return 0;
+	f->found = true;
+	return 1;
+}
+
+/*
+ * The latest version, without reading every name in _versions/ where that can be avoided:
+ *  - a store whose listings are ordered (S3): V2 names sort newest first, so the first manifest listed is the
+ *    latest (one small request; start after "/" skips temp names such as Lance's ".tmp_*");
+ *  - other stores (local): the version hint, probed forward (latest_from_hint);
+ *  - otherwise (V1 names on S3, no usable hint): every name, the highest wins.
+ */
+lt_code
+lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming,
+						  lt_error *err)
+{
+	uint64_t   *v;
+	size_t		n;
+
+	if (store->list_ordered)
+	{
+		first_manifest f = {0};
+		char	   *dir = prefixed(prefix, "_versions");
+		lt_list_opts opts = {.start_after = "/", .page_size = 8, .names_only = true};
+		lt_code		rc;
+
+		if (!dir)
+			return lt_nomem(err);
+		rc = lt_store_list_opts(store, dir, &opts, note_first_manifest, &f, err);
+		lt_free(dir);
+		if (rc != LT_OK && rc != LT_ENOTFOUND)
+			return rc;
+		if (rc == LT_OK && f.found && f.naming == LT_NAMING_V2)
+		{
+			*version = f.version;
+			*naming = f.naming;
+			return LT_OK;
+		}
+	}
+	else if (latest_from_hint(store, prefix, version, naming))
+		return LT_OK;
+	LT_TRY(lt_dataset_versions(store, prefix, &v, &n, naming, err));
+	*version = v[n - 1];
+	lt_free(v);
+	return LT_OK;
+}
+
+/* A tag name may not leave _refs/tags/. */
+static bool
+valid_tag_name(const char *tag)
+{
+	if (!tag[0] || strlen(tag) > 255 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0)
+		return false;
+	for (const char *p = tag; *p; p++)
+		if (*p == '/' || *p == '\\' || (unsigned char) *p < 0x20)
+			return false;
+	return true;
+}
+
+lt_code
+lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version, lt_error *err)
+{
+	char	   *rel;
+	char	   *path;
+	uint8_t    *buf;
+	uint64_t	len;
+	lt_code		rc;
+	char	   *text;
+
+	if (!valid_tag_name(tag))
+		return lt_error_set(err, LT_EINVALID, "invalid tag name \"%s\"", tag);
+	rel = lt_asprintf("_refs/tags/%s.json", tag);
+	path = rel ? prefixed(prefix, rel) : NULL;
+	lt_free(rel);
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_store_read_all(store, path, 1 << 20, &buf, &len, err);
+	if (rc == LT_ENOTFOUND)
+	{
+		char		name[1024];
+
+		dataset_name(store, prefix, name, sizeof(name));
+		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" does not exist in %s", tag, name);
+	}
+	if (rc != LT_OK)
+	{
+		lt_free(path);
+		return rc;
+	}
+	text = lt_strndup((const char *) buf, len);
+	lt_free(buf);
+	if (!text)
+	{
+		lt_free(path);
+		return lt_nomem(err);
+	}
+	/* {"branch":null,"version":6,"manifestSize":1234}: the "version" member */
+	rc = json_version_member(text, version) ? LT_OK : lt_corrupt(err, "%s: no version number in the tag file", path);
+	lt_free(text);
+	lt_free(path);
+	return rc;
+}
+
+/* Read the length-prefixed protobuf section at pos; returns its bytes. */
+static lt_code
+section_at(const uint8_t *buf, uint64_t limit, uint64_t pos, const char *path, const char *what,
+		   const uint8_t **data, uint64_t *len, lt_error *err)
+{
+	uint64_t	end;
+
+	if (pos > limit || limit - pos < 4)
+		return lt_corrupt(err, "%s: %s at offset %llu lies outside the file", path, what,
+						  (unsigned long long) pos);
+	*len = lt_le32(buf + pos);
+	if (!lt_add_ok(pos + 4, *len, &end) || end > limit)
+		return lt_corrupt(err, "%s: %s at offset %llu claims %llu bytes, past the end", path, what,
+						  (unsigned long long) pos, (unsigned long long) *len);
+	*data = buf + pos + 4;
+	return LT_OK;
+}
+
+lt_code
+lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path, Lt__Pb__Manifest **manifest,
+				  Lt__Pb__IndexSection **indexes, Lt__Pb__Transaction **txn, lt_error *err)
+{
+	uint64_t	pos;
+	uint64_t	limit;
+	const uint8_t *data;
+	uint64_t	dlen;
+	Lt__Pb__Manifest *m;
+
+	*manifest = NULL;
+	if (indexes)
+		*indexes = NULL;
+	if (txn)
+		*txn = NULL;
+	if (len < 16 || memcmp(buf + len - 4, "LANC", 4) != 0)
+		return lt_corrupt(err, "%s: not a Lance manifest (no magic at the end)", path);
+	if (lt_le16(buf + len - 8) != 0 || lt_le16(buf + len - 6) != 2)
+		return lt_error_set(err, LT_EUNSUPPORTED, "%s: unsupported manifest version %u.%u", path,
+							lt_le16(buf + len - 8), lt_le16(buf + len - 6));
+	limit = len - 16;
+	pos = lt_le64(buf + limit);
+	LT_TRY(section_at(buf, limit, pos, path, "manifest", &data, &dlen, err));
+	if (pos + 4 + dlen != limit)
+		return lt_corrupt(err, "%s: manifest at offset %llu is %llu bytes, but %llu bytes precede the footer",
+						  path, (unsigned long long) pos, (unsigned long long) dlen,
+						  (unsigned long long) (limit - pos - 4));
+	m = lt__pb__manifest__unpack(lt_protobuf_allocator(), dlen, data);
+	if (!m)
+		return lt_corrupt(err, "%s: the manifest protobuf does not parse", path);
+	if (indexes && m->has_index_section)
+	{
+		lt_code		rc = section_at(buf, pos, m->index_section, path, "index section", &data, &dlen, err);
+
+		if (rc == LT_OK && !(*indexes = lt__pb__index_section__unpack(lt_protobuf_allocator(), dlen, data)))
+			rc = lt_corrupt(err, "%s: the index section does not parse", path);
+		if (rc != LT_OK)
+		{
+			lt__pb__manifest__free_unpacked(m, lt_protobuf_allocator());
+			return rc;
+		}
+	}
+	if (txn && m->has_transaction_section)
+	{
+		/* the inline transaction is informative; a broken one is not fatal to reads */
+		if (section_at(buf, pos, m->transaction_section, path, "transaction", &data, &dlen, NULL) == LT_OK)
+			*txn = lt__pb__transaction__unpack(lt_protobuf_allocator(), dlen, data);
+	}
+	*manifest = m;
+	return LT_OK;
+}
+
+uint64_t
+lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
+{
+	uint64_t	deleted = frag->deletion_file ? frag->deletion_file->num_deleted_rows : 0;
+
+	return frag->physical_rows > deleted ? frag->physical_rows - deleted : 0;
+}
+
+const Lt__Pb__DataFragment *
+lt_dataset_fragment(const lt_dataset *ds, uint64_t id)
+{
+	size_t		lo = 0, hi = ds->n_fragments;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (ds->fragments[mid]->id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ds->n_fragments && ds->fragments[lo]->id == id ? ds->fragments[lo] : NULL;
+}
+
+uint64_t
+lt_dataset_count_rows(const lt_dataset *ds)
+{
+	uint64_t	n = 0;
+	size_t		i;
+
+	for (i = 0; i < ds->n_fragments; i++)
+		n += lt_fragment_live_rows(ds->fragments[i]);
+	return n;
+}
+
+/* The storage version when the manifest does not say: look at the first data file. */
+static const char *
+infer_storage_version(const Lt__Pb__Manifest *m)
+{
+	size_t		i;
+
+	for (i = 0; i < m->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = m->fragments[i];
+
+		if (f->n_files > 0)
+		{
+			const Lt__Pb__DataFile *d = f->files[0];
+
+			if (d->file_major_version == 2 && d->file_minor_version == 1)
+				return "2.1";
+			if (d->file_major_version == 2 && d->file_minor_version == 2)
+				return "2.2";
+			if (d->file_major_version == 2)
+				return "2.0";
+			return "0.1";
+		}
+	}
+	return "2.0";
+}
+
+static lt_code
+validate(lt_dataset *ds, lt_error *err)
+{
+	Lt__Pb__Manifest *m = ds->manifest;
+	uint64_t	rflags = m->reader_feature_flags;
+	size_t		i;
+
+	if (rflags & LT_FLAG_BASE_PATHS)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: version %llu uses base paths (shallow clones), which lt_fdw cannot read",
+							ds->manifest_path, (unsigned long long) ds->version);
+	if (rflags & ~(uint64_t) KNOWN_READER_FLAGS)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: version %llu needs reader features 0x%llx unknown to lt_fdw", ds->manifest_path,
+							(unsigned long long) ds->version,
+							(unsigned long long) (rflags & ~(uint64_t) KNOWN_READER_FLAGS));
+	ds->stable_row_ids = (rflags & LT_FLAG_STABLE_ROW_IDS) != 0;
+	for (i = 0; i < m->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = m->fragments[i];
+
+		if (f->id > UINT32_MAX)
+			return lt_corrupt(err, "%s: fragment id %llu does not fit 32 bits", ds->manifest_path,
+							  (unsigned long long) f->id);
+		if (i > 0 && f->id <= m->fragments[i - 1]->id)
+			return lt_corrupt(err, "%s: fragment ids are not ascending (%llu after %llu)", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) m->fragments[i - 1]->id);
+		if (f->physical_rows > UINT32_MAX)
+			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->physical_rows);
+		for (size_t j = 0; j < f->n_files; j++)
+		{
+			const Lt__Pb__DataFile *d = f->files[j];
+
+			if (!d->path || !d->path[0] || strstr(d->path, "..") || d->path[0] == '/')
+				return lt_corrupt(err, "%s: fragment %llu names an invalid data file path", ds->manifest_path,
+								  (unsigned long long) f->id);
+			if (d->n_column_indices && d->n_column_indices != d->n_fields)
+				return lt_corrupt(err, "%s: data file %s lists %zu fields but %zu column indices",
+								  ds->manifest_path, d->path, d->n_fields, d->n_column_indices);
+			if (d->has_base_id)
+				return lt_error_set(err, LT_EUNSUPPORTED, "%s: data file %s lives under another base path",
+									ds->manifest_path, d->path);
+		}
+		if (f->deletion_file && f->deletion_file->num_deleted_rows > f->physical_rows)
+			return lt_corrupt(err, "%s: fragment %llu deletes %llu of %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->deletion_file->num_deleted_rows,
+							  (unsigned long long) f->physical_rows);
+	}
+	return LT_OK;
+}
+
+lt_code
+lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec, lt_dataset **out,
+				lt_error *err)
+{
+	lt_dataset *ds;
+	uint64_t	version = spec ? spec->version : 0;
+	lt_naming	naming = LT_NAMING_V2;
+	char		name[64];
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	lt_code		rc;
+	size_t		plen = strlen(prefix);
+
+	*out = NULL;
+	if (spec && spec->tag)
+		LT_TRY(lt_dataset_tag_version(store, prefix, spec->tag, &version, err));
+
+	ds = lt_calloc(1, sizeof(lt_dataset));
+	if (!ds)
+		return lt_nomem(err);
+	ds->store = store;
+	ds->prefix = (plen == 0 || prefix[plen - 1] == '/') ? lt_strdup(prefix) : lt_asprintf("%s/", prefix);
+	if (!ds->prefix)
+	{
+		lt_free(ds);
+		return lt_nomem(err);
+	}
+	if (version == 0)
+		rc = lt_dataset_latest_version(store, ds->prefix, &version, &naming, err);
+	else
+	{
+		/* try V2 naming first, then V1 */
+		lt_naming	tries[2] = {LT_NAMING_V2, LT_NAMING_V1};
+
+		rc = LT_ENOTFOUND;
+		for (int i = 0; i < 2 && rc == LT_ENOTFOUND; i++)
+		{
+			char	   *path;
+
+			naming = tries[i];
+			lt_manifest_name(version, naming, name, sizeof(name));
+			path = lt_asprintf("%s_versions/%s", ds->prefix, name);
+			if (!path)
+			{
+				rc = lt_nomem(err);
+				break;
+			}
+			rc = lt_store_read_all(store, path, MAX_MANIFEST_BYTES, &buf, &len, err);
+			if (rc == LT_OK)
+				ds->manifest_path = path;
+			else
+				lt_free(path);
+		}
+		if (rc == LT_ENOTFOUND)
+		{
+			char		name[1024];
+
+			dataset_name(store, ds->prefix, name, sizeof(name));
+			rc = lt_error_set(err, LT_ENOTFOUND, "version %llu of dataset %s does not exist",
+							  (unsigned long long) version, name);
+		}
+	}
+	if (rc == LT_OK && !buf)
+	{
+		lt_manifest_name(version, naming, name, sizeof(name));
+		ds->manifest_path = lt_asprintf("%s_versions/%s", ds->prefix, name);
+		rc = ds->manifest_path ? lt_store_read_all(store, ds->manifest_path, MAX_MANIFEST_BYTES, &buf, &len, err)
+			: lt_nomem(err);
+	}
+	ds->version = version;
+	ds->naming = naming;
+	ds->manifest_size = len;
+	if (rc == LT_OK)
+		rc = lt_manifest_parse(buf, len, ds->manifest_path, &ds->manifest, &ds->index_section,
+							   &ds->transaction, err);
+	lt_free(buf);
+	if (rc == LT_OK && ds->manifest->has_version && ds->manifest->version != version)
+		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
+						(unsigned long long) ds->manifest->version);
+	if (rc == LT_OK)
+		rc = validate(ds, err);
+	if (rc == LT_OK)
+	{
+		rc = lt_schema_from_pb(ds->manifest->fields, ds->manifest->n_fields, &ds->schema, err);
+		if (rc != LT_OK)
+			lt_error_prefix(err, "%s: schema", ds->manifest_path);
+	}
+	if (rc != LT_OK)
+	{
+		lt_dataset_close(ds);
+		return rc;
+	}
+	ds->n_fragments = ds->manifest->n_fragments;
+	ds->fragments = ds->manifest->fragments;
+	if (ds->manifest->data_format && ds->manifest->data_format->version && ds->manifest->data_format->version[0])
+		ds->storage_version = ds->manifest->data_format->version;
+	else
+		ds->storage_version = infer_storage_version(ds->manifest);
+	*out = ds;
+	return LT_OK;
+}
+
+void
+lt_dataset_close(lt_dataset *ds)
+{
+	if (!ds)
+		return;
+	if (ds->manifest)
+		lt__pb__manifest__free_unpacked(ds->manifest, lt_protobuf_allocator());
+	if (ds->index_section)
+		lt__pb__index_section__free_unpacked(ds->index_section, lt_protobuf_allocator());
+	if (ds->transaction)
+		lt__pb__transaction__free_unpacked(ds->transaction, lt_protobuf_allocator());
+	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_path);
+	lt_free(ds->prefix);
+	lt_free(ds);
+}
+
+const char *
+lt_transaction_op_name(const Lt__Pb__Transaction *t)
+{
+	if (!t)
+		return NULL;
+	switch (t->operation_case)
+	{
+		case LT__PB__TRANSACTION__OPERATION_APPEND: return "Append";
+		case LT__PB__TRANSACTION__OPERATION_DELETE: return "Delete";
+		case LT__PB__TRANSACTION__OPERATION_OVERWRITE: return "Overwrite";
+		case LT__PB__TRANSACTION__OPERATION_CREATE_INDEX: return "CreateIndex";
+		case LT__PB__TRANSACTION__OPERATION_REWRITE: return "Rewrite";
+		case LT__PB__TRANSACTION__OPERATION_MERGE: return "Merge";
+		case LT__PB__TRANSACTION__OPERATION_RESTORE: return "Restore";
+		case LT__PB__TRANSACTION__OPERATION_RESERVE_FRAGMENTS: return "ReserveFragments";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE: return "Update";
+		case LT__PB__TRANSACTION__OPERATION_PROJECT: return "Project";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG: return "UpdateConfig";
+		case LT__PB__TRANSACTION__OPERATION_DATA_REPLACEMENT: return "DataReplacement";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_MEM_WAL_STATE: return "UpdateMemWalState";
+		case LT__PB__TRANSACTION__OPERATION_CLONE: return "Clone";
+		case LT__PB__TRANSACTION__OPERATION_UPDATE_BASES: return "UpdateBases";
+		default: return "Unknown";
+	}
+}

@@ -1,0 +1,130 @@
+/*
+ * lt_dataset.h — a Lance dataset at one version: manifest, schema, fragments,
+ * indexes; version discovery and tags.
+ *
+ * A dataset lives in a directory of a store (`prefix`, "" for the store's
+ * root).  Versions are found by listing _versions/ (the hint file is never
+ * trusted); both manifest naming schemes are understood:
+ *   V1  _versions/{version}.manifest
+ *   V2  _versions/{UINT64_MAX - version, 20 digits}.manifest
+ */
+#ifndef LT_DATASET_H
+#define LT_DATASET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/lt_store.h"
+#include "types/lt_schema.h"
+#include "util/lt_status.h"
+
+struct Lt__Pb__Manifest;
+struct Lt__Pb__DataFragment;
+struct Lt__Pb__IndexSection;
+struct Lt__Pb__Transaction;
+
+/* Feature flags this library understands (manifest reader/writer flags). */
+#define LT_FLAG_DELETION_FILES		1
+#define LT_FLAG_STABLE_ROW_IDS		2
+#define LT_FLAG_USE_V2_FORMAT		4	/* deprecated, harmless */
+#define LT_FLAG_TABLE_CONFIG		8
+#define LT_FLAG_BASE_PATHS			16
+#define LT_FLAG_DISABLE_TXN_FILE	32
+
+typedef enum lt_naming
+{
+	LT_NAMING_V1 = 1,
+	LT_NAMING_V2 = 2
+} lt_naming;
+
+/* Which version to open: a number, a tag, or (both unset) the latest. */
+typedef struct lt_version_spec
+{
+	uint64_t	version;		/* 0 = not given */
+	const char *tag;			/* NULL = not given */
+} lt_version_spec;
+
+/* A fragment's deleted offsets held in memory (ascending): a transaction's own deletes (lt_txn_view). */
+typedef struct lt_dv_override
+{
+	uint64_t	fragment_id;
+	const uint32_t *offsets;
+	uint64_t	n;
+} lt_dv_override;
+
+typedef struct lt_dataset
+{
+	lt_store   *store;			/* not owned */
+	char	   *prefix;			/* "" or "dir/name.lance/" (ends with '/') */
+	uint64_t	version;
+	lt_naming	naming;
+	char	   *manifest_path;
+	uint64_t	manifest_size;
+	struct Lt__Pb__Manifest *manifest;
+	struct Lt__Pb__IndexSection *index_section;	/* NULL when there are no indexes */
+	struct Lt__Pb__Transaction *transaction;	/* the inline transaction, or NULL */
+	lt_schema  *schema;
+	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
+	size_t		n_fragments;
+	struct Lt__Pb__DataFragment **fragments;	/* borrowed from manifest, sorted by id */
+	bool		stable_row_ids;
+	/* in-memory deletion vectors, ascending by fragment id, that win over deletion files (NULL normally) */
+	const lt_dv_override *dv_overrides;
+	size_t		n_dv_overrides;
+} lt_dataset;
+
+/* Open a dataset at prefix ("" for the store root) at the requested version. */
+lt_code		lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec,
+							lt_dataset **out, lt_error *err);
+void		lt_dataset_close(lt_dataset *ds);
+
+/* Every committed version, ascending, and the naming scheme in use. */
+lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
+								lt_naming *naming, lt_error *err);
+/*
+ * The newest version, without reading every name in _versions/ where that can be avoided: on S3 one small
+ * listing (V2 names sort newest first), locally the version hint probed forward; both fall back to the full
+ * listing (lt_dataset.c says when).
+ */
+lt_code		lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version,
+									  lt_naming *naming, lt_error *err);
+/* Resolve a tag (_refs/tags/<tag>.json) to its version. */
+lt_code		lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version,
+								   lt_error *err);
+
+/* "prefix" + rel, freshly allocated (lt_free). */
+char	   *lt_dataset_path(const lt_dataset *ds, const char *rel);
+/*
+ * About to read fragments ds->fragments[idx[0..n)]: on a remote store, fetch what opening their deletion
+ * files and (where data_files[i], or data_files is NULL: the reader reads columns there) data files needs, all
+ * at once (lt_store_prefetch), where opening them one by one costs a round trip each.  Does nothing on a local
+ * disk; only a cancel fails.
+ */
+lt_code		lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const bool *data_files,
+										  lt_error *err);
+/* Manifest file name of a version under a naming scheme (no directory). */
+void		lt_manifest_name(uint64_t version, lt_naming naming, char *buf, size_t buflen);
+
+/* Parse a manifest file's bytes (for tools and fuzzing). `path` names it in errors. */
+lt_code		lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path,
+							  struct Lt__Pb__Manifest **manifest, struct Lt__Pb__IndexSection **indexes,
+							  struct Lt__Pb__Transaction **txn, lt_error *err);
+
+/*
+ * Serialize a manifest file ([index section][transaction][manifest][16-byte trailer]), lt_malloc'd.
+ * Sets m's index_section / transaction_section to where the sections land (unset when NULL).
+ */
+lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+								  const struct Lt__Pb__Transaction *txn, uint8_t **out, uint64_t *len,
+								  lt_error *err);
+
+/* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
+uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);
+/* The fragment of ds with that id (ds->fragments is sorted by id), or NULL. */
+const struct Lt__Pb__DataFragment *lt_dataset_fragment(const lt_dataset *ds, uint64_t id);
+uint64_t	lt_dataset_count_rows(const lt_dataset *ds);
+
+/* The operation of a transaction as Lance names it ("Append", "Delete", ...); "Unknown" otherwise, NULL for NULL. */
+const char *lt_transaction_op_name(const struct Lt__Pb__Transaction *t);
+
+#endif

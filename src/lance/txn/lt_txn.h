@@ -1,0 +1,182 @@
+/*
+ * lt_txn.h — pending changes to one dataset and their commit (the contract; implemented in lt_txn*.c).
+ *
+ * An lt_txn collects what one Postgres transaction did to one dataset, against
+ * the version it read (the read version): new fragments (from lt_writer.h
+ * files), rows deleted from existing or new fragments, fragments removed.
+ * Nothing it does is visible to other readers until lt_txn_commit: deletion
+ * files are written to new, unreferenced paths when they are needed, and the
+ * commit itself writes `_transactions/{read_version}-{uuid}.txn` and then
+ * creates the next manifest only if absent (lt_store_put_if_absent).
+ *
+ * Fragments added by the transaction get provisional ids (above the read
+ * version's max_fragment_id) so that its own later statements can scan them
+ * and address their rows (lt_txn_view); the commit renumbers them when a
+ * concurrent writer took those ids first.
+ *
+ * On a lost race the commit reads the transactions committed since the read
+ * version, lifts each to a composite of actions and compares its footprint with
+ * this transaction's (lt_action.h; docs/conflicts.md has the pair table):
+ * concurrent appends and deletes of other rows rebase (fragment ids re-assigned,
+ * deletion vectors merged and rewritten); deletes of the same rows, an Overwrite,
+ * a Restore or anything it cannot interpret are LT_ECONFLICT naming the
+ * conflicting version (fail closed).
+ */
+#ifndef LT_TXN_H
+#define LT_TXN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "io/lt_store.h"
+#include "table/lt_dataset.h"
+#include "table/lt_deletion.h"
+#include "util/lt_status.h"
+#include "file/lt_writer.h"
+
+typedef struct lt_txn lt_txn;
+
+/* What a commit did (for tests, EXPLAIN and lt_versions). */
+typedef enum lt_txn_op
+{
+	LT_OP_NONE = 0,				/* nothing changed: no commit was made */
+	LT_OP_APPEND,
+	LT_OP_DELETE,
+	LT_OP_UPDATE,
+	LT_OP_OVERWRITE,
+	LT_OP_CREATE_INDEX,			/* lt_commit_create_index (lt_index_write.h) */
+	LT_OP_UPDATE_CONFIG			/* lt_commit_primary_key (lt_keys.h): a schema metadata change */
+} lt_txn_op;
+
+typedef struct lt_commit_result
+{
+	lt_txn_op	op;
+	uint64_t	version;		/* the new version (0 when op is LT_OP_NONE) */
+	int			attempts;		/* 1 + the lost races that were rebased */
+	uint64_t	rows_added, rows_deleted;
+	uint64_t	fragments_added, fragments_updated, fragments_removed;
+} lt_commit_result;
+
+/* Start a transaction on `read` (an opened dataset at its read version; borrowed until lt_txn_free). */
+lt_code		lt_txn_begin(lt_dataset *read, lt_txn **out, lt_error *err);
+
+/*
+ * Add a new fragment made of the given files (all with the same num_rows; normally one).
+ * Returns its provisional id in *fragment_id.  The files' names are copied.  On a dataset with
+ * stable row ids, row_ids (num_rows of them) keeps the ids of rows that moved (UPDATE); NULL
+ * gives the rows fresh ids at commit (from next_row_id).  Ignored without stable row ids.
+ */
+lt_code		lt_txn_add_fragment(lt_txn *t, int n_files, const lt_written_file *files, const uint64_t *row_ids,
+								uint64_t *fragment_id, lt_error *err);
+
+/*
+ * Delete physical rows of a fragment, existing or added by this transaction (any order,
+ * duplicates and rows already deleted are fine).  A fragment left with no live row is removed
+ * at commit.  An unknown fragment id or an offset past the fragment's end is LT_EINVALID.
+ */
+lt_code		lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *offsets, uint64_t n,
+							   lt_error *err);
+/* Delete every row of a fragment (removed by id, no deletion file). */
+lt_code		lt_txn_remove_fragment(lt_txn *t, uint64_t fragment_id, lt_error *err);
+
+/*
+ * Assert that the keys in filter (lt_keys.h: the keys of every row this transaction adds) did
+ * not exist: the commit is written as an Update carrying the filter (inserted_rows, as Lance's
+ * merge-insert does), and fails with LT_ECONFLICT when a concurrent commit inserted rows whose
+ * keys may overlap (an overlapping or incomparable filter) or inserted rows without saying which
+ * keys (an Append, an Update without a filter).  The filter's ownership is taken (also on
+ * failure); a second call replaces the first; a savepoint rollback forgets it.
+ */
+struct lt_key_filter;
+lt_code		lt_txn_assert_unique_keys(lt_txn *t, struct lt_key_filter *filter, lt_error *err);
+
+/*
+ * TRUNCATE: every fragment of the read version and every fragment added so far is gone (the
+ * own-writes view shows that); fragments added afterwards stay.  The commit is one Lance
+ * Overwrite with the read version's schema, config and those fragments; keep_indexes keeps
+ * every index segment with an empty fragment bitmap (its definition, covering nothing), else the
+ * version has no indexes (as Lance 8's own Overwrite).  Any concurrent commit but a
+ * ReserveFragments conflicts with it (docs/conflicts.md).  A savepoint rollback undoes it.
+ */
+lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
+
+/* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
+bool		lt_txn_is_empty(const lt_txn *t);
+
+/*
+ * Savepoints: a mark of the changes so far; rolling back to it forgets every change made since
+ * (fragments added since are dropped; their files stay as orphans for lt_cleanup).
+ */
+typedef uint64_t lt_txn_mark;
+lt_txn_mark lt_txn_savepoint(lt_txn *t);
+lt_code		lt_txn_rollback_to(lt_txn *t, lt_txn_mark mark, lt_error *err);
+
+/*
+ * The dataset as this transaction sees it: the read version with the pending changes applied
+ * (new fragments with their provisional ids, deletion vectors merged), to scan own writes.
+ * The view is owned by the transaction and stays valid until lt_txn_free: a change made while
+ * it is being scanned (UPDATE, DELETE) does not disturb it; the next call after a change
+ * returns a new view.  Its deletion vectors may live in memory only: scan it with the regular
+ * scanner.
+ */
+lt_code		lt_txn_view(lt_txn *t, lt_dataset **out, lt_error *err);
+
+struct Lt__Pb__DataFragment;
+
+/*
+ * A check of the fragments concurrent commits added (a replace's predicate: rows a concurrent
+ * writer appended that match it would survive the replace).  Called during the rebase, in version
+ * order, for every fragment of `version` that the version before it did not have; return LT_OK to
+ * accept it, LT_ECONFLICT (err naming the version) to fail the commit, anything else for an error.
+ */
+typedef lt_code (*lt_new_fragment_check) (void *arg, lt_dataset *version, const struct Lt__Pb__DataFragment *frag,
+										  lt_error *err);
+
+typedef struct lt_commit_options
+{
+	int			max_attempts;	/* 0 = 20, as Lance */
+	const char *predicate;		/* Delete / Update: the predicate text recorded in the transaction, or NULL */
+	lt_new_fragment_check check_new_fragment;	/* NULL: concurrent appends always rebase */
+	void	   *check_arg;
+} lt_commit_options;
+
+/*
+ * Commit: write the deletion files still pending, the transaction file and the manifest of the
+ * next version, rebasing over concurrent commits as described above.  An empty transaction
+ * commits nothing (result->op = LT_OP_NONE).  After LT_ECONFLICT the transaction is unusable.
+ * A Delete or Update keeps the index segments as Lance 8 does: fragment bitmaps unchanged (they
+ * name the fragments an index was built over, existing or not); a segment left covering no
+ * existing fragment is dropped when another segment of its name still covers one, and a lone one
+ * only when it is a vector index (a scalar index keeps its oldest segment).
+ */
+lt_code		lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
+
+void		lt_txn_free(lt_txn *t);
+
+/*
+ * Fault injection for crash tests: the points of a commit, in order.  Production code never
+ * sets the hook (it is NULL); a test program sets it to a function that kills the process at
+ * the point it wants.  At LT_COMMIT_MID_MANIFEST a torn copy of the manifest has just been
+ * written under a temporary name, as a crash inside the store's write would leave it.
+ */
+typedef enum lt_commit_point
+{
+	LT_COMMIT_START,				/* data files written, nothing of the commit yet */
+	LT_COMMIT_AFTER_DELETION_FILES,
+	LT_COMMIT_AFTER_TXN_FILE,
+	LT_COMMIT_MID_MANIFEST,
+	LT_COMMIT_AFTER_MANIFEST		/* committed; the version hint not yet written */
+} lt_commit_point;
+typedef void (*lt_commit_fault_fn) (lt_commit_point point);
+extern lt_commit_fault_fn lt_commit_fault_hook;
+
+/*
+ * Deletion files (lt_deletion.h reads them): write the full set of deleted offsets of a fragment
+ * as Lance does: `.arrow` (Arrow IPC file, one `row_id: uint32 not null` batch) up to 5000
+ * offsets, `.bin` (portable 32-bit roaring) above, at _deletions/{frag}-{read_version}-{random}.
+ * offsets ascending, no duplicates.  Fills *df.
+ */
+lt_code		lt_deletion_write(lt_store *store, const char *prefix, uint64_t fragment_id, uint64_t read_version,
+							  const uint32_t *offsets, uint64_t n, lt_deletion_file *df, lt_error *err);
+
+#endif

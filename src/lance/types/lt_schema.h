@@ -1,0 +1,96 @@
+/*
+ * lt_schema.h — Lance schemas: fields with ids, parsed logical types.
+ *
+ * The manifest stores the schema flattened in pre-order; lt_schema rebuilds
+ * the tree.  Fixed-size lists of a primitive have no child in Lance's schema;
+ * we give them a synthetic child (id -1, name "item") so that every nested
+ * type is handled the same way.
+ */
+#ifndef LT_SCHEMA_H
+#define LT_SCHEMA_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "util/lt_status.h"
+
+typedef enum lt_type_id
+{
+	LT_TYPE_NULL = 0,
+	LT_TYPE_BOOL,
+	LT_TYPE_INT8, LT_TYPE_INT16, LT_TYPE_INT32, LT_TYPE_INT64,
+	LT_TYPE_UINT8, LT_TYPE_UINT16, LT_TYPE_UINT32, LT_TYPE_UINT64,
+	LT_TYPE_FLOAT16, LT_TYPE_FLOAT32, LT_TYPE_FLOAT64,
+	LT_TYPE_DECIMAL128, LT_TYPE_DECIMAL256,
+	LT_TYPE_UTF8, LT_TYPE_LARGE_UTF8, LT_TYPE_BINARY, LT_TYPE_LARGE_BINARY,
+	LT_TYPE_FIXED_BINARY,
+	LT_TYPE_DATE32, LT_TYPE_DATE64,
+	LT_TYPE_TIME32, LT_TYPE_TIME64,
+	LT_TYPE_TIMESTAMP,
+	LT_TYPE_DURATION,
+	LT_TYPE_LIST, LT_TYPE_LARGE_LIST, LT_TYPE_FIXED_LIST,
+	LT_TYPE_STRUCT,
+	LT_TYPE_MAP
+} lt_type_id;
+
+typedef enum lt_time_unit
+{
+	LT_UNIT_S = 0, LT_UNIT_MS, LT_UNIT_US, LT_UNIT_NS
+} lt_time_unit;
+
+typedef struct lt_field lt_field;
+
+struct lt_field
+{
+	int32_t		id;				/* Lance field id; -1 for a synthetic FSL item */
+	int32_t		parent_id;		/* -1 at top level */
+	char	   *name;
+	char	   *logical_type;	/* as stored, e.g. "timestamp:us:UTC" */
+	lt_type_id	type;
+	bool		nullable;
+	bool		dictionary;		/* "dict:..." — values decode to `type` */
+	bool		packed;			/* metadata lance-encoding:packed = true (a struct stored whole) */
+	bool		primary_key;	/* part of the unenforced primary key (lt_keys.h) */
+	uint32_t	pk_position;	/* its position in the key, 1..; 0 = none (ordered by field id) */
+	int			byte_width;		/* fixed-width slot size; 0 for variable/nested */
+	int			precision, scale;	/* decimals */
+	lt_time_unit unit;			/* time32/64, timestamp, duration */
+	char	   *timezone;		/* timestamp; NULL when none ("-") */
+	int32_t		fixed_size;		/* FSL dimension, fixed-binary width */
+	int			n_children;
+	lt_field  **children;
+	lt_field   *parent;
+	int			legacy_encoding;	/* Field.encoding (v0.1 files need it) */
+	int64_t		dict_offset, dict_length;	/* legacy dictionary location */
+};
+
+typedef struct lt_schema
+{
+	int			n_fields;		/* top-level fields */
+	lt_field  **fields;
+	int			n_all;			/* every schema field, pre-order (synthetic items are not listed) */
+	lt_field  **all;
+} lt_schema;
+
+struct Lt__Pb__Field;
+
+/* Build a schema from a pre-order list of protobuf fields. */
+lt_code		lt_schema_from_pb(struct Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error *err);
+void		lt_schema_free(lt_schema *s);
+
+const lt_field *lt_schema_find_id(const lt_schema *s, int32_t id);
+const lt_field *lt_schema_find_name(const lt_schema *s, const char *name);	/* top level */
+
+/* Parse a logical type string into f's type fields. */
+lt_code		lt_parse_logical_type(const char *lt, lt_field *f, lt_error *err);
+
+/* Bytes per slot of a fixed-width type, 0 otherwise (bool counts as 1). */
+int			lt_type_byte_width(const lt_field *f);
+bool		lt_type_is_var_width(lt_type_id t);	/* utf8/binary and large forms */
+bool		lt_type_is_nested(lt_type_id t);	/* list/fsl/struct/map */
+const char *lt_type_name(lt_type_id t);
+
+/* True when the field (or a descendant) is a leaf that owns a column in 2.1. */
+bool		lt_field_is_leaf(const lt_field *f);
+
+#endif
