@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/interop/keys.sh — keyed tables (src/lance/lt_keys.c) against the real Lance engine (ref.mjs):
+# test/interop/keys.sh — keyed tables (src/lance/txn/lt_keys.c) against the real Lance engine (ref.mjs):
 #   - the engine creates datasets whose schema marks an unenforced primary key (field metadata, single and
 #     composite keys, positions); lt-inspect info reports the key columns in the engine's order;
 #   - the engine's mergeInsert on the key writes a KeyExistenceFilter into its Update transaction; lt-inspect

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/interop/latest.sh — finding the latest version without listing _versions/ (src/lance/lt_dataset.c), against
+# test/interop/latest.sh — finding the latest version without listing _versions/ (src/lance/table/lt_dataset.c), against
 # datasets the real Lance engine writes (ref.mjs), both manifest namings:
 #   - lt_fdw (lt-inspect info / append) and the engine agree on the latest version after each of them commits;
 #   - the engine committing with its version hint turned off (LANCE_USE_VERSION_HINT=0) leaves lt_fdw's hint stale:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/interop/txn.sh — lt_fdw's commits (src/lance/lt_txn.c via lt-inspect append/delete/update) against the real
+# test/interop/txn.sh — lt_fdw's commits (src/lance/txn/lt_txn.c via lt-inspect append/delete/update) against the real
 # Lance engine (ref.mjs), both directions:
 #   - after each of our Append / Delete / Update the engine reads exactly the expected rows, at one new version;
 #   - deletion files of both kinds (.arrow up to 5000 rows, .bin above);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/interop/write.sh — files written by lt_fdw's data-file writer (src/lance/lt_writer*.c) against the real
+# test/interop/write.sh — files written by lt_fdw's data-file writer (src/lance/file/lt_writer*.c) against the real
 # Lance engine (ref.mjs).  For datasets the engine creates (every type, nested too; empty or not; storage 2.1
 # 2.1 and 2.2), `lt-inspect append DIR --rewrite` reads every live row and writes it again with our writer as one new
 # fragment (an Append through lt_txn), and `lt-inspect append DIR --jsonl` writes the engine's own JSON rows
