@@ -23,6 +23,7 @@
 #include "index/lt_index.h"
 #include "index/lt_index_file.h"
 #include "index/lt_index_write.h"
+#include "txn/lt_txn_index.h"
 #include "io/lt_store_s3.h"
 #include <time.h>
 #include "proto/lt_file.pb-c.h"

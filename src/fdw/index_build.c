@@ -27,6 +27,7 @@
 
 #include "lt_fdw.h"
 #include "index/lt_index_write.h"
+#include "txn/lt_txn_index.h"
 
 PG_FUNCTION_INFO_V1(lt_create_index);
 

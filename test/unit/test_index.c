@@ -22,6 +22,7 @@
 #include "index/lt_index.h"
 #include "index/lt_index_int.h"
 #include "index/lt_index_write.h"
+#include "txn/lt_txn_index.h"
 #include "table/lt_scan.h"
 #include "proto/lt_file.pb-c.h"
 #include "proto/lt_table.pb-c.h"

@@ -21,6 +21,7 @@
 #include "txn/lt_action.h"
 #include "index/lt_index.h"
 #include "index/lt_index_write.h"
+#include "txn/lt_txn_index.h"
 #include "txn/lt_keys.h"
 #include "table/lt_roaring.h"
 #include "table/lt_scan.h"

@@ -1,7 +1,6 @@
 /*
- * lt_index_write.h — building scalar indexes as Lance 8 writes them, and
- * committing them (the contract; implemented in lt_index_write.c and
- * lt_txn_index.c).
+ * lt_index_write.h — building scalar indexes as Lance 8 writes them (the
+ * contract; implemented in lt_index_write.c; txn/lt_txn_index.h commits them).
  *
  * A build reads the live rows of one top-level column of an opened dataset
  * version (deleted rows excluded) and writes the files of one index segment
@@ -45,7 +44,6 @@
 #include "table/lt_dataset.h"
 #include "index/lt_index.h"
 #include "util/lt_status.h"
-#include "txn/lt_txn.h"
 
 #define LT_BTREE_BATCH_SIZE		4096
 #define LT_ZONEMAP_ROWS_PER_ZONE 8192
@@ -96,23 +94,5 @@ void		lt_built_index_remove(lt_dataset *ds, const lt_built_index *b);
 const char *lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *column);
 /* "btree" etc. -> kind; LT_INDEX_UNKNOWN for anything else. */
 lt_index_kind lt_index_kind_from_name(const char *name);
-
-/*
- * Commit built indexes as one Lance CreateIndex transaction on top of `read`
- * (the version they were built from): the transaction file, then the next
- * manifest (only if absent) with the index section of the version it lands
- * on plus the new segments.  An existing index of the same name on the same
- * column is replaced (its segments go to removed_indices, as Lance's replace);
- * on another column it is LT_EINVALID.  Rebase over concurrent commits as their
- * footprints decide (lt_action.h, docs/conflicts.md): Append, Delete, CreateIndex
- * of other names, UpdateConfig keys and ReserveFragments are compatible (new
- * fragments stay unindexed); an Update that rewrote data files of an indexed
- * fragment or modified the indexed field in one, a Rewrite of indexed fragments,
- * an index of the same name created concurrently, Overwrite, Restore and anything
- * that cannot be lifted are LT_ECONFLICT naming the version.  result->op is
- * LT_OP_CREATE_INDEX.
- */
-lt_code		lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *built,
-								   const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
 
 #endif

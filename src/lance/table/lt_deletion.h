@@ -89,4 +89,13 @@ uint32_t	lt_deletion_select(const lt_deletion_vector *dv, uint64_t start, uint32
 
 void		lt_deletion_free(lt_deletion_vector *dv);
 
+/*
+ * Deletion files (lt_deletion_write.c): write the full set of deleted offsets of a fragment
+ * as Lance does: `.arrow` (Arrow IPC file, one `row_id: uint32 not null` batch) up to 5000
+ * offsets, `.bin` (portable 32-bit roaring) above, at _deletions/{frag}-{read_version}-{random}.
+ * offsets ascending, no duplicates.  Fills *df.
+ */
+lt_code		lt_deletion_write(lt_store *store, const char *prefix, uint64_t fragment_id, uint64_t read_version,
+							  const uint32_t *offsets, uint64_t n, lt_deletion_file *df, lt_error *err);
+
 #endif

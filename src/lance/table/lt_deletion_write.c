@@ -7,7 +7,7 @@
  * way flatbuffers are meant to be built: children first, every offset points
  * forward).  Bodies are stored uncompressed, which arrow-rs accepts.
  */
-#include "txn/lt_txn.h"
+#include "table/lt_deletion.h"
 
 #include <roaring/roaring.h>
 #include <string.h>

@@ -44,7 +44,7 @@ typedef enum lt_txn_op
 	LT_OP_DELETE,
 	LT_OP_UPDATE,
 	LT_OP_OVERWRITE,
-	LT_OP_CREATE_INDEX,			/* lt_commit_create_index (lt_index_write.h) */
+	LT_OP_CREATE_INDEX,			/* lt_commit_create_index (lt_txn_index.h) */
 	LT_OP_UPDATE_CONFIG			/* lt_commit_primary_key (lt_keys.h): a schema metadata change */
 } lt_txn_op;
 
@@ -169,14 +169,5 @@ typedef enum lt_commit_point
 } lt_commit_point;
 typedef void (*lt_commit_fault_fn) (lt_commit_point point);
 extern lt_commit_fault_fn lt_commit_fault_hook;
-
-/*
- * Deletion files (lt_deletion.h reads them): write the full set of deleted offsets of a fragment
- * as Lance does: `.arrow` (Arrow IPC file, one `row_id: uint32 not null` batch) up to 5000
- * offsets, `.bin` (portable 32-bit roaring) above, at _deletions/{frag}-{read_version}-{random}.
- * offsets ascending, no duplicates.  Fills *df.
- */
-lt_code		lt_deletion_write(lt_store *store, const char *prefix, uint64_t fragment_id, uint64_t read_version,
-							  const uint32_t *offsets, uint64_t n, lt_deletion_file *df, lt_error *err);
 
 #endif

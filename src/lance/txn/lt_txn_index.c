@@ -1,7 +1,7 @@
 /*
  * lt_txn_index.c — the CreateIndex commit: built index segments become
  * IndexMetadata entries of the next version's index section, recorded in a
- * CreateIndex transaction (lt_index_write.h has the contract and the
+ * CreateIndex transaction (lt_txn_index.h has the contract and the
  * conflict rules).
  *
  * Conflicts with concurrent commits are decided by footprints (lt_action.h): the build is one
@@ -14,7 +14,7 @@
  * type_url and an empty message), index_version (present even when 0),
  * created_at (milliseconds since the epoch) and the files with their sizes.
  */
-#include "index/lt_index_write.h"
+#include "txn/lt_txn_index.h"
 
 #include <inttypes.h>
 #include <roaring/roaring.h>
