@@ -1,6 +1,7 @@
 /*
- * lt_file.c — the data-file container: footer, offset tables, descriptor,
- * column metadata; and the dispatch to per-version field readers.
+ * lt_file.c — the data-file container: footer, offset tables, descriptor;
+ * and the dispatch to per-version field readers (lt_file_columns.c holds
+ * what those readers call back: column metadata, column maps, ranges).
  *
  * 2.x layout (all little endian), from the end of the file:
  *   40-byte footer: u64 column_meta_start, u64 cmo_table_start,
@@ -215,40 +216,6 @@ lt_file_close(lt_file *f)
 	lt_free(f);
 }
 
-lt_code
-lt_file_column(lt_file *f, uint32_t i, Lt__Pb__ColumnMetadata **out, lt_error *err)
-{
-	*out = NULL;
-	if (f->version == LT_FILE_LEGACY || i >= f->num_columns)
-		return lt_corrupt(err, "%s: column %u does not exist (the file has %u)", f->path, i, f->num_columns);
-	if (!f->columns[i])
-	{
-		f->columns[i] = lt__pb__column_metadata__unpack(lt_protobuf_allocator(), f->cmo_len[i],
-														f->tail + (f->cmo_pos[i] - f->tail_start));
-		if (!f->columns[i])
-			return lt_corrupt(err, "%s: metadata of column %u does not parse", f->path, i);
-	}
-	*out = f->columns[i];
-	return LT_OK;
-}
-
-lt_code
-lt_file_read_ranges(lt_file *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err)
-{
-	return lt_rfile_read_ranges(f->rf, n, ranges, dsts, err);
-}
-
-int32_t
-lt_column_map_find(const lt_column_map *m, int32_t field_id)
-{
-	int			i;
-
-	for (i = 0; i < m->n; i++)
-		if (m->field_ids[i] == field_id)
-			return m->columns ? m->columns[i] : -1;
-	return -1;
-}
-
 /* --- dispatch ------------------------------------------------------------ */
 
 lt_code
@@ -289,35 +256,4 @@ lt_field_reader_free(lt_field_reader *r)
 {
 	if (r)
 		r->ops->free(r);
-}
-
-/* --- a field absent from a file reads as nulls -------------------------- */
-
-static lt_code
-null_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_error *err)
-{
-	return lt_array_append_nulls(dst, (int64_t) n, err);
-}
-
-static void
-null_free(lt_field_reader *r)
-{
-	lt_free(r);
-}
-
-static const lt_field_reader_ops null_ops = {null_read, null_free};
-
-lt_code
-lt_null_reader_open(lt_file *f, const lt_field *field, lt_field_reader **out, lt_error *err)
-{
-	lt_field_reader *r = lt_calloc(1, sizeof(lt_field_reader));
-
-	if (!r)
-		return lt_nomem(err);
-	r->ops = &null_ops;
-	r->file = f;
-	r->field = field;
-	r->num_rows = f ? f->num_rows : 0;
-	*out = r;
-	return LT_OK;
 }
