@@ -9,6 +9,7 @@
  * turns row ranges of decoded pages into the nested arrays of a table field.
  *
  *   lt_page21.c    layout dispatch, ConstantLayout, page validation
+ *   lt_dict21.c    dictionary indices -> values
  *   lt_miniblock.c MiniBlockLayout: chunks, levels, per-chunk value decoding
  *   lt_fullzip.c   FullZipLayout: control words, per-value decoding
  *   lt_values21.c  the compressive encodings shared by both layouts
