@@ -4,7 +4,8 @@
  * Rows arrive per top-level field and accumulate in an lt_array per field;
  * when a field's buffer passes LT_WRITER_PAGE_BYTES (Lance's 8 MiB per
  * column), its rows are encoded into pages (lt_writer21.c / lt_writer20.c)
- * and streamed to the store, so memory is bounded by the page buffers.
+ * and streamed to the store (lt_writer_page.c), so memory is bounded by the
+ * page buffers.
  * Fields flush independently: their pages cover different row ranges, as in
  * Lance files.  finish() writes, after the pages, the file descriptor
  * (global buffer 0: schema + row count), the column metadata, the two offset
@@ -21,74 +22,9 @@
 #include "util/lt_random.h"
 
 #define LT_WRITER_PAGE_BYTES ((uint64_t) 8 << 20)
-#define PAGE_ALIGN 64
-#define PAD_BYTE 0x48
 #define MAX_FILE_COLUMNS 65536
 
-typedef struct w_page
-{
-	uint64_t   *offs;
-	uint64_t   *lens;
-	size_t		nbuf;
-	uint64_t	rows;
-	uint64_t	priority;
-	uint8_t    *enc;			/* serialized Any */
-	size_t		enc_len;
-} w_page;
-
-typedef struct w_column
-{
-	w_page	   *pages;
-	size_t		n, cap;
-	uint64_t	rows;			/* slots in the pages so far */
-} w_column;
-
-struct lt_file_writer
-{
-	lt_store   *store;
-	lt_wfile   *wf;
-	char	   *name;
-	char	   *path;
-	lt_file_version version;
-	int			n_fields;
-	const lt_field **fields;
-	lt_array  **pending;		/* buffered rows per field */
-	uint64_t   *flushed;		/* rows of each field already encoded */
-	int		   *first_col;		/* first column of each field */
-	int			n_columns;
-	int32_t    *col_field;		/* field id owning each column */
-	w_column   *cols;
-	uint64_t	rows;
-	bool		finished;
-	/* index files: schema metadata and global buffers after the descriptor (buffer 0) */
-	int			n_meta;
-	char	  **meta_keys;
-	uint8_t   **meta_values;
-	size_t	   *meta_lens;
-	int			n_gbufs;
-	uint8_t   **gbufs;
-	size_t	   *gbuf_lens;
-};
-
 static const char ANY_COLUMN_ENCODING[] = "/lance.encodings.ColumnEncoding";
-
-const char *
-lt_writer_path(const lt_file_writer *w)
-{
-	return w->path;
-}
-
-uint64_t
-lt_writer_column_rows(const lt_file_writer *w, int col)
-{
-	return w->cols[col].rows;
-}
-
-lt_file_version
-lt_writer_version(const lt_file_writer *w)
-{
-	return w->version;
-}
 
 void
 lt_written_file_clear(lt_written_file *wf)
@@ -131,71 +67,6 @@ lt_file_version_for_storage(const char *sv, lt_file_version *out, lt_error *err)
 	else
 		return lt_error_set(err, LT_EUNSUPPORTED, "cannot write storage version \"%s\" (only 2.0, 2.1 and 2.2)",
 							sv ? sv : "(none)");
-	return LT_OK;
-}
-
-/* ---- page buffers ---- */
-
-static lt_code
-write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err)
-{
-	static const uint8_t pad[PAGE_ALIGN] = {[0 ... PAGE_ALIGN - 1] = PAD_BYTE};
-	uint64_t	r;
-
-	LT_TRY(lt_wfile_write(w->wf, p, len, err));
-	r = w->wf->written % PAGE_ALIGN;
-	return r ? lt_wfile_write(w->wf, pad, PAGE_ALIGN - r, err) : LT_OK;
-}
-
-lt_code
-lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs, const uint64_t *lens,
-			   const char *type_url, const uint8_t *enc, size_t enc_len, uint64_t rows, uint64_t priority,
-			   lt_error *err)
-{
-	w_column   *c = &w->cols[col];
-	w_page	   *pg;
-	Lt__Pb__PbAny any = LT__PB__PB_ANY__INIT;
-
-	if (c->n == c->cap)
-	{
-		size_t		cap = c->cap ? c->cap * 2 : 4;
-		w_page	   *p = lt_realloc(c->pages, cap * sizeof(w_page));
-
-		if (!p)
-			return lt_nomem(err);
-		c->pages = p;
-		c->cap = cap;
-	}
-	pg = &c->pages[c->n];
-	memset(pg, 0, sizeof(*pg));
-	pg->offs = lt_calloc(nbuf ? nbuf : 1, sizeof(uint64_t));
-	pg->lens = lt_calloc(nbuf ? nbuf : 1, sizeof(uint64_t));
-	any.type_url = (char *) type_url;
-	any.has_value = true;
-	any.value.data = (uint8_t *) enc;
-	any.value.len = enc_len;
-	pg->enc_len = lt__pb__pb_any__get_packed_size(&any);
-	pg->enc = lt_malloc(pg->enc_len ? pg->enc_len : 1);
-	if (!pg->offs || !pg->lens || !pg->enc)
-	{
-		lt_free(pg->offs);
-		lt_free(pg->lens);
-		lt_free(pg->enc);
-		return lt_nomem(err);
-	}
-	lt__pb__pb_any__pack(&any, pg->enc);
-	pg->nbuf = (size_t) nbuf;
-	pg->rows = rows;
-	c->rows += rows;
-	pg->priority = priority;
-	c->n++;
-	for (int i = 0; i < nbuf; i++)
-	{
-		pg->offs[i] = w->wf->written;
-		pg->lens[i] = lens[i];
-		if (write_padded(w, bufs[i], lens[i], err) != LT_OK)
-			return lt_error_prefix(err, "%s: column %d", w->path, col);
-	}
 	return LT_OK;
 }
 
@@ -683,13 +554,13 @@ lt_file_writer_finish(lt_file_writer *w, lt_written_file *out, lt_error *err)
 	if (rc != LT_OK)
 		return rc;
 	/* the descriptor starts on a page boundary like the buffers before it */
-	LT_TRY(write_padded(w, NULL, 0, err));
+	LT_TRY(lt_writer_write_padded(w, NULL, 0, err));
 	LT_TRY(put_descriptor(w, &gpos, &glen, err));
 	if (w->n_gbufs > 0 && !(gbpos = lt_calloc((size_t) w->n_gbufs * 2, sizeof(uint64_t))))
 		return lt_nomem(err);
 	for (int g = 0; g < w->n_gbufs; g++)
 	{
-		lt_code		grc = write_padded(w, NULL, 0, err);
+		lt_code		grc = lt_writer_write_padded(w, NULL, 0, err);
 
 		gbpos[2 * g] = w->wf->written;
 		gbpos[2 * g + 1] = w->gbuf_lens[g];

@@ -1,8 +1,9 @@
 /*
  * lt_writer_int.h — internals shared by the data-file writer's parts.
  *
- *   lt_writer.c    the container: page buffers, column metadata, descriptor,
- *                  footer; buffering of rows per field; file naming
+ *   lt_writer.c    the container: column metadata, descriptor, footer;
+ *                  buffering of rows per field; file naming
+ *   lt_writer_page.c  page buffers: what the page encoders call back
  *   lt_writer21.c  2.1 / 2.2 pages: rep/def shredding, mini-block, full-zip,
  *                  constant layouts and their compressions
  *   lt_writer20.c  2.0 pages: one column per field, ArrayEncoding trees
@@ -17,6 +18,52 @@
 
 #include "util/lt_alloc.h"
 #include "file/lt_writer.h"
+
+/* The writer (lt_writer.c opens and finishes it; lt_writer_page.c adds pages). */
+typedef struct w_page
+{
+	uint64_t   *offs;
+	uint64_t   *lens;
+	size_t		nbuf;
+	uint64_t	rows;
+	uint64_t	priority;
+	uint8_t    *enc;			/* serialized Any */
+	size_t		enc_len;
+} w_page;
+
+typedef struct w_column
+{
+	w_page	   *pages;
+	size_t		n, cap;
+	uint64_t	rows;			/* slots in the pages so far */
+} w_column;
+
+struct lt_file_writer
+{
+	lt_store   *store;
+	lt_wfile   *wf;
+	char	   *name;
+	char	   *path;
+	lt_file_version version;
+	int			n_fields;
+	const lt_field **fields;
+	lt_array  **pending;		/* buffered rows per field */
+	uint64_t   *flushed;		/* rows of each field already encoded */
+	int		   *first_col;		/* first column of each field */
+	int			n_columns;
+	int32_t    *col_field;		/* field id owning each column */
+	w_column   *cols;
+	uint64_t	rows;
+	bool		finished;
+	/* index files: schema metadata and global buffers after the descriptor (buffer 0) */
+	int			n_meta;
+	char	  **meta_keys;
+	uint8_t   **meta_values;
+	size_t	   *meta_lens;
+	int			n_gbufs;
+	uint8_t   **gbufs;
+	size_t	   *gbuf_lens;
+};
 
 /* A growable byte buffer. */
 typedef struct lt_wbuf
@@ -129,6 +176,9 @@ lt_arena_free(lt_arena *a)
 lt_code		lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs, const uint64_t *lens,
 						   const char *type_url, const uint8_t *enc, size_t enc_len, uint64_t rows, uint64_t priority,
 						   lt_error *err);
+
+/* Write len bytes at the end of the file, then pad it to a multiple of 64 bytes (page alignment). */
+lt_code		lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err);
 
 /* Rows (slots) of column col in the pages written so far: the next page's priority in 2.0. */
 uint64_t	lt_writer_column_rows(const lt_file_writer *w, int col);
