@@ -1,6 +1,6 @@
 /*
- * lt_txn_int.h — pieces of the commit layer (lt_txn.c) that the other commit kinds
- * (lt_txn_index.c: CreateIndex) share.  Internal to src/lance/.
+ * lt_txn_int.h — pieces of the commit layer (lt_txn.c, lt_txn_conflict.c, lt_txn_commit.c)
+ * that they and the other commit kinds (lt_txn_index.c: CreateIndex) share.  Internal to src/lance/.
  */
 #ifndef LT_TXN_INT_H
 #define LT_TXN_INT_H
@@ -64,5 +64,169 @@ lt_code		lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int ma
 lt_code		lt_txn_publish(lt_dataset *base, const struct Lt__Pb__Manifest *manifest,
 						   const struct Lt__Pb__IndexSection *indexes, struct Lt__Pb__Transaction *tx,
 						   const char *name, bool *lost_race, lt_error *err);
+
+/* ---- the transaction's state and its parts, shared by lt_txn.c, lt_txn_conflict.c and lt_txn_commit.c ---- */
+
+#include <roaring/roaring.h>
+
+#include "txn/lt_keys.h"
+#include "txn/lt_txn.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_transaction.pb-c.h"
+
+typedef struct added
+{
+	Lt__Pb__DataFragment frag;	/* frag.id: the provisional id; files owned */
+	uint64_t   *row_ids;		/* ids kept by moved rows, or NULL */
+} added;
+
+typedef enum jkind
+{
+	J_ADD,
+	J_DELETE,
+	J_REMOVE,
+	J_KEYS,						/* lt_txn_assert_unique_keys */
+	J_REPLACE					/* lt_txn_replace_all */
+} jkind;
+
+typedef struct jentry
+{
+	jkind		kind;
+	uint64_t	frag_id;
+	roaring_bitmap_t *rows;		/* J_DELETE */
+	lt_key_filter *keys;		/* J_KEYS (owned) */
+	bool		keep_indexes;	/* J_REPLACE */
+} jentry;
+
+/* Row id -> the version that created it, for rows this transaction deletes (they may move). */
+typedef struct id_version
+{
+	uint64_t	id;
+	uint64_t	version;
+} id_version;
+
+/* The read version's deletion vector of a fragment, loaded once. */
+typedef struct base_dv
+{
+	uint64_t	id;
+	roaring_bitmap_t *rows;
+} base_dv;
+
+/* What the journal does to one fragment (settled). */
+typedef struct change
+{
+	uint64_t	id;
+	const Lt__Pb__DataFragment *orig;	/* in the read version; NULL for an added fragment */
+	added	   *add;
+	uint64_t	physical_rows;
+	roaring_bitmap_t *ours;		/* rows this transaction deletes that were live at the read version */
+	roaring_bitmap_t *all;		/* the read version's deleted rows and ours */
+	bool		gone;			/* every row deleted */
+	/* the deletion file an earlier attempt wrote, and what it was merged onto */
+	bool		written;
+	lt_deletion_file df;
+	uint64_t	written_frag_id;
+	bool		onto_file;
+	uint64_t	onto_rv, onto_id;
+} change;
+
+/* One own-writes view: a dataset over the read version's and the added fragments. */
+typedef struct txn_view
+{
+	lt_dataset	ds;
+	Lt__Pb__DataFragment **frags;
+	Lt__Pb__DataFragment *copies;	/* fragments with rows deleted by us, with a synthetic DeletionFile */
+	Lt__Pb__DeletionFile *dfs;
+	lt_dv_override *dvs;
+	uint32_t  **arrays;
+	size_t		n_arrays;
+	struct txn_view *older;
+} txn_view;
+
+struct lt_txn
+{
+	lt_dataset *read;
+	char		name[512];		/* the dataset, for messages */
+	uint64_t	first_new_id;	/* provisional id of the first added fragment */
+	uint64_t	next_row_id;	/* the read version's */
+	added	  **adds;
+	size_t		n_adds, cap_adds;
+	jentry	   *log;
+	size_t		n_log, cap_log;
+	size_t		last_mark;		/* the newest savepoint: entries from here on may absorb more rows */
+	base_dv    *bases;
+	size_t		n_bases, cap_bases;
+	change	   *changes;		/* ascending by id */
+	size_t		n_changes;
+	bool		settled;
+	bool		broken;
+	/* creation versions of the rows this transaction deletes, by row id (stable row ids) */
+	bool		created_loaded;
+	id_version *created;
+	size_t		n_created;
+	/* own-writes views: the newest first; older ones stay readable until lt_txn_free */
+	bool		view_valid;
+	struct txn_view *views;
+	/* fragments dropped by a rollback: a view taken before may still point at them */
+	added	  **dropped;
+	size_t		n_dropped, cap_dropped;
+};
+
+/* Allocations of one commit attempt, freed together. */
+typedef struct arena
+{
+	void	  **p;
+	size_t		n, cap;
+	bool		oom;
+} arena;
+
+/*
+ * Lifting's rows callback for the commit loop: the rows a committed Delete / Update newly
+ * deleted from a fragment this transaction deletes from (its deletion vector in that version
+ * less seen[i], what the versions before had); other fragments are "unknown" (we do not touch
+ * them, so it does not matter).
+ */
+typedef struct rows_ctx
+{
+	lt_txn	   *t;
+	lt_dataset *version;
+	roaring_bitmap_t **seen;
+} rows_ctx;
+
+typedef struct attempt
+{
+	arena		a;
+	Lt__Pb__DataFragment **frags;	/* the new version's */
+	size_t		n_frags;
+	Lt__Pb__DataFragment **updated;
+	size_t		n_updated;
+	uint64_t   *removed;
+	size_t		n_removed;
+	Lt__Pb__DataFragment **fresh;
+	size_t		n_fresh;
+	uint64_t	rows_added, rows_deleted;
+} attempt;
+
+void	   *lt_txn_arena_alloc(arena *a, size_t size);
+void		lt_txn_arena_free(arena *a);
+uint64_t	lt_txn_next_fragment_id(const lt_dataset *ds);
+lt_code		lt_txn_load_dv(lt_dataset *ds, const Lt__Pb__DataFragment *frag, roaring_bitmap_t **out, lt_error *err);
+void		lt_txn_fault(lt_commit_point p);
+lt_code		lt_txn_pack_msg(const ProtobufCMessage *m, ProtobufCBinaryData *out, arena *a, lt_error *err);
+lt_code		lt_txn_encode_row_ids(uint64_t start, uint64_t n, const uint64_t *ids, ProtobufCBinaryData *out, arena *a, lt_error *err);
+lt_code		lt_txn_encode_versions(uint64_t n, const uint64_t *versions, uint64_t version, ProtobufCBinaryData *out, arena *a,
+				lt_error *err);
+int		lt_txn_cmp_id_version(const void *a, const void *b);
+uint64_t	lt_txn_created_at(const id_version *tab, size_t n, uint64_t id, uint64_t dflt);
+lt_key_filter *lt_txn_asserted_keys(const lt_txn *t);
+size_t		lt_txn_replace_at(const lt_txn *t);
+lt_code		lt_txn_settle(lt_txn *t, lt_error *err);
+change	   *lt_txn_change_of(lt_txn *t, uint64_t id);
+bool		lt_txn_same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragment *b);
+lt_code		lt_txn_our_composite(lt_txn *t, const lt_commit_options *opts, lt_composite *out, lt_error *err);
+lt_code		lt_txn_concurrent_rows(void *arg, const Lt__Pb__DataFragment *updated, roaring_bitmap_t **rows, lt_error *err);
+lt_code		lt_txn_check_new_fragments(lt_dataset *prev, lt_dataset *v, const lt_commit_options *opts, lt_error *err);
+lt_code		lt_txn_retained_indexes(Lt__Pb__IndexSection *sec, Lt__Pb__DataFragment *const *frags, size_t n, arena *a,
+				 Lt__Pb__IndexSection **out, lt_error *err);
 
 #endif
