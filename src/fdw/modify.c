@@ -888,14 +888,3 @@ lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char
 			 ItemPointerGetBlockNumberNoCheck(tid), idx, entry->version, uri);
 	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
 }
-
-/* ---- the scan's side ------------------------------------------------------------------------------ */
-
-bool
-lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel)
-{
-	Bitmapset  *attrs = NULL;
-
-	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
-	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
-}

@@ -326,6 +326,16 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	lt_add_partial_path(root, baserel, ps);
 }
 
+/* Does the query read the ctid of baserel (UPDATE / DELETE: the row identity, modify.c)? */
+bool
+lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
+}
+
 ForeignScan *
 ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, ForeignPath *best_path,
 				 List *tlist, List *scan_clauses, Plan *outer_plan)
