@@ -6,11 +6,8 @@
  */
 #include "postgres.h"
 
-#include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
-#include "foreign/foreign.h"
-#include "utils/lsyscache.h"
 
 #include "lt_fdw.h"
 
@@ -33,6 +30,9 @@ _PG_init(void)
 	lt_overwrite_init();
 	lt_merge_init();
 	lt_store_init();
+
+	/* what lower layers reach at run time (they know no file above them) */
+	lt_set_handler_mark(ltGetForeignRelSize);
 }
 
 Datum
@@ -76,30 +76,4 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ExecForeignTruncate = ltExecForeignTruncate;	/* merge.c */
 
 	PG_RETURN_POINTER(routine);
-}
-
-/* ERROR (42809) unless relid is a foreign table whose wrapper's handler is ours; fn names the caller. */
-void
-lt_check_lt_table(Oid relid, const char *fn)
-{
-	char	   *relname = get_rel_name(relid);
-	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: relation %u does not exist", fn, relid)));
-	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: \"%s\" is not a foreign table", fn, relname)));
-	server = GetForeignServer(GetForeignTable(relid)->serverid);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	if (!OidIsValid(fdw->fdwhandler) || GetFdwRoutine(fdw->fdwhandler)->GetForeignRelSize != ltGetForeignRelSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: foreign table \"%s\" does not belong to lt_fdw", fn, relname),
-				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
-						   fdw->fdwname)));
 }

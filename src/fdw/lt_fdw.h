@@ -43,8 +43,10 @@
 #include "util/lt_status.h"
 #include "io/lt_store.h"
 
-/* lt_fdw.c: ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */
+/* option.c: ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */
 extern void lt_check_lt_table(Oid relid, const char *fn);
+/* option.c: the handler's GetForeignRelSize, by which lt_check_lt_table knows lt_fdw (lt_fdw.c installs it) */
+extern void lt_set_handler_mark(GetForeignRelSize_function mark);
 
 /* ---- option.c ------------------------------------------------------------------------------- */
 
