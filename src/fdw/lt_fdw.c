@@ -33,6 +33,13 @@ _PG_init(void)
 
 	/* what lower layers reach at run time (they know no file above them) */
 	lt_set_handler_mark(ltGetForeignRelSize);
+	lt_dataset_set_view_hook(lt_xact_view);
+	lt_xact_set_hooks(&(LtXactHooks) {
+		.commit_key = lt_keys_commit,
+		.commit_indexes = lt_index_build_commit,
+		.discard_index = lt_index_build_discard,
+		.check_new_fragment = lt_overwrite_check_fragment,
+	});
 }
 
 Datum

@@ -42,6 +42,7 @@
 #include "types/lt_schema.h"
 #include "util/lt_status.h"
 #include "io/lt_store.h"
+#include "txn/lt_txn.h"
 
 /* option.c: ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */
 extern void lt_check_lt_table(Oid relid, const char *fn);
@@ -143,6 +144,14 @@ extern void lt_dataset_unpin(LtDatasetEntry *entry);
 extern LtDatasetEntry *lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what);
 /* A parallel worker: the version the leader resolved (pinned; release with lt_dataset_unpin). */
 extern LtDatasetEntry *lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version);
+
+/*
+ * The transaction's own-writes view of the dataset in dir (pinned when pin), or NULL when the transaction
+ * has not modified it: lt_dataset_acquire reads it first for a table not pinned to a version. xact.c's
+ * lt_xact_view, installed by lt_fdw.c when the module is loaded (this layer is below the transaction's).
+ */
+typedef LtDatasetEntry *(*LtDatasetViewHook) (const char *dir, bool pin);
+extern void lt_dataset_set_view_hook(LtDatasetViewHook hook);
 
 /* ---- convert.c ------------------------------------------------------------------------------ */
 
@@ -322,6 +331,23 @@ extern void lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check
 extern LtDatasetEntry *lt_xact_view(const char *dir, bool pin);
 /* Is the entry a transaction's own-writes view (not a committed version)? */
 extern bool lt_xact_is_view(const LtDatasetEntry *e);
+
+/*
+ * The commit's steps that belong to higher files (xact.c knows none of them): lt_fdw.c installs them when
+ * the module is loaded, as PostgreSQL's RegisterXactCallback takes a callback.
+ */
+typedef struct LtXactHooks
+{
+	/* PRE_COMMIT: the pending lt_set_primary_key of the dataset, as one UpdateConfig commit (keys.c) */
+	void		(*commit_key) (LtXactTable *xt);
+	/* PRE_COMMIT: every index built on the dataset, as one CreateIndex commit (index_build.c) */
+	void		(*commit_indexes) (LtXactTable *xt);
+	/* abort and ROLLBACK TO: remove the files of an index not committed, best effort (index_build.c) */
+	void		(*discard_index) (LtXactTable *xt, LtPendingIndex *p);
+	/* lt_txn's check of fragments appended concurrently, for a transaction with replaces (overwrite.c) */
+	lt_new_fragment_check check_new_fragment;
+} LtXactHooks;
+extern void lt_xact_set_hooks(const LtXactHooks *hooks);
 
 /* ---- modify.c ------------------------------------------------------------------------------- */
 

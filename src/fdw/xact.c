@@ -89,6 +89,9 @@ crash_hook(lt_commit_point point)
 		kill(getpid(), SIGKILL);
 }
 
+/* the commit's steps of the files above (lt_fdw.c installs them at load: lt_xact_set_hooks) */
+static LtXactHooks hooks;
+
 static List *tables = NIL;		/* LtXactTable of this transaction, one per dataset (TopMemoryContext list) */
 static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
 static MemoryContext marker = NULL;
@@ -606,7 +609,7 @@ discard_indexes(LtXactTable *xt, SubTransactionId from_subid)
 		if (p->subid < from_subid)
 			continue;
 		xt->pending_indexes = foreach_delete_current(xt->pending_indexes, lc);
-		lt_index_build_discard(xt, p);
+		hooks.discard_index(xt, p);
 	}
 }
 
@@ -668,9 +671,9 @@ commit_all(void)
 		MemoryContext old;
 
 		if (xt->pending_key)
-			lt_keys_commit(xt);
+			hooks.commit_key(xt);
 		if (xt->pending_indexes != NIL)
-			lt_index_build_commit(xt);
+			hooks.commit_indexes(xt);
 		if (xt->txn == NULL)
 			continue;
 		apply_pending(xt);
@@ -679,7 +682,7 @@ commit_all(void)
 		if (xt->overwrite_checks != NIL)
 		{
 			/* a replace: rows concurrent writers appended must not match its predicate */
-			co.check_new_fragment = lt_overwrite_check_fragment;
+			co.check_new_fragment = hooks.check_new_fragment;
 			co.check_arg = xt;
 		}
 		if (has_inserted_keys(xt))
@@ -888,4 +891,10 @@ lt_xact_init(void)
 							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	RegisterXactCallback(xact_callback, NULL);
 	RegisterSubXactCallback(subxact_callback, NULL);
+}
+
+void
+lt_xact_set_hooks(const LtXactHooks *h)
+{
+	hooks = *h;
 }
