@@ -39,7 +39,9 @@
 
 #include "io/lt_store.h"
 #include "util/lt_alloc.h"
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "option.h"
+#include "store.h"
 #include "index/lt_index_plan.h"
 
 /* ---- allocation hooks ----------------------------------------------------------------------- */

@@ -1,15 +1,57 @@
 /*
  * lt_fdw.c — the foreign data wrapper's entry point: module initialisation and the handler.
  *
- * This layer is the only one that includes Postgres headers (src/lance/ never does). The rest of
- * the glue is split by concern, as listed in lt_fdw.h.
+ * This layer is the only one that includes Postgres headers (src/lance/ never does). The glue is a
+ * stack of files split by concern, each with its header (a header belongs to its .c file's layer); a
+ * file includes and calls only its own layer and the layers below (test/layering.sh, FDW_LAYERS):
+ *
+ *   lt_fdw.c       the handler and _PG_init, which installs what lower layers reach at run time
+ *   merge.c        lt_merge_insert(): upsert (Lance's merge-insert) as one commit; TRUNCATE
+ *   modify.c       INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
+ *   upper.c        aggregate pushdown (planning and execution); the handler's scan entry points
+ *   overwrite.c    INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
+ *   scan.c         planning and executing a foreign scan (serial and parallel)
+ *   explain.c      EXPLAIN output
+ *   analyze.c      ANALYZE: a uniform sample of live rows read by random access; lt_last_analyze()
+ *   import.c       IMPORT FOREIGN SCHEMA
+ *   admin.c        lt_versions(), lt_fragments(), lt_cleanup()
+ *   index.c        scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
+ *   index_build.c  lt_create_index(): build now, CreateIndex commit at PRE_COMMIT
+ *   keys.c         keyed tables: the primary key checked per written row; lt_set_primary_key()
+ *   convert.c      the type mapping: checks of declared columns against fields, lt_array slot -> Datum
+ *   convert_write.c  Datum -> lt_array: the write side of the type mapping, with range checks
+ *   quals.c        WHERE quals -> the library's filter IR (classification at plan time, the filter at
+ *                  execution), parameters
+ *   xact.c         one lt_txn per modified dataset per transaction: savepoints, own writes, commit
+ *   dataset.c      library allocations in memory contexts, lt_code -> SQLSTATE, version resolution
+ *                  (snapshots), the per-backend cache of opened datasets
+ *   option.c       the option table, the validator, option lookup, the privilege rules, lt_check_lt_table
+ *   store.c        where a dataset's bytes live: a local directory or S3, and with which credentials
+ *
+ * Where a lower layer must reach a higher one at run time it takes a callback, installed below: the
+ * dataset cache asks the transaction for its own-writes view, the transaction's commit calls the key and
+ * index commits and the replaces' check, and lt_check_lt_table knows the handler by its GetForeignRelSize.
  */
 #include "postgres.h"
 
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
 
-#include "lt_fdw.h"
+#include "analyze.h"
+#include "dataset.h"
+#include "import.h"
+#include "index.h"
+#include "index_build.h"
+#include "keys.h"
+#include "merge.h"
+#include "modify.h"
+#include "option.h"
+#include "overwrite.h"
+#include "quals.h"
+#include "scan.h"
+#include "store.h"
+#include "upper.h"
+#include "xact.h"
 
 PG_MODULE_MAGIC;
 

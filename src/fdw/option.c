@@ -47,7 +47,8 @@
 
 #include "io/lt_store_s3.h"
 #include "util/lt_alloc.h"
-#include "lt_fdw.h"
+#include "option.h"
+#include "store.h"
 
 typedef struct LtFdwOption
 {

@@ -44,7 +44,10 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "option.h"
+#include "store.h"
+#include "xact.h"
 #include "util/lt_alloc.h"
 #include "txn/lt_txn.h"
 #include "txn/lt_keys.h"
