@@ -8,8 +8,9 @@
  *   lt_fdw.c       the handler and _PG_init, which installs what lower layers reach at run time
  *   merge.c        lt_merge_insert(): upsert (Lance's merge-insert) as one commit; TRUNCATE
  *   modify.c       INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
- *   upper.c        aggregate pushdown (planning and execution); the handler's scan entry points
+ *   upper_exec.c   aggregate scans over column vectors; the handler's scan entry points (dispatch)
  *   overwrite.c    INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
+ *   upper.c        aggregate pushdown's planning: what can be pushed, paths, costs, the plan
  *   scan.c         planning and executing a foreign scan (serial and parallel)
  *   explain.c      EXPLAIN output
  *   analyze.c      ANALYZE: a uniform sample of live rows read by random access; lt_last_analyze()
@@ -51,6 +52,7 @@
 #include "scan.h"
 #include "store.h"
 #include "upper.h"
+#include "upper_exec.h"
 #include "xact.h"
 
 PG_MODULE_MAGIC;
@@ -91,7 +93,7 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 
 	routine->GetForeignRelSize = ltGetForeignRelSize;
 	routine->GetForeignPaths = ltGetForeignPaths;
-	/* the scan entry points dispatch between base scans (scan.c) and aggregate scans (upper.c) */
+	/* the scan entry points dispatch between base scans (scan.c) and aggregate scans (upper_exec.c) */
 	routine->GetForeignPlan = lt_upper_GetForeignPlan;
 	routine->BeginForeignScan = lt_upper_BeginForeignScan;
 	routine->IterateForeignScan = lt_upper_IterateForeignScan;
