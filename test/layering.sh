@@ -17,14 +17,19 @@ cd "$ROOT" || exit 2
 PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
 rooms=($(sed -nE 's/^LANCE_ROOMS := //p' Makefile))
-# src/fdw, lowest layer first: a file may include and call files of its own layer's lower neighbours only
-# (a header of src/fdw/ belongs to the layer of its .c file)
+# src/fdw, lowest layer first: a file may include and call files of its own layer and of the layers below
+# (a header of src/fdw/ belongs to the layer of its .c file; within a layer the calls must not loop)
 FDW_LAYERS=(
-	"option store"
+	"store"
+	"option"
 	"dataset"
 	"xact"
 	"convert convert_write quals"
-	"scan modify index index_build upper analyze overwrite merge keys admin import explain"
+	"index index_build keys"
+	"scan explain analyze import admin"
+	"overwrite upper"
+	"modify upper_exec"
+	"merge"
 	"lt_fdw"
 )
 

@@ -17,7 +17,9 @@
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "option.h"
+#include "xact.h"
 #include "util/lt_alloc.h"
 #include "table/lt_cleanup.h"
 #include "table/lt_deletion.h"

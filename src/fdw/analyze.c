@@ -29,7 +29,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lt_fdw.h"
+#include "analyze.h"
+#include "convert.h"
+#include "dataset.h"
+#include "option.h"
+#include "scan.h"
 #include "table/lt_scan.h"
 #include "proto/lt_table.pb-c.h"
 #include "util/lt_sort.h"

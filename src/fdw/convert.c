@@ -40,7 +40,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "lt_fdw.h"
+#include "convert.h"
 #include "util/lt_value.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */

@@ -34,7 +34,9 @@
 #include "utils/timestamp.h"
 #include "utils/typcache.h"
 
-#include "lt_fdw.h"
+#include "convert.h"
+#include "convert_write.h"
+#include "dataset.h"
 #include "util/lt_value.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */

@@ -39,7 +39,9 @@
 
 #include "io/lt_store.h"
 #include "util/lt_alloc.h"
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "option.h"
+#include "store.h"
 #include "index/lt_index_plan.h"
 
 /* ---- allocation hooks ----------------------------------------------------------------------- */
@@ -479,6 +481,15 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 	return version;
 }
 
+/* The transaction's own-writes views (xact.c's lt_xact_view, installed by lt_fdw.c at load). */
+static LtDatasetViewHook view_hook = NULL;
+
+void
+lt_dataset_set_view_hook(LtDatasetViewHook hook)
+{
+	view_hook = hook;
+}
+
 LtDatasetEntry *
 lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 {
@@ -487,7 +498,8 @@ lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 	LtDatasetEntry *e;
 
 	/* a dataset this transaction modified: its own writes (xact.c), unless the table is pinned */
-	if (opts->version == 0 && opts->tag == NULL && (e = lt_xact_view(opts->dataset_dir, pin)) != NULL)
+	Assert(view_hook != NULL);
+	if (opts->version == 0 && opts->tag == NULL && (e = view_hook(opts->dataset_dir, pin)) != NULL)
 		return e;
 	what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
 	version = resolve_version(relid, opts, what);

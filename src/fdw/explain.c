@@ -11,7 +11,10 @@
 
 #include "commands/explain.h"
 
-#include "lt_fdw.h"
+#include "explain.h"
+#include "index.h"
+#include "quals.h"
+#include "scan.h"
 #include "table/lt_scan.h"
 
 void

@@ -29,7 +29,11 @@
 #include "utils/syscache.h"
 
 #include "io/lt_store.h"
-#include "lt_fdw.h"
+#include "convert.h"
+#include "dataset.h"
+#include "import.h"
+#include "option.h"
+#include "store.h"
 
 typedef struct DirList
 {

@@ -39,7 +39,11 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "index.h"
+#include "option.h"
+#include "quals.h"
+#include "xact.h"
 #include "index/lt_index_plan.h"
 #include "proto/lt_table.pb-c.h"
 

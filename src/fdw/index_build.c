@@ -25,7 +25,11 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "index_build.h"
+#include "option.h"
+#include "store.h"
+#include "xact.h"
 #include "index/lt_index_write.h"
 #include "txn/lt_txn_index.h"
 

@@ -1,18 +1,59 @@
 /*
  * lt_fdw.c — the foreign data wrapper's entry point: module initialisation and the handler.
  *
- * This layer is the only one that includes Postgres headers (src/lance/ never does). The rest of
- * the glue is split by concern, as listed in lt_fdw.h.
+ * This layer is the only one that includes Postgres headers (src/lance/ never does). The glue is a
+ * stack of files split by concern, each with its header (a header belongs to its .c file's layer); a
+ * file includes and calls only its own layer and the layers below (test/layering.sh, FDW_LAYERS):
+ *
+ *   lt_fdw.c       the handler and _PG_init, which installs what lower layers reach at run time
+ *   merge.c        lt_merge_insert(): upsert (Lance's merge-insert) as one commit; TRUNCATE
+ *   modify.c       INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
+ *   upper_exec.c   aggregate scans over column vectors; the handler's scan entry points (dispatch)
+ *   overwrite.c    INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check
+ *   upper.c        aggregate pushdown's planning: what can be pushed, paths, costs, the plan
+ *   scan.c         planning and executing a foreign scan (serial and parallel)
+ *   explain.c      EXPLAIN output
+ *   analyze.c      ANALYZE: a uniform sample of live rows read by random access; lt_last_analyze()
+ *   import.c       IMPORT FOREIGN SCHEMA
+ *   admin.c        lt_versions(), lt_fragments(), lt_cleanup()
+ *   index.c        scalar indexes in scans (lookups per (re)scan), index costing, EXPLAIN lines, lt_indexes()
+ *   index_build.c  lt_create_index(): build now, CreateIndex commit at PRE_COMMIT
+ *   keys.c         keyed tables: the primary key checked per written row; lt_set_primary_key()
+ *   convert.c      the type mapping: checks of declared columns against fields, lt_array slot -> Datum
+ *   convert_write.c  Datum -> lt_array: the write side of the type mapping, with range checks
+ *   quals.c        WHERE quals -> the library's filter IR (classification at plan time, the filter at
+ *                  execution), parameters
+ *   xact.c         one lt_txn per modified dataset per transaction: savepoints, own writes, commit
+ *   dataset.c      library allocations in memory contexts, lt_code -> SQLSTATE, version resolution
+ *                  (snapshots), the per-backend cache of opened datasets
+ *   option.c       the option table, the validator, option lookup, the privilege rules, lt_check_lt_table
+ *   store.c        where a dataset's bytes live: a local directory or S3, and with which credentials
+ *
+ * Where a lower layer must reach a higher one at run time it takes a callback, installed below: the
+ * dataset cache asks the transaction for its own-writes view, the transaction's commit calls the key and
+ * index commits and the replaces' check, and lt_check_lt_table knows the handler by its GetForeignRelSize.
  */
 #include "postgres.h"
 
-#include "catalog/pg_class.h"
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
-#include "foreign/foreign.h"
-#include "utils/lsyscache.h"
 
-#include "lt_fdw.h"
+#include "analyze.h"
+#include "dataset.h"
+#include "import.h"
+#include "index.h"
+#include "index_build.h"
+#include "keys.h"
+#include "merge.h"
+#include "modify.h"
+#include "option.h"
+#include "overwrite.h"
+#include "quals.h"
+#include "scan.h"
+#include "store.h"
+#include "upper.h"
+#include "upper_exec.h"
+#include "xact.h"
 
 PG_MODULE_MAGIC;
 
@@ -33,6 +74,16 @@ _PG_init(void)
 	lt_overwrite_init();
 	lt_merge_init();
 	lt_store_init();
+
+	/* what lower layers reach at run time (they know no file above them) */
+	lt_set_handler_mark(ltGetForeignRelSize);
+	lt_dataset_set_view_hook(lt_xact_view);
+	lt_xact_set_hooks(&(LtXactHooks) {
+		.commit_key = lt_keys_commit,
+		.commit_indexes = lt_index_build_commit,
+		.discard_index = lt_index_build_discard,
+		.check_new_fragment = lt_overwrite_check_fragment,
+	});
 }
 
 Datum
@@ -42,7 +93,7 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 
 	routine->GetForeignRelSize = ltGetForeignRelSize;
 	routine->GetForeignPaths = ltGetForeignPaths;
-	/* the scan entry points dispatch between base scans (scan.c) and aggregate scans (upper.c) */
+	/* the scan entry points dispatch between base scans (scan.c) and aggregate scans (upper_exec.c) */
 	routine->GetForeignPlan = lt_upper_GetForeignPlan;
 	routine->BeginForeignScan = lt_upper_BeginForeignScan;
 	routine->IterateForeignScan = lt_upper_IterateForeignScan;
@@ -76,30 +127,4 @@ lt_fdw_handler(PG_FUNCTION_ARGS)
 	routine->ExecForeignTruncate = ltExecForeignTruncate;	/* merge.c */
 
 	PG_RETURN_POINTER(routine);
-}
-
-/* ERROR (42809) unless relid is a foreign table whose wrapper's handler is ours; fn names the caller. */
-void
-lt_check_lt_table(Oid relid, const char *fn)
-{
-	char	   *relname = get_rel_name(relid);
-	ForeignServer *server;
-	ForeignDataWrapper *fdw;
-
-	if (relname == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("%s: relation %u does not exist", fn, relid)));
-	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: \"%s\" is not a foreign table", fn, relname)));
-	server = GetForeignServer(GetForeignTable(relid)->serverid);
-	fdw = GetForeignDataWrapper(server->fdwid);
-	if (!OidIsValid(fdw->fdwhandler) || GetFdwRoutine(fdw->fdwhandler)->GetForeignRelSize != ltGetForeignRelSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("%s: foreign table \"%s\" does not belong to lt_fdw", fn, relname),
-				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
-						   fdw->fdwname)));
 }

@@ -33,7 +33,13 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lt_fdw.h"
+#include "convert_write.h"
+#include "dataset.h"
+#include "keys.h"
+#include "modify.h"
+#include "option.h"
+#include "overwrite.h"
+#include "xact.h"
 #include "util/lt_alloc.h"
 #include "table/lt_scan.h"
 #include "proto/lt_table.pb-c.h"
@@ -887,15 +893,4 @@ lt_row_identity_address(const LtDatasetEntry *entry, ItemPointer tid, const char
 		elog(ERROR, "lt_fdw: row identity (%u,%u) names no fragment of version " UINT64_FORMAT " of %s",
 			 ItemPointerGetBlockNumberNoCheck(tid), idx, entry->version, uri);
 	return (ds->fragments[idx - 1]->id << 32) | ItemPointerGetBlockNumberNoCheck(tid);
-}
-
-/* ---- the scan's side ------------------------------------------------------------------------------ */
-
-bool
-lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel)
-{
-	Bitmapset  *attrs = NULL;
-
-	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
-	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
 }

@@ -29,12 +29,14 @@
 
 #include "access/reloptions.h"
 #include "catalog/pg_attribute.h"
+#include "catalog/pg_class.h"
 #include "catalog/pg_authid.h"
 #include "catalog/pg_foreign_data_wrapper.h"
 #include "catalog/pg_foreign_server.h"
 #include "catalog/pg_foreign_table.h"
 #include "catalog/pg_user_mapping.h"
 #include "commands/defrem.h"
+#include "foreign/fdwapi.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -45,7 +47,8 @@
 
 #include "io/lt_store_s3.h"
 #include "util/lt_alloc.h"
-#include "lt_fdw.h"
+#include "option.h"
+#include "store.h"
 
 typedef struct LtFdwOption
 {
@@ -578,4 +581,42 @@ lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
 			return defGetString(def);
 	}
 	return pstrdup(attname);
+}
+
+/* ---- foreign tables of lt_fdw ----------------------------------------------------------------------- */
+
+/* The handler's GetForeignRelSize (lt_fdw.c installs it at load): a routine that has it is lt_fdw's. */
+static GetForeignRelSize_function handler_mark = NULL;
+
+void
+lt_set_handler_mark(GetForeignRelSize_function mark)
+{
+	handler_mark = mark;
+}
+
+/* ERROR (42809) unless relid is a foreign table whose wrapper's handler is ours; fn names the caller. */
+void
+lt_check_lt_table(Oid relid, const char *fn)
+{
+	char	   *relname = get_rel_name(relid);
+	ForeignServer *server;
+	ForeignDataWrapper *fdw;
+
+	Assert(handler_mark != NULL);
+	if (relname == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("%s: relation %u does not exist", fn, relid)));
+	if (get_rel_relkind(relid) != RELKIND_FOREIGN_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s: \"%s\" is not a foreign table", fn, relname)));
+	server = GetForeignServer(GetForeignTable(relid)->serverid);
+	fdw = GetForeignDataWrapper(server->fdwid);
+	if (!OidIsValid(fdw->fdwhandler) || GetFdwRoutine(fdw->fdwhandler)->GetForeignRelSize != handler_mark)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("%s: foreign table \"%s\" does not belong to lt_fdw", fn, relname),
+				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
+						   fdw->fdwname)));
 }

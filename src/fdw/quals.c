@@ -59,7 +59,10 @@
 #include "utils/pg_locale.h"
 #include "utils/timestamp.h"
 
-#include "lt_fdw.h"
+#include "convert.h"
+#include "dataset.h"
+#include "option.h"
+#include "quals.h"
 #include "util/lt_alloc.h"
 
 #define EPOCH_SHIFT_DAYS	((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE))	/* 10957 */

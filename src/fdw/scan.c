@@ -43,7 +43,13 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
-#include "lt_fdw.h"
+#include "convert.h"
+#include "dataset.h"
+#include "index.h"
+#include "option.h"
+#include "quals.h"
+#include "scan.h"
+#include "xact.h"
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_bufpool.h"
@@ -324,6 +330,16 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 									 total_cost, NIL, NULL, NULL, NIL));
 	lt_add_parameterized_paths(root, baserel, ps);
 	lt_add_partial_path(root, baserel, ps);
+}
+
+/* Does the query read the ctid of baserel (UPDATE / DELETE: the row identity, modify.c)? */
+bool
+lt_scan_wants_row_identity(PlannerInfo *root, RelOptInfo *baserel)
+{
+	Bitmapset  *attrs = NULL;
+
+	pull_varattnos((Node *) baserel->reltarget->exprs, baserel->relid, &attrs);
+	return bms_is_member(SelfItemPointerAttributeNumber - FirstLowInvalidHeapAttributeNumber, attrs);
 }
 
 ForeignScan *

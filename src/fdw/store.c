@@ -28,7 +28,7 @@
 
 #include "io/lt_store_s3.h"
 #include "util/lt_alloc.h"
-#include "lt_fdw.h"
+#include "store.h"
 
 bool
 lt_is_s3_uri(const char *value)

@@ -44,7 +44,10 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
-#include "lt_fdw.h"
+#include "dataset.h"
+#include "option.h"
+#include "store.h"
+#include "xact.h"
 #include "util/lt_alloc.h"
 #include "txn/lt_txn.h"
 #include "txn/lt_keys.h"
@@ -88,6 +91,9 @@ crash_hook(lt_commit_point point)
 	if ((int) point == crash_at)
 		kill(getpid(), SIGKILL);
 }
+
+/* the commit's steps of the files above (lt_fdw.c installs them at load: lt_xact_set_hooks) */
+static LtXactHooks hooks;
 
 static List *tables = NIL;		/* LtXactTable of this transaction, one per dataset (TopMemoryContext list) */
 static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
@@ -606,7 +612,7 @@ discard_indexes(LtXactTable *xt, SubTransactionId from_subid)
 		if (p->subid < from_subid)
 			continue;
 		xt->pending_indexes = foreach_delete_current(xt->pending_indexes, lc);
-		lt_index_build_discard(xt, p);
+		hooks.discard_index(xt, p);
 	}
 }
 
@@ -668,9 +674,9 @@ commit_all(void)
 		MemoryContext old;
 
 		if (xt->pending_key)
-			lt_keys_commit(xt);
+			hooks.commit_key(xt);
 		if (xt->pending_indexes != NIL)
-			lt_index_build_commit(xt);
+			hooks.commit_indexes(xt);
 		if (xt->txn == NULL)
 			continue;
 		apply_pending(xt);
@@ -679,7 +685,7 @@ commit_all(void)
 		if (xt->overwrite_checks != NIL)
 		{
 			/* a replace: rows concurrent writers appended must not match its predicate */
-			co.check_new_fragment = lt_overwrite_check_fragment;
+			co.check_new_fragment = hooks.check_new_fragment;
 			co.check_arg = xt;
 		}
 		if (has_inserted_keys(xt))
@@ -888,4 +894,10 @@ lt_xact_init(void)
 							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	RegisterXactCallback(xact_callback, NULL);
 	RegisterSubXactCallback(subxact_callback, NULL);
+}
+
+void
+lt_xact_set_hooks(const LtXactHooks *h)
+{
+	hooks = *h;
 }

@@ -1,0 +1,62 @@
+/*
+ * dataset.h — library allocations in memory contexts, library errors as ereport, and the per-backend
+ * cache of opened datasets with the snapshot rules that pick the version a statement reads (dataset.c).
+ */
+#ifndef LT_FDW_DATASET_H
+#define LT_FDW_DATASET_H
+
+#include "io/lt_store.h"
+#include "table/lt_dataset.h"
+#include "util/lt_status.h"
+
+#include "option.h"
+#include "store.h"
+
+/* Route library allocations: returns the previous target. */
+extern MemoryContext lt_alloc_target(MemoryContext cxt);
+extern void lt_alloc_init(void);
+extern void lt_dataset_init(void);	/* GUC lt_fdw.leader_versions (parallel workers) */
+/* An allocator for library objects that allocate in cxt whatever the current target (lt_bufpool) */
+struct lt_allocator;
+extern void lt_allocator_in(MemoryContext cxt, struct lt_allocator *out);
+
+/* ereport(ERROR) for a failed library call; `what` names the dataset/table. */
+extern void lt_report(const lt_error *err, const char *what) pg_attribute_noreturn();
+/* The same for a failed write ("writing ..." in the context). */
+extern void lt_report_write(const lt_error *err, const char *what) pg_attribute_noreturn();
+
+/* An opened dataset at one version, held by the per-backend cache. */
+typedef struct LtDatasetEntry
+{
+	char	   *dir;			/* key: dataset directory ... */
+	char	   *identity;		/* ... the credentials it was read with (S3; "" for local) ... */
+	uint64		version;		/* ... and version */
+	MemoryContext cxt;			/* every library allocation of store + dataset */
+	lt_store   *store;
+	lt_dataset *ds;
+	int			pins;			/* scans using it now; pinned entries are never evicted */
+	uint64		last_used;
+	uint64		live_rows;
+	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
+} LtDatasetEntry;
+
+/*
+ * Resolve the version a statement reads (snapshot rules: pinned by option, per transaction in
+ * REPEATABLE READ/SERIALIZABLE, per statement in READ COMMITTED) and return the cached dataset,
+ * pinned when `pin` (release with lt_dataset_unpin).
+ */
+extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
+extern void lt_dataset_unpin(LtDatasetEntry *entry);
+extern LtDatasetEntry *lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what);
+/* A parallel worker: the version the leader resolved (pinned; release with lt_dataset_unpin). */
+extern LtDatasetEntry *lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version);
+
+/*
+ * The transaction's own-writes view of the dataset in dir (pinned when pin), or NULL when the transaction
+ * has not modified it: lt_dataset_acquire reads it first for a table not pinned to a version. xact.c's
+ * lt_xact_view, installed by lt_fdw.c when the module is loaded (this layer is below the transaction's).
+ */
+typedef LtDatasetEntry *(*LtDatasetViewHook) (const char *dir, bool pin);
+extern void lt_dataset_set_view_hook(LtDatasetViewHook hook);
+
+#endif

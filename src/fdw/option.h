@@ -1,0 +1,49 @@
+/*
+ * option.h — a foreign table's options merged with its server's, the privilege rules, and the check that
+ * a table belongs to lt_fdw (option.c).
+ */
+#ifndef LT_FDW_OPTION_H
+#define LT_FDW_OPTION_H
+
+#include "access/attnum.h"
+#include "foreign/fdwapi.h"
+
+#include "store.h"
+
+/* The options of one foreign table, merged with its server's. */
+typedef struct LtTableOptions
+{
+	char	   *server_name;
+	char	   *root;			/* server root as a local directory (file:// stripped) or an s3:// URI, or NULL */
+	char	   *path;			/* table path option as given, or NULL */
+	char	   *dataset_dir;	/* the resolved location: a local directory or an s3:// URI */
+	char	   *uri;			/* file:// or s3:// URI for messages and EXPLAIN */
+	LtS3Location *s3;			/* the S3 endpoint and credentials when dataset_dir is s3://, else NULL */
+	uint64		version;		/* 0 = not pinned */
+	char	   *tag;			/* NULL = not pinned */
+} LtTableOptions;
+
+extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
+/* The dataset field name of a column: its column_name option, else its attname. */
+extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
+/* The local-file privilege rule: superuser or pg_read_server_files, for userid. */
+extern void lt_check_read_privilege(Oid userid, const char *relname, const char *uri);
+/* The write rule: superuser or pg_write_server_files, for userid. */
+extern void lt_check_write_privilege(Oid userid, const char *relname, const char *uri);
+/* Write options of a foreign table (table option, else server option, else the default). */
+extern int	lt_option_batch_size(Oid relid);
+extern int64 lt_option_max_rows_per_file(Oid relid);
+/* "file:///x" or "/x" -> "/x"; errors for s3:// and other schemes. */
+extern char *lt_local_path_from_uri(const char *value, const char *option);
+/* A local path as lt_local_path_from_uri, or a checked and normalised s3:// URI. */
+extern char *lt_location_from_uri(const char *value, const char *option);
+
+/* ERROR (42809) unless relid is a foreign table of lt_fdw; fn names the caller */
+extern void lt_check_lt_table(Oid relid, const char *fn);
+/*
+ * The handler's GetForeignRelSize, by which lt_check_lt_table knows a wrapper of lt_fdw (the routine a
+ * handler returns is new at each call): lt_fdw.c installs it when the module is loaded.
+ */
+extern void lt_set_handler_mark(GetForeignRelSize_function mark);
+
+#endif

@@ -1,0 +1,85 @@
+/*
+ * overwrite.h — INSERT OVERWRITE … WHERE (overwrite.c): the predicate bound to its table, the delete set
+ * over the version the transaction reads, validation of new rows, the commit's check; lt_insert_overwrite().
+ */
+#ifndef LT_FDW_OVERWRITE_H
+#define LT_FDW_OVERWRITE_H
+
+#include "commands/explain.h"
+#include "executor/tuptable.h"
+#include "nodes/execnodes.h"
+#include "nodes/primnodes.h"
+#include "utils/rel.h"
+
+#include "table/lt_dataset.h"
+#include "util/lt_status.h"
+
+#include "option.h"
+#include "xact.h"
+
+/* The query text of lt_insert_overwrite / lt_merge_insert: one SELECT or VALUES (42601), trailing ";" cut. */
+extern char *lt_check_select_query(char *query, const char *fn);
+
+extern char *lt_overwrite_where;	/* GUC lt_fdw.overwrite_where ('' = INSERT appends) */
+extern bool lt_overwrite_validate;	/* GUC lt_fdw.overwrite_validate */
+extern void lt_overwrite_init(void);
+/* Is lt_fdw.overwrite_where set (an INSERT then replaces)? */
+extern bool lt_overwrite_active(void);
+
+/* A replace predicate bound to its target table. */
+typedef struct LtOverwritePred
+{
+	char	   *text;			/* as given */
+	Expr	   *expr;			/* boolean, Vars of varno 1 over the table's columns, constants folded */
+	List	   *attnums;		/* the columns it reads (integers) */
+	ExprState  *state;			/* validation of new rows (built on first use) */
+	ExprContext *econtext;
+} LtOverwritePred;
+
+/* The delete set of a replace over the version it reads. */
+typedef struct LtOverwritePlan
+{
+	uint64		version;
+	const char *filter;			/* the part of the predicate the reader evaluates, or NULL */
+	bool		local_check;	/* Postgres checks (part of) the predicate on the rows read */
+	int64		fragments_total;
+	int64		fragments_scanned;
+	int64		rows_scanned;
+	int64		fragments_removed;	/* every live row matched: removed by id */
+	int64		fragments_metadata_only;	/* of those, proved from index metadata without a read */
+	int64		fragments_updated;	/* some rows matched: a new deletion vector */
+	int64		fragments_pruned;	/* index data proved no row matches */
+	int64		fragments_by_index;	/* index data named exactly the matching rows (no read) */
+	int64		rows_deleted;
+	char	   *indexes;		/* the index lookups made ("name (kind) for predicate", ...), or NULL */
+} LtOverwritePlan;
+
+/* What the last replace of this backend did (lt_insert_overwrite's result; modify.c fills it). */
+typedef struct LtOverwriteStats
+{
+	bool		valid;
+	Oid			relid;
+	int64		rows_deleted, rows_inserted, fragments_removed, fragments_updated, fragments_added;
+} LtOverwriteStats;
+extern LtOverwriteStats lt_overwrite_last;
+
+/* Parse and bind the predicate against rel (errors before anything is written). */
+extern LtOverwritePred *lt_overwrite_bind(Relation rel, const char *text);
+/*
+ * The delete set over the version the transaction reads (its own writes included); with xt, the
+ * deletes and removals are handed to it, else (EXPLAIN) only counted.
+ */
+extern void lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtOverwritePred *pred,
+							  LtOverwritePlan *plan);
+/* ERROR 44000 unless the new row in slot (row number rowno of the statement) satisfies p. */
+extern void lt_overwrite_validate_row(LtOverwritePred *p, Relation rel, TupleTableSlot *slot, uint64 rowno);
+/* Keep the predicate with the transaction for the commit's check of concurrent appends. */
+extern void lt_overwrite_register(LtXactTable *xt, Relation rel, LtOverwritePred *pred);
+/* lt_txn's lt_new_fragment_check for a transaction with replaces (arg: its LtXactTable). */
+struct Lt__Pb__DataFragment;
+extern lt_code lt_overwrite_check_fragment(void *arg, lt_dataset *v, const struct Lt__Pb__DataFragment *frag,
+										   lt_error *err);
+extern void lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, bool validate,
+								 ExplainState *es);
+
+#endif
