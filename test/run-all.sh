@@ -5,6 +5,7 @@
 #   test/run-all.sh unit pg         only the named steps (the build step always runs)
 #
 #   build    make all tools unit-build fuzz-build      (extension, lt-inspect, test binaries)
+#   layering test/layering.sh                          includes and calls run one way (docs/architecture.md)
 #   unit     make unit                                 unit tests of src/lance under ASan/UBSan
 #   fuzz     test/fuzz/run.sh smoke                    a short run of every fuzz target
 #   interop  test/interop/run.sh                       lt-inspect / lt_fdw against the reference Lance library
@@ -40,11 +41,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
+all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
+		layering|unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
 		-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -119,6 +120,7 @@ fi
 
 for s in "${steps[@]}"; do
 	case $s in
+		layering) run_step layering test/layering.sh test/layering.sh ;;
 		unit) run_step unit "" $MAKE unit PG_CONFIG="$PG_CONFIG" ;;
 		fuzz) run_step fuzz test/fuzz/run.sh test/fuzz/run.sh smoke ;;
 		interop) run_step interop test/interop/run.sh test/interop/run.sh ;;
