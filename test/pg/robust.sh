@@ -160,7 +160,7 @@ fi
 q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lt_hold'" >/dev/null
 wait_done lt_a; wait_done lt_d
 check "lock: the held commit and the one queued behind it commit once it is released" \
-	"$(cat "$TMP/lt_a.rc" "$TMP/lt_d.rc" 2>/dev/null | tr '\n' ' ')$(q "SELECT string_agg(id::text, ',' ORDER BY id) FROM locked WHERE id > 1000")" "0 0 1001,1004"
+	"$(cat "$TMP/lt_a.rc" "$TMP/lt_d.rc" 2>/dev/null | tr '\n' ' ')$(q "SELECT string_agg(value, ',' ORDER BY value) FROM locked WHERE value LIKE 'lock-%'")" "0 0 lock-a,lock-d"
 
 copy writers; table writers
 W=16 N=10
@@ -176,6 +176,31 @@ total=0; for w in $(seq $W); do total=$((total + $(cat "$TMP/writer.$w" 2>/dev/n
 check "lock: $W sessions committing $N single-row INSERTs each at once: every one commits" "$total" "$((W * N))"
 check "lock: ... and every row is there" "$(q "SELECT count(*) FROM writers WHERE value = 'writer'")" "$((W * N))"
 [ -s "$TMP/writers.err" ] && sed 's/^/     /' "$TMP/writers.err" | head -5
+
+# ---- cancel: long loops answer statement_timeout ------------------------------------------------------
+copy many; table many
+OUTER=900 sql "many versions" "DO \$\$ BEGIN FOR i IN 1..$((NVERSIONS / 2)) LOOP
+  INSERT INTO many VALUES (-i, 'v'); COMMIT; DELETE FROM many WHERE id = -i; COMMIT; END LOOP; END \$\$"
+[ "$(cat "$TMP/rc")" = 0 ] || { cat "$TMP/out"; bad "cancel: $NVERSIONS versions made"; }
+nman() { ls "$LAKE/many.lance/_versions" | grep -c '\.manifest$'; }
+before=$(nman)
+warm="SELECT count(*) FROM lt_fragments('many'); SET statement_timeout = '20ms';"
+sql "versions" "$warm SELECT count(*) FROM lt_versions('many')"
+expect "cancel: lt_versions over $before versions ends with 57014 under statement_timeout" "57014"
+sql "cleanup dry" "$warm SELECT files_removed FROM lt_cleanup('many', '0 seconds', dry_run => true)"
+expect "cancel: lt_cleanup's dry run over $before versions ends with 57014 under statement_timeout" "57014"
+sql "cleanup" "$warm SELECT files_removed FROM lt_cleanup('many', '0 seconds')"
+expect "cancel: lt_cleanup over $before versions ends with 57014 under statement_timeout" "57014"
+check "cancel: ... before it removed anything (it stops while reading the manifests)" "$(nman)" "$before"
+sql "cleanup" "SELECT old_versions FROM lt_cleanup('many', '0 seconds', dry_run => true)"
+check "cancel: then a dry run lists the $((before - 1)) old versions" "$(grep -Eo '^ *[0-9]+$' "$TMP/out" | tr -d ' ')" "$((before - 1))"
+check "cancel: ... and removes nothing" "$(nman)" "$before"
+
+copy sortme; table sortme
+OUTER=600 sql "sort rows" "INSERT INTO sortme SELECT g, md5(g::text) || md5((g * 7)::text) FROM generate_series(1, 1000000) g"
+[ "$(cat "$TMP/rc")" = 0 ] || { cat "$TMP/out"; bad "cancel: a million text rows written"; }
+sql "btree" "SET maintenance_work_mem = '1GB'; SET statement_timeout = '200ms'; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree')"
+expect "cancel: a btree lt_create_index over a million text values ends with 57014 under statement_timeout" "57014"
 
 # ---- create: INSERT where there is no dataset ---------------------------------------------------------
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE newtab (id bigint, value text) SERVER lake OPTIONS (path 'new.lance')" >/dev/null
