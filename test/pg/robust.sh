@@ -20,7 +20,7 @@
 #   test/pg/robust.sh                install (private PostgreSQL copy), run
 #   test/pg/robust.sh --no-install   the extension is already installed
 # Environment: LT_ROBUST_VERSIONS (versions for the cancel checks, default 3000), LT_ROBUST_FRAGS
-# (fragments for the frags check, default 2100).
+# (fragments for the frags check, default 2100), LT_ROBUST_ONLY (only these sections, e.g. "lock frags").
 # Ends with "robust: N passed, M failed"; exits non-zero when anything failed.
 set -uo pipefail
 
@@ -71,10 +71,28 @@ CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
 SQL
 table() { "${PSQL[@]}" -c "CREATE FOREIGN TABLE IF NOT EXISTS $1 (id bigint, value text) SERVER lake OPTIONS (path '$1.lance')" >/dev/null; }
 newest_manifest() { ls "$LAKE/$1.lance/_versions/" | grep -E '^[0-9]+\.manifest$' | LC_ALL=C sort | head -1; }
+apsql() {	# NAME SQL: in the background, output in $TMP/NAME.out, exit code in $TMP/NAME.rc
+	(PGAPPNAME=$1 timeout -k 5 300 "$LT_PGBIN/psql" -X -q -d postgres -v VERBOSITY=verbose -c "$2" >"$TMP/$1.out" 2>&1
+	 echo $? >"$TMP/$1.rc") &
+}
+q() { "$LT_PGBIN/psql" -X -At -d postgres -c "$1"; }
+# wait_for NAME: until session NAME waits for a lock (60 s at most); false when it never does
+wait_for() {
+	for _ in $(seq 600); do
+		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = 'Lock'")" = 1 ] && return 0
+		[ -f "$TMP/$1.rc" ] && return 1
+		sleep 0.1
+	done
+	return 1
+}
+wait_done() { for _ in $(seq 600); do [ -f "$TMP/$1.rc" ] && return 0; sleep 0.1; done; return 1; }
+# want SECTION: the section runs (LT_ROBUST_ONLY unset, or naming it)
+want() { [ -z "${LT_ROBUST_ONLY:-}" ] || [[ " $LT_ROBUST_ONLY " == *" $1 "* ]]; }
 # a writer into FIFO $1, so that a backend blocked opening it (the old code) gets unstuck
 unblock() { (timeout 5 sh -c "echo x > '$1'" 2>/dev/null &); }
 
 # ---- fifo -------------------------------------------------------------------------------------------
+if want fifo; then
 OUTER=60
 copy fifo_data; table fifo_data
 f=$(ls "$LAKE/fifo_data.lance/data" | head -1)
@@ -107,8 +125,10 @@ rm -f "$h"; mkfifo -m 0666 "$h"
 sql "fifo hint" "SELECT count(*) FROM fifo_hint"
 unblock "$h"
 expect "a FIFO as the version hint: an error naming it" "latest_version_hint.json" "FIFO"
+fi
 
 # ---- manifest: a directory in place of the newest one -------------------------------------------------
+if want manifest; then
 copy dirman; table dirman
 m=$(newest_manifest dirman)
 rm "$LAKE/dirman.lance/_versions/$m"; mkdir "$LAKE/dirman.lance/_versions/$m"; chmod 0777 "$LAKE/dirman.lance/_versions/$m"
@@ -116,24 +136,11 @@ sql "dir manifest read" "SELECT count(*) FROM dirman"
 expect "a directory in place of the newest manifest: reads fail naming it (XX001)" "XX001" "$m.*is a directory"
 sql "dir manifest write" "INSERT INTO dirman VALUES (1000, 'x')"
 expect "a directory in place of the newest manifest: writes fail naming it (XX001)" "XX001" "$m.*is a directory"
+fi
 
 # ---- lock: commits of the cluster's sessions to one dataset queue --------------------------------------
+if want lock; then
 copy locked; table locked
-apsql() {	# NAME SQL: in the background, output in $TMP/NAME.out, exit code in $TMP/NAME.rc
-	(PGAPPNAME=$1 timeout -k 5 300 "$LT_PGBIN/psql" -X -q -d postgres -v VERBOSITY=verbose -c "$2" >"$TMP/$1.out" 2>&1
-	 echo $? >"$TMP/$1.rc") &
-}
-q() { "$LT_PGBIN/psql" -X -At -d postgres -c "$1"; }
-# wait_for NAME: until session NAME waits for a lock (60 s at most); false when it never does
-wait_for() {
-	for _ in $(seq 600); do
-		[ "$(q "SELECT count(*) FROM pg_stat_activity WHERE application_name = '$1' AND wait_event_type = 'Lock'")" = 1 ] && return 0
-		[ -f "$TMP/$1.rc" ] && return 1
-		sleep 0.1
-	done
-	return 1
-}
-wait_done() { for _ in $(seq 600); do [ -f "$TMP/$1.rc" ] && return 0; sleep 0.1; done; return 1; }
 rm -f "$TMP"/lt_*.rc
 apsql lt_hold "SELECT pg_advisory_lock(4242), pg_sleep(300)"
 for _ in $(seq 100); do [ "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4242 AND granted")" = 1 ] && break; sleep 0.1; done
@@ -176,8 +183,10 @@ total=0; for w in $(seq $W); do total=$((total + $(cat "$TMP/writer.$w" 2>/dev/n
 check "lock: $W sessions committing $N single-row INSERTs each at once: every one commits" "$total" "$((W * N))"
 check "lock: ... and every row is there" "$(q "SELECT count(*) FROM writers WHERE value = 'writer'")" "$((W * N))"
 [ -s "$TMP/writers.err" ] && sed 's/^/     /' "$TMP/writers.err" | head -5
+fi
 
 # ---- cancel: long loops answer statement_timeout ------------------------------------------------------
+if want cancel; then
 copy many; table many
 OUTER=900 sql "many versions" "DO \$\$ BEGIN FOR i IN 1..$((NVERSIONS / 2)) LOOP
   INSERT INTO many VALUES (-i, 'v'); COMMIT; DELETE FROM many WHERE id = -i; COMMIT; END LOOP; END \$\$"
@@ -201,14 +210,31 @@ OUTER=600 sql "sort rows" "INSERT INTO sortme SELECT g, md5(g::text) || md5((g *
 [ "$(cat "$TMP/rc")" = 0 ] || { cat "$TMP/out"; bad "cancel: a million text rows written"; }
 sql "btree" "SET maintenance_work_mem = '1GB'; SET statement_timeout = '200ms'; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree')"
 expect "cancel: a btree lt_create_index over a million text values ends with 57014 under statement_timeout" "57014"
+fi
+
+# ---- frags: UPDATE / DELETE past 2,048 fragments -------------------------------------------------------
+if want frags; then
+copy frags
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE frags (id bigint, value text) SERVER lake OPTIONS (path 'frags.lance', max_rows_per_file '1')" >/dev/null
+OUTER=600 sql "frags" "INSERT INTO frags SELECT 1000000000 + g, 'f' FROM generate_series(1, $NFRAGS) g"
+check "frags: $NFRAGS one-row fragments appended" "$(q "SELECT count(*) FROM lt_fragments('frags')")" "$((NFRAGS + 2))"
+check "frags: DELETE of a row in fragment $((NFRAGS + 2)) (past 2,048)" \
+	"$(q "DELETE FROM frags WHERE id = 1000000000 + $NFRAGS RETURNING id - 1000000000" 2>&1 | grep -v '^DELETE')" "$NFRAGS"
+check "frags: UPDATE of rows in fragments 3 and $((NFRAGS + 1))" \
+	"$(q "UPDATE frags SET value = 'updated' WHERE id IN (1000000001, 1000000000 + $((NFRAGS - 1))) RETURNING id - 1000000000" 2>&1 | grep -v '^UPDATE' | sort -n | tr '\n' ' ')" "1 $((NFRAGS - 1)) "
+check "frags: ... the rows read back" "$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE value = 'updated') FROM frags WHERE value IN ('f', 'updated')")" "$((NFRAGS - 1)) 2"
+fi
 
 # ---- create: INSERT where there is no dataset ---------------------------------------------------------
+if want create; then
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE newtab (id bigint, value text) SERVER lake OPTIONS (path 'new.lance')" >/dev/null
 sql "create" "INSERT INTO newtab VALUES (1, 'x')"
 expect "INSERT into a path without a dataset: says creating one from SQL is not supported yet" \
 	"58P01" "no Lance dataset at" "Creating a dataset from SQL is not supported yet"
+fi
 
 # ---- perms: a file the server cannot read ------------------------------------------------------------
+if want perms; then
 if [ "$(id -u)" -eq 0 ] || [ "$LT_PG_OSUSER" = "$(id -un)" ]; then
 	copy perms; table perms
 	f=$(ls "$LAKE/perms.lance/data" | head -1)
@@ -225,6 +251,7 @@ if [ "$(id -u)" -eq 0 ] || [ "$LT_PG_OSUSER" = "$(id -un)" ]; then
 	expect "a data directory the server cannot write: 42501 naming the OS user and that it needs write and create" \
 		"42501" "OS user \"$LT_PG_OSUSER\"" "needs write and create access"
 	chmod 0755 "$LAKE/perms.lance/data"
+fi
 fi
 
 echo "robust: $passed passed, $failed failed"
