@@ -285,6 +285,7 @@ typedef struct LtXactTable
 				cap_removes;
 	uint64	   *removes;		/* fragments to remove by id */
 	List	   *overwrite_checks;	/* LtOverwriteCheck of the replaces made (overwrite.c) */
+	bool		inserted;		/* an INSERT or COPY wrote to the dataset in this transaction */
 	List	   *savepoints;		/* of LtSavepoint, oldest first (xact.c) */
 	bool		rollback_due;	/* a ROLLBACK TO waits for the view to be released */
 	uint64		rollback_mark;
@@ -428,7 +429,17 @@ struct LtOverwriteCheck
 	char	   *predicate;
 	Expr	   *expr;
 	List	   *attnums;
+	bool		delete_only;	/* a DELETE's predicate: checked only when the transaction also inserts */
 };
+
+/*
+ * The DELETE+INSERT spelling of a replace: at planning, the predicate of a DELETE whose WHERE the
+ * scan evaluates entirely (no local quals, no join, no parameter) as the plan's fdw_private; at
+ * execution it becomes a check of the transaction, applied at commit when the transaction also
+ * inserted into the dataset.
+ */
+extern List *lt_overwrite_delete_predicate(PlannerInfo *root, Index rtindex, Oid relid);
+extern void lt_overwrite_register_delete(struct LtXactTable *xt, Relation rel, List *fdw_private);
 
 /* Parse and bind the predicate against rel (errors before anything is written). */
 extern LtOverwritePred *lt_overwrite_bind(Relation rel, const char *text);

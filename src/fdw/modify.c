@@ -202,6 +202,9 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 	lt_check_writable(rel, &opts);
 	check_overwrite_command(rel, root->parse->commandType);
 	table_close(rel, NoLock);
+	/* DELETE: its predicate, when the scan evaluates all of it (the DELETE+INSERT spelling of a replace) */
+	if (root->parse->commandType == CMD_DELETE)
+		return lt_overwrite_delete_predicate(root, resultRelation, rte->relid);
 	/* DO NOTHING skips rows whose primary key exists (keys.c); DO UPDATE has no arbiter on a foreign table */
 	if (plan->onConflictAction != ONCONFLICT_NONE && plan->onConflictAction != ONCONFLICT_NOTHING)
 		ereport(ERROR,
@@ -353,6 +356,8 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 	}
 
 	ms->xt = lt_write_xact_table(rel, &ms->opts, "write");
+	if (op == CMD_INSERT)
+		ms->xt->inserted = true;	/* a DELETE's predicate in this transaction becomes a replace's */
 	ds = ms->xt->base->ds;
 	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
 		ereport(ERROR,
@@ -415,6 +420,9 @@ ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
 									  modify_userid(mtstate->ps.state, rinfo),
 									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+	if (mtstate->operation == CMD_DELETE && fdw_private != NIL)
+		lt_overwrite_register_delete(((LtModifyState *) rinfo->ri_FdwState)->xt, rinfo->ri_RelationDesc,
+									 fdw_private);
 }
 
 void

@@ -459,6 +459,18 @@ lt_xact_replace_all(LtXactTable *xt, bool keep_indexes)
 	xt->view_stale = true;
 }
 
+/* A replace was made (a DELETE's predicate counts when the transaction also inserted). */
+static bool
+lt_overwrite_checks_apply(const LtXactTable *xt)
+{
+	ListCell   *lc;
+
+	foreach(lc, xt->overwrite_checks)
+		if (!((LtOverwriteCheck *) lfirst(lc))->delete_only || xt->inserted)
+			return true;
+	return false;
+}
+
 void
 lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check)
 {
@@ -759,7 +771,7 @@ commit_all(void)
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
-		if (xt->overwrite_checks != NIL)
+		if (lt_overwrite_checks_apply(xt))
 		{
 			/* a replace: rows concurrent writers appended must not match its predicate */
 			co.check_new_fragment = lt_overwrite_check_fragment;

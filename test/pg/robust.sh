@@ -225,6 +225,31 @@ check "frags: UPDATE of rows in fragments 3 and $((NFRAGS + 1))" \
 check "frags: ... the rows read back" "$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE value = 'updated') FROM frags WHERE value IN ('f', 'updated')")" "$((NFRAGS - 1)) 2"
 fi
 
+# ---- replace: the DELETE+INSERT spelling has the concurrent-append check ------------------------------
+if want replace; then
+copy repl; table repl
+# race TAG A_STATEMENTS B_VALUE: A deletes and writes in a transaction, B appends a row with value B_VALUE
+# meanwhile (psql's \! runs B in another session while A's transaction is open), then A commits
+race() {
+	timeout -k 5 120 "$LT_PGBIN/psql" -X -q -d postgres -v VERBOSITY=verbose >"$TMP/out" 2>&1 <<SQL
+BEGIN;
+$2
+\! "$LT_PGBIN/psql" -X -q -d postgres -c "INSERT INTO repl VALUES (-$RANDOM, '$3')"
+COMMIT;
+SQL
+	echo $? >"$TMP/rc"
+}
+race r1 "DELETE FROM repl WHERE value = 'day1'; INSERT INTO repl VALUES (-1, 'day1');" day1
+expect "replace: DELETE + INSERT while another session appends a matching row: 40001 naming the predicate" \
+	"40001" "value = 'day1'"
+check "replace: ... and the appended row is there, not the replace's" "$(q "SELECT count(*) || ' ' || count(*) FILTER (WHERE id = -1) FROM repl WHERE value = 'day1'")" "1 0"
+race r2 "DELETE FROM repl WHERE value = 'day2'; INSERT INTO repl VALUES (-2, 'day2');" other
+check "replace: ... a concurrent row that does not match: the replace commits" "$(cat "$TMP/rc" "$TMP/out")" 0
+check "replace: ... its row replaced the day" "$(q "SELECT string_agg(id::text, ',') FROM repl WHERE value = 'day2'")" "-2"
+race r3 "DELETE FROM repl WHERE value = 'day1';" day1
+check "replace: a DELETE alone is no replace: it commits beside a concurrent matching append" "$(cat "$TMP/rc" "$TMP/out")" 0
+fi
+
 # ---- create: INSERT where there is no dataset ---------------------------------------------------------
 if want create; then
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE newtab (id bigint, value text) SERVER lake OPTIONS (path 'new.lance')" >/dev/null
