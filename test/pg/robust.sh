@@ -250,6 +250,23 @@ race r3 "DELETE FROM repl WHERE value = 'day1';" day1
 check "replace: a DELETE alone is no replace: it commits beside a concurrent matching append" "$(cat "$TMP/rc" "$TMP/out")" 0
 fi
 
+# ---- groups: a pushed-down GROUP BY stays within hash_mem -------------------------------------------
+if want groups; then
+copy groups; table groups
+OUTER=600 sql "groups rows" "INSERT INTO groups SELECT g, 'g' FROM generate_series(1, 200000) g"
+gq="SET work_mem = '64kB'; SET max_parallel_workers_per_gather = 0;"
+sql "groups plan" "$gq EXPLAIN (COSTS OFF) SELECT id, count(*) FROM groups GROUP BY id"
+expect "groups: 200,000 keys, no statistics, work_mem 64kB: the GROUP BY is left to PostgreSQL's aggregation" \
+	"(HashAggregate|GroupAggregate)"
+check "groups: ... which answers it" \
+	"$(q "$gq SELECT count(*) || ' ' || sum(n) FROM (SELECT id, count(*) AS n FROM groups GROUP BY id) s" 2>&1 | tail -1)" "200100 200100"
+q "ALTER FOREIGN TABLE groups ALTER COLUMN id SET (n_distinct = 10)" >/dev/null
+q "ANALYZE groups" >/dev/null
+sql "groups stale" "$gq SELECT count(*) FROM (SELECT id, count(*) FROM groups GROUP BY id) s"
+expect "groups: statistics claiming 10 keys (pushed down): 53200 once the groups outgrow hash_mem, not unbounded memory" \
+	"53200" "hash_mem"
+fi
+
 # ---- create: INSERT where there is no dataset ---------------------------------------------------------
 if want create; then
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE newtab (id bigint, value text) SERVER lake OPTIONS (path 'new.lance')" >/dev/null
