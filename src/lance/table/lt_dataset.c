@@ -222,7 +222,7 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 		rc = lt_nomem(err);
 	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
 		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
-	if (rc == LT_OK)
+	if (rc == LT_OK && l.n > 0)
 		qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
 	/*
 	 * Something that is not a file where the newest manifest should be: reading the version below it
