@@ -10,11 +10,18 @@
 #             (lt_fdw.test_commit_wait_lock), another ends with 55P03 under lock_timeout, a third with
 #             57014 when cancelled, and both go through once the first commits; many writers at once all
 #             commit, no row lost;
-#   cancel    lt_versions and lt_cleanup (its dry run too) over many versions, and a btree
-#             lt_create_index, end with 57014 under statement_timeout;
+#   cancel    lt_versions and lt_cleanup (its dry run too) over many versions end with 57014 under
+#             statement_timeout, lt_cleanup before removing anything
+#             (with LT_ROBUST_VERSIONS versions: enough that reading them outlasts the 20 ms timeout), and a
+#             btree lt_create_index over a million text values, then built in full and looked up;
+#   frags     UPDATE / DELETE on a table of more than 2,048 fragments;
+#   replace   DELETE + INSERT in one transaction while another session appends a row matching the DELETE:
+#             40001 (a non-matching append, or a DELETE alone, commits);
+#   groups    a GROUP BY of 200,000 keys under work_mem 64kB: left to PostgreSQL without statistics; with
+#             statistics claiming 10 keys (pushed down) 53200 instead of unbounded memory;
 #   create    INSERT into a foreign table whose path holds no dataset says creating one is not supported;
-#   perms     a file the server's OS user cannot read: 42501 naming that OS user and what it needs;
-#   frags     UPDATE / DELETE on a table of more than 2,048 fragments.
+#   perms     a file the server's OS user cannot read, a directory it cannot write: 42501 naming that OS
+#             user and what it needs.
 # Every wait is bounded by an outer `timeout`; nothing asserts on time.
 #
 #   test/pg/robust.sh                install (private PostgreSQL copy), run
@@ -28,7 +35,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step robust 23 "$@"
+lt_step robust 31 "$@"
 lt_step_prepare
 NVERSIONS=${LT_ROBUST_VERSIONS:-3000}
 NFRAGS=${LT_ROBUST_FRAGS:-2100}
@@ -210,6 +217,15 @@ OUTER=600 sql "sort rows" "INSERT INTO sortme SELECT g, md5(g::text) || md5((g *
 [ "$(cat "$TMP/rc")" = 0 ] || { cat "$TMP/out"; bad "cancel: a million text rows written"; }
 sql "btree" "SET maintenance_work_mem = '1GB'; SET statement_timeout = '200ms'; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree')"
 expect "cancel: a btree lt_create_index over a million text values ends with 57014 under statement_timeout" "57014"
+# the same build, not cancelled: its sort (runs merged) gives the index the rows a scan gives
+OUTER=600 sql "btree build" "SET maintenance_work_mem = '1GB'; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree')"
+expect "cancel: ... then built without a timeout" "1000100"
+pick="SELECT value FROM sortme WHERE id IN (7, 65537, 500000, 999999)"
+check "cancel: ... and lookups through it find what a scan finds" \
+	"$(q "SELECT count(*) FROM sortme WHERE value = ANY (ARRAY($pick))" 2>&1)|$(q "SET lt_fdw.enable_index_scan = off; SELECT count(*) FROM sortme WHERE value = ANY (ARRAY($pick))" 2>&1 | tail -1)" "4|4"
+check "cancel: ... a range through the index" \
+	"$(q "SELECT count(*) FROM sortme WHERE value >= 'f' AND value < 'f1'" 2>&1)" \
+	"$(q "SET lt_fdw.enable_index_scan = off; SELECT count(*) FROM sortme WHERE value >= 'f' AND value < 'f1'" 2>&1 | tail -1)"
 fi
 
 # ---- frags: UPDATE / DELETE past 2,048 fragments -------------------------------------------------------
