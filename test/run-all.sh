@@ -23,6 +23,7 @@
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
 #   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
+#   pg-robust test/pg/robust.sh                        no hang, no unbounded wait, no misleading state (FIFOs, commit lock, cancel)
 #   s3       test/s3/run.sh                            the S3 store, interop and SQL over a test S3 server (s3rver)
 #
 # A missing step script is a failure, never a skip. Each step's closing "N passed, M failed" line is added
@@ -41,13 +42,13 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
+all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup pg-robust s3)
 steps=()
 for a in "$@"; do
 	case $a in
-		layering|unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
-		-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
+		-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+		*) [[ " ${all_steps[*]} " == *" $a "* ]] && steps+=("$a") && continue
+			echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
 done
 [ ${#steps[@]} -gt 0 ] || steps=("${all_steps[@]}")
@@ -138,6 +139,7 @@ for s in "${steps[@]}"; do
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
 		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;
+		pg-robust) run_step pg-robust test/pg/robust.sh test/pg/robust.sh ;;
 		s3) run_step s3 test/s3/run.sh test/s3/run.sh ;;
 	esac
 done

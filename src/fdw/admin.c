@@ -132,6 +132,7 @@ lt_versions(PG_FUNCTION_ARGS)
 		bool		nulls[4] = {false};
 		const char *op;
 
+		CHECK_FOR_INTERRUPTS();	/* thousands of manifests: a cancel must not wait for them all */
 		old = lt_alloc_target(lib);
 		rc = lt_dataset_open(e->store, "", &spec, &ds, &err);
 		lt_alloc_target(old);

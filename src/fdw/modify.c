@@ -144,7 +144,31 @@ lt_check_writable(Relation rel, const LtTableOptions *opts)
 LtXactTable *
 lt_write_xact_table(Relation rel, const LtTableOptions *opts, const char *doing)
 {
-	const lt_dataset *ds = lt_dataset_acquire(RelationGetRelid(rel), opts, false)->ds;
+	const lt_dataset *ds = NULL;
+	MemoryContext cxt = CurrentMemoryContext;
+
+	PG_TRY();
+	{
+		ds = lt_dataset_acquire(RelationGetRelid(rel), opts, false)->ds;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *ed;
+
+		MemoryContextSwitchTo(cxt);
+		ed = CopyErrorData();
+		if (ed->sqlerrcode != ERRCODE_UNDEFINED_FILE || opts->version || opts->tag)
+			PG_RE_THROW();
+		FlushErrorState();
+		/* a path where no dataset is yet: say that creating one is not lt_fdw's job (yet) */
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FILE),
+				 errmsg("lt_fdw: cannot %s foreign table \"%s\": there is no Lance dataset at %s",
+						doing, RelationGetRelationName(rel), opts->uri),
+				 errdetail("%s", ed->message),
+				 errhint("Creating a dataset from SQL is not supported yet: create it with a Lance engine (for example LanceDB's createTable or pylance's write_dataset), then write to it through this table.")));
+	}
+	PG_END_TRY();
 
 	if (ds->storage_version == NULL || strcmp(ds->storage_version, "0.1") == 0)
 		ereport(ERROR,
@@ -184,6 +208,9 @@ ltPlanForeignModify(PlannerInfo *root, ModifyTable *plan, Index resultRelation, 
 	lt_check_writable(rel, &opts);
 	check_overwrite_command(rel, root->parse->commandType);
 	table_close(rel, NoLock);
+	/* DELETE: its predicate, when the scan evaluates all of it (the DELETE+INSERT spelling of a replace) */
+	if (root->parse->commandType == CMD_DELETE)
+		return lt_overwrite_delete_predicate(root, resultRelation, rte->relid);
 	/* DO NOTHING skips rows whose primary key exists (keys.c); DO UPDATE has no arbiter on a foreign table */
 	if (plan->onConflictAction != ONCONFLICT_NONE && plan->onConflictAction != ONCONFLICT_NOTHING)
 		ereport(ERROR,
@@ -335,6 +362,8 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 	}
 
 	ms->xt = lt_write_xact_table(rel, &ms->opts, "write");
+	if (op == CMD_INSERT)
+		ms->xt->inserted = true;	/* a DELETE's predicate in this transaction becomes a replace's */
 	ds = ms->xt->base->ds;
 	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
 		ereport(ERROR,
@@ -397,6 +426,9 @@ ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
 									  modify_userid(mtstate->ps.state, rinfo),
 									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+	if (mtstate->operation == CMD_DELETE && fdw_private != NIL)
+		lt_overwrite_register_delete(((LtModifyState *) rinfo->ri_FdwState)->xt, rinfo->ri_RelationDesc,
+									 fdw_private);
 }
 
 void

@@ -35,6 +35,9 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "rewrite/rewriteManip.h"
+#include "utils/ruleutils.h"
 #include "parser/parse_coerce.h"
 #include "parser/parse_collate.h"
 #include "parser/parse_expr.h"
@@ -663,7 +666,11 @@ lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment
 		foreach(lc, xt->overwrite_checks)
 		{
 			LtOverwriteCheck *oc = lfirst(lc);
-			Relation	rel = relation_open(oc->relid, AccessShareLock);
+			Relation	rel;
+
+			if (oc->delete_only && !xt->inserted)
+				continue;
+			rel = relation_open(oc->relid, AccessShareLock);
 			LtTableOptions opts;
 			LtDatasetEntry e = {0};
 			PredScan	ps;
@@ -720,6 +727,70 @@ lt_overwrite_register(LtXactTable *xt, Relation rel, LtOverwritePred *pred)
 	oc->predicate = pstrdup(pred->text);
 	oc->expr = copyObject(pred->expr);
 	oc->attnums = list_copy(pred->attnums);
+	MemoryContextSwitchTo(old);
+	lt_xact_add_overwrite_check(xt, oc);
+}
+
+/* ---- the DELETE+INSERT spelling ------------------------------------------------------------- */
+
+static bool
+contains_param_walker(Node *node, void *context)
+{
+	if (node == NULL)
+		return false;
+	if (IsA(node, Param))
+		return true;
+	return expression_tree_walker(node, contains_param_walker, context);
+}
+
+List *
+lt_overwrite_delete_predicate(PlannerInfo *root, Index rtindex, Oid relid)
+{
+	RelOptInfo *baserel = find_base_rel(root, rtindex);
+	LtPlanState *ps = baserel->fdw_private;
+	List	   *clauses = NIL;
+	ListCell   *lc;
+	Expr	   *expr;
+	Bitmapset  *attrs = NULL;
+	int			k = -1;
+	List	   *attnums = NIL;
+	char	   *text;
+
+	/* only when the scan alone decides which rows go: one relation, every qual pushed, nothing bound late */
+	if (ps == NULL || ps->local_conds != NIL || bms_num_members(root->all_baserels) != 1 ||
+		root->parse->hasSubLinks || baserel->joininfo != NIL)
+		return NIL;
+	foreach(lc, ps->remote_conds)
+		clauses = lappend(clauses, copyObject(((RestrictInfo *) lfirst(lc))->clause));
+	expr = clauses == NIL ? (Expr *) makeBoolConst(true, false) : make_ands_explicit(clauses);
+	if (contains_param_walker((Node *) expr, NULL) || contain_volatile_functions((Node *) expr))
+		return NIL;
+	if (rtindex != 1)
+		ChangeVarNodes((Node *) expr, rtindex, 1, 0);
+	pull_varattnos((Node *) expr, 1, &attrs);
+	while ((k = bms_next_member(attrs, k)) >= 0)
+	{
+		AttrNumber	attnum = k + FirstLowInvalidHeapAttributeNumber;
+
+		if (attnum <= 0)
+			return NIL;			/* ctid, a whole row: not a predicate over columns */
+		attnums = lappend_int(attnums, attnum);
+	}
+	text = deparse_expression((Node *) expr, deparse_context_for(get_rel_name(relid), relid), false, false);
+	return list_make3(makeString(text), expr, attnums);
+}
+
+void
+lt_overwrite_register_delete(LtXactTable *xt, Relation rel, List *fdw_private)
+{
+	MemoryContext old = MemoryContextSwitchTo(xt->cxt);
+	LtOverwriteCheck *oc = palloc0(sizeof(LtOverwriteCheck));
+
+	oc->relid = RelationGetRelid(rel);
+	oc->predicate = pstrdup(strVal(linitial(fdw_private)));
+	oc->expr = copyObject(lsecond(fdw_private));
+	oc->attnums = list_copy(lthird(fdw_private));
+	oc->delete_only = true;
 	MemoryContextSwitchTo(old);
 	lt_xact_add_overwrite_check(xt, oc);
 }

@@ -63,6 +63,15 @@ typedef struct LtOverwriteStats
 } LtOverwriteStats;
 extern LtOverwriteStats lt_overwrite_last;
 
+/*
+ * The DELETE+INSERT spelling of a replace: at planning, the predicate of a DELETE whose WHERE the
+ * scan evaluates entirely (no local quals, no join, no parameter) as the plan's fdw_private; at
+ * execution it becomes a check of the transaction, applied at commit when the transaction also
+ * inserted into the dataset.
+ */
+extern List *lt_overwrite_delete_predicate(PlannerInfo *root, Index rtindex, Oid relid);
+extern void lt_overwrite_register_delete(struct LtXactTable *xt, Relation rel, List *fdw_private);
+
 /* Parse and bind the predicate against rel (errors before anything is written). */
 extern LtOverwritePred *lt_overwrite_bind(Relation rel, const char *text);
 /*

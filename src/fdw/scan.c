@@ -1063,6 +1063,9 @@ convert_chunk(LtScanState *st)
  * it back): the offset in the block number, 1 + the index of its fragment in this version's
  * fragment list in the offset number.
  */
+/* The most fragments the row identity addresses: its 16-bit offset number, 0 excluded. */
+#define LT_MAX_IDENTITY_FRAGMENTS ((int) PG_UINT16_MAX)
+
 static void
 set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 {
@@ -1071,19 +1074,40 @@ set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 	uint64		frag = addr >> 32;
 	size_t		lo = st->identity_index;
 
-	/* a batch holds rows of one fragment: the index found for the last row is usually right */
+	/*
+	 * a batch holds rows of one fragment: the index found for the last row is usually right; else a
+	 * binary search (the fragments are sorted by id)
+	 */
 	if (lo >= ds->n_fragments || ds->fragments[lo]->id != frag)
-		for (lo = 0; lo < ds->n_fragments && ds->fragments[lo]->id != frag; lo++)
-			;
+	{
+		size_t		hi = ds->n_fragments;
+
+		lo = 0;
+		while (lo < hi)
+		{
+			size_t		mid = lo + (hi - lo) / 2;
+
+			if (ds->fragments[mid]->id < frag)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < ds->n_fragments && ds->fragments[lo]->id != frag)
+			lo = ds->n_fragments;
+	}
 	st->identity_index = lo;
-	if (lo >= ds->n_fragments || lo + 1 > MaxOffsetNumber)
+	/*
+	 * The offset number is 16 bits wide; nothing checks it against a heap page's MaxOffsetNumber for a
+	 * foreign table's row identity, so every value but 0 is usable.
+	 */
+	if (lo >= ds->n_fragments || lo + 1 > LT_MAX_IDENTITY_FRAGMENTS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("lt_fdw: cannot update or delete rows of fragment " UINT64_FORMAT " of foreign table \"%s\"",
 						frag, RelationGetRelationName(st->rel)),
 				 errdetail("UPDATE and DELETE address at most %d fragments; dataset %s has %zu at version " UINT64_FORMAT ".",
-						   (int) MaxOffsetNumber, st->opts.uri, ds->n_fragments, st->entry->version),
-				 errhint("Compact the dataset.")));
+						   LT_MAX_IDENTITY_FRAGMENTS, st->opts.uri, ds->n_fragments, st->entry->version),
+				 errhint("Compact the dataset with a Lance engine (its optimize / compact_files), or delete through lt_insert_overwrite, which addresses rows by predicate.")));
 	ItemPointerSet(&slot->tts_tid, (BlockNumber) (uint32) addr, (OffsetNumber) (lo + 1));
 }
 

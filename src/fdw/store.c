@@ -23,6 +23,8 @@
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/wait_event.h"
 #include "utils/builtins.h"
 #include "utils/syscache.h"
 
@@ -43,10 +45,26 @@ lt_fdw_interrupt_pending(void)
 	return InterruptPending && (QueryCancelPending || ProcDiePending);
 }
 
+/*
+ * The library's sleeps (a commit's backoff after a lost race) wait on the latch, so that a cancel, a
+ * terminate or statement_timeout wakes them; the library then fails with LT_ECANCELED.
+ */
+static void
+lt_fdw_sleep(uint64_t us)
+{
+	long		ms = (long) Min((us + 999) / 1000, (uint64_t) 60 * 60 * 1000);
+
+	if (ms <= 0 || lt_fdw_interrupt_pending())
+		return;
+	(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH, ms, PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+}
+
 void
 lt_store_init(void)
 {
 	lt_s3_set_interrupt_check(lt_fdw_interrupt_pending);
+	lt_set_interrupt_hooks(lt_fdw_interrupt_pending, lt_fdw_sleep);
 }
 
 /* The options of the user mapping of userid (or PUBLIC) on the server; NIL when there is none. */

@@ -466,9 +466,17 @@ add_grouping_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_
 	tuples = Max(chk.entry->live_rows, 0);
 	if (key)
 	{
-		num_groups = estimate_num_groups(root, list_make1(key), Max(input_rel->rows, 1), NULL, NULL);
-		/* every group stays in memory: leave big GROUP BYs to Postgres (it spills) */
-		if (num_groups * (64.0 + 80.0 * chk.n_aggs + (key->vartype == TEXTOID ? 32.0 : 0.0)) >
+		EstimationInfo estinfo = {0};
+		double		fit_groups;
+
+		num_groups = estimate_num_groups(root, list_make1(key), Max(input_rel->rows, 1), NULL, &estinfo);
+		/*
+		 * every group stays in memory: leave big GROUP BYs to Postgres (it spills).  An estimate made
+		 * without statistics (a default) proves nothing: then every input row may be a group.
+		 */
+		fit_groups = (estinfo.flags & SELFLAG_USED_DEFAULT) ? Max(num_groups, Max(input_rel->rows, (double) tuples))
+			: num_groups;
+		if (fit_groups * (64.0 + 80.0 * chk.n_aggs + (key->vartype == TEXTOID ? 32.0 : 0.0)) >
 			(double) get_hash_memory_limit())
 			return;
 	}

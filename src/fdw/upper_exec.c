@@ -331,11 +331,33 @@ mix64(uint64 x)
 	return x;
 }
 
+/*
+ * The groups must fit in hash_mem, as Postgres's own hash aggregation's do before it spills: planning
+ * pushes a GROUP BY down only when its groups fit, but statistics can be stale.  Then stop rather than
+ * grow without bound.
+ */
+static void
+check_group_memory(LtUpperState *st)
+{
+	Size		used = MemoryContextMemAllocated(st->agg_cxt, true);
+	Size		limit = get_hash_memory_limit();
+
+	if (used > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("lt_fdw: the GROUP BY pushed down to foreign table \"%s\" needs more memory than hash_mem allows (%zu kB): over " INT64_FORMAT " groups",
+						RelationGetRelationName(st->rel), limit / 1024, st->n_groups),
+				 errdetail("Planning estimated fewer groups than the dataset has."),
+				 errhint("ANALYZE the foreign table, so that planning leaves a GROUP BY this big to PostgreSQL's own aggregation (which spills to disk), or SET lt_fdw.enable_aggregate_pushdown = off.")));
+}
+
 static void
 grow_groups(LtUpperState *st)
 {
 	if (st->n_groups < st->cap_groups)
 		return;
+	if (st->groups != NULL)
+		check_group_memory(st);
 	st->cap_groups = st->cap_groups ? st->cap_groups * 2 : 64;
 	if (st->groups == NULL)
 	{

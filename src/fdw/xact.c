@@ -26,6 +26,14 @@
  * there aborts the Postgres transaction, LT_ECONFLICT as 40001. PREPARE TRANSACTION with any change
  * to a Lance dataset is refused.
  *
+ * Commit lock: the commits of this cluster's sessions to one dataset queue on a heavyweight lock
+ * keyed by the dataset's location (commit_lock), taken at PRE_COMMIT for every dataset the
+ * transaction commits to (in the order of their keys, so two transactions never wait for each other
+ * the wrong way round) and held to the end of the transaction.  Racing on the store instead made 30
+ * writers retry for minutes; a lock wait answers cancel and lock_timeout (55P03), and the deadlock
+ * detector.  Writers outside the cluster still race, and lose or win as the commit loop says (its
+ * backoff sleeps on the latch: lt_store_init).
+ *
  * Views: each change applied makes the next scan a new view entry (lt_txn views stay valid until
  * lt_txn_free), so a scan still open — a cursor — goes on reading the state at its start, as a
  * heap cursor reads its snapshot, while later statements apply and read newer changes.
@@ -40,7 +48,12 @@
 #include <unistd.h>
 
 #include "access/xact.h"
+#include "common/hashfn.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "utils/builtins.h"
+#include "utils/fmgrprotos.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
@@ -94,6 +107,59 @@ crash_hook(lt_commit_point point)
 
 /* the commit's steps of the files above (lt_fdw.c installs them at load: lt_xact_set_hooks) */
 static LtXactHooks hooks;
+
+/*
+ * Tests only (lt_fdw.test_commit_wait_lock, superuser): holding its commit locks, the committing
+ * transaction first waits for the advisory lock with this key (shared, to its end), so that a test
+ * can hold a commit at that point.  0: off.
+ */
+static int	test_commit_wait_lock = 0;
+
+/* field4 of the commit locks' tag ('LT'); SQL's advisory locks use 1 and 2 */
+#define LT_COMMIT_LOCK_CLASS 0x4c54
+
+static int
+cmp_uint64(const void *a, const void *b)
+{
+	uint64		x = *(const uint64 *) a;
+	uint64		y = *(const uint64 *) b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The commit lock's key of a dataset directory: a hash of its real path (local) or its URI (S3). */
+static uint64
+commit_lock_key(const char *dir)
+{
+	char	   *real = lt_is_s3_uri(dir) ? NULL : realpath(dir, NULL);
+	const char *name = real ? real : dir;
+	uint64		key = hash_bytes_extended((const unsigned char *) name, (int) strlen(name), 0x4c54);
+
+	free(real);
+	return key;
+}
+
+/*
+ * Take the commit lock of each dataset in keys (n of them, sorted here): an exclusive, transaction
+ * lock in the advisory space, cluster-wide (database 0), so it shows in pg_locks as an advisory lock
+ * with objsubid 19540.  A wait answers cancel, lock_timeout (55P03) and the deadlock detector.
+ */
+static void
+commit_lock(uint64 *keys, int n)
+{
+	qsort(keys, n, sizeof(uint64), cmp_uint64);
+	for (int i = 0; i < n; i++)
+	{
+		LOCKTAG		tag;
+
+		if (i > 0 && keys[i] == keys[i - 1])
+			continue;
+		SET_LOCKTAG_ADVISORY(tag, InvalidOid, (uint32) (keys[i] >> 32), (uint32) keys[i], LT_COMMIT_LOCK_CLASS);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
+	if (test_commit_wait_lock != 0)
+		DirectFunctionCall1(pg_advisory_xact_lock_shared_int8, Int64GetDatum((int64) test_commit_wait_lock));
+}
 
 static List *tables = NIL;		/* LtXactTable of this transaction, one per dataset (TopMemoryContext list) */
 static List *zombies = NIL;		/* states of ended transactions whose view a scan still pins */
@@ -399,6 +465,18 @@ lt_xact_replace_all(LtXactTable *xt, bool keep_indexes)
 	xt->view_stale = true;
 }
 
+/* A replace was made (a DELETE's predicate counts when the transaction also inserted). */
+static bool
+lt_overwrite_checks_apply(const LtXactTable *xt)
+{
+	ListCell   *lc;
+
+	foreach(lc, xt->overwrite_checks)
+		if (!((LtOverwriteCheck *) lfirst(lc))->delete_only || xt->inserted)
+			return true;
+	return false;
+}
+
 void
 lt_xact_add_overwrite_check(LtXactTable *xt, LtOverwriteCheck *check)
 {
@@ -664,6 +742,23 @@ commit_all(void)
 		if (xt->txn && has_meta(xt))
 			refuse_mixed(xt->relname, xt->uri, xt->pending_key == NULL);
 	}
+	/* queue behind this cluster's other commits to the same datasets */
+	{
+		uint64	   *keys = palloc(sizeof(uint64) * (list_length(tables) + 1));
+		int			n = 0;
+
+		foreach(lc, tables)
+		{
+			LtXactTable *xt = lfirst(lc);
+
+			if (xt->pending_key || xt->pending_indexes != NIL ||
+				(xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn))))
+				keys[n++] = commit_lock_key(xt->dir);
+		}
+		if (n > 0)
+			commit_lock(keys, n);
+		pfree(keys);
+	}
 	foreach(lc, tables)
 	{
 		LtXactTable *xt = lfirst(lc);
@@ -682,7 +777,7 @@ commit_all(void)
 		apply_pending(xt);
 		if (lt_txn_is_empty(xt->txn))
 			continue;
-		if (xt->overwrite_checks != NIL)
+		if (lt_overwrite_checks_apply(xt))
 		{
 			/* a replace: rows concurrent writers appended must not match its predicate */
 			co.check_new_fragment = hooks.check_new_fragment;
@@ -892,6 +987,10 @@ lt_xact_init(void)
 							 "Crash tests only: the backend kills itself (SIGKILL) at this point of its next Lance commit.",
 							 NULL, &crash_at, -1, crash_points, PGC_SUSET,
 							 GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
+	DefineCustomIntVariable("lt_fdw.test_commit_wait_lock",
+							"Tests only: before its Lance commits, a transaction waits for the advisory lock with this key.",
+							NULL, &test_commit_wait_lock, 0, INT_MIN, INT_MAX, PGC_SUSET,
+							GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE, NULL, NULL, NULL);
 	RegisterXactCallback(xact_callback, NULL);
 	RegisterSubXactCallback(subxact_callback, NULL);
 }

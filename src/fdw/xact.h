@@ -69,6 +69,7 @@ typedef struct LtXactTable
 				cap_removes;
 	uint64	   *removes;		/* fragments to remove by id */
 	List	   *overwrite_checks;	/* LtOverwriteCheck of the replaces made (overwrite.c) */
+	bool		inserted;		/* an INSERT or COPY wrote to the dataset in this transaction */
 	List	   *savepoints;		/* of LtSavepoint, oldest first (xact.c) */
 	bool		rollback_due;	/* a ROLLBACK TO waits for the view to be released */
 	uint64		rollback_mark;
@@ -86,6 +87,7 @@ typedef struct LtOverwriteCheck
 	char	   *predicate;
 	Expr	   *expr;
 	List	   *attnums;
+	bool		delete_only;	/* a DELETE's predicate: checked only when the transaction also inserts */
 } LtOverwriteCheck;
 
 extern void lt_xact_init(void);

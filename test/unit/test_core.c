@@ -5,6 +5,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 #include <lz4.h>
@@ -373,6 +374,45 @@ TEST(local_store_conditional_create)
 	lt_store_close(s);
 }
 
+/*
+ * Issue 15: a FIFO in a dataset is refused, naming it, without blocking in open() (alarm: a hang fails the
+ * test instead of stalling it); a file the OS user may not read is LT_EACCESS naming that user.
+ */
+TEST(local_store_special_files)
+{
+	char		dir[] = "/tmp/lt-unit-XXXXXX";
+	char		path[128];
+	lt_store   *s;
+	lt_rfile   *f;
+	lt_stat		st;
+	uint8_t    *buf;
+	uint64_t	len;
+
+	CHECK(mkdtemp(dir) != NULL);
+	CHECK_OK(lt_store_local_open(dir, &s, &err), err);
+	snprintf(path, sizeof(path), "%s/fifo", dir);
+	CHECK(mkfifo(path, 0644) == 0);
+	alarm(20);
+	CHECK_CODE(lt_store_open_file(s, "fifo", &f, &err), LT_EIO);
+	CHECK(strstr(err.msg, "fifo: not a regular file (a FIFO)") != NULL);
+	CHECK_CODE(lt_store_read_all(s, "fifo", 100, &buf, &len, &err), LT_EIO);
+	alarm(0);
+	CHECK_OK(lt_store_stat(s, "fifo", &st, &err), err);
+	CHECK(st.special && !st.is_dir);
+	unlink(path);
+	CHECK_OK(lt_store_put(s, "secret", (const uint8_t *) "x", 1, &err), err);
+	snprintf(path, sizeof(path), "%s/secret", dir);
+	chmod(path, 0);
+	if (geteuid() != 0)			/* root reads it anyway */
+	{
+		CHECK_CODE(lt_store_open_file(s, "secret", &f, &err), LT_EACCESS);
+		CHECK(strstr(err.msg, "the server runs as OS user") != NULL && strstr(err.msg, "needs read access") != NULL);
+	}
+	unlink(path);
+	rmdir(dir);
+	lt_store_close(s);
+}
+
 /* A manifest file: [u32 len | Manifest] + trailer. */
 static uint8_t *
 make_manifest(uint64_t version, uint64_t reader_flags, size_t *len)
@@ -613,6 +653,7 @@ main(void)
 	RUN(compression_framing);
 	RUN(store_ranges);
 	RUN(local_store_conditional_create);
+	RUN(local_store_special_files);
 	RUN(versions_and_tags);
 	RUN(v1_naming);
 	RUN(corrupt_manifests);

@@ -227,17 +227,37 @@ TEST(hint_unusable)
 		put_hint(big);
 		CHECK_LATEST(s, 5, LT_NAMING_V2, true);
 	}
-	/* every version removed but the hinted one's file is a directory: not a manifest */
+	/*
+	 * the hinted (newest) version's manifest is a directory: an error naming it (issue 15), never a silent
+	 * read of version 5, which every commit would then fail to follow
+	 */
 	put_hint("{\"version\":7}");
 	{
 		char		name[64],
 					path[512];
+		uint64_t	v;
+		lt_naming	n;
+		bool		l;
 
 		lt_manifest_name(7, LT_NAMING_V2, name, sizeof(name));
 		snprintf(path, sizeof(path), "%s/ds/_versions/%s", root, name);
 		mkdir(path, 0755);
+		CHECK_EQ_INT(latest(s, &v, &n, &l), LT_ECORRUPT);
+		CHECK(strstr(err.msg, name) != NULL && strstr(err.msg, "is a directory") != NULL);
+		/* a FIFO there: the same, without blocking */
+		rmdir(path);
+		CHECK(mkfifo(path, 0644) == 0);
+		CHECK_EQ_INT(latest(s, &v, &n, &l), LT_ECORRUPT);
+		CHECK(strstr(err.msg, name) != NULL && strstr(err.msg, "FIFO") != NULL);
+		unlink(path);
+		/* a FIFO as the version hint: an error naming it */
+		snprintf(path, sizeof(path), "%s/ds/_versions/latest_version_hint.json", root);
+		unlink(path);
+		CHECK(mkfifo(path, 0644) == 0);
+		CHECK_EQ_INT(latest(s, &v, &n, &l), LT_ECORRUPT);
+		CHECK(strstr(err.msg, "latest_version_hint.json") != NULL && strstr(err.msg, "FIFO") != NULL);
+		unlink(path);
 	}
-	CHECK_LATEST(s, 5, LT_NAMING_V2, true);
 	lt_store_close(s);
 }
 

@@ -123,7 +123,7 @@ lt_index_file_read(lt_index_file *xf, const lt_field *field, uint64_t start, uin
 	if (rc != LT_OK)
 	{
 		/* page decoders report LT_EINVALID for impossible requests on bad metadata too */
-		if (err && err->code != LT_ENOMEM && err->code != LT_EIO)
+		if (err && err->code != LT_ENOMEM && err->code != LT_EIO && err->code != LT_EACCESS && err->code != LT_ECANCELED)
 			err->code = LT_ECORRUPT;
 		return err ? err->code : rc;
 	}

@@ -578,6 +578,12 @@ radix_sort(build *b, lt_error *err)
 
 		if (((lo ^ hi) >> shift & 0xff) == 0)
 			continue;			/* every key has the same byte here */
+		if (check_interrupt(b, err) != LT_OK)
+		{
+			lt_free(x);
+			lt_free(y);
+			return err ? err->code : LT_ECANCELED;
+		}
 		for (int64_t i = 0; i < m; i++)
 			count[(x[i].key >> shift & 0xff) + 1]++;
 		for (int d = 0; d < 256; d++)
@@ -595,6 +601,77 @@ radix_sort(build *b, lt_error *err)
 	return LT_OK;
 }
 
+/*
+ * The comparison sort of b->perm (values without an order key: text, binary, decimals), in pieces
+ * that answer cancel: runs of SORT_RUN sorted with qsort_r, then merged pairwise, the interrupt
+ * checked between runs and every SORT_RUN merged elements (a sort of 11M strings took seconds).
+ */
+#define SORT_RUN ((int64_t) 1 << 16)
+
+static lt_code
+merge_sort_pairs(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length;
+	int64_t    *src = b->perm,
+			   *dst;
+
+	for (int64_t lo = 0; lo < n; lo += SORT_RUN)
+	{
+		LT_TRY(check_interrupt(b, err));
+		qsort_r(src + lo, (size_t) (n - lo < SORT_RUN ? n - lo : SORT_RUN), sizeof(int64_t), cmp_pairs, b);
+	}
+	if (n <= SORT_RUN)
+		return LT_OK;
+	if (!(dst = lt_malloc((size_t) n * sizeof(int64_t))))
+		return lt_nomem(err);
+	for (int64_t width = SORT_RUN; width < n; width *= 2)
+	{
+		int64_t		done = 0;
+		int64_t    *t;
+
+		for (int64_t lo = 0; lo < n; lo += 2 * width)
+		{
+			int64_t		mid = lo + width < n ? lo + width : n,
+						hi = lo + 2 * width < n ? lo + 2 * width : n,
+						i = lo,
+						j = mid,
+						k = lo;
+
+			while (k < hi)
+			{
+				if (++done % SORT_RUN == 0)
+				{
+					lt_code		rc = check_interrupt(b, err);
+
+					if (rc != LT_OK)
+					{
+						/* perm must stay a permutation for the caller's cleanup: keep the newest copy */
+						if (src != b->perm)
+							memcpy(b->perm, src, (size_t) n * sizeof(int64_t));
+						lt_free(src == b->perm ? dst : src);
+						return rc;
+					}
+				}
+				if (j >= hi || (i < mid && cmp_pairs(&src[i], &src[j], b) <= 0))
+					dst[k++] = src[i++];
+				else
+					dst[k++] = src[j++];
+			}
+		}
+		t = src;
+		src = dst;
+		dst = t;
+	}
+	if (src != b->perm)
+	{
+		memcpy(b->perm, src, (size_t) n * sizeof(int64_t));
+		lt_free(src);
+	}
+	else
+		lt_free(dst);
+	return LT_OK;
+}
+
 static lt_code
 sort_pairs(build *b, lt_error *err)
 {
@@ -606,8 +683,7 @@ sort_pairs(build *b, lt_error *err)
 		return radix_sort(b, err);
 	for (int64_t i = 0; i < n; i++)
 		b->perm[i] = i;
-	qsort_r(b->perm, (size_t) n, sizeof(int64_t), cmp_pairs, b);
-	return LT_OK;
+	return merge_sort_pairs(b, err);
 }
 
 /* ---- btree ---------------------------------------------------------------- */

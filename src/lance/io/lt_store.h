@@ -32,6 +32,7 @@ typedef struct lt_dirent
 	bool		is_dir;
 	uint64_t	size;
 	int64_t		mtime_ms;		/* last modified, ms since the epoch; 0 = unknown (treated as new) */
+	bool		special;		/* neither a file nor a directory (a FIFO, socket or device): never opened */
 } lt_dirent;
 
 /* Return non-zero to stop listing early. */
@@ -51,6 +52,7 @@ typedef struct lt_stat
 	uint64_t	size;			/* 0 for directories */
 	bool		is_dir;
 	int64_t		change_ns;		/* last change of the entry (for a directory: of its names); 0 = unknown */
+	bool		special;		/* neither a file nor a directory (a FIFO, socket or device) */
 } lt_stat;
 
 typedef struct lt_store_ops

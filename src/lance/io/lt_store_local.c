@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -35,6 +36,40 @@ full_path(lt_store *s, const char *path)
 	return lt_asprintf("%s/%s", s->root, path);
 }
 
+/* What a non-regular file is, for messages. */
+static const char *
+lt_file_kind(mode_t mode)
+{
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
+	return S_ISREG(mode) ? "a regular file" : "not a file";
+}
+
+/* The name of the OS user this process runs as (the server's, in a backend), for messages. */
+static const char *
+os_user_name(char *buf, size_t len)
+{
+	struct passwd pw,
+			   *res = NULL;
+	char		tmp[1024];
+
+	if (getpwuid_r(geteuid(), &pw, tmp, sizeof(tmp), &res) == 0 && res && res->pw_name)
+		snprintf(buf, len, "%s", res->pw_name);
+	else
+		snprintf(buf, len, "uid %d", (int) geteuid());
+	return buf;
+}
+
 static lt_code
 errno_error(lt_error *err, const char *op, const char *path)
 {
@@ -44,6 +79,19 @@ errno_error(lt_error *err, const char *op, const char *path)
 		return lt_error_set(err, LT_ENOTFOUND, "%s: %s: %s", path, op, strerror(e));
 	if (e == ENOMEM)
 		return lt_nomem(err);
+	if (e == EACCES || e == EPERM || e == EROFS)
+	{
+		/* say who is refused and what it needs: the server's OS user, not the database role */
+		bool		reading = strcmp(op, "open") == 0 || strcmp(op, "read") == 0 || strcmp(op, "list") == 0 ||
+			strcmp(op, "stat") == 0;
+		char		user[256];
+
+		return lt_error_set(err, LT_EACCESS, "%s: %s: %s (the server runs as OS user \"%s\", which needs %s)",
+							path, op, strerror(e), os_user_name(user, sizeof(user)),
+							e == EROFS ? "a writable file system there" :
+							reading ? "read access to it and search (x) access to every directory above it" :
+							"write and create access to its directory (w and x) and search (x) access to every directory above it");
+	}
 	return lt_error_set(err, LT_EIO, "%s: %s: %s", path, op, strerror(e));
 }
 
@@ -57,7 +105,12 @@ local_open(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
 
 	if (!full)
 		return lt_nomem(err);
-	fd = open(full, O_RDONLY | O_CLOEXEC);
+	/*
+	 * O_NONBLOCK: a FIFO (or a device) planted in a dataset must not block the open (a reader-less
+	 * FIFO would wait for a writer forever, deaf to cancel); the check below then refuses it.  For a
+	 * regular file the flag changes nothing.
+	 */
+	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st) != 0)
 	{
 		lt_code		rc = errno_error(err, "open", full);
@@ -70,7 +123,7 @@ local_open(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
 	if (!S_ISREG(st.st_mode))
 	{
 		close(fd);
-		lt_error_set(err, LT_EIO, "%s: not a regular file", full);
+		lt_error_set(err, LT_EIO, "%s: not a regular file (%s)", full, lt_file_kind(st.st_mode));
 		lt_free(full);
 		return LT_EIO;
 	}
@@ -145,7 +198,7 @@ local_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb
 	}
 	while ((de = readdir(d)) != NULL)
 	{
-		lt_dirent	ent = {de->d_name, false, 0, 0};
+		lt_dirent	ent = {de->d_name, false, 0, 0, false};
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
@@ -154,12 +207,16 @@ local_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb
 			continue;
 		/* the names alone need no stat per entry (a directory of thousands of manifests) */
 		if (names_only && de->d_type != DT_UNKNOWN && de->d_type != DT_LNK)
+		{
 			ent.is_dir = de->d_type == DT_DIR;
+			ent.special = de->d_type != DT_DIR && de->d_type != DT_REG;
+		}
 		else
 		{
 			if (fstatat(dirfd(d), de->d_name, &st, 0) != 0)
 				continue;		/* vanished meanwhile */
 			ent.is_dir = S_ISDIR(st.st_mode);
+			ent.special = !ent.is_dir && !S_ISREG(st.st_mode);
 			ent.size = ent.is_dir ? 0 : (uint64_t) st.st_size;
 			ent.mtime_ms = (int64_t) st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 		}
@@ -185,6 +242,7 @@ local_stat(lt_store *s, const char *path, lt_stat *out, lt_error *err)
 	else
 	{
 		out->is_dir = S_ISDIR(st.st_mode);
+		out->special = !out->is_dir && !S_ISREG(st.st_mode);
 		out->size = out->is_dir ? 0 : (uint64_t) st.st_size;
 		/* ctime: a rename into place and every name added to or removed from a directory move it */
 		out->change_ns = (int64_t) st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;

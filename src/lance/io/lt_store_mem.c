@@ -96,6 +96,7 @@ mem_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb cb, 
 		ent.is_dir = false;
 		ent.size = m->entries[i].len;
 		ent.mtime_ms = 0;
+		ent.special = false;
 		if (cb(&ent, arg))
 			break;
 	}

@@ -13,11 +13,16 @@
 #include "table/lt_deletion.h"
 #include "proto/lt_table.pb-c.h"
 
-/* A set of strings: appended, then sorted once for lookups. */
+/*
+ * A set of strings: appended, then sorted once for lookups.  The sorted, unique prefix (n_sorted)
+ * is also consulted when adding, and the set compacted when its unsorted tail outgrows it: the
+ * same files are named by thousands of manifests, and the set stays the size of the distinct ones.
+ */
 typedef struct strset
 {
 	char	  **v;
 	size_t		n, cap;
+	size_t		n_sorted;		/* v[0 .. n_sorted) is sorted and unique */
 	bool		sorted;
 } strset;
 
@@ -27,11 +32,20 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *) a, *(char *const *) b);
 }
 
+static void set_sort(strset *s);
+
 static lt_code
 set_add_owned(strset *s, char *x, lt_error *err)
 {
 	if (!x)
 		return lt_nomem(err);
+	if (s->n_sorted > 0 && bsearch(&x, s->v, s->n_sorted, sizeof(char *), cmp_str) != NULL)
+	{
+		lt_free(x);				/* already there */
+		return LT_OK;
+	}
+	if (s->n - s->n_sorted >= (s->n_sorted > 4096 ? s->n_sorted : 4096))
+		set_sort(s);
 	if (s->n == s->cap)
 	{
 		size_t		cap = s->cap ? s->cap * 2 : 64;
@@ -66,6 +80,7 @@ set_sort(strset *s)
 			s->v[k++] = s->v[i];
 	}
 	s->n = k;
+	s->n_sorted = k;
 	s->sorted = true;
 }
 
@@ -432,8 +447,11 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 				tagged = true;
 				tag_at = k;
 			}
-		/* an unreadable manifest stops the cleanup: its files cannot be told apart from orphans */
-		rc = lt_dataset_open(store, prefix, &spec, &ds, err);
+		/* a cancel stops it here (nothing removed yet); an unreadable manifest too: its files cannot be
+		 * told apart from orphans */
+		rc = lt_check_interrupt(err, "reading the manifests for a cleanup");
+		if (rc == LT_OK)
+			rc = lt_dataset_open(store, prefix, &spec, &ds, err);
 		if (rc != LT_OK)
 			break;
 		ts = manifest_ms(ds);
@@ -477,7 +495,10 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	set_sort(&old_manifests);
 	for (size_t i = 0; rc == LT_OK && i < old_manifests.n; i++)
 	{
-		if (!policy->dry_run)
+		/* stopping here is as safe as a crash: the old manifests go first */
+		if (i % 64 == 0)
+			rc = lt_check_interrupt(err, "removing old manifests");
+		if (rc == LT_OK && !policy->dry_run)
 			rc = remove_file(store, prefix, old_manifests.v[i], err);
 		if (rc == LT_OK)
 			rc = add_removed(result, old_manifests.v[i], err);
@@ -489,6 +510,8 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		const file_ent *f = &files.v[i];
 		bool		maybe_in_progress;
 
+		if (i % 256 == 0 && (rc = lt_check_interrupt(err, "removing unreferenced files")) != LT_OK)
+			break;
 		if (f->mtime_ms == 0 || f->mtime_ms >= earliest_kept)
 			continue;
 		maybe_in_progress = !policy->delete_unverified && f->mtime_ms >= unverified_before;

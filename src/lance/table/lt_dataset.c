@@ -151,6 +151,11 @@ typedef struct version_list
 	size_t		n, cap;
 	bool		seen_v1, seen_v2;
 	bool		oom;
+	/* the newest manifest name that is not a file (a directory, a FIFO ...), if any */
+	bool		bad;
+	uint64_t	bad_version;
+	bool		bad_is_dir;
+	char		bad_name[64];
 } version_list;
 
 static int
@@ -160,8 +165,20 @@ collect_version(const lt_dirent *ent, void *arg)
 	uint64_t	v;
 	lt_naming	naming;
 
-	if (ent->is_dir || !parse_manifest_name(ent->name, &v, &naming))
+	if (!parse_manifest_name(ent->name, &v, &naming))
 		return 0;
+	if (ent->is_dir || ent->special)
+	{
+		/* not a manifest, but in a manifest's place: an error if it is the newest (lt_dataset_versions) */
+		if (!l->bad || v > l->bad_version)
+		{
+			l->bad = true;
+			l->bad_version = v;
+			l->bad_is_dir = ent->is_dir;
+			snprintf(l->bad_name, sizeof(l->bad_name), "%s", ent->name);
+		}
+		return 0;
+	}
 	if (naming == LT_NAMING_V2)
 		l->seen_v2 = true;
 	else
@@ -203,16 +220,24 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 	lt_free(dir);
 	if (rc == LT_OK && l.oom)
 		rc = lt_nomem(err);
-	if (rc == LT_OK && l.n == 0)
-		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
 	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
 		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
+	if (rc == LT_OK && l.n > 0)
+		qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
+	/*
+	 * Something that is not a file where the newest manifest should be: reading the version below it
+	 * would hide the damage (and every commit would then lose the race for that name), so say what it is.
+	 */
+	if (rc == LT_OK && l.bad && (l.n == 0 || l.bad_version > l.v[l.n - 1]))
+		rc = lt_corrupt(err, "%s/_versions/%s, the newest version's manifest, is %s, not a file", name,
+						l.bad_name, l.bad_is_dir ? "a directory" : "a FIFO, socket or device");
+	if (rc == LT_OK && l.n == 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
 	if (rc != LT_OK)
 	{
 		lt_free(l.v);
 		return rc;
 	}
-	qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
 	*versions = l.v;
 	*n = l.n;
 	*naming = l.seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;
@@ -261,8 +286,9 @@ manifest_exists(lt_store *store, const char *prefix, uint64_t v, lt_naming namin
 	}
 	rc = lt_store_stat(store, path, &st, &ignore);
 	lt_free(path);
-	*ok = rc == LT_OK || rc == LT_ENOTFOUND;
-	return rc == LT_OK && !st.is_dir;
+	/* a directory or a FIFO under a manifest's name: cannot tell here; the listing reports it */
+	*ok = (rc == LT_OK && !st.is_dir && !st.special) || rc == LT_ENOTFOUND;
+	return rc == LT_OK && !st.is_dir && !st.special;
 }
 
 /*
@@ -274,7 +300,8 @@ manifest_exists(lt_store *store, const char *prefix, uint64_t v, lt_naming namin
  * hint, a hint past the end, a changed directory, far too many probes, any error).
  */
 static bool
-latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming)
+latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming, lt_code *rc,
+				 lt_error *err)
 {
 	char	   *hint_path = lt_asprintf("%s_versions/latest_version_hint.json", prefix);
 	char	   *dir_path = lt_asprintf("%s_versions", prefix);
@@ -291,8 +318,19 @@ latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_nami
 
 	if (!hint_path || !dir_path)
 		goto done;
-	if (lt_store_stat(store, hint_path, &hst, &ignore) != LT_OK ||
-		lt_store_read_all(store, hint_path, sizeof(text) - 1, &buf, &len, &ignore) != LT_OK)
+	if (lt_store_stat(store, hint_path, &hst, &ignore) != LT_OK)
+		goto done;
+	if (hst.is_dir || hst.special)
+	{
+		/* planted, never written by a Lance engine: an error, and never opened (a FIFO would block) */
+		char		name[1024];
+
+		dataset_name(store, prefix, name, sizeof(name));
+		*rc = lt_corrupt(err, "%s/_versions/latest_version_hint.json, the version hint, is %s, not a file", name,
+						 hst.is_dir ? "a directory" : "a FIFO, socket or device");
+		goto done;
+	}
+	if (lt_store_read_all(store, hint_path, sizeof(text) - 1, &buf, &len, &ignore) != LT_OK)
 		goto done;
 	memcpy(text, buf, len);
 	text[len] = '\0';
@@ -345,9 +383,10 @@ note_first_manifest(const lt_dirent *ent, void *arg)
 {
 	first_manifest *f = arg;
 
-	if (ent->is_dir || !parse_manifest_name(ent->name, &f->version, &f->naming))
+	if (!parse_manifest_name(ent->name, &f->version, &f->naming))
 		return 0;
-	f->found = true;
+	/* a "directory" under the newest manifest's name: not found here, the full listing reports it */
+	f->found = !ent->is_dir && !ent->special;
 	return 1;
 }
 
@@ -385,8 +424,15 @@ lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version
 			return LT_OK;
 		}
 	}
-	else if (latest_from_hint(store, prefix, version, naming))
-		return LT_OK;
+	else
+	{
+		lt_code		rc = LT_OK;
+
+		if (latest_from_hint(store, prefix, version, naming, &rc, err))
+			return LT_OK;
+		if (rc != LT_OK)
+			return rc;
+	}
 	LT_TRY(lt_dataset_versions(store, prefix, &v, &n, naming, err));
 	*version = v[n - 1];
 	lt_free(v);

@@ -641,15 +641,15 @@ now_us(void)
  * 1.1 times the first attempt's duration, as Lance's slot backoff does: racing writers
  * spread out instead of colliding again.
  */
-static void
-backoff(int attempt, uint64_t first_attempt_us)
+static lt_code
+backoff(int attempt, uint64_t first_attempt_us, lt_error *err)
 {
 	uint64_t	slot = first_attempt_us + first_attempt_us / 10 + 100;
 	uint64_t	slots = (uint64_t) 1 << (attempt < 6 ? attempt : 6);
 	uint64_t	us = slot * (lt_random_u64() % slots);
-	struct timespec ts = {(time_t) (us / 1000000), (long) (us % 1000000) * 1000};
 
-	nanosleep(&ts, NULL);
+	/* the caller's sleep (a backend: on its latch), woken by a cancel */
+	return lt_sleep_us(us, err, "waiting to retry a commit");
 }
 
 /*
@@ -676,13 +676,17 @@ lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int max_attempt
 		uint64_t	started = now_us();
 
 		result->attempts = attempt_no;
-		rc = lt_dataset_latest_version(base->store, base->prefix, &latest, &naming, err);
+		rc = lt_check_interrupt(err, "committing");
+		if (rc == LT_OK)
+			rc = lt_dataset_latest_version(base->store, base->prefix, &latest, &naming, err);
 		for (uint64_t v = base->version + 1; rc == LT_OK && v <= latest; v++)
 		{
 			lt_version_spec spec = {v, NULL};
 			lt_dataset *next;
 
-			rc = lt_dataset_open(base->store, base->prefix, &spec, &next, err);
+			rc = lt_check_interrupt(err, "checking the versions committed meanwhile");
+			if (rc == LT_OK)
+				rc = lt_dataset_open(base->store, base->prefix, &spec, &next, err);
 			if (rc == LT_ENOTFOUND)
 				rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s vanished while committing on top of it",
 								  (unsigned long long) v, kind->name);
@@ -706,8 +710,7 @@ lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int max_attempt
 								  kind->name, attempt_no);
 				break;
 			}
-			backoff(attempt_no, first_us);
-			rc = LT_OK;
+			rc = backoff(attempt_no, first_us, err);
 			continue;
 		}
 		break;

@@ -2,6 +2,39 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
+
+static lt_interrupt_fn interrupt_hook;
+static lt_sleep_fn sleep_hook;
+
+void
+lt_set_interrupt_hooks(lt_interrupt_fn interrupted, lt_sleep_fn sleep)
+{
+	interrupt_hook = interrupted;
+	sleep_hook = sleep;
+}
+
+lt_code
+lt_check_interrupt(lt_error *err, const char *what)
+{
+	if (interrupt_hook && interrupt_hook())
+		return lt_error_set(err, LT_ECANCELED, "canceled while %s", what);
+	return LT_OK;
+}
+
+lt_code
+lt_sleep_us(uint64_t us, lt_error *err, const char *what)
+{
+	if (sleep_hook)
+		sleep_hook(us);
+	else
+	{
+		struct timespec ts = {(time_t) (us / 1000000), (long) (us % 1000000) * 1000};
+
+		nanosleep(&ts, NULL);
+	}
+	return lt_check_interrupt(err, what);
+}
 
 lt_code
 lt_error_set(lt_error *err, lt_code code, const char *fmt,...)

@@ -9,7 +9,9 @@
 #define LT_STATUS_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef enum lt_code
 {
@@ -46,6 +48,20 @@ const char *lt_code_name(lt_code code);
 /* Shorthands for the two commonest failures. */
 #define lt_corrupt(err, ...)  lt_error_set((err), LT_ECORRUPT, __VA_ARGS__)
 #define lt_nomem(err)         lt_error_set((err), LT_ENOMEM, "out of memory")
+
+/*
+ * Waits and long loops answer the caller's cancel.  The caller (the FDW: a query cancel, a terminate,
+ * statement_timeout) installs an interrupt check, which long loops poll through lt_check_interrupt,
+ * and optionally a sleep that wakes early when interrupted (the FDW: its latch).  Without them:
+ * never interrupted, and nanosleep.
+ */
+typedef bool (*lt_interrupt_fn) (void);
+typedef void (*lt_sleep_fn) (uint64_t us);
+void		lt_set_interrupt_hooks(lt_interrupt_fn interrupted, lt_sleep_fn sleep);
+/* LT_ECANCELED ("canceled while ...") when the caller asked to stop, else LT_OK. */
+lt_code		lt_check_interrupt(lt_error *err, const char *what);
+/* Sleep us microseconds (or until interrupted), then lt_check_interrupt. */
+lt_code		lt_sleep_us(uint64_t us, lt_error *err, const char *what);
 
 #define LT_TRY(expr) \
 	do { lt_code lt_try_rc_ = (expr); if (lt_try_rc_ != LT_OK) return lt_try_rc_; } while (0)
