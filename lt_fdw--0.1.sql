@@ -81,6 +81,13 @@ RETURNS record
 AS 'MODULE_PATHNAME', 'lt_cleanup_sql'
 LANGUAGE C STRICT VOLATILE;
 
+-- the same cleanup, one row per file removed (or, with dry_run, that would be): what psql shows best
+CREATE FUNCTION lt_cleanup_files(target regclass, older_than interval, delete_unverified boolean DEFAULT false,
+                                 dry_run boolean DEFAULT false, OUT path text, OUT kind text)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+
 -- ---- keyed tables (src/fdw/keys.c) --------------------------------------------------------------
 -- Mark the primary key of a table's dataset (checked to hold: no duplicate, no NULL); committed with
 -- the transaction as Lance's own field-metadata update. Returns the number of rows checked.
@@ -109,3 +116,32 @@ CREATE FUNCTION lt_merge_insert(target regclass, query text, on_columns text[] D
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+
+-- ---- what \df+ and \dew+ say ---------------------------------------------------------------------
+COMMENT ON FOREIGN DATA WRAPPER lt_fdw IS
+  'Lance datasets (local directories or S3) as foreign tables: reads with pushdown and indexes, INSERT / COPY / UPDATE / DELETE / TRUNCATE committed as one Lance version per transaction';
+COMMENT ON FUNCTION lt_fdw_handler() IS 'the lt_fdw foreign-data wrapper''s handler';
+COMMENT ON FUNCTION lt_fdw_validator(text[], oid) IS
+  'checks lt_fdw''s server, user mapping, foreign table and column options (local paths: pg_read_server_files)';
+COMMENT ON FUNCTION lt_last_analyze() IS
+  'what the last ANALYZE of an lt_fdw table in this session sampled and read (needs SELECT on that table)';
+COMMENT ON FUNCTION lt_indexes(regclass) IS
+  'the indexes of the table''s dataset at the version a query would read: kind, columns, fragments covered and not (needs SELECT)';
+COMMENT ON FUNCTION lt_insert_overwrite(regclass, text, text, boolean) IS
+  'replaces the rows matching predicate with the rows of query, as one Lance version at COMMIT (needs INSERT, DELETE and SELECT on the predicate''s columns)';
+COMMENT ON FUNCTION lt_create_index(regclass, text, text, text) IS
+  'builds a btree, bitmap, label_list or zonemap index on a column, committed with the transaction (needs the table''s owner)';
+COMMENT ON FUNCTION lt_versions(regclass) IS
+  'every version of the table''s dataset: its timestamp, operation and live rows (needs SELECT)';
+COMMENT ON FUNCTION lt_fragments(regclass) IS
+  'the fragments of the version the table reads: rows, deleted rows, data and deletion files (needs SELECT)';
+COMMENT ON FUNCTION lt_cleanup(regclass, interval, boolean, boolean) IS
+  'removes old versions and the files no kept version references, by the Lance library''s rules (needs the table''s owner)';
+COMMENT ON FUNCTION lt_cleanup_files(regclass, interval, boolean, boolean) IS
+  'lt_cleanup with one row per file removed (path, kind: manifest, data, deletion, transaction, index); dry_run => true lists without removing (needs the table''s owner)';
+COMMENT ON FUNCTION lt_set_primary_key(regclass, text[]) IS
+  'marks the dataset''s primary key, checked to hold, committed with the transaction (needs the table''s owner)';
+COMMENT ON FUNCTION lt_primary_key(regclass) IS
+  'the primary key fields of the table''s dataset in key order, NULL when it has none (needs SELECT)';
+COMMENT ON FUNCTION lt_merge_insert(regclass, text, text[], text, text, boolean) IS
+  'Lance''s merge-insert (upsert) of the rows of query, as one Lance version at COMMIT (needs INSERT / UPDATE / DELETE as the options ask, SELECT on the key columns)';

@@ -54,11 +54,15 @@ SELECT * FROM a_files();
 SELECT old_versions, files_removed, a_removed(removed) FROM lt_cleanup('ad', '1 day');
 -- a dry run reports and removes nothing
 SELECT old_versions, files_removed, a_removed(removed) FROM lt_cleanup('ad', '0 seconds', dry_run => true);
+-- the same list one file a line (lt_cleanup_files), readable in psql
+SELECT kind, count(*) FROM lt_cleanup_files('ad', '0 seconds', dry_run => true) GROUP BY kind ORDER BY kind;
 SELECT count(*) AS versions FROM lt_versions('ad');
 -- every version but the latest; the files only they referenced (the older deletion files, the emptied
 -- fragment's data file, their transaction files); the aborted insert's data file is not verified (no
 -- manifest ever named it) and younger than 7 days: it stays
-SELECT old_versions, files_removed, bytes_removed > 0 AS bytes, a_removed(removed) FROM lt_cleanup('ad', '0 seconds');
+-- (files_removed counts every path of the list: the old manifests and the other files)
+SELECT old_versions, files_removed, bytes_removed > 0 AS bytes, cardinality(removed) = files_removed AS counts_agree,
+       a_removed(removed) FROM lt_cleanup('ad', '0 seconds');
 SELECT version, operation, row_count FROM lt_versions('ad');
 SELECT * FROM a_files();
 SELECT (SELECT count(*) FROM ad) = n AS same_count, (SELECT sum(id) FROM ad) = s AS same_sum FROM a_rows;

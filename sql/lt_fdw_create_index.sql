@@ -188,6 +188,12 @@ GRANT INSERT ON ci TO ci_nobody;
 SET ROLE ci_nobody;
 SELECT ci_try($$SELECT lt_create_index('ci', 's', 'bitmap', 's_bm')$$);
 RESET ROLE;
+-- the owner (as CREATE INDEX asks), but without the file privileges of the dataset's location
+ALTER FOREIGN TABLE ci OWNER TO ci_nobody;
+SET ROLE ci_nobody;
+SELECT ci_try($$SELECT lt_create_index('ci', 's', 'bitmap', 's_bm')$$);
+RESET ROLE;
+ALTER FOREIGN TABLE ci OWNER TO CURRENT_USER;
 DROP OWNED BY ci_nobody;
 DROP ROLE ci_nobody;
 SELECT ci_versions() = :v AS nothing_committed, (SELECT count(*) FROM ci WHERE id = 2) AS row_2_kept;

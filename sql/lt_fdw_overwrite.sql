@@ -45,9 +45,10 @@ SELECT ow_versions() AS v0 \gset
 \! node "$LT_INFO" "$LT_OWDS"
 
 -- ---- 1. the GUC spelling: 08-01 lives in all of fragment 0 and half of fragment 1 -----------------------------
-SET lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
 EXPLAIN (COSTS OFF) INSERT INTO ow SELECT * FROM ow_staging WHERE id IN (101, 102);
-RESET lt_fdw.overwrite_where;
+ROLLBACK;
 BEGIN;
 SET LOCAL lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
 INSERT INTO ow SELECT * FROM ow_staging WHERE id IN (101, 102);
@@ -135,7 +136,8 @@ SELECT id, count(*) FROM ow WHERE id IN (101, 106) GROUP BY id ORDER BY id;
 
 -- ---- 6. errors: each before anything is written, the dataset unchanged ------------------------------------
 SELECT ow_versions() AS v4 \gset
--- set for UPDATE or DELETE
+-- set for UPDATE or DELETE (in the transaction of the statement: the setting counts only there)
+BEGIN;
 SET lt_fdw.overwrite_where = 'id = 1';
 SELECT ow_try('UPDATE ow SET value = $$x$$ WHERE id = 6');
 SELECT ow_try('DELETE FROM ow WHERE id = 6');
@@ -162,9 +164,12 @@ SET lt_fdw.overwrite_where = 'id = 1, id = 2';
 SELECT ow_try('INSERT INTO ow VALUES (1, NULL, NULL, NULL)');
 SET lt_fdw.overwrite_where = 'ctid IS NOT NULL';
 SELECT ow_try('INSERT INTO ow VALUES (1, NULL, NULL, NULL)');
+COMMIT;
 -- the error points into the predicate, not into the INSERT
+BEGIN;
 SET lt_fdw.overwrite_where = 'nosuch = 1';
 INSERT INTO ow VALUES (1, NULL, NULL, NULL);
+ROLLBACK;
 RESET lt_fdw.overwrite_where;
 SELECT ow_try($$SELECT * FROM lt_insert_overwrite('ow', '', 'SELECT * FROM ow_staging')$$);
 SELECT ow_try($$SELECT * FROM lt_insert_overwrite('ow', NULL, 'SELECT * FROM ow_staging')$$);

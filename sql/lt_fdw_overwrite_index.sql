@@ -27,9 +27,10 @@ SELECT name, kind, covered_fragments FROM lt_indexes('oz');
 \! node "$LT_INFO" "$LT_OZDS"
 
 -- 08-01: fragment 0's zones are all 08-01, the others' zones exclude it
-SET lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
 EXPLAIN (COSTS OFF) INSERT INTO oz SELECT g, DATE '2026-08-01', 'new' FROM generate_series(10000, 10099) g;
-RESET lt_fdw.overwrite_where;
+ROLLBACK;
 -- the replace never reads fragment 0: it works with that data file unreadable to the server
 \set f0 `node "$LT_INFO" --data-file 0 "$LT_OZDS"`
 \setenv LT_F0 :f0
@@ -50,24 +51,27 @@ SELECT * FROM lt_insert_overwrite('oz', $$dt = DATE '2026-08-01'$$,
 SELECT dt, count(*), min(id), max(id) FROM oz GROUP BY dt ORDER BY dt;
 
 -- 08-03: fragment 2's zones hold 08-03 and 08-04: its rows are rechecked, half of them deleted
-SET lt_fdw.overwrite_where = $$dt = DATE '2026-08-03'$$;
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt = DATE '2026-08-03'$$;
 EXPLAIN (COSTS OFF) INSERT INTO oz SELECT 1, DATE '2026-08-03', 'x' WHERE false;
-RESET lt_fdw.overwrite_where;
+ROLLBACK;
 SELECT * FROM lt_insert_overwrite('oz', $$dt = DATE '2026-08-03'$$, $$SELECT 20000, DATE '2026-08-03', 'one'$$);
 \! node "$LT_INFO" "$LT_OZDS"
 
 -- 08-01 again: its rows now live in the fragment the zone map does not cover, which is scanned
-SET lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt = DATE '2026-08-01'$$;
 EXPLAIN (COSTS OFF) INSERT INTO oz SELECT 1, DATE '2026-08-01', 'x' WHERE false;
-RESET lt_fdw.overwrite_where;
+ROLLBACK;
 SELECT * FROM lt_insert_overwrite('oz', $$dt = DATE '2026-08-01'$$,
                                   $$SELECT g, DATE '2026-08-01', 'newer' FROM generate_series(10000, 10009) g$$);
 SELECT dt, count(*), min(id), max(id) FROM oz GROUP BY dt ORDER BY dt;
 
 -- a range over two whole fragments: both removed by id
-SET lt_fdw.overwrite_where = $$dt BETWEEN DATE '2026-08-02' AND DATE '2026-08-05' AND dt <> DATE '2026-08-03' AND dt <> DATE '2026-08-04'$$;
+BEGIN;
+SET LOCAL lt_fdw.overwrite_where = $$dt BETWEEN DATE '2026-08-02' AND DATE '2026-08-05' AND dt <> DATE '2026-08-03' AND dt <> DATE '2026-08-04'$$;
 EXPLAIN (COSTS OFF) INSERT INTO oz SELECT 1, DATE '2026-08-02', 'x' WHERE false;
-RESET lt_fdw.overwrite_where;
+ROLLBACK;
 SELECT * FROM lt_insert_overwrite('oz', $$dt IN (DATE '2026-08-02', DATE '2026-08-05')$$, 'SELECT 1::bigint, NULL::date, NULL WHERE false');
 SELECT dt, count(*) FROM oz GROUP BY dt ORDER BY dt;
 \! node "$LT_INFO" "$LT_OZDS"

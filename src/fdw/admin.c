@@ -1,5 +1,6 @@
 /*
- * admin.c — the dataset administration functions: lt_versions, lt_fragments, lt_cleanup.
+ * admin.c — the dataset administration functions: lt_versions, lt_fragments, lt_cleanup (and
+ * lt_cleanup_files, the same with one row per file removed).
  *
  * lt_versions and lt_fragments read manifests only (no data file is opened); lt_cleanup removes
  * the files of old versions and of abandoned writes by the Lance library's own rules
@@ -29,6 +30,7 @@
 PG_FUNCTION_INFO_V1(lt_versions);
 PG_FUNCTION_INFO_V1(lt_fragments);
 PG_FUNCTION_INFO_V1(lt_cleanup_sql);
+PG_FUNCTION_INFO_V1(lt_cleanup_files);
 
 /* Seconds from the Unix epoch to PostgreSQL's (2000-01-01). */
 #define PG_EPOCH_SECS ((int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY)
@@ -46,6 +48,11 @@ admin_table(Oid relid, LtTableOptions *opts, bool write, const char *fn)
 	char	   *relname;
 
 	lt_check_lt_table(relid, fn);
+	/* as PostgreSQL's own: reading metadata needs SELECT, maintenance the table's owner (VACUUM) */
+	if (write)
+		lt_check_table_owner(relid);
+	else
+		lt_check_table_select(relid);
 	relname = get_rel_name(relid);
 	lt_get_table_options(relid, opts);
 	if (write)
@@ -209,8 +216,12 @@ lt_fragments(PG_FUNCTION_ARGS)
 
 /* ---- lt_cleanup(regclass, interval, boolean, boolean) ------------------------------------- */
 
-Datum
-lt_cleanup_sql(PG_FUNCTION_ARGS)
+/*
+ * The cleanup of lt_cleanup and lt_cleanup_files (fn): the table's checks, the policy from the
+ * arguments, the library's run; *res in lib (the caller deletes it).
+ */
+static void
+run_cleanup(FunctionCallInfo fcinfo, const char *fn, MemoryContext lib, lt_cleanup_result *res)
 {
 	Oid			relid = PG_GETARG_OID(0);
 	Interval   *older_than = PG_GETARG_INTERVAL_P(1);
@@ -218,13 +229,7 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 	bool		dry_run = PG_GETARG_BOOL(3);
 	LtTableOptions opts;
 	LtDatasetEntry *e;
-	TupleDesc	td;
-	Datum		values[4];
-	bool		nulls[4] = {false};
-	Datum	   *removed;
 	lt_cleanup_policy policy = {0};
-	lt_cleanup_result res;
-	MemoryContext lib;
 	MemoryContext old;
 	lt_error	err;
 	lt_code		rc;
@@ -232,10 +237,8 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 	TimestampTz cutoff;
 	char	   *what;
 
-	admin_table(relid, &opts, true, "lt_cleanup");
+	admin_table(relid, &opts, true, fn);
 	what = what_of(relid, &opts);
-	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "lt_fdw: lt_cleanup must return a record");
 	if (older_than->month < 0 || older_than->day < 0 || older_than->time < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -256,9 +259,8 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 	policy.error_if_tagged_old_versions = true;	/* as the Lance library's cleanup */
 
 	e = lt_dataset_acquire(relid, &opts, false);
-	lib = AllocSetContextCreate(CurrentMemoryContext, "lt_cleanup", ALLOCSET_DEFAULT_SIZES);
 	old = lt_alloc_target(lib);
-	rc = lt_cleanup(e->store, "", &policy, &res, &err);
+	rc = lt_cleanup(e->store, "", &policy, res, &err);
 	lt_alloc_target(old);
 	if (rc == LT_EINVALID)
 		ereport(ERROR,
@@ -268,14 +270,61 @@ lt_cleanup_sql(PG_FUNCTION_ARGS)
 				 errhint("Delete the tags, or pass an older_than that keeps the tagged versions.")));
 	if (rc != LT_OK)
 		lt_report_write(&err, what);
+}
+
+Datum
+lt_cleanup_sql(PG_FUNCTION_ARGS)
+{
+	TupleDesc	td;
+	Datum		values[4];
+	bool		nulls[4] = {false};
+	Datum	   *removed;
+	lt_cleanup_result res;
+	MemoryContext lib;
+
+	if (get_call_result_type(fcinfo, NULL, &td) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_fdw: lt_cleanup must return a record");
+	lib = AllocSetContextCreate(CurrentMemoryContext, "lt_cleanup", ALLOCSET_DEFAULT_SIZES);
+	run_cleanup(fcinfo, "lt_cleanup", lib, &res);
 
 	removed = palloc(sizeof(Datum) * Max(res.n_removed, 1));
 	for (size_t i = 0; i < res.n_removed; i++)
 		removed[i] = CStringGetTextDatum(res.removed[i]);
 	values[0] = Int64GetDatum((int64) res.old_versions);
-	values[1] = Int64GetDatum((int64) res.files_removed);
+	/* every file removed, the old manifests too: the count of the list beside it */
+	values[1] = Int64GetDatum((int64) (res.old_versions + res.files_removed));
 	values[2] = Int64GetDatum((int64) res.bytes_removed);
 	values[3] = PointerGetDatum(construct_array(removed, (int) res.n_removed, TEXTOID, -1, false, TYPALIGN_INT));
 	MemoryContextDelete(lib);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(BlessTupleDesc(td), values, nulls)));
+}
+
+/* ---- lt_cleanup_files(regclass, interval, boolean, boolean): the same, one row per file ---------- */
+
+Datum
+lt_cleanup_files(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	lt_cleanup_result res;
+	MemoryContext lib;
+
+	InitMaterializedSRF(fcinfo, 0);
+	lib = AllocSetContextCreate(CurrentMemoryContext, "lt_cleanup", ALLOCSET_DEFAULT_SIZES);
+	run_cleanup(fcinfo, "lt_cleanup_files", lib, &res);
+	for (size_t i = 0; i < res.n_removed; i++)
+	{
+		const char *p = res.removed[i];
+		Datum		values[2];
+		bool		nulls[2] = {false};
+
+		values[0] = CStringGetTextDatum(p);
+		values[1] = CStringGetTextDatum(strncmp(p, "_versions/", 10) == 0 ? "manifest" :
+										strncmp(p, "data/", 5) == 0 ? "data" :
+										strncmp(p, "_deletions/", 11) == 0 ? "deletion" :
+										strncmp(p, "_transactions/", 14) == 0 ? "transaction" :
+										strncmp(p, "_indices/", 9) == 0 ? "index" : "other");
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	MemoryContextDelete(lib);
+	return (Datum) 0;
 }

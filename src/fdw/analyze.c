@@ -408,6 +408,9 @@ lt_last_analyze(PG_FUNCTION_ARGS)
 		elog(ERROR, "return type must be a row type");
 	if (!OidIsValid(last_analyze.relid))
 		PG_RETURN_NULL();
+	/* the counts of a table are for those who may read it (the session may have changed role since) */
+	if (get_rel_name(last_analyze.relid) != NULL)
+		lt_check_table_select(last_analyze.relid);
 	values[0] = ObjectIdGetDatum(last_analyze.relid);
 	values[1] = Int64GetDatum((int64) last_analyze.version);
 	values[2] = Int64GetDatum((int64) last_analyze.live_rows);

@@ -150,10 +150,76 @@ lt_alloc_init(void)
 
 /* ---- errors --------------------------------------------------------------------------------- */
 
+/* Is this ": "-separated segment of a library message the path of a file inside a dataset? */
+static bool
+is_file_path(const char *seg, size_t len)
+{
+	static const char *const dirs[] = {"data/", "_deletions/", "_versions/", "_indices/", "_transactions/"};
+	static const char *const exts[] = {".lance", ".manifest", ".arrow", ".bin", ".txn", ".idx"};
+	char	   *s = pnstrdup(seg, len);
+	bool		dir = false,
+				ext = false;
+
+	if (strchr(s, ' ') == NULL)
+	{
+		const char *base = strrchr(s, '/');
+
+		/* relative to the dataset, or a full path whose parent is one of its directories and whose name is
+		 * a generated one (a dataset directory of its own, /srv/data/x.lance, stays in the message) */
+		for (int i = 0; i < lengthof(dirs); i++)
+			dir |= strncmp(s, dirs[i], strlen(dirs[i])) == 0 ||
+				(base && base - s >= (ptrdiff_t) strlen(dirs[i]) &&
+				 strncmp(base + 1 - strlen(dirs[i]), dirs[i], strlen(dirs[i])) == 0 &&
+				 base[-(ptrdiff_t) strlen(dirs[i])] == '/' && strlen(base + 1) >= 24);
+		for (int i = 0; i < lengthof(exts); i++)
+			ext |= len > strlen(exts[i]) && strcmp(s + len - strlen(exts[i]), exts[i]) == 0;
+	}
+	pfree(s);
+	return dir && ext;
+}
+
+/*
+ * The library's message made fit for errmsg: a leading file path goes to *file (for the detail:
+ * data-file names are long and vary), and a prefix the message repeats ("field "st": field "st": ...",
+ * context added twice on the way up) is said once.
+ */
+static char *
+tidy_message(const char *msg, char **file)
+{
+	StringInfoData out;
+	const char *p = msg;
+	const char *prev = NULL;
+	size_t		prev_len = 0;
+
+	*file = NULL;
+	initStringInfo(&out);
+	for (;;)
+	{
+		const char *sep = strstr(p, ": ");
+		size_t		len = sep ? (size_t) (sep - p) : strlen(p);
+
+		if (sep == NULL)
+		{
+			appendStringInfoString(&out, p);
+			break;
+		}
+		if (out.len == 0 && *file == NULL && is_file_path(p, len))
+			*file = pnstrdup(p, len);
+		else if (!(prev && prev_len == len && strncmp(prev, p, len) == 0))
+			appendBinaryStringInfo(&out, p, len + 2);
+		prev = p;
+		prev_len = len;
+		p = sep + 2;
+	}
+	return out.data;
+}
+
 static pg_attribute_noreturn() void
 report(const lt_error *err, const char *what, const char *verb)
 {
 	int			sqlstate;
+	char	   *file;
+	char	   *msg = tidy_message(err->msg, &file);
 
 	switch (err->code)
 	{
@@ -192,7 +258,8 @@ report(const lt_error *err, const char *what, const char *verb)
 	}
 	ereport(ERROR,
 			(errcode(sqlstate),
-			 errmsg("lt_fdw: %s", err->msg),
+			 errmsg("lt_fdw: %s", msg),
+			 file ? errdetail("The file is %s.", file) : 0,
 			 errcontext("%s %s", verb, what)));
 	pg_unreachable();
 }

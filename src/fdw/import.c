@@ -11,6 +11,10 @@
  * only CREATE FOREIGN TABLE statements back from the wrapper) and named <table>_<column>; an
  * existing type of that name is reused, and its fit is checked when the table is read. A field
  * with no mapping is an error (HV004) naming the dataset and the field.
+ *
+ * Directory and field names come from the dataset, not from a trusted user: a name that is not
+ * valid in the server encoding never reaches the catalog (the table is skipped with a NOTICE),
+ * and so is every *.lance directory that is not a dataset and every LIMIT TO name with no dataset.
  */
 #include "postgres.h"
 
@@ -21,6 +25,7 @@
 #include "executor/spi.h"
 #include "foreign/foreign.h"
 #include "lib/stringinfo.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -84,6 +89,44 @@ table_wanted(ImportForeignSchemaStmt *stmt, const char *name)
 			return stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO;
 	}
 	return stmt->list_type == FDW_IMPORT_SCHEMA_EXCEPT;
+}
+
+/* Is name valid text in the server encoding (and so fit for the catalog)? */
+static bool
+name_ok(const char *name)
+{
+	return pg_verifymbstr(name, strlen(name), true);
+}
+
+/* name, printable whatever its bytes: non-ASCII and control bytes as \xNN (for messages). */
+static char *
+name_shown(const char *name)
+{
+	StringInfoData b;
+
+	initStringInfo(&b);
+	for (const unsigned char *c = (const unsigned char *) name; *c; c++)
+		if (*c < 0x20 || *c >= 0x7f)
+			appendStringInfo(&b, "\\x%02x", *c);
+		else
+			appendStringInfoChar(&b, (char) *c);
+	return b.data;
+}
+
+/* The first field name (nested ones too) not valid in the server encoding, or NULL. */
+static const lt_field *
+bad_field_name(const lt_field *const *fields, int n)
+{
+	for (int i = 0; i < n; i++)
+	{
+		const lt_field *bad;
+
+		if (!name_ok(fields[i]->name))
+			return fields[i];
+		if ((bad = bad_field_name((const lt_field *const *) fields[i]->children, fields[i]->n_children)) != NULL)
+			return bad;
+	}
+	return NULL;
 }
 
 static char *field_type_sql(ImportForeignSchemaStmt *stmt, const char *table, const char *path,
@@ -156,6 +199,8 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	MemoryContext old;
 	MemoryContext caller;
 	List	   *commands = NIL;
+	List	   *seen;
+	const char *where;
 
 	foreach(lc, server->options)
 	{
@@ -217,8 +262,11 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 	if (dl.oom)
 		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
 	list_sort(dl.names, name_cmp);
+	where = strcmp(stmt->remote_schema, ".") == 0 ? psprintf("the root of server \"%s\"", server->servername)
+		: psprintf("remote schema \"%s\" of server \"%s\"", stmt->remote_schema, server->servername);
 
 	caller = CurrentMemoryContext;
+	seen = NIL;
 	SPI_connect();				/* composite types are created through SPI; results stay in caller */
 	foreach(lc, dl.names)
 	{
@@ -234,14 +282,43 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 		if (len > 6 && strcmp(table + len - 6, ".lance") == 0)
 			table[len - 6] = '\0';
 		if (!table_wanted(stmt, table))
+			continue;			/* (a LIMIT TO name is valid text: it never matches an invalid one) */
+		if (!name_ok(name))
+		{
+			ereport(NOTICE,
+					(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips directory \"%s\" of %s: its name is not valid %s",
+							name_shown(name), where, GetDatabaseEncodingName()),
+					 errhint("Rename the directory, then import it or create its foreign table by hand.")));
 			continue;
+		}
+		seen = lappend(seen, table);
 		e = lt_dataset_open_latest(s3, ddir, psprintf("dataset %s", uri));
 		if (e == NULL)
-			continue;			/* not a dataset */
+		{
+			/* not a dataset: said for the directories that claim to be one, or were asked for */
+			if (strcmp(table, name) != 0 || stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO)
+				ereport(NOTICE,
+						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips directory \"%s\" of %s: it is not a Lance dataset",
+								name, where),
+						 errdetail("It has no committed version (_versions/)."),
+						 errhint("A dataset directory holds _versions/ with at least one manifest.")));
+			continue;
+		}
 		e->pins++;				/* keep the schema while the statements are built */
 		PG_TRY();
 		{
+			const lt_field *bad;
+
 			schema = e->ds->schema;
+			if ((bad = bad_field_name((const lt_field *const *) schema->fields, schema->n_fields)) != NULL)
+			{
+				ereport(NOTICE,
+						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips dataset \"%s\" of %s: its field name \"%s\" is not valid %s",
+								name, where, name_shown(bad->name), GetDatabaseEncodingName()),
+						 errhint("Create its foreign table by hand, with the option column_name for the fields it reads.")));
+				sql.data = NULL;
+				goto skip;
+			}
 			initStringInfo(&sql);
 			appendStringInfo(&sql, "CREATE FOREIGN TABLE %s (",
 							 quote_qualified_identifier(stmt->local_schema, table));
@@ -260,16 +337,36 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 			appendStringInfo(&sql, ") SERVER %s OPTIONS (path %s)", quote_identifier(server->servername),
 							 quote_literal_cstr(s3 ? ddir : strcmp(stmt->remote_schema, ".") == 0 ? name
 												: psprintf("%s/%s", stmt->remote_schema, name)));
+	skip:
+			;
 		}
 		PG_FINALLY();
 		{
 			lt_dataset_unpin(e);
 		}
 		PG_END_TRY();
+		if (sql.data == NULL)
+			continue;
 		old = MemoryContextSwitchTo(caller);
 		commands = lappend(commands, pstrdup(sql.data));
 		MemoryContextSwitchTo(old);
 	}
 	SPI_finish();
+	/* LIMIT TO names that named no directory at all (the others were reported above) */
+	if (stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO)
+		foreach(lc, stmt->table_list)
+		{
+			RangeVar   *rv = lfirst(lc);
+			ListCell   *lc2;
+			bool		found = false;
+
+			foreach(lc2, seen)
+				found |= strcmp(lfirst(lc2), rv->relname) == 0;
+			if (!found)
+				ereport(NOTICE,
+						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA imports no table \"%s\": %s has no dataset of that name",
+								rv->relname, where),
+						 errhint("The name of a dataset's table is its directory's name without \".lance\".")));
+		}
 	return commands;
 }

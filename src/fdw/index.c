@@ -591,6 +591,7 @@ lt_indexes(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	lt_check_lt_table(relid, "lt_indexes");
+	lt_check_table_select(relid);
 	lt_get_table_options(relid, &opts);
 	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
 	e = lt_dataset_acquire(relid, &opts, true);

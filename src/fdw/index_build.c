@@ -157,8 +157,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 
 	lt_check_lt_table(relid, "lt_create_index");
 	relname = get_rel_name(relid);
-	if (pg_class_aclcheck(relid, GetUserId(), ACL_INSERT) != ACLCHECK_OK)
-		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, relname);
+	lt_check_table_owner(relid);	/* as CREATE INDEX */
 	lt_get_table_options(relid, &opts);
 	if (opts.version || opts.tag)
 		ereport(ERROR,
@@ -172,6 +171,9 @@ lt_create_index(PG_FUNCTION_ARGS)
 	lt_check_read_privilege(GetUserId(), relname, opts.uri);
 	lt_check_write_privilege(GetUserId(), relname, opts.uri);
 
+	/* kinds are names, as in CREATE INDEX ... USING: case does not matter */
+	for (char *c = kindname; *c; c++)
+		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
 	if (kind == LT_INDEX_UNKNOWN)
 		ereport(ERROR,

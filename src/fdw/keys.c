@@ -1004,6 +1004,7 @@ lt_primary_key(PG_FUNCTION_ARGS)
 	MemoryContext old;
 
 	lt_check_lt_table(relid, "lt_primary_key");
+	lt_check_table_select(relid);
 	lt_get_table_options(relid, &opts);
 	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
 	e = lt_dataset_acquire(relid, &opts, false);

@@ -37,6 +37,7 @@
 
 #include "fmgr.h"
 #include "foreign/fdwapi.h"
+#include "utils/guc.h"
 
 #include "analyze.h"
 #include "dataset.h"
@@ -84,6 +85,8 @@ _PG_init(void)
 		.discard_index = lt_index_build_discard,
 		.check_new_fragment = lt_overwrite_check_fragment,
 	});
+	/* last: every lt_fdw.* setting is defined above; a misspelled one is now an error */
+	MarkGUCPrefixReserved("lt_fdw");
 }
 
 Datum

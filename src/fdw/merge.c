@@ -1216,6 +1216,11 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 	/* the transaction's state for the dataset (the location's write privilege: the writer checks it, modify.c) */
 	m->xt = lt_write_xact_table(m->rel, &m->opts, "write");
 	bind_keys(m, on_columns);
+	/* the match reads the key columns (MERGE asks SELECT on the columns of its join condition) */
+	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+		for (int k = 0; k < m->n_keys; k++)
+			if (pg_attribute_aclcheck(relid, m->keys[k], GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+				aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, m->relname);
 
 	if ((rc = SPI_connect()) != SPI_OK_CONNECT)
 		elog(ERROR, "lt_merge_insert: SPI_connect failed: %s", SPI_result_code_string(rc));
@@ -1258,6 +1263,14 @@ ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 		Relation	rel = lfirst(lc);
 		LtTableOptions opts;
 
+		/* as UPDATE and DELETE: only an INSERT replaces, a TRUNCATE would ignore the predicate */
+		if (lt_overwrite_active())
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lt_fdw: lt_fdw.overwrite_where is set, but TRUNCATE of foreign table \"%s\" cannot replace rows",
+							RelationGetRelationName(rel)),
+					 errdetail("Only an INSERT replaces the rows matching the predicate \"%s\".", lt_overwrite_where),
+					 errhint("RESET lt_fdw.overwrite_where first.")));
 		lt_get_table_options(RelationGetRelid(rel), &opts);
 		lt_check_writable(rel, &opts);
 		lt_check_write_privilege(GetUserId(), RelationGetRelationName(rel), opts.uri);

@@ -102,7 +102,12 @@ typedef struct LtModifyState
 	LtOverwritePred *ow;
 	LtOverwritePlan ow_plan;
 	bool		ow_validate;
+	bool		ow_hidden;		/* the role may not read the table: its counts are not shown */
 	uint64		rows_seen;
+
+	/* the columns scans fill (_rowid, _rowaddr): read-only */
+	int			n_readonly;
+	AttrNumber *readonly;
 } LtModifyState;
 
 static uint64 *moved_row_ids(LtModifyState *ms);
@@ -308,7 +313,13 @@ setup_builders(LtModifyState *ms)
 				break;
 			}
 		if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
-			continue;			/* filled by scans; a write ignores them */
+		{
+			/* filled by scans: a write must not give them a value (check_readonly) */
+			if (ms->readonly == NULL)
+				ms->readonly = palloc(sizeof(AttrNumber) * td->natts);
+			ms->readonly[ms->n_readonly++] = attnum;
+			continue;
+		}
 		if (f == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
@@ -346,6 +357,7 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 {
 	LtModifyState *ms = palloc0(sizeof(LtModifyState));
 	const lt_dataset *ds;
+	const char *ow_text;
 	MemoryContextCallback *cb;
 	lt_error	err;
 
@@ -355,10 +367,13 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 	lt_check_writable(rel, &ms->opts);
 	check_overwrite_command(rel, op);
 	lt_check_write_privilege(userid, RelationGetRelationName(rel), ms->opts.uri);
-	if (op == CMD_INSERT && lt_overwrite_active())
+	if (op == CMD_INSERT && (ow_text = lt_overwrite_predicate(rel)) != NULL)
 	{
-		ms->ow = lt_overwrite_bind(rel, lt_overwrite_where);
-		ms->ow_validate = lt_overwrite_validate;
+		ms->ow = lt_overwrite_bind(rel, ow_text);
+		lt_overwrite_check_privileges(rel, ms->ow, userid);
+		ms->ow_validate = lt_overwrite_validating();
+		ms->ow_hidden = !lt_may_read_table(RelationGetRelid(rel), userid) ||
+			!lt_may_read_table(RelationGetRelid(rel), GetUserId());
 	}
 
 	ms->xt = lt_write_xact_table(rel, &ms->opts, "write");
@@ -417,18 +432,59 @@ modify_userid(EState *estate, ResultRelInfo *rinfo)
 	return OidIsValid(rte->checkAsUser) ? rte->checkAsUser : GetUserId();
 }
 
+/* _rowid / _rowaddr are the scan's: an UPDATE may not assign them. */
+static void
+check_readonly_update(LtModifyState *ms, ResultRelInfo *rinfo, EState *estate)
+{
+	Bitmapset  *cols = ExecGetUpdatedCols(rinfo, estate);
+
+	for (int i = 0; i < ms->n_readonly; i++)
+		if (bms_is_member(ms->readonly[i] - FirstLowInvalidHeapAttributeNumber, cols))
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is read-only",
+							NameStr(TupleDescAttr(RelationGetDescr(ms->rel), ms->readonly[i] - 1)->attname),
+							RelationGetRelationName(ms->rel)),
+					 errdetail("Scans fill it with the Lance row id or row address; a write cannot set it."),
+					 errhint("Leave it out of the SET list.")));
+}
+
+/* ... nor may an INSERT or COPY give them a value (NULL is no value). */
+static inline void
+check_readonly_insert(LtModifyState *ms, TupleTableSlot *slot)
+{
+	for (int i = 0; i < ms->n_readonly; i++)
+	{
+		AttrNumber	a = ms->readonly[i];
+
+		slot_getsomeattrs(slot, a);
+		if (!slot->tts_isnull[a - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is read-only",
+							NameStr(TupleDescAttr(RelationGetDescr(ms->rel), a - 1)->attname),
+							RelationGetRelationName(ms->rel)),
+					 errdetail("Scans fill it with the Lance row id or row address; new rows get theirs when the transaction commits."),
+					 errhint("Leave it out of the INSERT's column list, or give NULL.")));
+	}
+}
+
 void
 ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_private, int subplan_index,
 					 int eflags)
 {
+	LtModifyState *ms;
+
 	if (eflags & EXEC_FLAG_EXPLAIN_ONLY)
 		return;
-	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
-									  modify_userid(mtstate->ps.state, rinfo),
-									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+	ms = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
+					  modify_userid(mtstate->ps.state, rinfo),
+					  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+	if (mtstate->operation == CMD_UPDATE)
+		check_readonly_update(ms, rinfo, mtstate->ps.state);
+	rinfo->ri_FdwState = ms;
 	if (mtstate->operation == CMD_DELETE && fdw_private != NIL)
-		lt_overwrite_register_delete(((LtModifyState *) rinfo->ri_FdwState)->xt, rinfo->ri_RelationDesc,
-									 fdw_private);
+		lt_overwrite_register_delete(ms->xt, rinfo->ri_RelationDesc, fdw_private);
 }
 
 void
@@ -583,6 +639,7 @@ static inline void
 validate_row(LtModifyState *ms, TupleTableSlot *slot)
 {
 	ms->rows_seen++;
+	check_readonly_insert(ms, slot);
 	if (ms->ow && ms->ow_validate)
 	{
 		slot_getallattrs(slot);
@@ -806,11 +863,12 @@ ltEndForeignModify(EState *estate, ResultRelInfo *rinfo)
 	ms->keys = NULL;
 	elog(DEBUG1, "lt_fdw: foreign table \"%s\": " UINT64_FORMAT " rows written in " UINT64_FORMAT " files, " UINT64_FORMAT " rows deleted (committed with the transaction)",
 		 RelationGetRelationName(ms->rel), ms->rows_written, ms->files_written,
-		 ms->ow ? (uint64) ms->ow_plan.rows_deleted : ms->rows_deleted);
+		 ms->ow ? (ms->ow_hidden ? 0 : (uint64) ms->ow_plan.rows_deleted) : ms->rows_deleted);
 	if (ms->ow)
 	{
 		lt_overwrite_last.valid = true;
 		lt_overwrite_last.relid = RelationGetRelid(ms->rel);
+		lt_overwrite_last.hidden = ms->ow_hidden;
 		lt_overwrite_last.rows_deleted = ms->ow_plan.rows_deleted;
 		lt_overwrite_last.rows_inserted = (int64) ms->rows_written;
 		lt_overwrite_last.fragments_removed = ms->ow_plan.fragments_removed;
@@ -848,18 +906,25 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 	{
 		LtModifyState *ms = rinfo->ri_FdwState;
 
-		lt_overwrite_explain(ms->ow, &ms->ow_plan, ms->ow_validate, es);
+		lt_overwrite_explain(ms->ow, ms->ow_hidden ? NULL : &ms->ow_plan, ms->ow_validate, es);
 	}
 	else if (mtstate->operation == CMD_INSERT && lt_overwrite_active())
 	{
-		/* plain EXPLAIN: the delete set as the INSERT would find it now */
+		/* plain EXPLAIN: the delete set as the INSERT would find it now, with the INSERT's checks */
 		Relation	rel = rinfo->ri_RelationDesc;
-		LtOverwritePred *pred = lt_overwrite_bind(rel, lt_overwrite_where);
+		LtOverwritePred *pred = lt_overwrite_bind(rel, lt_overwrite_predicate(rel));
+		Oid			userid = modify_userid(mtstate->ps.state, rinfo);
 		LtOverwritePlan plan;
 
-		lt_get_table_options(relid, &opts);
-		lt_overwrite_plan(rel, &opts, NULL, pred, &plan);
-		lt_overwrite_explain(pred, &plan, lt_overwrite_validate, es);
+		lt_overwrite_check_privileges(rel, pred, userid);
+		if (lt_may_read_table(relid, userid) && lt_may_read_table(relid, GetUserId()))
+		{
+			lt_get_table_options(relid, &opts);
+			lt_overwrite_plan(rel, &opts, NULL, pred, &plan);
+			lt_overwrite_explain(pred, &plan, lt_overwrite_validating(), es);
+		}
+		else
+			lt_overwrite_explain(pred, NULL, lt_overwrite_validating(), es);
 	}
 }
 

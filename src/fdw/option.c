@@ -620,3 +620,30 @@ lt_check_lt_table(Oid relid, const char *fn)
 				 errdetail("Its server \"%s\" uses the foreign-data wrapper \"%s\".", server->servername,
 						   fdw->fdwname)));
 }
+
+/*
+ * May userid read rel as SELECT count(*) FROM rel would let it: SELECT on the table or on any of
+ * its columns.
+ */
+bool
+lt_may_read_table(Oid relid, Oid userid)
+{
+	return pg_class_aclcheck(relid, userid, ACL_SELECT) == ACLCHECK_OK ||
+		pg_attribute_aclcheck_all(relid, userid, ACL_SELECT, ACLMASK_ANY) == ACLCHECK_OK;
+}
+
+/* The metadata functions (lt_versions, lt_fragments, lt_indexes, ...): what SELECT lets one see. */
+void
+lt_check_table_select(Oid relid)
+{
+	if (!lt_may_read_table(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+}
+
+/* The maintenance functions (lt_cleanup, lt_create_index, ...): the owner, as VACUUM / CREATE INDEX / ALTER. */
+void
+lt_check_table_owner(Oid relid)
+{
+	if (!pg_class_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+}

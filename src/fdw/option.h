@@ -30,6 +30,11 @@ extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attn
 extern void lt_check_read_privilege(Oid userid, const char *relname, const char *uri);
 /* The write rule: superuser or pg_write_server_files, for userid. */
 extern void lt_check_write_privilege(Oid userid, const char *relname, const char *uri);
+/* SELECT on the table or any column of it (what SELECT count(*) needs) */
+extern bool lt_may_read_table(Oid relid, Oid userid);
+/* ERROR 42501 unless the current role may read relid (metadata functions) / owns it (maintenance) */
+extern void lt_check_table_select(Oid relid);
+extern void lt_check_table_owner(Oid relid);
 /* Write options of a foreign table (table option, else server option, else the default). */
 extern int	lt_option_batch_size(Oid relid);
 extern int64 lt_option_max_rows_per_file(Oid relid);

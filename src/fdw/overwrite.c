@@ -45,10 +45,13 @@
 #include "parser/parser.h"
 #include "rewrite/rewriteHandler.h"
 #include "utils/builtins.h"
+#include "utils/acl.h"
 #include "utils/guc.h"
+#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 
 #include "convert.h"
 #include "dataset.h"
@@ -87,15 +90,123 @@ lt_overwrite_active(void)
 	return lt_overwrite_where != NULL && lt_overwrite_where[0] != '\0';
 }
 
+/* ---- who set the settings ------------------------------------------------------------------- */
+
+static struct config_generic *
+find_setting(const char *name)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
+}
+
+/*
+ * The rule for the settings that decide what a replace deletes: the value in effect counts only
+ * when this session set it (source "session": SET, SET LOCAL, set_config(), a function's SET
+ * clause) in the current transaction (the setting has a saved prior value, which PostgreSQL keeps
+ * until the transaction ends), while the role now current was the current role.  A value from
+ * ALTER DATABASE / ALTER ROLE ... SET, the configuration file, the connection's options, an earlier
+ * transaction, or a SECURITY DEFINER function of another role does not.  NULL when it counts, else
+ * why not.
+ */
+static char *
+setting_not_own(const char *name)
+{
+	struct config_generic *g = find_setting(name);
+
+	if (g == NULL)
+		return psprintf("%s is not defined.", name);
+	if (g->source != PGC_S_SESSION)
+		return psprintf("The value in effect comes from the %s settings (ALTER DATABASE / ALTER ROLE ... SET, the configuration file or the connection's options), not from this transaction.",
+						GucSource_Names[g->source]);
+	if (g->stack == NULL)
+		return pstrdup("It was set by an earlier transaction of this session.");
+	if (g->srole != GetUserId())
+		return psprintf("It was set while role \"%s\" was the current role, but the statement runs as role \"%s\".",
+						GetUserNameFromId(g->srole, true) ? GetUserNameFromId(g->srole, true) : "?",
+						GetUserNameFromId(GetUserId(), false));
+	return NULL;
+}
+
+const char *
+lt_overwrite_predicate(Relation rel)
+{
+	char	   *why;
+
+	if (!lt_overwrite_active())
+		return NULL;
+	if ((why = setting_not_own("lt_fdw.overwrite_where")) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: lt_fdw.overwrite_where is set, but not by this transaction: the INSERT into foreign table \"%s\" does not replace rows",
+						RelationGetRelationName(rel)),
+				 errdetail("%s", why),
+				 errhint("SET LOCAL lt_fdw.overwrite_where in the transaction of the INSERT, or RESET it.")));
+	return lt_overwrite_where;
+}
+
+bool
+lt_overwrite_validating(void)
+{
+	/* off only counts when set as lt_fdw.overwrite_where must be: a planted "off" is ignored */
+	return lt_overwrite_validate || setting_not_own("lt_fdw.overwrite_validate") != NULL;
+}
+
+/*
+ * A replace deletes rows: besides INSERT (the executor checks it), DELETE on the table and SELECT
+ * on the columns the predicate reads, as DELETE ... WHERE asks them, for userid (the role the
+ * statement checks its privileges as) and the current role, when they differ.
+ */
+void
+lt_overwrite_check_privileges(Relation rel, const LtOverwritePred *pred, Oid userid)
+{
+	Oid			relid = RelationGetRelid(rel);
+	Oid			users[2] = {userid, GetUserId()};
+
+	for (int u = 0; u < (users[0] == users[1] ? 1 : 2); u++)
+	{
+		ListCell   *lc;
+
+		if (pg_class_aclcheck(relid, users[u], ACL_DELETE) != ACLCHECK_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("permission denied for foreign table %s", RelationGetRelationName(rel)),
+					 errdetail("A replace (lt_fdw.overwrite_where, lt_insert_overwrite) deletes rows: role \"%s\" needs DELETE as well as INSERT.",
+							   GetUserNameFromId(users[u], false))));
+		if (pg_class_aclcheck(relid, users[u], ACL_SELECT) == ACLCHECK_OK)
+			continue;
+		foreach(lc, pred->attnums)
+		{
+			AttrNumber	attnum = lfirst_int(lc);
+
+			if (pg_attribute_aclcheck(relid, attnum, users[u], ACL_SELECT) != ACLCHECK_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+						 errmsg("permission denied for foreign table %s", RelationGetRelationName(rel)),
+						 errdetail("The replace predicate reads column \"%s\": role \"%s\" needs SELECT on it.",
+								   NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname),
+								   GetUserNameFromId(users[u], false))));
+		}
+	}
+}
+
 /* ---- binding -------------------------------------------------------------------------------- */
 
 typedef struct BindCtx
 {
-	const char *sql;			/* what the parser saw */
+	const char *text;			/* the predicate */
 	const char *relname;
+	const char *source;			/* where the predicate came from */
 } BindCtx;
 
-/* Parser errors point into the predicate, not into the client's statement. */
+/* What the parser sees: the predicate after this prefix. */
+#define BIND_PREFIX "SELECT "
+
+/* Parser errors point into the predicate, not into the client's statement nor our own text. */
 static void
 bind_error_callback(void *arg)
 {
@@ -105,10 +216,10 @@ bind_error_callback(void *arg)
 	if (pos > 0)
 	{
 		errposition(0);
-		internalerrposition(pos);
-		internalerrquery(bc->sql);
+		internalerrposition(Max(pos - (int) strlen(BIND_PREFIX), 1));
+		internalerrquery(bc->text);
 	}
-	errcontext("replace predicate of foreign table \"%s\" (lt_fdw.overwrite_where)", bc->relname);
+	errcontext("replace predicate of foreign table \"%s\" (%s)", bc->relname, bc->source);
 }
 
 static bool
@@ -124,6 +235,13 @@ has_unwanted(Node *node, void *ctx)
 LtOverwritePred *
 lt_overwrite_bind(Relation rel, const char *text)
 {
+	return lt_overwrite_bind_from(rel, text, "lt_fdw.overwrite_where", "lt_fdw.overwrite_where");
+}
+
+LtOverwritePred *
+lt_overwrite_bind_from(Relation rel, const char *text, const char *source, const char *construct)
+{
+	char	   *sql;
 	LtOverwritePred *p = palloc0(sizeof(LtOverwritePred));
 	const char *relname = RelationGetRelationName(rel);
 	BindCtx		bc;
@@ -146,14 +264,16 @@ lt_overwrite_bind(Relation rel, const char *text)
 				 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" is empty", relname),
 				 errhint("Give a boolean expression over the table's columns, e.g. dt = DATE '2026-08-01'.")));
 	p->text = pstrdup(text);
-	bc.sql = psprintf("SELECT %s", text);
+	sql = psprintf(BIND_PREFIX "%s", text);
+	bc.text = p->text;
 	bc.relname = relname;
+	bc.source = source;
 	errcb.callback = bind_error_callback;
 	errcb.arg = &bc;
 	errcb.previous = error_context_stack;
 	error_context_stack = &errcb;
 
-	raw = raw_parser(bc.sql, RAW_PARSE_DEFAULT);
+	raw = raw_parser(sql, RAW_PARSE_DEFAULT);
 	sel = list_length(raw) == 1 ? (SelectStmt *) ((RawStmt *) linitial(raw))->stmt : NULL;
 	if (sel == NULL || !IsA(sel, SelectStmt) || list_length(sel->targetList) != 1 || sel->fromClause ||
 		sel->whereClause || sel->groupClause || sel->havingClause || sel->windowClause || sel->distinctClause ||
@@ -173,11 +293,11 @@ lt_overwrite_bind(Relation rel, const char *text)
 				 errdetail("The predicate is \"%s\".", text)));
 
 	pstate = make_parsestate(NULL);
-	pstate->p_sourcetext = bc.sql;
+	pstate->p_sourcetext = sql;
 	nsi = addRangeTableEntryForRelation(pstate, rel, AccessShareLock, NULL, false, false);
 	addNSItemToQuery(pstate, nsi, false, true, true);
 	expr = transformExpr(pstate, rt->val, EXPR_KIND_WHERE);
-	expr = coerce_to_boolean(pstate, expr, "lt_fdw.overwrite_where");
+	expr = coerce_to_boolean(pstate, expr, construct);
 	assign_expr_collations(pstate, expr);
 	error_context_stack = errcb.previous;
 
@@ -608,7 +728,7 @@ lt_overwrite_validate_row(LtOverwritePred *p, Relation rel, TupleTableSlot *slot
 				 errmsg("lt_fdw: row " UINT64_FORMAT " of the replacing INSERT into foreign table \"%s\" does not satisfy the replace predicate",
 						rowno, RelationGetRelationName(rel)),
 				 errdetail("Failing row contains %s; the predicate is \"%s\".", row_text(slot), p->text),
-				 errhint("Every new row must match the predicate it replaces; set lt_fdw.overwrite_validate = off (validate => false) to append such rows anyway.")));
+				 errhint("Every new row must match the predicate it replaces; SET LOCAL lt_fdw.overwrite_validate = off in the same transaction (validate => false) to append such rows anyway.")));
 	ResetExprContext(ec);
 }
 
@@ -658,7 +778,17 @@ lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment
 	MemoryContext old = MemoryContextSwitchTo(cxt);
 	MemoryContext oldlib = lt_alloc_target(cxt);
 	lt_code		rc = LT_OK;
+	Oid			save_userid;
+	int			save_sec;
+	bool		pushed = false;
 
+	GetUserIdAndSecContext(&save_userid, &save_sec);
+	/* at COMMIT no statement is running: functions of the predicate (SQL, PL/pgSQL) need a snapshot */
+	if (!ActiveSnapshotSet())
+	{
+		PushActiveSnapshot(GetTransactionSnapshot());
+		pushed = true;
+	}
 	PG_TRY();
 	{
 		ListCell   *lc;
@@ -670,6 +800,10 @@ lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment
 
 			if (oc->delete_only && !xt->inserted)
 				continue;
+			/* the predicate's functions run as the role that wrote it, whoever commits (a check made
+			 * without one runs as the committing role) */
+			SetUserIdAndSecContext(OidIsValid(oc->userid) ? oc->userid : save_userid,
+								   save_sec | SECURITY_LOCAL_USERID_CHANGE);
 			rel = relation_open(oc->relid, AccessShareLock);
 			LtTableOptions opts;
 			LtDatasetEntry e = {0};
@@ -711,6 +845,9 @@ lt_overwrite_check_fragment(void *arg, lt_dataset *v, const Lt__Pb__DataFragment
 						  (unsigned long long) v->version, xt->uri, ed->message);
 	}
 	PG_END_TRY();
+	if (pushed)
+		PopActiveSnapshot();
+	SetUserIdAndSecContext(save_userid, save_sec);
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);
@@ -724,6 +861,7 @@ lt_overwrite_register(LtXactTable *xt, Relation rel, LtOverwritePred *pred)
 	LtOverwriteCheck *oc = palloc0(sizeof(LtOverwriteCheck));
 
 	oc->relid = RelationGetRelid(rel);
+	oc->userid = GetUserId();
 	oc->predicate = pstrdup(pred->text);
 	oc->expr = copyObject(pred->expr);
 	oc->attnums = list_copy(pred->attnums);
@@ -791,6 +929,7 @@ lt_overwrite_register_delete(LtXactTable *xt, Relation rel, List *fdw_private)
 	oc->expr = copyObject(lsecond(fdw_private));
 	oc->attnums = list_copy(lthird(fdw_private));
 	oc->delete_only = true;
+	oc->userid = GetUserId();	/* the DELETE's role: the commit's check runs as it */
 	MemoryContextSwitchTo(old);
 	lt_xact_add_overwrite_check(xt, oc);
 }
@@ -803,6 +942,13 @@ lt_overwrite_explain(const LtOverwritePred *pred, const LtOverwritePlan *plan, b
 	StringInfoData how;
 
 	ExplainPropertyText("Replace Predicate", pred->text, es);
+	if (plan == NULL)
+	{
+		/* a role that may not read the table learns nothing about its rows */
+		ExplainPropertyText("Delete Set", "not shown: the role may not read the table", es);
+		ExplainPropertyBool("Validate", validate, es);
+		return;
+	}
 	initStringInfo(&how);
 	if (plan->indexes)
 		appendStringInfo(&how, "index %s; ", plan->indexes);
@@ -895,6 +1041,19 @@ lt_insert_overwrite(PG_FUNCTION_ARGS)
 					 errhint("To replace every row, give the predicate true.")));
 	}
 	query = lt_check_select_query(query, "lt_insert_overwrite");
+	{
+		/* the predicate and the privileges first: errors name the argument, not our INSERT */
+		Relation	rel = relation_open(relid, AccessShareLock);
+		AclResult	acl = pg_class_aclcheck(relid, GetUserId(), ACL_INSERT);
+		LtOverwritePred *p;
+
+		if (acl != ACLCHECK_OK)
+			aclcheck_error(acl, OBJECT_FOREIGN_TABLE, relname);
+		p = lt_overwrite_bind_from(rel, predicate, "argument \"predicate\" of lt_insert_overwrite",
+								   "lt_insert_overwrite(predicate)");
+		lt_overwrite_check_privileges(rel, p, GetUserId());
+		relation_close(rel, AccessShareLock);
+	}
 
 	nest = NewGUCNestLevel();
 	(void) set_config_option("lt_fdw.overwrite_where", predicate, PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE, true,
@@ -922,6 +1081,8 @@ lt_insert_overwrite(PG_FUNCTION_ARGS)
 	values[2] = Int64GetDatum(lt_overwrite_last.fragments_removed);
 	values[3] = Int64GetDatum(lt_overwrite_last.fragments_updated);
 	values[4] = Int64GetDatum(lt_overwrite_last.fragments_added);
+	/* a role that may not read the table learns nothing of the rows it had */
+	nulls[0] = nulls[2] = nulls[3] = lt_overwrite_last.hidden;
 	td = BlessTupleDesc(td);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(td, values, nulls)));
 }

@@ -23,8 +23,15 @@ extern char *lt_check_select_query(char *query, const char *fn);
 extern char *lt_overwrite_where;	/* GUC lt_fdw.overwrite_where ('' = INSERT appends) */
 extern bool lt_overwrite_validate;	/* GUC lt_fdw.overwrite_validate */
 extern void lt_overwrite_init(void);
-/* Is lt_fdw.overwrite_where set (an INSERT then replaces)? */
+/* Is lt_fdw.overwrite_where set (UPDATE, DELETE, TRUNCATE, lt_merge_insert refuse to run then)? */
 extern bool lt_overwrite_active(void);
+/*
+ * The predicate an INSERT into rel replaces by, or NULL: ERROR 55000 when lt_fdw.overwrite_where is
+ * set but not by this session's current role in the current transaction (overwrite.c states the rule).
+ */
+extern const char *lt_overwrite_predicate(Relation rel);
+/* Is a replace's validation on? (lt_fdw.overwrite_validate = off counts only when set by that rule) */
+extern bool lt_overwrite_validating(void);
 
 /* A replace predicate bound to its target table. */
 typedef struct LtOverwritePred
@@ -59,6 +66,7 @@ typedef struct LtOverwriteStats
 {
 	bool		valid;
 	Oid			relid;
+	bool		hidden;			/* the role may not read the table: the counts of what it deleted are not shown */
 	int64		rows_deleted, rows_inserted, fragments_removed, fragments_updated, fragments_added;
 } LtOverwriteStats;
 extern LtOverwriteStats lt_overwrite_last;
@@ -74,6 +82,11 @@ extern void lt_overwrite_register_delete(struct LtXactTable *xt, Relation rel, L
 
 /* Parse and bind the predicate against rel (errors before anything is written). */
 extern LtOverwritePred *lt_overwrite_bind(Relation rel, const char *text);
+/* ... with source naming where the predicate came from in error contexts, construct in "argument of %s must be type boolean" */
+extern LtOverwritePred *lt_overwrite_bind_from(Relation rel, const char *text, const char *source,
+											   const char *construct);
+/* ERROR 42501 unless userid (and the current role) may DELETE from rel and SELECT the predicate's columns. */
+extern void lt_overwrite_check_privileges(Relation rel, const LtOverwritePred *pred, Oid userid);
 /*
  * The delete set over the version the transaction reads (its own writes included); with xt, the
  * deletes and removals are handed to it, else (EXPLAIN) only counted.

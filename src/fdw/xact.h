@@ -84,6 +84,7 @@ typedef struct LtOverwriteCheck
 {
 	SubTransactionId subid;
 	Oid			relid;
+	Oid			userid;			/* the role that wrote it: the check runs as that role */
 	char	   *predicate;
 	Expr	   *expr;
 	List	   *attnums;

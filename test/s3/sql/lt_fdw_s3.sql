@@ -154,6 +154,12 @@ SELECT count(*) FROM s3.scalars;
 IMPORT FOREIGN SCHEMA "." LIMIT TO (scalars) FROM SERVER s3lake INTO public;
 SELECT count(*) FROM public.scalars;
 DROP FOREIGN TABLE public.scalars;
+-- table privileges as locally: a replace needs DELETE as well (this role has SELECT and INSERT), maintenance
+-- the table's owner
+SELECT s3_try($$SELECT * FROM lt_insert_overwrite('s3.w_events', 'true', 'SELECT * FROM s3.w_events WHERE false', false)$$);
+SELECT s3_try($$SELECT * FROM lt_cleanup('s3.w_events', '0 seconds')$$);
+SELECT s3_try($$SELECT * FROM lt_create_index('s3.w_events', 'id', 'btree')$$);
+SELECT count(*) > 0 AS versions_readable FROM lt_versions('s3.w_events');
 RESET ROLE;
 
 -- ---- a store that ignores If-None-Match: * ------------------------------------------------------------
