@@ -109,3 +109,30 @@ CREATE FUNCTION lt_merge_insert(target regclass, query text, on_columns text[] D
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+
+-- ---- vector distances (src/fdw/vector.c), pgvector's spelling and meaning ----------------------
+-- On real[] and double precision[] (what fixed_size_list<float16|float32|float64, N> columns map to):
+-- one-dimensional arrays of the same length without NULL items (else 22000 / 22004); NULL in, NULL out.
+CREATE FUNCTION l2_distance(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_l2_distance_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION cosine_distance(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_cosine_distance_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION inner_product(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_inner_product_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION lt_negative_inner_product(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_negative_inner_product_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION l2_distance(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_l2_distance_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION cosine_distance(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_cosine_distance_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION inner_product(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_inner_product_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION lt_negative_inner_product(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_negative_inner_product_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <-> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = l2_distance, COMMUTATOR = '<->');
+CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = cosine_distance, COMMUTATOR = '<=>');
+CREATE OPERATOR <#> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = lt_negative_inner_product, COMMUTATOR = '<#>');
+CREATE OPERATOR <-> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = l2_distance, COMMUTATOR = '<->');
+CREATE OPERATOR <=> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = cosine_distance, COMMUTATOR = '<=>');
+CREATE OPERATOR <#> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = lt_negative_inner_product, COMMUTATOR = '<#>');
