@@ -5,7 +5,10 @@
 -- Dataset: vectors.lance (3000 rows in 3 fragments, vec fixed_size_list<float32,8> NULL every 50th
 -- row, v64 fixed_size_list<float64,4>, cat 0..9, rows with id % 7 = 3 deleted).
 --
-CREATE EXTENSION lt_fdw;
+-- the suites share one database: the extension may be there already
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET extra_float_digits = 0;
@@ -170,3 +173,7 @@ DELETE FROM vt WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
 DELETE FROM vh WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
 SELECT (SELECT count(*) FROM vt) = (SELECT count(*) FROM vh) AS same_count;
 SELECT knn_differ(12, ARRAY['', 'WHERE cat = 6', 'WHERE id < 1500']);
+
+DROP SERVER vlake CASCADE;
+DROP TABLE vh;
+DROP FUNCTION explain_knn(text), knn_differ(int, text[]), knn_generic(int);

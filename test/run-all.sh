@@ -19,6 +19,7 @@
 #   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
 #   interop-keys-race test/interop/keys-race.sh        two PostgreSQL sessions and the engine inserting the same keys at once
 #   interop-merge   test/interop/merge.sh              lt_merge_insert vs the engine's own mergeInsert; TRUNCATE read by the engine
+#   interop-vector  test/interop/vector.sh             IVF_FLAT indexes the engine builds, searched by lt-inspect vs its vectorSearch
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
 #   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
@@ -40,11 +41,11 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup s3)
+all_steps=(unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge interop-vector pg pg-crash pg-cleanup s3)
 steps=()
 for a in "$@"; do
 	case $a in
-		unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
+		unit|fuzz|interop|interop-pg|interop-txn|interop-latest|interop-index|interop-index-build|interop-write|interop-pgwrite|interop-overwrite|interop-keys|interop-keys-race|interop-merge|interop-vector|pg|pg-crash|pg-cleanup|s3) steps+=("$a") ;;
 		-h|--help) sed -n '2,25p' "$0"; exit 0 ;;
 		*) echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac
@@ -133,6 +134,7 @@ for s in "${steps[@]}"; do
 		interop-keys) run_step interop-keys test/interop/keys.sh test/interop/keys.sh ;;
 		interop-keys-race) run_step interop-keys-race test/interop/keys-race.sh test/interop/keys-race.sh ;;
 		interop-merge) run_step interop-merge test/interop/merge.sh test/interop/merge.sh ;;
+		interop-vector) run_step interop-vector test/interop/vector.sh test/interop/vector.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
 		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;

@@ -116,7 +116,7 @@ score_batch(const lt_knn_query *q, const lt_array *a, const uint64_t *addrs, voi
 		int64_t		start,
 					len;
 
-		if (!lt_array_is_valid(a, r))
+		if (q->null_query || !lt_array_is_valid(a, r))
 		{
 			lt_topk_push_null(topk, addrs[r]);
 			stats->rows_null++;

@@ -44,6 +44,7 @@ typedef struct lt_knn_query
 	lt_vkernel	kernel;
 	const void *query;
 	uint32_t	dim;
+	bool		null_query;		/* the query is NULL: every row is offered as the NULL class */
 } lt_knn_query;
 
 typedef struct lt_knn_stats
