@@ -3,7 +3,8 @@
 -- (<->, <=>, <#>, l2_distance, cosine_distance, inner_product), and ORDER BY col <op> q LIMIT k
 -- answered inside the scan (exact kNN), compared with the same query over a heap copy.
 -- Dataset: vectors.lance (3000 rows in 3 fragments, vec fixed_size_list<float32,8> NULL every 50th
--- row, v64 fixed_size_list<float64,4>, cat 0..9, rows with id % 7 = 3 deleted).
+-- row, with the engine's IVF_FLAT index (listed; the scan's search is exact), v64
+-- fixed_size_list<float64,4>, cat 0..9, rows with id % 7 = 3 deleted).
 --
 -- the suites share one database: the extension may be there already
 SET client_min_messages = warning;
@@ -66,6 +67,8 @@ CREATE SERVER vlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE vt (id bigint, cat integer, vec real[], v64 double precision[])
   SERVER vlake OPTIONS (path 'vectors.lance');
 CREATE TABLE vh AS SELECT * FROM vt;
+-- the engine's IVF_FLAT index on vec, listed with its kind as index.idx names it
+SELECT name, columns, kind, covered_fragments, unindexed_fragments FROM lt_indexes('vt');
 SELECT count(*) AS live_rows, count(vec) AS with_vec, count(DISTINCT vec) AS distinct_vec FROM vh;
 
 -- the scan returns the rows in order: no Sort above it
