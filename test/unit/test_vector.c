@@ -2,7 +2,8 @@
  * test_vector.c — src/lance/vector: distance kernels (against a plain double-precision reference
  * and known values), the top-k heap (against a full sort, NaN and NULL classes and ties included),
  * and exact kNN over a dataset the Lance engine wrote (test/data/vectors: float32 and float16
- * vectors, NULL vectors, three fragments, deletions) against a brute-force scan of the same rows.
+ * vectors, NULL vectors, three fragments, deletions) against a brute-force scan of the same rows;
+ * the engine's IVF_FLAT index of that dataset read and searched.
  */
 #include <math.h>
 
@@ -13,7 +14,10 @@
 #include "table/lt_dataset.h"
 #include "table/lt_scan.h"
 #include "util/lt_value.h"
+#include "index/lt_index.h"
+#include "vector/lt_ivf.h"
 #include "vector/lt_knn.h"
+#include "vector/lt_vsearch.h"
 #include "vector/lt_topk.h"
 #include "vector/lt_vdist.h"
 
@@ -338,6 +342,100 @@ TEST(knn_bad_dimension)
 	lt_store_close(store);
 }
 
+/*
+ * The engine's IVF_FLAT index of test/data/vectors: its model read back, every partition probed gives the
+ * exact answer (rows of the index minus deleted ones), one partition scores fewer rows, NULL vectors are not
+ * in the index; a segment's files missing or another kind asked to search are clean errors.
+ */
+TEST(ivf_flat)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_vectors(&store);
+	lt_index_list *l = NULL;
+	const lt_index *ix = NULL;
+	uint64_t	s = 5;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	for (size_t i = 0; l && i < l->n; i++)
+		if (strcmp(l->items[i].name, "vec_idx") == 0)
+			ix = &l->items[i];
+	CHECK(ix != NULL);
+	if (ix)
+	{
+		char		dir[128];
+		lt_ivf	   *ivf = NULL;
+		uint64_t	rows = 0;
+
+		snprintf(dir, sizeof(dir), "_indices/%s/", ix->segments[0].uuid);
+		CHECK_OK(lt_ivf_open(ds->store, dir, true, &ivf, &err), err);
+		if (ivf)
+		{
+			uint32_t	parts[3];
+			float		q[4] = {100, -200, 300, 0};
+
+			CHECK(strcmp(ivf->type_name, "IVF_FLAT") == 0);
+			CHECK(strcmp(ivf->distance_type, "l2") == 0);
+			CHECK_EQ_INT(ivf->dim, 4);
+			CHECK_EQ_INT(ivf->n_partitions, 3);
+			for (uint32_t p = 0; p < 3; p++)
+				rows += ivf->part_len[p];
+			/* the 300 rows written, without the 7 NULL vectors (the engine does not index them) */
+			CHECK_EQ_INT(rows, 293);
+			CHECK_EQ_INT(lt_ivf_probe(ivf, q, 10, parts), 3);
+			CHECK(parts[0] != parts[1] && parts[1] != parts[2] && parts[0] != parts[2]);
+			CHECK_EQ_INT(lt_ivf_probe(ivf, q, 1, parts), 1);
+			lt_ivf_close(ivf);
+		}
+		for (int rep = 0; rep < 10; rep++)
+		{
+			float		q[4];
+			lt_knn_query kq = {ix->field, rep % 2 ? LT_VMETRIC_L2 : LT_VMETRIC_COSINE, LT_VKERNEL_F32, q, 4, false};
+			lt_topk		a,
+						b,
+						c;
+			lt_vsearch_stats st = {0},
+						st1 = {0};
+			lt_knn_stats ks = {0};
+
+			for (int i = 0; i < 4; i++)
+				q[i] = (float) ((int) (unit_xorshift(&s) % 2001) - 1000);
+			CHECK_OK(lt_topk_init(&a, 20, &err), err);
+			CHECK_OK(lt_topk_init(&b, 20, &err), err);
+			CHECK_OK(lt_topk_init(&c, 20, &err), err);
+			CHECK_OK(lt_vector_search(ds, ix, &kq, 3, &a, &st, &err), err);
+			CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &b, &ks, &err), err);
+			CHECK_OK(lt_vector_search(ds, ix, &kq, 1, &c, &st1, &err), err);
+			lt_topk_finish(&a);
+			lt_topk_finish(&b);
+			lt_topk_finish(&c);
+			CHECK_EQ_INT(st.segments, 1);
+			CHECK_EQ_INT(st.partitions_probed, 3);
+			CHECK_EQ_INT(st.index_rows_scored, 259);	/* 266 live rows, 7 of them NULL */
+			CHECK_EQ_INT(st.unindexed_fragments, 0);
+			CHECK(st1.index_rows_scored < st.index_rows_scored);
+			CHECK_EQ_INT(a.n, 20);
+			for (size_t i = 0; i < a.n && i < b.n; i++)
+				CHECK_EQ_INT(a.items[i].addr, b.items[i].addr);
+			lt_topk_free(&a);
+			lt_topk_free(&b);
+			lt_topk_free(&c);
+		}
+		/* a directory without the files; an index asked for its storage that is not IVF_FLAT is refused */
+		{
+			lt_ivf	   *none = NULL;
+
+			CHECK(lt_ivf_open(ds->store, "_indices/00000000-0000-0000-0000-000000000000/", true, &none, &err) != LT_OK);
+			CHECK(none == NULL);
+		}
+	}
+	if (l)
+		lt_index_list_free(l);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
 int
 main(void)
 {
@@ -346,5 +444,6 @@ main(void)
 	RUN(topk_against_sort);
 	RUN(knn_dataset);
 	RUN(knn_bad_dimension);
+	RUN(ivf_flat);
 	return unit_report("vector");
 }
