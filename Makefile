@@ -16,7 +16,7 @@ DATA = lt_fdw--0.1.sql
 PGFILEDESC = "lt_fdw - foreign data wrapper for Lance datasets"
 
 # The format library's rooms, lowest first (docs/architecture.md; test/layering.sh checks the includes).
-LANCE_ROOMS := util proto io types encoding file table index txn
+LANCE_ROOMS := util proto io types encoding file table index vector txn
 PROTOS := $(wildcard src/lance/proto/*.proto)
 # protoc-c output lives under build/gen/proto: included as "proto/lt_x.pb-c.h"
 PB_C := $(patsubst src/lance/proto/%.proto,build/gen/proto/%.pb-c.c,$(PROTOS))
@@ -82,7 +82,7 @@ build/liblt-san.a: $(LIB_SAN_OBJS)
 build/liblt-fuzz.a: $(LIB_FUZZ_OBJS)
 	ar rcs $@ $^
 
-TOOL_SRCS := tools/lt-inspect.c tools/lt_json.c tools/lt_json_read.c tools/lt_pages.c tools/lt_commit_cmds.c tools/lt_index_cmd.c tools/lt_keys_cmd.c tools/lt_where.c
+TOOL_SRCS := tools/lt-inspect.c tools/lt_json.c tools/lt_json_read.c tools/lt_pages.c tools/lt_commit_cmds.c tools/lt_index_cmd.c tools/lt_keys_cmd.c tools/lt_where.c tools/lt_vector_cmd.c
 TOOL_HDRS := $(wildcard tools/*.h)
 build/lt-inspect: $(TOOL_SRCS) $(TOOL_HDRS) build/liblt.a
 	$(CC) $(LIB_CFLAGS) -Itools -O2 $(TOOL_SRCS) build/liblt.a $(LIB_LIBS) -o $@

@@ -117,6 +117,33 @@ RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
 
+-- ---- vector distances (src/fdw/vector.c), pgvector's spelling and meaning ----------------------
+-- On real[] and double precision[] (what fixed_size_list<float16|float32|float64, N> columns map to):
+-- one-dimensional arrays of the same length without NULL items (else 22000 / 22004); NULL in, NULL out.
+CREATE FUNCTION l2_distance(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_l2_distance_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION cosine_distance(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_cosine_distance_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION inner_product(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_inner_product_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION lt_negative_inner_product(real[], real[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_negative_inner_product_f4' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION l2_distance(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_l2_distance_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION cosine_distance(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_cosine_distance_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION inner_product(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_inner_product_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION lt_negative_inner_product(double precision[], double precision[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_negative_inner_product_f8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+CREATE OPERATOR <-> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = l2_distance, COMMUTATOR = '<->');
+CREATE OPERATOR <=> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = cosine_distance, COMMUTATOR = '<=>');
+CREATE OPERATOR <#> (LEFTARG = real[], RIGHTARG = real[], FUNCTION = lt_negative_inner_product, COMMUTATOR = '<#>');
+CREATE OPERATOR <-> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = l2_distance, COMMUTATOR = '<->');
+CREATE OPERATOR <=> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = cosine_distance, COMMUTATOR = '<=>');
+CREATE OPERATOR <#> (LEFTARG = double precision[], RIGHTARG = double precision[], FUNCTION = lt_negative_inner_product, COMMUTATOR = '<#>');
+
 -- ---- what \df+ and \dew+ say ---------------------------------------------------------------------
 COMMENT ON FOREIGN DATA WRAPPER lt_fdw IS
   'Lance datasets (local directories or S3) as foreign tables: reads with pushdown and indexes, INSERT / COPY / UPDATE / DELETE / TRUNCATE committed as one Lance version per transaction';
@@ -145,3 +172,11 @@ COMMENT ON FUNCTION lt_primary_key(regclass) IS
   'the primary key fields of the table''s dataset in key order, NULL when it has none (needs SELECT)';
 COMMENT ON FUNCTION lt_merge_insert(regclass, text, text[], text, text, boolean) IS
   'Lance''s merge-insert (upsert) of the rows of query, as one Lance version at COMMIT (needs INSERT / UPDATE / DELETE as the options ask, SELECT on the key columns)';
+COMMENT ON FUNCTION l2_distance(real[], real[]) IS 'Euclidean distance (the <-> operator), as pgvector''s';
+COMMENT ON FUNCTION l2_distance(double precision[], double precision[]) IS 'Euclidean distance (the <-> operator), as pgvector''s';
+COMMENT ON FUNCTION cosine_distance(real[], real[]) IS 'cosine distance, 1 - cosine similarity (the <=> operator), as pgvector''s';
+COMMENT ON FUNCTION cosine_distance(double precision[], double precision[]) IS 'cosine distance, 1 - cosine similarity (the <=> operator), as pgvector''s';
+COMMENT ON FUNCTION inner_product(real[], real[]) IS 'inner product, as pgvector''s';
+COMMENT ON FUNCTION inner_product(double precision[], double precision[]) IS 'inner product, as pgvector''s';
+COMMENT ON FUNCTION lt_negative_inner_product(real[], real[]) IS 'the negative inner product (the <#> operator)';
+COMMENT ON FUNCTION lt_negative_inner_product(double precision[], double precision[]) IS 'the negative inner product (the <#> operator)';

@@ -20,6 +20,7 @@
 #   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
 #   interop-keys-race test/interop/keys-race.sh        two PostgreSQL sessions and the engine inserting the same keys at once
 #   interop-merge   test/interop/merge.sh              lt_merge_insert vs the engine's own mergeInsert; TRUNCATE read by the engine
+#   interop-vector  test/interop/vector.sh             IVF_FLAT indexes the engine builds, searched by lt-inspect vs its vectorSearch
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
 #   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
@@ -42,7 +43,7 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge pg pg-crash pg-cleanup pg-robust s3)
+all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge interop-vector pg pg-crash pg-cleanup pg-robust s3)
 steps=()
 for a in "$@"; do
 	case $a in
@@ -136,6 +137,7 @@ for s in "${steps[@]}"; do
 		interop-keys) run_step interop-keys test/interop/keys.sh test/interop/keys.sh ;;
 		interop-keys-race) run_step interop-keys-race test/interop/keys-race.sh test/interop/keys-race.sh ;;
 		interop-merge) run_step interop-merge test/interop/merge.sh test/interop/merge.sh ;;
+		interop-vector) run_step interop-vector test/interop/vector.sh test/interop/vector.sh ;;
 		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
 		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
 		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;

@@ -27,6 +27,7 @@
 #include "file/lt_file.h"
 #include "lt_commit_cmds.h"
 #include "lt_index_cmd.h"
+#include "lt_vector_cmd.h"
 #include "lt_keys_cmd.h"
 #include "lt_json.h"
 #include "lt_pages.h"
@@ -423,6 +424,8 @@ main(int argc, char **argv)
 		return cmd_index_file(argv[2]);
 	if (strcmp(argv[1], "key-filter") == 0)
 		return cmd_key_filter(argc - 1, argv + 1);
+	if (strcmp(argv[1], "vector-search") == 0)
+		return cmd_vector_search(argc - 1, argv + 1);
 	if (lt_is_commit_cmd(argv[1]))
 		return lt_commit_cmd(argc - 1, argv + 1);
 	o.cmd = argv[1];

@@ -15,6 +15,7 @@
 #include "index.h"
 #include "quals.h"
 #include "scan.h"
+#include "knn.h"
 #include "table/lt_scan.h"
 
 void
@@ -47,6 +48,8 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	if (st->filter && ltfdw_filter_text(st->filter))
 		ExplainPropertyText("Lance Filter", ltfdw_filter_text(st->filter), es);
 	ltfdw_index_explain(st->index, es);
+	if (st->knn)
+		ltfdw_knn_explain(st->knn, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);

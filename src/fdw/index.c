@@ -44,6 +44,7 @@
 #include "option.h"
 #include "quals.h"
 #include "xact.h"
+#include "vector/lt_ivf.h"
 #include "index/lt_index_plan.h"
 #include "proto/lt_table.pb-c.h"
 
@@ -577,6 +578,32 @@ id_array(const uint32_t *ids, size_t n)
 	return PointerGetDatum(construct_array(d, (int) n, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
+/*
+ * The kind lt_indexes shows: a vector index's type as its first segment's index.idx names it, in
+ * lower case ("ivf_flat", "ivf_pq", "ivf_hnsw_sq", ...; "vector" when that file cannot be read), else
+ * the scalar kind.
+ */
+static const char *
+vector_kind(lt_dataset *ds, const lt_index *ix)
+{
+	lt_ivf	   *ivf = NULL;
+	lt_error	err;
+	char	   *dir,
+			   *kind;
+
+	if (ix->kind != LT_INDEX_UNKNOWN || ix->type_url == NULL || strstr(ix->type_url, "VectorIndexDetails") == NULL ||
+		ix->n_segments == 0)
+		return lt_index_kind_name(ix->kind);
+	dir = psprintf("_indices/%s/", ix->segments[0].uuid);
+	if (lt_ivf_open(ds->store, dir, false, &ivf, &err) != LT_OK)
+		return "vector";
+	kind = pstrdup(ivf->type_name);
+	for (char *c = kind; *c; c++)
+		*c = pg_tolower((unsigned char) *c);
+	lt_ivf_close(ivf);
+	return kind;
+}
+
 Datum
 lt_indexes(PG_FUNCTION_ARGS)
 {
@@ -618,7 +645,7 @@ lt_indexes(PG_FUNCTION_ARGS)
 		}
 		values[0] = CStringGetTextDatum(ix->name);
 		values[1] = PointerGetDatum(construct_array(cols, ix->n_fields, TEXTOID, -1, false, TYPALIGN_INT));
-		values[2] = CStringGetTextDatum(lt_index_kind_name(ix->kind));
+		values[2] = CStringGetTextDatum(vector_kind(e->ds, ix));
 		values[3] = id_array(ix->covered, ix->n_covered);
 		values[4] = id_array(ix->unindexed, ix->n_unindexed);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -55,6 +55,7 @@
 #include "upper.h"
 #include "upper_exec.h"
 #include "xact.h"
+#include "knn.h"
 
 PG_MODULE_MAGIC;
 
@@ -85,6 +86,7 @@ _PG_init(void)
 		.discard_index = lt_index_build_discard,
 		.check_new_fragment = lt_overwrite_check_fragment,
 	});
+	ltfdw_knn_init();
 	/* last: every lt_fdw.* setting is defined above; a misspelled one is now an error */
 	MarkGUCPrefixReserved("lt_fdw");
 }

@@ -50,6 +50,7 @@
 #include "quals.h"
 #include "scan.h"
 #include "xact.h"
+#include "knn.h"
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_bufpool.h"
@@ -69,8 +70,11 @@ enum LtScanPrivateIndex
 	 * Integer list of the retrieved attributes only the pushed quals read: fragments whose rows an
 	 * index proved (no filter to evaluate, no local recheck) are read without them
 	 */
-	LtScanPrivateQualOnlyAttrs
+	LtScanPrivateQualOnlyAttrs,
+	/* List: ORDER BY col <op> q answered by the scan (knn.c; absent for a plain scan) */
+	LtScanPrivateKnn
 };
+StaticAssertDecl(LtScanPrivateKnn == LT_SCAN_PRIVATE_KNN, "knn.h's slot");
 
 /* The role whose privileges a scan of this relation runs with (as postgres_fdw picks it). */
 static Oid
@@ -330,6 +334,7 @@ ltGetForeignPaths(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 									 total_cost, NIL, NULL, NULL, NIL));
 	lt_add_parameterized_paths(root, baserel, ps);
 	lt_add_partial_path(root, baserel, ps);
+	ltfdw_knn_add_path(root, baserel, ps, total_cost);
 }
 
 /* Does the query read the ctid of baserel (UPDATE / DELETE: the row identity, modify.c)? */
@@ -399,10 +404,17 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 	}
 	table_close(rel, NoLock);
 
-	return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs,
-							list_make4(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
-									   makeInteger(lt_scan_wants_row_identity(root, baserel) ? 1 : 0), qual_only),
-							NIL, NIL, outer_plan);
+	{
+		List	   *fdw_private = list_make4(retrieved, makeInteger((int) Min(ps->live_rows, INT_MAX)),
+											 makeInteger(lt_scan_wants_row_identity(root, baserel) ? 1 : 0),
+											 qual_only);
+		List	   *knn = ltfdw_knn_plan(best_path, &remote_exprs);
+
+		if (knn != NIL)
+			fdw_private = lappend(fdw_private, knn);
+		return make_foreignscan(tlist, local_exprs, baserel->relid, remote_exprs, fdw_private, NIL, NIL,
+								outer_plan);
+	}
 }
 
 /* ---- execution ------------------------------------------------------------------------------ */
@@ -599,7 +611,7 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 											   st->qual_only), false, &st->lean);
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
-									fsplan->fdw_exprs, &node->ss.ps);
+									ltfdw_knn_filter_exprs(fsplan), &node->ss.ps);
 	ltfdw_index_labels(&st->index, st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 					   fsplan->scan.plan.qual);
 }
@@ -669,6 +681,7 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	if (IsParallelWorker() && fsplan->scan.plan.parallel_aware)
 		return;
 	scan_open(node, st, false, 0);
+	st->knn = ltfdw_knn_begin(node, st);
 	/*
 	 * The filter's parameters are read at the first row, not now: an initplan's output gets its
 	 * value only when first read, after ExecInitNode. EXPLAIN without ANALYZE shows the index
@@ -1120,6 +1133,8 @@ ltIterateForeignScan(ForeignScanState *node)
 
 	if (st->params_due)
 		params_now(st, node);
+	if (st->knn)
+		return ltfdw_knn_iterate(node, st);
 	for (;;)
 	{
 		size_t		at;
@@ -1168,6 +1183,8 @@ ltReScanForeignScan(ForeignScanState *node)
 	st->chunk_start = st->chunk_len = 0;
 	st->chunk_next = LT_CHUNK_FIRST;
 	st->params_due = true;
+	if (st->knn)
+		ltfdw_knn_rescan(st->knn);
 }
 
 /* ---- parallel scans ------------------------------------------------------------------------- */

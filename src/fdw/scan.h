@@ -78,6 +78,8 @@ typedef struct LtColumnBinding
 extern void ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry,
 							   List *retrieved, bool all_columns, LtColumnBinding *out);
 
+typedef struct LtKnnState LtKnnState;
+
 typedef struct LtScanState
 {
 	Relation	rel;
@@ -140,6 +142,9 @@ typedef struct LtScanState
 	uint64		bytes_read;
 	uint64		read_requests;
 	bool		stats_merged;	/* parallel: this process's share went to (or came from) DSM */
+
+	/* ORDER BY col <op> q LIMIT k answered by the scan (knn.c), NULL for a plain scan */
+	LtKnnState *knn;
 } LtScanState;
 
 

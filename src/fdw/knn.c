@@ -1,0 +1,636 @@
+/*
+ * knn.c — ORDER BY col <op> q [LIMIT k] answered inside the scan: exact k-nearest-neighbour search.
+ *
+ * Planning (ltfdw_knn_add_path, from GetForeignPaths): when the query's first sort key is, ascending
+ * with NULLS LAST, one of vector.c's distance operators between a column of this table that holds a
+ * Lance vector field and a constant or a parameter (a prepared statement's, or a LATERAL outer
+ * row's), and the query has a LIMIT, the scan offers a path with that pathkey: it returns the rows
+ * already in that order.  Anything else (DESC, another expression, a cast column, no LIMIT, UPDATE /
+ * DELETE) gets no such path: Postgres sorts the scan's rows itself.
+ *
+ * Execution: the scan's output is the *whole* ordered stream, produced lazily.  A round ranks the
+ * live rows passing the pushed filter (index verdicts and the filter exactly as a plain scan applies
+ * them: filters come before the limit) with a top-K heap over the decoded vectors (the format
+ * library's lt_knn: no per-row allocation, the same float arithmetic as the SQL operator), then
+ * fetches the ranked rows by address, a group at a time, and returns them in rank order (distance,
+ * then row address; NaN after numbers, NULL vectors last).  K starts at the query's LIMIT (plus
+ * OFFSET) when the planner knows it, else 100; when the consumer wants more rows than a round ranked
+ * (local quals rejected some, a LIMIT parameter), the next round ranks 4K and goes on after the rows
+ * already returned (the order is total, so the first rows are the same).  So the stream is always
+ * exactly PostgreSQL's ORDER BY, whatever stops reading it.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_operator.h"
+#include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "commands/explain.h"
+#include "executor/executor.h"
+#include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
+#include "optimizer/pathnode.h"
+#include "optimizer/paths.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/guc.h"
+#include "utils/syscache.h"
+
+#include "knn.h"
+#include "vector.h"
+#include "convert.h"
+#include "dataset.h"
+#include "index.h"
+#include "option.h"
+#include "quals.h"
+#include "proto/lt_table.pb-c.h"
+#include "index/lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "util/lt_alloc.h"
+#include "vector/lt_knn.h"
+
+/* Rows of a fetch group: fetched by address together, returned in rank order. */
+#define LT_KNN_FETCH	64
+#define LT_KNN_DEFAULT_K 100
+
+/* the knn list of the plan's fdw_private (knn.h's slots) */
+enum
+{
+	KnnAttnum,
+	KnnMetric,
+	KnnKernel,
+	KnnLimit,
+	KnnFilterExprs,
+	KnnCommuted
+};
+
+/* ---- planning --------------------------------------------------------------------------------- */
+
+/* Which of vector.c's functions implements opno: its metric and precision; false for any other. */
+static bool
+knn_operator(Oid opno, lt_vmetric *metric, bool *f8)
+{
+	Oid			fn = get_opcode(opno);
+	HeapTuple	tup;
+	bool		ok = false;
+
+	if (!OidIsValid(fn))
+		return false;
+	tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fn));
+	if (!HeapTupleIsValid(tup))
+		return false;
+	if (((Form_pg_proc) GETSTRUCT(tup))->prolang == ClanguageId)
+	{
+		bool		isnull;
+		Datum		src = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_prosrc, &isnull);
+		Datum		bin = SysCacheGetAttr(PROCOID, tup, Anum_pg_proc_probin, &isnull);
+		static const struct
+		{
+			const char *name;
+			lt_vmetric	metric;
+			bool		f8;
+		}			fns[] = {
+			{"lt_l2_distance_f4", LT_VMETRIC_L2, false},
+			{"lt_cosine_distance_f4", LT_VMETRIC_COSINE, false},
+			{"lt_negative_inner_product_f4", LT_VMETRIC_NEG_DOT, false},
+			{"lt_l2_distance_f8", LT_VMETRIC_L2, true},
+			{"lt_cosine_distance_f8", LT_VMETRIC_COSINE, true},
+			{"lt_negative_inner_product_f8", LT_VMETRIC_NEG_DOT, true},
+		};
+
+		if (!isnull && strstr(TextDatumGetCString(bin), "lt_fdw") != NULL)
+		{
+			char	   *s = TextDatumGetCString(src);
+
+			for (int i = 0; i < lengthof(fns); i++)
+				if (strcmp(s, fns[i].name) == 0)
+				{
+					*metric = fns[i].metric;
+					*f8 = fns[i].f8;
+					ok = true;
+				}
+		}
+	}
+	ReleaseSysCache(tup);
+	return ok;
+}
+
+static Expr *
+strip(Expr *e)
+{
+	while (e && IsA(e, RelabelType))
+		e = ((RelabelType *) e)->arg;
+	return e;
+}
+
+/* A query vector: a constant or a parameter (no column of any relation, nothing volatile). */
+static bool
+query_expr_ok(Expr *e)
+{
+	e = strip(e);
+	return (IsA(e, Const) || IsA(e, Param)) && !contain_var_clause((Node *) e) &&
+		!contain_volatile_functions((Node *) e);
+}
+
+void
+ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost scan_total)
+{
+	PathKey    *pk;
+	ListCell   *lc;
+	LtDatasetEntry *e;
+
+	if (!lt_enable_vector_search || root->parse->commandType != CMD_SELECT || root->query_pathkeys == NIL ||
+		root->parse->limitCount == NULL || root->parse->rowMarks != NIL)
+		return;
+	pk = linitial(root->query_pathkeys);
+	if (pk->pk_strategy != BTLessStrategyNumber || pk->pk_nulls_first || pk->pk_eclass->ec_has_volatile ||
+		get_opfamily_member(pk->pk_opfamily, FLOAT8OID, FLOAT8OID, BTLessStrategyNumber) != Float8LessOperator)
+		return;
+	e = lt_dataset_acquire(ps->relid, &ps->opts, false);
+	foreach(lc, pk->pk_eclass->ec_members)
+	{
+		EquivalenceMember *em = lfirst(lc);
+		Expr	   *x = strip(em->em_expr);
+		OpExpr	   *op;
+		Var		   *var;
+		Expr	   *q;
+		bool		commuted = false,
+					f8 = false;
+		lt_vmetric	metric = LT_VMETRIC_L2;
+		const lt_field *f;
+		double		limit;
+		Cost		startup,
+					total;
+		Path	   *path;
+		HeapTuple	atup;
+		char	   *attname;
+
+		if (!bms_equal(em->em_relids, baserel->relids) || !IsA(x, OpExpr))
+			continue;
+		op = (OpExpr *) x;
+		if (list_length(op->args) != 2 || !knn_operator(op->opno, &metric, &f8))
+			continue;
+		var = (Var *) strip(linitial(op->args));
+		q = lsecond(op->args);
+		if (!IsA(var, Var))
+		{
+			var = (Var *) strip(lsecond(op->args));
+			q = linitial(op->args);
+			commuted = true;
+		}
+		if (!IsA(var, Var) || var->varno != baserel->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+			!query_expr_ok(q))
+			continue;
+		if (var->vartype != (f8 ? FLOAT8ARRAYOID : FLOAT4ARRAYOID))
+			continue;
+		atup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(ps->relid), Int16GetDatum(var->varattno));
+		if (!HeapTupleIsValid(atup))
+			continue;
+		attname = pstrdup(NameStr(((Form_pg_attribute) GETSTRUCT(atup))->attname));
+		ReleaseSysCache(atup);
+		f = lt_schema_find_name(e->ds->schema, lt_column_field_name(ps->relid, var->varattno, attname));
+		if (!lt_knn_field_ok(f))
+			continue;
+
+		/* the LIMIT (+ OFFSET) when the planner knows it and the query reads this table alone */
+		limit = root->limit_tuples > 0 && bms_membership(root->all_baserels) == BMS_SINGLETON ?
+			root->limit_tuples : 0;
+		/* every row is scored before the first is returned; then only the rows read are fetched */
+		startup = scan_total + cpu_operator_cost * Max(ps->tuples, 0) * ps->remote_sel;
+		total = startup + cpu_tuple_cost * baserel->rows;
+		path = (Path *) create_foreignscan_path(root, baserel, NULL, baserel->rows, startup, total,
+												list_make1(pk), NULL, NULL,
+												list_make2(list_make5(makeInteger(var->varattno),
+																	  makeInteger((int) metric),
+																	  makeInteger(f8 ? 1 : 0),
+																	  makeFloat(psprintf("%.0f", Min(limit, 1e9))),
+																	  makeInteger(commuted ? 1 : 0)),
+														   copyObject(q)));
+		add_path(baserel, path);
+		return;
+	}
+}
+
+List *
+ltfdw_knn_plan(ForeignPath *best_path, List **fdw_exprs)
+{
+	List	   *knn;
+	List	   *out;
+
+	if (best_path->fdw_private == NIL)
+		return NIL;
+	knn = linitial(best_path->fdw_private);
+	out = list_make5(linitial(knn), lsecond(knn), lthird(knn), lfourth(knn),
+					 makeInteger(list_length(*fdw_exprs)));
+	out = lappend(out, list_nth(knn, 4));
+	*fdw_exprs = lappend(*fdw_exprs, lsecond(best_path->fdw_private));
+	return out;
+}
+
+/* ---- execution -------------------------------------------------------------------------------- */
+
+struct LtKnnState
+{
+	AttrNumber	attnum;
+	const char *attname;
+	lt_vmetric	metric;
+	bool		f8;
+	bool		commuted;
+	double		limit;
+	ExprState  *query_state;
+	const lt_field *field;
+
+	MemoryContext cxt;			/* the ranking, the query */
+	MemoryContext lib_cxt;		/* a fragment's library allocations while ranking or fetching */
+	MemoryContext rows_cxt;		/* the fetched group's values */
+	bool		ranked;
+	bool		null_query;
+	void	   *query;
+	uint32		dim;
+	size_t		want;			/* K of the current round */
+	lt_topk		topk;
+	size_t		next;			/* the next rank to return */
+	/* the fetched group: ranks [group_start, group_start + group_len) */
+	size_t		group_start;
+	int			group_len;
+	int			group_pos;
+	Datum	   *values;			/* group_len * natts, in rank order */
+	bool	   *nulls;
+
+	/* EXPLAIN ANALYZE */
+	uint64		rounds;
+	uint64		rows_scored;
+	uint64		rows_fetched;
+	uint64		fragments_ranked;
+};
+
+bool		lt_enable_vector_search = true;
+
+void
+ltfdw_knn_init(void)
+{
+	DefineCustomBoolVariable("lt_fdw.enable_vector_search",
+							 "Answers ORDER BY vector <op> query LIMIT k inside lt_fdw scans.",
+							 "Off: Postgres sorts the scan's rows itself.",
+							 &lt_enable_vector_search, true, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+List *
+ltfdw_knn_private(ForeignScan *fsplan)
+{
+	return list_length(fsplan->fdw_private) > LT_SCAN_PRIVATE_KNN ?
+		(List *) list_nth(fsplan->fdw_private, LT_SCAN_PRIVATE_KNN) : NIL;
+}
+
+List	   *
+ltfdw_knn_filter_exprs(ForeignScan *fsplan)
+{
+	List	   *knn = ltfdw_knn_private(fsplan);
+
+	if (knn == NIL)
+		return fsplan->fdw_exprs;
+	return list_truncate(list_copy(fsplan->fdw_exprs), intVal(list_nth(knn, KnnFilterExprs)));
+}
+
+LtKnnState *
+ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
+{
+	ForeignScan *fsplan = (ForeignScan *) node->ss.ps.plan;
+	List	   *knn = ltfdw_knn_private(fsplan);
+	LtKnnState *ks;
+	Expr	   *q;
+	const char *name;
+	Form_pg_attribute att;
+
+	if (knn == NIL)
+		return NULL;
+	ks = palloc0(sizeof(LtKnnState));
+	ks->attnum = intVal(list_nth(knn, KnnAttnum));
+	ks->metric = (lt_vmetric) intVal(list_nth(knn, KnnMetric));
+	ks->f8 = intVal(list_nth(knn, KnnKernel)) != 0;
+	ks->limit = floatVal(list_nth(knn, KnnLimit));
+	ks->commuted = intVal(list_nth(knn, KnnCommuted)) != 0;
+	q = list_nth(fsplan->fdw_exprs, intVal(list_nth(knn, KnnFilterExprs)));
+	ks->query_state = ExecInitExpr(q, &node->ss.ps);
+	att = TupleDescAttr(RelationGetDescr(st->rel), ks->attnum - 1);
+	ks->attname = pstrdup(NameStr(att->attname));
+	name = lt_column_field_name(RelationGetRelid(st->rel), ks->attnum, NameStr(att->attname));
+	ks->field = lt_schema_find_name(st->entry->ds->schema, name);
+	if (!lt_knn_field_ok(ks->field))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is no longer a vector of floats in dataset %s",
+						NameStr(att->attname), RelationGetRelationName(st->rel), st->opts.uri),
+				 errhint("Plan the query again.")));
+	ks->cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn", ALLOCSET_DEFAULT_SIZES);
+	ks->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn scanner", ALLOCSET_DEFAULT_SIZES);
+	ks->rows_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn rows", ALLOCSET_DEFAULT_SIZES);
+	return ks;
+}
+
+void
+ltfdw_knn_rescan(LtKnnState *ks)
+{
+	MemoryContextReset(ks->cxt);
+	MemoryContextReset(ks->rows_cxt);
+	ks->ranked = false;
+	ks->topk.items = NULL;
+	ks->topk.n = ks->topk.k = 0;
+	ks->next = 0;
+	ks->group_len = ks->group_pos = 0;
+	ks->want = 0;
+}
+
+/* The query vector of this (re)scan, checked as the SQL operator checks it; false when it is NULL. */
+static bool
+load_query(LtKnnState *ks, ExprContext *econtext)
+{
+	bool		isnull;
+	Datum		d;
+	ArrayType  *a;
+	MemoryContext old;
+
+	d = ExecEvalExprSwitchContext(ks->query_state, econtext, &isnull);
+	if (isnull)
+		return false;
+	old = MemoryContextSwitchTo(ks->cxt);
+	a = DatumGetArrayTypePCopy(d);
+	MemoryContextSwitchTo(old);
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("array must be 1-D")));
+	if (ARR_HASNULL(a) && array_contains_nulls(a))
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
+	ks->dim = ARR_NDIM(a) == 0 ? 0 : ARR_DIMS(a)[0];
+	ks->query = ARR_DATA_PTR(a);
+	return true;
+}
+
+static int
+interrupted(void *arg)
+{
+	return InterruptPending ? 1 : 0;
+}
+
+/* One round: the best ks->want rows of the whole table (after the pushed filter) into ks->topk. */
+static void
+rank(LtKnnState *ks, LtScanState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+	lt_knn_query q = {ks->field, ks->metric, ks->f8 ? LT_VKERNEL_F64 : LT_VKERNEL_F32, ks->query, ks->dim,
+	ks->null_query};
+	lt_knn_stats stats = {0};
+	MemoryContext old;
+	lt_error	err;
+	uint64		bytes = ds->store->bytes_read,
+				reqs = ds->store->read_requests;
+
+	MemoryContextReset(ks->rows_cxt);
+	old = lt_alloc_target(ks->cxt);
+	lt_topk_free(&ks->topk);
+	if (lt_topk_init(&ks->topk, ks->want, &err) != LT_OK)
+	{
+		lt_alloc_target(old);
+		lt_report(&err, st->opts.uri);
+	}
+	lt_alloc_target(old);
+	ks->rounds++;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const lt_frag_plan *fp = ltfdw_index_verdict(st->index, i);
+		const uint32_t *offsets = NULL;
+		uint64		n_offsets = 0;
+		lt_filter  *filter = NULL;
+		lt_code		rc;
+
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			continue;
+		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
+		{
+			offsets = fp->offsets;
+			n_offsets = fp->n_offsets;
+		}
+		else if (ks->rounds == 1)
+			st->rows_deleted += ds->fragments[i]->physical_rows - lt_fragment_live_rows(ds->fragments[i]);
+		old = lt_alloc_target(ks->lib_cxt);
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(ks->lib_cxt);
+
+			/* every row of ROWS and ALL fragments passes the filter: the index proved it */
+			if (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES)
+				filter = ltfdw_filter_for_scan(st->filter);
+			rc = lt_knn_fragment(ds, ds->fragments[i], &q, filter, offsets, n_offsets, NULL, &ks->topk, &stats,
+								 interrupted, NULL, &err);
+			MemoryContextSwitchTo(oldcxt);
+		}
+		lt_alloc_target(old);
+		MemoryContextReset(ks->lib_cxt);
+		if (rc == LT_ECANCELED)
+			CHECK_FOR_INTERRUPTS();
+		if (rc == LT_EINVALID && stats.bad == LT_KNN_BAD_DIM)
+			ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats.bad_dim)
+				: ltfdw_vector_dims_error((int) stats.bad_dim, ks->dim);
+		if (rc == LT_EINVALID && stats.bad == LT_KNN_BAD_NULL_ITEM)
+			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
+		if (rc != LT_OK)
+			lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+	}
+	lt_topk_finish(&ks->topk);
+	st->bytes_read += ds->store->bytes_read - bytes;
+	st->read_requests += ds->store->read_requests - reqs;
+	ks->rows_scored += stats.rows_scored + stats.rows_null;
+	ks->fragments_ranked += stats.fragments;
+	st->rows_filtered += stats.rows_filtered;
+	st->fragments_scanned += stats.fragments;
+	ks->ranked = true;
+}
+
+static int
+cmp_addr_idx(const void *x, const void *y)
+{
+	const uint64 *a = x,
+			   *b = y;
+
+	return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
+}
+
+/* Fetch ranks [ks->next, ks->next + n) by address into the group's matrix, in rank order. */
+static void
+fetch_group(LtKnnState *ks, LtScanState *st, int n)
+{
+	lt_dataset *ds = st->entry->ds;
+	int			natts = st->natts;
+	uint64	   *by_addr;		/* pairs (address, rank - next), sorted by address */
+	uint32	   *offsets;
+	int			i = 0;
+	MemoryContext old;
+
+	uint64		bytes = ds->store->bytes_read,
+				reqs = ds->store->read_requests;
+
+	MemoryContextReset(ks->rows_cxt);
+	old = MemoryContextSwitchTo(ks->rows_cxt);
+	ks->values = palloc0(sizeof(Datum) * n * Max(natts, 1));
+	ks->nulls = palloc(sizeof(bool) * n * Max(natts, 1));
+	memset(ks->nulls, true, sizeof(bool) * n * Max(natts, 1));
+	by_addr = palloc(sizeof(uint64) * 2 * n);
+	offsets = palloc(sizeof(uint32) * n);
+	for (int r = 0; r < n; r++)
+	{
+		by_addr[2 * r] = ks->topk.items[ks->next + r].addr;
+		by_addr[2 * r + 1] = r;
+	}
+	qsort(by_addr, n, 2 * sizeof(uint64), cmp_addr_idx);
+	MemoryContextSwitchTo(old);
+
+	while (i < n)
+	{
+		uint64		frag_id = by_addr[2 * i] >> 32;
+		int			j = i;
+		const struct Lt__Pb__DataFragment *frag = lt_dataset_fragment(ds, frag_id);
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+		lt_error	err;
+		lt_code		rc;
+		int			at = i;
+
+		while (j < n && (by_addr[2 * j] >> 32) == frag_id)
+		{
+			offsets[j - i] = (uint32) by_addr[2 * j];
+			j++;
+		}
+		if (frag == NULL)
+			elog(ERROR, "lt_fdw: fragment " UINT64_FORMAT " of a ranked row is not in dataset %s", frag_id,
+				 st->opts.uri);
+		so.n_fields = st->cols.n_proj;
+		so.fields = st->cols.proj;
+		so.want_row_ids = st->cols.want_row_ids;
+		so.offsets = offsets;
+		so.n_offsets = j - i;
+		old = lt_alloc_target(ks->lib_cxt);
+		rc = lt_fragment_scanner_open(ds, frag, &so, &sc, &err);
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
+		{
+			MemoryContext oldcxt = MemoryContextSwitchTo(ks->rows_cxt);
+
+			for (int64 r = 0; r < b->length; r++, at++)
+			{
+				size_t		base;
+
+				/* the scanner returns the offsets asked for, ascending: the same order as by_addr */
+				if (at >= j || b->row_addrs[r] != by_addr[2 * at])
+					elog(ERROR, "lt_fdw: row address " UINT64_FORMAT " of dataset %s was not read back",
+						 at < j ? by_addr[2 * at] : b->row_addrs[r], st->opts.uri);
+				base = (size_t) by_addr[2 * at + 1] * natts;
+				for (int c = 0; c < st->cols.n_columns; c++)
+				{
+					const LtScanColumn *col = &st->cols.columns[c];
+					size_t		k = base + col->attnum - 1;
+
+					ks->nulls[k] = false;
+					switch (col->kind)
+					{
+						case LT_COL_ROWID:
+							ks->values[k] = Int64GetDatum((int64) b->row_ids[r]);
+							break;
+						case LT_COL_ROWADDR:
+							ks->values[k] = Int64GetDatum((int64) b->row_addrs[r]);
+							break;
+						case LT_COL_FIELD:
+							ks->values[k] = lt_conv_datum(col->conv, b->columns[col->proj], r, &ks->nulls[k]);
+							break;
+					}
+				}
+			}
+			MemoryContextSwitchTo(oldcxt);
+		}
+		if (sc)
+			lt_fragment_scanner_free(sc);
+		lt_alloc_target(old);
+		MemoryContextReset(ks->lib_cxt);
+		if (rc != LT_OK)
+			lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+		if (at != j)
+			elog(ERROR, "lt_fdw: %d ranked rows of fragment " UINT64_FORMAT " of dataset %s were not read back",
+				 j - at, frag_id, st->opts.uri);
+		i = j;
+	}
+	st->bytes_read += ds->store->bytes_read - bytes;
+	st->read_requests += ds->store->read_requests - reqs;
+	ks->rows_fetched += n;
+	ks->group_start = ks->next;
+	ks->group_len = n;
+	ks->group_pos = 0;
+}
+
+TupleTableSlot *
+ltfdw_knn_iterate(ForeignScanState *node, LtScanState *st)
+{
+	LtKnnState *ks = st->knn;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+	ExprContext *econtext = node->ss.ps.ps_ExprContext;
+
+	for (;;)
+	{
+		size_t		at;
+
+		ExecClearTuple(slot);
+		if (!ks->ranked)
+		{
+			/* a NULL query vector: every distance is NULL (the rows come in address order) */
+			ks->null_query = !load_query(ks, econtext);
+			ks->want = ks->limit >= 1 ? (size_t) ks->limit : LT_KNN_DEFAULT_K;
+			rank(ks, st);
+		}
+		if (ks->group_pos >= ks->group_len)
+		{
+			if (ks->next >= ks->topk.n)
+			{
+				/* every row ranked: the end; else rank more and go on after the rows returned */
+				if (ks->topk.n < ks->want)
+					return slot;
+				ks->want = ks->want > SIZE_MAX / 8 ? SIZE_MAX / 2 : ks->want * 4;
+				rank(ks, st);
+				if (ks->next >= ks->topk.n)
+					return slot;
+			}
+			fetch_group(ks, st, (int) Min((size_t) LT_KNN_FETCH, ks->topk.n - ks->next));
+		}
+		at = (size_t) ks->group_pos++ * st->natts;
+		ks->next++;
+		slot->tts_values = ks->values + at;
+		slot->tts_isnull = ks->nulls + at;
+		ExecStoreVirtualTuple(slot);
+		if (!st->filter || !ltfdw_filter_needs_local_check(st->filter))
+			return slot;
+		econtext->ecxt_scantuple = slot;
+		if (ltfdw_filter_local_check(st->filter, econtext))
+			return slot;
+		ResetExprContext(econtext);
+		InstrCountFiltered2(node, 1);
+	}
+}
+
+void
+ltfdw_knn_explain(LtKnnState *ks, ExplainState *es)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	appendStringInfo(&s, "exact kNN on %s, metric %s", quote_identifier(ks->attname), lt_vmetric_name(ks->metric));
+	if (ks->limit >= 1)
+		appendStringInfo(&s, ", k %.0f", ks->limit);
+	ExplainPropertyText("Vector Search", s.data, es);
+	if (es->analyze)
+	{
+		ExplainPropertyUInteger("Vector Rounds", NULL, ks->rounds, es);
+		ExplainPropertyUInteger("Vectors Scored", NULL, ks->rows_scored, es);
+		ExplainPropertyUInteger("Rows Fetched", NULL, ks->rows_fetched, es);
+	}
+}
