@@ -329,8 +329,9 @@ while read -r iname ruuid; do
 		"$INSPECT" index-file "$WORK/floats.ref.lance/_indices/$ruuid/$base.lance" --bits >"$TMP/r" 2>"$TMP/err" &&
 			"$INSPECT" index-file "$TMP/floats-btree.lance/_indices/$ouuid/$base.lance" --bits >"$TMP/m" 2>>"$TMP/err" ||
 			{ ko "nan: $iname/$base" "$(head -n 2 "$TMP/err")"; continue; }
-		if cmp -s <(tail -n +2 "$TMP/r") <(tail -n +2 "$TMP/m"); then ok "nan: $iname/$base: $(($(wc -l <"$TMP/r") - 1)) rows as the engine's, bit for bit"
-		else ko "nan: $iname/$base rows" "$(diff <(tail -n +2 "$TMP/r") <(tail -n +2 "$TMP/m") | head -n 4 | cut -c1-200 | tr '\n' ' ')"; fi
+		# as a set: the order of equal keys is the engine's choice (the value order is checked by page_lookup)
+		if cmp -s <(tail -n +2 "$TMP/r" | sort) <(tail -n +2 "$TMP/m" | sort); then ok "nan: $iname/$base: $(($(wc -l <"$TMP/r") - 1)) rows as the engine's, bit for bit"
+		else ko "nan: $iname/$base rows" "$(diff <(tail -n +2 "$TMP/r" | sort) <(tail -n +2 "$TMP/m" | sort) | head -n 4 | cut -c1-200 | tr '\n' ' ')"; fi
 	done
 done <"$TMP/ref.dirs"
 ds=$TMP/floats-zonemap.lance
