@@ -14,6 +14,10 @@
  * they are smaller than the raw bytes (compression.rs), Flat otherwise;
  * Variable (offsets + bytes) for strings; FixedSizeList for vectors.  Levels
  * are bit-packed per chunk (inline up to 1024 levels, out-of-line above).
+ *
+ * Size (1.8k lines): one concern, a 2.1+ page from a leaf's rows; its steps
+ * (shredding, the layout choice, mini-block and full-zip encoding) all work on
+ * the one leaf state, and the value encoders they call live in encoding/.
  */
 #include "file/lt_writer_int.h"
 

@@ -27,6 +27,11 @@
  * holds our bytes).  Streaming writes buffer PART_SIZE bytes: a file that fits is one PUT at
  * finish (conditional, like put_if_absent without the read-back), a larger one a multipart
  * upload, completed at finish and aborted by lt_wfile_abort.
+ *
+ * Size (2.3k lines): not yet split by concern.  The sections below (the metadata cache, the
+ * request engine, reads, listing, writes, multipart) share the store, request and file structs
+ * and some twenty static helpers; the split puts the request engine and the cache in a lower file
+ * with an internal header, and reads, listing and multipart above it.
  */
 #include "io/lt_store_s3.h"
 
