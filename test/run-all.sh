@@ -14,7 +14,6 @@
 #   interop-latest test/interop/latest.sh              the latest version from the hint and by listing, vs the reference's commits
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
-#   interop-old    test/interop/old.sh                datasets of old Lance releases (the Lance repository's test_data/), read vs the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
@@ -44,7 +43,7 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-old interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge interop-vector pg pg-crash pg-cleanup pg-robust s3)
+all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge interop-vector pg pg-crash pg-cleanup pg-robust s3)
 steps=()
 for a in "$@"; do
 	case $a in
@@ -132,7 +131,6 @@ for s in "${steps[@]}"; do
 		interop-latest) run_step interop-latest test/interop/latest.sh test/interop/latest.sh ;;
 		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
 		interop-index-build) run_step interop-index-build test/interop/index-build.sh test/interop/index-build.sh ;;
-		interop-old) run_step interop-old test/interop/old.sh test/interop/old.sh ;;
 		interop-write) run_step interop-write test/interop/write.sh test/interop/write.sh ;;
 		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
 		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;
