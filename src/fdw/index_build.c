@@ -110,13 +110,6 @@ lt_index_build_commit(LtXactTable *xt)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
-/* Between batches of a build: a query cancel or termination stops it (the library then cleans up). */
-static bool
-build_interrupted(void *arg)
-{
-	return InterruptPending;
-}
-
 Datum
 lt_create_index(PG_FUNCTION_ARGS)
 {
@@ -266,7 +259,6 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.kind = kind;
 		bo.name = name;
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
-		bo.interrupted = build_interrupted;
 		oldtarget = lt_alloc_target(xt->meta_cxt);
 		rc = lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);

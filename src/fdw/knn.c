@@ -371,12 +371,6 @@ load_query(LtKnnState *ks, ExprContext *econtext)
 	return true;
 }
 
-static int
-interrupted(void *arg)
-{
-	return InterruptPending ? 1 : 0;
-}
-
 /* One round: the best ks->want rows of the whole table (after the pushed filter) into ks->topk. */
 static void
 rank(LtKnnState *ks, LtScanState *st)
@@ -424,8 +418,7 @@ rank(LtKnnState *ks, LtScanState *st)
 			/* every row of ROWS and ALL fragments passes the filter: the index proved it */
 			if (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES)
 				filter = ltfdw_filter_for_scan(st->filter);
-			rc = lt_knn_fragment(ds, ds->fragments[i], &q, filter, offsets, n_offsets, NULL, &ks->topk, &stats,
-								 interrupted, NULL, &err);
+			rc = lt_knn_fragment(ds, ds->fragments[i], &q, filter, offsets, n_offsets, NULL, &ks->topk, &stats, &err);
 			MemoryContextSwitchTo(oldcxt);
 		}
 		lt_alloc_target(old);

@@ -11,8 +11,8 @@
  * password_required does for passwords: otherwise a non-superuser could use the server's own
  * identity. Secrets never appear in messages.
  *
- * The S3 backend polls lt_fdw_interrupt_pending while it waits, so a query cancel or a terminate
- * stops a request within 50 ms; the library then fails with LT_ECANCELED and lt_report raises
+ * The library (the S3 backend while it waits, long loops, index builds, kNN scoring) polls
+ * lt_fdw_interrupt_pending, so a query cancel or a terminate stops a request within 50 ms; the library then fails with LT_ECANCELED and lt_report raises
  * the interrupt.
  */
 #include "postgres.h"
@@ -38,7 +38,7 @@ lt_is_s3_uri(const char *value)
 	return strncmp(value, "s3://", 5) == 0 || strncmp(value, "s3a://", 6) == 0;
 }
 
-/* The interrupt check handed to the S3 backend: a pending cancel or terminate. */
+/* The library's interrupt check (lt_set_interrupt_hooks): a pending cancel or terminate. */
 static bool
 lt_fdw_interrupt_pending(void)
 {
@@ -63,7 +63,6 @@ lt_fdw_sleep(uint64_t us)
 void
 lt_store_init(void)
 {
-	lt_s3_set_interrupt_check(lt_fdw_interrupt_pending);
 	lt_set_interrupt_hooks(lt_fdw_interrupt_pending, lt_fdw_sleep);
 }
 

@@ -623,9 +623,9 @@ TEST(interrupt)
 
 	admin("mode?latency_ms=1500");
 	checks_seen = 0;
-	lt_s3_set_interrupt_check(cancel_after_two);
+	lt_set_interrupt_hooks(cancel_after_two, NULL);
 	CHECK_CODE(lt_store_put(s, "x", (const uint8_t *) "1", 1, &err), LT_ECANCELED);
-	lt_s3_set_interrupt_check(NULL);
+	lt_set_interrupt_hooks(NULL, NULL);
 	admin("mode?latency_ms=0");
 	lt_store_close(s);
 }

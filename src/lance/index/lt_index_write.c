@@ -372,7 +372,7 @@ put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
 static lt_code
 check_interrupt(const build *b, lt_error *err)
 {
-	if (b->opts->interrupted && b->opts->interrupted(b->opts->interrupted_arg))
+	if (lt_check_interrupt(NULL, "") != LT_OK)
 		return lt_error_set(err, LT_EINVALID, "the build of a %s index on column \"%s\" was canceled",
 							lt_index_kind_name(b->kind), b->column->name);
 	return LT_OK;

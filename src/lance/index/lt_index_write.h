@@ -53,9 +53,6 @@ typedef struct lt_index_build_options
 	lt_index_kind kind;			/* btree, bitmap, label_list or zonemap */
 	const char *name;			/* NULL: "<column>_idx", as Lance names it */
 	uint64_t	max_memory;		/* bytes for the in-memory sort; 0 = 1 GiB */
-	/* optional: asked between batches; true stops the build with LT_EINVALID "canceled" (e.g. a query cancel) */
-	bool		(*interrupted) (void *arg);
-	void	   *interrupted_arg;
 } lt_index_build_options;
 
 /* One built index segment: what its IndexMetadata records. */

@@ -4,7 +4,7 @@
  * One store is one "directory": a bucket and a key prefix.  Requests are signed with SigV4 by
  * libcurl; every request is retried with exponential backoff and jitter on 5xx, 429 and
  * connection errors (never on another 4xx) within a bounded time, and the caller's interrupt
- * check (lt_s3_set_interrupt_check) is polled while waiting, so a query can be cancelled.
+ * check (lt_set_interrupt_hooks, util/lt_status.h) is polled while waiting, so a query can be cancelled.
  * Connections are reused across requests and stores (one curl multi handle per process).
  *
  * Not thread-safe: the process-wide state (connections, the metadata cache, counters) assumes
@@ -37,12 +37,6 @@ lt_code		lt_s3_parse_uri(const char *uri, char **bucket, char **prefix, lt_error
 
 /* Open a store on cfg (copied; nothing is contacted yet). */
 lt_code		lt_store_s3_open(const lt_s3_config *cfg, lt_store **out, lt_error *err);
-
-/*
- * The interrupt check polled while requests wait (at least every 100 ms): return true to stop;
- * the operation then fails with LT_ECANCELED.  NULL: never.
- */
-void		lt_s3_set_interrupt_check(bool (*check) (void));
 
 /* Process-wide counters (benchmarks, tests). */
 typedef struct lt_s3_stats

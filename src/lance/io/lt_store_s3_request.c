@@ -18,15 +18,8 @@
 static CURLM *g_multi;
 static CURL *g_idle[16];
 static int	g_n_idle;
-static bool (*g_interrupt) (void);
 lt_s3_stats lt_s3_g_stats;
 static bool g_trace;			/* LT_S3_TRACE=1: one line per attempt on stderr (no headers, no secrets) */
-
-void
-lt_s3_set_interrupt_check(bool (*check) (void))
-{
-	g_interrupt = check;
-}
 
 void
 lt_s3_get_stats(lt_s3_stats *out)
@@ -887,7 +880,7 @@ lt_s3_run_requests_opt(s3_store *s, s3_req *reqs, int n, bool keep_going, lt_err
 			break;
 		if (left == 0)
 			break;
-		if (g_interrupt && g_interrupt())
+		if (lt_check_interrupt(NULL, "") != LT_OK)
 		{
 			first = lt_error_set(err, LT_ECANCELED, "%s: %s canceled", reqs[0].what, reqs[0].method);
 			break;

@@ -147,8 +147,7 @@ score_batch(const lt_knn_query *q, const lt_array *a, const uint64_t *addrs, voi
 lt_code
 lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
 				lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
-				struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats,
-				int (*check) (void *), void *check_arg, lt_error *err)
+				struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats, lt_error *err)
 {
 	lt_scan_options so = {0};
 	const lt_field *fields[1] = {q->field};
@@ -171,11 +170,8 @@ lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const l
 	{
 		lt_batch   *b;
 
-		if (check && check(check_arg))
-		{
-			rc = lt_error_set(err, LT_ECANCELED, "canceled");
+		if ((rc = lt_check_interrupt(err, "scoring vectors")) != LT_OK)
 			break;
-		}
 		if ((rc = lt_fragment_scanner_next(sc, &b, err)) != LT_OK || b == NULL)
 			break;
 		rc = score_batch(q, b->columns[0], b->row_addrs, scratch, topk, stats, err);
@@ -198,6 +194,6 @@ lt_knn_dataset(lt_dataset *ds, const lt_knn_query *q, lt_filter *filter, lt_topk
 			   lt_error *err)
 {
 	for (size_t i = 0; i < ds->n_fragments; i++)
-		LT_TRY(lt_knn_fragment(ds, ds->fragments[i], q, filter, NULL, 0, NULL, topk, stats, NULL, NULL, err));
+		LT_TRY(lt_knn_fragment(ds, ds->fragments[i], q, filter, NULL, 0, NULL, topk, stats, err));
 	return LT_OK;
 }

@@ -64,12 +64,11 @@ bool		lt_knn_field_ok(const lt_field *f);
 
 /*
  * Score the live rows of frag passing filter (NULL: all) among offsets (NULL: all) into topk.
- * check(arg), when given, is called between batches: a non-zero return stops with LT_ECANCELED.
+ * Between batches the library's interrupt check (lt_check_interrupt) may stop it with LT_ECANCELED.
  */
 lt_code		lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
 							lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
-							struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats,
-							int (*check) (void *), void *check_arg, lt_error *err);
+							struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats, lt_error *err);
 
 /* Score every live row of the dataset's fragments (a convenience for tools and tests). */
 lt_code		lt_knn_dataset(lt_dataset *ds, const lt_knn_query *q, lt_filter *filter, lt_topk *topk,

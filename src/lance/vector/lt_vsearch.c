@@ -132,7 +132,7 @@ lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q, uint
 		if (covered)
 			continue;
 		stats->unindexed_fragments++;
-		rc = lt_knn_fragment(ds, ds->fragments[i], q, NULL, NULL, 0, NULL, topk, &stats->exact, NULL, NULL, err);
+		rc = lt_knn_fragment(ds, ds->fragments[i], q, NULL, NULL, 0, NULL, topk, &stats->exact, err);
 	}
 	return rc;
 }
