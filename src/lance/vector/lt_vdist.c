@@ -24,18 +24,6 @@ lt_vmetric_name(lt_vmetric m)
 	return "unknown";
 }
 
-static float
-sum_lanes_f(const float *acc)
-{
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
-static double
-sum_lanes_d(const double *acc)
-{
-	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-}
-
 static double
 cosine_of(double dot, double na, double nb)
 {
@@ -50,108 +38,70 @@ cosine_of(double dot, double na, double nb)
 	return 1.0 - sim;
 }
 
-double
-lt_vdist_f32(lt_vmetric m, const float *a, const float *b, size_t n)
-{
-	float		acc[LANES] = {0},
-				na[LANES] = {0},
-				nb[LANES] = {0};
-	size_t		i = 0,
-				body = n - n % LANES;
-
-	switch (m)
-	{
-		case LT_VMETRIC_L2:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-				{
-					float		d = a[i + l] - b[i + l];
-
-					acc[l] += d * d;
-				}
-			for (; i < n; i++)
-			{
-				float		d = a[i] - b[i];
-
-				acc[i % LANES] += d * d;
-			}
-			return sqrt((double) sum_lanes_f(acc));
-		case LT_VMETRIC_COSINE:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-				{
-					acc[l] += a[i + l] * b[i + l];
-					na[l] += a[i + l] * a[i + l];
-					nb[l] += b[i + l] * b[i + l];
-				}
-			for (; i < n; i++)
-			{
-				acc[i % LANES] += a[i] * b[i];
-				na[i % LANES] += a[i] * a[i];
-				nb[i % LANES] += b[i] * b[i];
-			}
-			return cosine_of((double) sum_lanes_f(acc), (double) sum_lanes_f(na), (double) sum_lanes_f(nb));
-		case LT_VMETRIC_NEG_DOT:
-		case LT_VMETRIC_DOT:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-					acc[l] += a[i + l] * b[i + l];
-			for (; i < n; i++)
-				acc[i % LANES] += a[i] * b[i];
-			return m == LT_VMETRIC_DOT ? (double) sum_lanes_f(acc) : -(double) sum_lanes_f(acc);
-	}
-	return NAN;
+/*
+ * One distance loop per element type: LANES independent accumulators (the compiler vectorises them;
+ * the order of the final sum is fixed, so a result does not depend on the build), the tail folded
+ * into the same lanes.  The sums are kept in the element type, as pgvector's are.
+ */
+#define DEFINE_VDIST(NAME, T) \
+static inline T \
+NAME##_sum(const T *acc) \
+{ \
+	return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7])); \
+} \
+\
+double \
+NAME(lt_vmetric m, const T *a, const T *b, size_t n) \
+{ \
+	T			acc[LANES] = {0}, \
+				na[LANES] = {0}, \
+				nb[LANES] = {0}; \
+	size_t		i = 0, \
+				body = n - n % LANES; \
+\
+	switch (m) \
+	{ \
+		case LT_VMETRIC_L2: \
+			for (; i < body; i += LANES) \
+				for (int l = 0; l < LANES; l++) \
+				{ \
+					T			d = a[i + l] - b[i + l]; \
+\
+					acc[l] += d * d; \
+				} \
+			for (; i < n; i++) \
+			{ \
+				T			d = a[i] - b[i]; \
+\
+				acc[i % LANES] += d * d; \
+			} \
+			return sqrt((double) NAME##_sum(acc)); \
+		case LT_VMETRIC_COSINE: \
+			for (; i < body; i += LANES) \
+				for (int l = 0; l < LANES; l++) \
+				{ \
+					acc[l] += a[i + l] * b[i + l]; \
+					na[l] += a[i + l] * a[i + l]; \
+					nb[l] += b[i + l] * b[i + l]; \
+				} \
+			for (; i < n; i++) \
+			{ \
+				acc[i % LANES] += a[i] * b[i]; \
+				na[i % LANES] += a[i] * a[i]; \
+				nb[i % LANES] += b[i] * b[i]; \
+			} \
+			return cosine_of((double) NAME##_sum(acc), (double) NAME##_sum(na), (double) NAME##_sum(nb)); \
+		case LT_VMETRIC_NEG_DOT: \
+		case LT_VMETRIC_DOT: \
+			for (; i < body; i += LANES) \
+				for (int l = 0; l < LANES; l++) \
+					acc[l] += a[i + l] * b[i + l]; \
+			for (; i < n; i++) \
+				acc[i % LANES] += a[i] * b[i]; \
+			return m == LT_VMETRIC_DOT ? (double) NAME##_sum(acc) : -(double) NAME##_sum(acc); \
+	} \
+	return NAN; \
 }
 
-double
-lt_vdist_f64(lt_vmetric m, const double *a, const double *b, size_t n)
-{
-	double		acc[LANES] = {0},
-				na[LANES] = {0},
-				nb[LANES] = {0};
-	size_t		i = 0,
-				body = n - n % LANES;
-
-	switch (m)
-	{
-		case LT_VMETRIC_L2:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-				{
-					double		d = a[i + l] - b[i + l];
-
-					acc[l] += d * d;
-				}
-			for (; i < n; i++)
-			{
-				double		d = a[i] - b[i];
-
-				acc[i % LANES] += d * d;
-			}
-			return sqrt(sum_lanes_d(acc));
-		case LT_VMETRIC_COSINE:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-				{
-					acc[l] += a[i + l] * b[i + l];
-					na[l] += a[i + l] * a[i + l];
-					nb[l] += b[i + l] * b[i + l];
-				}
-			for (; i < n; i++)
-			{
-				acc[i % LANES] += a[i] * b[i];
-				na[i % LANES] += a[i] * a[i];
-				nb[i % LANES] += b[i] * b[i];
-			}
-			return cosine_of(sum_lanes_d(acc), sum_lanes_d(na), sum_lanes_d(nb));
-		case LT_VMETRIC_NEG_DOT:
-		case LT_VMETRIC_DOT:
-			for (; i < body; i += LANES)
-				for (int l = 0; l < LANES; l++)
-					acc[l] += a[i + l] * b[i + l];
-			for (; i < n; i++)
-				acc[i % LANES] += a[i] * b[i];
-			return m == LT_VMETRIC_DOT ? sum_lanes_d(acc) : -sum_lanes_d(acc);
-	}
-	return NAN;
-}
+DEFINE_VDIST(lt_vdist_f32, float)
+DEFINE_VDIST(lt_vdist_f64, double)
