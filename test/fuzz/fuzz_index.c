@@ -11,74 +11,22 @@
  * opened and queried (scalar filters, label lookups).  Errors are fine; crashes,
  * leaks and sanitizer reports are not.
  */
-#include <dirent.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "io/lt_store.h"
+#include "fuzz_dataset.h"
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
 #include "index/lt_index.h"
 
 #define DATA_DIR "test/data/indexed"
 
-typedef struct file
-{
-	char	   *path;
-	uint8_t    *data;
-	size_t		len;
-} file;
-
-static file files[64];
 static bool verbose;			/* LT_FUZZ_VERBOSE=1: say where each input stops */
-static int	n_files;
 static const char *targets[5];
-
-static void
-load(const char *root, const char *rel)
-{
-	char		path[2048];
-	DIR		   *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	if (!(d = opendir(path)))
-		return;
-	while ((e = readdir(d)) && n_files < 64)
-	{
-		char		r2[1024];
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(r2, sizeof(r2), "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		snprintf(path, sizeof(path), "%s/%s", root, r2);
-		if (stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-			load(root, r2);
-		else
-		{
-			FILE	   *f = fopen(path, "rb");
-			file	   *x = &files[n_files];
-
-			if (!f)
-				continue;
-			x->len = (size_t) st.st_size;
-			x->data = malloc(x->len ? x->len : 1);
-			if (fread(x->data, 1, x->len, f) != x->len)
-				x->len = 0;
-			fclose(f);
-			x->path = strdup(r2);
-			n_files++;
-		}
-	}
-	closedir(d);
-}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -91,24 +39,22 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 	lt_error	err;
 
 	verbose = getenv("LT_FUZZ_VERBOSE") != NULL;
-	load(root, "");
-	if (n_files == 0)
+	fz_load(root, "");
+	if (fz_n_files == 0)
 	{
 		fprintf(stderr, "fuzz_index: no dataset at %s (run from the repository root)\n", root);
 		exit(1);
 	}
 	/* find the target files from the dataset's own metadata */
-	lt_store_mem_open(&mem, &err);
-	for (int i = 0; i < n_files; i++)
-		lt_store_mem_put(mem, files[i].path, files[i].data, files[i].len, &err);
+	fz_store_with(NULL, NULL, 0, &mem, &err);
 	if (lt_dataset_open(mem, "", &spec, &ds, &err) != LT_OK || lt_dataset_indexes(ds, &l, &err) != LT_OK)
 	{
 		fprintf(stderr, "fuzz_index: %s\n", err.msg);
 		exit(1);
 	}
-	for (int i = 0; i < n_files; i++)
+	for (int i = 0; i < fz_n_files; i++)
 	{
-		const char *p = files[i].path;
+		const char *p = fz_files[i].path;
 
 		for (size_t k = 0; k < l->n; k++)
 		{
@@ -204,13 +150,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	target = targets[data[0] % 5];
-	if (lt_store_mem_open(&mem, &err) != LT_OK)
+	if (fz_store_with(target, data + 1, size - 1, &mem, &err) != LT_OK)
 		return 0;
-	for (int i = 0; i < n_files; i++)
-		if (strcmp(files[i].path, target) == 0)
-			lt_store_mem_put(mem, target, data + 1, size - 1, &err);
-		else
-			lt_store_mem_put(mem, files[i].path, files[i].data, files[i].len, &err);
 	if (lt_dataset_open(mem, "", &spec, &ds, &err) == LT_OK)
 	{
 		if (lt_dataset_indexes(ds, &l, &err) == LT_OK)

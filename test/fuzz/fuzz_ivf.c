@@ -7,84 +7,38 @@
  * (partition lengths, row ids, stored vectors); then the index is searched with 1 and 3 probes.
  * Errors are fine; crashes, leaks and sanitizer reports are not.
  */
-#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "index/lt_index.h"
 #include "io/lt_store.h"
+#include "fuzz_dataset.h"
 #include "table/lt_dataset.h"
 #include "vector/lt_vsearch.h"
 
 #define DATA_DIR "test/data/vectors"
 
-typedef struct file
-{
-	char	   *path;
-	uint8_t    *data;
-	size_t		len;
-} file;
-
-static file files[64];
-static int	n_files;
 static const char *targets[2];
-
-static void
-load(const char *root, const char *rel)
-{
-	char		path[2048];
-	DIR		   *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s", root, rel);
-	if (!(d = opendir(path)))
-		return;
-	while ((e = readdir(d)) && n_files < 64)
-	{
-		char		r2[1024];
-		struct stat st;
-		FILE	   *f;
-		file	   *x;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(r2, sizeof(r2), "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		snprintf(path, sizeof(path), "%s/%s", root, r2);
-		if (stat(path, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-		{
-			load(root, r2);
-			continue;
-		}
-		if (!(f = fopen(path, "rb")))
-			continue;
-		x = &files[n_files++];
-		x->len = (size_t) st.st_size;
-		x->data = malloc(x->len ? x->len : 1);
-		if (fread(x->data, 1, x->len, f) != x->len)
-			x->len = 0;
-		fclose(f);
-		x->path = strdup(r2);
-		if (strstr(r2, "_indices/") && strstr(r2, "/index.idx"))
-			targets[0] = x->path;
-		else if (strstr(r2, "_indices/") && strstr(r2, "/auxiliary.idx"))
-			targets[1] = x->path;
-	}
-	closedir(d);
-}
 
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *root = getenv("LT_IVF_FUZZ_DATA") ? getenv("LT_IVF_FUZZ_DATA") : DATA_DIR;
 
-	load(root, "");
+	fz_load(root, "");
+	for (int i = 0; i < fz_n_files; i++)
+	{
+		const char *p = fz_files[i].path;
+
+		if (strstr(p, "_indices/") && strstr(p, "/index.idx"))
+			targets[0] = p;
+		else if (strstr(p, "_indices/") && strstr(p, "/auxiliary.idx"))
+			targets[1] = p;
+	}
 	if (!targets[0] || !targets[1])
 	{
 		fprintf(stderr, "fuzz_ivf: no IVF index under %s (run from the repository root)\n", root);
@@ -106,13 +60,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	target = targets[data[0] % 2];
-	if (lt_store_mem_open(&mem, &err) != LT_OK)
+	if (fz_store_with(target, data + 1, size - 1, &mem, &err) != LT_OK)
 		return 0;
-	for (int i = 0; i < n_files; i++)
-		if (strcmp(files[i].path, target) == 0)
-			lt_store_mem_put(mem, target, data + 1, size - 1, &err);
-		else
-			lt_store_mem_put(mem, files[i].path, files[i].data, files[i].len, &err);
 	if (lt_dataset_open(mem, "", &spec, &ds, &err) == LT_OK)
 	{
 		if (lt_dataset_indexes(ds, &l, &err) == LT_OK)
