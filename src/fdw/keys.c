@@ -816,8 +816,7 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 	deconstruct_array(arr, TEXTOID, -1, false, TYPALIGN_INT, &names, &nulls, &n);
 	lt_check_lt_table(relid, "lt_set_primary_key");
 	relname = get_rel_name(relid);
-	if (!pg_class_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_FOREIGN_TABLE, relname);
+	lt_check_table_owner(relid);
 	lt_get_table_options(relid, &opts);
 	if (opts.version || opts.tag)
 		ereport(ERROR,

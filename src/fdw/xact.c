@@ -118,15 +118,6 @@ static int	test_commit_wait_lock = 0;
 /* field4 of the commit locks' tag ('LT'); SQL's advisory locks use 1 and 2 */
 #define LT_COMMIT_LOCK_CLASS 0x4c54
 
-static int
-cmp_uint64(const void *a, const void *b)
-{
-	uint64		x = *(const uint64 *) a;
-	uint64		y = *(const uint64 *) b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The commit lock's key of a dataset directory: a hash of its real path (local) or its URI (S3). */
 static uint64
 commit_lock_key(const char *dir)
@@ -147,7 +138,7 @@ commit_lock_key(const char *dir)
 static void
 commit_lock(uint64 *keys, int n)
 {
-	qsort(keys, n, sizeof(uint64), cmp_uint64);
+	qsort(keys, n, sizeof(uint64), lt_cmp_u64);
 	for (int i = 0; i < n; i++)
 	{
 		LOCKTAG		tag;
