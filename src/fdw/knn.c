@@ -53,6 +53,7 @@
 #include "index/lt_index_plan.h"
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
+#include "util/lt_sort.h"
 #include "vector/lt_knn.h"
 
 /* Rows of a fetch group: fetched by address together, returned in rank order. */
@@ -443,15 +444,6 @@ rank(LtKnnState *ks, LtScanState *st)
 	ks->ranked = true;
 }
 
-static int
-cmp_addr_idx(const void *x, const void *y)
-{
-	const uint64 *a = x,
-			   *b = y;
-
-	return a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0;
-}
-
 /* Fetch ranks [ks->next, ks->next + n) by address into the group's matrix, in rank order. */
 static void
 fetch_group(LtKnnState *ks, LtScanState *st, int n)
@@ -478,7 +470,7 @@ fetch_group(LtKnnState *ks, LtScanState *st, int n)
 		by_addr[2 * r] = ks->topk.items[ks->next + r].addr;
 		by_addr[2 * r + 1] = r;
 	}
-	qsort(by_addr, n, 2 * sizeof(uint64), cmp_addr_idx);
+	qsort(by_addr, n, 2 * sizeof(uint64), lt_cmp_u64 /* by the pair's address */);
 	MemoryContextSwitchTo(old);
 
 	while (i < n)

@@ -1087,27 +1087,9 @@ set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 	uint64		frag = addr >> 32;
 	size_t		lo = st->identity_index;
 
-	/*
-	 * a batch holds rows of one fragment: the index found for the last row is usually right; else a
-	 * binary search (the fragments are sorted by id)
-	 */
+	/* a batch holds rows of one fragment: the position found for the last row is usually right */
 	if (lo >= ds->n_fragments || ds->fragments[lo]->id != frag)
-	{
-		size_t		hi = ds->n_fragments;
-
-		lo = 0;
-		while (lo < hi)
-		{
-			size_t		mid = lo + (hi - lo) / 2;
-
-			if (ds->fragments[mid]->id < frag)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo < ds->n_fragments && ds->fragments[lo]->id != frag)
-			lo = ds->n_fragments;
-	}
+		lo = lt_dataset_fragment_index(ds, frag);
 	st->identity_index = lo;
 	/*
 	 * The offset number is 16 bits wide; nothing checks it against a heap page's MaxOffsetNumber for a

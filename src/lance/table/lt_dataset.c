@@ -573,8 +573,8 @@ lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
 	return frag->physical_rows > deleted ? frag->physical_rows - deleted : 0;
 }
 
-const Lt__Pb__DataFragment *
-lt_dataset_fragment(const lt_dataset *ds, uint64_t id)
+size_t
+lt_dataset_fragment_index(const lt_dataset *ds, uint64_t id)
 {
 	size_t		lo = 0, hi = ds->n_fragments;
 
@@ -587,7 +587,15 @@ lt_dataset_fragment(const lt_dataset *ds, uint64_t id)
 		else
 			hi = mid;
 	}
-	return lo < ds->n_fragments && ds->fragments[lo]->id == id ? ds->fragments[lo] : NULL;
+	return lo < ds->n_fragments && ds->fragments[lo]->id == id ? lo : ds->n_fragments;
+}
+
+const Lt__Pb__DataFragment *
+lt_dataset_fragment(const lt_dataset *ds, uint64_t id)
+{
+	size_t		i = lt_dataset_fragment_index(ds, id);
+
+	return i < ds->n_fragments ? ds->fragments[i] : NULL;
 }
 
 uint64_t

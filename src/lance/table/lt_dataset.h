@@ -120,8 +120,9 @@ lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__
 
 /* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);
-/* The fragment of ds with that id (ds->fragments is sorted by id), or NULL. */
+/* The fragment of ds with that id (ds->fragments is sorted by id), or NULL; its position, or ds->n_fragments. */
 const struct Lt__Pb__DataFragment *lt_dataset_fragment(const lt_dataset *ds, uint64_t id);
+size_t		lt_dataset_fragment_index(const lt_dataset *ds, uint64_t id);
 uint64_t	lt_dataset_count_rows(const lt_dataset *ds);
 
 /* The operation of a transaction as Lance names it ("Append", "Delete", ...); "Unknown" otherwise, NULL for NULL. */
