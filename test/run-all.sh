@@ -43,7 +43,33 @@ STEP_TIMEOUT=${LT_STEP_TIMEOUT:-1500}
 LOGS=$ROOT/build/test-logs
 mkdir -p "$LOGS"
 
-all_steps=(layering unit fuzz interop interop-pg interop-txn interop-latest interop-index interop-index-build interop-write interop-pgwrite interop-overwrite interop-keys interop-keys-race interop-merge interop-vector pg pg-crash pg-cleanup pg-robust s3)
+# The steps, in order: name, then the script that runs it and its arguments ("make unit" for unit).
+# One line per step, so that branches adding steps touch different lines.
+step_table=(
+	"layering            test/layering.sh"
+	"unit                make unit"
+	"fuzz                test/fuzz/run.sh smoke"
+	"interop             test/interop/run.sh"
+	"interop-pg          test/interop/pg.sh"
+	"interop-txn         test/interop/txn.sh"
+	"interop-latest      test/interop/latest.sh"
+	"interop-index       test/interop/index.sh"
+	"interop-index-build test/interop/index-build.sh"
+	"interop-write       test/interop/write.sh"
+	"interop-pgwrite     test/interop/pgwrite.sh"
+	"interop-overwrite   test/interop/overwrite.sh"
+	"interop-keys        test/interop/keys.sh"
+	"interop-keys-race   test/interop/keys-race.sh"
+	"interop-merge       test/interop/merge.sh"
+	"interop-vector      test/interop/vector.sh"
+	"pg                  test/pg/run.sh"
+	"pg-crash            test/pg/crash.sh"
+	"pg-cleanup          test/pg/cleanup.sh"
+	"pg-robust           test/pg/robust.sh"
+	"s3                  test/s3/run.sh"
+)
+all_steps=()
+for line in "${step_table[@]}"; do all_steps+=("${line%% *}"); done
 steps=()
 for a in "$@"; do
 	case $a in
@@ -121,29 +147,15 @@ else
 fi
 
 for s in "${steps[@]}"; do
-	case $s in
-		layering) run_step layering test/layering.sh test/layering.sh ;;
-		unit) run_step unit "" $MAKE unit PG_CONFIG="$PG_CONFIG" ;;
-		fuzz) run_step fuzz test/fuzz/run.sh test/fuzz/run.sh smoke ;;
-		interop) run_step interop test/interop/run.sh test/interop/run.sh ;;
-		interop-pg) run_step interop-pg test/interop/pg.sh test/interop/pg.sh ;;
-		interop-txn) run_step interop-txn test/interop/txn.sh test/interop/txn.sh ;;
-		interop-latest) run_step interop-latest test/interop/latest.sh test/interop/latest.sh ;;
-		interop-index) run_step interop-index test/interop/index.sh test/interop/index.sh ;;
-		interop-index-build) run_step interop-index-build test/interop/index-build.sh test/interop/index-build.sh ;;
-		interop-write) run_step interop-write test/interop/write.sh test/interop/write.sh ;;
-		interop-pgwrite) run_step interop-pgwrite test/interop/pgwrite.sh test/interop/pgwrite.sh ;;
-		interop-overwrite) run_step interop-overwrite test/interop/overwrite.sh test/interop/overwrite.sh ;;
-		interop-keys) run_step interop-keys test/interop/keys.sh test/interop/keys.sh ;;
-		interop-keys-race) run_step interop-keys-race test/interop/keys-race.sh test/interop/keys-race.sh ;;
-		interop-merge) run_step interop-merge test/interop/merge.sh test/interop/merge.sh ;;
-		interop-vector) run_step interop-vector test/interop/vector.sh test/interop/vector.sh ;;
-		pg) run_step pg test/pg/run.sh test/pg/run.sh ;;
-		pg-crash) run_step pg-crash test/pg/crash.sh test/pg/crash.sh ;;
-		pg-cleanup) run_step pg-cleanup test/pg/cleanup.sh test/pg/cleanup.sh ;;
-		pg-robust) run_step pg-robust test/pg/robust.sh test/pg/robust.sh ;;
-		s3) run_step s3 test/s3/run.sh test/s3/run.sh ;;
-	esac
+	for line in "${step_table[@]}"; do
+		[ "${line%% *}" = "$s" ] || continue
+		read -r -a cmd <<<"${line#* }"
+		if [ "$s" = unit ]; then
+			run_step unit "" $MAKE unit PG_CONFIG="$PG_CONFIG"
+		else
+			run_step "$s" "${cmd[0]}" "${cmd[@]}"
+		fi
+	done
 done
 
 echo
