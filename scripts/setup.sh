@@ -43,9 +43,10 @@ else
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${PACKAGES[@]}" "${node_pkgs[@]}"
 fi
 
-# npm modules of the reference harness (@lancedb/lancedb, and @20minutes/s3rver as the test S3 server), pinned by
+# npm modules of the reference harness (@lancedb/lancedb 0.31.0 = Lance 8 with @20minutes/s3rver as the test S3
+# server, and in lance12/ @lancedb/lancedb 0.39.0 = Lance 12), pinned by
 # the lockfile; installed again when the lockfile's content differs from the one installed (a stamp file)
-for dir in test/interop; do
+for dir in test/interop test/interop/lance12; do
 	lock_sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
 	if [ "$(cat "$dir/node_modules/.lt-lockfile.sha256" 2>/dev/null)" != "$lock_sum" ]; then
 		echo "== npm ci in $dir (about 190 MB, once)"
