@@ -14,6 +14,7 @@
 #   interop-latest test/interop/latest.sh              the latest version from the hint and by listing, vs the reference's commits
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
+#   interop-old    test/interop/old.sh                datasets of old Lance releases (the Lance repository's test_data/), read vs the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
@@ -55,6 +56,7 @@ step_table=(
 	"interop-latest      test/interop/latest.sh"
 	"interop-index       test/interop/index.sh"
 	"interop-index-build test/interop/index-build.sh"
+	"interop-old         test/interop/old.sh"
 	"interop-write       test/interop/write.sh"
 	"interop-pgwrite     test/interop/pgwrite.sh"
 	"interop-overwrite   test/interop/overwrite.sh"

@@ -61,7 +61,7 @@ usage(void)
 			"       lt-inspect pages DIR [--version N | --tag T]\n"
 			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
 			"       lt-inspect index DIR [--version N | --tag T]      # indexes, coverage (JSON lines)\n"
-			"       lt-inspect index-file FILE                        # one index file: schema, metadata, rows\n"
+			"       lt-inspect index-file FILE [--bits]               # one index file: schema, metadata, rows (--bits: floats as their bits)\n"
 			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
 			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"
@@ -421,7 +421,7 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "create-index") == 0)
 		return cmd_create_index(argc - 1, argv + 1);
 	if (strcmp(argv[1], "index-file") == 0)
-		return cmd_index_file(argv[2]);
+		return cmd_index_file(argv[2], argc > 3 && strcmp(argv[3], "--bits") == 0);
 	if (strcmp(argv[1], "key-filter") == 0)
 		return cmd_key_filter(argc - 1, argv + 1);
 	if (strcmp(argv[1], "vector-search") == 0)

@@ -9,8 +9,8 @@
  *                          --no-index scans every fragment with the filter instead (the same answer)
  *   create-index DIR --column C --kind K [--name N] [--read-version V]
  *                          build an index (lt_index_write.h) and commit it as a CreateIndex
- *   index-file FILE        one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
- *                          as row addresses) and its global buffers
+ *   index-file FILE [--bits]  one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
+ *                          as row addresses; --bits: float values as their bits) and its global buffers
  */
 #include "lt_index_cmd.h"
 
@@ -455,7 +455,7 @@ print_map_entry(uint32_t frag, bool full, const uint32_t *offsets, size_t n, voi
 }
 
 int
-cmd_index_file(const char *path)
+cmd_index_file(const char *path, bool bits)
 {
 	lt_store   *store;
 	lt_index_file *xf;
@@ -535,6 +535,16 @@ cmd_index_file(const char *path)
 					lt_rowaddr_set_iterate(m, print_map_entry, &first);
 					putchar(']');
 					lt_rowaddr_set_free(m);
+				}
+				else if (bits && lt_array_is_valid(a, (int64_t) r) &&
+						 (a->field->type == LT_TYPE_FLOAT16 || a->field->type == LT_TYPE_FLOAT32 ||
+						  a->field->type == LT_TYPE_FLOAT64))
+				{
+					/* the value's bits: the sign of a NaN or of a zero shows */
+					uint64_t	v = 0;
+
+					memcpy(&v, a->values + (int64_t) r * a->field->byte_width, (size_t) a->field->byte_width);
+					printf("\"0x%0*" PRIx64 "\"", 2 * a->field->byte_width, v);
 				}
 				else
 					json_value(stdout, a, (int64_t) r);

@@ -12,7 +12,7 @@ int			cmd_index(lt_dataset *ds);
 int			cmd_index_query(lt_dataset *ds, const char *index_name, const char *where, bool use_index,
 							bool stats);
 
-int			cmd_index_file(const char *path);
+int			cmd_index_file(const char *path, bool bits);
 int			cmd_create_index(int argc, char **argv);
 
 #endif

@@ -20,6 +20,15 @@
 #   commit   a build on an older version rebases over a concurrent append (the new fragment stays
 #            unindexed); a concurrent index of the same name is a conflict (exit 3); building an index
 #            again under its name replaces it (one index listed).
+#   nan      float64 / float32 columns with NaN of both signs, -0 and 0, +-Infinity, nulls, all-NaN and
+#            all-null zones (index-nan/floats.json): lt_fdw's zone map and btree on each; every comparison
+#            (= <> < <= > >= IN BETWEEN NOT IS [NOT] NULL, literals 0, -0.0, finite, +-Infinity, NaN) gives the
+#            engine the same rows with the index as without (its scan of the version before the index), and
+#            it plans with the index; lt-inspect's lookups through each index (PostgreSQL's semantics) equal
+#            its scan; the btree files equal the engine's own btree on the same data; a bitmap on a float
+#            column is refused.  One filter is the engine's own limit, checked as such: `x < -Infinity`
+#            (its filter puts negative NaNs below -Infinity, but it prunes zones for that bound whatever their
+#            statistics, so only the rows that are not NaN are required).
 # Prints ok/FAIL per check and ends with "interop-index-build: N passed, M failed".
 set -uo pipefail
 
@@ -65,7 +74,7 @@ check_queries() { # LABEL DIR SPEC STABLE
 }
 
 # ------------------------------------------------------------------------------------------- generate
-hash=$(cat "$HERE/ref.mjs" "$HERE"/index-build/*.json "$HERE/package-lock.json" <(node --version) | sha256sum | cut -c1-16)
+hash=$(cat "$HERE/ref.mjs" "$HERE"/index-build/*.json "$HERE"/index-nan/*.json "$HERE/package-lock.json" <(node --version) | sha256sum | cut -c1-16)
 WORK=$BASE/$hash
 if [ ! -f "$WORK/.done" ]; then
 	rm -rf "$BASE"
@@ -78,6 +87,10 @@ if [ ! -f "$WORK/.done" ]; then
 		ref make "$WORK/$name.ours.lance" "$spec" >"$TMP/gen.log" 2>&1 || ko "generate: $name" "$(tail -n 3 "$TMP/gen.log")"
 		ref make "$WORK/$name.ref.lance" "$WORK/$name.ref.json" >"$TMP/gen.log" 2>&1 || ko "generate: $name (reference indexes)" "$(tail -n 3 "$TMP/gen.log")"
 	done
+	echo "== generating index-nan/floats"
+	ref make "$WORK/floats.lance" "$HERE/index-nan/floats.json" >"$TMP/gen.log" 2>&1 || ko "generate: floats" "$(tail -n 3 "$TMP/gen.log")"
+	node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")); s.ops=["g","h"].map(c=>({op:"create_index",column:c,kind:"btree"})); console.log(JSON.stringify(s))' "$HERE/index-nan/floats.json" >"$WORK/floats.ref.json"
+	ref make "$WORK/floats.ref.lance" "$WORK/floats.ref.json" >"$TMP/gen.log" 2>&1 || ko "generate: floats (reference btrees)" "$(tail -n 3 "$TMP/gen.log")"
 	touch "$WORK/.done"
 fi
 
@@ -221,5 +234,109 @@ rc=$?
 "$INSPECT" create-index "$ds" --column id --kind label_list >/dev/null 2>"$TMP/err"
 rc=$?
 [ "$rc" = 1 ] && grep -q "needs a list column" "$TMP/err" && ok "commit: label_list on a non-list column is refused" || ko "commit: label_list on a non-list" "exit $rc: $(head -n 2 "$TMP/err")"
+
+# -------------------------------------------------------------------------------------------- nan
+# the engine's filters (its SQL) and lt-inspect's (PostgreSQL's semantics) over column $1
+engine_filters() { # COLUMN SQLTYPE (the special values are cast to the column's type, so the engine plans with its index)
+	local c=$1 t=$2
+	printf '%s\n' "$c = 0" "$c = -0.0" "$c <> 0" "$c < 0" "$c <= 0" "$c > 0" "$c >= 0" "$c < -0.0" "$c <= -0.0" "$c > -0.0" \
+		"$c >= -0.0" "$c = 3" "$c > 5" "$c < -5" "$c >= 1e30" "$c <= -1e30" "$c > CAST('Infinity' AS $t)" \
+		"$c >= CAST('Infinity' AS $t)" "$c <= CAST('-Infinity' AS $t)" "$c = CAST('NaN' AS $t)" \
+		"$c < CAST('NaN' AS $t)" "$c >= CAST('NaN' AS $t)" "$c > CAST('NaN' AS $t)" "$c IS NULL" "$c IS NOT NULL" \
+		"$c IN (0, 3, -12)" "$c BETWEEN -1 AND 1" "NOT ($c > 0)" "NOT ($c <= 5)" "$c = 30" "$c = -29"
+}
+pg_filters() {
+	local c=$1
+	printf '%s\n' "$c = 0" "$c = -0.0" "$c <> 0" "$c < 0" "$c <= 0" "$c > 0" "$c >= 0" "$c < -0.0" "$c > -0.0" "$c = 3" \
+		"$c > 5" "$c < -5" "$c >= 1e30" "$c <= -1e30" "$c > 'Infinity'" "$c >= 'Infinity'" "$c < '-Infinity'" \
+		"$c <= '-Infinity'" "$c = 'NaN'" "$c < 'NaN'" "$c >= 'NaN'" "$c > 'NaN'" "$c <= 'NaN'" "$c IS NULL" "$c IS NOT NULL" \
+		"$c IN (0, 3, -12)" "$c IN (0, 'NaN')" "$c BETWEEN -1 AND 1" "NOT ($c > 0)" "NOT ($c < 5)" "$c = 30" "$c = -29"
+}
+for kind in zonemap btree; do
+	ds=$TMP/floats-$kind.lance
+	rm -rf "$ds"; cp -r "$WORK/floats.lance" "$ds"
+	base=$("$INSPECT" info "$ds" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).version))')
+	built=1
+	for c in g h; do
+		"$INSPECT" create-index "$ds" --column "$c" --kind "$kind" >/dev/null 2>"$TMP/err" || { built=0; ko "nan: build $kind on $c" "$(head -n 2 "$TMP/err")"; }
+	done
+	[ "$built" = 1 ] || continue
+	for c in g h; do
+		# the engine with lt_fdw's index, against itself without it
+		t=DOUBLE; [ "$c" = h ] && t=FLOAT
+		engine_filters "$c" "$t" >"$TMP/filters"
+		if ref filters "$ds" "$TMP/filters" --version "$base" >"$TMP/res" 2>"$TMP/err"; then
+			res=$(node -e '
+				const r=require("fs").readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(JSON.parse);
+				const bad=r.filter(x=>!x.same).map(x=>`${x.where}: ${x.base_rows} rows without the index, ${x.rows} with (missing ${x.missing.join(",")}; extra ${x.extra.join(",")})`);
+				const unused=r.filter(x=>!x.index_used && !/^NOT|IS NOT NULL|<>/.test(x.where)).map(x=>x.where);
+				console.log(JSON.stringify({n:r.length, bad, unused}))' "$TMP/res")
+			n=$(field "$res" n)
+			bad=$(node -e 'const o=JSON.parse(process.argv[1]);console.log(o.bad.join(" | "))' "$res")
+			unused=$(node -e 'const o=JSON.parse(process.argv[1]);console.log(o.unused.join(" | "))' "$res")
+			if [ -z "$bad" ]; then ok "nan: $kind on $c: the engine returns the same rows with the index as without ($n filters)"
+			else ko "nan: $kind on $c: the engine returns the same rows with the index as without" "$bad"; fi
+			if [ -z "$unused" ]; then ok "nan: $kind on $c: the engine plans with the index"
+			else ko "nan: $kind on $c: the engine plans with the index" "not for: $unused"; fi
+		else
+			ko "nan: $kind on $c: ref.mjs filters" "$(head -n 2 "$TMP/err")"
+		fi
+		# its own limit: below -Infinity only negative NaNs, which its zone pruning drops whatever the statistics
+		printf '%s\n' "$c < CAST('-Infinity' AS $t)" "$c < CAST('-Infinity' AS $t) AND NOT isnan($c)" >"$TMP/filters"
+		if ref filters "$ds" "$TMP/filters" --version "$base" >"$TMP/res" 2>"$TMP/err"; then
+			got=$(node -e '
+				const [a,b]=require("fs").readFileSync(process.argv[1],"utf8").split("\n").filter(Boolean).map(JSON.parse);
+				console.log(a.same ? "same" : a.rows >= b.base_rows ? "ok "+a.base_rows+" "+a.rows : "LOST "+a.base_rows+" "+a.rows+" "+b.base_rows)' "$TMP/res")
+			case $got in
+				same) ok "nan: $kind on $c: $c < -Infinity gives the same rows with the index as without" ;;
+				ok*) ok "nan: $kind on $c: $c < -Infinity: every non-NaN row (the engine's zone pruning drops its negative NaNs: $(cut -d' ' -f3 <<<"$got") of $(cut -d' ' -f2 <<<"$got") rows)" ;;
+				*) ko "nan: $kind on $c: $c < -Infinity" "$got" ;;
+			esac
+		else
+			ko "nan: $kind on $c: ref.mjs filters" "$(head -n 2 "$TMP/err")"
+		fi
+		# lt_fdw's own use of the index: PostgreSQL's answer (NaN equal to NaN and above every number, -0 = 0)
+		bad=
+		while IFS= read -r w; do
+			"$INSPECT" index-query "$ds" --where "$w" --no-index >"$TMP/a" 2>"$TMP/err" &&
+				"$INSPECT" index-query "$ds" --where "$w" --index "${c}_idx" >"$TMP/b" 2>>"$TMP/err" ||
+				{ bad="$bad | $w: $(head -n 1 "$TMP/err")"; continue; }
+			cmp -s "$TMP/a" "$TMP/b" || bad="$bad | $w: $(wc -l <"$TMP/a") rows scanned, $(wc -l <"$TMP/b") through the index"
+		done < <(pg_filters "$c")
+		if [ -z "$bad" ]; then ok "nan: $kind on $c: lt-inspect's lookups equal its scan ($(pg_filters "$c" | wc -l) filters)"
+		else ko "nan: $kind on $c: lt-inspect's lookups equal its scan" "${bad# | }"; fi
+	done
+done
+# the same lookups through the engine's own btree (it writes negative NaNs first)
+for c in g h; do
+	bad=
+	while IFS= read -r w; do
+		"$INSPECT" index-query "$WORK/floats.ref.lance" --where "$w" --no-index >"$TMP/a" 2>"$TMP/err" &&
+			"$INSPECT" index-query "$WORK/floats.ref.lance" --where "$w" --index "${c}_idx" >"$TMP/b" 2>>"$TMP/err" ||
+			{ bad="$bad | $w: $(head -n 1 "$TMP/err")"; continue; }
+		cmp -s "$TMP/a" "$TMP/b" || bad="$bad | $w: $(wc -l <"$TMP/a") rows scanned, $(wc -l <"$TMP/b") through the index"
+	done < <(pg_filters "$c")
+	if [ -z "$bad" ]; then ok "nan: the engine's btree on $c: lt-inspect's lookups equal its scan"
+	else ko "nan: the engine's btree on $c: lt-inspect's lookups equal its scan" "${bad# | }"; fi
+done
+# our btree files = the engine's (values in its order: negative NaNs first, -0 before 0)
+index_dirs "$WORK/floats.ref.lance" >"$TMP/ref.dirs"
+index_dirs "$TMP/floats-btree.lance" >"$TMP/ours.dirs"
+while read -r iname ruuid; do
+	ouuid=$(awk -v n="$iname" '$1 == n {print $2}' "$TMP/ours.dirs")
+	[ -n "$ouuid" ] || { ko "nan: files of $iname" "lt_fdw built no $iname"; continue; }
+	for base in page_lookup page_data; do
+		"$INSPECT" index-file "$WORK/floats.ref.lance/_indices/$ruuid/$base.lance" --bits >"$TMP/r" 2>"$TMP/err" &&
+			"$INSPECT" index-file "$TMP/floats-btree.lance/_indices/$ouuid/$base.lance" --bits >"$TMP/m" 2>>"$TMP/err" ||
+			{ ko "nan: $iname/$base" "$(head -n 2 "$TMP/err")"; continue; }
+		# as a set: the order of equal keys is the engine's choice (the value order is checked by page_lookup)
+		if cmp -s <(tail -n +2 "$TMP/r" | sort) <(tail -n +2 "$TMP/m" | sort); then ok "nan: $iname/$base: $(($(wc -l <"$TMP/r") - 1)) rows as the engine's, bit for bit"
+		else ko "nan: $iname/$base rows" "$(diff <(tail -n +2 "$TMP/r" | sort) <(tail -n +2 "$TMP/m" | sort) | head -n 4 | cut -c1-200 | tr '\n' ' ')"; fi
+	done
+done <"$TMP/ref.dirs"
+ds=$TMP/floats-zonemap.lance
+"$INSPECT" create-index "$ds" --column g --kind bitmap >/dev/null 2>"$TMP/err"
+rc=$?
+[ "$rc" = 1 ] && grep -q "floating-point" "$TMP/err" && ok "nan: a bitmap on a float column is refused" || ko "nan: a bitmap on a float column is refused" "exit $rc: $(head -n 2 "$TMP/err")"
 
 finish

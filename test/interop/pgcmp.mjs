@@ -16,7 +16,8 @@
 // side the scan format of README.md. Both are parsed with numbers kept as their exact text, then each value is put
 // into one canonical form chosen by the field's Lance type:
 //   integers, uint64            exact decimal integers (BigInt)
-//   float16/32/64, decimal      exact decimals (digits and exponent; -0 = 0); "NaN", "Infinity", "-Infinity"
+//   float64, decimal            exact decimals (digits and exponent; -0 = 0); "NaN", "Infinity", "-Infinity"
+//   float16/32                  the float32 value the text names, as an exact decimal
 //   utf8                        the string
 //   binary                      hex (reference: base64; Postgres: \x hex)
 //   date                        YYYY-MM-DD
@@ -186,7 +187,9 @@ function canonScalar(lt, v) {
       try { return typeof text === "string" ? BigInt(text).toString() : bad(); } catch { return bad(); }
     case "halffloat": case "float": case "double":
       if (v === "NaN" || v === "Infinity" || v === "-Infinity") return v;
-      return isNum(v) ? canonDec(text) : bad();
+      if (!isNum(v)) return bad();
+      // a float32 value has two shortest decimals at times (-1.6289062 / -1.6289063): the value it names counts
+      return head === "double" ? canonDec(text) : canonDec(String(Math.fround(Number(text))));
     case "decimal": return typeof text === "string" ? canonDec(text) : bad();
     case "string": case "large_string": return typeof v === "string" && !isNum(v) ? v : bad();
     case "binary": case "large_binary": case "fixed_size_binary":

@@ -7,6 +7,8 @@
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
 //   node ref.mjs schema <dir> [--version N|TAG]                               fields and their metadata, one JSON line each
+//   node ref.mjs filters <dir> <filters.txt> --version BASE                  each filter's rows at the latest version
+//                                                                             and at BASE (an index built since: same rows?)
 //   node ref.mjs gen   <spec.json>                                            the rows a spec generates
 //   node ref.mjs build <outdir> <spec.json>...                                make + expected scans + cases
 //   node ref.mjs check-pages <spec.json> <ref-pages.jsonl> <lt-pages.jsonl>   pages: expectations and cross-check
@@ -171,7 +173,8 @@ function numberToHalf(x) {
   return sign | ((e + 15) << 10) | f;
 }
 const floatOut = (x) => (Number.isNaN(x) ? "NaN" : x === Infinity ? "Infinity" : x === -Infinity ? "-Infinity" : x);
-const floatIn = (v) => (typeof v === "string" ? Number(v) : v); // "NaN", "Infinity", "-Infinity", or digits
+// "NaN", "-NaN" (the sign bit set: Arrow's total order puts it below -Infinity), "Infinity", "-Infinity", or digits
+const floatIn = (v) => (v === "-NaN" ? -NaN : typeof v === "string" ? Number(v) : v);
 
 // ============================================================================ JSON values -> arrow
 function buildData(type, vals) {
@@ -203,7 +206,12 @@ function buildData(type, vals) {
     case T.Int: return A.makeData({ ...common, data: type.bitWidth === 64 ? type.ArrayType.from(each(BigInt, 0n)) : type.ArrayType.from(each(Number, 0)) });
     case T.Float:
       if (type.precision === 0) return A.makeData({ ...common, data: Uint16Array.from(each((v) => numberToHalf(floatIn(v)), 0)) });
-      return A.makeData({ ...common, data: type.ArrayType.from(each(floatIn, 0)) });
+      {
+        // V8 may canonicalize a NaN kept in a plain array of numbers: the sign of "-NaN" is set on the bits
+        const data = type.ArrayType.from(each(floatIn, 0)), dv = new DataView(data.buffer, data.byteOffset, data.byteLength);
+        vals.forEach((v, i) => { if (v === "-NaN") type.precision === 1 ? dv.setUint32(4 * i, 0xffc00000, true) : dv.setBigUint64(8 * i, 0xfff8000000000000n, true); });
+        return A.makeData({ ...common, data });
+      }
     case T.Utf8: case T.LargeUtf8: return varBinary(type.typeId === T.LargeUtf8, (v) => enc.encode(v));
     case T.Binary: case T.LargeBinary: return varBinary(type.typeId === T.LargeBinary, b64);
     case T.FixedSizeBinary: {
@@ -391,6 +399,11 @@ function genColumnValue(col, t, i, c, dflt) {
   if (g?.runs) {
     let k = i % g.runs.reduce((a, [, m]) => a + m, 0);
     for (const [v, m] of g.runs) { if (k < m) return v; k -= m; }
+  }
+  if (g?.segments) { // [[count, gen], ...]: rows [0, count) by the first gen (counted from 0), the next count by the next, ...
+    let k = i;
+    for (const [m, sub] of g.segments) { if (k < m) return genColumnValue({ ...col, gen: sub, null_every: 0 }, t, k, c, 0); k -= m; }
+    return null;
   }
   return genNested(col, t, g?.card ? i % g.card : i, c, nullEvery);
 }
@@ -909,6 +922,7 @@ const USAGE = `usage: node ref.mjs make <dir> <spec.json>
        node ref.mjs pages <dir> [--version N|TAG]
        node ref.mjs indexes <dir>
        node ref.mjs plan <dir> --filter SQL [--analyze]
+       node ref.mjs filters <dir> <filters.txt> --version BASE
        node ref.mjs gen <spec.json>
        node ref.mjs build <outdir> <spec.json>...
        node ref.mjs expand <outdir> <spec.json>...
@@ -952,6 +966,20 @@ async function main() {
       if (!dir) throw new UsageError("schema needs <dir>");
       const sch = await (await open(dir, o.version)).schema();
       return print(sch.fields.map((f) => JSON.stringify({ name: f.name, nullable: f.nullable, metadata: Object.fromEntries([...f.metadata].sort()) })));
+    }
+    case "filters": { // each filter (a line of FILE) at the latest version and at --version BASE: row ids, equal?
+      const [[dir, file], o] = parseArgs(rest, { version: true });
+      if (!file || !o.version) throw new UsageError("filters needs <dir> <filters.txt> --version BASE");
+      const cur = await open(dir), base = await open(dir, o.version), out = [];
+      const ids = async (t, w) => (await t.query().where(w).withRowId().select([]).toArray()).map((r) => BigInt(r._rowid)).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      for (const w of fs.readFileSync(file, "utf8").split("\n").filter((l) => l.trim())) {
+        const a = await ids(cur, w), b = await ids(base, w), A = new Set(a);
+        const missing = b.filter((x) => !A.has(x)), B = new Set(b), extra = a.filter((x) => !B.has(x));
+        const plan = await cur.query().where(w).withRowId().explainPlan(true);
+        out.push(JSON.stringify({ where: w, rows: a.length, base_rows: b.length, same: !missing.length && !extra.length, index_used: /ScalarIndexQuery/.test(plan),
+          missing: missing.slice(0, 5).map(String), extra: extra.slice(0, 5).map(String) }));
+      }
+      return print(out);
     }
     case "plan": { // the engine's plan for a filtered scan (--analyze: executed, with metrics)
       const [[dir], o] = parseArgs(rest, { filter: true, analyze: false });

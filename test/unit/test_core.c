@@ -560,8 +560,13 @@ TEST(corrupt_manifests)
 	/* a lying section length */
 	lt_put32(buf, 2);
 	CHECK_CODE(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), LT_ECORRUPT);
-	/* an unknown trailer version */
+	/* the trailer of lance before 1.0 (0.1) reads as 0.2 does */
 	lt_put32(buf, (uint32_t) (len - 20));
+	lt_put16(buf + len - 6, 1);
+	CHECK_OK(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), err);
+	if (m)
+		lt__pb__manifest__free_unpacked(m, lt_protobuf_allocator());
+	/* an unknown trailer version */
 	lt_put16(buf + len - 6, 3);
 	CHECK_CODE(lt_manifest_parse(buf, len, "m", &m, NULL, NULL, &err), LT_EUNSUPPORTED);
 	free(buf);

@@ -1503,7 +1503,6 @@ TEST(built_indexes)
 		{"id", LT_INDEX_BTREE, "id_w", true},
 		{"f", LT_INDEX_BTREE, "f_w", true},
 		{"k", LT_INDEX_BITMAP, "k_w", true},
-		{"f", LT_INDEX_BITMAP, "fb_w", true},
 		{"id", LT_INDEX_ZONEMAP, "id_z", false},
 		{"f", LT_INDEX_ZONEMAP, "f_z", false},
 		{"tags", LT_INDEX_LABEL_LIST, "tags_w", true},
@@ -1514,6 +1513,9 @@ TEST(built_indexes)
 	load_dir(mem, root, "");
 	for (size_t i = 0; i < sizeof(ix) / sizeof(ix[0]); i++)
 		CHECK_OK(build_commit(mem, ix[i].col, ix[i].kind, ix[i].name, 0), err);
+	/* a bitmap over floats is refused (lt_index_write.c: Lance 8 confuses NaN keys of either sign in one) */
+	CHECK_CODE(build_commit(mem, "f", LT_INDEX_BITMAP, "fb_w", 0), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "floating-point") != NULL);
 	if (!(ds = latest(mem)))
 		return;
 	/* the scalar kinds answer random filters as a filtered scan of the fragments they cover */

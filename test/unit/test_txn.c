@@ -233,7 +233,11 @@ TEST(append)
 	CHECK_EQ_INT(lt_dataset_count_rows(after), before_rows + 800);
 	CHECK(after->transaction && after->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_APPEND);
 	CHECK(after->transaction && after->transaction->read_version == 5);
-	CHECK(strcmp(after->manifest->writer_version->library, "lance") == 0);
+	/* the writer named truly (lt_txn.h): Lance takes another library for one without its old bugs */
+	CHECK(strcmp(after->manifest->writer_version->library, "lt_fdw") == 0);
+	CHECK(strcmp(after->manifest->writer_version->version, LT_WRITER_VERSION) == 0);
+	CHECK(strcmp(LT_WRITER_VERSION, "0.1.0") == 0);	/* lt_fdw.control's default_version 0.1, as semver */
+	CHECK(!after->manifest->writer_version->prerelease && !after->manifest->writer_version->build_metadata);
 	CHECK_EQ_INT(after->manifest->reader_feature_flags, ds->manifest->reader_feature_flags);
 	/* the transaction file holds the same transaction */
 	{

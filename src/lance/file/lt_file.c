@@ -38,7 +38,8 @@ read_footer(lt_file *f, lt_error *err)
 		return lt_corrupt(err, "%s: no Lance magic at the end of the file", f->path);
 	f->major = lt_le16(foot + FOOTER_LEN - 8);
 	f->minor = lt_le16(foot + FOOTER_LEN - 6);
-	if (f->major == 0 && f->minor == 2)
+	/* legacy files: footer 0.2, and 0.1 from lance before 0.9 (the same layout; Lance reads both alike) */
+	if (f->major == 0 && (f->minor == 2 || f->minor == 1))
 	{
 		f->version = LT_FILE_LEGACY;
 		return LT_OK;

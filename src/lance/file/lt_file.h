@@ -132,6 +132,9 @@ lt_code		lt_reader_legacy_open(lt_file *f, const lt_field *field, const lt_colum
 /* Legacy container parse, called by lt_file_open for footer (0,2). */
 lt_code		lt_legacy_file_init(lt_file *f, lt_error *err);
 void		lt_legacy_file_free(lt_file *f);
+/* A legacy file's embedded schema as f->file_schema (index files), and its schema metadata value or NULL. */
+lt_code		lt_legacy_file_schema(lt_file *f, lt_error *err);
+const uint8_t *lt_legacy_file_meta(const lt_file *f, const char *key, size_t *len);
 
 /* A reader that yields n nulls (field absent from the file). */
 lt_code		lt_null_reader_open(lt_file *f, const lt_field *field, lt_field_reader **out, lt_error *err);

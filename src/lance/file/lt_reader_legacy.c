@@ -25,6 +25,7 @@
 #include "util/lt_bytes.h"
 #include "file/lt_file.h"
 #include "proto/lt_file.pb-c.h"
+#include "proto/lt_table.pb-c.h"
 
 #define MAX_META_BYTES ((uint64_t) 64 << 20)
 #define MAX_READ_BYTES ((uint64_t) 1 << 31)
@@ -47,6 +48,7 @@ typedef struct lt_legacy
 	bool		dicts_loaded;
 	int			n_dicts;
 	lt_legacy_dict *dicts;
+	Lt__Pb__Manifest *embedded;	/* the embedded manifest, once lt_legacy_file_schema read it */
 } lt_legacy;
 
 typedef struct lg_node
@@ -83,6 +85,8 @@ lt_legacy_file_free(lt_file *f)
 		return;
 	lt_free(lg->batch_first);
 	lt_free(lg->dicts);
+	if (lg->embedded)
+		lt__pb__manifest__free_unpacked(lg->embedded, lt_protobuf_allocator());
 	lt_free(lg);
 	f->legacy = NULL;
 }
@@ -278,6 +282,53 @@ load_dicts(lt_file *f, lt_legacy *lg, lt_error *err)
 	}
 	lt_free(buf);
 	return rc;
+}
+
+/*
+ * The schema a legacy file embeds (its Manifest message: fields and schema metadata) as f->file_schema:
+ * index files of lance before 0.21 (btree page files) are legacy files described only by it.
+ */
+lt_code
+lt_legacy_file_schema(lt_file *f, lt_error *err)
+{
+	lt_legacy  *lg = f->legacy;
+	uint8_t    *buf;
+	uint64_t	len;
+	lt_code		rc;
+
+	if (f->version != LT_FILE_LEGACY || !lg)
+		return lt_error_set(err, LT_EINVALID, "%s: not a legacy file", f->path);
+	if (f->file_schema)
+		return LT_OK;
+	if (lg->manifest_pos == 0)
+		return lt_corrupt(err, "%s: the legacy file embeds no schema", f->path);
+	LT_TRY(read_prefixed(f, lg->manifest_pos, "embedded manifest", &buf, &len, err));
+	lg->embedded = lt__pb__manifest__unpack(lt_protobuf_allocator(), (size_t) len, buf);
+	lt_free(buf);
+	if (!lg->embedded)
+		return lt_corrupt(err, "%s: embedded manifest does not parse", f->path);
+	rc = lt_schema_from_pb(lg->embedded->fields, lg->embedded->n_fields, &f->file_schema, err);
+	if (rc != LT_OK)
+		lt_error_prefix(err, "%s: embedded schema", f->path);
+	return rc;
+}
+
+const uint8_t *
+lt_legacy_file_meta(const lt_file *f, const char *key, size_t *len)
+{
+	const lt_legacy *lg = f->legacy;
+
+	for (size_t i = 0; lg && lg->embedded && i < lg->embedded->n_schema_metadata; i++)
+	{
+		const Lt__Pb__Manifest__SchemaMetadataEntry *e = lg->embedded->schema_metadata[i];
+
+		if (e->key && strcmp(e->key, key) == 0)
+		{
+			*len = e->value.len;
+			return e->value.data;
+		}
+	}
+	return NULL;
 }
 
 /* --- plain pages -------------------------------------------------------- */

@@ -70,7 +70,9 @@ lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 	LT_TRY(lt_index_file_field(s->lookup, "min", -1, &mn, err));
 	LT_TRY(lt_index_file_field(s->lookup, "max", -1, &mx, err));
 	LT_TRY(lt_index_file_field(s->data, "values", -1, &s->values_f, err));
-	LT_TRY(lt_index_file_field(s->data, "ids", LT_TYPE_UINT64, &s->ids_f, err));
+	/* lance before 0.21 named the column "row_ids" */
+	if (lt_index_file_field(s->data, "ids", LT_TYPE_UINT64, &s->ids_f, NULL) != LT_OK)
+		LT_TRY(lt_index_file_field(s->data, "row_ids", LT_TYPE_UINT64, &s->ids_f, err));
 	if (!lt_index_same_type(mn, key) || !lt_index_same_type(mx, key) || !lt_index_same_type(s->values_f, key))
 		return lt_corrupt(err, "%s: index keys are %s, column \"%s\" is %s", lt_index_file_path(s->data),
 						  lt_type_name(s->values_f->type), key->name, lt_type_name(key->type));

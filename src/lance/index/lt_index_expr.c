@@ -14,7 +14,9 @@
  *   IS NULL  null_count > 0;  IS NOT NULL  max IS NOT NULL
  * (min is NULL when a page starts with nulls, so it is then no lower bound.)
  * Zones keep a zone whose min or max is NULL, and, for floats, a zone with
- * NaNs when NaN satisfies the leaf (their extrema may leave NaN out).
+ * NaNs when NaN satisfies the leaf (their extrema may leave NaN out); a float
+ * page or zone whose min is NaN (a negative NaN first in Lance's order) is
+ * always kept (see zone_wrap).
  */
 #include "index/lt_index_int.h"
 
@@ -260,10 +262,24 @@ nan_satisfies(lt_cmp_op op, const lt_value *v)
 	return op == LT_CMP_GT || op == LT_CMP_GE || op == LT_CMP_NE;
 }
 
-/* Zones: keep zones without extrema, and zones with NaNs when NaN passes. */
+/*
+ * Floats: Lance orders its extrema as Arrow's total order does (-NaN < -Inf < ... < -0 < 0 < ... < Inf < NaN),
+ * so a page or zone whose min is NaN starts with a negative NaN or holds only NaNs: it has no known lower
+ * bound and holds a NaN, which the filter's order puts above every number.  Such a page is always kept (a
+ * NaN max is already above every v), and so is a float page whose min is NULL (its nulls may be followed by
+ * negative NaNs).  Zones also keep a zone whose min or max is NULL, and a zone with
+ * NaNs when NaN satisfies the leaf (a finite max can sit beside negative NaNs).
+ */
 static lt_expr *
 zone_wrap(xl *x, lt_expr *test, bool nan_passes)
 {
+	lt_value	nan = {.kind = LT_VALUE_FLOAT};
+
+	if (!test)
+		return test;
+	nan.v.f = NAN;
+	if (x->is_float)			/* (a btree page starting with nulls may hold negative NaNs next) */
+		test = or2(x, test, or2(x, isnull(x, C_MIN, false), cmpv(x, C_MIN, LT_CMP_EQ, &nan)));
 	if (!x->zones || !test)
 		return test;
 	test = or2(x, or2(x, isnull(x, C_MIN, false), isnull(x, C_MAX, false)), test);

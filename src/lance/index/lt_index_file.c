@@ -1,6 +1,6 @@
 /*
- * lt_index_file.c — reading index files: a Lance 2.x file described by its
- * own schema (no DataFile lists its columns, so the column of each field is
+ * lt_index_file.c — reading index files: a Lance 2.x file (or a legacy file
+ * embedding its schema: lance < 0.21's btree pages) described by its own schema (no DataFile lists its columns, so the column of each field is
  * its position among the file's leaf fields in pre-order, as the writer lays
  * them out; 2.0 files give every field a column).
  */
@@ -23,8 +23,9 @@ lt_index_file_open(lt_store *store, const char *path, lt_index_file **out, lt_er
 	if (!(xf = lt_calloc(1, sizeof(lt_index_file))))
 		return lt_nomem(err);
 	rc = lt_file_open(store, path, &xf->f, err);
+	/* lance before 0.21 wrote btree page files as legacy files that embed their schema */
 	if (rc == LT_OK && xf->f->version == LT_FILE_LEGACY)
-		rc = lt_corrupt(err, "%s: an index file must be a Lance 2.x file", path);
+		rc = lt_legacy_file_schema(xf->f, err);
 	if (rc == LT_OK && !(s = xf->f->file_schema))
 		rc = lt_corrupt(err, "%s: the index file has no schema", path);
 	if (rc == LT_OK)
@@ -39,14 +40,15 @@ lt_index_file_open(lt_store *store, const char *path, lt_index_file **out, lt_er
 
 			if (fl->id < 0)
 				continue;
-			if (xf->f->version == LT_FILE_V2_0 || lt_field_is_leaf(fl))
+			/* 2.0 and legacy files: every field (legacy pages by field id from the first); 2.1+: leaves */
+			if (xf->f->version == LT_FILE_V2_0 || xf->f->version == LT_FILE_LEGACY || lt_field_is_leaf(fl))
 			{
 				xf->map_ids[xf->n_map] = fl->id;
 				xf->map_cols[xf->n_map] = xf->n_map;
 				xf->n_map++;
 			}
 		}
-		if (rc == LT_OK && (uint32_t) xf->n_map != xf->f->num_columns)
+		if (rc == LT_OK && xf->f->version != LT_FILE_LEGACY && (uint32_t) xf->n_map != xf->f->num_columns)
 			rc = lt_corrupt(err, "%s: the schema has %d column(s), the file %u", path, xf->n_map,
 							xf->f->num_columns);
 	}
@@ -136,6 +138,8 @@ lt_index_file_meta(const lt_index_file *xf, const char *key, size_t *len)
 {
 	const Lt__Pb__FileDescriptor *fd = xf->f->descriptor;
 
+	if (xf->f->version == LT_FILE_LEGACY)
+		return lt_legacy_file_meta(xf->f, key, len);
 	if (!fd || !fd->schema)
 		return NULL;
 	for (size_t i = 0; i < fd->schema->n_metadata; i++)

@@ -22,12 +22,16 @@ typedef struct kind_entry
 	int32_t		max_version;	/* highest index_version this reader knows */
 } kind_entry;
 
-/* type_url without a "type.googleapis.com" prefix, as Lance writes it; versions from Lance 8 */
+/*
+ * The details' message name (the type_url's last '.'-separated part, as Lance's registry matches it: so
+ * "/lance.table.BTreeIndexDetails", "type.googleapis.com/lance.table.BTreeIndexDetails" and lance 0.36's
+ * "/lance.index.pb.BTreeIndexDetails" are all a btree); versions from Lance 8.
+ */
 static const kind_entry KINDS[] = {
-	{"/lance.table.BTreeIndexDetails", LT_INDEX_BTREE, 0},
-	{"/lance.table.BitmapIndexDetails", LT_INDEX_BITMAP, 0},
-	{"/lance.table.LabelListIndexDetails", LT_INDEX_LABEL_LIST, 1},
-	{"/lance.table.ZoneMapIndexDetails", LT_INDEX_ZONEMAP, 0},
+	{"BTreeIndexDetails", LT_INDEX_BTREE, 0},
+	{"BitmapIndexDetails", LT_INDEX_BITMAP, 0},
+	{"LabelListIndexDetails", LT_INDEX_LABEL_LIST, 1},
+	{"ZoneMapIndexDetails", LT_INDEX_ZONEMAP, 0},
 };
 
 const char *
@@ -47,12 +51,49 @@ static const kind_entry *
 find_kind(const char *type_url)
 {
 	const char *u = type_url ? type_url : "";
-	const char *slash = strrchr(u, '/');
+	const char *dot = strrchr(u, '.');
+	const char *name = dot ? dot + 1 : u;
 
-	/* accept "type.googleapis.com/lance.table.X" as well */
 	for (size_t i = 0; i < sizeof(KINDS) / sizeof(KINDS[0]); i++)
-		if (strcmp(u, KINDS[i].type_url) == 0 || (slash && strcmp(slash, KINDS[i].type_url) == 0))
+		if (strcmp(name, KINDS[i].type_url) == 0)
 			return &KINDS[i];
+	return NULL;
+}
+
+static void format_uuid(const ProtobufCBinaryData *b, char out[37]);
+
+static bool
+segment_has_file(const lt_dataset *ds, const char *uuid, const char *name)
+{
+	char	   *rel = lt_asprintf("_indices/%s/%s", uuid, name);
+	char	   *path = rel ? lt_dataset_path(ds, rel) : NULL;
+	lt_stat		st;
+	bool		found;
+
+	found = path && lt_store_stat(ds->store, path, &st, NULL) == LT_OK && !st.is_dir;
+	lt_free(rel);
+	lt_free(path);
+	return found;
+}
+
+/*
+ * An index without index_details (lance before 0.19.2) is told by its files, as Lance tells it: on a list
+ * column a label_list, else a bitmap when bitmap_page_lookup.lance is there, else a btree when page_lookup.lance
+ * is (Lance assumes a btree without checking; a vector index of that age has neither file, and stays unknown).
+ */
+static const kind_entry *
+infer_kind(const lt_dataset *ds, const Lt__Pb__IndexMetadata *m)
+{
+	const lt_field *f = m->n_fields == 1 ? lt_schema_find_id(ds->schema, m->fields[0]) : NULL;
+	char		uuid[37];
+
+	if (!f || !m->uuid || !m->uuid->has_uuid || m->uuid->uuid.len != 16)
+		return NULL;
+	format_uuid(&m->uuid->uuid, uuid);
+	if (segment_has_file(ds, uuid, "bitmap_page_lookup.lance"))
+		return &KINDS[f->type == LT_TYPE_LIST || f->type == LT_TYPE_LARGE_LIST ? 2 : 1];
+	if (segment_has_file(ds, uuid, "page_lookup.lance"))
+		return &KINDS[0];
 	return NULL;
 }
 
@@ -118,7 +159,8 @@ static lt_code
 add_segment(const lt_dataset *ds, lt_index *ix, bool fresh, const Lt__Pb__IndexMetadata *m, size_t pos,
 			lt_error *err)
 {
-	const kind_entry *ke = find_kind(m->index_details ? m->index_details->type_url : NULL);
+	const char *url = m->index_details ? m->index_details->type_url : NULL;
+	const kind_entry *ke = url && url[0] ? find_kind(url) : infer_kind(ds, m);
 	lt_index_segment *seg;
 	lt_index_segment *ns;
 

@@ -40,6 +40,12 @@ lt_index_kind_from_name(const char *name)
 	return LT_INDEX_UNKNOWN;
 }
 
+static bool
+is_float_type(lt_type_id t)
+{
+	return t == LT_TYPE_FLOAT16 || t == LT_TYPE_FLOAT32 || t == LT_TYPE_FLOAT64;
+}
+
 /* Key types this writer orders (and the readers compare). */
 static bool
 orderable(const lt_field *f)
@@ -79,6 +85,8 @@ lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *co
 				return "a label_list index needs a list column";
 			if (column->n_children != 1 || !orderable(column->children[0]))
 				return "the list's element type cannot be indexed";
+			if (is_float_type(column->children[0]->type))
+				return "a label_list index over floating-point elements is not built (LanceDB refuses it, and Lance 8 confuses NaN keys of either sign in it)";
 			return NULL;
 		case LT_INDEX_ZONEMAP:
 			if (ds->stable_row_ids)
@@ -92,6 +100,8 @@ lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *co
 				return "dictionary-encoded columns cannot be indexed yet";
 			if (!orderable(column))
 				return "the column's type cannot be indexed";
+			if (kind == LT_INDEX_BITMAP && is_float_type(column->type))
+				return "a bitmap index on a floating-point column is not built (LanceDB refuses it, and Lance 8 confuses NaN keys of either sign in it): use btree or zonemap";
 			return NULL;
 		default:
 			return "unknown index kind";
@@ -866,16 +876,55 @@ write_bitmaps(build *b, lt_error *err)
 
 /* ---- zonemap -------------------------------------------------------------------- */
 
+/*
+ * A zone's statistics.  Lance's trainer (DataFusion's min and max accumulators) takes min and max in the
+ * column's order, for floats Arrow's total order (-NaN < -Inf < ... < -0 < 0 < ... < Inf < NaN); null_count
+ * and nan_count count the zone's nulls and NaNs; min and max are NULL only when every value is NULL.  Both
+ * Lance 8 and Lance 12 read a NaN min as "this zone holds only NaNs" and prune it for every finite bound,
+ * although their filters put a negative NaN below every number: a zone map holding Lance's own -NaN min
+ * makes the engine drop the rows `x < 0` returns without it.  So where the total-order min is a NaN (the zone
+ * holds a negative NaN, or only NaNs) lt_fdw writes -Infinity, the lowest bound both engines compare
+ * correctly; and a zone holding any NaN gets a NaN max (its positive NaN, else the canonical one), which the
+ * engines read as "NaN present, upper bound unknown".  Everything else is Lance's value.  The one filter no
+ * zone map can answer for them is `x < -Infinity` over negative NaNs (see README, Creating indexes).
+ */
 typedef struct zones
 {
 	lt_array   *min, *max, *nulls, *nans, *frag, *start, *len;
 	/* the zone being filled */
-	lt_array   *zmin, *zmax;	/* one slot each: the smallest / largest non-NaN value so far */
-	lt_array   *nan;			/* one NaN slot, once seen */
+	lt_array   *zmin, *zmax;	/* one slot each: the smallest / largest value so far (total order) */
+	lt_array   *low, *nan;		/* one slot each: -Infinity and a positive NaN of the column's type */
 	bool		any;			/* zmin/zmax hold a value */
 	uint64_t	rows, n_nulls, n_nans;
 	uint64_t	first, last;
 } zones;
+
+/* -Infinity and the canonical NaN of a float field, one slot each */
+static lt_code
+float_consts(const lt_field *f, lt_array **low, lt_array **nan, lt_error *err)
+{
+	LT_TRY(lt_array_new(f, low, err));
+	LT_TRY(lt_array_new(f, nan, err));
+	LT_TRY(lt_array_reserve(*low, 1, err));
+	LT_TRY(lt_array_reserve(*nan, 1, err));
+	switch (f->type)
+	{
+		case LT_TYPE_FLOAT16:
+			((uint16_t *) (*low)->values)[0] = 0xfc00;
+			((uint16_t *) (*nan)->values)[0] = 0x7e00;
+			break;
+		case LT_TYPE_FLOAT32:
+			((uint32_t *) (*low)->values)[0] = 0xff800000u;
+			((uint32_t *) (*nan)->values)[0] = 0x7fc00000u;
+			break;
+		default:
+			((uint64_t *) (*low)->values)[0] = 0xfff0000000000000ull;
+			((uint64_t *) (*nan)->values)[0] = 0x7ff8000000000000ull;
+			break;
+	}
+	(*low)->length = (*nan)->length = 1;
+	return LT_OK;
+}
 
 static lt_code
 zone_flush(zones *z, uint32_t frag, lt_error *err)
@@ -884,18 +933,14 @@ zone_flush(zones *z, uint32_t frag, lt_error *err)
 
 	if (z->rows == 0)
 		return LT_OK;
-	/* as Lance's min/max: NULL when no value, NaN above every number */
 	if (z->any)
 	{
-		rc = lt_array_append_slice(z->min, z->zmin, 0, 1, err);
+		bool		neg_nan = is_nan(z->zmin, 0);	/* a negative NaN, or only NaNs */
+		bool		pos_nan = is_nan(z->zmax, 0) && !neg_nan;
+
+		rc = lt_array_append_slice(z->min, neg_nan ? z->low : z->zmin, 0, 1, err);
 		if (rc == LT_OK)
-			rc = lt_array_append_slice(z->max, z->n_nans ? z->nan : z->zmax, 0, 1, err);
-	}
-	else if (z->n_nans)
-	{
-		rc = lt_array_append_slice(z->min, z->nan, 0, 1, err);
-		if (rc == LT_OK)
-			rc = lt_array_append_slice(z->max, z->nan, 0, 1, err);
+			rc = lt_array_append_slice(z->max, pos_nan || !z->n_nans ? z->zmax : z->nan, 0, 1, err);
 	}
 	else
 	{
@@ -927,13 +972,7 @@ zone_add(zones *z, const lt_array *col, int64_t i, uint64_t offset, lt_error *er
 		z->n_nulls++;
 		return LT_OK;
 	}
-	if (is_nan(col, i))
-	{
-		z->n_nans++;
-		if (z->nan->length == 0)
-			return lt_array_append_slice(z->nan, col, i, 1, err);
-		return LT_OK;
-	}
+	z->n_nans += is_nan(col, i);
 	if (!z->any)
 	{
 		z->any = true;
@@ -982,7 +1021,7 @@ write_zonemap(build *b, lt_error *err)
 	if (rc == LT_OK) rc = lt_array_new(&lnf, &z.len, err);
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmin, err);
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmax, err);
-	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.nan, err);
+	if (rc == LT_OK && is_float_type(tmp.type)) rc = float_consts(&tmp, &z.low, &z.nan, err);
 	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
 	{
 		lt_scan_options so = {0};
@@ -1033,6 +1072,7 @@ write_zonemap(build *b, lt_error *err)
 	lt_array_free(z.len);
 	lt_array_free(z.zmin);
 	lt_array_free(z.zmax);
+	lt_array_free(z.low);
 	lt_array_free(z.nan);
 	return rc;
 }

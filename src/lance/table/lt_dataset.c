@@ -19,6 +19,7 @@
 #include "util/lt_alloc.h"
 #include "util/lt_bytes.h"
 #include "table/lt_deletion.h"
+#include "file/lt_file.h"
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
 #include "util/lt_sort.h"
@@ -530,7 +531,11 @@ lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path, Lt__Pb__Ma
 		*txn = NULL;
 	if (len < 16 || memcmp(buf + len - 4, "LANC", 4) != 0)
 		return lt_corrupt(err, "%s: not a Lance manifest (no magic at the end)", path);
-	if (lt_le16(buf + len - 8) != 0 || lt_le16(buf + len - 6) != 2)
+	/*
+	 * The footer's version (u16 major, u16 minor before the magic) is 0.2 since lance 1.0 and 0.1 before, with
+	 * the same framing: both are read (Lance checks only the magic; a version no Lance wrote is refused here).
+	 */
+	if (lt_le16(buf + len - 8) != 0 || (lt_le16(buf + len - 6) != 2 && lt_le16(buf + len - 6) != 1))
 		return lt_error_set(err, LT_EUNSUPPORTED, "%s: unsupported manifest version %u.%u", path,
 							lt_le16(buf + len - 8), lt_le16(buf + len - 6));
 	limit = len - 16;
@@ -687,6 +692,79 @@ validate(lt_dataset *ds, lt_error *err)
 	return LT_OK;
 }
 
+/*
+ * Row counts Lance does not trust, taken from the files as Lance takes them: a deletion file without
+ * num_deleted_rows (counted from the file), a fragment without physical_rows (lance before 0.8 did not record it), and every fragment of a manifest without a writer
+ * (lance before 0.8.x, whose migration could record the live instead of the physical row count: the Lance
+ * repository's v0.8.0/migrated_from_v0.7.5).  The count is the first data file's.
+ */
+/* A deletion file without num_deleted_rows (lance < 0.8): its rows counted from the file. */
+static lt_code
+recount_deleted(lt_dataset *ds, Lt__Pb__DataFragment *f, lt_error *err)
+{
+	const Lt__Pb__DeletionFile *d = f->deletion_file;
+	lt_deletion_type type = d->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? LT_DELETION_BITMAP
+		: LT_DELETION_ARROW;
+	char	   *rel = lt_deletion_path(f->id, d->read_version, d->id, type);
+	char	   *path = rel ? lt_dataset_path(ds, rel) : NULL;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	lt_deletion_vector *dv = NULL;
+	lt_code		rc;
+
+	lt_free(rel);
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_store_read_all(ds->store, path, LT_DELETION_MAX_FILE, &buf, &len, err);
+	if (rc == LT_OK)
+		rc = lt_deletion_parse(buf, (size_t) len, type, 0, 0, path, &dv, err);
+	if (rc == LT_OK)
+		f->deletion_file->num_deleted_rows = dv->count;
+	lt_deletion_free(dv);
+	lt_free(buf);
+	lt_free(path);
+	return rc;
+}
+
+static lt_code
+recount_rows(lt_dataset *ds, lt_error *err)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+	bool		trusted = m->writer_version != NULL;
+
+	for (size_t i = 0; i < m->n_fragments; i++)
+	{
+		Lt__Pb__DataFragment *f = m->fragments[i];
+		char	   *rel,
+				   *path;
+		lt_file    *file = NULL;
+		lt_code		rc;
+
+		if (f->deletion_file && f->deletion_file->num_deleted_rows == 0 && f->n_files > 0)
+			LT_TRY(recount_deleted(ds, f, err));
+		if ((trusted && f->physical_rows > 0) || f->n_files == 0)
+			continue;
+		rel = lt_asprintf("data/%s", f->files[0]->path);
+		path = rel ? lt_dataset_path(ds, rel) : NULL;
+		lt_free(rel);
+		if (!path)
+			return lt_nomem(err);
+		rc = lt_file_open(ds->store, path, &file, err);
+		lt_free(path);
+		LT_TRY(rc);
+		f->physical_rows = file->num_rows;
+		lt_file_close(file);
+		if (f->physical_rows > UINT32_MAX)
+			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->physical_rows);
+		if (f->deletion_file && f->deletion_file->num_deleted_rows > f->physical_rows)
+			return lt_corrupt(err, "%s: fragment %llu deletes %llu of %llu rows", ds->manifest_path,
+							  (unsigned long long) f->id, (unsigned long long) f->deletion_file->num_deleted_rows,
+							  (unsigned long long) f->physical_rows);
+	}
+	return LT_OK;
+}
+
 lt_code
 lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec, lt_dataset **out,
 				lt_error *err)
@@ -768,6 +846,8 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 						(unsigned long long) ds->manifest->version);
 	if (rc == LT_OK)
 		rc = validate(ds, err);
+	if (rc == LT_OK)
+		rc = recount_rows(ds, err);
 	if (rc == LT_OK)
 	{
 		rc = lt_schema_from_pb(ds->manifest->fields, ds->manifest->n_fields, &ds->schema, err);

@@ -85,11 +85,16 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 	lt_column_map map;
 	int64_t		j;
 
-	/* the newest data file holding the field wins (schema evolution) */
-	for (j = (int64_t) frag->n_files - 1; j >= 0; j--)
+	/*
+	 * The first data file holding the field supplies it, as Lance picks it.  Lance never lists a field in two
+	 * data files of a fragment (a replaced column's old file gets -2 in its place), except in datasets damaged
+	 * by lance < 0.11's add_columns / drop_columns (field ids reused: the Lance repository's
+	 * v0.10.5/corrupt_schema), whose rows Lance reads from the first file: so does this.
+	 */
+	for (j = 0; j < (int64_t) frag->n_files; j++)
 		if (subtree_has_id(field, frag->files[j]->fields, frag->files[j]->n_fields))
 			break;
-	if (j < 0)
+	if (j == (int64_t) frag->n_files)
 	{
 		LT_TRY(lt_null_reader_open(NULL, field, out, err));
 		(*out)->num_rows = sc->physical_rows;

@@ -34,6 +34,17 @@
 #include "util/lt_status.h"
 #include "file/lt_writer.h"
 
+/*
+ * The writer every manifest names (Manifest.writer_version): this library, at the extension's version
+ * (lt_fdw.control's default_version as semver).  Lance reads the field to decide which of its own old
+ * releases' bugs to work around: a manifest without one gets its fragments' row counts recomputed, and an
+ * index written by a "lance" older than 0.8.15 gets its fragment bitmap recomputed; a library other than
+ * "lance" is taken as free of Lance's bugs, and no "lance" version check applies to it (README, "Who wrote
+ * it").  Claiming "lance 8.0.0" would be untrue and would one day trigger a workaround meant for Lance 8.
+ */
+#define LT_WRITER_LIBRARY "lt_fdw"
+#define LT_WRITER_VERSION "0.1.0"
+
 typedef struct lt_txn lt_txn;
 
 /* What a commit did (for tests, EXPLAIN and lt_versions). */

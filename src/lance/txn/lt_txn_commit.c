@@ -320,9 +320,8 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 	ts.nanos = (int32_t) now.tv_nsec;
 	m.timestamp = &ts;
 	m.tag = NULL;
-	wv.library = "lance";
-	wv.version = "8.0.0";
-	wv.build_metadata = "lt-fdw";
+	wv.library = LT_WRITER_LIBRARY;
+	wv.version = LT_WRITER_VERSION;
 	m.writer_version = &wv;
 	if (!(txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, tx->uuid)))
 		return lt_nomem(err);
