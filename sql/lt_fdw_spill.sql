@@ -18,36 +18,27 @@ CREATE FOREIGN TABLE sp (id bigint, ik integer, tk text, fk double precision, rk
                          i32 integer, i64 bigint, f64 double precision, f32 real, num numeric(12,3))
   SERVER lake OPTIONS (path 'write/w_spill.lance');
 
--- three fragments; keys scattered over the rows, NULL keys and values; float sums that depend on the
--- order of their rows; the zero key of fk first seen as -0 (after memory is full), of rk as 0
-INSERT INTO sp SELECT g,
+-- the rows lo..hi: keys scattered over the rows, NULL keys and values, float sums that depend on the order
+-- of their rows; the zero key of fk first seen as -0, of rk as 0 (rows past zeros_after only)
+CREATE FUNCTION sp_rows(lo int, hi int, zeros_after int) RETURNS SETOF sp LANGUAGE sql AS $$
+SELECT g::bigint,
   CASE WHEN g % 97 = 0 THEN NULL ELSE (g * 7919) % 3001 END,
   CASE WHEN g % 89 = 0 THEN NULL ELSE 'key-' || (g * 31) % 2999 END,
-  CASE WHEN g % 500 = 7 THEN 'NaN' WHEN g > 5000 AND g % 500 = 2 THEN '-0' WHEN g > 5000 AND g % 500 = 3 THEN 0
-       ELSE ((g * 13) % 2003 + 1)::float8 / 7 END,
-  CASE WHEN g % 500 = 9 THEN 'NaN' WHEN g > 5000 AND g % 500 = 2 THEN 0 WHEN g > 5000 AND g % 500 = 3 THEN '-0'
-       ELSE ((g * 11) % 1999 + 1)::real / 3 END,
+  CASE WHEN g % 500 = 7 THEN 'NaN' WHEN g > zeros_after AND g % 500 = 2 THEN '-0'
+       WHEN g > zeros_after AND g % 500 = 3 THEN 0 ELSE ((g * 13) % 2003 + 1)::float8 / 7 END,
+  CASE WHEN g % 500 = 9 THEN 'NaN' WHEN g > zeros_after AND g % 500 = 2 THEN 0
+       WHEN g > zeros_after AND g % 500 = 3 THEN '-0' ELSE ((g * 11) % 1999 + 1)::real / 3 END,
   CASE WHEN g % 101 = 0 THEN NULL ELSE date '2000-01-01' + (g * 17) % 2503 END,
   CASE WHEN g % 11 = 0 THEN NULL ELSE (g * 37) % 2001 - 1000 END,
   (g::bigint * 1000003) % 9999991 - 5000000,
   CASE WHEN g % 17 = 0 THEN NULL WHEN g % 4999 = 0 THEN 'NaN' ELSE ((g % 13) - 6) * 1e15 + g / 1000.0 END,
   CASE WHEN g % 23 = 0 THEN NULL ELSE ((g * 3) % 101)::real / 7 END,
   CASE WHEN g % 19 = 0 THEN NULL ELSE ((g * 7) % 100000) / 1000.0 - 50 END
-FROM generate_series(1, 8000) g;
-INSERT INTO sp SELECT g,
-  CASE WHEN g % 97 = 0 THEN NULL ELSE (g * 7919) % 3001 END,
-  CASE WHEN g % 89 = 0 THEN NULL ELSE 'key-' || (g * 31) % 2999 END,
-  CASE WHEN g % 500 = 7 THEN 'NaN' WHEN g % 500 = 2 THEN '-0' WHEN g % 500 = 3 THEN 0
-       ELSE ((g * 13) % 2003 + 1)::float8 / 7 END,
-  CASE WHEN g % 500 = 9 THEN 'NaN' WHEN g % 500 = 2 THEN 0 WHEN g % 500 = 3 THEN '-0'
-       ELSE ((g * 11) % 1999 + 1)::real / 3 END,
-  CASE WHEN g % 101 = 0 THEN NULL ELSE date '2000-01-01' + (g * 17) % 2503 END,
-  CASE WHEN g % 11 = 0 THEN NULL ELSE (g * 37) % 2001 - 1000 END,
-  (g::bigint * 1000003) % 9999991 - 5000000,
-  CASE WHEN g % 17 = 0 THEN NULL WHEN g % 4999 = 0 THEN 'NaN' ELSE ((g % 13) - 6) * 1e15 + g / 1000.0 END,
-  CASE WHEN g % 23 = 0 THEN NULL ELSE ((g * 3) % 101)::real / 7 END,
-  CASE WHEN g % 19 = 0 THEN NULL ELSE ((g * 7) % 100000) / 1000.0 - 50 END
-FROM generate_series(8001, 15000) g;
+FROM generate_series(lo, hi) g
+$$;
+-- three fragments: the zeros only once memory is full (after row 5000), then a fragment without NULLs
+INSERT INTO sp SELECT * FROM sp_rows(1, 8000, 5000);
+INSERT INTO sp SELECT * FROM sp_rows(8001, 15000, 0);
 INSERT INTO sp SELECT g, (g * 7919) % 3001, 'key-' || (g * 31) % 2999, ((g * 13) % 2003 + 1)::float8 / 7,
   ((g * 11) % 1999 + 1)::real / 3, date '2000-01-01' + (g * 17) % 2503, (g * 37) % 2001 - 1000, g,
   -g * 1e14, g::real / 3, g / 1000.0
@@ -179,7 +170,7 @@ SELECT ik, sum(f64) FROM sp GROUP BY ik;
 SELECT count(*) AS temp_files FROM pg_ls_tmpdir();
 
 RESET work_mem;
-DROP FUNCTION spill_check(text), explain_spill(text);
+DROP FUNCTION spill_check(text), explain_spill(text), sp_rows(int, int, int);
 SET client_min_messages = warning;
 DROP EXTENSION lt_fdw CASCADE;
 RESET client_min_messages;

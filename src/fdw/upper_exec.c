@@ -976,23 +976,16 @@ fold_values(LtUpperState *st, int k, int64 n, const uint8 *valid, const bool *pa
 	LtAcc	   *accs = st->accs + k;
 	int64		stride = st->n_aggs;
 
-	if (ag->kind == LT_AGG_COUNT_STAR)
+	if (ag->kind == LT_AGG_COUNT_STAR || ag->kind == LT_AGG_COUNT)
 	{
-		if (gidx == NULL && pass == NULL)
+		/* count(*) counts the rows that pass, count(col) the rows with a value */
+		const uint8 *counted = ag->kind == LT_AGG_COUNT ? valid : (const uint8 *) pass;
+
+		if (counted == NULL && gidx == NULL)
 			accs->n += n;
 		else
 			for (int64 r = 0; r < n; r++)
-				if (!pass || pass[r])
-					ACC(r)->n++;
-		return;
-	}
-	if (ag->kind == LT_AGG_COUNT)
-	{
-		if (valid == NULL && gidx == NULL)
-			accs->n += n;
-		else
-			for (int64 r = 0; r < n; r++)
-				if (!valid || valid[r])
+				if (!counted || counted[r])
 					ACC(r)->n++;
 		return;
 	}
