@@ -5,7 +5,10 @@
 -- (so -0, NaN, float bits and numeric scales count), row for row (EXCEPT ALL both ways) with PostgreSQL's
 -- own answer: the same query with lt_fdw.enable_aggregate_pushdown = off.
 --
-CREATE EXTENSION lt_fdw;
+-- the suites share one database: the extension may be there already
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
 \getenv tmp LT_TEST_TMP
 \set lake :tmp '/lake'
 SET timezone = 'UTC';

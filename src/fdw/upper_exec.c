@@ -2,8 +2,9 @@
  * upper_exec.c — aggregate pushdown's execution: the ForeignScan upper.c planned, over decoded column
  * vectors (what is pushed, and how it is planned: upper.c).
  *
- * Length (~1,500 lines): one concern, the aggregate scan; its parts (accumulators, loading, grouping,
- * folding, the scan and its EXPLAIN) share LtUpperState, which a further split would have to export.
+ * Length (~2,200 lines): one concern, the aggregate scan; its parts (accumulators, loading, grouping,
+ * spilling, folding, the scan and its EXPLAIN) share LtUpperState, which a further split would have to
+ * export.
  *
  * Everything else is computed here over decoded column vectors: the fragments are read in order with the
  * library's fragment scanner, projecting only the aggregated (and grouping) fields, with deletion vectors
@@ -17,6 +18,8 @@
  *   NULLs ignored; sum/avg/min/max of no rows NULL, count 0.
  * Values whose conversion can fail in a scan (dates and times out of range, a decimal beyond the declared
  * precision) are converted with the scan's own conversion, so the same ERROR is raised.
+ * Groups live within hash_mem: past it, rows of new groups are spilled to temporary files and aggregated
+ * partition by partition afterwards, as PostgreSQL's hash aggregation does (the spilling section below).
  *
  * Execution dispatch: the handler's Begin/Iterate/ReScan/End/Explain entry points are the lt_upper_* ones
  * at the end of this file; they call scan.c's functions for base-relation scans and this file's for aggregate scans (marked by
