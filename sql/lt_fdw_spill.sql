@@ -56,14 +56,17 @@ ANALYZE sp;
 SET work_mem = '64kB';
 
 -- the query's rows (as text) that PostgreSQL's own aggregation does not give, and those it gives that
--- the query does not (EXCEPT ALL both ways); whether it was pushed down and spilled (EXPLAIN ANALYZE)
-CREATE FUNCTION spill_check(q text, OUT pushed boolean, OUT spilled boolean, OUT n_rows bigint,
-                            OUT extra bigint, OUT missing bigint) LANGUAGE plpgsql AS $$
+-- the query does not (EXCEPT ALL both ways); whether it was pushed down and spilled, and whether a spilled
+-- partition was split again (EXPLAIN ANALYZE)
+CREATE FUNCTION spill_check(q text, OUT pushed boolean, OUT spilled boolean, OUT recursed boolean,
+                            OUT n_rows bigint, OUT extra bigint, OUT missing bigint) LANGUAGE plpgsql AS $$
 DECLARE j json;
 BEGIN
   EXECUTE 'EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q INTO j;
   pushed := j::text LIKE '%"Lance Aggregate"%';
   spilled := coalesce((regexp_match(j::text, '"Rows Spilled": (\d+)'))[1]::bigint > 0, false);
+  -- a partition too big for memory was split again
+  recursed := coalesce((regexp_match(j::text, '"Spill Depth": (\d+)'))[1]::int >= 2, false);
   EXECUTE format('CREATE TEMP TABLE r_lt AS SELECT t::text AS r FROM (%s) t', q);
   PERFORM set_config('lt_fdw.enable_aggregate_pushdown', 'off', true);
   PERFORM set_config('enable_sort', 'off', true);
