@@ -471,8 +471,9 @@ add_grouping_path(PlannerInfo *root, RelOptInfo *input_rel, RelOptInfo *grouped_
 
 		num_groups = estimate_num_groups(root, list_make1(key), Max(input_rel->rows, 1), NULL, &estinfo);
 		/*
-		 * every group stays in memory: leave big GROUP BYs to Postgres (it spills).  An estimate made
-		 * without statistics (a default) proves nothing: then every input row may be a group.
+		 * pushed when its groups fit in memory; big GROUP BYs are left to Postgres (execution spills too,
+		 * upper_exec.c, for estimates that were wrong).  An estimate made without statistics (a default)
+		 * proves nothing: then every input row may be a group.
 		 */
 		fit_groups = (estinfo.flags & SELFLAG_USED_DEFAULT) ? Max(num_groups, Max(input_rel->rows, (double) tuples))
 			: num_groups;

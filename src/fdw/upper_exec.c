@@ -2,8 +2,9 @@
  * upper_exec.c — aggregate pushdown's execution: the ForeignScan upper.c planned, over decoded column
  * vectors (what is pushed, and how it is planned: upper.c).
  *
- * Length (~1,500 lines): one concern, the aggregate scan; its parts (accumulators, loading, grouping,
- * folding, the scan and its EXPLAIN) share LtUpperState, which a further split would have to export.
+ * Length (~2,200 lines): one concern, the aggregate scan; its parts (accumulators, loading, grouping,
+ * spilling, folding, the scan and its EXPLAIN) share LtUpperState, which a further split would have to
+ * export.
  *
  * Everything else is computed here over decoded column vectors: the fragments are read in order with the
  * library's fragment scanner, projecting only the aggregated (and grouping) fields, with deletion vectors
@@ -17,6 +18,8 @@
  *   NULLs ignored; sum/avg/min/max of no rows NULL, count 0.
  * Values whose conversion can fail in a scan (dates and times out of range, a decimal beyond the declared
  * precision) are converted with the scan's own conversion, so the same ERROR is raised.
+ * Groups live within hash_mem: past it, rows of new groups are spilled to temporary files and aggregated
+ * partition by partition afterwards, as PostgreSQL's hash aggregation does (the spilling section below).
  *
  * Execution dispatch: the handler's Begin/Iterate/ReScan/End/Explain entry points are the lt_upper_* ones
  * at the end of this file; they call scan.c's functions for base-relation scans and this file's for aggregate scans (marked by
@@ -38,6 +41,7 @@
 #include "utils/builtins.h"
 #include "utils/date.h"
 #include "utils/float.h"
+#include "utils/logtape.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/numeric.h"
@@ -58,6 +62,9 @@
 #include "proto/lt_table.pb-c.h"
 
 /* ---- execution: accumulators -------------------------------------------------------------------- */
+
+struct LtUpperState;
+static void ensure_scratch(struct LtUpperState *st, int64 n);
 
 typedef struct LtAcc
 {
@@ -99,6 +106,40 @@ typedef struct LtGroup
 	Datum		key;			/* the first row's value, as the scan converts it */
 	bool		keynull;
 } LtGroup;
+
+/*
+ * Spilling, as PostgreSQL's hash aggregation does: once the groups fill their memory, rows of groups not
+ * in memory are written to logical tapes, one per partition of the key hash (the next bits of it at each
+ * level), in scan order; each partition is then aggregated alone, recursively.  A row is one record:
+ *   uint32 length, uint64 hash, uint8 key is null, the key (text: int64 length + bytes; int: int64;
+ *   Datum keys: the canonical int64 and the first row's Datum), then per aggregate but count(*):
+ *   uint8 valid and, for sum/avg/min/max, its loaded value (8 bytes, 16 for numerics).
+ */
+typedef struct LtSpillOut
+{
+	int			shift;			/* hash bits used by the levels above */
+	int			bits;			/* this level's: 1 << bits partitions */
+	LogicalTape **tapes;
+	int64	   *rows;
+} LtSpillOut;
+
+typedef struct LtSpillBatch
+{
+	LogicalTape *tape;
+	int			used_bits;
+	int			depth;
+	int64		rows;
+} LtSpillBatch;
+
+/* One aggregate input of a spilled row (loaded as the fold reads it). */
+typedef struct LtStageVal
+{
+	int128		v;				/* int64, double bits, or int128 */
+	bool		valid;
+} LtStageVal;
+
+/* Groups always allowed in memory, whatever hash_mem says, so that every pass makes progress. */
+#define LT_MIN_GROUPS 64
 
 /* An output column: the group key or an aggregate. */
 typedef struct LtOutput
@@ -149,6 +190,30 @@ typedef struct LtUpperState
 	int64		null_group;
 	uint32	   *slots;			/* hash table: group index + 1, 0 = empty */
 	uint64		n_slots;
+	MemoryContext group_cxt;	/* groups, accumulators, keys: reset between spilled partitions */
+	Size		group_limit;	/* group_cxt's bytes beyond which new groups are spilled */
+	bool		groups_full;
+
+	/* spilling (grouped only) */
+	MemoryContext spill_cxt;	/* tapes and their buffers */
+	LogicalTapeSet *tapeset;
+	int			spill_bits;		/* partitions per level: 1 << spill_bits */
+	LtSpillOut *spill_out;		/* where the current pass spills to */
+	int			cur_used_bits;	/* hash bits the current pass's input has used */
+	int			cur_depth;
+	List	   *batches;		/* LtSpillBatch, processed last in first out */
+	int64		n_spill;		/* rows of this batch spilled */
+	int64	   *spill_row;
+	uint64	   *spill_hash;
+	int64	   *spill_ikey;
+	Datum	   *spill_key;
+	LtStageVal *stage;			/* scratch_len x n_aggs, once something spills */
+	uint8	   *eff_valid;
+	bool	   *eff_pass;
+	StringInfoData rec;
+	char	   *chunk;			/* records read back */
+	Size		chunk_cap;
+	int64	   *chunk_off;
 
 	/* scratch vectors for one batch */
 	int64		scratch_len;
@@ -171,6 +236,12 @@ typedef struct LtUpperState
 	uint64		rows_aggregated;
 	uint64		bytes_read;
 	uint64		read_requests;
+	uint64		spill_batches;	/* partitions aggregated from tapes */
+	uint64		spill_partitions;	/* partitions written */
+	uint64		rows_spilled;	/* rows written (a row spilled twice counts twice) */
+	int			spill_depth;
+	uint64		spill_disk_peak;	/* blocks of the tape set */
+	Size		group_mem_peak;
 } LtUpperState;
 
 static void
@@ -332,23 +403,27 @@ mix64(uint64 x)
 }
 
 /*
- * The groups must fit in hash_mem, as Postgres's own hash aggregation's do before it spills: planning
- * pushes a GROUP BY down only when its groups fit, but statistics can be stale.  Then stop rather than
- * grow without bound.
+ * Whether one more group fits in hash_mem (st->group_limit), its arrays' growth included.  Once they
+ * are full no group is created until the pass ends: rows of the groups in memory keep folding there,
+ * the others are spilled (as PostgreSQL's hash aggregation does).  LT_MIN_GROUPS always fit.
  */
-static void
-check_group_memory(LtUpperState *st)
+static bool
+room_for_group(LtUpperState *st)
 {
-	Size		used = MemoryContextMemAllocated(st->agg_cxt, true);
-	Size		limit = get_hash_memory_limit();
+	Size		need;
 
-	if (used > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_OUT_OF_MEMORY),
-				 errmsg("lt_fdw: the GROUP BY pushed down to foreign table \"%s\" needs more memory than hash_mem allows (%zu kB): over " INT64_FORMAT " groups",
-						RelationGetRelationName(st->rel), limit / 1024, st->n_groups),
-				 errdetail("Planning estimated fewer groups than the dataset has."),
-				 errhint("ANALYZE the foreign table, so that planning leaves a GROUP BY this big to PostgreSQL's own aggregation (which spills to disk), or SET lt_fdw.enable_aggregate_pushdown = off.")));
+	if (st->groups_full)
+		return false;
+	if (!st->grouped || st->n_groups < LT_MIN_GROUPS)
+		return true;
+	need = MemoryContextMemAllocated(st->group_cxt, true);
+	if (st->n_groups == st->cap_groups)
+		need += (sizeof(LtGroup) + sizeof(LtAcc) * Max(st->n_aggs, 1)) * st->cap_groups * 2;
+	if ((uint64) (st->n_groups + 1) * 2 > st->n_slots)
+		need += sizeof(uint32) * st->n_slots * 2;
+	if (need > st->group_limit)
+		st->groups_full = true;
+	return !st->groups_full;
 }
 
 static void
@@ -356,13 +431,11 @@ grow_groups(LtUpperState *st)
 {
 	if (st->n_groups < st->cap_groups)
 		return;
-	if (st->groups != NULL)
-		check_group_memory(st);
 	st->cap_groups = st->cap_groups ? st->cap_groups * 2 : 64;
 	if (st->groups == NULL)
 	{
-		st->groups = MemoryContextAllocHuge(st->agg_cxt, sizeof(LtGroup) * st->cap_groups);
-		st->accs = MemoryContextAllocHuge(st->agg_cxt, sizeof(LtAcc) * st->cap_groups * Max(st->n_aggs, 1));
+		st->groups = MemoryContextAllocHuge(st->group_cxt, sizeof(LtGroup) * st->cap_groups);
+		st->accs = MemoryContextAllocHuge(st->group_cxt, sizeof(LtAcc) * st->cap_groups * Max(st->n_aggs, 1));
 	}
 	else
 	{
@@ -387,7 +460,7 @@ static void
 rehash(LtUpperState *st)
 {
 	uint64		n = st->n_slots ? st->n_slots * 2 : 1024;
-	uint32	   *slots = MemoryContextAllocHuge(st->agg_cxt, sizeof(uint32) * n);
+	uint32	   *slots = MemoryContextAllocHuge(st->group_cxt, sizeof(uint32) * n);
 
 	memset(slots, 0, sizeof(uint32) * n);
 	for (int64 g = 0; g < st->n_groups; g++)
@@ -407,85 +480,55 @@ rehash(LtUpperState *st)
 	st->n_slots = n;
 }
 
-/* The group of row r of the key column a; ikey is the canonical value for int/Datum keys. */
-static int64
-find_group(LtUpperState *st, const lt_array *a, int64 r, int64 ikey)
+/* The Datum of an integer key, of the column's declared type. */
+static Datum
+int_key_datum(const LtUpperState *st, int64 ikey)
 {
-	uint64		h;
-	const char *s = NULL;
-	int64		len = 0;
-	int64		g;
-	MemoryContext old;
+	switch (st->key_conv->typid)
+	{
+		case INT2OID:
+			return Int16GetDatum((int16) ikey);
+		case INT4OID:
+			return Int32GetDatum((int32) ikey);
+		default:
+			return Int64GetDatum(ikey);
+	}
+}
 
-	if (!lt_array_is_valid(a, r))
+/*
+ * The group of a key (hash h; ikey the canonical value of int/Datum keys, s/len a text key's bytes), or
+ * -1 when it is not in memory and no group can be created (the row is spilled).  *created: the caller
+ * sets the new group's key Datum (in group_cxt).
+ */
+static int64
+lookup_group(LtUpperState *st, uint64 h, bool keynull, int64 ikey, const char *s, int64 len, bool *created)
+{
+	uint64		i;
+	int64		g;
+	LtGroup    *grp;
+
+	*created = false;
+	if (keynull)
 	{
 		if (st->null_group < 0)
 		{
+			if (!room_for_group(st))
+				return -1;
 			st->null_group = new_group(st);
 			st->groups[st->null_group].keynull = true;
+			st->groups[st->null_group].hash = h;
+			*created = true;
 		}
 		return st->null_group;
 	}
-	if (st->key_kind == LT_KEY_TEXT)
-	{
-		s = (const char *) a->data + a->offsets[r];
-		len = a->offsets[r + 1] - a->offsets[r];
-		h = hash_bytes_extended((const unsigned char *) s, (int) len, 0);
-	}
-	else
-		h = mix64((uint64) ikey);
-	if ((uint64) (st->n_groups + 1) * 2 > st->n_slots)
+	if (st->n_slots == 0)
 		rehash(st);
-	for (uint64 i = h & (st->n_slots - 1);; i = (i + 1) & (st->n_slots - 1))
+	for (i = h & (st->n_slots - 1);; i = (i + 1) & (st->n_slots - 1))
 	{
 		uint32		gi = st->slots[i];
-		LtGroup    *grp;
 
 		if (gi == 0)
-		{
-			if (st->n_groups >= (int64) PG_UINT32_MAX - 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("lt_fdw: too many groups")));
-			g = new_group(st);
-			grp = &st->groups[g];
-			grp->hash = h;
-			grp->ikey = ikey;
-			old = MemoryContextSwitchTo(st->agg_cxt);
-			if (st->key_kind == LT_KEY_TEXT)
-			{
-				char	   *copy = palloc(len + 1);
-
-				memcpy(copy, s, len);
-				copy[len] = '\0';
-				grp->skey = copy;
-				grp->slen = len;
-			}
-			if (st->key_kind == LT_KEY_INT)
-			{
-				switch (st->key_conv->typid)
-				{
-					case INT2OID:
-						grp->key = Int16GetDatum((int16) ikey);
-						break;
-					case INT4OID:
-						grp->key = Int32GetDatum((int32) ikey);
-						break;
-					default:
-						grp->key = Int64GetDatum(ikey);
-						break;
-				}
-			}
-			else
-			{
-				bool		isnull;
-
-				grp->key = lt_conv_datum(st->key_conv, a, r, &isnull);
-			}
-			MemoryContextSwitchTo(old);
-			st->slots[i] = (uint32) (g + 1);
-			return g;
-		}
+			break;
 		grp = &st->groups[gi - 1];
 		if (grp->hash != h)
 			continue;
@@ -493,26 +536,112 @@ find_group(LtUpperState *st, const lt_array *a, int64 r, int64 ikey)
 			: grp->ikey == ikey)
 			return gi - 1;
 	}
+	if (!room_for_group(st))
+		return -1;
+	if (st->n_groups >= (int64) PG_UINT32_MAX - 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lt_fdw: too many groups")));
+	if ((uint64) (st->n_groups + 1) * 2 > st->n_slots)
+	{
+		rehash(st);
+		for (i = h & (st->n_slots - 1); st->slots[i]; i = (i + 1) & (st->n_slots - 1))
+			;
+	}
+	g = new_group(st);
+	grp = &st->groups[g];
+	grp->hash = h;
+	grp->ikey = ikey;
+	if (st->key_kind == LT_KEY_TEXT)
+	{
+		char	   *copy = MemoryContextAlloc(st->group_cxt, len + 1);
+
+		memcpy(copy, s, len);
+		copy[len] = '\0';
+		grp->skey = copy;
+		grp->slen = len;
+	}
+	st->slots[i] = (uint32) (g + 1);
+	*created = true;
+	return g;
+}
+
+/* The hash of a non-null key. */
+static inline uint64
+key_hash(const LtUpperState *st, int64 ikey, const char *s, int64 len)
+{
+	if (st->key_kind == LT_KEY_TEXT)
+		return hash_bytes_extended((const unsigned char *) s, (int) len, 0);
+	return mix64((uint64) ikey);
+}
+
+/* The group of row r of the key column a (dkey: its Datum for Datum keys), or -1: the row is spilled. */
+static int32
+group_of_row(LtUpperState *st, const lt_array *a, int64 r, int64 ikey, Datum dkey)
+{
+	bool		keynull = !lt_array_is_valid(a, r);
+	const char *s = NULL;
+	int64		len = 0;
+	uint64		h = 0;
+	bool		created;
+	int64		g;
+
+	if (!keynull && st->key_kind == LT_KEY_TEXT)
+	{
+		s = (const char *) a->data + a->offsets[r];
+		len = a->offsets[r + 1] - a->offsets[r];
+	}
+	if (!keynull)
+		h = key_hash(st, ikey, s, len);
+	g = lookup_group(st, h, keynull, ikey, s, len, &created);
+	if (g < 0)
+	{
+		int64		k = st->n_spill++;
+
+		st->spill_row[k] = r;
+		st->spill_hash[k] = h;
+		st->spill_ikey[k] = ikey;
+		st->spill_key[k] = dkey;
+		return -1;
+	}
+	if (created && !keynull)
+	{
+		if (st->key_kind == LT_KEY_INT)
+			st->groups[g].key = int_key_datum(st, ikey);
+		else if (st->key_kind == LT_KEY_DATUM)
+			st->groups[g].key = dkey;
+		else
+		{
+			MemoryContext old = MemoryContextSwitchTo(st->group_cxt);
+			bool		isnull;
+
+			st->groups[g].key = lt_conv_datum(st->key_conv, a, r, &isnull);
+			MemoryContextSwitchTo(old);
+		}
+	}
+	return (int32) g;
 }
 
 static void
 assign_groups(LtUpperState *st, const lt_array *a, int64 n, const bool *pass)
 {
+	st->n_spill = 0;
 	switch (st->key_kind)
 	{
 		case LT_KEY_INT:
 			lt_array_int64s(a, n, st->vi);
 			for (int64 r = 0; r < n; r++)
-				st->gidx[r] = (pass && !pass[r]) ? 0 : (int32) find_group(st, a, r, st->vi[r]);
+				st->gidx[r] = (pass && !pass[r]) ? 0 : group_of_row(st, a, r, st->vi[r], 0);
 			break;
 		case LT_KEY_TEXT:
 			for (int64 r = 0; r < n; r++)
-				st->gidx[r] = (pass && !pass[r]) ? 0 : (int32) find_group(st, a, r, 0);
+				st->gidx[r] = (pass && !pass[r]) ? 0 : group_of_row(st, a, r, 0, 0);
 			break;
 		case LT_KEY_DATUM:
 			for (int64 r = 0; r < n; r++)
 			{
 				int64		ikey = 0;
+				Datum		d = 0;
 
 				if (pass && !pass[r])
 				{
@@ -522,8 +651,8 @@ assign_groups(LtUpperState *st, const lt_array *a, int64 n, const bool *pass)
 				if (lt_array_is_valid(a, r))
 				{
 					bool		isnull;
-					Datum		d = lt_conv_datum(st->key_conv, a, r, &isnull);
 
+					d = lt_conv_datum(st->key_conv, a, r, &isnull);
 					/* float equality: -0 = 0 and NaN = NaN */
 					if (st->key_vc == LT_VAL_FLOAT4 || st->key_vc == LT_VAL_FLOAT8)
 					{
@@ -538,10 +667,226 @@ assign_groups(LtUpperState *st, const lt_array *a, int64 n, const bool *pass)
 					else
 						ikey = (int64) d;
 				}
-				st->gidx[r] = (int32) find_group(st, a, r, ikey);
+				st->gidx[r] = group_of_row(st, a, r, ikey, d);
 			}
 			break;
 	}
+}
+
+/* ---- execution: spilling ------------------------------------------------------------------------ */
+
+/* The size of aggregate k's value in a spilled record: -1 none at all (count(*)), 0 a valid byte only. */
+static int
+stage_size(const LtAggSpec *ag)
+{
+	if (ag->kind == LT_AGG_COUNT_STAR)
+		return -1;
+	if (ag->kind == LT_AGG_COUNT)
+		return 0;
+	return ag->vc == LT_VAL_DECIMAL ? 16 : 8;
+}
+
+/* Partitions per level and the groups' share of hash_mem, as PostgreSQL's hash aggregation chooses. */
+static void
+spill_set_limits(LtUpperState *st)
+{
+	Size		hash_mem = get_hash_memory_limit();
+	Size		parts = (hash_mem > BLCKSZ ? (hash_mem - BLCKSZ) / BLCKSZ : 0);
+	Size		partition_mem;
+
+	parts = Min(parts, 32);
+	parts = Max(parts, 4);
+	st->spill_bits = 0;
+	while (((Size) 2 << st->spill_bits) <= parts)
+		st->spill_bits++;
+	partition_mem = BLCKSZ * (((Size) 1 << st->spill_bits) + 1);
+	st->group_limit = hash_mem > 4 * partition_mem ? hash_mem - partition_mem : hash_mem / 4 * 3;
+}
+
+/* The partitions the current pass spills to, made at its first spilled row. */
+static LtSpillOut *
+spill_out(LtUpperState *st)
+{
+	LtSpillOut *so;
+	int			bits = Min(st->spill_bits, 64 - st->cur_used_bits);
+	MemoryContext old;
+
+	if (st->spill_out)
+		return st->spill_out;
+	/* the key hash's 64 bits are used up: more than LT_MIN_GROUPS keys share one hash */
+	if (bits == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OUT_OF_MEMORY),
+				 errmsg("lt_fdw: the GROUP BY pushed down to foreign table \"%s\" cannot be partitioned to fit hash_mem (%zu kB)",
+						RelationGetRelationName(st->rel), get_hash_memory_limit() / 1024),
+				 errdetail("Too many keys share one hash value."),
+				 errhint("SET lt_fdw.enable_aggregate_pushdown = off.")));
+	old = MemoryContextSwitchTo(st->spill_cxt);
+	if (st->tapeset == NULL)
+		st->tapeset = LogicalTapeSetCreate(false, NULL, -1);
+	so = palloc0(sizeof(LtSpillOut));
+	so->shift = st->cur_used_bits;
+	so->bits = bits;
+	so->tapes = palloc0(sizeof(LogicalTape *) << bits);
+	so->rows = palloc0(sizeof(int64) << bits);
+	MemoryContextSwitchTo(old);
+	st->spill_out = so;
+	return so;
+}
+
+static void
+spill_write(LtUpperState *st, uint64 h, const char *rec, Size len)
+{
+	LtSpillOut *so = spill_out(st);
+	int			p = so->bits == 0 ? 0 : (int) ((h << so->shift) >> (64 - so->bits));
+	MemoryContext old = MemoryContextSwitchTo(st->spill_cxt);
+
+	if (so->tapes[p] == NULL)
+	{
+		so->tapes[p] = LogicalTapeCreate(st->tapeset);
+		st->spill_partitions++;
+	}
+	LogicalTapeWrite(so->tapes[p], (void *) rec, len);
+	MemoryContextSwitchTo(old);
+	so->rows[p]++;
+	st->rows_spilled++;
+}
+
+static void
+ensure_stage(LtUpperState *st)
+{
+	if (st->stage == NULL)
+		st->stage = MemoryContextAllocHuge(st->agg_cxt, sizeof(LtStageVal) * st->scratch_len * Max(st->n_aggs, 1));
+}
+
+/* Aggregate k's loaded values (and validity) of the batch's spilled rows, into the stage. */
+static void
+spill_stage(LtUpperState *st, int k, const uint8 *valid)
+{
+	const LtAggSpec *ag = &st->aggs[k];
+
+	for (int64 i = 0; i < st->n_spill; i++)
+	{
+		int64		r = st->spill_row[i];
+		LtStageVal *sv = &st->stage[i * st->n_aggs + k];
+
+		sv->valid = !valid || valid[r];
+		sv->v = 0;
+		if (stage_size(ag) <= 0 || !sv->valid)
+			continue;
+		switch (ag->vc)
+		{
+			case LT_VAL_FLOAT4:
+			case LT_VAL_FLOAT8:
+				{
+					int64		bits;
+
+					memcpy(&bits, &st->vd[r], 8);
+					sv->v = bits;
+					break;
+				}
+			case LT_VAL_DECIMAL:
+				sv->v = st->vn[r];
+				break;
+			default:
+				sv->v = st->vi[r];
+				break;
+		}
+	}
+}
+
+/* The records of the batch's spilled rows (key column a), to their partitions. */
+static void
+spill_batch_rows(LtUpperState *st, const lt_array *a)
+{
+	StringInfo	rec = &st->rec;
+
+	for (int64 i = 0; i < st->n_spill; i++)
+	{
+		int64		r = st->spill_row[i];
+		uint8		keynull = !lt_array_is_valid(a, r);
+		uint32		len;
+
+		resetStringInfo(rec);
+		appendBinaryStringInfo(rec, (char *) &len, sizeof(len));
+		appendBinaryStringInfo(rec, (char *) &st->spill_hash[i], sizeof(uint64));
+		appendBinaryStringInfo(rec, (char *) &keynull, 1);
+		if (!keynull)
+		{
+			if (st->key_kind == LT_KEY_TEXT)
+			{
+				int64		slen = a->offsets[r + 1] - a->offsets[r];
+
+				appendBinaryStringInfo(rec, (char *) &slen, sizeof(int64));
+				appendBinaryStringInfo(rec, (const char *) a->data + a->offsets[r], (int) slen);
+			}
+			else
+			{
+				appendBinaryStringInfo(rec, (char *) &st->spill_ikey[i], sizeof(int64));
+				if (st->key_kind == LT_KEY_DATUM)
+					appendBinaryStringInfo(rec, (char *) &st->spill_key[i], sizeof(Datum));
+			}
+		}
+		for (int k = 0; k < st->n_aggs; k++)
+		{
+			int			size = stage_size(&st->aggs[k]);
+			const LtStageVal *sv = &st->stage[i * st->n_aggs + k];
+			uint8		valid = sv->valid;
+
+			if (size < 0)
+				continue;
+			appendBinaryStringInfo(rec, (char *) &valid, 1);
+			if (size > 0 && valid)
+				appendBinaryStringInfo(rec, (char *) &sv->v, size);
+		}
+		len = (uint32) rec->len;
+		memcpy(rec->data, &len, sizeof(len));
+		spill_write(st, st->spill_hash[i], rec->data, rec->len);
+	}
+}
+
+/* The end of a pass: its partitions become batches (rewound: their write buffers are freed). */
+static void
+spill_finish(LtUpperState *st)
+{
+	LtSpillOut *so = st->spill_out;
+	MemoryContext old;
+
+	if (so == NULL)
+		return;
+	old = MemoryContextSwitchTo(st->spill_cxt);
+	for (int p = 0; p < (1 << so->bits); p++)
+	{
+		LtSpillBatch *b;
+
+		if (so->tapes[p] == NULL)
+			continue;
+		LogicalTapeRewindForRead(so->tapes[p], BLCKSZ);
+		b = palloc0(sizeof(LtSpillBatch));
+		b->tape = so->tapes[p];
+		b->used_bits = so->shift + so->bits;
+		b->depth = st->cur_depth + 1;
+		b->rows = so->rows[p];
+		st->batches = lappend(st->batches, b);
+	}
+	st->spill_disk_peak = Max(st->spill_disk_peak, (uint64) LogicalTapeSetBlocks(st->tapeset));
+	pfree(so->tapes);
+	pfree(so->rows);
+	pfree(so);
+	st->spill_out = NULL;
+	MemoryContextSwitchTo(old);
+}
+
+/* Tapes and batches gone (the end, a rescan); an error leaves them to the resource owner. */
+static void
+spill_release(LtUpperState *st)
+{
+	if (st->tapeset)
+		LogicalTapeSetClose(st->tapeset);
+	st->tapeset = NULL;
+	st->spill_out = NULL;
+	st->batches = NIL;
+	MemoryContextReset(st->spill_cxt);
 }
 
 /* ---- execution: folding a batch ----------------------------------------------------------------- */
@@ -581,32 +926,17 @@ accum_float8(LtAcc *acc, float8 newval)
 	acc->sxx = Sxx;
 }
 
-static void
-fold_batch(LtUpperState *st, int k, const lt_batch *b)
+/* Aggregate k's column of batch b into the scratch vectors (what the fold reads); its validity. */
+static const uint8 *
+load_agg(LtUpperState *st, int k, const lt_batch *b)
 {
 	const LtAggSpec *ag = &st->aggs[k];
 	int64		n = b->length;
-	const int32 *gidx = st->grouped ? st->gidx : NULL;
-	LtAcc	   *accs = st->accs + k;
-	int64		stride = st->n_aggs;
 	const lt_array *a;
-	const uint8 *valid;
 
 	if (ag->kind == LT_AGG_COUNT_STAR)
-	{
-		const bool *pass = st->local_check ? st->pass : NULL;
-
-		if (gidx == NULL && pass == NULL)
-			accs->n += n;
-		else
-			for (int64 r = 0; r < n; r++)
-				if (!pass || pass[r])
-					ACC(r)->n++;
-		return;
-	}
+		return NULL;
 	a = b->columns[ag->col];
-	valid = a->validity;
-
 	if (ag->kind == LT_AGG_COUNT)
 	{
 		/* loading checks what the scan's conversion would refuse */
@@ -614,15 +944,8 @@ fold_batch(LtUpperState *st, int k, const lt_batch *b)
 			load_datum(ag->conv, a, n, st->vi);
 		else if (ag->vc == LT_VAL_DECIMAL && ag->precision > 0)
 			load_decimal(ag, a, n, st->vn, st->vi);
-		if (valid == NULL && gidx == NULL)
-			accs->n += n;
-		else
-			for (int64 r = 0; r < n; r++)
-				if (!valid || valid[r])
-					ACC(r)->n++;
-		return;
+		return a->validity;
 	}
-
 	switch (ag->vc)
 	{
 		case LT_VAL_INT:
@@ -640,6 +963,34 @@ fold_batch(LtUpperState *st, int k, const lt_batch *b)
 			break;
 		default:
 			elog(ERROR, "lt_fdw: no loader for aggregate %d", (int) ag->kind);
+	}
+	return a->validity;
+}
+
+/*
+ * Fold n loaded values of aggregate k (st->vi / vd / vn) into their groups (st->gidx when grouped), in
+ * row order; valid: the rows with a value (NULL: all), pass: the rows count(*) counts (NULL: all).
+ */
+static void
+fold_values(LtUpperState *st, int k, int64 n, const uint8 *valid, const bool *pass)
+{
+	const LtAggSpec *ag = &st->aggs[k];
+	const int32 *gidx = st->grouped ? st->gidx : NULL;
+	LtAcc	   *accs = st->accs + k;
+	int64		stride = st->n_aggs;
+
+	if (ag->kind == LT_AGG_COUNT_STAR || ag->kind == LT_AGG_COUNT)
+	{
+		/* count(*) counts the rows that pass, count(col) the rows with a value */
+		const uint8 *counted = ag->kind == LT_AGG_COUNT ? valid : (const uint8 *) pass;
+
+		if (counted == NULL && gidx == NULL)
+			accs->n += n;
+		else
+			for (int64 r = 0; r < n; r++)
+				if (!counted || counted[r])
+					ACC(r)->n++;
+		return;
 	}
 
 	switch (ag->kind)
@@ -702,7 +1053,7 @@ fold_batch(LtUpperState *st, int k, const lt_batch *b)
 					if (unlikely(__builtin_add_overflow(acc->isum, st->vn[r], &s)))
 					{
 						/* beyond int128: move the partial sum into a numeric */
-						MemoryContext old = MemoryContextSwitchTo(st->agg_cxt);
+						MemoryContext old = MemoryContextSwitchTo(st->group_cxt);
 
 						acc->spill = acc_numeric_sum(acc, ag->scale);
 						MemoryContextSwitchTo(old);
@@ -813,6 +1164,254 @@ fold_batch(LtUpperState *st, int k, const lt_batch *b)
 		default:
 			break;
 	}
+}
+
+/*
+ * Fold aggregate k of batch b.  The rows assign_groups spilled (gidx -1) are staged for their records
+ * instead: their values are loaded (and checked) here, with everybody else's.
+ */
+static void
+fold_batch(LtUpperState *st, int k, const lt_batch *b)
+{
+	const uint8 *valid = load_agg(st, k, b);
+	const bool *pass = st->local_check ? st->pass : NULL;
+	int64		n = b->length;
+
+	if (st->n_spill > 0)
+	{
+		ensure_stage(st);
+		spill_stage(st, k, valid);
+		for (int64 r = 0; r < n; r++)
+		{
+			st->eff_pass[r] = (!pass || pass[r]) && st->gidx[r] >= 0;
+			st->eff_valid[r] = (!valid || valid[r]) && st->gidx[r] >= 0;
+		}
+		valid = st->eff_valid;
+		pass = st->eff_pass;
+	}
+	fold_values(st, k, n, valid, pass);
+}
+
+/* ---- execution: aggregating a spilled partition ------------------------------------------------- */
+
+#define LT_SPILL_CHUNK_BYTES (1024 * 1024)
+
+static void
+reset_groups(LtUpperState *st)
+{
+	st->group_mem_peak = Max(st->group_mem_peak, MemoryContextMemAllocated(st->group_cxt, true));
+	MemoryContextReset(st->group_cxt);
+	st->groups = NULL;
+	st->accs = NULL;
+	st->slots = NULL;
+	st->n_slots = 0;
+	st->n_groups = 0;
+	st->cap_groups = 0;
+	st->null_group = -1;
+	st->groups_full = false;
+}
+
+static void
+damaged_spill(void)
+{
+	elog(ERROR, "lt_fdw: a spilled aggregate record could not be read back");
+}
+
+/* The next record of tape into st->chunk at off (its length first); false at the tape's end. */
+static bool
+spill_read(LtUpperState *st, LogicalTape *tape, Size off)
+{
+	uint32		len;
+	size_t		got = LogicalTapeRead(tape, &len, sizeof(len));
+
+	if (got == 0)
+		return false;
+	if (got != sizeof(len) || len < sizeof(len) + sizeof(uint64) + 1)
+		damaged_spill();
+	if (off + len > st->chunk_cap)
+	{
+		Size		cap = Max(st->chunk_cap * 2, off + len);
+
+		st->chunk = st->chunk ? repalloc_huge(st->chunk, cap) : MemoryContextAllocHuge(st->agg_cxt, cap);
+		st->chunk_cap = cap;
+	}
+	memcpy(st->chunk + off, &len, sizeof(len));
+	if (LogicalTapeRead(tape, st->chunk + off + sizeof(len), len - sizeof(len)) != len - sizeof(len))
+		damaged_spill();
+	return true;
+}
+
+/* Read n bytes of a record at *p (ending at end) into dst. */
+static inline void
+rec_take(const char **p, const char *end, void *dst, Size n)
+{
+	if (*p + n > end)
+		damaged_spill();
+	memcpy(dst, *p, n);
+	*p += n;
+}
+
+/* Group record i of the chunk (stage its values), or spill it again (gidx -1). */
+static void
+replay_record(LtUpperState *st, int64 i)
+{
+	const char *rec = st->chunk + st->chunk_off[i];
+	uint32		len;
+	const char *p = rec + sizeof(len);
+	const char *end;
+	uint64		h;
+	uint8		keynull;
+	int64		ikey = 0;
+	Datum		dkey = 0;
+	const char *s = NULL;
+	int64		slen = 0;
+	bool		created;
+	int64		g;
+
+	memcpy(&len, rec, sizeof(len));
+	end = rec + len;
+	rec_take(&p, end, &h, sizeof(h));
+	rec_take(&p, end, &keynull, 1);
+	if (!keynull)
+	{
+		if (st->key_kind == LT_KEY_TEXT)
+		{
+			rec_take(&p, end, &slen, sizeof(slen));
+			if (slen < 0 || p + slen > end)
+				damaged_spill();
+			s = p;
+			p += slen;
+		}
+		else
+		{
+			rec_take(&p, end, &ikey, sizeof(ikey));
+			if (st->key_kind == LT_KEY_DATUM)
+				rec_take(&p, end, &dkey, sizeof(dkey));
+		}
+	}
+	for (int k = 0; k < st->n_aggs; k++)
+	{
+		int			size = stage_size(&st->aggs[k]);
+		LtStageVal *sv = &st->stage[i * st->n_aggs + k];
+		uint8		valid;
+
+		sv->v = 0;
+		sv->valid = false;
+		if (size < 0)
+			continue;
+		rec_take(&p, end, &valid, 1);
+		sv->valid = valid;
+		if (size > 0 && valid)
+			rec_take(&p, end, &sv->v, size);
+	}
+
+	g = lookup_group(st, h, keynull, ikey, s, slen, &created);
+	st->gidx[i] = (int32) g;
+	if (g < 0)
+	{
+		spill_write(st, h, rec, len);
+		return;
+	}
+	if (created && !keynull)
+	{
+		if (st->key_kind == LT_KEY_INT)
+			st->groups[g].key = int_key_datum(st, ikey);
+		else if (st->key_kind == LT_KEY_DATUM)
+			st->groups[g].key = dkey;
+		else
+		{
+			/* the text Datum as the scan converts it: one slot of the key's field type */
+			lt_array	one = {0};
+			int64		offs[2] = {0, slen};
+			MemoryContext old = MemoryContextSwitchTo(st->group_cxt);
+			bool		isnull;
+
+			one.field = st->key_conv->field;
+			one.length = 1;
+			one.offsets = offs;
+			one.data = (uint8 *) s;
+			one.data_len = slen;
+			st->groups[g].key = lt_conv_datum(st->key_conv, &one, 0, &isnull);
+			MemoryContextSwitchTo(old);
+		}
+	}
+}
+
+/*
+ * Aggregate one spilled partition alone, as the scan did its rows: its groups replace the previous
+ * ones; rows of groups that do not fit are spilled again, into partitions by the next hash bits.
+ */
+static void
+aggregate_batch(LtUpperState *st, LtSpillBatch *batch)
+{
+	bool		more = true;
+
+	reset_groups(st);
+	st->cur_used_bits = batch->used_bits;
+	st->cur_depth = batch->depth;
+	st->spill_depth = Max(st->spill_depth, batch->depth);
+	st->spill_batches++;
+	ensure_scratch(st, LT_DEFAULT_BATCH_ROWS);
+	ensure_stage(st);
+	while (more)
+	{
+		int64		n = 0;
+		Size		off = 0;
+		MemoryContext old;
+
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(st->spill_cxt);
+		while (n < st->scratch_len && off < LT_SPILL_CHUNK_BYTES)
+		{
+			uint32		len;
+
+			if (!spill_read(st, batch->tape, off))
+			{
+				more = false;
+				break;
+			}
+			memcpy(&len, st->chunk + off, sizeof(len));
+			st->chunk_off[n++] = off;
+			off += len;
+		}
+		for (int64 i = 0; i < n; i++)
+			replay_record(st, i);
+		MemoryContextSwitchTo(old);
+		for (int k = 0; k < st->n_aggs; k++)
+		{
+			const LtAggSpec *ag = &st->aggs[k];
+
+			for (int64 i = 0; i < n; i++)
+			{
+				const LtStageVal *sv = &st->stage[i * st->n_aggs + k];
+
+				st->eff_pass[i] = st->gidx[i] >= 0;
+				st->eff_valid[i] = sv->valid && st->gidx[i] >= 0;
+				if (stage_size(ag) <= 0)
+					continue;
+				if (ag->vc == LT_VAL_FLOAT4 || ag->vc == LT_VAL_FLOAT8)
+				{
+					int64		bits = (int64) sv->v;
+
+					memcpy(&st->vd[i], &bits, 8);
+				}
+				else if (ag->vc == LT_VAL_DECIMAL)
+					st->vn[i] = sv->v;
+				else
+					st->vi[i] = (int64) sv->v;
+			}
+			fold_values(st, k, n, st->eff_valid, st->eff_pass);
+		}
+	}
+	{
+		MemoryContext old = MemoryContextSwitchTo(st->spill_cxt);
+
+		LogicalTapeClose(batch->tape);
+		pfree(batch);
+		MemoryContextSwitchTo(old);
+	}
+	st->group_mem_peak = Max(st->group_mem_peak, MemoryContextMemAllocated(st->group_cxt, true));
+	spill_finish(st);
 }
 
 /* The final value of aggregate k of a group. */
@@ -1118,11 +1717,15 @@ upper_begin(ForeignScanState *node, int eflags)
 	}
 
 	st->agg_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw aggregates", ALLOCSET_DEFAULT_SIZES);
+	st->group_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw aggregate groups", ALLOCSET_DEFAULT_SIZES);
+	st->spill_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw aggregate spill", ALLOCSET_DEFAULT_SIZES);
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
+	initStringInfo(&st->rec);
+	spill_set_limits(st);
 }
 
 static void
-ensure_scratch(LtUpperState *st, int64 n)
+ensure_scratch(struct LtUpperState *st, int64 n)
 {
 	if (n <= st->scratch_len)
 		return;
@@ -1138,6 +1741,30 @@ ensure_scratch(LtUpperState *st, int64 n)
 	st->vd = MemoryContextAllocHuge(st->agg_cxt, sizeof(double) * st->scratch_len);
 	st->vn = MemoryContextAllocHuge(st->agg_cxt, sizeof(int128) * st->scratch_len);
 	st->gidx = MemoryContextAllocHuge(st->agg_cxt, sizeof(int32) * st->scratch_len);
+	if (st->grouped)
+	{
+		/* what spilling a batch's rows, or reading a partition's back, needs */
+		if (st->spill_row)
+		{
+			pfree(st->spill_row);
+			pfree(st->spill_hash);
+			pfree(st->spill_ikey);
+			pfree(st->spill_key);
+			if (st->stage)
+				pfree(st->stage);
+			pfree(st->eff_valid);
+			pfree(st->eff_pass);
+			pfree(st->chunk_off);
+		}
+		st->spill_row = MemoryContextAllocHuge(st->agg_cxt, sizeof(int64) * st->scratch_len);
+		st->spill_hash = MemoryContextAllocHuge(st->agg_cxt, sizeof(uint64) * st->scratch_len);
+		st->spill_ikey = MemoryContextAllocHuge(st->agg_cxt, sizeof(int64) * st->scratch_len);
+		st->spill_key = MemoryContextAllocHuge(st->agg_cxt, sizeof(Datum) * st->scratch_len);
+		st->stage = NULL;		/* at the first spilled row: ensure_stage */
+		st->eff_valid = MemoryContextAllocHuge(st->agg_cxt, st->scratch_len);
+		st->eff_pass = MemoryContextAllocHuge(st->agg_cxt, sizeof(bool) * st->scratch_len);
+		st->chunk_off = MemoryContextAllocHuge(st->agg_cxt, sizeof(int64) * st->scratch_len);
+	}
 }
 
 /* The rows of batch b that pass the quals checked here (st->pass), and the masks that hide the others. */
@@ -1313,6 +1940,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 					assign_groups(st, b->columns[st->key_col], b->length, st->pass);
 				for (int k = 0; k < st->n_aggs; k++)
 					fold_batch(st, k, b);
+				if (st->n_spill > 0)
+					spill_batch_rows(st, b->columns[st->key_col]);
 				for (int k = 0; k < st->n_proj && k < FUNC_MAX_ARGS; k++)
 					b->columns[k]->validity = saved[k];
 				for (int64 r = 0; r < b->length; r++)
@@ -1323,6 +1952,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 				assign_groups(st, b->columns[st->key_col], b->length, NULL);
 			for (int k = 0; k < st->n_aggs; k++)
 				fold_batch(st, k, b);
+			if (st->n_spill > 0)
+				spill_batch_rows(st, b->columns[st->key_col]);
 			st->rows_aggregated += b->length;
 		}
 		if (st->scanner)
@@ -1334,6 +1965,9 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		}
 		upper_close_scanner(st);
 	}
+	/* the scan's spilled rows: partitions aggregated once the groups in memory are out */
+	st->group_mem_peak = Max(st->group_mem_peak, MemoryContextMemAllocated(st->group_cxt, true));
+	spill_finish(st);
 }
 
 static TupleTableSlot *
@@ -1353,8 +1987,20 @@ upper_iterate(ForeignScanState *node)
 		st->done = true;
 		st->next_out = 0;
 	}
-	if (st->next_out >= st->n_groups)
-		return slot;
+	while (st->next_out >= st->n_groups)
+	{
+		LtSpillBatch *batch;
+
+		if (st->batches == NIL)
+			return slot;
+		/* the next spilled partition (the last made first, as PostgreSQL does: few tapes at once) */
+		batch = llast(st->batches);
+		st->batches = list_delete_last(st->batches);
+		old = MemoryContextSwitchTo(st->agg_cxt);
+		aggregate_batch(st, batch);
+		MemoryContextSwitchTo(old);
+		st->next_out = 0;
+	}
 	g = st->next_out++;
 	old = MemoryContextSwitchTo(node->ss.ps.ps_ExprContext->ecxt_per_tuple_memory);
 	for (int c = 0; c < st->n_out; c++)
@@ -1379,24 +2025,24 @@ upper_rescan(ForeignScanState *node)
 {
 	LtUpperState *st = node->fdw_state;
 
-	/* without parameters nothing the aggregates depend on changes: replay the result */
+	/* without parameters nothing the aggregates depend on changes: replay the result (unless spilled) */
 	st->next_out = 0;
-	if (st->filter && node->ss.ps.chgParam != NULL)
+	if ((st->filter && node->ss.ps.chgParam != NULL) || st->rows_spilled > 0)
 	{
 		/* recompute with the new parameter values */
+		spill_release(st);
+		reset_groups(st);
 		MemoryContextReset(st->agg_cxt);
-		st->groups = NULL;
-		st->accs = NULL;
-		st->slots = NULL;
-		st->n_slots = 0;
-		st->n_groups = 0;
-		st->cap_groups = 0;
-		st->null_group = -1;
 		st->scratch_len = 0;
 		st->vi = NULL;
 		st->vd = NULL;
 		st->vn = NULL;
 		st->gidx = NULL;
+		st->spill_row = NULL;
+		st->stage = NULL;
+		st->chunk = NULL;
+		st->chunk_cap = 0;
+		st->pass = NULL;
 		st->done = false;
 	}
 }
@@ -1410,6 +2056,8 @@ upper_end(ForeignScanState *node)
 		return;
 	if (st->lib_cxt)
 		upper_close_scanner(st);
+	if (st->spill_cxt)
+		spill_release(st);
 	upper_state_release(st);
 }
 
@@ -1496,6 +2144,16 @@ upper_explain(ForeignScanState *node, ExplainState *es)
 			ExplainPropertyUInteger("Rows Removed by Lance Filter", NULL, st->rows_filtered, es);
 		ExplainPropertyUInteger("Bytes Read", NULL, st->bytes_read, es);
 		ExplainPropertyUInteger("Read Requests", NULL, st->read_requests, es);
+		if (st->rows_spilled > 0)
+		{
+			/* as PostgreSQL's HashAggregate says it spilled */
+			ExplainPropertyUInteger("Batches", NULL, st->spill_batches + 1, es);
+			ExplainPropertyUInteger("Partitions Spilled", NULL, st->spill_partitions, es);
+			ExplainPropertyUInteger("Rows Spilled", NULL, st->rows_spilled, es);
+			ExplainPropertyUInteger("Spill Depth", NULL, (uint64) st->spill_depth, es);
+			ExplainPropertyUInteger("Group Memory Usage", "kB", (st->group_mem_peak + 1023) / 1024, es);
+			ExplainPropertyUInteger("Disk Usage", "kB", st->spill_disk_peak * (BLCKSZ / 1024), es);
+		}
 	}
 }
 
