@@ -180,3 +180,26 @@ COMMENT ON FUNCTION inner_product(real[], real[]) IS 'inner product, as pgvector
 COMMENT ON FUNCTION inner_product(double precision[], double precision[]) IS 'inner product, as pgvector''s';
 COMMENT ON FUNCTION lt_negative_inner_product(real[], real[]) IS 'the negative inner product (the <#> operator)';
 COMMENT ON FUNCTION lt_negative_inner_product(double precision[], double precision[]) IS 'the negative inner product (the <#> operator)';
+
+-- ---- issue 18: table lifecycle from SQL (src/fdw/lifecycle.c) ---------------------------------
+-- Create the dataset a foreign table names, from its columns (and the rows of query), as one Lance
+-- commit at COMMIT; overwrite => true replaces an existing dataset (one Overwrite).
+CREATE FUNCTION lt_create_dataset(target regclass, storage_version text DEFAULT '2.2', query text DEFAULT NULL,
+                                  overwrite boolean DEFAULT false,
+                                  OUT dataset text, OUT storage_version_written text, OUT rows_written bigint,
+                                  OUT files_written integer)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+-- Compact small fragments and fragments with many deleted rows, as Lance does: one Rewrite at COMMIT.
+CREATE FUNCTION lt_compact(target regclass, target_rows_per_fragment bigint DEFAULT 1048576,
+                           materialize_deletions boolean DEFAULT true,
+                           materialize_deletions_threshold double precision DEFAULT 0.1,
+                           OUT fragments_removed bigint, OUT fragments_added bigint, OUT rows_rewritten bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_create_dataset(regclass, text, text, boolean) IS
+  'creates the dataset of a foreign table from its columns (and the rows of query) in storage 2.2, 2.1 or 2.0, as one Lance commit at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_compact(regclass, bigint, boolean, double precision) IS
+  'rewrites small fragments and fragments with many deleted rows into fragments of about target_rows_per_fragment rows, as one Lance Rewrite at COMMIT (needs the table''s owner)';

@@ -1,0 +1,14 @@
+/*
+ * lifecycle.h — a dataset's life from SQL (lifecycle.c): lt_create_dataset (a new dataset from a
+ * foreign table's definition, optionally filled by a query) and lt_compact (small fragments
+ * rewritten into big ones), each one Lance commit at the transaction's commit.
+ */
+#ifndef LT_FDW_LIFECYCLE_H
+#define LT_FDW_LIFECYCLE_H
+
+#include "fmgr.h"
+
+extern Datum lt_create_dataset(PG_FUNCTION_ARGS);
+extern Datum lt_compact(PG_FUNCTION_ARGS);
+
+#endif
