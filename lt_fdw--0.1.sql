@@ -199,6 +199,23 @@ CREATE FUNCTION lt_compact(target regclass, target_rows_per_fragment bigint DEFA
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+-- Schema evolution as Lance commits it (add: a Merge, every row NULL; drop, rename: a Project), the
+-- foreign table altered with it; one Lance commit at COMMIT.
+CREATE FUNCTION lt_add_column(target regclass, column_name text, column_type text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_drop_column(target regclass, column_name text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_rename_column(target regclass, column_name text, new_name text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
+  'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_drop_column(regclass, text) IS
+  'drops a field (and the indexes on it) from the table''s dataset and the column from the table, as one Lance Project at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_rename_column(regclass, text, text) IS
+  'renames a field of the table''s dataset (its id kept) and the column, as one Lance Project at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_create_dataset(regclass, text, text, boolean) IS
   'creates the dataset of a foreign table from its columns (and the rows of query) in storage 2.2, 2.1 or 2.0, as one Lance commit at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_compact(regclass, bigint, boolean, double precision) IS

@@ -199,6 +199,52 @@ CREATE FOREIGN TABLE st (id bigint, k integer) SERVER life_lake OPTIONS (path 'i
 SELECT life_err($$SELECT lt_compact('st', 100000)$$) AS stable_indexed;
 SELECT count(*) AS st_fragments FROM lt_fragments('st');
 
+-- ---- schema evolution ------------------------------------------------------------------------------
+CREATE FOREIGN TABLE ts (id bigint NOT NULL, a text, b integer) SERVER life OPTIONS (path 'ts.lance');
+SELECT rows_written FROM lt_create_dataset('ts', query => 'SELECT g::bigint, ''a'' || g, g::int FROM generate_series(1, 5) g');
+SELECT * FROM lt_create_index('ts', 'b', 'btree');
+-- add: every row NULL; the foreign table gets the column in the same transaction
+BEGIN;
+SELECT lt_add_column('ts', 'c', 'double precision');
+SELECT attname FROM pg_attribute WHERE attrelid = 'ts'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT life_versions('ts.lance') AS versions_in_txn;
+ROLLBACK;
+SELECT attname FROM pg_attribute WHERE attrelid = 'ts'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT lt_add_column('ts', 'c', 'double precision');
+SELECT lt_add_column('ts', 'tags', 'text[]');
+SELECT * FROM ts ORDER BY id;
+INSERT INTO ts VALUES (6, 'a6', 6, 6.5, ARRAY['x']);
+SELECT * FROM ts ORDER BY id;
+-- drop: a Project, the index on it goes too; rename: the field keeps its id
+SELECT lt_drop_column('ts', 'b');
+SELECT lt_rename_column('ts', 'a', 'label');
+SELECT * FROM ts ORDER BY id;
+SELECT version, operation FROM lt_versions('ts') ORDER BY version;
+SELECT count(*) AS indexes FROM lt_indexes('ts');
+-- the engine reads each step's schema and rows; an old version keeps its schema
+\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/ts.lance" | cut -c1-50
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance"
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version 3 | head -n 2
+-- ... and writes on top (an append with the new schema, its compaction); lt_fdw reads that
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7","label":"e7","c":7.5,"tags":["y"]}]},{"op":"optimize"}]}' > "$LIFE/../ts_ops.json" && node ref.mjs apply "$LIFE/ts.lance" "$LIFE/../ts_ops.json" | sed 's/"dataset":"[^"]*",//'
+SELECT * FROM ts ORDER BY id;
+-- errors
+SELECT life_err($$SELECT lt_add_column('ts', 'c', 'integer')$$) AS add_existing;
+SELECT life_err($$SELECT lt_add_column('ts', 'p', 'point')$$) AS add_no_type;
+SELECT life_err($$SELECT lt_add_column('ts', 'p', 'no_such_type')$$) AS add_bad_type;
+SELECT life_err($$SELECT lt_drop_column('ts', 'nope')$$) AS drop_missing;
+SELECT life_err($$SELECT lt_rename_column('ts', 'label', 'c')$$) AS rename_onto;
+SELECT life_err($$SELECT lt_rename_column('ts', 'label', '_rowid')$$) AS rename_reserved;
+BEGIN;
+SELECT lt_add_column('ts', 'd', 'integer');
+SELECT life_err($$SELECT lt_drop_column('ts', 'c')$$) AS two_in_one;
+SELECT life_err($$INSERT INTO ts (id) VALUES (100)$$) AS with_rows;
+ROLLBACK;
+SELECT life_err($$SELECT lt_drop_column('tc_pinned', 's')$$) AS pinned;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_drop_column('t_q', 'b')$$) AS not_owner;
+RESET ROLE;
+
 DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;

@@ -26,7 +26,9 @@
 #include "executor/spi.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/typcache.h"
@@ -42,9 +44,13 @@
 #include "index/lt_index.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
+#include "txn/lt_txn_schema.h"
 
 PG_FUNCTION_INFO_V1(lt_create_dataset);
 PG_FUNCTION_INFO_V1(lt_compact);
+PG_FUNCTION_INFO_V1(lt_add_column);
+PG_FUNCTION_INFO_V1(lt_drop_column);
+PG_FUNCTION_INFO_V1(lt_rename_column);
 
 #define CREATE_BATCH_ROWS 1000
 #define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
@@ -746,4 +752,289 @@ lt_compact(PG_FUNCTION_ARGS)
 	values[1] = Int64GetDatum((int64) added);
 	values[2] = Int64GetDatum((int64) rows);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
+}
+
+/* ---- lt_add_column, lt_drop_column, lt_rename_column ----------------------------------------------- */
+
+typedef struct PendingSchema
+{
+	lt_schema_change c;
+	uint64		version;		/* checked on */
+} PendingSchema;
+
+static void
+schema_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	/* nothing was written: the change lives in the commit alone */
+}
+
+static void
+schema_commit(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingSchema *ps = op->arg;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	spec.version = ps->version;
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, "", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_commit_schema_change(ds, &ps->c, NULL, &res, &err);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not change the schema of foreign table \"%s\": a concurrent transaction conflicts",
+						xt->relname),
+				 errdetail("%s (dataset %s, read version " UINT64_FORMAT ").", err.msg, xt->uri, ps->version),
+				 errhint("Retry the transaction.")));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+}
+
+/* The checks every schema change makes; the dataset at the version the statement reads (pinned). */
+static LtDatasetEntry *
+schema_change_begin(Oid relid, const char *fn, LtTableOptions *opts)
+{
+	char	   *relname;
+
+	lt_check_lt_table(relid, fn);
+	relname = get_rel_name(relid);
+	lt_check_table_owner(relid);	/* as ALTER TABLE */
+	lt_get_table_options(relid, opts);
+	if (opts->version || opts->tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is pinned to a %s and cannot change its dataset's schema", relname,
+						opts->version ? "version" : "tag"),
+				 errhint("Change the schema through a foreign table without \"version\" or \"tag\".")));
+	lt_check_read_privilege(GetUserId(), relname, opts->uri);
+	lt_check_write_privilege(GetUserId(), relname, opts->uri);
+	return lt_dataset_acquire(relid, opts, true);
+}
+
+/* Check the change on the version read, and queue it for the commit. */
+static void
+schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	char	   *relname = get_rel_name(relid);
+	LtXactTable *xt;
+	LtPendingOp *op;
+	PendingSchema *ps;
+	lt_error	err;
+	MemoryContext old;
+
+	if (lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: cannot change the schema of foreign table \"%s\": %s", relname, err.msg),
+				 errdetail("Dataset %s, version " UINT64_FORMAT ".", opts->uri, e->version)));
+	xt = lt_xact_op_table(relname, opts, "change the schema of");
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	ps = palloc0(sizeof(PendingSchema));
+	ps->version = e->version;
+	ps->c.kind = proto->c.kind;
+	ps->c.name = proto->c.name ? pstrdup(proto->c.name) : NULL;
+	ps->c.new_name = proto->c.new_name ? pstrdup(proto->c.new_name) : NULL;
+	if (proto->c.n_add > 0)
+	{
+		lt_new_field *f = palloc(sizeof(lt_new_field) * proto->c.n_add);
+
+		for (int i = 0; i < proto->c.n_add; i++)
+		{
+			f[i] = proto->c.add[i];
+			f[i].name = pstrdup(f[i].name);
+			f[i].logical_type = pstrdup(f[i].logical_type);
+		}
+		ps->c.add = f;
+		ps->c.n_add = proto->c.n_add;
+	}
+	op = palloc0(sizeof(LtPendingOp));
+	op->subid = GetCurrentSubTransactionId();
+	op->what = "changes the schema of";
+	op->commit = schema_commit;
+	op->discard = schema_discard;
+	op->arg = ps;
+	MemoryContextSwitchTo(old);
+	xt->pending_op = op;
+}
+
+/* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
+static void
+alter_table(Oid relid, const char *what)
+{
+	char	   *sql = psprintf("ALTER FOREIGN TABLE %s %s",
+							   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+														  get_rel_name(relid)),
+							   what);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "lt_fdw: SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "lt_fdw: %s failed", sql);
+	SPI_finish();
+}
+
+/* The column of relid named colname (its attnum, 0 if none) and the field it reads. */
+static AttrNumber
+column_field(Oid relid, const char *colname, char **field)
+{
+	AttrNumber	attnum = get_attnum(relid, colname);
+
+	*field = attnum != InvalidAttrNumber ? lt_column_field_name(relid, attnum, colname) : pstrdup(colname);
+	return attnum;
+}
+
+Datum
+lt_add_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *typname;
+	Oid			typid;
+	int32		typmod;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	FieldList	fl = {0};
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_add_column needs a table, a column name and a type")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (colname[0] == '\0' || is_scan_column(colname))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", colname)));
+	parseTypeString(typname, &typid, &typmod, false);
+	e = schema_change_begin(relid, "lt_add_column", &opts);
+	PG_TRY();
+	{
+		if (get_attnum(relid, colname) != InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("lt_fdw: foreign table \"%s\" already has a column \"%s\"", get_rel_name(relid), colname)));
+		field_for_type(&fl, colname, typid, typmod, true, -1, colname, get_rel_name(relid));
+		ps.c.kind = LT_SCHEMA_ADD;
+		ps.c.add = fl.f;
+		ps.c.n_add = fl.n;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	alter_table(relid, psprintf("ADD COLUMN %s %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_drop_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *field;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_drop_column needs a table and a column name")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_drop_column", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		if (!lt_schema_find_name(e->ds->schema, field))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		ps.c.kind = LT_SCHEMA_DROP;
+		ps.c.name = field;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	if (attnum != InvalidAttrNumber)
+		alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(colname)));
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_rename_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *newname,
+			   *field;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_rename_column needs a table, a column name and a new name")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	newname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (newname[0] == '\0' || is_scan_column(newname))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", newname)));
+	e = schema_change_begin(relid, "lt_rename_column", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		if (!lt_schema_find_name(e->ds->schema, field))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		if (lt_schema_find_name(e->ds->schema, newname))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("lt_fdw: dataset %s already has a field \"%s\"", opts.uri, newname)));
+		ps.c.kind = LT_SCHEMA_RENAME;
+		ps.c.name = field;
+		ps.c.new_name = newname;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	if (attnum != InvalidAttrNumber)
+	{
+		if (strcmp(field, colname) != 0)
+			alter_table(relid, psprintf("ALTER COLUMN %s OPTIONS (SET column_name %s)", quote_identifier(colname),
+										quote_literal_cstr(newname)));
+		else
+			alter_table(relid, psprintf("RENAME COLUMN %s TO %s", quote_identifier(colname), quote_identifier(newname)));
+	}
+	PG_RETURN_VOID();
 }

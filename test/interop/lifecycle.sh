@@ -11,6 +11,8 @@
 #             indexes; lt_compact: one Rewrite version, a handful of fragments, the same rows through lt_fdw,
 #             Lance 8 and Lance 12; every filter answered by lt_fdw as by the engine (its indexes over the
 #             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
+#   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
+#             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema
 #
 #   test/interop/lifecycle.sh [--no-install]
 # Ends with "interop-lifecycle: N passed, M failed"; exits non-zero when anything failed.
@@ -20,7 +22,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-lifecycle 16 "$@"
+lt_step interop-lifecycle 18 "$@"
 lt_step_prepare
 lt_step_cluster
 N=${LT_LIFECYCLE_INSERTS:-400}
@@ -105,6 +107,19 @@ for i in $(seq 1 30); do echo "INSERT INTO k VALUES ($((10000 + i)), 1, ARRAY['t
 sql "SELECT lt_compact('k')" >/dev/null || bad "compact: a second compaction failed"
 check "compact: after the second, the engine reads what lt_fdw reads" "$(ref_count_sum "$LAKE/k.lance")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")"
 check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.lance" "cat = 1")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 1")"
+
+# ---- schema evolution -----------------------------------------------------------------------------------
+sql "SELECT lt_add_column('c22', 'extra', 'integer')" >/dev/null || bad "evolve: lt_add_column failed"
+sql "UPDATE c22 SET extra = 7 WHERE id < 100" >/dev/null
+sql "SELECT lt_drop_column('c22', 'v')" >/dev/null || bad "evolve: lt_drop_column failed"
+sql "SELECT lt_rename_column('c22', 's', 'label')" >/dev/null || bad "evolve: lt_rename_column failed"
+check "evolve: the engine's schema" "$(ref schema "$LAKE/c22.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.split("\n").filter(Boolean).map(l=>JSON.parse(l).name).join(",")))')" "id,n,label,d,ok,tags,extra"
+check "evolve: the engine reads the new column" "$(ref_count_sum "$LAKE/c22.lance" "extra = 7")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE extra = 7")"
+check "evolve: the engine reads the renamed column" "$(ref_count_sum "$LAKE/c22.lance" "label IS NULL")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE label IS NULL")"
+check12 "evolve: Lance 12 reads the new column" "$LAKE/c22.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE extra IS NULL")" "extra IS NULL"
+printf '{"ops":[{"op":"append","rows":[{"id":"990001","n":1,"label":"eng","d":"2025-01-01","ok":true,"tags":["x"],"extra":9}]},{"op":"optimize"}]}' >"$TMP/ops3.json"
+ref apply "$LAKE/c22.lance" "$TMP/ops3.json" >/dev/null || bad "evolve: the engine could not write on top"
+check "evolve: lt_fdw reads the engine's append" "$(sql "SELECT label || ' ' || extra FROM c22 WHERE id = 990001")" "eng 9"
 
 echo "interop-lifecycle: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
