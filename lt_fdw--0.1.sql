@@ -210,6 +210,27 @@ LANGUAGE C VOLATILE;
 CREATE FUNCTION lt_rename_column(target regclass, column_name text, new_name text) RETURNS void
 AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
+-- Lance tags (_refs/tags/<tag>.json), written at COMMIT; Lance's Restore commit.
+CREATE FUNCTION lt_create_tag(target regclass, tag text, version bigint DEFAULT NULL) RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_delete_tag(target regclass, tag text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_tags(target regclass, OUT tag text, OUT version bigint) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lt_tags_sql'
+LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION lt_restore(target regclass, version bigint) RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_create_tag(regclass, text, bigint) IS
+  'tags a version (default: the one the statement reads) of the table''s dataset, at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_delete_tag(regclass, text) IS
+  'deletes a tag of the table''s dataset, at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_tags(regclass) IS
+  'the tags of the table''s dataset and the versions they name (needs SELECT)';
+COMMENT ON FUNCTION lt_restore(regclass, bigint) IS
+  'makes an older version''s content the newest version, as one Lance Restore at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
   'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_drop_column(regclass, text) IS

@@ -245,6 +245,41 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_drop_column('t_q', 'b')$$) AS not_owner;
 RESET ROLE;
 
+-- ---- tags and restore --------------------------------------------------------------------------------
+SELECT lt_create_tag('ts', 'v1', 1);
+BEGIN;
+SELECT lt_create_tag('ts', 'inside') > 0 AS tagged;
+ROLLBACK;
+SELECT * FROM lt_tags('ts');
+SELECT lt_create_tag('ts', 'newest') = (SELECT max(version) FROM lt_versions('ts')) AS newest;
+SELECT * FROM lt_tags('ts') ORDER BY tag;
+CREATE FOREIGN TABLE ts_v1 (id bigint, a text, b integer) SERVER life OPTIONS (path 'ts.lance', tag 'v1');
+SELECT * FROM ts_v1 ORDER BY id;
+-- the engine reads the tags
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version v1 | head -n 2
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version newest --columns id | wc -l
+SELECT lt_delete_tag('ts', 'newest');
+SELECT * FROM lt_tags('ts') ORDER BY tag;
+SELECT life_err($$SELECT lt_create_tag('ts', 'v1')$$) AS tag_exists;
+SELECT life_err($$SELECT lt_delete_tag('ts', 'nope')$$) AS tag_missing;
+SELECT life_err($$SELECT lt_create_tag('ts', '../x')$$) AS tag_name;
+SELECT life_err($$SELECT lt_create_tag('ts', 'future', 1000)$$) AS tag_future;
+-- restore: version 1's rows become the newest version, one Restore commit; the engine reads it
+SELECT count(*) FROM t22;
+BEGIN;
+SELECT lt_restore('t22', 1) AS restored_as;
+SELECT count(*) AS before_commit FROM t22;
+COMMIT;
+SELECT count(*), sum(id) FROM t22;
+SELECT version, operation, row_count FROM lt_versions('t22') ORDER BY version;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id | wc -l
+SELECT life_err($$SELECT lt_restore('t22', 3)$$) AS restore_latest;
+SELECT life_err($$SELECT lt_restore('t22', 0)$$) AS restore_zero;
+-- writes after a restore
+INSERT INTO t22 VALUES (9999, 'after', 1.0);
+SELECT count(*) FROM t22;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
+
 DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;

@@ -31,6 +31,7 @@
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
 #include "convert_write.h"
@@ -44,6 +45,7 @@
 #include "index/lt_index.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
+#include "txn/lt_txn_restore.h"
 #include "txn/lt_txn_schema.h"
 
 PG_FUNCTION_INFO_V1(lt_create_dataset);
@@ -51,6 +53,10 @@ PG_FUNCTION_INFO_V1(lt_compact);
 PG_FUNCTION_INFO_V1(lt_add_column);
 PG_FUNCTION_INFO_V1(lt_drop_column);
 PG_FUNCTION_INFO_V1(lt_rename_column);
+PG_FUNCTION_INFO_V1(lt_create_tag);
+PG_FUNCTION_INFO_V1(lt_delete_tag);
+PG_FUNCTION_INFO_V1(lt_restore);
+PG_FUNCTION_INFO_V1(lt_tags_sql);
 
 #define CREATE_BATCH_ROWS 1000
 #define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
@@ -1037,4 +1043,261 @@ lt_rename_column(PG_FUNCTION_ARGS)
 			alter_table(relid, psprintf("RENAME COLUMN %s TO %s", quote_identifier(colname), quote_identifier(newname)));
 	}
 	PG_RETURN_VOID();
+}
+
+/* ---- tags and restore --------------------------------------------------------------------------- */
+
+typedef enum VersionOpKind
+{
+	VOP_CREATE_TAG,
+	VOP_DELETE_TAG,
+	VOP_RESTORE
+} VersionOpKind;
+
+typedef struct PendingVersionOp
+{
+	VersionOpKind kind;
+	char	   *tag;
+	uint64		version;		/* the tag's or the one restored */
+	uint64		read_version;	/* restore: the newest version the call saw */
+} PendingVersionOp;
+
+static void
+version_op_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	/* nothing was written */
+}
+
+static void
+version_op_commit(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingVersionOp *vo = op->arg;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		switch (vo->kind)
+		{
+			case VOP_CREATE_TAG:
+				rc = lt_tag_create(store, "", vo->tag, vo->version, &err);
+				break;
+			case VOP_DELETE_TAG:
+				rc = lt_tag_delete(store, "", vo->tag, &err);
+				break;
+			case VOP_RESTORE:
+				{
+					lt_version_spec spec = {vo->read_version, NULL};
+
+					rc = lt_dataset_open(store, "", &spec, &ds, &err);
+					if (rc == LT_OK)
+						rc = lt_commit_restore(ds, vo->version, NULL, &res, &err);
+					break;
+				}
+		}
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(vo->kind == VOP_CREATE_TAG ? ERRCODE_DUPLICATE_OBJECT : ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not %s foreign table \"%s\": %s",
+						vo->kind == VOP_RESTORE ? "restore" : "tag", xt->relname, err.msg),
+				 errdetail("Dataset %s.", xt->uri)));
+	if (rc == LT_ENOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: %s", err.msg),
+				 errdetail("Foreign table \"%s\", dataset %s.", xt->relname, xt->uri)));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+}
+
+/* Queue a tag or restore for the commit; returns the version the statement reads. */
+static uint64
+version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char *doing)
+{
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	LtXactTable *xt;
+	LtPendingOp *op;
+	PendingVersionOp *vo;
+	MemoryContext old;
+	uint64		read;
+
+	e = schema_change_begin(relid, fn, &opts);	/* the same checks: owner, not pinned, both privileges */
+	read = e->version;
+	if (proto->kind != VOP_RESTORE)
+	{
+		/* say now what the commit would find (it checks again: a concurrent tag loses there) */
+		uint64_t	v;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+		rc = lt_dataset_tag_version(e->store, e->ds->prefix, proto->tag, &v, &err);
+		lt_alloc_target(oldlib);
+		if (rc == LT_OK && proto->kind == VOP_CREATE_TAG)
+		{
+			lt_dataset_unpin(e);
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("lt_fdw: tag \"%s\" of foreign table \"%s\" already exists", proto->tag, get_rel_name(relid)),
+					 errdetail("It names version " UINT64_FORMAT ".", (uint64) v)));
+		}
+		if (rc == LT_ENOTFOUND && proto->kind == VOP_DELETE_TAG)
+		{
+			lt_dataset_unpin(e);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("lt_fdw: foreign table \"%s\" has no tag \"%s\"", get_rel_name(relid), proto->tag)));
+		}
+		if (rc != LT_OK && rc != LT_ENOTFOUND)
+		{
+			lt_dataset_unpin(e);
+			lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+		}
+	}
+	lt_dataset_unpin(e);
+	if (proto->kind == VOP_RESTORE && proto->version >= read)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: version " UINT64_FORMAT " is not older than the latest, " UINT64_FORMAT,
+						proto->version, read)));
+	if (proto->kind == VOP_CREATE_TAG && proto->version > read)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: version " UINT64_FORMAT " does not exist yet (the latest is " UINT64_FORMAT ")",
+						proto->version, read)));
+	xt = lt_xact_op_table(get_rel_name(relid), &opts, doing);
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	vo = palloc0(sizeof(PendingVersionOp));
+	*vo = *proto;
+	vo->tag = proto->tag ? pstrdup(proto->tag) : NULL;
+	vo->read_version = read;
+	if (vo->kind == VOP_CREATE_TAG && vo->version == 0)
+		vo->version = read;
+	op = palloc0(sizeof(LtPendingOp));
+	op->subid = GetCurrentSubTransactionId();
+	op->what = proto->kind == VOP_RESTORE ? "restores" : "tags";
+	op->commit = version_op_commit;
+	op->discard = version_op_discard;
+	op->arg = vo;
+	MemoryContextSwitchTo(old);
+	xt->pending_op = op;
+	return vo->kind == VOP_CREATE_TAG ? vo->version : read;
+}
+
+static char *
+tag_arg(FunctionCallInfo fcinfo, int i)
+{
+	char	   *tag = text_to_cstring(PG_GETARG_TEXT_PP(i));
+
+	if (tag[0] == '\0' || strlen(tag) > 255 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0 ||
+		strpbrk(tag, "/\\") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("lt_fdw: invalid tag name \"%s\"", tag),
+				 errhint("A tag is 1 to 255 bytes without '/' or '\\'.")));
+	return tag;
+}
+
+Datum
+lt_create_tag(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_CREATE_TAG};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_create_tag needs a table and a tag")));
+	vo.tag = tag_arg(fcinfo, 1);
+	if (!PG_ARGISNULL(2))
+	{
+		if (PG_GETARG_INT64(2) < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: a version is a positive number")));
+		vo.version = (uint64) PG_GETARG_INT64(2);
+	}
+	PG_RETURN_INT64((int64) version_op_queue(PG_GETARG_OID(0), "lt_create_tag", &vo, "tag"));
+}
+
+Datum
+lt_delete_tag(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_DELETE_TAG};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_delete_tag needs a table and a tag")));
+	vo.tag = tag_arg(fcinfo, 1);
+	version_op_queue(PG_GETARG_OID(0), "lt_delete_tag", &vo, "tag");
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_restore(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_RESTORE};
+	uint64		read;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_restore needs a table and a version")));
+	if (PG_GETARG_INT64(1) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: a version is a positive number")));
+	vo.version = (uint64) PG_GETARG_INT64(1);
+	read = version_op_queue(PG_GETARG_OID(0), "lt_restore", &vo, "restore");
+	PG_RETURN_INT64((int64) read + 1);
+}
+
+Datum
+lt_tags_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = PG_GETARG_OID(0);
+	LtTableOptions opts;
+	lt_store   *store = NULL;
+	char	  **names = NULL;
+	uint64_t   *versions = NULL;
+	size_t		n = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+
+	lt_check_lt_table(relid, "lt_tags");
+	lt_check_table_select(relid);
+	lt_get_table_options(relid, &opts);
+	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
+	InitMaterializedSRF(fcinfo, 0);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_open_store(opts.s3, opts.dataset_dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_tags(store, "", &names, &versions, &n, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	for (size_t i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {0};
+
+		values[0] = CStringGetTextDatum(names[i]);
+		values[1] = Int64GetDatum((int64) versions[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
 }

@@ -2,7 +2,8 @@
  * Unit tests of a dataset's lifecycle in the format library: a new dataset's schema (field ids depth-first,
  * nullability, legacy encodings) and its Overwrite commit (version 1; refused over an existing dataset unless
  * overwrite; a new version then), and compaction (Lance's plan; the live rows copied in order into new files;
- * the Rewrite commit with its one group; a compaction carrying other changes refused).  Everything runs on
+ * the Rewrite commit with its one group; a compaction carrying other changes refused), schema changes (Merge,
+ * Project, ids kept, a concurrent one conflicts), tags (Lance's _refs/tags files) and the Restore commit.  Everything runs on
  * the in-memory store and is read back through lt_dataset_open and the fragment scanner.
  */
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "txn/lt_compact.h"
 #include "txn/lt_txn.h"
 #include "txn/lt_txn_create.h"
+#include "txn/lt_txn_restore.h"
 #include "txn/lt_txn_schema.h"
 #include "unit.h"
 
@@ -451,6 +453,79 @@ TEST(schema_changes)
 	lt_store_close(s);
 }
 
+TEST(tags_and_restore)
+{
+	lt_store   *s = NULL;
+	lt_new_dataset *nd = NULL;
+	lt_written_file wf[2];
+	lt_commit_result res;
+	lt_dataset *ds = NULL;
+	char	  **names = NULL;
+	uint64_t   *versions = NULL;
+	size_t		n = 0, rows = 0, nf = 0;
+	uint64_t	v = 0;
+	int64_t    *ids;
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	CHECK_OK(lt_new_dataset_init(two_cols, 2, "2.1", &nd, &err), err);
+	if (!s || !nd)
+		return;
+	write_rows(s, lt_new_dataset_schema(nd), LT_FILE_V2_1, 0, 10, &wf[0]);
+	write_rows(s, lt_new_dataset_schema(nd), LT_FILE_V2_1, 100, 3, &wf[1]);
+	CHECK_OK(lt_commit_create(s, PREFIX, nd, false, 1, &wf[0], &res, &err), err);
+	CHECK_OK(lt_commit_create(s, PREFIX, nd, true, 1, &wf[1], &res, &err), err);	/* version 2: 3 rows */
+	/* tags: made only if absent, for a committed version; listed sorted; read as versions */
+	CHECK_OK(lt_tag_create(s, PREFIX, "b", 1, &err), err);
+	CHECK_OK(lt_tag_create(s, PREFIX, "a", 2, &err), err);
+	CHECK_CODE(lt_tag_create(s, PREFIX, "a", 1, &err), LT_ECONFLICT);
+	CHECK_CODE(lt_tag_create(s, PREFIX, "c", 9, &err), LT_ENOTFOUND);
+	CHECK_CODE(lt_tag_create(s, PREFIX, "../x", 1, &err), LT_EINVALID);
+	CHECK_OK(lt_tags(s, PREFIX, &names, &versions, &n, &err), err);
+	CHECK_EQ_INT(n, 2);
+	if (n == 2)
+	{
+		CHECK(strcmp(names[0], "a") == 0 && versions[0] == 2);
+		CHECK(strcmp(names[1], "b") == 0 && versions[1] == 1);
+	}
+	lt_tags_free(names, versions, n);
+	{
+		lt_version_spec spec = {0, "b"};
+
+		CHECK_OK(lt_dataset_open(s, PREFIX, &spec, &ds, &err), err);
+		if (ds)
+		{
+			CHECK_EQ_INT(ds->version, 1);
+			lt_dataset_close(ds);
+		}
+	}
+	CHECK_OK(lt_tag_delete(s, PREFIX, "a", &err), err);
+	CHECK_CODE(lt_tag_delete(s, PREFIX, "a", &err), LT_ENOTFOUND);
+	/* restore version 1: version 3 holds its 10 rows, a Restore */
+	CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &ds, &err), err);
+	if (!ds)
+		return;
+	CHECK_CODE(lt_commit_restore(ds, 2, NULL, &res, &err), LT_EINVALID);
+	CHECK_OK(lt_commit_restore(ds, 1, NULL, &res, &err), err);
+	CHECK_EQ_INT(res.version, 3);
+	/* a second restore from the same read version: something was committed since */
+	CHECK_CODE(lt_commit_restore(ds, 1, NULL, &res, &err), LT_ECONFLICT);
+	lt_dataset_close(ds);
+	ids = scan_ids(s, &rows, &v, &nf);
+	CHECK_EQ_INT(v, 3);
+	CHECK_EQ_INT(rows, 10);
+	free(ids);
+	CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &ds, &err), err);
+	if (ds)
+	{
+		CHECK(ds->transaction && ds->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_RESTORE);
+		lt_dataset_close(ds);
+	}
+	lt_written_file_clear(&wf[0]);
+	lt_written_file_clear(&wf[1]);
+	lt_new_dataset_free(nd);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -458,5 +533,6 @@ main(void)
 	RUN(create_and_overwrite);
 	RUN(compaction);
 	RUN(schema_changes);
+	RUN(tags_and_restore);
 	return unit_report("lifecycle");
 }
