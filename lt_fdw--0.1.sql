@@ -180,3 +180,64 @@ COMMENT ON FUNCTION inner_product(real[], real[]) IS 'inner product, as pgvector
 COMMENT ON FUNCTION inner_product(double precision[], double precision[]) IS 'inner product, as pgvector''s';
 COMMENT ON FUNCTION lt_negative_inner_product(real[], real[]) IS 'the negative inner product (the <#> operator)';
 COMMENT ON FUNCTION lt_negative_inner_product(double precision[], double precision[]) IS 'the negative inner product (the <#> operator)';
+
+-- ---- issue 18: table lifecycle from SQL (src/fdw/lifecycle.c) ---------------------------------
+-- Create the dataset a foreign table names, from its columns (and the rows of query), as one Lance
+-- commit at COMMIT; overwrite => true replaces an existing dataset (one Overwrite).
+CREATE FUNCTION lt_create_dataset(target regclass, storage_version text DEFAULT '2.2', query text DEFAULT NULL,
+                                  overwrite boolean DEFAULT false,
+                                  OUT dataset text, OUT storage_version_written text, OUT rows_written bigint,
+                                  OUT files_written integer)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+-- Compact small fragments and fragments with many deleted rows, as Lance does: one Rewrite at COMMIT.
+CREATE FUNCTION lt_compact(target regclass, target_rows_per_fragment bigint DEFAULT 1048576,
+                           materialize_deletions boolean DEFAULT true,
+                           materialize_deletions_threshold double precision DEFAULT 0.1,
+                           OUT fragments_removed bigint, OUT fragments_added bigint, OUT rows_rewritten bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+-- Schema evolution as Lance commits it (add: a Merge, every row NULL; drop, rename: a Project), the
+-- foreign table altered with it; one Lance commit at COMMIT.
+CREATE FUNCTION lt_add_column(target regclass, column_name text, column_type text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_drop_column(target regclass, column_name text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_rename_column(target regclass, column_name text, new_name text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+-- Lance tags (_refs/tags/<tag>.json), written at COMMIT; Lance's Restore commit.
+CREATE FUNCTION lt_create_tag(target regclass, tag text, version bigint DEFAULT NULL) RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_delete_tag(target regclass, tag text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_tags(target regclass, OUT tag text, OUT version bigint) RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'lt_tags_sql'
+LANGUAGE C STRICT VOLATILE;
+CREATE FUNCTION lt_restore(target regclass, version bigint) RETURNS bigint
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_create_tag(regclass, text, bigint) IS
+  'tags a version (default: the one the statement reads) of the table''s dataset, at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_delete_tag(regclass, text) IS
+  'deletes a tag of the table''s dataset, at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_tags(regclass) IS
+  'the tags of the table''s dataset and the versions they name (needs SELECT)';
+COMMENT ON FUNCTION lt_restore(regclass, bigint) IS
+  'makes an older version''s content the newest version, as one Lance Restore at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
+  'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_drop_column(regclass, text) IS
+  'drops a field (and the indexes on it) from the table''s dataset and the column from the table, as one Lance Project at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_rename_column(regclass, text, text) IS
+  'renames a field of the table''s dataset (its id kept) and the column, as one Lance Project at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_create_dataset(regclass, text, text, boolean) IS
+  'creates the dataset of a foreign table from its columns (and the rows of query) in storage 2.2, 2.1 or 2.0, as one Lance commit at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_compact(regclass, bigint, boolean, double precision) IS
+  'rewrites small fragments and fragments with many deleted rows into fragments of about target_rows_per_fragment rows, as one Lance Rewrite at COMMIT (needs the table''s owner)';

@@ -29,7 +29,7 @@ FDW_LAYERS=(
 	"scan explain analyze import admin knn"
 	"overwrite upper"
 	"modify upper_exec"
-	"merge"
+	"merge lifecycle"
 	"lt_fdw"
 )
 

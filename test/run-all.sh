@@ -20,6 +20,7 @@
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
 #   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
 #   interop-keys-race test/interop/keys-race.sh        two PostgreSQL sessions and the engine inserting the same keys at once
+#   interop-lifecycle test/interop/lifecycle.sh        datasets created and compacted from SQL, read by Lance 8 and 12, written on top
 #   interop-merge   test/interop/merge.sh              lt_merge_insert vs the engine's own mergeInsert; TRUNCATE read by the engine
 #   interop-vector  test/interop/vector.sh             IVF_FLAT indexes the engine builds, searched by lt-inspect vs its vectorSearch
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
@@ -62,6 +63,7 @@ step_table=(
 	"interop-overwrite   test/interop/overwrite.sh"
 	"interop-keys        test/interop/keys.sh"
 	"interop-keys-race   test/interop/keys-race.sh"
+	"interop-lifecycle   test/interop/lifecycle.sh"
 	"interop-merge       test/interop/merge.sh"
 	"interop-vector      test/interop/vector.sh"
 	"pg                  test/pg/run.sh"

@@ -7,6 +7,7 @@
  *
  *   lt_fdw.c       the handler and _PG_init, which installs what lower layers reach at run time
  *   merge.c        lt_merge_insert(): upsert (Lance's merge-insert) as one commit; TRUNCATE
+ *   lifecycle.c    lt_create_dataset(): a dataset from SQL (Overwrite at PRE_COMMIT); lt_compact(): Rewrite
  *   modify.c       INSERT / UPDATE / DELETE / COPY FROM: row identity, column builders, data files
  *   upper_exec.c   aggregate scans over column vectors; the handler's scan entry points (dispatch)
  *   overwrite.c    INSERT OVERWRITE … WHERE: predicate binding, delete set, validation, commit check

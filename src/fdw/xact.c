@@ -232,7 +232,7 @@ marker_reset(void *arg)
 static bool
 has_meta(const LtXactTable *xt)
 {
-	return xt->pending_key != NULL || xt->pending_indexes != NIL;
+	return xt->pending_key != NULL || xt->pending_indexes != NIL || xt->pending_op != NULL;
 }
 
 static LtXactTable *
@@ -365,9 +365,44 @@ lt_xact_meta_table(const char *relname, const LtTableOptions *opts, bool index)
 	return xt;
 }
 
+LtXactTable *
+lt_xact_op_table(const char *relname, const LtTableOptions *opts, const char *doing)
+{
+	LtXactTable *xt = find_table(opts->dataset_dir);
+
+	if (xt && (xt->txn || xt->pending_op))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot %s the dataset of foreign table \"%s\" in a transaction that already changed it",
+						doing, relname),
+				 errdetail("Each is a Lance commit of its own; dataset %s.", opts->uri),
+				 errhint("Commit first, then %s in a transaction of its own.", doing)));
+	return lt_xact_meta_table(relname, opts, false);
+}
+
+void
+lt_xact_mark_compaction(LtXactTable *xt)
+{
+	xt->compacted_subid = GetCurrentSubTransactionId();
+	lt_txn_mark_compaction(xt->txn, true);
+}
+
+/* A Lance Rewrite carries the compaction alone. */
+static void
+refuse_after_compaction(const LtXactTable *xt)
+{
+	if (xt->compacted_subid != InvalidSubTransactionId)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot modify foreign table \"%s\" in the transaction that compacted it", xt->relname),
+				 errdetail("A Lance Rewrite commit carries nothing but the compaction; dataset %s.", xt->uri),
+				 errhint("Commit the compaction first.")));
+}
+
 void
 lt_xact_add_file(LtXactTable *xt, const lt_written_file *wf, const uint64 *row_ids)
 {
+	refuse_after_compaction(xt);
 	MemoryContext old = MemoryContextSwitchTo(xt->cxt);
 	LtPendingFile *pf;
 
@@ -397,6 +432,7 @@ lt_xact_add_file(LtXactTable *xt, const lt_written_file *wf, const uint64 *row_i
 void
 lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
 {
+	refuse_after_compaction(xt);
 	if (n <= 0)
 		return;
 	if (xt->n_addrs + n > xt->cap_addrs)
@@ -416,6 +452,7 @@ lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
 void
 lt_xact_remove_fragment(LtXactTable *xt, uint64 fragment_id)
 {
+	refuse_after_compaction(xt);
 	if (xt->n_removes == xt->cap_removes)
 	{
 		xt->cap_removes = Max(16, xt->cap_removes * 2);
@@ -434,6 +471,8 @@ lt_xact_replace_all(LtXactTable *xt, bool keep_indexes)
 	lt_error	err;
 	lt_code		rc;
 	MemoryContext old;
+
+	refuse_after_compaction(xt);
 
 	/* what the transaction did before goes too: apply it, in order, before the replace */
 	apply_pending(xt);
@@ -685,10 +724,23 @@ discard_indexes(LtXactTable *xt, SubTransactionId from_subid)
 	}
 }
 
+/* Drop the lifecycle operation when made in subtransaction from_subid or later (Invalid: in any). */
+static void
+discard_op(LtXactTable *xt, SubTransactionId from_subid)
+{
+	LtPendingOp *op = xt->pending_op;
+
+	if (op == NULL || op->subid < from_subid)
+		return;
+	xt->pending_op = NULL;
+	op->discard(xt, op);
+}
+
 static void
 discard_meta(LtXactTable *xt, SubTransactionId from_subid)
 {
 	discard_indexes(xt, from_subid);
+	discard_op(xt, from_subid);
 	if (xt->pending_key && xt->pending_key->subid >= from_subid)
 		xt->pending_key = NULL;
 }
@@ -707,6 +759,8 @@ split_meta(LtXactTable *xt)
 	keep->s3 = xt->s3;
 	keep->pending_indexes = xt->pending_indexes;
 	keep->pending_key = xt->pending_key;
+	keep->pending_op = xt->pending_op;
+	xt->pending_op = NULL;
 	xt->meta_cxt = NULL;
 	xt->s3 = NULL;
 	xt->pending_indexes = NIL;
@@ -730,7 +784,14 @@ commit_all(void)
 	{
 		LtXactTable *xt = lfirst(lc);
 
-		if (xt->txn && has_meta(xt))
+		if (xt->txn && xt->pending_op && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn)))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: a transaction that %s foreign table \"%s\" cannot also modify its rows",
+							xt->pending_op->what, xt->relname),
+					 errdetail("Each is a Lance commit of its own; dataset %s.", xt->uri),
+					 errhint("Commit one, then do the other in a transaction of its own.")));
+		if (xt->txn && (xt->pending_key || xt->pending_indexes != NIL))
 			refuse_mixed(xt->relname, xt->uri, xt->pending_key == NULL);
 	}
 	/* queue behind this cluster's other commits to the same datasets */
@@ -742,7 +803,7 @@ commit_all(void)
 		{
 			LtXactTable *xt = lfirst(lc);
 
-			if (xt->pending_key || xt->pending_indexes != NIL ||
+			if (xt->pending_key || xt->pending_indexes != NIL || xt->pending_op ||
 				(xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn))))
 				keys[n++] = commit_lock_key(xt->dir);
 		}
@@ -763,6 +824,13 @@ commit_all(void)
 			hooks.commit_key(xt);
 		if (xt->pending_indexes != NIL)
 			hooks.commit_indexes(xt);
+		if (xt->pending_op)
+		{
+			LtPendingOp *op = xt->pending_op;
+
+			op->commit(xt, op);
+			xt->pending_op = NULL;	/* committed: its files are referenced now */
+		}
 		if (xt->txn == NULL)
 			continue;
 		apply_pending(xt);
@@ -823,7 +891,8 @@ xact_callback(XactEvent event, void *arg)
 			foreach(lc, tables)
 			{
 				LtXactTable *xt = lfirst(lc);
-				const char *what = xt->pending_key ? "sets the primary key of" :
+				const char *what = xt->pending_op ? xt->pending_op->what :
+					xt->pending_key ? "sets the primary key of" :
 					xt->pending_indexes != NIL ? "has created an index on" :
 					xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn)) ? "has modified" : NULL;
 
@@ -839,7 +908,10 @@ xact_callback(XactEvent event, void *arg)
 		case XACT_EVENT_PARALLEL_ABORT:
 			/* the files of indexes not committed go now; the states with the transaction's memory */
 			foreach(lc, tables)
+			{
 				discard_indexes(lfirst(lc), InvalidSubTransactionId);
+				discard_op(lfirst(lc), InvalidSubTransactionId);
+			}
 			break;
 		default:
 			/* commit and abort: the states go with the transaction's memory (marker_reset) */
@@ -884,6 +956,10 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 					xt->created_subid = parentSubid;
 				if (xt->pending_key && xt->pending_key->subid >= mySubid)
 					xt->pending_key->subid = parentSubid;
+				if (xt->pending_op && xt->pending_op->subid >= mySubid)
+					xt->pending_op->subid = parentSubid;
+				if (xt->compacted_subid >= mySubid)
+					xt->compacted_subid = parentSubid;
 				foreach(sc, xt->pending_indexes)
 				{
 					LtPendingIndex *p = lfirst(sc);
@@ -923,6 +999,12 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 						tables = foreach_delete_current(tables, lc);
 					xt_release(xt);
 					continue;
+				}
+				if (xt->compacted_subid != InvalidSubTransactionId && xt->compacted_subid >= mySubid)
+				{
+					/* the compaction's changes go with the savepoint (below): so does the mark */
+					xt->compacted_subid = InvalidSubTransactionId;
+					lt_txn_mark_compaction(xt->txn, false);
 				}
 				foreach(sc, xt->savepoints)
 				{

@@ -20,6 +20,8 @@ struct lt_txn;
 struct lt_written_file;
 
 /* An index lt_create_index built, its files written, waiting for the commit (index_build.c). */
+typedef struct LtXactTable LtXactTable;
+
 typedef struct LtPendingIndex
 {
 	SubTransactionId subid;		/* the subtransaction that built it */
@@ -37,13 +39,27 @@ typedef struct LtPendingKey
 } LtPendingKey;
 
 /*
+ * A lifecycle operation (lifecycle.c: a dataset created) prepared by a call and committed at
+ * PRE_COMMIT as a Lance commit of its own; discard removes what it wrote when it does not commit.
+ */
+typedef struct LtPendingOp LtPendingOp;
+struct LtPendingOp
+{
+	SubTransactionId subid;
+	const char *what;			/* "creates", for messages: "a transaction that creates foreign table ..." */
+	void		(*commit) (LtXactTable *xt, LtPendingOp *op);
+	void		(*discard) (LtXactTable *xt, LtPendingOp *op);
+	void	   *arg;			/* in the state's meta_cxt */
+};
+
+/*
  * What one Postgres transaction does to one dataset: either row changes — an lt_txn on the version
  * it first read, and the changes of the statements not yet handed to it (they are applied when a
  * later statement scans the dataset, at a savepoint boundary that needs it, or at commit) — or
  * metadata changes (indexes built, a primary key set), each its own kind of Lance commit that
  * cannot carry row changes.  Both in one transaction are refused, at the call or at commit.
  */
-typedef struct LtXactTable
+struct LtXactTable
 {
 	char	   *dir;			/* dataset directory (the key) */
 	char	   *uri;
@@ -54,6 +70,7 @@ typedef struct LtXactTable
 	LtS3Location *s3;			/* where the metadata commits open the dataset (NULL: local) */
 	List	   *pending_indexes;	/* of LtPendingIndex, oldest first */
 	LtPendingKey *pending_key;
+	LtPendingOp *pending_op;	/* lifecycle.c */
 	/* row changes: none while txn is NULL */
 	LtDatasetEntry *base;		/* the read version (cache entry, pinned for the transaction) */
 	struct lt_txn *txn;
@@ -77,7 +94,8 @@ typedef struct LtXactTable
 	bool		view_stale;		/* txn changed since the view was taken */
 	List	   *views;			/* every view entry handed out (an open cursor keeps reading its own) */
 	struct lt_key_filter *inserted_keys;	/* keyed table: every key the transaction wrote (keys.c) */
-} LtXactTable;
+	SubTransactionId compacted_subid;	/* lt_compact's changes were handed over (lifecycle.c), or 0 */
+};
 
 /* A replace's predicate kept by the transaction for the commit's check (overwrite.c makes it). */
 typedef struct LtOverwriteCheck
@@ -99,6 +117,16 @@ extern LtXactTable *lt_xact_table(Relation rel, const LtTableOptions *opts);
  * of foreign table relname, created on first use; ERROR 0A000 when the transaction has changed its rows.
  */
 extern LtXactTable *lt_xact_meta_table(const char *relname, const LtTableOptions *opts, bool index);
+/*
+ * The state for a lifecycle operation (lifecycle.c) on the dataset of foreign table relname, doing:
+ * "create"; ERROR 0A000 when the transaction has changed its rows or already has such an operation.
+ */
+extern LtXactTable *lt_xact_op_table(const char *relname, const LtTableOptions *opts, const char *doing);
+/*
+ * The changes handed over so far are a compaction (lifecycle.c): committed as a Lance Rewrite; any
+ * later row change of the dataset in the transaction is ERROR 0A000.
+ */
+extern void lt_xact_mark_compaction(LtXactTable *xt);
 /* Hand a finished data file (copied) and, for moved rows, their row ids (num_rows of them, or NULL). */
 extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, const uint64 *row_ids);
 /* Hand row addresses to delete (any order, duplicates allowed). */

@@ -452,6 +452,150 @@ valid_tag_name(const char *tag)
 	return true;
 }
 
+static char *
+tag_path(const char *prefix, const char *tag)
+{
+	char	   *rel = lt_asprintf("_refs/tags/%s.json", tag);
+	char	   *path = rel ? prefixed(prefix, rel) : NULL;
+
+	lt_free(rel);
+	return path;
+}
+
+lt_code
+lt_tag_create(lt_store *store, const char *prefix, const char *tag, uint64_t version, lt_error *err)
+{
+	lt_version_spec spec = {version, NULL};
+	lt_dataset *ds = NULL;
+	char	   *path,
+			   *json;
+	lt_code		rc;
+
+	if (!valid_tag_name(tag))
+		return lt_error_set(err, LT_EINVALID, "invalid tag name \"%s\"", tag);
+	LT_TRY(lt_dataset_open(store, prefix, &spec, &ds, err));
+	json = lt_asprintf("{\"branch\":null,\"version\":%llu,\"manifestSize\":%llu}", (unsigned long long) version,
+					   (unsigned long long) ds->manifest_size);
+	lt_dataset_close(ds);
+	path = tag_path(prefix, tag);
+	if (!json || !path)
+		rc = lt_nomem(err);
+	else
+	{
+		rc = lt_store_put_if_absent(store, path, (const uint8_t *) json, strlen(json), err);
+		if (rc == LT_ECONFLICT)
+			rc = lt_error_set(err, LT_ECONFLICT, "tag \"%s\" already exists", tag);
+	}
+	lt_free(json);
+	lt_free(path);
+	return rc;
+}
+
+lt_code
+lt_tag_delete(lt_store *store, const char *prefix, const char *tag, lt_error *err)
+{
+	uint64_t	v;
+	char	   *path;
+	lt_code		rc;
+
+	LT_TRY(lt_dataset_tag_version(store, prefix, tag, &v, err));
+	if (!(path = tag_path(prefix, tag)))
+		return lt_nomem(err);
+	rc = lt_store_remove(store, path, err);
+	lt_free(path);
+	return rc;
+}
+
+typedef struct tag_names
+{
+	char	  **names;
+	size_t		n,
+				cap;
+	bool		oom;
+} tag_names;
+
+static int
+collect_tag(const lt_dirent *ent, void *arg)
+{
+	tag_names  *t = arg;
+	size_t		len = strlen(ent->name);
+
+	if (ent->is_dir || ent->special || len <= 5 || strcmp(ent->name + len - 5, ".json") != 0)
+		return 0;
+	if (t->n == t->cap)
+	{
+		size_t		nc = t->cap ? t->cap * 2 : 16;
+		char	  **nn = lt_realloc(t->names, nc * sizeof(char *));
+
+		if (!nn)
+		{
+			t->oom = true;
+			return 1;
+		}
+		t->names = nn;
+		t->cap = nc;
+	}
+	if (!(t->names[t->n] = lt_strndup(ent->name, len - 5)))
+	{
+		t->oom = true;
+		return 1;
+	}
+	t->n++;
+	return 0;
+}
+
+static int
+cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+lt_code
+lt_tags(lt_store *store, const char *prefix, char ***names, uint64_t **versions, size_t *n, lt_error *err)
+{
+	tag_names	t = {0};
+	char	   *dir = prefixed(prefix, "_refs/tags");
+	lt_code		rc;
+
+	*names = NULL;
+	*versions = NULL;
+	*n = 0;
+	if (!dir)
+		return lt_nomem(err);
+	rc = lt_store_list(store, dir, collect_tag, &t, err);
+	lt_free(dir);
+	if (rc == LT_ENOTFOUND)
+		rc = LT_OK;
+	if (rc == LT_OK && t.oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK && t.n)
+	{
+		qsort(t.names, t.n, sizeof(char *), cmp_names);
+		if (!(*versions = lt_calloc(t.n, sizeof(uint64_t))))
+			rc = lt_nomem(err);
+		for (size_t i = 0; rc == LT_OK && i < t.n; i++)
+			rc = lt_dataset_tag_version(store, prefix, t.names[i], &(*versions)[i], err);
+	}
+	if (rc != LT_OK)
+	{
+		lt_tags_free(t.names, *versions, t.n);
+		*versions = NULL;
+		return rc;
+	}
+	*names = t.names;
+	*n = t.n;
+	return LT_OK;
+}
+
+void
+lt_tags_free(char **names, uint64_t *versions, size_t n)
+{
+	for (size_t i = 0; names && i < n; i++)
+		lt_free(names[i]);
+	lt_free(names);
+	lt_free(versions);
+}
+
 lt_code
 lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version, lt_error *err)
 {

@@ -92,6 +92,17 @@ lt_code		lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t
 lt_code		lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version,
 								   lt_error *err);
 
+/*
+ * Tags as Lance keeps them: _refs/tags/<tag>.json holding {"branch":null,"version":N,"manifestSize":M}.
+ * lt_tag_create makes one only if absent (LT_ECONFLICT when the tag exists) and only for a committed version
+ * (LT_ENOTFOUND otherwise); lt_tag_delete removes one (LT_ENOTFOUND when there is none); lt_tags lists them
+ * sorted by name (names and versions lt_malloc'd, free with lt_tags_free).
+ */
+lt_code		lt_tag_create(lt_store *store, const char *prefix, const char *tag, uint64_t version, lt_error *err);
+lt_code		lt_tag_delete(lt_store *store, const char *prefix, const char *tag, lt_error *err);
+lt_code		lt_tags(lt_store *store, const char *prefix, char ***names, uint64_t **versions, size_t *n, lt_error *err);
+void		lt_tags_free(char **names, uint64_t *versions, size_t n);
+
 /* "prefix" + rel, freshly allocated (lt_free). */
 char	   *lt_dataset_path(const lt_dataset *ds, const char *rel);
 /*

@@ -630,6 +630,12 @@ lt_txn_asserted_keys(const lt_txn *t)
 	return NULL;
 }
 
+void
+lt_txn_mark_compaction(lt_txn *t, bool on)
+{
+	t->compaction = on;
+}
+
 bool
 lt_txn_is_empty(const lt_txn *t)
 {

@@ -56,7 +56,8 @@ typedef enum lt_txn_op
 	LT_OP_UPDATE,
 	LT_OP_OVERWRITE,
 	LT_OP_CREATE_INDEX,			/* lt_commit_create_index (lt_txn_index.h) */
-	LT_OP_UPDATE_CONFIG			/* lt_commit_primary_key (lt_keys.h): a schema metadata change */
+	LT_OP_UPDATE_CONFIG,		/* lt_commit_primary_key (lt_keys.h): a schema metadata change */
+	LT_OP_REWRITE				/* a compaction (lt_txn_mark_compaction) */
 } lt_txn_op;
 
 typedef struct lt_commit_result
@@ -110,6 +111,17 @@ lt_code		lt_txn_assert_unique_keys(lt_txn *t, struct lt_key_filter *filter, lt_e
  * ReserveFragments conflicts with it (docs/conflicts.md).  A savepoint rollback undoes it.
  */
 lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
+
+/*
+ * The transaction is a compaction: it removes fragments (lt_txn_remove_fragment) and adds the
+ * fragments their live rows were copied into, in the same order (row_ids: their stable row ids),
+ * and nothing else.  The commit is a Lance Rewrite (one group: the old fragments, the new ones);
+ * a concurrent commit that deleted from, updated or removed an old fragment conflicts, appends
+ * rebase.  Index segments keep their fragment bitmaps: the old fragments vanish from what they
+ * cover (as after a Delete that removes a fragment) and the new ones are unindexed until the
+ * index is rebuilt.  Anything else in the transaction makes the commit LT_EINVALID.
+ */
+void		lt_txn_mark_compaction(lt_txn *t, bool on);	/* on = false: a savepoint rollback undid it */
 
 /* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
 bool		lt_txn_is_empty(const lt_txn *t);

@@ -457,23 +457,35 @@ emptied_indexes(const Lt__Pb__IndexSection *sec, arena *a, Lt__Pb__IndexSection 
  * materialized (updated and removed fragments, new ones, the key claim) lowered.
  */
 static lt_code
-lower(const attempt *at, lt_key_filter *keys, bool replaced, lt_txn_op *op, lt_error *err)
+lower(const attempt *at, lt_key_filter *keys, bool replaced, bool compaction, lt_txn_op *op, lt_error *err)
 {
 	lt_composite low;
 	lt_code		rc = LT_OK;
 
 	lt_composite_init(&low);
-	if (replaced)
-		rc = lt_replace_all(&low, err);
-	for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_updated; i++)
-		rc = lt_set_deletion_file(&low, at->updated[i]->id, NULL, err);
-	for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_removed; i++)
-		rc = lt_remove_fragment(&low, at->removed[i], err);
-	for (size_t i = 0; rc == LT_OK && i < at->n_fresh; i++)
-		rc = lt_add_fragment(&low, at->fresh[i]->id, at->fresh[i]->physical_rows, NULL, NULL, 0, false, keys, err);
-	/* after a replace the claim is moot: the Overwrite conflicts with every concurrent insert anyway */
-	if (rc == LT_OK && keys && at->n_fresh && !replaced)
-		rc = lt_assert_unique_keys(&low, keys, err);
+	if (compaction)
+	{
+		/* only whole fragments removed and the fragments their rows moved into */
+		if (at->n_updated || keys || replaced)
+			return lt_error_set(err, LT_EINVALID, "a compaction can only remove fragments and add their rows");
+		rc = lt_rewrite_fragments(&low, at->removed, at->n_removed, err);
+		for (size_t i = 0; rc == LT_OK && i < at->n_fresh; i++)
+			rc = lt_add_fragment(&low, at->fresh[i]->id, at->fresh[i]->physical_rows, NULL, NULL, 0, true, NULL, err);
+	}
+	else
+	{
+		if (replaced)
+			rc = lt_replace_all(&low, err);
+		for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_updated; i++)
+			rc = lt_set_deletion_file(&low, at->updated[i]->id, NULL, err);
+		for (size_t i = 0; rc == LT_OK && !replaced && i < at->n_removed; i++)
+			rc = lt_remove_fragment(&low, at->removed[i], err);
+		for (size_t i = 0; rc == LT_OK && i < at->n_fresh; i++)
+			rc = lt_add_fragment(&low, at->fresh[i]->id, at->fresh[i]->physical_rows, NULL, NULL, 0, false, keys, err);
+		/* after a replace the claim is moot: the Overwrite conflicts with every concurrent insert anyway */
+		if (rc == LT_OK && keys && at->n_fresh && !replaced)
+			rc = lt_assert_unique_keys(&low, keys, err);
+	}
 	if (rc == LT_OK)
 		switch (lt_lower_op(&low))
 		{
@@ -481,6 +493,7 @@ lower(const attempt *at, lt_key_filter *keys, bool replaced, lt_txn_op *op, lt_e
 			case LT_LOWER_DELETE: *op = LT_OP_DELETE; break;
 			case LT_LOWER_UPDATE: *op = LT_OP_UPDATE; break;
 			case LT_LOWER_OVERWRITE: *op = LT_OP_OVERWRITE; break;
+			case LT_LOWER_REWRITE: *op = LT_OP_REWRITE; break;
 			default:
 				rc = lt_error_set(err, LT_EINVALID, "a transaction of this kind cannot be written as a Lance operation");
 				break;
@@ -516,6 +529,9 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	size_t		r = lt_txn_replace_at(t);
 	bool		replaced = r < t->n_log;
 	Lt__Pb__Transaction__Overwrite ow = LT__PB__TRANSACTION__OVERWRITE__INIT;
+	Lt__Pb__Transaction__Rewrite rw = LT__PB__TRANSACTION__REWRITE__INIT;
+	Lt__Pb__Transaction__RewriteGroup rwg = LT__PB__TRANSACTION__REWRITE_GROUP__INIT;
+	Lt__Pb__Transaction__RewriteGroup *rwg_ptr = &rwg;
 	lt_code		rc;
 
 	*lost_race = false;
@@ -528,7 +544,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		res->op = LT_OP_NONE;
 		goto out;
 	}
-	if ((rc = lower(&at, keys, replaced, &op, err)) != LT_OK)
+	if ((rc = lower(&at, keys, replaced, t->compaction, &op, err)) != LT_OK)
 		goto out;
 
 	/* the transaction */
@@ -564,6 +580,56 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 			goto out;
 		tx.operation_case = LT__PB__TRANSACTION__OPERATION_OVERWRITE;
 		tx.overwrite = &ow;
+	}
+	else if (op == LT_OP_REWRITE)
+	{
+		/* one group: the old fragments as the base has them, the new ones */
+		rwg.n_old_fragments = at.n_removed;
+		rwg.old_fragments = lt_txn_arena_alloc(&at.a, (at.n_removed + 1) * sizeof(Lt__Pb__DataFragment *));
+		if (!rwg.old_fragments)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+		for (size_t i = 0; i < at.n_removed; i++)
+		{
+			const Lt__Pb__DataFragment *f = lt_dataset_fragment(base, at.removed[i]);
+
+			if (!f)
+			{
+				rc = lt_error_set(err, LT_ECONFLICT, "fragment %llu of %s was removed concurrently",
+								  (unsigned long long) at.removed[i], t->name);
+				goto out;
+			}
+			rwg.old_fragments[i] = (Lt__Pb__DataFragment *) f;
+		}
+		/* the rows moved, none added, none deleted: a compaction carries nothing else */
+		{
+			uint64_t	old_rows = 0,
+						new_rows = 0;
+			bool		deletions = false;
+
+			for (size_t i = 0; i < at.n_removed; i++)
+				old_rows += lt_fragment_live_rows(rwg.old_fragments[i]);
+			for (size_t i = 0; i < at.n_fresh; i++)
+			{
+				new_rows += at.fresh[i]->physical_rows;
+				deletions |= at.fresh[i]->deletion_file != NULL;
+			}
+			if (old_rows != new_rows || deletions)
+			{
+				rc = lt_error_set(err, LT_EINVALID,
+								  "a compaction of %s cannot carry other changes (%llu rows in, %llu out)", t->name,
+								  (unsigned long long) old_rows, (unsigned long long) new_rows);
+				goto out;
+			}
+		}
+		rwg.n_new_fragments = at.n_fresh;
+		rwg.new_fragments = at.fresh;
+		rw.n_groups = 1;
+		rw.groups = &rwg_ptr;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_REWRITE;
+		tx.rewrite = &rw;
 	}
 	else
 	{
@@ -604,7 +670,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		m.has_next_row_id = true;
 		m.next_row_id = next_row_id;
 	}
-	if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
+	if (op == LT_OP_DELETE || op == LT_OP_UPDATE || op == LT_OP_REWRITE)
 		rc = lt_txn_retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
 	else if (op == LT_OP_OVERWRITE)
 		rc = t->log[r].keep_indexes ? emptied_indexes(base->index_section, &at.a, &indexes, err)

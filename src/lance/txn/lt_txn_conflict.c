@@ -80,6 +80,32 @@ lt_txn_our_composite(lt_txn *t, const lt_commit_options *opts, lt_composite *out
 	lt_code		rc = LT_OK;
 
 	lt_composite_init(out);
+	if (t->compaction)
+	{
+		/* a compaction: the old fragments rewritten into new ones, rows moved with their values */
+		uint64_t   *old = lt_malloc((t->n_changes + 1) * sizeof(uint64_t));
+		size_t		n = 0;
+
+		if (!old)
+			return lt_nomem(err);
+		for (size_t i = 0; i < t->n_changes; i++)
+			if (t->changes[i].orig && t->changes[i].gone)
+				old[n++] = t->changes[i].id;
+		rc = lt_composite_begin(out, "compact", err);
+		if (rc == LT_OK)
+			rc = lt_rewrite_fragments(out, old, n, err);
+		lt_free(old);
+		for (size_t k = 0; rc == LT_OK && k < t->n_adds; k++)
+		{
+			const Lt__Pb__DataFragment *f = &t->adds[k]->frag;
+
+			rc = lt_add_fragment(out, f->id, f->physical_rows, f->files[0]->path, f->files[0]->fields,
+								 f->files[0]->n_fields, true, NULL, err);
+		}
+		if (rc != LT_OK)
+			lt_composite_clear(out);
+		return rc;
+	}
 	/* a replace writes everything: the deletions it implies need no listing */
 	if (replaced && (rc = lt_composite_begin(out, "truncate", err)) == LT_OK)
 		rc = lt_replace_all(out, err);

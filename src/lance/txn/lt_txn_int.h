@@ -160,6 +160,7 @@ struct lt_txn
 	size_t		n_changes;
 	bool		settled;
 	bool		broken;
+	bool		compaction;		/* lt_txn_mark_compaction: committed as a Rewrite */
 	/* creation versions of the rows this transaction deletes, by row id (stable row ids) */
 	bool		created_loaded;
 	id_version *created;

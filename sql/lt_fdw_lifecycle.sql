@@ -1,0 +1,286 @@
+-- lt_fdw_lifecycle: lt_create_dataset() makes a dataset from a foreign table's columns (and a query's
+-- rows) as one Lance commit at COMMIT, in storage 2.2 (default), 2.1 or 2.0; lt_compact() rewrites
+-- small fragments into big ones as one Lance Rewrite. The reference engine (Lance 8) reads every result
+-- and writes on top. Errors, each with its SQLSTATE.
+--
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+RESET client_min_messages;
+\getenv tmp LT_TEST_TMP
+\getenv root LT_ROOT
+\set life :tmp '/life'
+\set ref :root '/test/interop/ref.mjs'
+\setenv LT_REF :ref
+\setenv LIFE :life
+SELECT set_config('lt_test.life', :'life', false) IS NOT NULL AS life_set;
+SET timezone = 'UTC';
+SET datestyle = 'ISO, YMD';
+SET extra_float_digits = 0;
+CREATE SERVER life FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'life');
+-- manifests of a dataset under the server's root
+CREATE FUNCTION life_versions(ds text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.life') || '/' || ds || '/_versions', true, false) f
+   WHERE f LIKE '%.manifest' $$;
+-- an error's SQLSTATE and message, the test's directory masked
+CREATE FUNCTION life_err(q text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+  EXECUTE q;
+  RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+  RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'file://[^ ]*/life/', '<life>/', 'g');
+END $$;
+CREATE FUNCTION life_files(ds text) RETURNS bigint LANGUAGE sql AS $$
+  SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.life') || '/' || ds || '/data', true, false) $$;
+
+-- ---- create from the table's definition --------------------------------------------------------
+CREATE FOREIGN TABLE t1 (id bigint NOT NULL, name text, price numeric(10,2), tags text[], d date,
+                         ts timestamptz, ok boolean, score real, n integer, doc text)
+  SERVER life OPTIONS (path 't1.lance');
+-- nothing before COMMIT, nothing after ROLLBACK
+BEGIN;
+SELECT storage_version_written, rows_written, files_written FROM lt_create_dataset('t1');
+SELECT life_versions('t1.lance') AS versions_in_txn;
+ROLLBACK;
+SELECT life_versions('t1.lance') AS versions_after_rollback;
+SELECT storage_version_written, rows_written, files_written FROM lt_create_dataset('t1');
+SELECT life_versions('t1.lance') AS versions;
+SELECT count(*) FROM t1;
+SELECT version, operation, row_count FROM lt_versions('t1');
+INSERT INTO t1 VALUES (1, 'one', 1.50, ARRAY['a','b'], '2024-01-02', '2024-01-02 03:04:05+00', true, 0.5, 7, '{"k": 1}'),
+                      (2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+SELECT * FROM t1 ORDER BY id;
+INSERT INTO t1 (id) VALUES (NULL);	-- NOT NULL is a non-nullable field: 23502
+-- the engine reads the schema (id not nullable) and the rows
+\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/t1.lance" | cut -c1-60
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/t1.lance" --columns id,name,price,tags,d,ok,n,doc
+-- ... and writes on top; lt_fdw reads that
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"3","name":"three","price":"2.25","tags":["c"],"d":"2024-03-04","ts":null,"ok":false,"score":1.5,"n":3,"doc":"[]"}]},{"op":"delete","where":"id = 2"}]}' > "$LIFE/../t1_ops.json" && node ref.mjs apply "$LIFE/t1.lance" "$LIFE/../t1_ops.json" | sed 's/"dataset":"[^"]*",//' 
+SELECT id, name, price, tags, d, ok, score, n, doc FROM t1 ORDER BY id;
+SELECT version, operation, row_count FROM lt_versions('t1');
+
+-- IMPORT FOREIGN SCHEMA sees it at once, with the same types
+CREATE SCHEMA imp;
+IMPORT FOREIGN SCHEMA "." LIMIT TO (t1) FROM SERVER life INTO imp;
+SELECT attname, format_type(atttypid, atttypmod), attnotnull FROM pg_attribute
+ WHERE attrelid = 'imp.t1'::regclass AND attnum > 0 ORDER BY attnum;
+
+-- ---- errors --------------------------------------------------------------------------------------
+SELECT life_err($$SELECT lt_create_dataset('t1')$$) AS exists;
+SELECT life_err($$SELECT lt_create_dataset('t1', '2.3')$$) AS bad_version;
+CREATE TABLE life_heap (x integer);
+SELECT life_err($$SELECT lt_create_dataset('life_heap')$$) AS not_foreign;
+CREATE FOREIGN TABLE t_num (x numeric) SERVER life OPTIONS (path 't_num.lance');
+SELECT life_err($$SELECT lt_create_dataset('t_num')$$) AS numeric_without_precision;
+CREATE FOREIGN TABLE t_pt (x point) SERVER life OPTIONS (path 't_pt.lance');
+SELECT life_err($$SELECT lt_create_dataset('t_pt')$$) AS no_lance_type;
+CREATE FOREIGN TABLE t_js (x jsonb) SERVER life OPTIONS (path 't_js.lance');
+SELECT life_err($$SELECT lt_create_dataset('t_js')$$) AS jsonb;
+CREATE FOREIGN TABLE t1_pinned (id bigint) SERVER life OPTIONS (path 't1.lance', version '1');
+SELECT life_err($$SELECT lt_create_dataset('t1_pinned', overwrite => true)$$) AS pinned;
+CREATE FOREIGN TABLE t_q (a bigint, b text) SERVER life OPTIONS (path 't_q.lance');
+SELECT life_err($$SELECT lt_create_dataset('t_q', query => 'SELECT 1')$$) AS column_count;
+SELECT life_err($$SELECT lt_create_dataset('t_q', query => 'SELECT 1::bigint, 2::bigint')$$) AS column_type;
+SELECT life_err($$SELECT lt_create_dataset('t_q', query => 'SELECT 1::bigint, (1/0)::text')$$) AS query_fails;
+SELECT life_err($$SELECT lt_create_dataset('t_q', query => 'SELECT g::bigint, g::text FROM generate_series(1, 3) g UNION ALL SELECT 1/0, ''x''')$$) AS query_fails_late;
+SELECT life_versions('t_q.lance') AS t_q_versions, life_files('t_q.lance') AS t_q_files;
+-- one create per dataset and transaction; not with row changes
+BEGIN;
+SELECT rows_written FROM lt_create_dataset('t_q');
+SELECT life_err($$SELECT lt_create_dataset('t_q')$$) AS twice;
+SELECT life_err($$INSERT INTO t_q VALUES (1, 'x')$$) AS with_rows;
+ROLLBACK;
+-- an error after the create in a subtransaction: the create goes with it, its files too
+BEGIN;
+SAVEPOINT a;
+SELECT rows_written FROM lt_create_dataset('t_q', query => 'SELECT g::bigint, g::text FROM generate_series(1, 3) g');
+SELECT life_files('t_q.lance') AS files_in_savepoint;
+ROLLBACK TO a;
+SELECT life_files('t_q.lance') AS files_after_rollback_to;
+COMMIT;
+SELECT life_versions('t_q.lance') AS t_q_versions;
+-- not the owner: 42501
+CREATE ROLE life_other;
+GRANT USAGE ON FOREIGN SERVER life TO life_other;
+GRANT SELECT, INSERT ON t_q TO life_other;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_create_dataset('t_q')$$) AS not_owner;
+RESET ROLE;
+
+-- ---- create from a query, each storage version; overwrite ----------------------------------------
+CREATE FOREIGN TABLE t20 (id bigint NOT NULL, s text, v double precision) SERVER life OPTIONS (path 'sub/t20.lance');
+CREATE FOREIGN TABLE t21 (id bigint NOT NULL, s text, v double precision) SERVER life OPTIONS (path 'sub/t21.lance');
+CREATE FOREIGN TABLE t22 (id bigint NOT NULL, s text, v double precision) SERVER life OPTIONS (path 'sub/t22.lance');
+SELECT storage_version_written, rows_written, files_written FROM lt_create_dataset('t20', '2.0', 'SELECT g, ''s'' || g, (g / 4.0)::float8 FROM generate_series(1, 5000) g');
+SELECT storage_version_written, rows_written, files_written FROM lt_create_dataset('t21', '2.1', 'SELECT g, ''s'' || g, (g / 4.0)::float8 FROM generate_series(1, 5000) g');
+SELECT storage_version_written, rows_written, files_written FROM lt_create_dataset('t22', query => 'SELECT g, ''s'' || g, (g / 4.0)::float8 FROM generate_series(1, 5000) g');
+SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t20;
+SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t21;
+SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t22;
+\! cd "$(dirname "$LT_REF")" && for v in 20 21 22; do node ref.mjs scan "$LIFE/sub/t$v.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let n=0,id=0n,v=0;for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);n++;id+=BigInt(o.id);v+=Number(o.v)}console.log(`engine: ${n} rows, sum(id) ${id}, sum(v) ${v}`)})'; done
+-- the storage version the manifest records
+\! cd "$(dirname "$LT_REF")" && for v in 20 21 22; do node ref.mjs pages "$LIFE/sub/t$v.lance" | head -n 1 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.file_version ?? o.version ?? Object.keys(o).join(","))})'; done
+-- overwrite: one Overwrite commit on top, the old version still readable
+SELECT rows_written FROM lt_create_dataset('t22', query => 'SELECT g, ''new'', 0.5::float8 FROM generate_series(1, 10) g', overwrite => true);
+SELECT count(*), min(s), max(s), sum(v) FROM t22;
+SELECT version, operation, row_count FROM lt_versions('t22');
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id,s | head -n 3
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --version 1 --columns id | wc -l
+
+-- ---- compaction ----------------------------------------------------------------------------------
+CREATE FOREIGN TABLE tc (id bigint NOT NULL, s text) SERVER life OPTIONS (path 'tc.lance');
+SELECT rows_written FROM lt_create_dataset('tc');
+-- 300 single-row transactions: 300 fragments
+\set ECHO none
+SELECT format('INSERT INTO tc VALUES (%s, %L)', g, 'r' || g) FROM generate_series(1, 300) g \gexec
+\set ECHO all
+SELECT count(*) AS fragments, sum(physical_rows) AS rows FROM lt_fragments('tc');
+DELETE FROM tc WHERE id % 10 = 0;
+SELECT * FROM lt_create_index('tc', 'id', 'btree');
+CREATE TABLE tc_heap AS SELECT * FROM tc;
+-- nothing before COMMIT, nothing after ROLLBACK
+BEGIN;
+SELECT * FROM lt_compact('tc');
+SELECT count(*) AS fragments_in_txn FROM lt_fragments('tc');
+ROLLBACK;
+SELECT count(*) AS fragments_after_rollback FROM lt_fragments('tc');
+SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);
+SELECT count(*) AS fragments, sum(physical_rows) AS rows, sum(deleted_rows) AS deleted FROM lt_fragments('tc');
+SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1;
+-- the same rows; the index still answers (its old fragments are gone, the new ones are scanned)
+SELECT count(*) AS differ FROM ((SELECT * FROM tc EXCEPT SELECT * FROM tc_heap) UNION ALL (SELECT * FROM tc_heap EXCEPT SELECT * FROM tc)) x;
+SELECT * FROM tc WHERE id = 77;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
+-- nothing left to compact: no commit
+SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);
+SELECT count(*) AS versions FROM lt_versions('tc');
+-- UPDATE and DELETE work on the compacted table
+UPDATE tc SET s = 'upd' WHERE id BETWEEN 1 AND 5;
+DELETE FROM tc WHERE id > 290;
+SELECT count(*), count(*) FILTER (WHERE s = 'upd') FROM tc;
+-- the engine reads it, filters with the index, appends and compacts on top; lt_fdw reads that
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tc.lance" --columns id | wc -l
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tc.lance" --columns id,s --filter "id = 77"
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"1000","s":"eng"}]},{"op":"optimize"}]}' > "$LIFE/../tc_ops.json" && node ref.mjs apply "$LIFE/tc.lance" "$LIFE/../tc_ops.json" | sed 's/"dataset":"[^"]*",//' 
+SELECT count(*), max(id) FROM tc;
+SELECT count(*) AS fragments FROM lt_fragments('tc');
+-- compaction errors
+SELECT life_err($$SELECT lt_compact('tc', 0)$$) AS bad_target;
+SELECT life_err($$SELECT lt_compact('tc', materialize_deletions_threshold => 2)$$) AS bad_threshold;
+CREATE FOREIGN TABLE tc_pinned (id bigint) SERVER life OPTIONS (path 'tc.lance', version '2');
+SELECT life_err($$SELECT lt_compact('tc_pinned')$$) AS pinned;
+BEGIN;
+INSERT INTO tc VALUES (5000, 'x');
+SELECT life_err($$SELECT lt_compact('tc')$$) AS after_insert;
+ROLLBACK;
+-- nothing else in the transaction of a compaction (a savepoint rolled back takes the compaction too)
+DELETE FROM tc WHERE id = 1;
+BEGIN;
+SELECT fragments_removed FROM lt_compact('tc', 1000, true, 0);
+SELECT life_err($$INSERT INTO tc VALUES (5000, 'x')$$) AS insert_after;
+SELECT life_err($$DELETE FROM tc WHERE id = 2$$) AS delete_after;
+COMMIT;
+DELETE FROM tc WHERE id = 2;
+BEGIN;
+SAVEPOINT a;
+SELECT fragments_removed FROM lt_compact('tc', 1000, true, 0);
+ROLLBACK TO a;
+INSERT INTO tc VALUES (5000, 'x');
+COMMIT;
+SELECT count(*), sum(id) FROM tc;
+SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 2;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_compact('t_q')$$) AS not_owner;
+RESET ROLE;
+SELECT life_err($$SELECT lt_compact('life_heap')$$) AS not_foreign;
+-- stable row ids and an index over fragments to rewrite: refused (the index would find moved rows twice)
+\set lake :tmp '/lake'
+CREATE SERVER life_lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE FOREIGN TABLE st (id bigint, k integer) SERVER life_lake OPTIONS (path 'index/stable.lance');
+SELECT life_err($$SELECT lt_compact('st', 100000)$$) AS stable_indexed;
+SELECT count(*) AS st_fragments FROM lt_fragments('st');
+
+-- ---- schema evolution ------------------------------------------------------------------------------
+CREATE FOREIGN TABLE ts (id bigint NOT NULL, a text, b integer) SERVER life OPTIONS (path 'ts.lance');
+SELECT rows_written FROM lt_create_dataset('ts', query => 'SELECT g::bigint, ''a'' || g, g::int FROM generate_series(1, 5) g');
+SELECT * FROM lt_create_index('ts', 'b', 'btree');
+-- add: every row NULL; the foreign table gets the column in the same transaction
+BEGIN;
+SELECT lt_add_column('ts', 'c', 'double precision');
+SELECT attname FROM pg_attribute WHERE attrelid = 'ts'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT life_versions('ts.lance') AS versions_in_txn;
+ROLLBACK;
+SELECT attname FROM pg_attribute WHERE attrelid = 'ts'::regclass AND attnum > 0 AND NOT attisdropped ORDER BY attnum;
+SELECT lt_add_column('ts', 'c', 'double precision');
+SELECT lt_add_column('ts', 'tags', 'text[]');
+SELECT * FROM ts ORDER BY id;
+INSERT INTO ts VALUES (6, 'a6', 6, 6.5, ARRAY['x']);
+SELECT * FROM ts ORDER BY id;
+-- drop: a Project, the index on it goes too; rename: the field keeps its id
+SELECT lt_drop_column('ts', 'b');
+SELECT lt_rename_column('ts', 'a', 'label');
+SELECT * FROM ts ORDER BY id;
+SELECT version, operation FROM lt_versions('ts') ORDER BY version;
+SELECT count(*) AS indexes FROM lt_indexes('ts');
+-- the engine reads each step's schema and rows; an old version keeps its schema
+\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/ts.lance" | cut -c1-50
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance"
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version 3 | head -n 2
+-- ... and writes on top (an append with the new schema, its compaction); lt_fdw reads that
+\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7","label":"e7","c":7.5,"tags":["y"]}]},{"op":"optimize"}]}' > "$LIFE/../ts_ops.json" && node ref.mjs apply "$LIFE/ts.lance" "$LIFE/../ts_ops.json" | sed 's/"dataset":"[^"]*",//'
+SELECT * FROM ts ORDER BY id;
+-- errors
+SELECT life_err($$SELECT lt_add_column('ts', 'c', 'integer')$$) AS add_existing;
+SELECT life_err($$SELECT lt_add_column('ts', 'p', 'point')$$) AS add_no_type;
+SELECT life_err($$SELECT lt_add_column('ts', 'p', 'no_such_type')$$) AS add_bad_type;
+SELECT life_err($$SELECT lt_drop_column('ts', 'nope')$$) AS drop_missing;
+SELECT life_err($$SELECT lt_rename_column('ts', 'label', 'c')$$) AS rename_onto;
+SELECT life_err($$SELECT lt_rename_column('ts', 'label', '_rowid')$$) AS rename_reserved;
+BEGIN;
+SELECT lt_add_column('ts', 'd', 'integer');
+SELECT life_err($$SELECT lt_drop_column('ts', 'c')$$) AS two_in_one;
+SELECT life_err($$INSERT INTO ts (id) VALUES (100)$$) AS with_rows;
+ROLLBACK;
+SELECT life_err($$SELECT lt_drop_column('tc_pinned', 's')$$) AS pinned;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_drop_column('t_q', 'b')$$) AS not_owner;
+RESET ROLE;
+
+-- ---- tags and restore --------------------------------------------------------------------------------
+SELECT lt_create_tag('ts', 'v1', 1);
+BEGIN;
+SELECT lt_create_tag('ts', 'inside') > 0 AS tagged;
+ROLLBACK;
+SELECT * FROM lt_tags('ts');
+SELECT lt_create_tag('ts', 'newest') = (SELECT max(version) FROM lt_versions('ts')) AS newest;
+SELECT * FROM lt_tags('ts') ORDER BY tag;
+CREATE FOREIGN TABLE ts_v1 (id bigint, a text, b integer) SERVER life OPTIONS (path 'ts.lance', tag 'v1');
+SELECT * FROM ts_v1 ORDER BY id;
+-- the engine reads the tags
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version v1 | head -n 2
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version newest --columns id | wc -l
+SELECT lt_delete_tag('ts', 'newest');
+SELECT * FROM lt_tags('ts') ORDER BY tag;
+SELECT life_err($$SELECT lt_create_tag('ts', 'v1')$$) AS tag_exists;
+SELECT life_err($$SELECT lt_delete_tag('ts', 'nope')$$) AS tag_missing;
+SELECT life_err($$SELECT lt_create_tag('ts', '../x')$$) AS tag_name;
+SELECT life_err($$SELECT lt_create_tag('ts', 'future', 1000)$$) AS tag_future;
+-- restore: version 1's rows become the newest version, one Restore commit; the engine reads it
+SELECT count(*) FROM t22;
+BEGIN;
+SELECT lt_restore('t22', 1) AS restored_as;
+SELECT count(*) AS before_commit FROM t22;
+COMMIT;
+SELECT count(*), sum(id) FROM t22;
+SELECT version, operation, row_count FROM lt_versions('t22') ORDER BY version;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id | wc -l
+SELECT life_err($$SELECT lt_restore('t22', 3)$$) AS restore_latest;
+SELECT life_err($$SELECT lt_restore('t22', 0)$$) AS restore_zero;
+-- writes after a restore
+INSERT INTO t22 VALUES (9999, 'after', 1.0);
+SELECT count(*) FROM t22;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
+
+DROP SCHEMA imp CASCADE;
+REVOKE ALL ON FOREIGN SERVER life FROM life_other;
+DROP FOREIGN TABLE t_q;
+DROP ROLE life_other;

@@ -1,0 +1,1303 @@
+/*
+ * lifecycle.c — lt_create_dataset and lt_compact: a dataset created and compacted from SQL, each
+ * one Lance commit made at the Postgres transaction's commit.
+ *
+ * lt_create_dataset(target, storage_version, query, overwrite) takes the columns of a foreign
+ * table (the catalog is where Postgres users already declare a table: CREATE FOREIGN TABLE, then
+ * this call) and makes the dataset at the table's path: the type mapping in reverse, NOT NULL as
+ * a non-nullable field, field names from column_name options.  With a query its rows are written
+ * into data files at once (unreferenced until the commit); the commit is one Lance Overwrite,
+ * version 1 of a new dataset (only if no one created it meanwhile: else 40001), or on top of an
+ * existing dataset when overwrite is true.  ROLLBACK removes the files.  A function rather than a
+ * table option that lets the first INSERT create the dataset: a create is a statement one means,
+ * not a side effect of a typo in a path, and it needs the storage version and overwrite choices.
+ *
+ * lt_compact(target, ...) plans as Lance does (lt_compact.h), copies the live rows of each group
+ * into new files at once, and hands the transaction's lt_txn the fragments removed and added,
+ * marked as a compaction: the commit is one Lance Rewrite, rebased over concurrent appends, 40001
+ * when a concurrent commit touched a compacted fragment.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_type.h"
+#include "common/file_perm.h"
+#include "executor/spi.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "parser/parse_type.h"
+#include "utils/builtins.h"
+#include "utils/ruleutils.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/tuplestore.h"
+#include "utils/typcache.h"
+
+#include "convert_write.h"
+#include "dataset.h"
+#include "lifecycle.h"
+#include "modify.h"
+#include "option.h"
+#include "store.h"
+#include "xact.h"
+#include "proto/lt_table.pb-c.h"
+#include "index/lt_index.h"
+#include "txn/lt_compact.h"
+#include "txn/lt_txn_create.h"
+#include "txn/lt_txn_restore.h"
+#include "txn/lt_txn_schema.h"
+
+PG_FUNCTION_INFO_V1(lt_create_dataset);
+PG_FUNCTION_INFO_V1(lt_compact);
+PG_FUNCTION_INFO_V1(lt_add_column);
+PG_FUNCTION_INFO_V1(lt_drop_column);
+PG_FUNCTION_INFO_V1(lt_rename_column);
+PG_FUNCTION_INFO_V1(lt_create_tag);
+PG_FUNCTION_INFO_V1(lt_delete_tag);
+PG_FUNCTION_INFO_V1(lt_restore);
+PG_FUNCTION_INFO_V1(lt_tags_sql);
+
+#define CREATE_BATCH_ROWS 1000
+#define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
+
+/* ---- the type mapping in reverse ------------------------------------------------------------ */
+
+typedef struct FieldList
+{
+	lt_new_field *f;
+	int			n,
+				cap;
+} FieldList;
+
+static int
+add_field(FieldList *l, const char *name, const char *lt, bool nullable, int parent)
+{
+	if (l->n == l->cap)
+	{
+		l->cap = l->cap ? l->cap * 2 : 16;
+		l->f = l->f ? repalloc(l->f, sizeof(lt_new_field) * l->cap) : palloc(sizeof(lt_new_field) * l->cap);
+	}
+	l->f[l->n].name = pstrdup(name);
+	l->f[l->n].logical_type = pstrdup(lt);
+	l->f[l->n].nullable = nullable;
+	l->f[l->n].parent = parent;
+	return l->n++;
+}
+
+/*
+ * The Lance field (and its children) for a column of type typid/typmod; the logical types are
+ * those IMPORT FOREIGN SCHEMA maps back to the same Postgres type.
+ */
+static void
+field_for_type(FieldList *l, const char *name, Oid typid, int32 typmod, bool nullable, int parent,
+			   const char *column, const char *relname)
+{
+	Oid			elem;
+	const char *lt = NULL;
+
+	typid = getBaseTypeAndTypmod(typid, &typmod);
+	switch (typid)
+	{
+		case BOOLOID: lt = "bool"; break;
+		case INT2OID: lt = "int16"; break;
+		case INT4OID: lt = "int32"; break;
+		case INT8OID: lt = "int64"; break;
+		case FLOAT4OID: lt = "float"; break;
+		case FLOAT8OID: lt = "double"; break;
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+			lt = "string";
+			break;
+		case JSONBOID:
+		case JSONOID:
+			/* jsonb reads Lance structs, maps and nested lists: which one a document is, only the user knows */
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is %s, which does not say its Lance type",
+							column, relname, format_type_be(typid)),
+					 errhint("Declare it text to store the JSON text as a Lance string, or a composite type to store a Lance struct.")));
+			break;
+		case BYTEAOID: lt = "binary"; break;
+		case DATEOID: lt = "date32:day"; break;
+		case TIMEOID: lt = "time64:us"; break;
+		case TIMESTAMPOID: lt = "timestamp:us:-"; break;
+		case TIMESTAMPTZOID: lt = "timestamp:us:UTC"; break;
+		case NUMERICOID:
+			{
+				int			p,
+							s;
+
+				if (typmod < (int32) VARHDRSZ)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+							 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is numeric without a precision",
+									column, relname),
+							 errdetail("A Lance decimal has a fixed precision and scale."),
+							 errhint("Declare it numeric(p,s) with p at most 76.")));
+				p = ((typmod - VARHDRSZ) >> 16) & 0xffff;
+				s = (typmod - VARHDRSZ) & 0xffff;
+				if (s > p || p > 76)
+					ereport(ERROR,
+							(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+							 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is numeric(%d,%d), which no Lance decimal holds",
+									column, relname, p, (int16) s),
+							 errhint("Use a precision of at most 76 and a scale from 0 to the precision.")));
+				lt = psprintf("decimal:%d:%d:%d", p <= 38 ? 128 : 256, p, s);
+				break;
+			}
+		default:
+			break;
+	}
+	if (lt)
+	{
+		add_field(l, name, lt, nullable, parent);
+		return;
+	}
+	if ((elem = get_element_type(typid)) != InvalidOid)
+	{
+		int			me = add_field(l, name, "list", nullable, parent);
+
+		field_for_type(l, "item", elem, typmod, true, me, column, relname);
+		return;
+	}
+	if (get_typtype(typid) == TYPTYPE_COMPOSITE)
+	{
+		TupleDesc	td = lookup_rowtype_tupdesc(typid, typmod);
+		int			me = add_field(l, name, "struct", nullable, parent);
+
+		for (int i = 0; i < td->natts; i++)
+		{
+			Form_pg_attribute a = TupleDescAttr(td, i);
+
+			if (!a->attisdropped)
+				field_for_type(l, NameStr(a->attname), a->atttypid, a->atttypmod, true, me, column, relname);
+		}
+		ReleaseTupleDesc(td);
+		return;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+			 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" has type %s, which has no Lance type", column,
+					relname, format_type_with_typemod(typid, typmod)),
+			 errhint("The README's type mapping lists the types a dataset can be created with.")));
+}
+
+static bool
+is_scan_column(const char *field)
+{
+	return strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0;
+}
+
+/* ---- lt_create_dataset ------------------------------------------------------------------------- */
+
+typedef struct PendingCreate
+{
+	lt_new_dataset *nd;
+	bool		overwrite;
+	int			n_files,
+				cap_files;
+	lt_written_file *files;
+	uint64		rows;
+} PendingCreate;
+
+static void
+create_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingCreate *pc = op->arg;
+	lt_store   *store;
+	lt_error	err;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	/* best effort: whatever is left is an orphan for lt_cleanup */
+	if (lt_open_store(xt->s3, xt->dir, &store, &err) == LT_OK)
+	{
+		for (int i = 0; i < pc->n_files; i++)
+		{
+			char	   *path = psprintf("data/%s", pc->files[i].name);
+
+			lt_store_remove(store, path, &err);
+		}
+		lt_store_close(store);
+	}
+	lt_alloc_target(old);
+}
+
+static void
+create_commit(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingCreate *pc = op->arg;
+	lt_store   *store = NULL;
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_commit_create(store, "", pc->nd, pc->overwrite, (size_t) pc->n_files, pc->files, &res, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not create the dataset of foreign table \"%s\": a concurrent transaction conflicts",
+						xt->relname),
+				 errdetail("%s (dataset %s).", err.msg, xt->uri),
+				 errhint("Retry the transaction.")));
+	if (rc == LT_EINVALID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("lt_fdw: %s", err.msg),
+				 errdetail("Foreign table \"%s\".", xt->relname)));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+	elog(DEBUG1, "lt_fdw: created %s at version " UINT64_FORMAT, xt->uri, res.version);
+}
+
+/* The rows of a query written into data files of the new dataset (pc->files). */
+typedef struct QueryWriter
+{
+	lt_store   *store;
+	const lt_schema *schema;
+	lt_file_version fver;
+	LtWriteConv **conv;
+	AttrNumber *att_of_field;
+	int64	   *since;
+	int64		max_rows_per_file;
+	lt_file_writer *w;
+	lt_array  *const *buffers;
+	int64		buffered;
+	MemoryContext cxt;			/* the pending state's: the files' descriptions outlive the call */
+	const char *what;
+} QueryWriter;
+
+static void
+qw_finish(QueryWriter *qw, PendingCreate *pc)
+{
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+
+	if (!qw->w)
+		return;
+	if (pc->n_files == pc->cap_files)
+	{
+		pc->cap_files = pc->cap_files ? pc->cap_files * 2 : 8;
+		pc->files = pc->files ? repalloc(pc->files, sizeof(lt_written_file) * pc->cap_files)
+			: MemoryContextAllocZero(qw->cxt, sizeof(lt_written_file) * pc->cap_files);
+	}
+	old = lt_alloc_target(qw->cxt);
+	memset(&pc->files[pc->n_files], 0, sizeof(lt_written_file));
+	rc = lt_file_writer_finish(qw->w, &pc->files[pc->n_files], &err);
+	if (rc == LT_OK)
+		pc->n_files++;
+	lt_file_writer_free(qw->w);
+	lt_alloc_target(old);
+	qw->w = NULL;
+	if (rc != LT_OK)
+		lt_report_write(&err, qw->what);
+}
+
+static void
+qw_flush(QueryWriter *qw, PendingCreate *pc)
+{
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+
+	if (qw->buffered == 0)
+		return;
+	old = lt_alloc_target(qw->cxt);
+	rc = lt_file_writer_advance(qw->w, qw->buffered, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report_write(&err, qw->what);
+	for (int k = 0; k < qw->schema->n_fields; k++)
+		qw->since[k] = qw->buffers[k]->data_len;
+	pc->rows += qw->buffered;
+	qw->buffered = 0;
+	if (lt_file_writer_rows(qw->w) >= (uint64) qw->max_rows_per_file)
+		qw_finish(qw, pc);
+}
+
+static void
+write_query(const char *query, Oid relid, const char *relname, const AttrNumber *col_att, PendingCreate *pc,
+			QueryWriter *qw)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	reltd = RelationGetDescr(rel);
+	SPIPlanPtr	plan;
+	Portal		portal;
+	int			n = qw->schema->n_fields;
+	MemoryContext callcxt = CurrentMemoryContext;
+	MemoryContext rowcxt = AllocSetContextCreate(CurrentMemoryContext, "lt_create_dataset row", ALLOCSET_DEFAULT_SIZES);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "lt_create_dataset: SPI_connect failed");
+	plan = SPI_prepare_cursor(query, 0, NULL, 0);
+	if (plan == NULL)
+		elog(ERROR, "lt_create_dataset: could not prepare the query: %s", SPI_result_code_string(SPI_result));
+	if (!SPI_is_cursor_plan(plan))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: the query of lt_create_dataset must return rows")));
+	portal = SPI_cursor_open(NULL, plan, NULL, NULL, true);
+	{
+		TupleDesc	qtd = portal->tupDesc;
+		MemoryContext old = MemoryContextSwitchTo(callcxt);
+
+		if (qtd->natts != n)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("lt_fdw: the query of lt_create_dataset returns %d columns, foreign table \"%s\" has %d",
+							qtd->natts, relname, n),
+					 errhint("The query's columns fill the table's columns in order (the scan columns _rowid and _rowaddr left out).")));
+		for (int k = 0; k < n; k++)
+		{
+			Form_pg_attribute qa = TupleDescAttr(qtd, k);
+			Form_pg_attribute ta = TupleDescAttr(reltd, col_att[k] - 1);
+			char	   *why = NULL;
+
+			qw->conv[k] = lt_wconv_build(qw->schema->fields[k], pstrdup(NameStr(ta->attname)), qa->atttypid,
+										 qa->atttypmod, &why);
+			if (qw->conv[k] == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("lt_fdw: column %d of the query has type %s, which cannot be written into column \"%s\" (%s)",
+								k + 1, format_type_with_typemod(qa->atttypid, qa->atttypmod),
+								NameStr(ta->attname), qw->schema->fields[k]->logical_type),
+						 errdetail("%s.", why ? why : "no conversion")));
+			qw->att_of_field[k] = k + 1;
+		}
+		MemoryContextSwitchTo(old);
+	}
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, CREATE_BATCH_ROWS);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 r = 0; r < SPI_processed; r++)
+		{
+			Datum	   *values = palloc(sizeof(Datum) * n);
+			bool	   *isnull = palloc(sizeof(bool) * n);
+			AttrNumber	converting = 0;
+			bool		full;
+			MemoryContext old,
+						oldlib;
+
+			CHECK_FOR_INTERRUPTS();
+			if (!qw->w)
+			{
+				lt_error	err;
+				lt_code		rc;
+
+				oldlib = lt_alloc_target(qw->cxt);
+				rc = lt_file_writer_open(qw->store, "data/", n, (const lt_field *const *) qw->schema->fields,
+										 qw->fver, &qw->w, &err);
+				lt_alloc_target(oldlib);
+				if (rc != LT_OK)
+					lt_report_write(&err, qw->what);
+				qw->buffers = lt_file_writer_buffers(qw->w);
+				for (int k = 0; k < n; k++)
+					qw->since[k] = 0;
+			}
+			old = MemoryContextSwitchTo(rowcxt);
+			heap_deform_tuple(SPI_tuptable->vals[r], SPI_tuptable->tupdesc, values, isnull);
+			oldlib = lt_alloc_target(qw->cxt);
+			full = lt_wconv_append_row(qw->conv, qw->buffers, qw->att_of_field, n, values, isnull, &converting,
+									   qw->since, CREATE_BATCH_BYTES);
+			lt_alloc_target(oldlib);
+			MemoryContextSwitchTo(old);
+			MemoryContextReset(rowcxt);
+			qw->buffered++;
+			if (full || qw->buffered >= Min(8192, qw->max_rows_per_file - (int64) lt_file_writer_rows(qw->w)))
+				qw_flush(qw, pc);
+			pfree(values);
+			pfree(isnull);
+		}
+		SPI_freetuptable(SPI_tuptable);
+	}
+	if (qw->w)
+	{
+		qw_flush(qw, pc);
+		qw_finish(qw, pc);
+	}
+	SPI_cursor_close(portal);
+	SPI_finish();
+	table_close(rel, AccessShareLock);
+}
+
+Datum
+lt_create_dataset(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *relname;
+	const char *sv;
+	char	   *query = NULL;
+	bool		overwrite;
+	LtTableOptions opts;
+	LtXactTable *xt;
+	Relation	rel;
+	TupleDesc	td;
+	FieldList	fl = {0};
+	AttrNumber *col_att;
+	int			n_cols = 0;
+	PendingCreate *pc;
+	LtPendingOp *op;
+	lt_store   *store = NULL;
+	bool		exists = false;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+	TupleDesc	rtd;
+	Datum		values[4];
+	bool		nulls[4] = {0};
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_create_dataset needs a foreign table")));
+	relid = PG_GETARG_OID(0);
+	sv = PG_ARGISNULL(1) ? "2.2" : text_to_cstring(PG_GETARG_TEXT_PP(1));
+	if (!PG_ARGISNULL(2))
+		query = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	overwrite = !PG_ARGISNULL(3) && PG_GETARG_BOOL(3);
+	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_create_dataset must return a record");
+
+	lt_check_lt_table(relid, "lt_create_dataset");
+	relname = get_rel_name(relid);
+	lt_check_table_owner(relid);	/* as CREATE TABLE AS into it would need: it defines the table's data */
+	lt_get_table_options(relid, &opts);
+	if (opts.version || opts.tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is pinned to a %s and cannot create its dataset", relname,
+						opts.version ? "version" : "tag"),
+				 errhint("Create the dataset through a foreign table without \"version\" or \"tag\".")));
+	lt_check_write_privilege(GetUserId(), relname, opts.uri);
+	if (strcmp(sv, "2.0") != 0 && strcmp(sv, "2.1") != 0 && strcmp(sv, "2.2") != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: storage version \"%s\" cannot be written", sv),
+				 errhint("The storage versions are 2.0, 2.1 and 2.2 (the default).")));
+
+	/* the columns, in order (the scan's _rowid / _rowaddr are no fields) */
+	rel = table_open(relid, AccessShareLock);
+	td = RelationGetDescr(rel);
+	col_att = palloc(sizeof(AttrNumber) * Max(td->natts, 1));
+	for (int i = 0; i < td->natts; i++)
+	{
+		Form_pg_attribute a = TupleDescAttr(td, i);
+		char	   *fname;
+
+		if (a->attisdropped)
+			continue;
+		fname = lt_column_field_name(relid, a->attnum, NameStr(a->attname));
+		if (is_scan_column(fname))
+			continue;
+		for (int j = 0; j < fl.n; j++)
+			if (fl.f[j].parent == -1 && strcmp(fl.f[j].name, fname) == 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_COLUMN),
+						 errmsg("lt_fdw: two columns of foreign table \"%s\" name field \"%s\"", relname, fname)));
+		field_for_type(&fl, fname, a->atttypid, a->atttypmod, !a->attnotnull, -1, NameStr(a->attname), relname);
+		col_att[n_cols++] = a->attnum;
+	}
+	table_close(rel, AccessShareLock);
+	if (n_cols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+				 errmsg("lt_fdw: foreign table \"%s\" has no column to make a field of", relname)));
+
+	xt = lt_xact_op_table(relname, &opts, "create");
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	pc = palloc0(sizeof(PendingCreate));
+	pc->overwrite = overwrite;
+	MemoryContextSwitchTo(old);
+	{
+		MemoryContext oldlib = lt_alloc_target(xt->meta_cxt);
+
+		rc = lt_new_dataset_init(fl.f, fl.n, sv, &pc->nd, &err);
+		lt_alloc_target(oldlib);
+		if (rc != LT_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_TABLE_DEFINITION),
+					 errmsg("lt_fdw: cannot create a dataset from foreign table \"%s\": %s", relname, err.msg)));
+	}
+
+	/* the dataset's directory (local: made now, inside the server's root the table's path names) */
+	if (!lt_is_s3_uri(opts.dataset_dir) && pg_mkdir_p(opts.dataset_dir, pg_dir_create_mode) != 0 && errno != EEXIST)
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("lt_fdw: could not create directory \"%s\": %m", opts.dataset_dir)));
+	{
+		MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+		rc = lt_open_store(opts.s3, opts.dataset_dir, &store, &err);
+		if (rc == LT_OK)
+			rc = lt_dataset_exists(store, "", &exists, &err);
+		lt_alloc_target(oldlib);
+		if (rc != LT_OK)
+			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
+	}
+	if (exists && !overwrite)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("lt_fdw: dataset %s of foreign table \"%s\" already exists", opts.uri, relname),
+				 errhint("Pass overwrite => true to replace it (one Overwrite commit; older versions stay readable).")));
+
+	/* the pending state goes in before any file is written: an error from here on removes them */
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	op = palloc0(sizeof(LtPendingOp));
+	op->subid = GetCurrentSubTransactionId();
+	op->what = "creates the dataset of";
+	op->commit = create_commit;
+	op->discard = create_discard;
+	op->arg = pc;
+	MemoryContextSwitchTo(old);
+	xt->pending_op = op;
+
+	if (query)
+	{
+		QueryWriter qw = {0};
+
+		qw.store = store;
+		qw.schema = lt_new_dataset_schema(pc->nd);
+		qw.fver = lt_new_dataset_file_version(pc->nd);
+		qw.conv = palloc0(sizeof(LtWriteConv *) * n_cols);
+		qw.att_of_field = palloc0(sizeof(AttrNumber) * n_cols);
+		qw.since = palloc0(sizeof(int64) * n_cols);
+		qw.max_rows_per_file = lt_option_max_rows_per_file(relid);
+		qw.cxt = xt->meta_cxt;
+		qw.what = psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname);
+		PG_TRY();
+		{
+			write_query(query, relid, relname, col_att, pc, &qw);
+		}
+		PG_FINALLY();
+		{
+			if (qw.w)
+			{
+				MemoryContext oldlib = lt_alloc_target(qw.cxt);
+
+				lt_file_writer_free(qw.w);	/* an unfinished file is removed */
+				lt_alloc_target(oldlib);
+			}
+		}
+		PG_END_TRY();
+	}
+	else
+	{
+		/* every column's type must have a conversion for later INSERTs: say so now, not at the first write */
+		const lt_schema *s = lt_new_dataset_schema(pc->nd);
+
+		rel = table_open(relid, AccessShareLock);
+		td = RelationGetDescr(rel);
+		for (int k = 0; k < n_cols; k++)
+		{
+			Form_pg_attribute a = TupleDescAttr(td, col_att[k] - 1);
+			char	   *why = NULL;
+
+			if (lt_wconv_build(s->fields[k], NameStr(a->attname), a->atttypid, a->atttypmod, &why) == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+						 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" cannot be written as %s", NameStr(a->attname),
+								relname, s->fields[k]->logical_type),
+						 errdetail("%s.", why ? why : "no conversion")));
+		}
+		table_close(rel, AccessShareLock);
+	}
+	{
+		MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+		lt_store_close(store);
+		lt_alloc_target(oldlib);
+	}
+
+	values[0] = CStringGetTextDatum(opts.uri);
+	values[1] = CStringGetTextDatum(sv);
+	values[2] = Int64GetDatum((int64) pc->rows);
+	values[3] = Int32GetDatum(pc->n_files);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
+}
+
+/* ---- lt_compact ------------------------------------------------------------------------------- */
+
+Datum
+lt_compact(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *relname;
+	LtTableOptions opts;
+	lt_compact_options co = {0};
+	Relation	rel;
+	LtXactTable *xt;
+	lt_dataset *ds;
+	lt_compact_plan plan;
+	uint64		removed = 0,
+				added = 0,
+				rows = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+	TupleDesc	rtd;
+	Datum		values[3];
+	bool		nulls[3] = {0};
+	const char *what;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_compact needs a foreign table")));
+	relid = PG_GETARG_OID(0);
+	co.target_rows_per_fragment = PG_ARGISNULL(1) ? 1024 * 1024 : (uint64) PG_GETARG_INT64(1);
+	co.materialize_deletions = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
+	co.materialize_deletions_threshold = PG_ARGISNULL(3) ? 0.1 : PG_GETARG_FLOAT8(3);
+	if (PG_GETARG_INT64(1) < 1 || PG_GETARG_INT64(1) > (int64) UINT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: target_rows_per_fragment must be between 1 and 4294967295")));
+	if (co.materialize_deletions_threshold < 0 || co.materialize_deletions_threshold > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: materialize_deletions_threshold must be between 0 and 1")));
+	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_compact must return a record");
+
+	lt_check_lt_table(relid, "lt_compact");
+	relname = get_rel_name(relid);
+	lt_check_table_owner(relid);	/* as VACUUM */
+	lt_get_table_options(relid, &opts);
+	what = psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname);
+	rel = table_open(relid, AccessShareLock);
+	lt_check_writable(rel, &opts);
+	lt_check_read_privilege(GetUserId(), relname, opts.uri);
+	lt_check_write_privilege(GetUserId(), relname, opts.uri);
+	xt = lt_write_xact_table(rel, &opts, "compact");
+	if (!lt_txn_is_empty(xt->txn) || xt->n_files || xt->n_addrs || xt->n_removes || xt->pending_op ||
+		xt->pending_key || xt->pending_indexes != NIL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot compact foreign table \"%s\" in a transaction that already changed it", relname),
+				 errdetail("A Lance Rewrite commit carries nothing but the compaction; dataset %s.", opts.uri),
+				 errhint("Commit first, then call lt_compact in a transaction of its own.")));
+	ds = xt->base->ds;
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_compact_plan_make(ds, &co, &plan, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+		lt_report_write(&err, what);
+	if (ds->stable_row_ids && plan.n_groups > 0)
+	{
+		/*
+		 * With stable row ids an index answers with row ids, which a compaction keeps: an index that
+		 * covered a rewritten fragment would find its rows again in the new, unindexed fragments. Lance
+		 * remaps such indexes; until lt_fdw does, it refuses rather than risk a row twice.
+		 */
+		lt_index_list *l = NULL;
+		const char *hit = NULL;
+
+		oldlib = lt_alloc_target(CurrentMemoryContext);
+		rc = lt_dataset_indexes(ds, &l, &err);
+		lt_alloc_target(oldlib);
+		if (rc != LT_OK)
+			lt_report(&err, what);
+		for (size_t i = 0; i < l->n && !hit; i++)
+			for (size_t g = 0; g < plan.n_groups && !hit; g++)
+				for (size_t k = 0; k < plan.groups[g].count && !hit; k++)
+				{
+					uint64		id = ds->fragments[plan.groups[g].first + k]->id;
+
+					for (size_t c = 0; c < l->items[i].n_covered; c++)
+						if (l->items[i].covered[c] == id)
+						{
+							hit = l->items[i].name;
+							break;
+						}
+				}
+		if (hit)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot compact foreign table \"%s\": index \"%s\" covers fragments it would rewrite, and the dataset has stable row ids",
+							relname, hit),
+					 errdetail("lt_fdw does not remap indexes yet; dataset %s.", opts.uri)));
+	}
+	for (size_t g = 0; g < plan.n_groups; g++)
+	{
+		lt_compact_file *files = NULL;
+		size_t		n_files = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		oldlib = lt_alloc_target(CurrentMemoryContext);
+		rc = lt_compact_copy_group(ds, &plan.groups[g], &co, &files, &n_files, &err);
+		lt_alloc_target(oldlib);
+		if (rc != LT_OK)
+			lt_report_write(&err, what);
+		for (size_t i = 0; i < n_files; i++)
+		{
+			lt_xact_add_file(xt, &files[i].file, files[i].row_ids);
+			rows += files[i].file.num_rows;
+		}
+		for (size_t k = 0; k < plan.groups[g].count; k++)
+			lt_xact_remove_fragment(xt, ds->fragments[plan.groups[g].first + k]->id);
+		removed += plan.groups[g].count;
+		added += n_files;
+		oldlib = lt_alloc_target(CurrentMemoryContext);
+		lt_compact_files_free(files, n_files);
+		lt_alloc_target(oldlib);
+		elog(DEBUG1, "lt_fdw: compacting %s: group %zu of %zu done", opts.uri, g + 1, plan.n_groups);
+	}
+	if (plan.n_groups > 0)
+		lt_xact_mark_compaction(xt);
+	table_close(rel, AccessShareLock);
+	values[0] = Int64GetDatum((int64) removed);
+	values[1] = Int64GetDatum((int64) added);
+	values[2] = Int64GetDatum((int64) rows);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
+}
+
+/* ---- lt_add_column, lt_drop_column, lt_rename_column ----------------------------------------------- */
+
+typedef struct PendingSchema
+{
+	lt_schema_change c;
+	uint64		version;		/* checked on */
+} PendingSchema;
+
+static void
+schema_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	/* nothing was written: the change lives in the commit alone */
+}
+
+static void
+schema_commit(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingSchema *ps = op->arg;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	spec.version = ps->version;
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, "", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_commit_schema_change(ds, &ps->c, NULL, &res, &err);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not change the schema of foreign table \"%s\": a concurrent transaction conflicts",
+						xt->relname),
+				 errdetail("%s (dataset %s, read version " UINT64_FORMAT ").", err.msg, xt->uri, ps->version),
+				 errhint("Retry the transaction.")));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+}
+
+/* The checks every schema change makes; the dataset at the version the statement reads (pinned). */
+static LtDatasetEntry *
+schema_change_begin(Oid relid, const char *fn, LtTableOptions *opts)
+{
+	char	   *relname;
+
+	lt_check_lt_table(relid, fn);
+	relname = get_rel_name(relid);
+	lt_check_table_owner(relid);	/* as ALTER TABLE */
+	lt_get_table_options(relid, opts);
+	if (opts->version || opts->tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is pinned to a %s and cannot change its dataset's schema", relname,
+						opts->version ? "version" : "tag"),
+				 errhint("Change the schema through a foreign table without \"version\" or \"tag\".")));
+	lt_check_read_privilege(GetUserId(), relname, opts->uri);
+	lt_check_write_privilege(GetUserId(), relname, opts->uri);
+	return lt_dataset_acquire(relid, opts, true);
+}
+
+/* Check the change on the version read, and queue it for the commit. */
+static void
+schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	char	   *relname = get_rel_name(relid);
+	LtXactTable *xt;
+	LtPendingOp *op;
+	PendingSchema *ps;
+	lt_error	err;
+	MemoryContext old;
+
+	if (lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: cannot change the schema of foreign table \"%s\": %s", relname, err.msg),
+				 errdetail("Dataset %s, version " UINT64_FORMAT ".", opts->uri, e->version)));
+	xt = lt_xact_op_table(relname, opts, "change the schema of");
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	ps = palloc0(sizeof(PendingSchema));
+	ps->version = e->version;
+	ps->c.kind = proto->c.kind;
+	ps->c.name = proto->c.name ? pstrdup(proto->c.name) : NULL;
+	ps->c.new_name = proto->c.new_name ? pstrdup(proto->c.new_name) : NULL;
+	if (proto->c.n_add > 0)
+	{
+		lt_new_field *f = palloc(sizeof(lt_new_field) * proto->c.n_add);
+
+		for (int i = 0; i < proto->c.n_add; i++)
+		{
+			f[i] = proto->c.add[i];
+			f[i].name = pstrdup(f[i].name);
+			f[i].logical_type = pstrdup(f[i].logical_type);
+		}
+		ps->c.add = f;
+		ps->c.n_add = proto->c.n_add;
+	}
+	op = palloc0(sizeof(LtPendingOp));
+	op->subid = GetCurrentSubTransactionId();
+	op->what = "changes the schema of";
+	op->commit = schema_commit;
+	op->discard = schema_discard;
+	op->arg = ps;
+	MemoryContextSwitchTo(old);
+	xt->pending_op = op;
+}
+
+/* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
+static void
+alter_table(Oid relid, const char *what)
+{
+	char	   *sql = psprintf("ALTER FOREIGN TABLE %s %s",
+							   quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+														  get_rel_name(relid)),
+							   what);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "lt_fdw: SPI_connect failed");
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "lt_fdw: %s failed", sql);
+	SPI_finish();
+}
+
+/* The column of relid named colname (its attnum, 0 if none) and the field it reads. */
+static AttrNumber
+column_field(Oid relid, const char *colname, char **field)
+{
+	AttrNumber	attnum = get_attnum(relid, colname);
+
+	*field = attnum != InvalidAttrNumber ? lt_column_field_name(relid, attnum, colname) : pstrdup(colname);
+	return attnum;
+}
+
+Datum
+lt_add_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *typname;
+	Oid			typid;
+	int32		typmod;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	FieldList	fl = {0};
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_add_column needs a table, a column name and a type")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (colname[0] == '\0' || is_scan_column(colname))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", colname)));
+	parseTypeString(typname, &typid, &typmod, false);
+	e = schema_change_begin(relid, "lt_add_column", &opts);
+	PG_TRY();
+	{
+		if (get_attnum(relid, colname) != InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("lt_fdw: foreign table \"%s\" already has a column \"%s\"", get_rel_name(relid), colname)));
+		field_for_type(&fl, colname, typid, typmod, true, -1, colname, get_rel_name(relid));
+		ps.c.kind = LT_SCHEMA_ADD;
+		ps.c.add = fl.f;
+		ps.c.n_add = fl.n;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	alter_table(relid, psprintf("ADD COLUMN %s %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_drop_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *field;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_drop_column needs a table and a column name")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_drop_column", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		if (!lt_schema_find_name(e->ds->schema, field))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		ps.c.kind = LT_SCHEMA_DROP;
+		ps.c.name = field;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	if (attnum != InvalidAttrNumber)
+		alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(colname)));
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_rename_column(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *newname,
+			   *field;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_rename_column needs a table, a column name and a new name")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	newname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (newname[0] == '\0' || is_scan_column(newname))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", newname)));
+	e = schema_change_begin(relid, "lt_rename_column", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		if (!lt_schema_find_name(e->ds->schema, field))
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		if (lt_schema_find_name(e->ds->schema, newname))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_COLUMN),
+					 errmsg("lt_fdw: dataset %s already has a field \"%s\"", opts.uri, newname)));
+		ps.c.kind = LT_SCHEMA_RENAME;
+		ps.c.name = field;
+		ps.c.new_name = newname;
+		schema_change_queue(relid, &opts, e, &ps);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	if (attnum != InvalidAttrNumber)
+	{
+		if (strcmp(field, colname) != 0)
+			alter_table(relid, psprintf("ALTER COLUMN %s OPTIONS (SET column_name %s)", quote_identifier(colname),
+										quote_literal_cstr(newname)));
+		else
+			alter_table(relid, psprintf("RENAME COLUMN %s TO %s", quote_identifier(colname), quote_identifier(newname)));
+	}
+	PG_RETURN_VOID();
+}
+
+/* ---- tags and restore --------------------------------------------------------------------------- */
+
+typedef enum VersionOpKind
+{
+	VOP_CREATE_TAG,
+	VOP_DELETE_TAG,
+	VOP_RESTORE
+} VersionOpKind;
+
+typedef struct PendingVersionOp
+{
+	VersionOpKind kind;
+	char	   *tag;
+	uint64		version;		/* the tag's or the one restored */
+	uint64		read_version;	/* restore: the newest version the call saw */
+} PendingVersionOp;
+
+static void
+version_op_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	/* nothing was written */
+}
+
+static void
+version_op_commit(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingVersionOp *vo = op->arg;
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_commit_result res;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(xt->meta_cxt);
+
+	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+	if (rc == LT_OK)
+		switch (vo->kind)
+		{
+			case VOP_CREATE_TAG:
+				rc = lt_tag_create(store, "", vo->tag, vo->version, &err);
+				break;
+			case VOP_DELETE_TAG:
+				rc = lt_tag_delete(store, "", vo->tag, &err);
+				break;
+			case VOP_RESTORE:
+				{
+					lt_version_spec spec = {vo->read_version, NULL};
+
+					rc = lt_dataset_open(store, "", &spec, &ds, &err);
+					if (rc == LT_OK)
+						rc = lt_commit_restore(ds, vo->version, NULL, &res, &err);
+					break;
+				}
+		}
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(vo->kind == VOP_CREATE_TAG ? ERRCODE_DUPLICATE_OBJECT : ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not %s foreign table \"%s\": %s",
+						vo->kind == VOP_RESTORE ? "restore" : "tag", xt->relname, err.msg),
+				 errdetail("Dataset %s.", xt->uri)));
+	if (rc == LT_ENOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: %s", err.msg),
+				 errdetail("Foreign table \"%s\", dataset %s.", xt->relname, xt->uri)));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+}
+
+/* Queue a tag or restore for the commit; returns the version the statement reads. */
+static uint64
+version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char *doing)
+{
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	LtXactTable *xt;
+	LtPendingOp *op;
+	PendingVersionOp *vo;
+	MemoryContext old;
+	uint64		read;
+
+	e = schema_change_begin(relid, fn, &opts);	/* the same checks: owner, not pinned, both privileges */
+	read = e->version;
+	if (proto->kind != VOP_RESTORE)
+	{
+		/* say now what the commit would find (it checks again: a concurrent tag loses there) */
+		uint64_t	v;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+		rc = lt_dataset_tag_version(e->store, e->ds->prefix, proto->tag, &v, &err);
+		lt_alloc_target(oldlib);
+		if (rc == LT_OK && proto->kind == VOP_CREATE_TAG)
+		{
+			lt_dataset_unpin(e);
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("lt_fdw: tag \"%s\" of foreign table \"%s\" already exists", proto->tag, get_rel_name(relid)),
+					 errdetail("It names version " UINT64_FORMAT ".", (uint64) v)));
+		}
+		if (rc == LT_ENOTFOUND && proto->kind == VOP_DELETE_TAG)
+		{
+			lt_dataset_unpin(e);
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("lt_fdw: foreign table \"%s\" has no tag \"%s\"", get_rel_name(relid), proto->tag)));
+		}
+		if (rc != LT_OK && rc != LT_ENOTFOUND)
+		{
+			lt_dataset_unpin(e);
+			lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+		}
+	}
+	lt_dataset_unpin(e);
+	if (proto->kind == VOP_RESTORE && proto->version >= read)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: version " UINT64_FORMAT " is not older than the latest, " UINT64_FORMAT,
+						proto->version, read)));
+	if (proto->kind == VOP_CREATE_TAG && proto->version > read)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: version " UINT64_FORMAT " does not exist yet (the latest is " UINT64_FORMAT ")",
+						proto->version, read)));
+	xt = lt_xact_op_table(get_rel_name(relid), &opts, doing);
+	old = MemoryContextSwitchTo(xt->meta_cxt);
+	vo = palloc0(sizeof(PendingVersionOp));
+	*vo = *proto;
+	vo->tag = proto->tag ? pstrdup(proto->tag) : NULL;
+	vo->read_version = read;
+	if (vo->kind == VOP_CREATE_TAG && vo->version == 0)
+		vo->version = read;
+	op = palloc0(sizeof(LtPendingOp));
+	op->subid = GetCurrentSubTransactionId();
+	op->what = proto->kind == VOP_RESTORE ? "restores" : "tags";
+	op->commit = version_op_commit;
+	op->discard = version_op_discard;
+	op->arg = vo;
+	MemoryContextSwitchTo(old);
+	xt->pending_op = op;
+	return vo->kind == VOP_CREATE_TAG ? vo->version : read;
+}
+
+static char *
+tag_arg(FunctionCallInfo fcinfo, int i)
+{
+	char	   *tag = text_to_cstring(PG_GETARG_TEXT_PP(i));
+
+	if (tag[0] == '\0' || strlen(tag) > 255 || strcmp(tag, ".") == 0 || strcmp(tag, "..") == 0 ||
+		strpbrk(tag, "/\\") != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_NAME),
+				 errmsg("lt_fdw: invalid tag name \"%s\"", tag),
+				 errhint("A tag is 1 to 255 bytes without '/' or '\\'.")));
+	return tag;
+}
+
+Datum
+lt_create_tag(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_CREATE_TAG};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_create_tag needs a table and a tag")));
+	vo.tag = tag_arg(fcinfo, 1);
+	if (!PG_ARGISNULL(2))
+	{
+		if (PG_GETARG_INT64(2) < 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: a version is a positive number")));
+		vo.version = (uint64) PG_GETARG_INT64(2);
+	}
+	PG_RETURN_INT64((int64) version_op_queue(PG_GETARG_OID(0), "lt_create_tag", &vo, "tag"));
+}
+
+Datum
+lt_delete_tag(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_DELETE_TAG};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_delete_tag needs a table and a tag")));
+	vo.tag = tag_arg(fcinfo, 1);
+	version_op_queue(PG_GETARG_OID(0), "lt_delete_tag", &vo, "tag");
+	PG_RETURN_VOID();
+}
+
+Datum
+lt_restore(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_RESTORE};
+	uint64		read;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_restore needs a table and a version")));
+	if (PG_GETARG_INT64(1) < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: a version is a positive number")));
+	vo.version = (uint64) PG_GETARG_INT64(1);
+	read = version_op_queue(PG_GETARG_OID(0), "lt_restore", &vo, "restore");
+	PG_RETURN_INT64((int64) read + 1);
+}
+
+Datum
+lt_tags_sql(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Oid			relid = PG_GETARG_OID(0);
+	LtTableOptions opts;
+	lt_store   *store = NULL;
+	char	  **names = NULL;
+	uint64_t   *versions = NULL;
+	size_t		n = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+
+	lt_check_lt_table(relid, "lt_tags");
+	lt_check_table_select(relid);
+	lt_get_table_options(relid, &opts);
+	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
+	InitMaterializedSRF(fcinfo, 0);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_open_store(opts.s3, opts.dataset_dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_tags(store, "", &names, &versions, &n, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	for (size_t i = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {0};
+
+		values[0] = CStringGetTextDatum(names[i]);
+		values[1] = Int64GetDatum((int64) versions[i]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
+}

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# test/interop/lifecycle.sh — datasets created and compacted through PostgreSQL (lt_create_dataset,
+# lt_compact), read by the real Lance engines, which write on top.
+#
+#   create    for storage 2.0, 2.1 and 2.2: lt_create_dataset from a query (bigint NOT NULL, integer, double,
+#             text with NULLs, date, boolean, text[]): the engine (Lance 8) reads exactly the rows PostgreSQL
+#             holds, the field id non-nullable, the files in that storage version; Lance 12 counts the same;
+#             the engine appends, deletes and compacts on top, lt_fdw reads the same count and sum
+#   empty     lt_create_dataset without a query, then INSERTs: the engine reads them
+#   compact   N single-row INSERT transactions (N fragments), DELETEs, the engine's btree / bitmap / label_list
+#             indexes; lt_compact: one Rewrite version, a handful of fragments, the same rows through lt_fdw,
+#             Lance 8 and Lance 12; every filter answered by lt_fdw as by the engine (its indexes over the
+#             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
+#   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
+#             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema
+#
+#   test/interop/lifecycle.sh [--no-install]
+# Ends with "interop-lifecycle: N passed, M failed"; exits non-zero when anything failed.
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+cd "$ROOT" || exit 2
+. "$ROOT/test/pg/step.sh"
+lt_step interop-lifecycle 18 "$@"
+lt_step_prepare
+lt_step_cluster
+N=${LT_LIFECYCLE_INSERTS:-400}
+PSQL=("$LT_PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -d postgres)
+export PGOPTIONS="-c timezone=UTC -c client_min_messages=warning -c extra_float_digits=0"
+ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }
+l12() { if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then lt_as_pg node "$HERE/lifecycle12.mjs" "$@"; else echo skip; fi; }
+sql() { "${PSQL[@]}" -c "$1"; }
+# the engine's count and sum of id, as "N S"
+ref_count_sum() { ref scan "$1" --columns id ${2:+--filter "$2"} | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let n=0,t=0n;for(const l of s.split("\n")) if(l){n++;t+=BigInt(JSON.parse(l).id)}console.log(n+" "+t)})'; }
+l12_count_sum() { l12 "$@" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{if(s.trim()==="skip"){console.log("skip");return}const o=JSON.parse(s);console.log(o.rows+" "+o.sum_id)})'; }
+check12() { local got; got=$(l12_count_sum "$2" "${4:-}"); if [ "$got" = skip ]; then echo "skip $1 (no Lance 12 modules)"; else check "$1" "$got" "$3"; fi; }
+
+sql "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');" >/dev/null \
+	|| finish "creating the extension failed"
+
+# ---- create from a query, each storage version ------------------------------------------------------
+Q="SELECT g::bigint, (g % 1000)::int, g / 4.0::float8, CASE WHEN g % 9 = 0 THEN NULL ELSE 'text ' || (g % 300) END,
+          DATE '2024-01-01' + (g % 400), g % 3 = 0, CASE WHEN g % 11 = 0 THEN NULL ELSE ARRAY['a' || (g % 5), 'b'] END
+     FROM generate_series(1, 20000) g"
+# the rows as JSON lines in the engine's spelling (int64 as a string), keys in one order
+PGJSON="SELECT json_build_object('id', id::text, 'n', n, 'v', v, 's', s, 'd', d, 'ok', ok, 'tags', tags)::text FROM"
+canon() { node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n")) if(l){const o=JSON.parse(l);console.log(JSON.stringify(Object.fromEntries(Object.keys(o).sort().map(k=>[k,o[k]]))))}})' | LC_ALL=C sort; }
+for sv in 2.0 2.1 2.2; do
+	t=c${sv/./}
+	sql "CREATE FOREIGN TABLE $t (id bigint NOT NULL, n integer, v double precision, s text, d date, ok boolean, tags text[])
+	     SERVER lake OPTIONS (path '$t.lance')" >/dev/null || finish "CREATE FOREIGN TABLE $t failed"
+	got=$(sql "SELECT rows_written || ' ' || storage_version_written FROM lt_create_dataset('$t', '$sv', \$q\$$Q\$q\$)")
+	check "create $sv: rows written" "$got" "20000 $sv"
+	"${PSQL[@]}" -c "$PGJSON $t" | canon >"$TMP/$t.pg"
+	ref scan "$LAKE/$t.lance" | canon >"$TMP/$t.ref"
+	if cmp -s "$TMP/$t.pg" "$TMP/$t.ref" && [ -s "$TMP/$t.ref" ]; then ok "create $sv: the engine reads the rows PostgreSQL holds"
+	else bad "create $sv: the engine reads other rows: $(diff "$TMP/$t.pg" "$TMP/$t.ref" | head -n 4 | tr '\n' ' ')"; fi
+	check "create $sv: id is not nullable for the engine" "$(ref schema "$LAKE/$t.lance" | head -n 1)" '{"name":"id","nullable":false,"metadata":{}}'
+	check "create $sv: file version" "$(ref pages "$LAKE/$t.lance" | head -n 1 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).file_version))')" "$sv"
+	check12 "create $sv: Lance 12 reads the rows" "$LAKE/$t.lance" "20000 200010000"
+	printf '{"ops":[{"op":"append","rows":[{"id":"900001","n":1,"v":0.5,"s":"eng","d":"2025-01-01","ok":true,"tags":["x"]}]},{"op":"delete","where":"id %% 2 = 0"},{"op":"optimize"}]}' >"$TMP/ops.json"
+	ref apply "$LAKE/$t.lance" "$TMP/ops.json" >/dev/null || bad "create $sv: the engine could not write on top"
+	check "create $sv: lt_fdw reads the engine's writes" "$(sql "SELECT count(*) || ' ' || sum(id) FROM $t")" "$(ref_count_sum "$LAKE/$t.lance")"
+done
+
+# ---- empty, then INSERT ------------------------------------------------------------------------------
+sql "CREATE FOREIGN TABLE e (id bigint NOT NULL, price numeric(12,3), ts timestamptz) SERVER lake OPTIONS (path 'e.lance')" >/dev/null
+sql "SELECT lt_create_dataset('e')" >/dev/null || bad "empty: lt_create_dataset failed"
+sql "INSERT INTO e VALUES (1, 12.345, '2024-05-06 07:08:09.123456+00'), (2, NULL, NULL)" >/dev/null
+check "empty: the engine reads the INSERTs" "$(ref scan "$LAKE/e.lance" | tr '\n' ' ')" \
+	'{"id":"1","price":"12.345","ts":"2024-05-06T07:08:09.123456Z"} {"id":"2","price":null,"ts":null} '
+
+# ---- compaction after many single-row transactions ----------------------------------------------------
+sql "CREATE FOREIGN TABLE k (id bigint NOT NULL, cat integer, tags text[], s text) SERVER lake OPTIONS (path 'k.lance')" >/dev/null
+sql "SELECT lt_create_dataset('k')" >/dev/null
+for i in $(seq 1 "$N"); do echo "INSERT INTO k VALUES ($i, $((i % 7)), ARRAY['t$((i % 4))'], 'row $i');"; done >"$TMP/ins.sql"
+"${PSQL[@]}" -f "$TMP/ins.sql" >/dev/null || bad "compact: the single-row INSERTs failed"
+check "compact: one fragment per INSERT" "$(sql "SELECT count(*) FROM lt_fragments('k')")" "$N"
+sql "DELETE FROM k WHERE id % 10 = 3" >/dev/null
+printf '{"ops":[{"op":"create_index","column":"id","kind":"btree"},{"op":"create_index","column":"cat","kind":"bitmap"},{"op":"create_index","column":"tags","kind":"label_list"}]}' >"$TMP/ix.json"
+ref apply "$LAKE/k.lance" "$TMP/ix.json" >/dev/null || bad "compact: the engine could not build its indexes"
+before=$(sql "SELECT count(*) || ' ' || sum(id) FROM k")
+frags=$(sql "SELECT count(*) FROM lt_fragments('k')")
+versions=$(sql "SELECT count(*) FROM lt_versions('k')")
+got=$(sql "SELECT fragments_removed || ' ' || fragments_added || ' ' || rows_rewritten FROM lt_compact('k')")
+check "compact: every fragment rewritten into one" "$got" "$frags 1 $(cut -d' ' -f1 <<<"$before")"
+check "compact: one Rewrite version" "$(sql "SELECT count(*) || ' ' || (SELECT operation FROM lt_versions('k') ORDER BY version DESC LIMIT 1) FROM lt_versions('k')")" "$((versions + 1)) Rewrite"
+check "compact: lt_fdw reads the same rows" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")" "$before"
+check "compact: the engine reads the same rows" "$(ref_count_sum "$LAKE/k.lance")" "$before"
+check12 "compact: Lance 12 reads the same rows" "$LAKE/k.lance" "$before"
+for f in "id = 77" "id < 50" "cat = 3" "array_has_any(tags, ['t1'])"; do
+	case $f in
+		array_has_any*) pgf="tags && ARRAY['t1']" ;;
+		*) pgf=$f ;;
+	esac
+	check "compact: filter $f as the engine answers it" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE $pgf")" "$(ref_count_sum "$LAKE/k.lance" "$f")"
+done
+check12 "compact: Lance 12 filter cat = 3" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 3")" "cat = 3"
+sql "UPDATE k SET s = 'updated' WHERE id <= 20" >/dev/null && sql "DELETE FROM k WHERE id > $((N - 20))" >/dev/null \
+	&& ok "compact: UPDATE and DELETE work after it" || bad "compact: UPDATE or DELETE failed after it"
+check "compact: the engine reads the UPDATE and DELETE" "$(ref_count_sum "$LAKE/k.lance" "s = 'updated'")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE s = 'updated'")"
+printf '{"ops":[{"op":"append","rows":[{"id":"5000","cat":1,"tags":["t9"],"s":"eng"}]},{"op":"optimize"}]}' >"$TMP/ops2.json"
+ref apply "$LAKE/k.lance" "$TMP/ops2.json" >/dev/null || bad "compact: the engine could not append and compact on top"
+check "compact: lt_fdw reads the engine's compaction" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")" "$(ref_count_sum "$LAKE/k.lance")"
+for i in $(seq 1 30); do echo "INSERT INTO k VALUES ($((10000 + i)), 1, ARRAY['t1'], 'again');"; done | "${PSQL[@]}" >/dev/null
+sql "SELECT lt_compact('k')" >/dev/null || bad "compact: a second compaction failed"
+check "compact: after the second, the engine reads what lt_fdw reads" "$(ref_count_sum "$LAKE/k.lance")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")"
+check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.lance" "cat = 1")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 1")"
+
+# ---- schema evolution -----------------------------------------------------------------------------------
+sql "SELECT lt_add_column('c22', 'extra', 'integer')" >/dev/null || bad "evolve: lt_add_column failed"
+sql "UPDATE c22 SET extra = 7 WHERE id < 100" >/dev/null
+sql "SELECT lt_drop_column('c22', 'v')" >/dev/null || bad "evolve: lt_drop_column failed"
+sql "SELECT lt_rename_column('c22', 's', 'label')" >/dev/null || bad "evolve: lt_rename_column failed"
+check "evolve: the engine's schema" "$(ref schema "$LAKE/c22.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.split("\n").filter(Boolean).map(l=>JSON.parse(l).name).join(",")))')" "id,n,label,d,ok,tags,extra"
+check "evolve: the engine reads the new column" "$(ref_count_sum "$LAKE/c22.lance" "extra = 7")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE extra = 7")"
+check "evolve: the engine reads the renamed column" "$(ref_count_sum "$LAKE/c22.lance" "label IS NULL")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE label IS NULL")"
+check12 "evolve: Lance 12 reads the new column" "$LAKE/c22.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE extra IS NULL")" "extra IS NULL"
+printf '{"ops":[{"op":"append","rows":[{"id":"990001","n":1,"label":"eng","d":"2025-01-01","ok":true,"tags":["x"],"extra":9}]},{"op":"optimize"}]}' >"$TMP/ops3.json"
+ref apply "$LAKE/c22.lance" "$TMP/ops3.json" >/dev/null || bad "evolve: the engine could not write on top"
+check "evolve: lt_fdw reads the engine's append" "$(sql "SELECT label || ' ' || extra FROM c22 WHERE id = 990001")" "eng 9"
+
+echo "interop-lifecycle: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
