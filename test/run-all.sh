@@ -15,6 +15,7 @@
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
+#   interop-blob test/interop/blob.sh                  blob columns of both engines: writes refused intact, bytes read
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
 #   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit
@@ -56,6 +57,7 @@ step_table=(
 	"interop-index       test/interop/index.sh"
 	"interop-index-build test/interop/index-build.sh"
 	"interop-write       test/interop/write.sh"
+	"interop-blob        test/interop/blob.sh"
 	"interop-pgwrite     test/interop/pgwrite.sh"
 	"interop-overwrite   test/interop/overwrite.sh"
 	"interop-keys        test/interop/keys.sh"
