@@ -210,6 +210,7 @@ sample_fragment(LtSampler *s, const Lt__Pb__DataFragment *frag, const uint32 *of
 	old = lt_alloc_target(s->lib_cxt);
 	rc = lt_fragment_scanner_open(ds, frag, &so, &s->scanner, &err);
 	lt_alloc_target(old);
+	ltfdw_bind_blob_sources(&s->cols, ds, frag);
 	if (rc != LT_OK)
 	{
 		s->scanner = NULL;

@@ -41,6 +41,11 @@
 #endif
 
 #include "convert.h"
+#include "dataset.h"
+#include "blob/lt_blob.h"
+#include "table/lt_dataset.h"
+#include "util/lt_alloc.h"
+#include "proto/lt_table.pb-c.h"
 #include "util/lt_value.h"
 
 #define EPOCH_SHIFT_DAYS	(POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE)	/* 10957 */
@@ -66,6 +71,8 @@ Oid
 lt_natural_type(const lt_field *f, int32 *typmod)
 {
 	*typmod = -1;
+	if (f->blob != LT_BLOB_NONE)
+		return BYTEAOID;		/* a blob's bytes, whatever its descriptor's type */
 	switch (f->type)
 	{
 		case LT_TYPE_BOOL:
@@ -189,6 +196,18 @@ lt_conv_build(const lt_field *f, Oid typid, int32 typmod, char **why)
 	c->typmod = typmod;
 	*why = NULL;
 
+	if (f->blob != LT_BLOB_NONE)
+	{
+		if (typid != BYTEAOID)
+		{
+			*why = psprintf("A %s column maps to bytea (its bytes).", lt_blob_form_name(f->blob));
+			return NULL;
+		}
+		c->kind = LT_CONV_BLOB;
+		c->blob_src = palloc0(sizeof(LtBlobSource));
+		c->blob_src->cxt = CurrentMemoryContext;
+		return c;
+	}
 	if (typid == JSONBOID)
 	{
 		c->kind = LT_CONV_JSONB;
@@ -730,6 +749,74 @@ json_text_value(StringInfo buf, const lt_array *a, int64 i)
 
 /* ---- the entry point ------------------------------------------------------------------------ */
 
+void
+lt_conv_bind_blob(LtConv *conv, lt_dataset *ds, const Lt__Pb__DataFragment *frag)
+{
+	LtBlobSource *src;
+
+	if (conv->kind != LT_CONV_BLOB)
+		return;
+	src = conv->blob_src;
+	src->ds = ds;
+	if (src->data_file)
+		pfree(src->data_file);
+	src->data_file = NULL;
+	for (size_t j = 0; j < frag->n_files && !src->data_file; j++)
+		for (size_t k = 0; k < frag->files[j]->n_fields; k++)
+			if (frag->files[j]->fields[k] == conv->field->id)
+			{
+				src->data_file = MemoryContextStrdup(src->cxt, psprintf("data/%s", frag->files[j]->path));
+				break;
+			}
+}
+
+/* A blob's bytes: located by its descriptor (row i of a), read by range from the file that holds them. */
+static Datum
+blob_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
+{
+	const LtBlobSource *src = c->blob_src;
+	lt_blob_loc loc;
+	lt_error	err;
+	lt_code		rc;
+	bytea	   *out;
+	MemoryContext old;
+
+	if (!src->ds || !src->data_file)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: blob column \"%s\" cannot be read here", c->field->name),
+				 errhint("Select the column in a plain scan of the table.")));
+	old = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_blob_locate(c->field->blob, a, i, src->data_file, &loc, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("blob column \"%s\" of dataset %s", c->field->name, src->ds->prefix));
+	if (loc.is_null)
+	{
+		*isnull = true;
+		return (Datum) 0;
+	}
+	if (loc.length > MaxAllocSize - VARHDRSZ)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("lt_fdw: a blob of %llu bytes in column \"%s\" is larger than a bytea can hold",
+						(unsigned long long) loc.length, c->field->name)));
+	out = (bytea *) palloc(VARHDRSZ + loc.length);
+	SET_VARSIZE(out, VARHDRSZ + loc.length);
+	if (loc.length > 0)
+	{
+		char	   *path;
+
+		old = lt_alloc_target(CurrentMemoryContext);
+		path = lt_dataset_path(src->ds, loc.path);
+		rc = path ? lt_blob_read(src->ds->store, path, &loc, (uint8_t *) VARDATA(out), &err) : lt_nomem(&err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			lt_report(&err, psprintf("blob column \"%s\" of dataset %s", c->field->name, src->ds->prefix));
+	}
+	return PointerGetDatum(out);
+}
+
 Datum
 lt_conv_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 {
@@ -741,6 +828,8 @@ lt_conv_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 	*isnull = false;
 	switch (c->kind)
 	{
+		case LT_CONV_BLOB:
+			return blob_datum(c, a, i, isnull);
 		case LT_CONV_SCALAR:
 			return scalar_datum(c->field, c->typid, c->typmod, a, i);
 		case LT_CONV_TEXT:

@@ -17,8 +17,21 @@ typedef enum LtConvKind
 	LT_CONV_TEXT,				/* any scalar into text, through the natural type's output */
 	LT_CONV_ARRAY,				/* list / large_list / fixed_size_list of a scalar -> T[] */
 	LT_CONV_COMPOSITE,			/* struct -> composite */
-	LT_CONV_JSONB				/* anything -> jsonb */
+	LT_CONV_JSONB,				/* anything -> jsonb */
+	LT_CONV_BLOB				/* a blob column -> bytea: the descriptor's bytes, read when converted */
 } LtConvKind;
+
+/*
+ * Where a blob column's bytes are read from: the scan sets it for each fragment it opens
+ * (ltfdw_bind_blob_sources, scan.c) to the data file that holds the field.
+ */
+struct lt_dataset;
+typedef struct LtBlobSource
+{
+	struct lt_dataset *ds;
+	char	   *data_file;		/* "data/<file>.lance", relative to the dataset; NULL: none bound */
+	MemoryContext cxt;			/* where data_file lives */
+} LtBlobSource;
 
 typedef struct LtConv
 {
@@ -37,7 +50,13 @@ typedef struct LtConv
 	TupleDesc	tupdesc;
 	int		   *child_index;	/* per attribute: struct child index, -1 for a dropped attribute */
 	struct LtConv **children;
+	/* LT_CONV_BLOB */
+	LtBlobSource *blob_src;
 } LtConv;
+
+/* Point a blob column's conversion (others: nothing) at the data file of frag that holds its field. */
+struct Lt__Pb__DataFragment;
+extern void lt_conv_bind_blob(LtConv *conv, struct lt_dataset *ds, const struct Lt__Pb__DataFragment *frag);
 
 /* Build the conversion of `field` into a column of type typid/typmod; NULL (with *why) if impossible. */
 extern LtConv *lt_conv_build(const lt_field *field, Oid typid, int32 typmod, char **why);

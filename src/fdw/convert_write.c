@@ -1260,6 +1260,9 @@ append_general(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 				append_json(c, a, &root);
 				return;
 			}
+		case LT_CONV_BLOB:
+			/* writes to a table with a blob column are refused before rows arrive (lt_check_blob_writable) */
+			elog(ERROR, "lt_fdw: blob columns are not written");
 	}
 }
 

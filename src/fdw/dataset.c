@@ -276,6 +276,22 @@ lt_report_write(const lt_error *err, const char *what)
 	report(err, what, "writing");
 }
 
+void
+lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *ds, const char *doing)
+{
+	const lt_field *f = lt_schema_first_blob(ds->schema);
+
+	/* writing would store the blob as an ordinary column, which the Lance engine can no longer scan */
+	if (f)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot %s foreign table \"%s\": column \"%s\" is a %s column, which lt_fdw does not write",
+						doing, relname, f->name, lt_blob_form_name(f->blob)),
+				 errdetail("Dataset %s (storage version %s) stores \"%s\" out of line; nothing was written.",
+						   uri, ds->storage_version, f->name),
+				 errhint("Write to this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
+}
+
 /* ---- the cache ------------------------------------------------------------------------------ */
 
 #define LT_CACHE_SIZE 16

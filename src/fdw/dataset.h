@@ -25,6 +25,14 @@ extern void lt_report(const lt_error *err, const char *what) pg_attribute_noretu
 /* The same for a failed write ("writing ..." in the context). */
 extern void lt_report_write(const lt_error *err, const char *what) pg_attribute_noreturn();
 
+/*
+ * A statement that writes data files (doing: "insert into", "update", "truncate", ...) refuses a dataset with a
+ * blob column of a form lt_fdw does not write, before anything is written (issue 21): SQLSTATE 0A000.
+ */
+struct lt_dataset;
+extern void lt_check_blob_writable(const char *relname, const char *uri, const struct lt_dataset *ds,
+								   const char *doing);
+
 /* An opened dataset at one version, held by the per-backend cache. */
 typedef struct LtDatasetEntry
 {

@@ -168,7 +168,7 @@ field_type_sql(ImportForeignSchemaStmt *stmt, const char *table, const char *pat
 {
 	char	   *t;
 
-	if (f->type == LT_TYPE_STRUCT)
+	if (f->type == LT_TYPE_STRUCT && f->blob == LT_BLOB_NONE)	/* a blob v2 struct is its bytes: bytea */
 	{
 		if (f->n_children == 0)
 			return "jsonb";

@@ -203,6 +203,12 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: version " UINT64_FORMAT " of dataset %s has no column \"%s\"", e->version,
 							opts.uri, fieldname),
 					 errdetail("Column \"%s\" of foreign table \"%s\".", colname, relname)));
+		if (field->blob != LT_BLOB_NONE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot create an index on column \"%s\" of foreign table \"%s\": it is a %s column",
+							colname, relname, lt_blob_form_name(field->blob)),
+					 errdetail("Dataset %s stores \"%s\" out of line; nothing was written.", opts.uri, fieldname)));
 		if ((why = lt_index_kind_unfit(e->ds, kind, field)))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),

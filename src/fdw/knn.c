@@ -500,6 +500,9 @@ fetch_group(LtKnnState *ks, LtScanState *st, int n)
 		so.n_offsets = j - i;
 		old = lt_alloc_target(ks->lib_cxt);
 		rc = lt_fragment_scanner_open(ds, frag, &so, &sc, &err);
+		for (int c = 0; c < st->cols.n_columns; c++)
+			if (st->cols.columns[c].kind == LT_COL_FIELD)
+				lt_conv_bind_blob(st->cols.columns[c].conv, ds, frag);
 		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
 		{
 			MemoryContext oldcxt = MemoryContextSwitchTo(ks->rows_cxt);

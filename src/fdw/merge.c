@@ -1215,6 +1215,7 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 
 	/* the transaction's state for the dataset (the location's write privilege: the writer checks it, modify.c) */
 	m->xt = lt_write_xact_table(m->rel, &m->opts, "write");
+	lt_check_blob_writable(m->relname, m->opts.uri, m->xt->base->ds, "merge into");
 	bind_keys(m, on_columns);
 	/* the match reads the key columns (MERGE asks SELECT on the columns of its join condition) */
 	if (pg_class_aclcheck(relid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
@@ -1274,7 +1275,12 @@ ltExecForeignTruncate(List *rels, DropBehavior behavior, bool restart_seqs)
 		lt_get_table_options(RelationGetRelid(rel), &opts);
 		lt_check_writable(rel, &opts);
 		lt_check_write_privilege(GetUserId(), RelationGetRelationName(rel), opts.uri);
-		lt_xact_replace_all(lt_write_xact_table(rel, &opts, "truncate"), true);
+		{
+			LtXactTable *xt = lt_write_xact_table(rel, &opts, "truncate");
+
+			lt_check_blob_writable(RelationGetRelationName(rel), opts.uri, xt->base->ds, "truncate");
+			lt_xact_replace_all(xt, true);
+		}
 		elog(DEBUG1, "lt_fdw: TRUNCATE of foreign table \"%s\" (dataset %s)", RelationGetRelationName(rel), opts.uri);
 	}
 }

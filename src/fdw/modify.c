@@ -380,6 +380,9 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 	if (op == CMD_INSERT)
 		ms->xt->inserted = true;	/* a DELETE's predicate in this transaction becomes a replace's */
 	ds = ms->xt->base->ds;
+	if (op != CMD_DELETE)		/* a DELETE writes deletion files only: the blobs stay where they are */
+		lt_check_blob_writable(RelationGetRelationName(rel), ms->opts.uri, ds,
+							   op == CMD_INSERT ? "insert into" : "update");
 	if (lt_file_version_for_storage(ds->storage_version, &ms->fver, &err) != LT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -291,7 +291,8 @@ qual_column(QualRel *qr, AttrNumber attnum)
 			char	   *name = lt_column_field_name(qr->relid, attnum, NameStr(att->attname));
 			const lt_field *f = lt_schema_find_name(qr->schema, name);
 			char	   *why;
-			LtConv	   *conv = f ? lt_conv_build(f, att->atttypid, att->atttypmod, &why) : NULL;
+			/* a blob column holds descriptors, not its bytes: PostgreSQL evaluates quals over it */
+			LtConv	   *conv = f && f->blob == LT_BLOB_NONE ? lt_conv_build(f, att->atttypid, att->atttypmod, &why) : NULL;
 
 			if (conv)
 			{

@@ -868,6 +868,7 @@ next_fragment(LtScanState *st)
 	}
 	rc = lt_fragment_scanner_open(ds, frag, &so, &st->scanner, &err);
 	lt_alloc_target(old);
+	ltfdw_bind_blob_sources(st->cur, ds, frag);
 	st->bytes_read += ds->store->bytes_read - bytes;
 	st->read_requests += ds->store->read_requests - reqs;
 	if (rc != LT_OK)
@@ -880,6 +881,14 @@ next_fragment(LtScanState *st)
 	if (!st->scanning_range)
 		st->rows_deleted += frag->physical_rows - lt_fragment_live_rows(frag);
 	return true;
+}
+
+void
+ltfdw_bind_blob_sources(const LtColumnBinding *b, lt_dataset *ds, const Lt__Pb__DataFragment *frag)
+{
+	for (int c = 0; c < b->n_columns; c++)
+		if (b->columns[c].kind == LT_COL_FIELD)
+			lt_conv_bind_blob(b->columns[c].conv, ds, frag);
 }
 
 /* The next batch with at least one row; false at the end of the scan. */
@@ -933,6 +942,10 @@ chunk_rows(LtScanState *st, int64 start, int n)
 	for (int c = 0; c < st->cur->n_columns && n > 1; c++)
 	{
 		const LtScanColumn *col = &st->cur->columns[c];
+
+		/* a blob's bytes are read as its row is converted: one row at a time, none a LIMIT does not return */
+		if (col->kind == LT_COL_FIELD && col->conv->kind == LT_CONV_BLOB)
+			return 1;
 		const lt_array *a;
 
 		if (col->kind != LT_COL_FIELD || !col->batch || (a = st->batch->columns[col->proj]) == NULL)
@@ -997,6 +1010,8 @@ convert_chunk(LtScanState *st)
 	bool		per_value = false;
 	ErrorContextCallback errcb;
 	MemoryContext old;
+	uint64		bytes,
+				reqs;
 
 	n = (int) Min(b->length - start, (int64) Min(st->chunk_next, st->chunk_cap));
 	if (st->chunk_next < st->chunk_cap)
@@ -1005,6 +1020,8 @@ convert_chunk(LtScanState *st)
 
 	MemoryContextReset(st->chunk_cxt);
 	old = MemoryContextSwitchTo(st->chunk_cxt);
+	bytes = st->entry->ds->store->bytes_read;	/* blob columns read as they convert */
+	reqs = st->entry->ds->store->read_requests;
 	errcb.callback = conversion_error_callback;
 	errcb.arg = st;
 	errcb.previous = error_context_stack;
@@ -1066,6 +1083,8 @@ convert_chunk(LtScanState *st)
 	st->converting = NULL;
 	error_context_stack = errcb.previous;
 	MemoryContextSwitchTo(old);
+	st->bytes_read += st->entry->ds->store->bytes_read - bytes;
+	st->read_requests += st->entry->ds->store->read_requests - reqs;
 	st->chunk_start = start;
 	st->chunk_len = n;
 	st->local_check = st->filter && ltfdw_filter_needs_local_check(st->filter);

@@ -78,6 +78,10 @@ typedef struct LtColumnBinding
 extern void ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry,
 							   List *retrieved, bool all_columns, LtColumnBinding *out);
 
+/* Point the binding's blob columns at the data files of the fragment about to be read (convert.h). */
+struct Lt__Pb__DataFragment;
+extern void ltfdw_bind_blob_sources(const LtColumnBinding *b, lt_dataset *ds, const struct Lt__Pb__DataFragment *frag);
+
 typedef struct LtKnnState LtKnnState;
 
 typedef struct LtScanState

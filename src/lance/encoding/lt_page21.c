@@ -370,6 +370,14 @@ page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayo
 			rc = string_data(pg->values, err);
 	}
 	pg->num_rows = num_rows;
+	/* a legacy blob page (2.1) wraps the layout of its {position, size} descriptors, which the leaf reads */
+	while (rc == LT_OK && layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT)
+	{
+		if (!layout->blob_layout || !layout->blob_layout->inner_layout || !leaf->packed)
+			rc = LT21_CORRUPT(w, err, "a blob page of a column that is not a blob descriptor");
+		else
+			layout = layout->blob_layout->inner_layout;
+	}
 	if (rc == LT_OK)
 	{
 		switch (layout->layout_case)
@@ -410,9 +418,6 @@ page_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21__PageLayo
 						rc = constant_decode(w, leaf, cl, bufs, pg, err);
 					break;
 				}
-			case LT__ENC21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT:
-				rc = LT21_UNSUPPORTED(w, err, "blob pages");
-				break;
 			default:
 				rc = LT21_CORRUPT(w, err, "unknown page layout %d", (int) layout->layout_case);
 				break;

@@ -147,8 +147,21 @@ open_v2(lt_file *f, lt_error *err)
 	f->num_rows = fd->has_length ? fd->length : 0;
 	if (fd->schema && fd->schema->n_fields > 0)
 	{
-		lt_code		rc = lt_schema_from_pb(fd->schema->fields, fd->schema->n_fields, &f->file_schema, err);
+		/*
+		 * Fields without an id (-1) are left out: Lance writes a blob v2 column's descriptor fields so, at
+		 * the top level, and reads that column by the manifest's schema, as lt_field_storage does.
+		 */
+		Lt__Pb__Field **kept = lt_calloc(fd->schema->n_fields, sizeof(Lt__Pb__Field *));
+		size_t		n = 0;
+		lt_code		rc;
 
+		if (!kept)
+			return lt_nomem(err);
+		for (size_t i = 0; i < fd->schema->n_fields; i++)
+			if (!(fd->schema->fields[i]->has_id && fd->schema->fields[i]->id == -1))
+				kept[n++] = fd->schema->fields[i];
+		rc = n > 0 ? lt_schema_from_pb(kept, n, &f->file_schema, err) : LT_OK;
+		lt_free(kept);
 		if (rc != LT_OK)
 			return lt_error_prefix(err, "%s: file schema", f->path);
 	}
@@ -224,6 +237,7 @@ lt_field_reader_open(lt_file *f, const lt_field *field, const lt_column_map *map
 					 lt_field_reader **out, lt_error *err)
 {
 	*out = NULL;
+	field = lt_field_storage(field);	/* a blob column holds its descriptors */
 	switch (f->version)
 	{
 		case LT_FILE_LEGACY:

@@ -232,9 +232,9 @@ unpack_page_encoding(lt_file *f, int32_t col, uint32_t p, const Lt__Pb__ColumnPa
 	return LT_OK;
 }
 
-/* Reject column encodings other than plain values (zone maps, blobs). */
+/* Reject column encodings other than plain values (zone maps; blobs but for a blob's descriptor column). */
 static lt_code
-check_column_encoding(lt_file *f, int32_t col, const Lt__Pb__ColumnMetadata *meta, lt_error *err)
+check_column_encoding(lt_file *f, int32_t col, const Lt__Pb__ColumnMetadata *meta, bool blob_ok, lt_error *err)
 {
 	const Lt__Pb__EncodingRef *ref = meta->encoding;
 	Lt__Pb__PbAny *any;
@@ -255,7 +255,7 @@ check_column_encoding(lt_file *f, int32_t col, const Lt__Pb__ColumnMetadata *met
 		else
 		{
 			if (ce->column_encoding_case == LT__ENC20__COLUMN_ENCODING__COLUMN_ENCODING_ZONE_INDEX ||
-				ce->column_encoding_case == LT__ENC20__COLUMN_ENCODING__COLUMN_ENCODING_BLOB)
+				(ce->column_encoding_case == LT__ENC20__COLUMN_ENCODING__COLUMN_ENCODING_BLOB && !blob_ok))
 				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: column %d: %s columns are not supported", f->path,
 								  col, ce->column_encoding_case == LT__ENC20__COLUMN_ENCODING__COLUMN_ENCODING_BLOB ?
 								  "blob" : "zone-indexed");
@@ -267,7 +267,7 @@ check_column_encoding(lt_file *f, int32_t col, const Lt__Pb__ColumnMetadata *met
 }
 
 static lt_code
-col_init(lt_file *f, r20_col *c, int32_t index, lt_error *err)
+col_init(lt_file *f, r20_col *c, int32_t index, bool blob_ok, lt_error *err)
 {
 	uint32_t	i;
 
@@ -278,7 +278,7 @@ col_init(lt_file *f, r20_col *c, int32_t index, lt_error *err)
 	if (index < 0)
 		return LT_OK;
 	LT_TRY(lt_file_column(f, (uint32_t) index, &c->meta, err));
-	LT_TRY(check_column_encoding(f, index, c->meta, err));
+	LT_TRY(check_column_encoding(f, index, c->meta, blob_ok, err));
 	if (c->meta->n_pages > LT_ENC20_MAX_PAGE_ROWS)
 		return lt_corrupt(err, "%s: column %d has %zu pages", f->path, index, c->meta->n_pages);
 	c->n_pages = (uint32_t) c->meta->n_pages;
@@ -625,7 +625,8 @@ node_init(lt_file *f, const lt_column_map *map, const lt_field *field, r20_node 
 						  field->name, col, f->num_columns);
 	if (col < 0)
 		return LT_OK;
-	LT_TRY(col_init(f, &node->col, col, err));
+	/* a blob's descriptors (field->blob on lt_field_storage's struct) sit in a blob-encoded column */
+	LT_TRY(col_init(f, &node->col, col, field->blob != LT_BLOB_NONE && field->packed, err));
 
 	switch (field->type)
 	{
@@ -675,7 +676,7 @@ node_init(lt_file *f, const lt_column_map *map, const lt_field *field, r20_node 
 					return lt_corrupt(err, "%s: field \"%s\": list-encoded bytes column %d is missing",
 									  f->path, field->name, col + 1);
 				node->kind = N_BINLIST;
-				LT_TRY(col_init(f, &node->bytes, col + 1, err));
+				LT_TRY(col_init(f, &node->bytes, col + 1, false, err));
 				break;
 			}
 			return LT_OK;

@@ -58,13 +58,13 @@ new_array(const lt_field *field, bool deep, lt_array **out, lt_error *err)
 lt_code
 lt_array_new(const lt_field *field, lt_array **out, lt_error *err)
 {
-	return new_array(field, true, out, err);
+	return new_array(lt_field_storage(field), true, out, err);
 }
 
 lt_code
 lt_array_new_shallow(const lt_field *field, lt_array **out, lt_error *err)
 {
-	return new_array(field, false, out, err);
+	return new_array(lt_field_storage(field), false, out, err);
 }
 
 void

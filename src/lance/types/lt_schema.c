@@ -284,6 +284,7 @@ field_free(lt_field *f)
 	for (int i = 0; i < f->n_children; i++)
 		if (f->children[i]->id == -1)
 			field_free(f->children[i]);
+	field_free(f->blob_desc);
 	lt_free(f->name);
 	lt_free(f->logical_type);
 	lt_free(f->timezone);
@@ -361,6 +362,120 @@ field_pk_position(const Lt__Pb__Field *p, uint32_t *position)
 	return flagged;
 }
 
+/* Lance's two blob markers: the legacy encoding flag, and blob v2's Arrow extension name. */
+static lt_blob_form
+field_blob_form(const Lt__Pb__Field *p)
+{
+	char		v[32];
+
+	if (field_metadata(p, "ARROW:extension:name", v, sizeof(v)) && strcmp(v, "lance.blob.v2") == 0)
+		return LT_BLOB_V2;
+	if (p->extension_name && strcmp(p->extension_name, "lance.blob.v2") == 0)
+		return LT_BLOB_V2;
+	if (field_metadata(p, "lance-encoding:blob", v, sizeof(v)) &&
+		(strcasecmp(v, "true") == 0 || strcmp(v, "1") == 0))
+		return LT_BLOB_LEGACY;
+	return LT_BLOB_NONE;
+}
+
+/* A synthetic field (id -1) of a primitive logical type, child of parent. */
+static lt_code
+synth_child(lt_field *parent, const char *name, const char *logical_type, lt_error *err)
+{
+	lt_field   *c = lt_calloc(1, sizeof(lt_field));
+	lt_code		rc;
+
+	if (!c)
+		return lt_nomem(err);
+	c->id = -1;
+	c->parent_id = parent->id;
+	c->name = lt_strdup(name);
+	c->logical_type = lt_strdup(logical_type);
+	if (!c->name || !c->logical_type)
+	{
+		field_free(c);
+		return lt_nomem(err);
+	}
+	if ((rc = lt_parse_logical_type(logical_type, c, err)) != LT_OK || (rc = add_child(parent, c, err)) != LT_OK)
+	{
+		field_free(c);
+		return rc;
+	}
+	return LT_OK;
+}
+
+/*
+ * The descriptor a blob column stores in place of its bytes, as Lance writes it: a packed struct of
+ * u64 position and size (legacy: into the same data file; position 1 size 0 marks a NULL in 2.0), or in blob
+ * v2 {u8 kind, u64 position, u64 size, u32 blob_id, utf8 blob_uri} (kind: inline / packed sidecar /
+ * dedicated sidecar / external URI).  A blob field of another type is left alone (read as it is stored).
+ */
+static lt_code
+blob_descriptor(lt_field *f, lt_error *err)
+{
+	static const char *const legacy[][2] = {{"position", "uint64"}, {"size", "uint64"}};
+	static const char *const v2[][2] = {{"kind", "uint8"}, {"position", "uint64"}, {"size", "uint64"},
+	{"blob_id", "uint32"}, {"blob_uri", "string"}};
+	const char *const (*kids)[2];
+	int			n;
+	lt_field   *d;
+	lt_code		rc = LT_OK;
+
+	if (f->blob == LT_BLOB_LEGACY && (f->type == LT_TYPE_LARGE_BINARY || f->type == LT_TYPE_BINARY))
+		kids = legacy, n = 2;
+	else if (f->blob == LT_BLOB_V2 && f->type == LT_TYPE_STRUCT)
+		kids = v2, n = 5;
+	else
+	{
+		f->blob = LT_BLOB_NONE;
+		return LT_OK;
+	}
+	if (!(d = lt_calloc(1, sizeof(lt_field))))
+		return lt_nomem(err);
+	d->id = f->id;
+	d->parent_id = f->parent_id;
+	d->nullable = f->nullable;
+	d->packed = true;
+	d->blob = f->blob;			/* the descriptor of a blob field (and no blob_desc of its own) */
+	d->type = LT_TYPE_STRUCT;
+	d->name = lt_strdup(f->name);
+	d->logical_type = lt_strdup("struct");
+	if (!d->name || !d->logical_type)
+		rc = lt_nomem(err);
+	for (int i = 0; rc == LT_OK && i < n; i++)
+		rc = synth_child(d, kids[i][0], kids[i][1], err);
+	if (rc != LT_OK)
+	{
+		field_free(d);			/* with its synthetic children */
+		return rc;
+	}
+	f->blob_desc = d;
+	return LT_OK;
+}
+
+const lt_field *
+lt_schema_first_blob(const lt_schema *s)
+{
+	for (int i = 0; s && i < s->n_fields; i++)
+		if (s->fields[i]->blob != LT_BLOB_NONE)
+			return s->fields[i];
+	return NULL;
+}
+
+const char *
+lt_blob_form_name(lt_blob_form form)
+{
+	switch (form)
+	{
+		case LT_BLOB_LEGACY:
+			return "legacy blob";
+		case LT_BLOB_V2:
+			return "blob v2";
+		default:
+			return "not a blob";
+	}
+}
+
 lt_code
 lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error *err)
 {
@@ -405,6 +520,7 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 				memcmp(p->metadata[m]->value.data, "true", 4) == 0)
 				f->packed = true;
 		f->primary_key = field_pk_position(p, &f->pk_position);
+		f->blob = field_blob_form(p);
 		if (p->dictionary)
 		{
 			f->dict_offset = p->dictionary->offset;
@@ -457,6 +573,14 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 			rc = lt_corrupt(err, "list field \"%s\" (id %d) has %d children", f->name, f->id, f->n_children);
 		else if (f->type == LT_TYPE_MAP && f->n_children != 1)
 			rc = lt_corrupt(err, "map field \"%s\" (id %d) has %d children", f->name, f->id, f->n_children);
+	}
+	/* blob columns are top-level fields (Lance ignores the marker elsewhere) */
+	for (i = 0; rc == LT_OK && i < (size_t) s->n_all; i++)
+	{
+		if (s->all[i]->parent_id >= 0)
+			s->all[i]->blob = LT_BLOB_NONE;
+		else if (s->all[i]->blob != LT_BLOB_NONE)
+			rc = blob_descriptor(s->all[i], err);
 	}
 	if (rc != LT_OK)
 	{

@@ -40,6 +40,14 @@ typedef enum lt_time_unit
 
 typedef struct lt_field lt_field;
 
+/* How a field stores blobs (Lance keeps large binaries out of line): none, or one of Lance's two forms. */
+typedef enum lt_blob_form
+{
+	LT_BLOB_NONE = 0,
+	LT_BLOB_LEGACY,				/* storage 2.0/2.1: metadata lance-encoding:blob, a {position, size} descriptor */
+	LT_BLOB_V2					/* storage 2.2+: extension lance.blob.v2, a packed descriptor with a kind */
+} lt_blob_form;
+
 struct lt_field
 {
 	int32_t		id;				/* Lance field id; -1 for a synthetic FSL item */
@@ -51,6 +59,10 @@ struct lt_field
 	bool		dictionary;		/* "dict:..." — values decode to `type` */
 	bool		packed;			/* metadata lance-encoding:packed = true (a struct stored whole) */
 	bool		primary_key;	/* part of the unenforced primary key (lt_keys.h) */
+	lt_blob_form blob;			/* a blob column (top-level large_binary, or the v2 struct) */
+	lt_field   *blob_desc;		/* a blob column's storage: the packed descriptor struct its column holds
+								 * (same id; legacy {position, size}, v2 {kind, position, size, blob_id,
+								 * blob_uri}); arrays and readers of the field use it (lt_field_storage) */
 	uint32_t	pk_position;	/* its position in the key, 1..; 0 = none (ordered by field id) */
 	int			byte_width;		/* fixed-width slot size; 0 for variable/nested */
 	int			precision, scale;	/* decimals */
@@ -83,6 +95,17 @@ const lt_field *lt_schema_find_name(const lt_schema *s, const char *name);	/* to
 
 /* Parse a logical type string into f's type fields. */
 lt_code		lt_parse_logical_type(const char *lt, lt_field *f, lt_error *err);
+
+/* The field as stored: a blob field's descriptor, else the field itself. */
+static inline const lt_field *
+lt_field_storage(const lt_field *f)
+{
+	return f->blob_desc ? f->blob_desc : f;
+}
+
+/* The first top-level blob field, or NULL; lt_blob_form_name: "legacy blob" / "blob v2". */
+const lt_field *lt_schema_first_blob(const lt_schema *s);
+const char *lt_blob_form_name(lt_blob_form form);
 
 /* Bytes per slot of a fixed-width type, 0 otherwise (bool counts as 1). */
 int			lt_type_byte_width(const lt_field *f);

@@ -1,0 +1,155 @@
+#!/usr/bin/env node
+// blob.mjs: blob-column datasets made and read by the real Lance engines (issue 21), for test/interop/blob.sh.
+//
+//   node blob.mjs make   <8|12> <dir> <form> [storage]   write a dataset with an `id` column, a `note` column and a
+//                                                         blob column `payload` (rows from rowBytes below)
+//        forms: legacy  (Lance 8: large_binary with lance-encoding:blob=true; storage 2.0 or 2.1)
+//               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
+//               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
+//                        the URIs point into, made here)
+//   node blob.mjs expect <n>                              the rows make writes, as JSON lines {id, len, md5} (null: len null)
+//   node blob.mjs scan   <8|12> <dir>                     the engine's scan of id + note, JSON lines, ordered by id
+//   node blob.mjs bytes  <dir>                            the engine's blob bytes of every row: JSON lines {id, len, md5}
+//
+// Errors: message on stderr, exit 1.
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+process.env.LANCEDB_LOG ??= "error";
+const engineDir = (v) => (v === "12" ? path.join(here, "lance12") : here);
+
+async function engine(v) {
+  if (v !== "8" && v !== "12") throw new Error(`engine must be 8 or 12, not '${v}'`);
+  const req = createRequire(path.join(engineDir(v), "package.json"));
+  const A = req("apache-arrow");
+  const lancedb = req("@lancedb/lancedb");
+  return { A, lancedb };
+}
+
+// Row i of a dataset of n rows: a few sizes that matter (empty, NULL, one byte, a page's worth, several MB).
+export const ROWS = 12;
+function rowSize(i) {
+  return [0, null, 1, 100, 5000, 70000, 300000, 3 * 1024 * 1024 + 7, 17, 0, 1024 * 1024, 9][i % 12];
+}
+function rowBytes(i) {
+  const n = rowSize(i);
+  if (n === null) return null;
+  const b = Buffer.alloc(n);
+  let x = (i * 2654435761) >>> 0;
+  for (let k = 0; k < n; k++) { x = (Math.imul(x, 1103515245) + 12345) >>> 0; b[k] = x >>> 24; }
+  return b;
+}
+const md5 = (b) => crypto.createHash("md5").update(b).digest("hex");
+const describe = (id, b) => JSON.stringify({ id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
+
+async function connect(lancedb, dir) {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-blob-"));
+  process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
+  fs.mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
+  if (!fs.existsSync(dir)) fs.mkdirSync(dir);
+  fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));
+  return lancedb.connect(tmp);
+}
+function chmodReadable(dir) { // lance creates files 0600; the postgres server must be able to read them
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    fs.chmodSync(p, e.isDirectory() ? 0o755 : 0o644);
+    if (e.isDirectory()) chmodReadable(p);
+  }
+}
+
+async function make(v, dir, form, arg) {
+  const { A, lancedb } = await engine(v);
+  fs.rmSync(dir, { recursive: true, force: true });
+  const db = await connect(lancedb, dir);
+  const ids = [...Array(ROWS).keys()];
+  let schema, rows, storage;
+  if (form === "legacy") {
+    if (v !== "8") throw new Error("legacy blobs are made by Lance 8");
+    const meta = new Map([["lance-encoding:blob", "true"]]);
+    schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("note", new A.Utf8(), true),
+      new A.Field("payload", new A.LargeBinary(), true, meta)]);
+    rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
+    storage = arg || "2.1";
+  } else if (form === "v2" || form === "v2uri") {
+    if (v !== "12") throw new Error("blob v2 is made by Lance 12");
+    const { blob } = require12();
+    const field = form === "v2" ? blob("payload", { inlineSizeThreshold: 200, dedicatedSizeThreshold: 100000 }) : blob("payload");
+    schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("note", new A.Utf8(), true), field]);
+    if (form === "v2") rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
+    else {
+      fs.mkdirSync(arg, { recursive: true });
+      rows = ids.map((i) => {
+        const b = rowBytes(i);
+        if (b === null) return { id: BigInt(i), note: `row ${i}`, payload: null };
+        const f = path.resolve(arg, `ext-${i}.bin`);
+        fs.writeFileSync(f, b);
+        return { id: BigInt(i), note: `row ${i}`, payload: { data: null, uri: `file://${f}` } };
+      });
+    }
+    storage = "2.2";
+  } else throw new Error(`unknown form '${form}'`);
+  // an empty table first: building a table from rows drops the fields' metadata (the blob marker) in Lance 8's binding
+  const storageOptions = { new_table_data_storage_version: storage };
+  if (form === "v2uri") storageOptions.allow_external_blob_outside_bases = "true";
+  const tbl = await db.createEmptyTable("t", schema, { storageOptions });
+  await tbl.add(rows);
+  chmodReadable(dir);
+}
+function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
+
+async function scan(v, dir) {
+  const { lancedb } = await engine(v);
+  const tbl = await (await connect(lancedb, dir)).openTable("t");
+  const out = await tbl.query().select(["id", "note"]).toArray();
+  out.sort((a, b) => Number(a.id) - Number(b.id));
+  for (const r of out) console.log(JSON.stringify({ id: Number(r.id), note: r.note }));
+}
+
+// Legacy blobs: Lance 12's blob API refuses them and Lance 8 has none, so the bytes are read where Lance 8's own scan
+// says they are: its {position, size} descriptor into the row's data file (this harness makes one data file per
+// dataset). Blob v2: Lance 12's fetchBlobs.
+async function bytes(dir) {
+  const { A, lancedb } = await engine("8");
+  let tbl = await (await connect(lancedb, dir)).openTable("t");
+  const legacy = (await tbl.schema()).fields.find((f) => f.name === "payload").type.typeId === A.Type.LargeBinary;
+  if (legacy) {
+    const files = fs.readdirSync(path.join(dir, "data")).filter((f) => f.endsWith(".lance"));
+    if (files.length !== 1) throw new Error(`${dir}: ${files.length} data files, the harness reads one`);
+    const fd = fs.openSync(path.join(dir, "data", files[0]), "r");
+    const rows = await tbl.query().select(["id", "payload"]).toArray();
+    rows.sort((a, b) => Number(a.id) - Number(b.id));
+    for (const r of rows) {
+      const d = r.payload && r.payload.toJSON();
+      let b = null;
+      if (d && !(d.position === 1n && d.size === 0n)) { // 2.0 marks a NULL with position 1, size 0
+        b = Buffer.alloc(Number(d.size));
+        if (b.length) fs.readSync(fd, b, 0, b.length, Number(d.position));
+      }
+      console.log(describe(Number(r.id), b));
+    }
+    return;
+  }
+  tbl = await (await connect(require12(), dir)).openTable("t");
+  const rows = await tbl.query().select(["id"]).withRowId().toArray();
+  rows.sort((a, b) => Number(a.id) - Number(b.id));
+  const got = await tbl.fetchBlobs("payload", rows.map((r) => r._rowid));
+  rows.forEach((r, k) => console.log(describe(Number(r.id), got[k])));
+}
+
+const [cmd, ...args] = process.argv.slice(2);
+try {
+  if (cmd === "make") await make(args[0], args[1], args[2], args[3]);
+  else if (cmd === "expect") for (let i = 0; i < Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));
+  else if (cmd === "scan") await scan(args[0], args[1]);
+  else if (cmd === "bytes") await bytes(args[0]);
+  else { console.error("usage: blob.mjs make|expect|scan|bytes ..."); process.exit(2); }
+} catch (e) {
+  console.error(`blob.mjs: ${e.message}`);
+  process.exit(1);
+}
