@@ -171,12 +171,64 @@ RESET lt_fdw.enable_vector_search;
 SELECT id FROM vt ORDER BY vec <-> '{1,2,3}' LIMIT 5;
 SELECT id FROM vt ORDER BY vec <-> '{1,2,3,4,5,6,7,NULL}' LIMIT 5;
 
+-- ---- 3. through the engine's IVF_FLAT index (l2, 2 partitions) ------------------------------------
+-- lt_fdw.nprobes partitions are searched (default 20: here every partition, so the answers above are
+-- exact); with one probe some answers are approximate: rows of the other partition are not candidates
+CREATE FUNCTION ann_stats(nprobes int, n int) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE q text; a bigint[]; b bigint[]; e bigint[]; differ int := 0; subset int := 0; exact int := 0;
+BEGIN
+  PERFORM setseed(0.5);
+  PERFORM set_config('lt_fdw.nprobes', nprobes::text, true);
+  FOR i IN 1..n LOOP
+    SELECT '{' || string_agg((random() * 2000 - 1000)::real::text, ',') || '}' INTO q FROM generate_series(1, 8);
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM vt ORDER BY vec <-> %L::real[] LIMIT 10) s', q) INTO a;
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM vh ORDER BY vec <-> %L::real[] LIMIT 10) s', q) INTO b;
+    PERFORM set_config('lt_fdw.vector_index', 'off', true);
+    EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM vt ORDER BY vec <-> %L::real[] LIMIT 10) s', q) INTO e;
+    PERFORM set_config('lt_fdw.vector_index', 'on', true);
+    IF a IS DISTINCT FROM b THEN differ := differ + 1; END IF;
+    IF e IS NOT DISTINCT FROM b THEN exact := exact + 1; END IF;
+    -- every row the index returns is a real row at its real distance, in order
+    IF cardinality(a) = 10 AND (SELECT bool_and(d1 <= d2) FROM (SELECT vec <-> q::real[] AS d1,
+         lead(vec <-> q::real[]) OVER (ORDER BY ord) AS d2 FROM unnest(a) WITH ORDINALITY u(uid, ord) JOIN vh ON vh.id = u.uid) t
+         WHERE d2 IS NOT NULL) THEN subset := subset + 1; END IF;
+  END LOOP;
+  RETURN format('nprobes %s: %s of %s differ from exact, %s ordered, lt_fdw.vector_index off exact in %s', nprobes, differ, n, subset, exact);
+END $$;
+SELECT ann_stats(1, 20);
+SELECT ann_stats(2, 20);
+SET lt_fdw.nprobes = 1;
+SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+-- a prefilter: the pushed filter is a row mask the index search applies before the limit
+SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE cat IN (1, 2, 3, 4, 5, 6) ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+-- one probe holds fewer matching rows than asked: never fewer rows than exist (an exact round follows)
+SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE id < 2000 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 900$$);
+SELECT count(*) AS rows, bool_and(id < 2000) AS all_match,
+       (SELECT count(*) FROM vh WHERE id < 2000 AND vec IS NOT NULL) AS matching
+FROM (SELECT id FROM vt WHERE id < 2000 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 900) s;
+-- a selective filter (fewer rows than one probe would score): ranked exactly
+SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE id BETWEEN 100 AND 140 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM vt WHERE id BETWEEN 100 AND 140 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10) s) =
+       (SELECT array_agg(id) FROM (SELECT id FROM vh WHERE id BETWEEN 100 AND 140 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10) s) AS selective_same;
+-- lt_fdw.vector_index off: exact, and EXPLAIN says why the index is not used
+SET lt_fdw.vector_index = off;
+SELECT explain_knn($$EXPLAIN (COSTS OFF) SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+RESET lt_fdw.vector_index;
+RESET lt_fdw.nprobes;
+SHOW lt_fdw.nprobes;
+SHOW lt_fdw.refine_factor;
+
 -- after deletes through lt_fdw (a new version with deletion files): the same as the heap without those rows
 DELETE FROM vt WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
 DELETE FROM vh WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
 SELECT (SELECT count(*) FROM vt) = (SELECT count(*) FROM vh) AS same_count;
 SELECT knn_differ(12, ARRAY['', 'WHERE cat = 6', 'WHERE id < 1500']);
+-- through the index with one probe: deleted rows are never candidates
+SET lt_fdw.nprobes = 1;
+SELECT count(*) AS deleted_returned FROM (SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 300) s
+WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
+RESET lt_fdw.nprobes;
 
 DROP SERVER vlake CASCADE;
 DROP TABLE vh;
-DROP FUNCTION explain_knn(text), knn_differ(int, text[]), knn_generic(int);
+DROP FUNCTION explain_knn(text), knn_differ(int, text[]), knn_generic(int), ann_stats(int, int);

@@ -26,7 +26,7 @@ FDW_LAYERS=(
 	"xact"
 	"convert convert_write quals vector"
 	"index index_build keys"
-	"scan explain analyze import admin knn"
+	"scan explain analyze import admin knn ann"
 	"overwrite upper"
 	"modify upper_exec"
 	"merge lifecycle"

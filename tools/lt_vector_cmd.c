@@ -29,7 +29,7 @@ static int
 usage_vs(void)
 {
 	fprintf(stderr, "usage: lt-inspect vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot]\n"
-			"                   [--nprobes N] [--index NAME | --exact] [--version N]\n");
+			"                   [--nprobes N] [--refine F] [--index NAME | --exact] [--version N]\n");
 	return 2;
 }
 
@@ -50,7 +50,8 @@ cmd_vector_search(int argc, char **argv)
 			   *metric_name = "l2";
 	uint64_t	k = 10,
 				version = 0;
-	uint32_t	nprobes = 0;
+	uint32_t	nprobes = 0,
+				refine = 0;
 	bool		exact = false;
 	lt_vmetric	metric;
 	float	   *qv = NULL;
@@ -77,6 +78,8 @@ cmd_vector_search(int argc, char **argv)
 			k = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--nprobes") == 0 && i + 1 < argc)
 			nprobes = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--refine") == 0 && i + 1 < argc)
+			refine = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc)
 			metric_name = argv[++i];
 		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
@@ -118,6 +121,7 @@ cmd_vector_search(int argc, char **argv)
 	{
 		lt_knn_query q = {lt_schema_find_name(ds->schema, column), metric, LT_VKERNEL_F32, qv, dim, false};
 		lt_vsearch_stats st = {0};
+		lt_vsearch_params vp = {nprobes, refine, NULL, NULL};
 		lt_code		rc;
 
 		if (!lt_knn_field_ok(q.field))
@@ -135,7 +139,7 @@ cmd_vector_search(int argc, char **argv)
 			for (size_t i = 0; i < indexes->n && !ix; i++)
 				if (indexes->items[i].field == q.field &&
 					(index_name ? strcmp(indexes->items[i].name, index_name) == 0
-					 : indexes->items[i].type_url && strstr(indexes->items[i].type_url, "VectorIndexDetails")))
+					 : lt_index_is_vector(&indexes->items[i])))
 					ix = &indexes->items[i];
 			if (ix == NULL)
 			{
@@ -149,7 +153,7 @@ cmd_vector_search(int argc, char **argv)
 			goto done;
 		}
 		rc = exact ? lt_knn_dataset(ds, &q, NULL, &topk, &st.exact, &err)
-			: lt_vector_search(ds, ix, &q, nprobes, &topk, &st, &err);
+			: lt_vector_search(ds, ix, &q, &vp, &topk, &st, &err);
 		if (rc != LT_OK)
 		{
 			status = fail_vs(&err);

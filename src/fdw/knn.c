@@ -18,6 +18,12 @@
  * (local quals rejected some, a LIMIT parameter), the next round ranks 4K and goes on after the rows
  * already returned (the order is total, so the first rows are the same).  So the stream is always
  * exactly PostgreSQL's ORDER BY, whatever stops reading it.
+ *
+ * Through a vector index (ann.c): when the dataset's IVF index answers the query, a round searches
+ * it (the fragments it does not cover ranked exactly and merged); the answer is the index's, so a
+ * later round's ranking need not extend the earlier one: the rows already returned are taken out
+ * of it.  A round through the index that finds fewer rows than asked (a selective prefilter) is
+ * ranked exactly instead, and so are the rounds after it: never fewer rows than exist.
  */
 #include "postgres.h"
 
@@ -43,6 +49,7 @@
 #include "utils/syscache.h"
 
 #include "knn.h"
+#include "ann.h"
 #include "vector.h"
 #include "convert.h"
 #include "dataset.h"
@@ -247,7 +254,14 @@ struct LtKnnState
 	ExprState  *query_state;
 	const lt_field *field;
 
-	MemoryContext cxt;			/* the ranking, the query */
+	MemoryContext cxt;			/* the ranking, the query, the rows returned */
+	MemoryContext ann_cxt;		/* the vector index, for the whole scan */
+	LtAnnState *ann;			/* the index search (ann.c) */
+	bool		exact_only;		/* an index round found fewer rows than asked: rank exactly from now on */
+	size_t		ranked_n;		/* rows the last round ranked (before the rows returned are taken out) */
+	uint64	   *returned;		/* addresses returned so far, when a round may follow */
+	size_t		n_returned;
+	size_t		cap_returned;
 	MemoryContext lib_cxt;		/* a fragment's library allocations while ranking or fetching */
 	MemoryContext rows_cxt;		/* the fetched group's values */
 	bool		ranked;
@@ -269,6 +283,7 @@ struct LtKnnState
 	uint64		rows_scored;
 	uint64		rows_fetched;
 	uint64		fragments_ranked;
+	uint64		exact_fallbacks;
 };
 
 bool		lt_enable_vector_search = true;
@@ -280,6 +295,7 @@ ltfdw_knn_init(void)
 							 "Answers ORDER BY vector <op> query LIMIT k inside lt_fdw scans.",
 							 "Off: Postgres sorts the scan's rows itself.",
 							 &lt_enable_vector_search, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	ltfdw_ann_init();
 }
 
 List *
@@ -332,6 +348,8 @@ ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
 	ks->cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn", ALLOCSET_DEFAULT_SIZES);
 	ks->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn scanner", ALLOCSET_DEFAULT_SIZES);
 	ks->rows_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn rows", ALLOCSET_DEFAULT_SIZES);
+	ks->ann_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw ann", ALLOCSET_DEFAULT_SIZES);
+	ks->ann = ltfdw_ann_begin(st, ks->field, ks->metric, ks->f8, ks->ann_cxt);
 	return ks;
 }
 
@@ -346,6 +364,11 @@ ltfdw_knn_rescan(LtKnnState *ks)
 	ks->next = 0;
 	ks->group_len = ks->group_pos = 0;
 	ks->want = 0;
+	ks->exact_only = false;
+	ks->returned = NULL;
+	ks->n_returned = ks->cap_returned = 0;
+	ks->ranked_n = 0;
+	ltfdw_ann_rescan(ks->ann);
 }
 
 /* The query vector of this (re)scan, checked as the SQL operator checks it; false when it is NULL. */
@@ -372,30 +395,14 @@ load_query(LtKnnState *ks, ExprContext *econtext)
 	return true;
 }
 
-/* One round: the best ks->want rows of the whole table (after the pushed filter) into ks->topk. */
+/* Score the live rows of fragment i passing the pushed filter into ks->topk (exactly). */
 static void
-rank(LtKnnState *ks, LtScanState *st)
+rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, lt_knn_stats *stats)
 {
 	lt_dataset *ds = st->entry->ds;
-	lt_knn_query q = {ks->field, ks->metric, ks->f8 ? LT_VKERNEL_F64 : LT_VKERNEL_F32, ks->query, ks->dim,
-	ks->null_query};
-	lt_knn_stats stats = {0};
 	MemoryContext old;
 	lt_error	err;
-	uint64		bytes = ds->store->bytes_read,
-				reqs = ds->store->read_requests;
 
-	MemoryContextReset(ks->rows_cxt);
-	old = lt_alloc_target(ks->cxt);
-	lt_topk_free(&ks->topk);
-	if (lt_topk_init(&ks->topk, ks->want, &err) != LT_OK)
-	{
-		lt_alloc_target(old);
-		lt_report(&err, st->opts.uri);
-	}
-	lt_alloc_target(old);
-	ks->rounds++;
-	for (size_t i = 0; i < ds->n_fragments; i++)
 	{
 		const lt_frag_plan *fp = ltfdw_index_verdict(st->index, i);
 		const uint32_t *offsets = NULL;
@@ -404,7 +411,7 @@ rank(LtKnnState *ks, LtScanState *st)
 		lt_code		rc;
 
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
-			continue;
+			return;
 		if (fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES))
 		{
 			offsets = fp->offsets;
@@ -417,24 +424,80 @@ rank(LtKnnState *ks, LtScanState *st)
 			MemoryContext oldcxt = MemoryContextSwitchTo(ks->lib_cxt);
 
 			/* every row of ROWS and ALL fragments passes the filter: the index proved it */
-			if (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES)
+			if (st->filter && (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES))
 				filter = ltfdw_filter_for_scan(st->filter);
-			rc = lt_knn_fragment(ds, ds->fragments[i], &q, filter, offsets, n_offsets, NULL, &ks->topk, &stats, &err);
+			rc = lt_knn_fragment(ds, ds->fragments[i], q, filter, offsets, n_offsets, NULL, &ks->topk, stats, &err);
 			MemoryContextSwitchTo(oldcxt);
 		}
 		lt_alloc_target(old);
 		MemoryContextReset(ks->lib_cxt);
 		if (rc == LT_ECANCELED)
 			CHECK_FOR_INTERRUPTS();
-		if (rc == LT_EINVALID && stats.bad == LT_KNN_BAD_DIM)
-			ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats.bad_dim)
-				: ltfdw_vector_dims_error((int) stats.bad_dim, ks->dim);
-		if (rc == LT_EINVALID && stats.bad == LT_KNN_BAD_NULL_ITEM)
+		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
+			ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
+				: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
+		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
 			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
 		if (rc != LT_OK)
 			lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
 	}
+}
+
+/*
+ * One round: the best ks->want rows of the whole table (after the pushed filter) into ks->topk,
+ * through the vector index when it answers (the fragments it does not cover ranked exactly), else
+ * exactly; then the rows returned by earlier rounds are taken out and the stream goes on at rank 0.
+ */
+static void
+rank(LtKnnState *ks, LtScanState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+	lt_knn_query q = {ks->field, ks->metric, ks->f8 ? LT_VKERNEL_F64 : LT_VKERNEL_F32, ks->query, ks->dim,
+	ks->null_query};
+	lt_knn_stats stats = {0};
+	MemoryContext old;
+	lt_error	err;
+	uint64		bytes = ds->store->bytes_read,
+				reqs = ds->store->read_requests;
+	bool		by_index;
+
+	MemoryContextReset(ks->rows_cxt);
+	old = lt_alloc_target(ks->cxt);
+	lt_topk_free(&ks->topk);
+	if (lt_topk_init(&ks->topk, ks->want, &err) != LT_OK)
+	{
+		lt_alloc_target(old);
+		lt_report(&err, st->opts.uri);
+	}
+	lt_alloc_target(old);
+	ks->rounds++;
+	by_index = !ks->exact_only && ltfdw_ann_search(ks->ann, st, &q, &ks->topk);
+	for (size_t i = 0; i < ds->n_fragments; i++)
+		if (!by_index || !ltfdw_ann_covers(ks->ann, (uint32) ds->fragments[i]->id))
+			rank_fragment(ks, st, i, &q, &stats);
 	lt_topk_finish(&ks->topk);
+	if (by_index && ks->topk.n < ks->want)
+	{
+		/* the probed partitions hold fewer rows than asked (a selective filter): never fewer than exist */
+		ks->exact_only = true;
+		ks->exact_fallbacks++;
+		st->bytes_read += ds->store->bytes_read - bytes;
+		st->read_requests += ds->store->read_requests - reqs;
+		rank(ks, st);
+		return;
+	}
+	ks->ranked_n = ks->topk.n;
+	if (ks->n_returned > 0)
+	{
+		size_t		n = 0;
+
+		qsort(ks->returned, ks->n_returned, sizeof(uint64), lt_cmp_u64);
+		for (size_t j = 0; j < ks->topk.n; j++)
+			if (!bsearch(&ks->topk.items[j].addr, ks->returned, ks->n_returned, sizeof(uint64), lt_cmp_u64))
+				ks->topk.items[n++] = ks->topk.items[j];
+		ks->topk.n = n;
+	}
+	ks->next = 0;
 	st->bytes_read += ds->store->bytes_read - bytes;
 	st->read_requests += ds->store->read_requests - reqs;
 	ks->rows_scored += stats.rows_scored + stats.rows_null;
@@ -580,8 +643,8 @@ ltfdw_knn_iterate(ForeignScanState *node, LtScanState *st)
 		{
 			if (ks->next >= ks->topk.n)
 			{
-				/* every row ranked: the end; else rank more and go on after the rows returned */
-				if (ks->topk.n < ks->want)
+				/* every row ranked: the end; else rank more and go on with the rows not returned */
+				if (ks->ranked_n < ks->want)
 					return slot;
 				ks->want = ks->want > SIZE_MAX / 8 ? SIZE_MAX / 2 : ks->want * 4;
 				rank(ks, st);
@@ -591,6 +654,13 @@ ltfdw_knn_iterate(ForeignScanState *node, LtScanState *st)
 			fetch_group(ks, st, (int) Min((size_t) LT_KNN_FETCH, ks->topk.n - ks->next));
 		}
 		at = (size_t) ks->group_pos++ * st->natts;
+		if (ks->n_returned == ks->cap_returned)
+		{
+			ks->cap_returned = Max(64, ks->cap_returned * 2);
+			ks->returned = ks->returned ? repalloc(ks->returned, sizeof(uint64) * ks->cap_returned)
+				: MemoryContextAlloc(ks->cxt, sizeof(uint64) * ks->cap_returned);
+		}
+		ks->returned[ks->n_returned++] = ks->topk.items[ks->next].addr;
 		ks->next++;
 		slot->tts_values = ks->values + at;
 		slot->tts_isnull = ks->nulls + at;
@@ -608,15 +678,11 @@ ltfdw_knn_iterate(ForeignScanState *node, LtScanState *st)
 void
 ltfdw_knn_explain(LtKnnState *ks, ExplainState *es)
 {
-	StringInfoData s;
-
-	initStringInfo(&s);
-	appendStringInfo(&s, "exact kNN on %s, metric %s", quote_identifier(ks->attname), lt_vmetric_name(ks->metric));
-	if (ks->limit >= 1)
-		appendStringInfo(&s, ", k %.0f", ks->limit);
-	ExplainPropertyText("Vector Search", s.data, es);
+	ltfdw_ann_explain(ks->ann, es, ks->attname, ks->metric, ks->limit);
 	if (es->analyze)
 	{
+		if (ks->exact_fallbacks)
+			ExplainPropertyUInteger("Exact Fallbacks", NULL, ks->exact_fallbacks, es);
 		ExplainPropertyUInteger("Vector Rounds", NULL, ks->rounds, es);
 		ExplainPropertyUInteger("Vectors Scored", NULL, ks->rows_scored, es);
 		ExplainPropertyUInteger("Rows Fetched", NULL, ks->rows_fetched, es);

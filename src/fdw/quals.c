@@ -1079,6 +1079,12 @@ ltfdw_filter_set_params(LtFdwFilter *lf, ExprContext *econtext)
 	return lf->use_filter;
 }
 
+bool
+ltfdw_filter_pushed(LtFdwFilter *lf)
+{
+	return lf->exprs != NIL && lf->use_filter;
+}
+
 lt_filter *
 ltfdw_filter_for_scan(LtFdwFilter *lf)
 {

@@ -76,6 +76,8 @@ extern bool ltfdw_filter_set_params(LtFdwFilter *lf, ExprContext *econtext);
  * context: the filter allocates scratch while it evaluates, so it lives and dies with the scanner.
  */
 extern lt_filter *ltfdw_filter_for_scan(LtFdwFilter *lf);
+/* Whether ltfdw_filter_for_scan gives a filter (something is pushed and used) */
+extern bool ltfdw_filter_pushed(LtFdwFilter *lf);
 /* Local checks still due on the row in econtext's scan tuple (untranslated exprs, fallback). */
 extern bool ltfdw_filter_local_check(LtFdwFilter *lf, ExprContext *econtext);
 /* Whether the filter has parameters (they must be evaluated before it is used) */

@@ -78,10 +78,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				{
 					lt_topk		t;
 					lt_vsearch_stats st = {0};
+					lt_vsearch_params vp = {np, np, NULL, NULL};
 
 					if (lt_topk_init(&t, 7, &err) != LT_OK)
 						continue;
-					(void) lt_vector_search(ds, ix, &kq, np, &t, &st, &err);
+					(void) lt_vector_search(ds, ix, &kq, &vp, &t, &st, &err);
 					lt_topk_free(&t);
 				}
 			}

@@ -8,6 +8,10 @@
 # deletions; for queries between clusters, k = 10 and nprobes 1, 3, 8 and exact, `lt-inspect vector-search`
 # (lt_fdw's C reader of the index files: centroids, partition routing, the flat storage, deleted rows and
 # unindexed fragments) must return the engine's vectorSearch row ids in the same order with the same distances.
+# Then the same datasets through PostgreSQL (vector-sql.mjs, a throwaway cluster with lt_fdw installed in a private
+# copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
+# lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against
+# the engine's vectorSearch with the same settings; EXPLAIN naming the index.
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
 
@@ -46,5 +50,28 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		fi
 		mv "$f.orig" "$f"
 	done
+fi
+
+# through PostgreSQL
+. "$ROOT/test/pg/cluster.sh"
+if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
+	ko "sql: installing lt_fdw into the private PostgreSQL copy failed" "$(tail -n 5 "$TMP/pg-install.log")"
+	finish
+fi
+chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
+mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
+trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
+if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
+	export PATH="$LT_PGBIN:$PATH"
+	if psql -X -q -v ON_ERROR_STOP=1 -d postgres \
+		-c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$TMP')" >"$TMP/sql.log" 2>&1 &&
+		node "$HERE/vector-sql.mjs" "$TMP" >"$TMP/sql.log" 2>&1; then
+		ok "sql: ORDER BY vec <op> q LIMIT k through lt_fdw equals the engine's vectorSearch ($(tail -n 1 "$TMP/sql.log"))"
+	else
+		ko "sql: ORDER BY vec <op> q LIMIT k through lt_fdw differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/sql.log" | tail -n 20)"
+	fi
+	grep -E '^(l2|cosine|dot):' "$TMP/sql.log" | sed 's/^/     /'
+else
+	ko "sql: the test cluster did not start"
 fi
 finish

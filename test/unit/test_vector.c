@@ -347,6 +347,13 @@ TEST(knn_bad_dimension)
  * exact answer (rows of the index minus deleted ones), one partition scores fewer rows, NULL vectors are not
  * in the index; a segment's files missing or another kind asked to search are clean errors.
  */
+static bool
+even_offset(uint64_t addr, void *arg)
+{
+	(void) arg;
+	return (addr & 1) == 0;
+}
+
 TEST(ivf_flat)
 {
 	lt_store   *store = NULL;
@@ -391,7 +398,9 @@ TEST(ivf_flat)
 		for (int rep = 0; rep < 10; rep++)
 		{
 			float		q[4];
-			lt_knn_query kq = {ix->field, rep % 2 ? LT_VMETRIC_L2 : LT_VMETRIC_COSINE, LT_VKERNEL_F32, q, 4, false};
+			lt_knn_query kq = {ix->field, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
+			lt_vsearch_params p3 = {3, 0, NULL, NULL},
+						p1 = {1, rep % 2 ? 0 : 4, NULL, NULL};
 			lt_topk		a,
 						b,
 						c;
@@ -404,9 +413,9 @@ TEST(ivf_flat)
 			CHECK_OK(lt_topk_init(&a, 20, &err), err);
 			CHECK_OK(lt_topk_init(&b, 20, &err), err);
 			CHECK_OK(lt_topk_init(&c, 20, &err), err);
-			CHECK_OK(lt_vector_search(ds, ix, &kq, 3, &a, &st, &err), err);
+			CHECK_OK(lt_vector_search(ds, ix, &kq, &p3, &a, &st, &err), err);
 			CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &b, &ks, &err), err);
-			CHECK_OK(lt_vector_search(ds, ix, &kq, 1, &c, &st1, &err), err);
+			CHECK_OK(lt_vector_search(ds, ix, &kq, &p1, &c, &st1, &err), err);
 			lt_topk_finish(&a);
 			lt_topk_finish(&b);
 			lt_topk_finish(&c);
@@ -421,6 +430,29 @@ TEST(ivf_flat)
 			lt_topk_free(&a);
 			lt_topk_free(&b);
 			lt_topk_free(&c);
+			/* a cosine search through an l2 index is refused (the caller searches exactly) */
+			kq.metric = LT_VMETRIC_COSINE;
+			CHECK_OK(lt_topk_init(&a, 5, &err), err);
+			CHECK_CODE(lt_vector_search(ds, ix, &kq, &p3, &a, &st, &err), LT_EINVALID);
+			CHECK(strstr(err.msg, "distance type l2") != NULL);
+			lt_topk_free(&a);
+		}
+		/* a prefilter: only even row offsets; every row returned passes it, and there are as many */
+		{
+			float		q[4] = {100, -200, 300, 0};
+			lt_knn_query kq = {ix->field, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
+			lt_vsearch_params p = {3, 0, even_offset, NULL};
+			lt_vsearch_stats st = {0};
+			lt_topk		a;
+
+			CHECK_OK(lt_topk_init(&a, 50, &err), err);
+			CHECK_OK(lt_vector_search(ds, ix, &kq, &p, &a, &st, &err), err);
+			lt_topk_finish(&a);
+			CHECK_EQ_INT(a.n, 50);
+			for (size_t i = 0; i < a.n; i++)
+				CHECK(a.items[i].cls == LT_TOPK_NULL || (a.items[i].addr & 1) == 0);
+			CHECK(st.index_rows_rejected > 0);
+			lt_topk_free(&a);
 		}
 		/* a directory without the files; an index asked for its storage that is not IVF_FLAT is refused */
 		{

@@ -210,6 +210,12 @@ lt_ivf_close(lt_ivf *ix)
 	lt_free(ix);
 }
 
+bool
+lt_ivf_exact_scores(const lt_ivf *ix)
+{
+	return strcmp(ix->type_name, "IVF_FLAT") == 0;
+}
+
 uint32_t
 lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts)
 {

@@ -53,6 +53,9 @@ typedef struct lt_ivf
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
 void		lt_ivf_close(lt_ivf *ix);
 
+/* Whether the storage's scores are exact distances (IVF_FLAT), not approximations of them. */
+bool		lt_ivf_exact_scores(const lt_ivf *ix);
+
 /* The nprobes partitions nearest to q (dim floats), nearest first, into parts; returns how many. */
 uint32_t	lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts);
 

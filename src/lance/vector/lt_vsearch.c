@@ -9,20 +9,36 @@
 #include "proto/lt_table.pb-c.h"
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
+#include "util/lt_sort.h"
 #include "vector/lt_ivf.h"
+
+struct lt_vindex
+{
+	lt_dataset *ds;
+	const lt_index *idx;
+	size_t		n_segments;
+	lt_ivf	  **segments;		/* idx->segments[i], opened */
+	uint32_t   *parts;			/* scratch: the probed partitions */
+	uint32_t	max_partitions;
+	/* the deleted offsets of each dataset fragment (parallel to ds->fragments), read on first use */
+	bool	   *del_loaded;
+	uint32_t  **deleted;
+	uint64_t   *n_deleted;
+};
 
 typedef struct accept_state
 {
-	lt_dataset *ds;
+	lt_vindex  *vx;
 	const lt_index_segment *seg;
+	const lt_vsearch_params *p;
 	lt_error   *err;
 	lt_code		rc;
-	/* the deleted offsets of the last fragment looked at */
+	uint64_t	rejected;
+	/* the last fragment looked at */
 	uint64_t	frag_id;
 	bool		have_frag;
 	bool		frag_live;		/* in the dataset and in the segment */
-	uint32_t   *deleted;
-	uint64_t	n_deleted;
+	size_t		frag_pos;		/* in ds->fragments */
 } accept_state;
 
 static bool
@@ -43,96 +59,287 @@ u32_in(const uint32_t *v, uint64_t n, uint32_t x)
 	return lo < n && v[lo] == x;
 }
 
-/* A row id of the index is returned when its fragment is live, covered by the segment, and it is not deleted. */
+/*
+ * A row id of the index is a candidate when its fragment is live and covered by the segment, it is
+ * not deleted, and the prefilter takes it.
+ */
 static bool
 accept_row(uint64_t id, void *arg)
 {
 	accept_state *a = arg;
 	uint64_t	frag = id >> 32;
+	bool		ok;
 
 	if (a->rc != LT_OK)
 		return false;
 	if (!a->have_frag || a->frag_id != frag)
 	{
-		const struct Lt__Pb__DataFragment *f = frag <= UINT32_MAX ? lt_dataset_fragment(a->ds, frag) : NULL;
+		lt_vindex  *vx = a->vx;
+		size_t		pos = frag <= UINT32_MAX ? lt_dataset_fragment_index(vx->ds, frag) : vx->ds->n_fragments;
 
-		lt_free(a->deleted);
-		a->deleted = NULL;
-		a->n_deleted = 0;
 		a->have_frag = true;
 		a->frag_id = frag;
-		a->frag_live = f != NULL && u32_in(a->seg->fragments, a->seg->n_fragments, (uint32_t) frag);
-		if (a->frag_live && (a->rc = lt_fragment_deleted_offsets(a->ds, f, &a->deleted, &a->n_deleted, a->err)) != LT_OK)
-			return false;
+		a->frag_pos = pos;
+		a->frag_live = pos < vx->ds->n_fragments && u32_in(a->seg->fragments, a->seg->n_fragments, (uint32_t) frag);
+		if (a->frag_live && !vx->del_loaded[pos])
+		{
+			if ((a->rc = lt_fragment_deleted_offsets(vx->ds, vx->ds->fragments[pos], &vx->deleted[pos],
+													 &vx->n_deleted[pos], a->err)) != LT_OK)
+				return false;
+			vx->del_loaded[pos] = true;
+		}
 	}
-	return a->frag_live && !u32_in(a->deleted, a->n_deleted, (uint32_t) id);
+	ok = a->frag_live && !u32_in(a->vx->deleted[a->frag_pos], a->vx->n_deleted[a->frag_pos], (uint32_t) id) &&
+		(a->p->accept == NULL || a->p->accept(id, a->p->accept_arg));
+	if (!ok)
+		a->rejected++;
+	return ok;
+}
+
+bool
+lt_index_is_vector(const lt_index *idx)
+{
+	return idx->type_url != NULL && strstr(idx->type_url, "VectorIndexDetails") != NULL;
 }
 
 lt_code
-lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q, uint32_t nprobes, lt_topk *topk,
-				 lt_vsearch_stats *stats, lt_error *err)
+lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *err)
 {
-	uint32_t   *parts = NULL;
+	lt_vindex  *vx;
 	lt_code		rc = LT_OK;
 
-	if (q->kernel != LT_VKERNEL_F32)
-		return lt_error_set(err, LT_EUNSUPPORTED, "an IVF search takes a float32 query");
+	*out = NULL;
 	if (ds->stable_row_ids)
 		return lt_error_set(err, LT_EUNSUPPORTED, "IVF search of a dataset with stable row ids");
-	if (nprobes == 0)
-		nprobes = LT_IVF_DEFAULT_NPROBES;
-	for (size_t s = 0; rc == LT_OK && s < ix->n_segments; s++)
+	if (idx->n_segments == 0)
+		return lt_error_set(err, LT_EUNSUPPORTED, "index %s has no segments", idx->name);
+	if ((vx = lt_calloc(1, sizeof(lt_vindex))) == NULL ||
+		(vx->segments = lt_calloc(idx->n_segments, sizeof(lt_ivf *))) == NULL)
 	{
-		const lt_index_segment *seg = &ix->segments[s];
-		char	   *dir = lt_asprintf("_indices/%s/", seg->uuid);
-		lt_ivf	   *ivf = NULL;
-		accept_state acc = {ds, seg, err, LT_OK};
-		uint32_t	n;
+		lt_free(vx);
+		return lt_nomem(err);
+	}
+	vx->ds = ds;
+	vx->idx = idx;
+	for (size_t s = 0; rc == LT_OK && s < idx->n_segments; s++)
+	{
+		char	   *dir = lt_asprintf("_indices/%s/", idx->segments[s].uuid);
 
 		if (dir == NULL)
-			return lt_nomem(err);
-		rc = lt_ivf_open(ds->store, dir, true, &ivf, err);
+		{
+			rc = lt_nomem(err);
+			break;
+		}
+		rc = lt_ivf_open(ds->store, dir, true, &vx->segments[s], err);
 		lt_free(dir);
 		if (rc != LT_OK)
 			break;
-		if (ivf->dim != q->dim)
+		vx->n_segments++;
+		if (s > 0 && (vx->segments[s]->dim != vx->segments[0]->dim ||
+					  vx->segments[s]->metric != vx->segments[0]->metric ||
+					  strcmp(vx->segments[s]->type_name, vx->segments[0]->type_name) != 0))
+			rc = lt_corrupt(err, "_indices/%s/index.idx: a segment of index %s unlike its first",
+							idx->segments[s].uuid, idx->name);
+		if (vx->segments[s]->n_partitions > vx->max_partitions)
+			vx->max_partitions = vx->segments[s]->n_partitions;
+	}
+	if (rc == LT_OK && ((vx->parts = lt_malloc(sizeof(uint32_t) * vx->max_partitions)) == NULL ||
+						(vx->del_loaded = lt_calloc(ds->n_fragments + 1, sizeof(bool))) == NULL ||
+						(vx->deleted = lt_calloc(ds->n_fragments + 1, sizeof(uint32_t *))) == NULL ||
+						(vx->n_deleted = lt_calloc(ds->n_fragments + 1, sizeof(uint64_t))) == NULL))
+		rc = lt_nomem(err);
+	if (rc != LT_OK)
+	{
+		lt_vindex_close(vx);
+		return rc;
+	}
+	*out = vx;
+	return LT_OK;
+}
+
+void
+lt_vindex_close(lt_vindex *vx)
+{
+	if (vx == NULL)
+		return;
+	for (size_t s = 0; s < vx->n_segments; s++)
+		lt_ivf_close(vx->segments[s]);
+	lt_free(vx->segments);
+	lt_free(vx->parts);
+	for (size_t i = 0; vx->deleted && i < vx->ds->n_fragments; i++)
+		lt_free(vx->deleted[i]);
+	lt_free(vx->deleted);
+	lt_free(vx->n_deleted);
+	lt_free(vx->del_loaded);
+	lt_free(vx);
+}
+
+const char *
+lt_vindex_type(const lt_vindex *vx)
+{
+	return vx->segments[0]->type_name;
+}
+
+lt_vmetric
+lt_vindex_metric(const lt_vindex *vx)
+{
+	return vx->segments[0]->metric;
+}
+
+uint32_t
+lt_vindex_dim(const lt_vindex *vx)
+{
+	return vx->segments[0]->dim;
+}
+
+uint32_t
+lt_vindex_partitions(const lt_vindex *vx)
+{
+	return vx->segments[0]->n_partitions;
+}
+
+bool
+lt_vindex_exact_scores(const lt_vindex *vx)
+{
+	return lt_ivf_exact_scores(vx->segments[0]);
+}
+
+bool
+lt_vindex_covers(const lt_vindex *vx, uint32_t fragment_id)
+{
+	for (size_t s = 0; s < vx->n_segments; s++)
+		if (u32_in(vx->idx->segments[s].fragments, vx->idx->segments[s].n_fragments, fragment_id))
+			return true;
+	return false;
+}
+
+uint64_t
+lt_vindex_covered_rows(const lt_vindex *vx)
+{
+	uint64_t	n = 0;
+
+	for (size_t i = 0; i < vx->ds->n_fragments; i++)
+		if (lt_vindex_covers(vx, (uint32_t) vx->ds->fragments[i]->id))
+			n += lt_fragment_live_rows(vx->ds->fragments[i]);
+	return n;
+}
+
+/* Re-score the candidates on the dataset's own vectors into topk (exact distances). */
+static lt_code
+refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, lt_topk *topk, lt_vsearch_stats *stats,
+	   lt_error *err)
+{
+	uint64_t   *addrs;
+	uint32_t   *offsets;
+	lt_code		rc = LT_OK;
+	size_t		i = 0;
+
+	if (cand->n == 0)
+		return LT_OK;
+	addrs = lt_malloc(sizeof(uint64_t) * cand->n);
+	offsets = lt_malloc(sizeof(uint32_t) * cand->n);
+	if (!addrs || !offsets)
+	{
+		lt_free(addrs);
+		lt_free(offsets);
+		return lt_nomem(err);
+	}
+	for (size_t j = 0; j < cand->n; j++)
+		addrs[j] = cand->items[j].addr;
+	qsort(addrs, cand->n, sizeof(uint64_t), lt_cmp_u64);
+	while (rc == LT_OK && i < cand->n)
+	{
+		uint64_t	frag_id = addrs[i] >> 32;
+		size_t		j = i;
+		const struct Lt__Pb__DataFragment *f = lt_dataset_fragment(vx->ds, frag_id);
+
+		while (j < cand->n && (addrs[j] >> 32) == frag_id)
 		{
-			rc = lt_error_set(err, LT_EINVALID, "different vector dimensions %u and %u", ivf->dim, q->dim);
-			lt_ivf_close(ivf);
-			break;
+			offsets[j - i] = (uint32_t) addrs[j];
+			j++;
 		}
-		lt_free(parts);
-		if ((parts = lt_malloc(sizeof(uint32_t) * ivf->n_partitions)) == NULL)
-		{
-			lt_ivf_close(ivf);
-			return lt_nomem(err);
-		}
-		n = lt_ivf_probe(ivf, q->query, nprobes, parts);
+		if (f == NULL)
+			rc = lt_error_set(err, LT_EINVALID, "fragment %llu of a candidate is not in the dataset",
+							  (unsigned long long) frag_id);
+		else
+			rc = lt_knn_fragment(vx->ds, f, q, NULL, offsets, j - i, NULL, topk, &stats->exact, err);
+		stats->rows_refined += j - i;
+		i = j;
+	}
+	lt_free(addrs);
+	lt_free(offsets);
+	return rc;
+}
+
+lt_code
+lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *p, lt_topk *topk,
+				 lt_vsearch_stats *stats, lt_error *err)
+{
+	uint32_t	nprobes = p->nprobes ? p->nprobes : LT_IVF_DEFAULT_NPROBES;
+	bool		do_refine = p->refine_factor > 0 && !lt_vindex_exact_scores(vx);
+	lt_topk		cand = {0};
+	lt_topk    *into = topk;
+	lt_code		rc = LT_OK;
+
+	if (q->kernel != LT_VKERNEL_F32 || q->null_query)
+		return lt_error_set(err, LT_EUNSUPPORTED, "an IVF search takes a float32 query");
+	if (q->dim != lt_vindex_dim(vx))
+		return lt_error_set(err, LT_EINVALID, "different vector dimensions %u and %u", lt_vindex_dim(vx), q->dim);
+	if (q->metric != lt_vindex_metric(vx))
+		return lt_error_set(err, LT_EINVALID, "a %s search through an index of distance type %s",
+							lt_vmetric_name(q->metric), vx->segments[0]->distance_type);
+	if (do_refine)
+	{
+		size_t		k = topk->k > SIZE_MAX / p->refine_factor ? SIZE_MAX : topk->k * p->refine_factor;
+
+		LT_TRY(lt_topk_init(&cand, k, err));
+		into = &cand;
+	}
+	for (size_t s = 0; rc == LT_OK && s < vx->n_segments; s++)
+	{
+		lt_ivf	   *ivf = vx->segments[s];
+		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
+		uint32_t	n = lt_ivf_probe(ivf, q->query, nprobes, vx->parts);
+
 		stats->segments++;
 		for (uint32_t i = 0; rc == LT_OK && i < n; i++)
 		{
-			rc = lt_ivf_search_partition(ivf, parts[i], q->query, q->metric, accept_row, &acc, topk,
+			rc = lt_ivf_search_partition(ivf, vx->parts[i], q->query, q->metric, accept_row, &acc, into,
 										 &stats->index_rows_scored, err);
 			if (rc == LT_OK && acc.rc != LT_OK)
 				rc = acc.rc;
+			if (rc == LT_OK)
+				rc = lt_check_interrupt(err, "searching a vector index");
 			stats->partitions_probed++;
 		}
-		lt_free(acc.deleted);
-		lt_ivf_close(ivf);
+		stats->index_rows_rejected += acc.rejected;
 	}
-	lt_free(parts);
+	if (rc == LT_OK && do_refine)
+	{
+		lt_topk_finish(&cand);
+		rc = refine(vx, q, &cand, topk, stats, err);
+	}
+	lt_topk_free(&cand);
+	return rc;
+}
+
+lt_code
+lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q, const lt_vsearch_params *p,
+				 lt_topk *topk, lt_vsearch_stats *stats, lt_error *err)
+{
+	lt_vindex  *vx = NULL;
+	lt_code		rc;
+
+	LT_TRY(lt_vindex_open(ds, ix, &vx, err));
+	rc = lt_vindex_search(vx, q, p, topk, stats, err);
 	/* the fragments no segment covers: exactly */
 	for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
 	{
-		uint32_t	id = (uint32_t) ds->fragments[i]->id;
-		bool		covered = false;
-
-		for (size_t s = 0; s < ix->n_segments && !covered; s++)
-			covered = u32_in(ix->segments[s].fragments, ix->segments[s].n_fragments, id);
-		if (covered)
+		if (lt_vindex_covers(vx, (uint32_t) ds->fragments[i]->id))
 			continue;
 		stats->unindexed_fragments++;
 		rc = lt_knn_fragment(ds, ds->fragments[i], q, NULL, NULL, 0, NULL, topk, &stats->exact, err);
 	}
+	lt_vindex_close(vx);
 	return rc;
 }

@@ -1,10 +1,17 @@
 /*
  * lt_vsearch.h — a vector search over a dataset through one of its IVF indexes: every segment
- * probed (nprobes partitions each), the rows of fragments no segment covers scored exactly, deleted
- * rows and rows of fragments the dataset no longer has left out.
+ * probed (nprobes partitions each), deleted rows, rows of fragments the dataset no longer has and
+ * rows the caller's prefilter rejects left out, the candidates optionally re-ranked on the
+ * dataset's own vectors (refine_factor), and the fragments no segment covers scored exactly.
+ *
+ * Distances come out in the query metric's scale (lt_vdist: L2 distance, cosine distance, negative
+ * dot product) so that index candidates and exactly scored rows merge in one ranking.
  */
 #ifndef LT_VSEARCH_H
 #define LT_VSEARCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "index/lt_index.h"
 #include "table/lt_dataset.h"
@@ -15,16 +22,58 @@ typedef struct lt_vsearch_stats
 {
 	uint64_t	segments;
 	uint64_t	partitions_probed;
-	uint64_t	index_rows_scored;
+	uint64_t	index_rows_scored;	/* candidates scored in the index (after the prefilter) */
+	uint64_t	index_rows_rejected;	/* index rows the prefilter or a deletion left out */
+	uint64_t	rows_refined;	/* candidates re-scored on the dataset's vectors */
 	uint64_t	unindexed_fragments;
-	lt_knn_stats exact;			/* the unindexed fragments' exact search */
+	lt_knn_stats exact;			/* the unindexed fragments' (and the refine's) exact scoring */
 } lt_vsearch_stats;
 
+typedef struct lt_vsearch_params
+{
+	uint32_t	nprobes;		/* partitions per segment; 0: Lance's default */
+	uint32_t	refine_factor;	/* 0: none; else k * refine_factor candidates re-ranked exactly */
+	/* the prefilter: false for a row address to leave out (NULL: every live row) */
+	bool		(*accept) (uint64_t addr, void *arg);
+	void	   *accept_arg;
+} lt_vsearch_params;
+
+/* An IVF index opened for searching: every segment's model and storage. */
+typedef struct lt_vindex lt_vindex;
+
+/* Whether idx is a vector index (by its details' type). */
+bool		lt_index_is_vector(const lt_index *idx);
+
 /*
- * The best topk->k rows for q (a float32 query) through index ix (an IVF index on q->field whose
- * distance type is q->metric's), nprobes partitions per segment (0: Lance's default).
+ * Open every segment of idx (a vector index).  LT_EUNSUPPORTED for a kind not searched here or a
+ * dataset with stable row ids; LT_ECORRUPT naming the file.  ds and idx must outlive it.
  */
-lt_code		lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q, uint32_t nprobes,
-							 lt_topk *topk, lt_vsearch_stats *stats, lt_error *err);
+lt_code		lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *err);
+void		lt_vindex_close(lt_vindex *vx);
+
+const char *lt_vindex_type(const lt_vindex *vx);	/* "IVF_FLAT", ... */
+lt_vmetric	lt_vindex_metric(const lt_vindex *vx);	/* of its distance type (dot: NEG_DOT) */
+uint32_t	lt_vindex_dim(const lt_vindex *vx);
+uint32_t	lt_vindex_partitions(const lt_vindex *vx);	/* of the first segment */
+bool		lt_vindex_exact_scores(const lt_vindex *vx);	/* the storage holds the vectors (IVF_FLAT) */
+/* live rows in the fragments the segments cover (what a full probe scores without a prefilter) */
+uint64_t	lt_vindex_covered_rows(const lt_vindex *vx);
+
+/*
+ * The best topk->k rows for q (a float32 query of vx's dimension, q->metric the index's) among the
+ * rows of the covered live fragments, through the index.  Unindexed fragments are the caller's
+ * (lt_vindex_covers says which).
+ */
+lt_code		lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *p, lt_topk *topk,
+							 lt_vsearch_stats *stats, lt_error *err);
+/* Whether some segment covers fragment id. */
+bool		lt_vindex_covers(const lt_vindex *vx, uint32_t fragment_id);
+
+/*
+ * The whole search (a convenience for tools and tests): index segments, then unindexed fragments
+ * scored exactly (the prefilter applies to the index's rows only).
+ */
+lt_code		lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q,
+							 const lt_vsearch_params *p, lt_topk *topk, lt_vsearch_stats *stats, lt_error *err);
 
 #endif

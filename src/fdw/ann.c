@@ -1,0 +1,363 @@
+/*
+ * ann.c — the vector-index half of ORDER BY col <op> q LIMIT k (knn.c holds the whole stream).
+ *
+ * At the scan's start the dataset's vector index on the column is opened when it can answer the
+ * query exactly as Lance would: an IVF index (every segment) whose distance type is the operator's
+ * metric (<-> l2, <=> cosine, <#> dot), a real[] query on float32 vectors, a dataset without
+ * stable row ids, and lt_fdw.vector_index on.  A search then probes lt_fdw.nprobes partitions of
+ * each segment, re-ranks lt_fdw.refine_factor x k candidates on the dataset's vectors when the
+ * index scores approximately, and leaves out deleted rows and the rows the pushed filter rejects:
+ * the prefilter is a row mask of the covered fragments, built once per (re)scan from the scalar
+ * index verdicts and the filter evaluated on its columns (as Lance's prefilter), so that a filtered
+ * search ranks only rows that pass.  When the mask holds fewer rows than the probes would score,
+ * ranking the mask exactly is both cheaper and exact: the search says so and knn.c does that.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+
+#include "ann.h"
+#include "dataset.h"
+#include "index.h"
+#include "quals.h"
+#include "proto/lt_table.pb-c.h"
+#include "index/lt_index.h"
+#include "index/lt_index_plan.h"
+#include "table/lt_scan.h"
+#include "util/lt_alloc.h"
+#include "util/lt_sort.h"
+#include "vector/lt_vsearch.h"
+
+bool		lt_vector_index = true;
+int			lt_nprobes = 20;
+int			lt_refine_factor = 0;
+
+void
+ltfdw_ann_init(void)
+{
+	DefineCustomBoolVariable("lt_fdw.vector_index",
+							 "Answers ORDER BY vector <op> query LIMIT k through the dataset's vector index.",
+							 "Off: an exact search of every row.",
+							 &lt_vector_index, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lt_fdw.nprobes",
+							"Partitions of each IVF index segment searched (Lance's nprobes).",
+							NULL, &lt_nprobes, 20, 1, 1000000, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lt_fdw.refine_factor",
+							"Candidates re-ranked on the dataset's vectors, as a multiple of k (0: none; Lance's refine_factor).",
+							NULL, &lt_refine_factor, 0, 0, 10000, PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+/* The passing offsets of one covered fragment. */
+typedef struct FragMask
+{
+	uint32		fragment_id;
+	bool		all;			/* every live row */
+	uint32	   *offsets;		/* ascending */
+	uint64		n;
+} FragMask;
+
+struct LtAnnState
+{
+	MemoryContext cxt;			/* the index list, the opened index */
+	MemoryContext mask_cxt;		/* the prefilter of this (re)scan */
+	lt_index_list *indexes;
+	const lt_index *ix;			/* the vector index on the column (usable or not) */
+	lt_vindex  *vx;				/* opened: searches go through it */
+	const char *why_exact;		/* why not, when there is an index */
+
+	bool		mask_built;
+	bool		mask_all;		/* no prefilter: every live row of the covered fragments */
+	FragMask   *masks;			/* by fragment id */
+	size_t		n_masks;
+	uint64		mask_rows;
+	const FragMask *last;
+
+	/* EXPLAIN ANALYZE */
+	uint64		searches;
+	uint64		exact_small_prefilter;
+	lt_vsearch_stats stats;
+};
+
+LtAnnState *
+ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool f8, MemoryContext cxt)
+{
+	LtAnnState *as = MemoryContextAllocZero(cxt, sizeof(LtAnnState));
+	lt_dataset *ds = st->entry->ds;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+
+	as->cxt = cxt;
+	as->mask_cxt = AllocSetContextCreate(cxt, "lt_fdw ann prefilter", ALLOCSET_DEFAULT_SIZES);
+	old = lt_alloc_target(cxt);
+	rc = lt_dataset_indexes(ds, &as->indexes, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, st->opts.uri);
+	for (size_t i = 0; i < as->indexes->n; i++)
+	{
+		const lt_index *ix = &as->indexes->items[i];
+		lt_vindex  *vx = NULL;
+
+		if (!lt_index_is_vector(ix) || ix->field != field)
+			continue;
+		if (as->ix == NULL)
+			as->ix = ix;
+		if (!lt_vector_index)
+		{
+			as->why_exact = "lt_fdw.vector_index is off";
+			break;
+		}
+		if (f8)
+		{
+			as->why_exact = "a double precision[] query";
+			break;
+		}
+		if (field->n_children != 1 || field->children[0]->type != LT_TYPE_FLOAT32)
+		{
+			as->why_exact = "the vectors are not float32";
+			break;
+		}
+		old = lt_alloc_target(cxt);
+		rc = lt_vindex_open(ds, ix, &vx, &err);
+		lt_alloc_target(old);
+		if (rc == LT_EUNSUPPORTED)
+		{
+			as->why_exact = MemoryContextStrdup(cxt, err.msg);
+			continue;
+		}
+		if (rc != LT_OK)
+			lt_report(&err, psprintf("vector index %s of dataset %s", ix->name, st->opts.uri));
+		if (lt_vindex_metric(vx) != metric)
+		{
+			as->why_exact = MemoryContextStrdup(cxt, psprintf("its distance type is %s, the operator's %s",
+															  lt_vmetric_name(lt_vindex_metric(vx)),
+															  lt_vmetric_name(metric)));
+			old = lt_alloc_target(cxt);
+			lt_vindex_close(vx);
+			lt_alloc_target(old);
+			continue;
+		}
+		as->ix = ix;
+		as->vx = vx;
+		as->why_exact = NULL;
+		break;
+	}
+	return as;
+}
+
+bool
+ltfdw_ann_usable(LtAnnState *as)
+{
+	return as->vx != NULL;
+}
+
+void
+ltfdw_ann_rescan(LtAnnState *as)
+{
+	MemoryContextReset(as->mask_cxt);
+	as->mask_built = false;
+	as->masks = NULL;
+	as->n_masks = 0;
+	as->last = NULL;
+}
+
+bool
+ltfdw_ann_covers(LtAnnState *as, uint32 fragment_id)
+{
+	return as->vx != NULL && lt_vindex_covers(as->vx, fragment_id);
+}
+
+/* The rows of fragment i passing the pushed filter (among offsets when given), into m. */
+static void
+mask_scan(LtScanState *st, size_t i, const uint32 *offsets, uint64 n_offsets, FragMask *m, MemoryContext cxt)
+{
+	lt_dataset *ds = st->entry->ds;
+	MemoryContext lib = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw ann mask scan", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = lt_alloc_target(lib);
+	MemoryContext oldcxt = MemoryContextSwitchTo(lib);
+	lt_scan_options so = {0};
+	lt_fragment_scanner *sc = NULL;
+	lt_batch   *b;
+	lt_error	err;
+	lt_code		rc;
+	uint64		cap = n_offsets ? n_offsets : Max(lt_fragment_live_rows(ds->fragments[i]), 1);
+
+	so.filter = ltfdw_filter_for_scan(st->filter);
+	so.offsets = offsets;
+	so.n_offsets = n_offsets;
+	m->offsets = MemoryContextAlloc(cxt, sizeof(uint32) * cap);
+	rc = lt_fragment_scanner_open(ds, ds->fragments[i], &so, &sc, &err);
+	while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &b, &err)) == LT_OK && b != NULL)
+	{
+		for (int64 r = 0; r < b->length && m->n < cap; r++)
+			m->offsets[m->n++] = (uint32) b->row_addrs[r];
+		CHECK_FOR_INTERRUPTS();
+	}
+	if (sc)
+		lt_fragment_scanner_free(sc);
+	MemoryContextSwitchTo(oldcxt);
+	lt_alloc_target(old);
+	MemoryContextDelete(lib);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+}
+
+static int
+mask_cmp(const void *a, const void *b)
+{
+	uint32		x = ((const FragMask *) a)->fragment_id,
+				y = ((const FragMask *) b)->fragment_id;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The prefilter of this (re)scan over the covered fragments. */
+static void
+build_mask(LtAnnState *as, LtScanState *st)
+{
+	lt_dataset *ds = st->entry->ds;
+	bool		filtered = st->filter != NULL && ltfdw_filter_pushed(st->filter);
+
+	as->masks = MemoryContextAllocZero(as->mask_cxt, sizeof(FragMask) * Max(ds->n_fragments, 1));
+	as->n_masks = 0;
+	as->mask_rows = 0;
+	as->mask_all = true;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		uint32		id = (uint32) ds->fragments[i]->id;
+		const lt_frag_plan *fp = ltfdw_index_verdict(st->index, i);
+		FragMask   *m;
+
+		if (!lt_vindex_covers(as->vx, id))
+			continue;
+		m = &as->masks[as->n_masks++];
+		m->fragment_id = id;
+		if (fp && fp->verdict == LT_FRAG_PRUNED)
+			m->n = 0;
+		else if (fp && fp->verdict == LT_FRAG_ROWS)
+		{
+			m->offsets = MemoryContextAlloc(as->mask_cxt, sizeof(uint32) * Max(fp->n_offsets, 1));
+			memcpy(m->offsets, fp->offsets, sizeof(uint32) * fp->n_offsets);
+			m->n = fp->n_offsets;
+		}
+		else if (fp && fp->verdict == LT_FRAG_CANDIDATES)
+			mask_scan(st, i, fp->offsets, fp->n_offsets, m, as->mask_cxt);
+		else if ((fp && fp->verdict == LT_FRAG_ALL) || !filtered)
+		{
+			m->all = true;
+			m->n = lt_fragment_live_rows(ds->fragments[i]);
+		}
+		else
+			mask_scan(st, i, NULL, 0, m, as->mask_cxt);
+		as->mask_all &= m->all;
+		as->mask_rows += m->n;
+	}
+	qsort(as->masks, as->n_masks, sizeof(FragMask), mask_cmp);
+	as->mask_built = true;
+}
+
+static bool
+mask_accept(uint64 addr, void *arg)
+{
+	LtAnnState *as = arg;
+	uint32		frag = (uint32) (addr >> 32);
+
+	if (as->last == NULL || as->last->fragment_id != frag)
+	{
+		FragMask	key = {frag};
+
+		as->last = bsearch(&key, as->masks, as->n_masks, sizeof(FragMask), mask_cmp);
+		if (as->last == NULL)
+			return false;
+	}
+	{
+		uint32		off = (uint32) addr;
+
+		return as->last->all ||
+			bsearch(&off, as->last->offsets, as->last->n, sizeof(uint32), lt_cmp_u32) != NULL;
+	}
+}
+
+bool
+ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk *topk)
+{
+	lt_vsearch_params p = {0};
+	uint32		parts;
+	double		probed;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+
+	if (as->vx == NULL || q->null_query || q->dim != lt_vindex_dim(as->vx))
+		return false;
+	if (!as->mask_built)
+		build_mask(as, st);
+	parts = lt_vindex_partitions(as->vx);
+	probed = (double) lt_vindex_covered_rows(as->vx) * Min((uint32) lt_nprobes, parts) / Max(parts, 1);
+	if (!as->mask_all && (double) as->mask_rows <= probed)
+	{
+		as->exact_small_prefilter++;
+		return false;
+	}
+	p.nprobes = (uint32) lt_nprobes;
+	p.refine_factor = (uint32) lt_refine_factor;
+	if (!as->mask_all)
+	{
+		p.accept = mask_accept;
+		p.accept_arg = as;
+	}
+	as->searches++;
+	old = lt_alloc_target(as->cxt);
+	rc = lt_vindex_search(as->vx, q, &p, topk, &as->stats, &err);
+	lt_alloc_target(old);
+	if (rc == LT_ECANCELED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("vector index %s of dataset %s", as->ix->name, st->opts.uri));
+	return true;
+}
+
+void
+ltfdw_ann_explain(LtAnnState *as, ExplainState *es, const char *attname, lt_vmetric metric, double limit)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	if (as->vx)
+	{
+		appendStringInfo(&s, "%s index %s on %s, metric %s", lt_vindex_type(as->vx), quote_identifier(as->ix->name),
+						 quote_identifier(attname), lt_vmetric_name(metric));
+		if (limit >= 1)
+			appendStringInfo(&s, ", k %.0f", limit);
+		appendStringInfo(&s, ", nprobes %d", lt_nprobes);
+		if (lt_refine_factor > 0)
+			appendStringInfo(&s, ", refine_factor %d", lt_refine_factor);
+	}
+	else
+	{
+		appendStringInfo(&s, "exact kNN on %s, metric %s", quote_identifier(attname), lt_vmetric_name(metric));
+		if (limit >= 1)
+			appendStringInfo(&s, ", k %.0f", limit);
+		if (as->ix)
+			appendStringInfo(&s, " (index %s not used: %s)", quote_identifier(as->ix->name),
+							 as->why_exact ? as->why_exact : "unknown");
+	}
+	ExplainPropertyText("Vector Search", s.data, es);
+	if (es->analyze && as->vx)
+	{
+		ExplainPropertyUInteger("Index Searches", NULL, as->searches, es);
+		if (as->exact_small_prefilter)
+			ExplainPropertyUInteger("Exact (Small Prefilter)", NULL, as->exact_small_prefilter, es);
+		if (as->mask_built && !as->mask_all)
+			ExplainPropertyUInteger("Prefilter Rows", NULL, as->mask_rows, es);
+		ExplainPropertyUInteger("Segments Searched", NULL, as->stats.segments, es);
+		ExplainPropertyUInteger("Partitions Probed", NULL, as->stats.partitions_probed, es);
+		ExplainPropertyUInteger("Index Rows Scored", NULL, as->stats.index_rows_scored, es);
+		if (as->stats.rows_refined)
+			ExplainPropertyUInteger("Rows Refined", NULL, as->stats.rows_refined, es);
+	}
+}
