@@ -29,7 +29,7 @@
 
 /* writer feature flags this library can write with (base paths: no) */
 #define KNOWN_WRITER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT | \
-							LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE)
+							LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE | LT_FLAG_FIELD_ASSIGNMENT)
 
 lt_commit_fault_fn lt_commit_fault_hook;
 
@@ -403,6 +403,7 @@ added_free(added *a)
 	if (a->frag.row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
 		lt_free(a->frag.inline_row_ids.data);
 	lt_free(a->row_ids);
+	lt_txn_free_added_assign(a);
 	lt_free(a);
 }
 
