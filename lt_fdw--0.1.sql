@@ -180,3 +180,11 @@ COMMENT ON FUNCTION inner_product(real[], real[]) IS 'inner product, as pgvector
 COMMENT ON FUNCTION inner_product(double precision[], double precision[]) IS 'inner product, as pgvector''s';
 COMMENT ON FUNCTION lt_negative_inner_product(real[], real[]) IS 'the negative inner product (the <#> operator)';
 COMMENT ON FUNCTION lt_negative_inner_product(double precision[], double precision[]) IS 'the negative inner product (the <#> operator)';
+
+-- issue 17: field assignment (is_assigned(field)); boolean columns with the column option is_assigned read it
+CREATE FUNCTION lt_track_assignment(target regclass, column_name text, initial text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lt_track_assignment'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_track_assignment(regclass, text, text) IS
+  'starts tracking the assignment of a field (initial: ''assigned'' or ''unassigned''), committed with the transaction (needs the table''s owner)';
