@@ -27,6 +27,13 @@ SELECT lt_test.versions('assign/docs.lance') AS v0 \gset
 SELECT lt_test.try('SELECT count(*) FROM docs WHERE s_assigned');
 SELECT count(*) FROM docs_plain;
 SELECT lt_test.try('SELECT count(*) FROM docs');   -- every column is checked, read or not
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs');   -- when planning, before any execution
+CREATE FOREIGN TABLE docs_bad (id bigint, x boolean OPTIONS (is_assigned 'nope')) SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs_bad');
+SELECT lt_test.try($$CREATE FOREIGN TABLE docs_bad2 (id bigint, x boolean OPTIONS (is_assigned '')) SERVER asl OPTIONS (path 'assign/docs.lance')$$);
+CREATE FOREIGN TABLE docs_bad3 (id bigint, x integer OPTIONS (is_assigned 's')) SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs_bad3');
+DROP FOREIGN TABLE docs_bad, docs_bad3;
 
 -- ---- lt_track_assignment: explicit initial state, errors ------------------------------------------------
 SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 's', 'maybe')$$);

@@ -215,6 +215,22 @@ lt_assign_check_column(Relation rel, const LtTableOptions *opts, const LtDataset
 	return f;
 }
 
+void
+lt_assign_check_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+	{
+		char	   *field;
+
+		if (TupleDescAttr(td, attnum - 1)->attisdropped)
+			continue;
+		if ((field = lt_column_assigned_field(RelationGetRelid(rel), attnum)) != NULL)
+			(void) lt_assign_check_column(rel, opts, entry, attnum, field);
+	}
+}
+
 LtAssignReader *
 lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what)
 {

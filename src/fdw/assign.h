@@ -35,6 +35,8 @@ extern void lt_assign_reader_fragment(LtAssignReader *r, uint64 fragment_id, lt_
 /* The same checks without reading any state (every column of a scan is checked; the field returned). */
 extern const lt_field *lt_assign_check_column(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry,
 											  AttrNumber attnum, const char *field);
+/* lt_assign_check_column for every is_assigned column of rel (planning: the errors come before execution). */
+extern void lt_assign_check_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry);
 /* The state of a tracked field at entry's version (and its own writes), by field id; what names it. */
 extern LtAssignReader *lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what);
 /* is_assigned(field) of the row at row_addr (fragment << 32 | offset). */

@@ -110,6 +110,8 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Relation	rel = table_open(foreigntableid, NoLock);
 
 		ltfdw_index_plan_info(ps, rel, e);
+		/* an is_assigned column naming an unknown or untracked field: an error when planning */
+		lt_assign_check_columns(rel, &ps->opts, e);
 		table_close(rel, NoLock);
 	}
 	ps->remote_sel = clauselist_selectivity(root, ps->remote_conds, baserel->relid, JOIN_INNER, NULL);
