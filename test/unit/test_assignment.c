@@ -301,6 +301,22 @@ TEST(commits_track_assign_rebase)
 	CHECK_CODE(lt_txn_commit(a, NULL, &res, &err), LT_ECONFLICT);
 	lt_txn_free(a);
 
+	/* the flag without the state, or the state without the flag: not written (fail closed) */
+	{
+		uint64_t	w = v5->manifest->writer_feature_flags;
+		lt_txn	   *t = NULL;
+
+		v5->manifest->writer_feature_flags = w & ~LT_FLAG_FIELD_ASSIGNMENT;
+		CHECK_CODE(lt_txn_begin(v5, &t, &err), LT_EUNSUPPORTED);
+		lt_txn_free(t);
+		t = NULL;
+		v1->manifest->writer_feature_flags |= LT_FLAG_FIELD_ASSIGNMENT;
+		CHECK_CODE(lt_txn_begin(v1, &t, &err), LT_EUNSUPPORTED);
+		lt_txn_free(t);
+		v1->manifest->writer_feature_flags &= ~LT_FLAG_FIELD_ASSIGNMENT;
+		v5->manifest->writer_feature_flags = w;
+	}
+
 	/* a damaged root is corrupt, not "unassigned" */
 	{
 		const char *root = NULL;
