@@ -241,3 +241,10 @@ COMMENT ON FUNCTION lt_create_dataset(regclass, text, text, boolean) IS
   'creates the dataset of a foreign table from its columns (and the rows of query) in storage 2.2, 2.1 or 2.0, as one Lance commit at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_compact(regclass, bigint, boolean, double precision) IS
   'rewrites small fragments and fragments with many deleted rows into fragments of about target_rows_per_fragment rows, as one Lance Rewrite at COMMIT (needs the table''s owner)';
+-- issue 17: field assignment (is_assigned(field)); boolean columns with the column option is_assigned read it
+CREATE FUNCTION lt_track_assignment(target regclass, column_name text, initial text)
+RETURNS void
+AS 'MODULE_PATHNAME', 'lt_track_assignment'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_track_assignment(regclass, text, text) IS
+  'starts tracking the assignment of a field (initial: ''assigned'' or ''unassigned''), committed with the transaction (needs the table''s owner)';

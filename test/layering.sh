@@ -25,7 +25,7 @@ FDW_LAYERS=(
 	"dataset"
 	"xact"
 	"convert convert_write quals vector"
-	"index index_build keys"
+	"index index_build keys assign"
 	"scan explain analyze import admin knn ann"
 	"overwrite upper"
 	"modify upper_exec"

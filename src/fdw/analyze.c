@@ -30,6 +30,7 @@
 #include "utils/rel.h"
 
 #include "analyze.h"
+#include "assign.h"
 #include "convert.h"
 #include "dataset.h"
 #include "option.h"
@@ -253,6 +254,10 @@ sample_fragment(LtSampler *s, const Lt__Pb__DataFragment *frag, const uint32 *of
 						break;
 					case LT_COL_ROWADDR:
 						values[k] = Int64GetDatum((int64) batch->row_addrs[r]);
+						nulls[k] = false;
+						break;
+					case LT_COL_ASSIGNED:
+						values[k] = BoolGetDatum(lt_assign_reader_get(col->assign, batch->row_addrs[r]));
 						nulls[k] = false;
 						break;
 					case LT_COL_FIELD:

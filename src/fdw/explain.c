@@ -5,7 +5,8 @@
  * "Lance Filter"), and the bytes and read requests the
  * store served to this scan. When an index answered part of the filter (index.c): the indexes used
  * and what they were asked, the fragments by verdict, the rows they selected, and under ANALYZE
- * the lookups, index pages and index bytes read.
+ * the lookups, index pages and index bytes read. With is_assigned quals (assign.c): how many masks the scan
+ * applies, and under ANALYZE the fragments they proved empty (never opened).
  */
 #include "postgres.h"
 
@@ -50,9 +51,13 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	ltfdw_index_explain(st->index, es);
 	if (st->knn)
 		ltfdw_knn_explain(st->knn, es);
+	if (st->n_amask > 0)
+		ExplainPropertyInteger("Assignment Masks", NULL, st->n_amask, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
+		if (st->n_amask > 0)
+			ExplainPropertyUInteger("Fragments Skipped by Assignment", NULL, st->fragments_masked, es);
 		ExplainPropertyUInteger("Rows Removed by Deletion Vectors", NULL, st->rows_deleted, es);
 		if (st->filter && ltfdw_filter_text(st->filter))
 		{

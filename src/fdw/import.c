@@ -4,6 +4,7 @@
  *   IMPORT FOREIGN SCHEMA "." FROM SERVER lake INTO public;             -- datasets in the root
  *   IMPORT FOREIGN SCHEMA "sub/dir" FROM SERVER lake INTO public;       -- ... in a sub-directory
  *   ... OPTIONS (import_row_id 'true')                                  -- adds _rowid bigint
+ * A field that tracks its assignment gets a boolean column <field>_is_assigned reading is_assigned(field).
  *
  * A directory is a dataset when it has committed versions (_versions/); the table is named after the
  * directory without its ".lance" suffix, and its columns follow the latest version's schema with
@@ -39,6 +40,7 @@
 #include "import.h"
 #include "option.h"
 #include "store.h"
+#include "assignment/lt_assignment.h"
 
 typedef struct DirList
 {
@@ -332,6 +334,26 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 								 field_type_sql(stmt, table, f->name, f, uri));
 				if (!f->nullable)
 					appendStringInfoString(&sql, " NOT NULL");
+			}
+			/* a tracked field's is_assigned(field) column (field assignment, assign.c) */
+			for (int i = 0; i < schema->n_fields; i++)
+			{
+				const lt_field *f = schema->fields[i];
+				char	   *col;
+
+				if (!lt_assign_is_tracked(e->ds, f->id, NULL))
+					continue;
+				col = psprintf("%s_is_assigned", f->name);
+				if (lt_schema_find_name(schema, col) != NULL || (row_id && strcmp(col, "_rowid") == 0))
+				{
+					ereport(NOTICE,
+							(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA gives table \"%s\" no column \"%s\" for is_assigned(%s): the dataset has a field of that name",
+									table, col, f->name),
+							 errhint("Add a boolean column with OPTIONS (is_assigned '%s') under another name.", f->name)));
+					continue;
+				}
+				appendStringInfo(&sql, "%s%s boolean OPTIONS (is_assigned %s)", (schema->n_fields || row_id) ? ", " : "",
+								 quote_identifier(col), quote_literal_cstr(f->name));
 			}
 			/* on S3 the absolute URI: a path relative to the root would need pg_read_server_files */
 			appendStringInfo(&sql, ") SERVER %s OPTIONS (path %s)", quote_identifier(server->servername),

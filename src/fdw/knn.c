@@ -50,6 +50,7 @@
 
 #include "knn.h"
 #include "ann.h"
+#include "assign.h"
 #include "vector.h"
 #include "convert.h"
 #include "dataset.h"
@@ -592,6 +593,9 @@ fetch_group(LtKnnState *ks, LtScanState *st, int n)
 							break;
 						case LT_COL_ROWADDR:
 							ks->values[k] = Int64GetDatum((int64) b->row_addrs[r]);
+							break;
+						case LT_COL_ASSIGNED:
+							ks->values[k] = BoolGetDatum(lt_assign_reader_get(col->assign, b->row_addrs[r]));
 							break;
 						case LT_COL_FIELD:
 							ks->values[k] = lt_conv_datum(col->conv, b->columns[col->proj], r, &ks->nulls[k]);

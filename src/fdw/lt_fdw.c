@@ -41,6 +41,7 @@
 #include "utils/guc.h"
 
 #include "analyze.h"
+#include "assign.h"
 #include "dataset.h"
 #include "import.h"
 #include "index.h"
@@ -74,6 +75,7 @@ _PG_init(void)
 	lt_index_init();
 	lt_upper_init();
 	lt_xact_init();
+	lt_assign_init();
 	lt_overwrite_init();
 	lt_merge_init();
 	lt_store_init();
@@ -84,6 +86,7 @@ _PG_init(void)
 	lt_xact_set_hooks(&(LtXactHooks) {
 		.commit_key = lt_keys_commit,
 		.commit_indexes = lt_index_build_commit,
+		.commit_tracks = lt_assign_commit_tracks,
 		.discard_index = lt_index_build_discard,
 		.check_new_fragment = lt_overwrite_check_fragment,
 	});

@@ -48,6 +48,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/sysattr.h"
 #include "access/table.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -159,13 +160,15 @@ parse_when_not_matched(const char *s)
 	return false;
 }
 
-/* Columns filled by scans (_rowid / _rowaddr without a dataset field of that name): not written. */
+/* Columns filled by scans (_rowid / _rowaddr without a dataset field of that name, is_assigned columns): not written. */
 static bool
 scan_filled(Merge *m, AttrNumber attnum)
 {
 	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(m->rel), attnum - 1);
 	char	   *field = lt_column_field_name(RelationGetRelid(m->rel), attnum, NameStr(att->attname));
 
+	if (lt_column_assigned_field(RelationGetRelid(m->rel), attnum) != NULL)
+		return true;			/* is_assigned(field): the writes decide it (assign.c) */
 	return (strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0) &&
 		lt_schema_find_name(m->xt->base->ds->schema, field) == NULL;
 }
@@ -1122,9 +1125,16 @@ run_merge(Merge *m, const char *query)
 	m->entry = lt_xact_view(m->opts.dataset_dir, false);
 	m->slot = MakeSingleTupleTableSlot(RelationGetDescr(m->rel), &TTSOpsVirtual);
 	/* one writer, but with stable row ids moved rows keep theirs and new ones get new ids: two files */
-	m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL);
-	m->updates = m->entry->ds->stable_row_ids ? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts)
-		: m->inserts;
+	{
+		/* every row written supplies the source's columns: tracked fields among them are assigned */
+		Bitmapset  *supplied = NULL;
+
+		for (int c = 0; c < m->n_cols; c++)
+			supplied = bms_add_member(supplied, m->cols[c] - FirstLowInvalidHeapAttributeNumber);
+		m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL, supplied);
+		m->updates = m->entry->ds->stable_row_ids
+			? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts, supplied) : m->inserts;
+	}
 
 	if (!lt_merge_fast || !run_fast(m, query))
 		run_join(m, query);

@@ -33,6 +33,7 @@
 #include "utils/memutils.h"
 #include "utils/rel.h"
 
+#include "assign.h"
 #include "convert_write.h"
 #include "dataset.h"
 #include "keys.h"
@@ -45,6 +46,8 @@
 #include "proto/lt_table.pb-c.h"
 #include "file/lt_writer.h"
 #include "util/lt_sort.h"
+
+#include <roaring/roaring.h>
 
 /* Rows converted before the file writer takes them (and encodes the pages that filled) ... */
 #define LT_WRITE_BATCH_ROWS		8192
@@ -105,10 +108,23 @@ typedef struct LtModifyState
 	bool		ow_hidden;		/* the role may not read the table: its counts are not shown */
 	uint64		rows_seen;
 
-	/* the columns scans fill (_rowid, _rowaddr): read-only */
+	/* the columns scans fill (_rowid, _rowaddr, is_assigned columns): read-only */
 	int			n_readonly;
 	AttrNumber *readonly;
+
+	/* field assignment (assign.c): per tracked field of the read version, what a written row says */
+	int			n_track;
+	int32	   *track_ids;
+	uint8	   *track_mode;		/* TRACK_* */
+	LtAssignReader **track_old;	/* TRACK_CARRY: the old row's state */
+	uint64	  **track_bits;		/* TRACK_CARRY: the rows of the open file that are assigned */
+	int64		track_cap;		/* words of each */
+	int64		file_rows;		/* rows appended to the open file */
 } LtModifyState;
+
+#define TRACK_UNASSIGNED	0	/* not supplied by an INSERT, or invalidated */
+#define TRACK_ASSIGN		1	/* supplied: every row written assigns it */
+#define TRACK_CARRY			2	/* an UPDATE not writing it: the old row's state moves with the row */
 
 static uint64 *moved_row_ids(LtModifyState *ms);
 
@@ -305,6 +321,14 @@ setup_builders(LtModifyState *ms)
 
 		if (att->attisdropped)
 			continue;
+		if (lt_column_assigned_field(relid, attnum) != NULL)
+		{
+			/* is_assigned(field): the writes decide it, never a value */
+			if (ms->readonly == NULL)
+				ms->readonly = palloc(sizeof(AttrNumber) * td->natts);
+			ms->readonly[ms->n_readonly++] = attnum;
+			continue;
+		}
 		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
 		for (k = 0; k < schema->n_fields; k++)
 			if (strcmp(schema->fields[k]->name, name) == 0)
@@ -352,8 +376,80 @@ setup_builders(LtModifyState *ms)
 					 errhint("Add a column for it to the foreign table.")));
 }
 
+/* Does a column of the table write field_id? */
+static bool
+has_column(LtModifyState *ms, int32 field_id)
+{
+	for (int k = 0; k < ms->n_fields; k++)
+		if (ms->fields[k]->id == field_id)
+			return ms->att_of_field[k] != 0;
+	return false;
+}
+
+/*
+ * What the rows this write produces say about each tracked field: supplied (the INSERT's or COPY's
+ * column list, the UPDATE's SET list) assigns, lt_fdw.invalidate_fields clears, and an UPDATE carries
+ * the old row's state for the others.  supplied NULL: a writer without a column list (refused).
+ */
+static void
+setup_assignment(LtModifyState *ms, const Bitmapset *supplied)
+{
+	const lt_dataset *ds = ms->xt->base->ds;
+	int32	   *given = NULL,
+			   *invalid = NULL;
+	int			n_given,
+				n_invalid;
+
+	n_invalid = lt_assign_invalidated_fields(ms->rel, ds, ms->op, &invalid);
+	if (!lt_assign_any(ds))
+		return;
+	if (supplied == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: this write cannot say which fields of foreign table \"%s\" it assigns", RelationGetRelationName(ms->rel)),
+				 errdetail("Dataset %s tracks field assignment.", ms->opts.uri),
+				 errhint("Use INSERT, COPY or UPDATE with a column list.")));
+	n_given = lt_assign_supplied_fields(ms->rel, ds, supplied, &given);
+	ms->n_track = lt_assign_tracked_fields(ds, &ms->track_ids);
+	ms->track_mode = palloc0(Max(ms->n_track, 1));
+	ms->track_old = palloc0(sizeof(LtAssignReader *) * Max(ms->n_track, 1));
+	ms->track_bits = palloc0(sizeof(uint64 *) * Max(ms->n_track, 1));
+	for (int k = 0; k < ms->n_track; k++)
+	{
+		bool		is_given = false,
+					is_invalid = false;
+
+		for (int i = 0; i < n_given; i++)
+			is_given |= given[i] == ms->track_ids[k];
+		for (int i = 0; i < n_invalid; i++)
+			is_invalid |= invalid[i] == ms->track_ids[k];
+		if (is_given && is_invalid)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: field \"%s\" of foreign table \"%s\" is both written and invalidated",
+							lt_schema_find_id(ds->schema, ms->track_ids[k])->name, RelationGetRelationName(ms->rel)),
+					 errdetail("lt_fdw.invalidate_fields names a field this %s writes, which assigns it.",
+							   ms->op == CMD_UPDATE ? "UPDATE" : "INSERT")));
+		if (is_given)
+			ms->track_mode[k] = TRACK_ASSIGN;
+		else if (is_invalid || ms->op != CMD_UPDATE || !has_column(ms, ms->track_ids[k]))
+			ms->track_mode[k] = TRACK_UNASSIGNED;	/* a field without a column is rewritten as NULL */
+		else
+			ms->track_mode[k] = TRACK_CARRY;
+	}
+}
+
+/* The old row's state of the fields an UPDATE carries: read from the version its scan reads. */
+static void
+open_carried(LtModifyState *ms)
+{
+	for (int k = 0; k < ms->n_track; k++)
+		if (ms->track_mode[k] == TRACK_CARRY)
+			ms->track_old[k] = lt_assign_reader_open_field(ms->entry, ms->track_ids[k], what(ms));
+}
+
 static LtModifyState *
-modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_conflict_nothing)
+modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_conflict_nothing, const Bitmapset *supplied)
 {
 	LtModifyState *ms = palloc0(sizeof(LtModifyState));
 	const lt_dataset *ds;
@@ -403,6 +499,7 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 		ms->on_conflict_nothing = on_conflict_nothing;
 		ms->keys = lt_keys_begin(rel, ms->opts.uri, ms->xt, ds, ms->n_fields, ms->fields, ms->att_of_field, ms->conv,
 								 op == CMD_UPDATE, on_conflict_nothing);
+		setup_assignment(ms, supplied);
 	}
 	if (ms->ow)
 	{
@@ -423,6 +520,8 @@ modify_begin(Relation rel, CmdType op, Plan *subplan, Oid userid, bool on_confli
 		cb->arg = ms;
 		MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
 		ms->keep_row_ids = op == CMD_UPDATE && ms->entry->ds->stable_row_ids;
+		if (op == CMD_UPDATE)
+			open_carried(ms);
 	}
 	return ms;
 }
@@ -482,7 +581,10 @@ ltBeginForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fdw_
 		return;
 	ms = modify_begin(rinfo->ri_RelationDesc, mtstate->operation, outerPlanState(mtstate)->plan,
 					  modify_userid(mtstate->ps.state, rinfo),
-					  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+					  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING,
+					  /* what the statement's column lists supply, not what Postgres filled in */
+					  mtstate->operation == CMD_UPDATE ? ExecGetUpdatedCols(rinfo, mtstate->ps.state)
+					  : ExecGetInsertedCols(rinfo, mtstate->ps.state));
 	if (mtstate->operation == CMD_UPDATE)
 		check_readonly_update(ms, rinfo, mtstate->ps.state);
 	rinfo->ri_FdwState = ms;
@@ -500,10 +602,84 @@ ltBeginForeignInsert(ModifyTableState *mtstate, ResultRelInfo *rinfo)
 		userid = modify_userid(estate, rinfo);
 	rinfo->ri_FdwState = modify_begin(rinfo->ri_RelationDesc, CMD_INSERT, NULL, userid,
 									  mtstate && mtstate->ps.plan &&
-									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING);
+									  ((ModifyTable *) mtstate->ps.plan)->onConflictAction == ONCONFLICT_NOTHING,
+									  /* COPY's column list, or the routed INSERT's */
+									  ExecGetInsertedCols(rinfo, estate));
 }
 
 /* ---- rows into files ---------------------------------------------------------------------------- */
+
+/* The open file's field assignment to the transaction (with its file), then a clean slate. */
+static void
+hand_assignment(LtModifyState *ms, uint64 rows)
+{
+	uint8	   *kinds = palloc(ms->n_track);
+	roaring_bitmap_t **bits = palloc0(sizeof(roaring_bitmap_t *) * ms->n_track);
+
+	if (ms->file_rows != (int64) rows)
+		elog(ERROR, "lt_fdw: %lld rows assigned for a file of " UINT64_FORMAT " rows", (long long) ms->file_rows,
+			 (uint64) rows);
+	for (int k = 0; k < ms->n_track; k++)
+	{
+		kinds[k] = ms->track_mode[k] == TRACK_ASSIGN ? LT_ASSIGN_ALL : LT_ASSIGN_NONE;
+		if (ms->track_mode[k] == TRACK_CARRY)
+		{
+			/* malloc'd by CRoaring: built, copied by the transaction, freed here */
+			bits[k] = roaring_bitmap_create();
+			for (int64 w = 0; w < (ms->file_rows + 63) / 64; w++)
+				for (uint64 word = ms->track_bits[k][w]; word; word &= word - 1)
+					roaring_bitmap_add(bits[k], (uint32) (w * 64 + __builtin_ctzll(word)));
+			kinds[k] = LT_ASSIGN_PARTIAL;
+		}
+	}
+	PG_TRY();
+	{
+		lt_xact_assign_last_file(ms->xt, ms->n_track, ms->track_ids, kinds,
+								 (const struct roaring_bitmap_s *const *) bits);
+	}
+	PG_FINALLY();
+	{
+		for (int k = 0; k < ms->n_track; k++)
+			if (bits[k])
+				roaring_bitmap_free(bits[k]);
+	}
+	PG_END_TRY();
+	for (int k = 0; k < ms->n_track; k++)
+		if (ms->track_bits[k])
+			memset(ms->track_bits[k], 0, sizeof(uint64) * ms->track_cap);
+	ms->file_rows = 0;
+}
+
+/* The tracked fields' state of the row just appended (the file_rows-th of the open file). */
+static void
+note_assignment(LtModifyState *ms, uint64 old_addr)
+{
+	int64		r = ms->file_rows++;
+
+	if (r / 64 >= ms->track_cap)
+	{
+		int64		cap = Max(1024, ms->track_cap * 2);
+
+		for (int k = 0; k < ms->n_track; k++)
+			if (ms->track_mode[k] == TRACK_CARRY)
+			{
+				ms->track_bits[k] = ms->track_bits[k]
+					? repalloc_huge(ms->track_bits[k], sizeof(uint64) * cap)
+					: MemoryContextAllocHuge(GetMemoryChunkContext(ms), sizeof(uint64) * cap);
+				memset(ms->track_bits[k] + ms->track_cap, 0, sizeof(uint64) * (cap - ms->track_cap));
+			}
+		ms->track_cap = cap;
+	}
+	for (int k = 0; k < ms->n_track; k++)
+	{
+		if (ms->track_mode[k] != TRACK_CARRY)
+			continue;
+		if (ms->track_old[k] == NULL)
+			elog(ERROR, "lt_fdw: no old row state to carry field %d's assignment from", (int) ms->track_ids[k]);
+		if (lt_assign_reader_get(ms->track_old[k], old_addr))
+			ms->track_bits[k][r / 64] |= UINT64_C(1) << (r % 64);
+	}
+}
 
 static void
 finish_file(LtModifyState *ms)
@@ -525,6 +701,8 @@ finish_file(LtModifyState *ms)
 		elog(ERROR, "lt_fdw: %lld moved rows for a file of " UINT64_FORMAT " rows", (long long) ms->n_moved,
 			 (uint64) wf.num_rows);
 	lt_xact_add_file(ms->xt, &wf, ms->keep_row_ids ? moved_row_ids(ms) : NULL);
+	if (ms->n_track > 0)
+		hand_assignment(ms, wf.num_rows);
 	old = lt_alloc_target(ms->writer_cxt);
 	lt_written_file_clear(&wf);
 	lt_file_writer_free(ms->writer);
@@ -621,6 +799,8 @@ append_row(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
 	MemoryContextSwitchTo(oldcxt);
 	MemoryContextReset(ms->row_cxt);
 
+	if (ms->n_track > 0)
+		note_assignment(ms, old_addr);
 	if (ms->keep_row_ids)
 	{
 		if (ms->n_moved == ms->cap_moved)
@@ -934,14 +1114,15 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 /* ---- rows written outside a ModifyTable (merge.c) ---------------------------------------------------- */
 
 LtRowWriter *
-lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys)
+lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys,
+					const Bitmapset *supplied)
 {
 	LtModifyState *ms;
 
 	/* a replace would bind lt_fdw.overwrite_where to these rows: the caller refuses that first */
 	Assert(!lt_overwrite_active());
 	/* an UPDATE's writer: a keyed table's check lets a replaced row keep its key (keys.c) */
-	ms = modify_begin(rel, CMD_UPDATE, NULL, userid, false);
+	ms = modify_begin(rel, CMD_UPDATE, NULL, userid, false, supplied);
 	if (share_keys)
 	{
 		lt_keys_end(ms->keys);

@@ -43,10 +43,13 @@ extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rin
  * rows moved from old_addr of that version keep their row ids. A keyed table's check (keys.c)
  * sees the rows with check_key: old_addr is the row it replaces, UINT64_MAX for a new row (whose key
  * also goes into the transaction's inserted-keys filter); share_keys (or NULL) is a writer of the
- * same statement whose key set this one shares.
+ * same statement whose key set this one shares; supplied (attnums offset by
+ * FirstLowInvalidHeapAttributeNumber) the columns every row gives: the tracked fields they write are
+ * assigned in every row written (field assignment, assign.c).
  */
 typedef struct LtModifyState LtRowWriter;
-extern LtRowWriter *lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys);
+extern LtRowWriter *lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowWriter *share_keys,
+										 const Bitmapset *supplied);
 extern void lt_row_writer_append(LtRowWriter *w, TupleTableSlot *slot, uint64 old_addr, bool check_key);
 /* Flush and hand the last file to the transaction: rows and files written in total. */
 extern void lt_row_writer_end(LtRowWriter *w, uint64 *rows, uint64 *files);

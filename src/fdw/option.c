@@ -11,6 +11,7 @@
  *                 version       positive integer: read that version (read-only)
  *                 tag           Lance tag: read the version it names (read-only)
  *   column        column_name   the dataset field the column reads (default: the column's name)
+ *                 is_assigned   a boolean column that reads is_assigned(field) of this tracked field
  *   server, table batch_size    rows per ExecForeignBatchInsert call (default 1: Postgres's own
  *                               INSERT path; rows are buffered into column builders either way)
  *                 max_rows_per_file  a new data file (and fragment) every this many rows (1048576)
@@ -42,6 +43,7 @@
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/guc_tables.h"
 #include "utils/lsyscache.h"
 #include "utils/varlena.h"
 
@@ -62,6 +64,7 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"version", ForeignTableRelationId},
 	{"tag", ForeignTableRelationId},
 	{"column_name", AttributeRelationId},
+	{"is_assigned", AttributeRelationId},
 	{"batch_size", ForeignServerRelationId},
 	{"batch_size", ForeignTableRelationId},
 	{"max_rows_per_file", ForeignServerRelationId},
@@ -472,12 +475,12 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 						 errmsg("lt_fdw: only a superuser may set credentials_required 'false'"),
 						 errdetail("Without credentials of its own, a user mapping would read and write with the server's ambient credentials.")));
 		}
-		else if (strcmp(def->defname, "column_name") == 0)
+		else if (strcmp(def->defname, "column_name") == 0 || strcmp(def->defname, "is_assigned") == 0)
 		{
 			if (value[0] == '\0')
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
-						 errmsg("lt_fdw: option \"column_name\" must not be empty")));
+						 errmsg("lt_fdw: option \"%s\" must not be empty", def->defname)));
 		}
 	}
 	if (http_endpoint && !allow_http)
@@ -579,8 +582,71 @@ lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
 
 		if (strcmp(def->defname, "column_name") == 0)
 			return defGetString(def);
+		/* an is_assigned column reads no field: a name no field has keeps every field lookup away */
+		if (strcmp(def->defname, "is_assigned") == 0)
+			return psprintf("\x01is_assigned(%s)", defGetString(def));
 	}
 	return pstrdup(attname);
+}
+
+/* The dataset field whose assignment the column reads (column option is_assigned), or NULL. */
+char *
+lt_column_assigned_field(Oid relid, AttrNumber attnum)
+{
+	List	   *options = GetForeignColumnOptions(relid, attnum);
+	ListCell   *lc;
+
+	foreach(lc, options)
+	{
+		DefElem    *def = (DefElem *) lfirst(lc);
+
+		if (strcmp(def->defname, "is_assigned") == 0)
+			return defGetString(def);
+	}
+	return NULL;
+}
+
+/* ---- settings a statement may only obey when its own transaction set them ----------------------- */
+
+static struct config_generic *
+find_setting(const char *name)
+{
+	struct config_generic **vars = get_guc_variables();
+	int			n = GetNumConfigOptions();
+
+	for (int i = 0; i < n; i++)
+		if (strcmp(vars[i]->name, name) == 0)
+			return vars[i];
+	return NULL;
+}
+
+/*
+ * The rule for the settings that decide what a write deletes or clears (a replace's predicate,
+ * lt_fdw.invalidate_fields): the value in effect counts only
+ * when this session set it (source "session": SET, SET LOCAL, set_config(), a function's SET
+ * clause) in the current transaction (the setting has a saved prior value, which PostgreSQL keeps
+ * until the transaction ends), while the role now current was the current role.  A value from
+ * ALTER DATABASE / ALTER ROLE ... SET, the configuration file, the connection's options, an earlier
+ * transaction, or a SECURITY DEFINER function of another role does not.  NULL when it counts, else
+ * why not.
+ */
+char *
+lt_setting_not_own(const char *name)
+{
+	struct config_generic *g = find_setting(name);
+
+	if (g == NULL)
+		return psprintf("%s is not defined.", name);
+	if (g->source != PGC_S_SESSION)
+		return psprintf("The value in effect comes from the %s settings (ALTER DATABASE / ALTER ROLE ... SET, the configuration file or the connection's options), not from this transaction.",
+						GucSource_Names[g->source]);
+	if (g->stack == NULL)
+		return pstrdup("It was set by an earlier transaction of this session.");
+	if (g->srole != GetUserId())
+		return psprintf("It was set while role \"%s\" was the current role, but the statement runs as role \"%s\".",
+						GetUserNameFromId(g->srole, true) ? GetUserNameFromId(g->srole, true) : "?",
+						GetUserNameFromId(GetUserId(), false));
+	return NULL;
 }
 
 /* ---- foreign tables of lt_fdw ----------------------------------------------------------------------- */

@@ -26,6 +26,12 @@ typedef struct LtTableOptions
 extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
 /* The dataset field name of a column: its column_name option, else its attname. */
 extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
+extern char *lt_column_assigned_field(Oid relid, AttrNumber attnum);
+/*
+ * NULL when the setting's value in effect was set by this session in the current transaction while the
+ * current role was the current role (SET LOCAL, set_config, a function's SET clause); else why not.
+ */
+extern char *lt_setting_not_own(const char *name);
 /* The local-file privilege rule: superuser or pg_read_server_files, for userid. */
 extern void lt_check_read_privilege(Oid userid, const char *relname, const char *uri);
 /* The write rule: superuser or pg_write_server_files, for userid. */

@@ -92,46 +92,6 @@ lt_overwrite_active(void)
 
 /* ---- who set the settings ------------------------------------------------------------------- */
 
-static struct config_generic *
-find_setting(const char *name)
-{
-	struct config_generic **vars = get_guc_variables();
-	int			n = GetNumConfigOptions();
-
-	for (int i = 0; i < n; i++)
-		if (strcmp(vars[i]->name, name) == 0)
-			return vars[i];
-	return NULL;
-}
-
-/*
- * The rule for the settings that decide what a replace deletes: the value in effect counts only
- * when this session set it (source "session": SET, SET LOCAL, set_config(), a function's SET
- * clause) in the current transaction (the setting has a saved prior value, which PostgreSQL keeps
- * until the transaction ends), while the role now current was the current role.  A value from
- * ALTER DATABASE / ALTER ROLE ... SET, the configuration file, the connection's options, an earlier
- * transaction, or a SECURITY DEFINER function of another role does not.  NULL when it counts, else
- * why not.
- */
-static char *
-setting_not_own(const char *name)
-{
-	struct config_generic *g = find_setting(name);
-
-	if (g == NULL)
-		return psprintf("%s is not defined.", name);
-	if (g->source != PGC_S_SESSION)
-		return psprintf("The value in effect comes from the %s settings (ALTER DATABASE / ALTER ROLE ... SET, the configuration file or the connection's options), not from this transaction.",
-						GucSource_Names[g->source]);
-	if (g->stack == NULL)
-		return pstrdup("It was set by an earlier transaction of this session.");
-	if (g->srole != GetUserId())
-		return psprintf("It was set while role \"%s\" was the current role, but the statement runs as role \"%s\".",
-						GetUserNameFromId(g->srole, true) ? GetUserNameFromId(g->srole, true) : "?",
-						GetUserNameFromId(GetUserId(), false));
-	return NULL;
-}
-
 const char *
 lt_overwrite_predicate(Relation rel)
 {
@@ -139,7 +99,7 @@ lt_overwrite_predicate(Relation rel)
 
 	if (!lt_overwrite_active())
 		return NULL;
-	if ((why = setting_not_own("lt_fdw.overwrite_where")) != NULL)
+	if ((why = lt_setting_not_own("lt_fdw.overwrite_where")) != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("lt_fdw: lt_fdw.overwrite_where is set, but not by this transaction: the INSERT into foreign table \"%s\" does not replace rows",
@@ -153,7 +113,7 @@ bool
 lt_overwrite_validating(void)
 {
 	/* off only counts when set as lt_fdw.overwrite_where must be: a planted "off" is ignored */
-	return lt_overwrite_validate || setting_not_own("lt_fdw.overwrite_validate") != NULL;
+	return lt_overwrite_validate || lt_setting_not_own("lt_fdw.overwrite_validate") != NULL;
 }
 
 /*

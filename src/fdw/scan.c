@@ -49,9 +49,13 @@
 #include "option.h"
 #include "quals.h"
 #include "scan.h"
+#include "assign.h"
 #include "xact.h"
 #include "knn.h"
 #include "table/lt_scan.h"
+#include "assignment/lt_assignment.h"
+
+#include <roaring/roaring.h>
 #include "util/lt_alloc.h"
 #include "util/lt_bufpool.h"
 #include "proto/lt_table.pb-c.h"
@@ -106,6 +110,8 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 		Relation	rel = table_open(foreigntableid, NoLock);
 
 		ltfdw_index_plan_info(ps, rel, e);
+		/* an is_assigned column naming an unknown or untracked field: an error when planning */
+		lt_assign_check_columns(rel, &ps->opts, e);
 		table_close(rel, NoLock);
 	}
 	ps->remote_sel = clauselist_selectivity(root, ps->remote_conds, baserel->relid, JOIN_INNER, NULL);
@@ -526,6 +532,7 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 		const lt_field *f;
 		LtScanColumn col = {0};
 		char	   *why;
+		char	   *assigned_of;
 
 		if (att->attisdropped)
 			continue;
@@ -533,7 +540,16 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 		col.attnum = attnum;
 		col.attname = pstrdup(NameStr(att->attname));
 		f = lt_schema_find_name(schema, name);
-		if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
+		if ((assigned_of = lt_column_assigned_field(relid, attnum)) != NULL)
+		{
+			/* its state is read only when a row asks for it (assign.c) */
+			col.kind = LT_COL_ASSIGNED;
+			if (all_columns || list_member_int(retrieved, attnum))
+				col.assign = lt_assign_reader_open(rel, opts, (LtDatasetEntry *) entry, attnum, assigned_of);
+			else
+				lt_assign_check_column(rel, opts, entry, attnum, assigned_of);
+		}
+		else if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
 		{
 			if (att->atttypid != INT8OID)
 				ereport(ERROR,
@@ -590,6 +606,8 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 	out->n_columns = n;
 }
 
+static void assign_mask_setup(LtScanState *st, ForeignScan *fsplan);
+
 /* Open the dataset version, bind the columns and prepare the filter. */
 static void
 scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 version)
@@ -614,6 +632,7 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 									ltfdw_knn_filter_exprs(fsplan), &node->ss.ps);
 	ltfdw_index_labels(&st->index, st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 					   fsplan->scan.plan.qual);
+	assign_mask_setup(st, fsplan);
 }
 
 /* Evaluate the filter's parameters and look up the indexes with them. */
@@ -771,6 +790,111 @@ ltfdw_prefetch_fragments(lt_dataset *ds, LtScanIndex *index, size_t fi, int prov
 	return i;
 }
 
+/*
+ * The is_assigned quals of the scan (column option is_assigned; assign.c): top-level conjuncts that are
+ * the column or NOT the column.  They stay in the plan's quals (PostgreSQL rechecks them, so the
+ * result never depends on this); here they become an exact row mask per fragment.
+ */
+static void
+assign_mask_setup(LtScanState *st, ForeignScan *fsplan)
+{
+	ListCell   *lc;
+
+	foreach(lc, fsplan->scan.plan.qual)
+	{
+		Node	   *n = lfirst(lc);
+		bool		want = true;
+		Var		   *var;
+
+		if (IsA(n, BoolExpr) && ((BoolExpr *) n)->boolop == NOT_EXPR)
+		{
+			want = false;
+			n = linitial(((BoolExpr *) n)->args);
+		}
+		if (!IsA(n, Var))
+			continue;
+		var = (Var *) n;
+		if (var->varno != fsplan->scan.scanrelid || var->varlevelsup != 0 || var->varattno <= 0)
+			continue;
+		for (int c = 0; c < st->cols.n_columns; c++)
+		{
+			LtScanColumn *col = &st->cols.columns[c];
+
+			if (col->attnum != var->varattno || col->kind != LT_COL_ASSIGNED || col->assign == NULL)
+				continue;
+			if (st->amask_reader == NULL)
+			{
+				st->amask_reader = palloc(sizeof(LtAssignReader *) * list_length(fsplan->scan.plan.qual));
+				st->amask_want = palloc(sizeof(bool) * list_length(fsplan->scan.plan.qual));
+			}
+			st->amask_reader[st->n_amask] = col->assign;
+			st->amask_want[st->n_amask++] = want;
+		}
+	}
+}
+
+/*
+ * Narrow the selection of the fragment's scanner (so: all rows, a range, or offsets) to the rows
+ * the is_assigned quals keep; false when none is left.  Offsets live in lib_cxt (until the next fragment).
+ */
+static bool
+assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_options *so)
+{
+	roaring_bitmap_t *keep = NULL;	/* NULL: every row so far */
+	uint64		rows = frag->physical_rows;
+	bool		any = true;
+
+	for (int i = 0; i < st->n_amask && any; i++)
+	{
+		lt_assign_kind kind;
+		const roaring_bitmap_t *assigned;
+		roaring_bitmap_t *part = NULL;
+
+		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kind, &assigned);
+		if (kind == LT_ASSIGN_ALL)
+			any = st->amask_want[i];
+		else if (kind == LT_ASSIGN_NONE)
+			any = !st->amask_want[i];
+		else
+		{
+			part = st->amask_want[i] ? roaring_bitmap_copy(assigned) : roaring_bitmap_flip(assigned, 0, rows);
+			if (keep)
+			{
+				roaring_bitmap_and_inplace(keep, part);
+				roaring_bitmap_free(part);
+			}
+			else
+				keep = part;
+		}
+	}
+	if (any && (keep || so->offsets || so->range_end))
+	{
+		/* the selection so far, as offsets */
+		roaring_bitmap_t *sel;
+
+		if (so->offsets)
+			sel = roaring_bitmap_of_ptr(so->n_offsets, so->offsets);
+		else
+			sel = roaring_bitmap_from_range(so->range_start, so->range_end ? so->range_end : rows, 1);
+		if (keep)
+			roaring_bitmap_and_inplace(sel, keep);
+		if (!roaring_bitmap_is_empty(sel) && keep)
+		{
+			uint64		n = roaring_bitmap_get_cardinality(sel);
+			uint32	   *offs = MemoryContextAllocHuge(st->lib_cxt, sizeof(uint32) * n);
+
+			roaring_bitmap_to_uint32_array(sel, offs);
+			so->offsets = offs;
+			so->n_offsets = n;
+		}
+		any = !roaring_bitmap_is_empty(sel);
+		roaring_bitmap_free(sel);
+	}
+	if (keep)
+		roaring_bitmap_free(keep);
+	return any;
+}
+
 /* Open the scanner of the next fragment; false at the end. */
 static bool
 next_fragment(LtScanState *st)
@@ -788,6 +912,7 @@ next_fragment(LtScanState *st)
 				reqs = ds->store->read_requests;
 
 	close_scanner(st);
+next:
 	if (st->pstate)
 	{
 		uint64		u = pg_atomic_fetch_add_u64(&st->pstate->next_unit, 1);
@@ -822,6 +947,13 @@ next_fragment(LtScanState *st)
 		/* random access: only the pages holding the selected rows */
 		so.offsets = fp->offsets;
 		so.n_offsets = fp->n_offsets;
+	}
+	if (st->n_amask > 0 && !assign_mask(st, frag, &so))
+	{
+		/* no row of the fragment (or unit) passes the is_assigned quals: not opened */
+		st->fragments_masked++;
+		memset(&so, 0, sizeof(so));
+		goto next;
 	}
 
 	/* rows the index proved need no filter and no recheck: the columns only the quals read are not read */
@@ -987,6 +1119,9 @@ convert_row(LtScanState *st, int64 start)
 			case LT_COL_ROWADDR:
 				values[k] = Int64GetDatum((int64) st->batch->row_addrs[start]);
 				break;
+			case LT_COL_ASSIGNED:
+				values[k] = BoolGetDatum(lt_assign_reader_get(col->assign, st->batch->row_addrs[start]));
+				break;
 			case LT_COL_FIELD:
 				values[k] = lt_conv_datum(col->conv, st->batch->columns[col->proj], start, &nulls[k]);
 				break;
@@ -1046,6 +1181,13 @@ convert_chunk(LtScanState *st)
 				for (int k = 0; k < n; k++)
 				{
 					values[(size_t) k * natts] = Int64GetDatum((int64) b->row_addrs[start + k]);
+					nulls[(size_t) k * natts] = false;
+				}
+				break;
+			case LT_COL_ASSIGNED:
+				for (int k = 0; k < n; k++)
+				{
+					values[(size_t) k * natts] = BoolGetDatum(lt_assign_reader_get(col->assign, b->row_addrs[start + k]));
 					nulls[(size_t) k * natts] = false;
 				}
 				break;

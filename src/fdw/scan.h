@@ -48,7 +48,8 @@ typedef enum LtColumnKind
 {
 	LT_COL_FIELD,
 	LT_COL_ROWID,
-	LT_COL_ROWADDR
+	LT_COL_ROWADDR,
+	LT_COL_ASSIGNED				/* is_assigned(field): column option is_assigned (assign.c) */
 } LtColumnKind;
 
 typedef struct LtScanColumn
@@ -59,6 +60,7 @@ typedef struct LtScanColumn
 	LtConv	   *conv;
 	const char *attname;
 	bool		batch;			/* LT_COL_FIELD: converted by lt_conv_batch */
+	struct LtAssignReader *assign;	/* LT_COL_ASSIGNED: the field's state (when the query reads it) */
 } LtScanColumn;
 
 /* A foreign table's columns bound to the fields of one dataset version: what scans and samples read. */
@@ -146,6 +148,12 @@ typedef struct LtScanState
 	uint64		bytes_read;
 	uint64		read_requests;
 	bool		stats_merged;	/* parallel: this process's share went to (or came from) DSM */
+
+	/* is_assigned quals as an exact row mask per fragment (assign_mask in scan.c) */
+	int			n_amask;
+	struct LtAssignReader **amask_reader;
+	bool	   *amask_want;		/* the column (true) or NOT the column */
+	uint64		fragments_masked;	/* fragments (or units) no row of which passes: not opened */
 
 	/* ORDER BY col <op> q LIMIT k answered by the scan (knn.c), NULL for a plain scan */
 	LtKnnState *knn;

@@ -67,10 +67,18 @@
 #include "file/lt_writer.h"
 #include "util/lt_sort.h"
 
+#include <roaring/roaring.h>
+
 typedef struct LtPendingFile
 {
 	lt_written_file wf;			/* a copy in the state's context */
 	uint64	   *row_ids;		/* moved rows' ids, or NULL */
+	/* field assignment of the fragment, per tracked field the writer spoke of (lt_xact_assign_last_file) */
+	int			n_assigned;
+	int32	   *assigned;		/* field ids */
+	uint8	   *assigned_kind;	/* lt_assign_kind */
+	char	  **assigned_bits;	/* PARTIAL: the portable roaring bitmap of assigned offsets */
+	size_t	   *assigned_len;
 } LtPendingFile;
 
 typedef struct LtSavepoint
@@ -232,7 +240,8 @@ marker_reset(void *arg)
 static bool
 has_meta(const LtXactTable *xt)
 {
-	return xt->pending_key != NULL || xt->pending_indexes != NIL || xt->pending_op != NULL;
+	return xt->pending_key != NULL || xt->pending_indexes != NIL || xt->pending_op != NULL ||
+		xt->pending_tracks != NIL;
 }
 
 static LtXactTable *
@@ -430,6 +439,53 @@ lt_xact_add_file(LtXactTable *xt, const lt_written_file *wf, const uint64 *row_i
 }
 
 void
+lt_xact_assign_last_file(LtXactTable *xt, int n, const int32 *field_ids, const uint8 *kinds,
+						 const struct roaring_bitmap_s *const *rows)
+{
+	LtPendingFile *pf;
+	MemoryContext old;
+
+	if (n <= 0 || xt->n_files == 0)
+		return;
+	pf = &xt->files[xt->n_files - 1];
+	old = MemoryContextSwitchTo(xt->cxt);
+	pf->assigned = palloc(sizeof(int32) * n);
+	pf->assigned_kind = palloc(n);
+	pf->assigned_bits = palloc0(sizeof(char *) * n);
+	pf->assigned_len = palloc0(sizeof(size_t) * n);
+	for (int k = 0; k < n; k++)
+	{
+		pf->assigned[k] = field_ids[k];
+		pf->assigned_kind[k] = kinds[k];
+		if (kinds[k] == LT_ASSIGN_PARTIAL)
+		{
+			pf->assigned_len[k] = roaring_bitmap_portable_size_in_bytes(rows[k]);
+			pf->assigned_bits[k] = MemoryContextAllocHuge(xt->cxt, Max(pf->assigned_len[k], 1));
+			roaring_bitmap_portable_serialize(rows[k], pf->assigned_bits[k]);
+		}
+	}
+	pf->n_assigned = n;
+	MemoryContextSwitchTo(old);
+}
+
+struct lt_txn *
+lt_xact_view_txn(const LtDatasetEntry *e)
+{
+	ListCell   *lc;
+
+	if (!lt_xact_is_view(e))
+		return NULL;
+	foreach(lc, tables)
+	{
+		LtXactTable *xt = lfirst(lc);
+
+		if (xt->txn && list_member_ptr(xt->views, e))
+			return xt->txn;
+	}
+	return NULL;
+}
+
+void
 lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n)
 {
 	refuse_after_compaction(xt);
@@ -531,6 +587,17 @@ apply_files(LtXactTable *xt, int from, int to)
 		MemoryContext old = lt_alloc_target(xt->cxt);
 
 		rc = lt_txn_add_fragment(xt->txn, 1, &pf->wf, pf->row_ids, &frag, &err);
+		for (int k = 0; rc == LT_OK && k < pf->n_assigned; k++)
+		{
+			roaring_bitmap_t *rows = NULL;
+
+			if (pf->assigned_kind[k] == LT_ASSIGN_PARTIAL &&
+				!(rows = roaring_bitmap_portable_deserialize_safe(pf->assigned_bits[k], pf->assigned_len[k])))
+				rc = lt_error_set(&err, LT_ENOMEM, "out of memory");
+			else
+				rc = lt_txn_set_assignment(xt->txn, frag, pf->assigned[k], (lt_assign_kind) pf->assigned_kind[k],
+										   rows, &err);
+		}
 		lt_alloc_target(old);
 		if (rc != LT_OK)
 			txn_failed(xt, &err);
@@ -743,6 +810,13 @@ discard_meta(LtXactTable *xt, SubTransactionId from_subid)
 	discard_op(xt, from_subid);
 	if (xt->pending_key && xt->pending_key->subid >= from_subid)
 		xt->pending_key = NULL;
+	{
+		ListCell   *lc;
+
+		foreach(lc, xt->pending_tracks)
+			if (((LtPendingTrack *) lfirst(lc))->subid >= from_subid)
+				xt->pending_tracks = foreach_delete_current(xt->pending_tracks, lc);
+	}
 }
 
 /*
@@ -761,6 +835,8 @@ split_meta(LtXactTable *xt)
 	keep->pending_key = xt->pending_key;
 	keep->pending_op = xt->pending_op;
 	xt->pending_op = NULL;
+	keep->pending_tracks = xt->pending_tracks;
+	xt->pending_tracks = NIL;
 	xt->meta_cxt = NULL;
 	xt->s3 = NULL;
 	xt->pending_indexes = NIL;
@@ -803,7 +879,7 @@ commit_all(void)
 		{
 			LtXactTable *xt = lfirst(lc);
 
-			if (xt->pending_key || xt->pending_indexes != NIL || xt->pending_op ||
+			if (xt->pending_key || xt->pending_indexes != NIL || xt->pending_op || xt->pending_tracks != NIL ||
 				(xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn))))
 				keys[n++] = commit_lock_key(xt->dir);
 		}
@@ -831,6 +907,8 @@ commit_all(void)
 			op->commit(xt, op);
 			xt->pending_op = NULL;	/* committed: its files are referenced now */
 		}
+		if (xt->pending_tracks != NIL)
+			hooks.commit_tracks(xt);
 		if (xt->txn == NULL)
 			continue;
 		apply_pending(xt);
@@ -893,6 +971,7 @@ xact_callback(XactEvent event, void *arg)
 				LtXactTable *xt = lfirst(lc);
 				const char *what = xt->pending_op ? xt->pending_op->what :
 					xt->pending_key ? "sets the primary key of" :
+					xt->pending_tracks != NIL ? "starts tracking field assignment of" :
 					xt->pending_indexes != NIL ? "has created an index on" :
 					xt->txn && (has_unapplied(xt) || !lt_txn_is_empty(xt->txn)) ? "has modified" : NULL;
 
@@ -960,6 +1039,13 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 					xt->pending_op->subid = parentSubid;
 				if (xt->compacted_subid >= mySubid)
 					xt->compacted_subid = parentSubid;
+				foreach(sc, xt->pending_tracks)
+				{
+					LtPendingTrack *p = lfirst(sc);
+
+					if (p->subid >= mySubid)
+						p->subid = parentSubid;
+				}
 				foreach(sc, xt->pending_indexes)
 				{
 					LtPendingIndex *p = lfirst(sc);

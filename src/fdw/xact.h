@@ -38,6 +38,15 @@ typedef struct LtPendingKey
 	int32	   *field_ids;		/* in key order */
 } LtPendingKey;
 
+/* A field lt_track_assignment starts tracking, waiting for the commit (assign.c). */
+typedef struct LtPendingTrack
+{
+	SubTransactionId subid;
+	uint64		version;		/* checked at */
+	int32		field_id;
+	bool		assigned;		/* the initial state */
+} LtPendingTrack;
+
 /*
  * A lifecycle operation (lifecycle.c: a dataset created) prepared by a call and committed at
  * PRE_COMMIT as a Lance commit of its own; discard removes what it wrote when it does not commit.
@@ -71,6 +80,7 @@ struct LtXactTable
 	List	   *pending_indexes;	/* of LtPendingIndex, oldest first */
 	LtPendingKey *pending_key;
 	LtPendingOp *pending_op;	/* lifecycle.c */
+	List	   *pending_tracks;	/* of LtPendingTrack, oldest first */
 	/* row changes: none while txn is NULL */
 	LtDatasetEntry *base;		/* the read version (cache entry, pinned for the transaction) */
 	struct lt_txn *txn;
@@ -129,6 +139,16 @@ extern LtXactTable *lt_xact_op_table(const char *relname, const LtTableOptions *
 extern void lt_xact_mark_compaction(LtXactTable *xt);
 /* Hand a finished data file (copied) and, for moved rows, their row ids (num_rows of them, or NULL). */
 extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, const uint64 *row_ids);
+/*
+ * The field assignment of the fragment of the file lt_xact_add_file was last handed: per tracked field
+ * (field_ids) its lt_assign_kind and, for a partial one, the assigned offsets (copied); fields not
+ * named are unassigned there.
+ */
+struct roaring_bitmap_s;
+extern void lt_xact_assign_last_file(LtXactTable *xt, int n, const int32 *field_ids, const uint8 *kinds,
+									 const struct roaring_bitmap_s *const *rows);
+/* The lt_txn whose own-writes view entry e is, or NULL (a committed version). */
+extern struct lt_txn *lt_xact_view_txn(const LtDatasetEntry *e);
 /* Hand row addresses to delete (any order, duplicates allowed). */
 extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
 /* Remove a fragment of the transaction's view by id (every row), without reading it. */
@@ -155,6 +175,8 @@ typedef struct LtXactHooks
 	void		(*commit_key) (LtXactTable *xt);
 	/* PRE_COMMIT: every index built on the dataset, as one CreateIndex commit (index_build.c) */
 	void		(*commit_indexes) (LtXactTable *xt);
+	/* PRE_COMMIT: the fields lt_track_assignment starts tracking, one UpdateConfig commit each (assign.c) */
+	void		(*commit_tracks) (LtXactTable *xt);
 	/* abort and ROLLBACK TO: remove the files of an index not committed, best effort (index_build.c) */
 	void		(*discard_index) (LtXactTable *xt, LtPendingIndex *p);
 	/* lt_txn's check of fragments appended concurrently, for a transaction with replaces (overwrite.c) */

@@ -29,7 +29,7 @@
 
 /* writer feature flags this library can write with (base paths: no) */
 #define KNOWN_WRITER_FLAGS (LT_FLAG_DELETION_FILES | LT_FLAG_STABLE_ROW_IDS | LT_FLAG_USE_V2_FORMAT | \
-							LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE)
+							LT_FLAG_TABLE_CONFIG | LT_FLAG_DISABLE_TXN_FILE | LT_FLAG_FIELD_ASSIGNMENT)
 
 lt_commit_fault_fn lt_commit_fault_hook;
 
@@ -325,6 +325,15 @@ lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error *err)
 							"version %llu of %s needs writer features 0x%llx unknown to lt_fdw: it cannot be written",
 							(unsigned long long) ds->version, name,
 							(unsigned long long) (w & ~(uint64_t) KNOWN_WRITER_FLAGS));
+	/* field assignment: the flag and lt_fdw's state come together, or something else wrote one of them */
+	if ((w & LT_FLAG_FIELD_ASSIGNMENT) && !lt_assign_any(ds))
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"version %llu of %s sets writer feature flag 0x%llx without lt_fdw's field assignment state: another writer gave the bit a meaning lt_fdw does not know, so it cannot be written",
+							(unsigned long long) ds->version, name, (unsigned long long) LT_FLAG_FIELD_ASSIGNMENT);
+	if (!(w & LT_FLAG_FIELD_ASSIGNMENT) && lt_assign_any(ds))
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"version %llu of %s has field assignment state but not its writer feature flag 0x%llx: a writer that does not keep the state wrote it, so lt_fdw does not write on top",
+							(unsigned long long) ds->version, name, (unsigned long long) LT_FLAG_FIELD_ASSIGNMENT);
 	if (ds->manifest->n_base_paths > 0)
 		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s uses base paths, which lt_fdw cannot write",
 							(unsigned long long) ds->version, name);
@@ -403,6 +412,7 @@ added_free(added *a)
 	if (a->frag.row_id_sequence_case == LT__PB__DATA_FRAGMENT__ROW_ID_SEQUENCE_INLINE_ROW_IDS)
 		lt_free(a->frag.inline_row_ids.data);
 	lt_free(a->row_ids);
+	lt_txn_free_added_assign(a);
 	lt_free(a);
 }
 

@@ -33,6 +33,7 @@
 #include "table/lt_deletion.h"
 #include "util/lt_status.h"
 #include "file/lt_writer.h"
+#include "assignment/lt_assignment.h"
 
 /*
  * The writer every manifest names (Manifest.writer_version): this library, at the extension's version
@@ -122,6 +123,23 @@ lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
  * index is rebuilt.  Anything else in the transaction makes the commit LT_EINVALID.
  */
 void		lt_txn_mark_compaction(lt_txn *t, bool on);	/* on = false: a savepoint rollback undid it */
+ * Field assignment (lt_assignment.h) of a fragment this transaction added, for one tracked field:
+ * kind, and for LT_ASSIGN_PARTIAL the assigned physical offsets (rows: ownership taken, also on
+ * failure).  A field not given is unassigned in the fragment.  A second call for the same field
+ * replaces the first; the state goes with the fragment on a savepoint rollback.  The commit
+ * writes the new roots (lt_txn_commit); a rebase merges them onto the concurrent commits' state,
+ * and LT_ECONFLICT when the set of tracked fields changed meanwhile.
+ */
+struct roaring_bitmap_s;
+lt_code		lt_txn_set_assignment(lt_txn *t, uint64_t fragment_id, int32_t field_id, lt_assign_kind kind,
+								  struct roaring_bitmap_s *rows, lt_error *err);
+/*
+ * A fragment's assignment as the transaction sees it (t may be NULL: the read version's):
+ * for a fragment it added, what lt_txn_set_assignment gave; else read_state's (lt_assign_fragment).
+ */
+lt_code		lt_txn_fragment_assignment(lt_txn *t, lt_assign_field *read_state, uint64_t fragment_id,
+									   uint64_t physical_rows, lt_assign_kind *kind,
+									   const struct roaring_bitmap_s **rows, lt_error *err);
 
 /* Anything to commit?  (false when changes were made; they may still cancel out, and the commit then reports LT_OP_NONE) */
 bool		lt_txn_is_empty(const lt_txn *t);
@@ -192,5 +210,13 @@ typedef enum lt_commit_point
 } lt_commit_point;
 typedef void (*lt_commit_fault_fn) (lt_commit_point point);
 extern lt_commit_fault_fn lt_commit_fault_hook;
+
+/*
+ * Start tracking field_id's assignment (a top-level field), every row of the new version in the
+ * initial state (assigned or not): one UpdateConfig commit that adds the field's config entry and
+ * root and sets LT_FLAG_FIELD_ASSIGNMENT.  LT_EINVALID when the field already tracks it.
+ */
+lt_code		lt_commit_track_assignment(lt_dataset *read, int32_t field_id, bool initially_assigned,
+									   const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
 
 #endif

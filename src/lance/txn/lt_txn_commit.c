@@ -138,6 +138,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	at->updated = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(Lt__Pb__DataFragment *));
 	at->removed = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(uint64_t));
 	at->fresh = lt_txn_arena_alloc(a, (t->n_adds ? t->n_adds : 1) * sizeof(Lt__Pb__DataFragment *));
+	at->fresh_from = lt_txn_arena_alloc(a, (t->n_adds ? t->n_adds : 1) * sizeof(added *));
 	if (a->oom)
 		return lt_nomem(err);
 
@@ -249,6 +250,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 		}
 		at->rows_added += rows;
 		at->frags[at->n_frags++] = copy;
+		at->fresh_from[at->n_fresh] = ad;
 		at->fresh[at->n_fresh++] = copy;
 	}
 	{
@@ -532,6 +534,9 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	Lt__Pb__Transaction__Rewrite rw = LT__PB__TRANSACTION__REWRITE__INIT;
 	Lt__Pb__Transaction__RewriteGroup rwg = LT__PB__TRANSACTION__REWRITE_GROUP__INIT;
 	Lt__Pb__Transaction__RewriteGroup *rwg_ptr = &rwg;
+	Lt__Pb__Manifest__ConfigEntry **cfg = NULL;
+	size_t		n_cfg = 0;
+	bool		cfg_changed = false;
 	lt_code		rc;
 
 	*lost_race = false;
@@ -657,9 +662,19 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	m.fragments = at.frags;
 	for (size_t i = 0; i < at.n_frags; i++)
 		any_deletion |= at.frags[i]->deletion_file != NULL;
+	/* the tracked fields' roots, for the fragments added and gone (lt_txn_assign.c) */
+	if ((rc = lt_txn_assignment_config(t, base, &at, op == LT_OP_OVERWRITE, &cfg, &n_cfg, &cfg_changed,
+									   err)) != LT_OK)
+		goto out;
+	if (cfg_changed)
+	{
+		m.config = cfg;
+		m.n_config = n_cfg;
+	}
 	rflags = (any_deletion ? LT_FLAG_DELETION_FILES : 0) | (base->stable_row_ids ? LT_FLAG_STABLE_ROW_IDS : 0);
 	wflags = rflags | (m.n_config ? LT_FLAG_TABLE_CONFIG : 0) |
-		(base->manifest->writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE);
+		(base->manifest->writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) |
+		(lt_assign_any(base) ? LT_FLAG_FIELD_ASSIGNMENT : 0);
 	m.has_reader_feature_flags = m.has_writer_feature_flags = true;
 	m.reader_feature_flags = rflags;
 	m.writer_feature_flags = wflags;
@@ -688,6 +703,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
 out:
+	lt_txn_assignment_config_free(cfg, n_cfg, base->manifest);
 	lt_txn_arena_free(&at.a);
 	return rc;
 }

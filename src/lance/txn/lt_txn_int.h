@@ -74,10 +74,20 @@ lt_code		lt_txn_publish(lt_dataset *base, const struct Lt__Pb__Manifest *manifes
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
 
+/* The field assignment a writer gave an added fragment for one tracked field (lt_txn_set_assignment). */
+typedef struct added_assign
+{
+	int32_t		field_id;
+	int			kind;			/* lt_assign_kind */
+	roaring_bitmap_t *rows;		/* PARTIAL: owned */
+} added_assign;
+
 typedef struct added
 {
 	Lt__Pb__DataFragment frag;	/* frag.id: the provisional id; files owned */
 	uint64_t   *row_ids;		/* ids kept by moved rows, or NULL */
+	added_assign *assign;		/* per tracked field the writer spoke of (others: unassigned) */
+	size_t		n_assign;
 } added;
 
 typedef enum jkind
@@ -205,6 +215,7 @@ typedef struct attempt
 	size_t		n_removed;
 	Lt__Pb__DataFragment **fresh;
 	size_t		n_fresh;
+	added	  **fresh_from;		/* per fresh fragment: the added one it is */
 	uint64_t	rows_added, rows_deleted;
 } attempt;
 
@@ -227,6 +238,18 @@ bool		lt_txn_same_files(const Lt__Pb__DataFragment *a, const Lt__Pb__DataFragmen
 lt_code		lt_txn_our_composite(lt_txn *t, const lt_commit_options *opts, lt_composite *out, lt_error *err);
 lt_code		lt_txn_concurrent_rows(void *arg, const Lt__Pb__DataFragment *updated, roaring_bitmap_t **rows, lt_error *err);
 lt_code		lt_txn_check_new_fragments(lt_dataset *prev, lt_dataset *v, const lt_commit_options *opts, lt_error *err);
+/*
+ * The config of the new version when it changes field assignment state (lt_txn_assign.c): the
+ * base's entries with the roots of the tracked fields rewritten for the fresh fragments and the
+ * fragments gone; *changed false when nothing changed (config untouched).  LT_ECONFLICT when the
+ * set of tracked fields is not the read version's (a write planned without a field's tracking).
+ */
+lt_code		lt_txn_assignment_config(lt_txn *t, lt_dataset *base, const attempt *at, bool overwrite,
+									 Lt__Pb__Manifest__ConfigEntry ***config, size_t *n_config, bool *changed,
+									 lt_error *err);
+void		lt_txn_assignment_config_free(Lt__Pb__Manifest__ConfigEntry **config, size_t n,
+										  const Lt__Pb__Manifest *base);
+void		lt_txn_free_added_assign(added *a);
 lt_code		lt_txn_retained_indexes(Lt__Pb__IndexSection *sec, Lt__Pb__DataFragment *const *frags, size_t n, arena *a,
 				 Lt__Pb__IndexSection **out, lt_error *err);
 

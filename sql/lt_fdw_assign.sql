@@ -1,0 +1,228 @@
+--
+-- lt_fdw_assign: field assignment, is_assigned(field) (issue 17; docs/field-assignment.md). A boolean
+-- column with the column option is_assigned reads the state of a tracked field; lt_track_assignment()
+-- starts tracking a field with an explicit initial state; INSERT / COPY assign the fields of their
+-- column list, UPDATE the fields of its SET list (the others move with the row), lt_fdw.invalidate_fields
+-- clears named fields in the same commit; the state is snapshot state (time travel, ROLLBACK, savepoints);
+-- a concurrent change of the tracked fields fails the commit with 40001; both reference engines
+-- (Lance 8 and 12) read the dataset's rows identically and refuse to write it.
+-- Dataset: a copy of write/w_unkeyed (id, k, s, n, d; 2000 rows in 2 fragments).
+--
+\getenv root LT_ROOT
+\set ECHO none
+\i :root/test/pg/lake.psql
+CREATE EXTENSION IF NOT EXISTS dblink;
+\setenv AS_LAKE :lake
+\setenv AS_ROOT :root
+\! mkdir -p "$AS_LAKE/assign" && chmod a+rwx "$AS_LAKE/assign" && cp -R "$AS_LAKE/write/w_unkeyed.lance" "$AS_LAKE/assign/docs.lance" && chmod -R a+rwX "$AS_LAKE/assign/docs.lance"
+CREATE SERVER asl FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
+CREATE FOREIGN TABLE docs (id bigint, k integer, s text, n integer, d date,
+                           s_assigned boolean OPTIONS (is_assigned 's'),
+                           n_assigned boolean OPTIONS (is_assigned 'n'))
+  SERVER asl OPTIONS (path 'assign/docs.lance');
+CREATE FOREIGN TABLE docs_plain (id bigint, k integer, s text, n integer, d date) SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT lt_test.versions('assign/docs.lance') AS v0 \gset
+
+-- ---- not tracked yet: naming is_assigned of the field is an error; a query that does not name it works --
+SELECT lt_test.try('SELECT count(*) FROM docs WHERE s_assigned');
+SELECT count(*) FROM docs_plain;
+SELECT lt_test.try('SELECT count(*) FROM docs');   -- every column is checked, read or not
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs');   -- when planning, before any execution
+CREATE FOREIGN TABLE docs_bad (id bigint, x boolean OPTIONS (is_assigned 'nope')) SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs_bad');
+SELECT lt_test.try($$CREATE FOREIGN TABLE docs_bad2 (id bigint, x boolean OPTIONS (is_assigned '')) SERVER asl OPTIONS (path 'assign/docs.lance')$$);
+CREATE FOREIGN TABLE docs_bad3 (id bigint, x integer OPTIONS (is_assigned 's')) SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT lt_test.try('EXPLAIN (COSTS OFF) SELECT id FROM docs_bad3');
+DROP FOREIGN TABLE docs_bad, docs_bad3;
+
+-- ---- lt_track_assignment: explicit initial state, errors ------------------------------------------------
+SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 's', 'maybe')$$);
+SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 'nope', 'assigned')$$);
+SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 's', NULL)$$);
+-- ROLLBACK: nothing tracked, no version
+BEGIN;
+SELECT lt_track_assignment('docs_plain', 's', 'assigned');
+ROLLBACK;
+SELECT lt_test.versions('assign/docs.lance') - :v0 AS new_versions;
+-- a savepoint rolled back forgets it too
+BEGIN;
+SAVEPOINT a;
+SELECT lt_track_assignment('docs_plain', 's', 'assigned');
+ROLLBACK TO SAVEPOINT a;
+COMMIT;
+SELECT lt_test.versions('assign/docs.lance') - :v0 AS new_versions;
+SELECT lt_track_assignment('docs_plain', 's', 'assigned');
+SELECT lt_track_assignment('docs_plain', 'n', 'unassigned');
+SELECT lt_test.versions('assign/docs.lance') - :v0 AS new_versions;
+SELECT lt_test.versions('assign/docs.lance') AS v_tracked \gset
+-- tracking a tracked field is an error (also twice in one transaction)
+SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 's', 'unassigned')$$);
+BEGIN;
+SELECT lt_track_assignment('docs_plain', 'k', 'assigned');
+SELECT lt_test.try($$SELECT lt_track_assignment('docs_plain', 'k', 'assigned')$$);
+ROLLBACK;
+
+-- ---- reading: an ordinary boolean, never NULL, in any expression ---------------------------------------------
+SELECT count(*), count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes,
+       count(s_assigned) AS s_nonnull, count(n_assigned) AS n_nonnull FROM docs;
+SELECT s_assigned, n_assigned, NOT n_assigned AS n_not, s_assigned AND NOT n_assigned AS both_ FROM docs ORDER BY id LIMIT 2;
+SELECT s_assigned OR n_assigned AS either, count(*) FROM docs GROUP BY 1 ORDER BY 1;
+SELECT id FROM docs WHERE NOT n_assigned AND id < 3 ORDER BY n_assigned, id;
+-- a NULL value that is assigned (the initial state says so, never the NULLs)
+SELECT count(*) FILTER (WHERE s IS NULL AND s_assigned) > 0 AS null_but_assigned FROM docs;
+
+-- ---- writes: INSERT assigns the fields of its column list, also an explicit NULL ----------------------------
+INSERT INTO docs (id, k, s) VALUES (5000, 1, NULL);
+INSERT INTO docs (id, k) VALUES (5001, 1);
+INSERT INTO docs (id, k, s, n) VALUES (5002, 1, 'x', 2);
+INSERT INTO docs VALUES (5003, 1, 'all', 3, NULL);   -- no column list: every column given
+COPY docs (id, k, n) FROM STDIN;
+5004	1	7
+\.
+SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
+-- the is_assigned columns cannot be written
+SELECT lt_test.try($$INSERT INTO docs (id, k, s_assigned) VALUES (5009, 1, true)$$);
+SELECT lt_test.try($$UPDATE docs SET n_assigned = true WHERE id = 5001$$);
+
+-- ---- UPDATE: the SET list assigns, other fields move with the row ---------------------------------------------
+UPDATE docs SET n = 10 WHERE id IN (5000, 5001);
+SELECT id, n, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
+-- invalidation in the same commit: the text changed, its derived field is stale
+BEGIN;
+SET LOCAL lt_fdw.invalidate_fields = 'n';
+UPDATE docs SET s = 'new' WHERE id IN (5002, 5004);
+SELECT id, s, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;   -- own writes
+COMMIT;
+SELECT id, s, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
+-- an invalidation-only mutation: SET a column to itself, invalidate s
+BEGIN;
+SET LOCAL lt_fdw.invalidate_fields = 's';
+UPDATE docs SET k = k WHERE id = 5003;
+COMMIT;
+SELECT id, s_assigned, n_assigned FROM docs WHERE id = 5003;
+-- writing and invalidating one field, an untracked or unknown field: errors before anything is written
+SELECT lt_test.versions('assign/docs.lance') AS v_before \gset
+BEGIN;
+SET LOCAL lt_fdw.invalidate_fields = 's';
+SELECT lt_test.try($$UPDATE docs SET s = 'both' WHERE id = 5000$$);
+SET LOCAL lt_fdw.invalidate_fields = 'k';
+SELECT lt_test.try($$UPDATE docs SET n = 1 WHERE id = 5000$$);
+SET LOCAL lt_fdw.invalidate_fields = 'nope';
+SELECT lt_test.try($$UPDATE docs SET n = 1 WHERE id = 5000$$);
+COMMIT;
+SELECT lt_test.versions('assign/docs.lance') - :v_before AS new_versions;
+
+-- ---- deletes leave the state of the other rows alone ------------------------------------------------------------
+DELETE FROM docs WHERE id BETWEEN 100 AND 199 OR id = 5001;
+SELECT count(*), count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+
+-- ---- in a filter: an exact row mask per fragment, the same rows as without it ------------------------------------
+-- (the mask takes top-level "col" / "NOT col" conjuncts; "(NOT col) IS TRUE" is the same filter, unmasked)
+SELECT id FROM docs WHERE NOT s_assigned ORDER BY id;
+SELECT id FROM docs WHERE (NOT s_assigned) IS TRUE ORDER BY id;
+SELECT id, n FROM docs WHERE n_assigned AND k = 1 ORDER BY id;
+SELECT id, n FROM docs WHERE (n_assigned AND k = 1) IS TRUE ORDER BY id;
+SELECT count(*) FROM docs WHERE s_assigned AND NOT n_assigned;
+SELECT count(*) FROM docs WHERE (s_assigned AND NOT n_assigned) IS TRUE;
+-- the fragments the mask proves empty are never opened (the two original ones among them: s assigned everywhere)
+SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT id FROM docs WHERE NOT s_assigned$$) AS ln WHERE ln ~ 'Fragments|Assignment|Rows Removed by Filter';
+SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
+  SELECT id FROM docs WHERE n_assigned AND k = 1$$) AS ln WHERE ln ~ 'Fragments|Assignment|Rows Removed by Filter';
+
+-- ---- ROLLBACK and savepoints ---------------------------------------------------------------------------------------
+BEGIN;
+INSERT INTO docs (id, k, n) VALUES (6000, 1, 1);
+SAVEPOINT b;
+UPDATE docs SET s = 'sp' WHERE id = 6000;
+SELECT id, s_assigned, n_assigned FROM docs WHERE id = 6000;
+ROLLBACK TO SAVEPOINT b;
+SELECT id, s_assigned, n_assigned FROM docs WHERE id = 6000;
+COMMIT;
+SELECT id, s_assigned, n_assigned FROM docs WHERE id = 6000;
+BEGIN;
+INSERT INTO docs (id, k, s) VALUES (6001, 1, 'gone');
+ROLLBACK;
+SELECT count(*) FROM docs WHERE id = 6001;
+
+-- ---- time travel: each version has its own state -------------------------------------------------------------------
+CREATE FOREIGN TABLE docs_v (id bigint, s_assigned boolean OPTIONS (is_assigned 's'),
+                             n_assigned boolean OPTIONS (is_assigned 'n'))
+  SERVER asl OPTIONS (path 'assign/docs.lance', version :'v_tracked');
+SELECT count(*), count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs_v;
+CREATE FOREIGN TABLE docs_v0 (id bigint, s_assigned boolean OPTIONS (is_assigned 's'))
+  SERVER asl OPTIONS (path 'assign/docs.lance', version :'v0');
+SELECT lt_test.try('SELECT count(*) FROM docs_v0');
+-- a rename of the PostgreSQL column keeps it (the state is keyed by field id, the option by field name)
+ALTER FOREIGN TABLE docs RENAME COLUMN s_assigned TO text_ok;
+SELECT count(*) FILTER (WHERE text_ok) AS s_yes FROM docs;
+ALTER FOREIGN TABLE docs RENAME COLUMN text_ok TO s_assigned;
+
+-- ---- concurrency: a write planned before a field was tracked fails with 40001 ----------------------------------------
+SELECT dblink_connect('as2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+BEGIN;
+INSERT INTO docs (id, k, s) VALUES (7000, 1, 'mine');
+SELECT * FROM dblink('as2', $$SELECT lt_track_assignment('docs_plain', 'd', 'assigned')::text$$) AS t(r text);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) FROM docs WHERE id = 7000;
+-- two writers of different rows both land (the later rebases, the state merges)
+BEGIN;
+INSERT INTO docs (id, k, s) VALUES (7001, 1, 'a');
+SELECT dblink_exec('as2', $$INSERT INTO docs (id, k, n) VALUES (7002, 1, 2)$$);
+COMMIT;
+SELECT id, s_assigned, n_assigned FROM docs WHERE id >= 7000 ORDER BY id;
+SELECT dblink_disconnect('as2');
+
+-- ---- IMPORT gives each tracked field an is_assigned column --------------------------------------------------------------
+CREATE SCHEMA as_import;
+IMPORT FOREIGN SCHEMA "assign" LIMIT TO (docs) FROM SERVER asl INTO as_import;
+SELECT attname, format_type(atttypid, atttypmod) AS type, attfdwoptions FROM pg_attribute
+ WHERE attrelid = 'as_import.docs'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT count(*) FILTER (WHERE s_is_assigned) AS s_yes, count(*) FILTER (WHERE n_is_assigned) AS n_yes,
+       count(*) FILTER (WHERE d_is_assigned) AS d_yes FROM as_import.docs;
+DROP SCHEMA as_import CASCADE;
+
+-- ---- merge-insert assigns what it writes (its source gives every column) -------------------------------------------
+SELECT id, s_assigned, n_assigned FROM docs WHERE id IN (5004, 6000) ORDER BY id;
+SELECT * FROM lt_merge_insert('docs',
+  $$SELECT * FROM (VALUES (5004::bigint, 1, 'merged', 4, NULL::date), (8000, 1, 'new', NULL, NULL)) v(id, k, s, n, d)$$, '{id}');
+SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id IN (5004, 6000, 8000) ORDER BY id;
+
+-- ---- lt_fdw.invalidate_fields counts only when this transaction set it ------------------------------------------------
+SET lt_fdw.invalidate_fields = 'n';
+SELECT lt_test.try($$UPDATE docs SET k = 2 WHERE id = 5000$$);
+RESET lt_fdw.invalidate_fields;
+SELECT id, k, n_assigned FROM docs WHERE id = 5000;
+
+-- ---- the reference engines: the same rows, and no write -------------------------------------------------------------
+SELECT count(*) AS rows FROM docs_plain;
+\! cd "$AS_ROOT/test/interop" && node assign-engines.mjs . "$AS_LAKE/assign/docs.lance" id,k,s,n 2>/dev/null
+\! cd "$AS_ROOT/test/interop" && node assign-engines.mjs lance12 "$AS_LAKE/assign/docs.lance" id,k,s,n 2>/dev/null
+-- the digest lt_fdw computes over the same rows, in the same text form
+SELECT left(encode(sha256(convert_to(string_agg(
+         concat_ws('|', id::text, k::text, coalesce(to_json(s)::text, 'null'), coalesce(n::text, 'null')),
+         E'\n' ORDER BY id), 'UTF8')), 'hex'), 16) AS digest FROM docs_plain;
+
+-- ---- a damaged root is XX001 naming the file, never "unassigned" ----------------------------------------------------
+\! cp -R "$AS_LAKE/assign/docs.lance" "$AS_LAKE/assign/bad.lance" && chmod -R a+rwX "$AS_LAKE/assign/bad.lance" && for f in "$AS_LAKE"/assign/bad.lance/_assignment/*.root; do printf 'XXXX' | dd of="$f" bs=1 seek=20 conv=notrunc 2>/dev/null; done
+CREATE FOREIGN TABLE bad (id bigint, s_assigned boolean OPTIONS (is_assigned 's')) SERVER asl OPTIONS (path 'assign/bad.lance');
+DO $$
+BEGIN
+  PERFORM count(*) FROM bad WHERE s_assigned;
+EXCEPTION WHEN OTHERS THEN
+  RAISE NOTICE '%: %', SQLSTATE, regexp_replace(SQLERRM, '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}', '<uuid>');
+END $$;
+SELECT count(id) FROM bad;   -- a query that does not read the state reads no state
+
+-- ---- TRUNCATE: the state starts again with the rows added after it --------------------------------------------------
+BEGIN;
+TRUNCATE docs;
+INSERT INTO docs (id, k, n) VALUES (1, 1, 1);
+COMMIT;
+SELECT id, s_assigned, n_assigned FROM docs;
+
+DROP SERVER asl CASCADE;
+DROP EXTENSION dblink;

@@ -1,0 +1,430 @@
+/*
+ * assign.c — field assignment in SQL (issue 17; docs/field-assignment.md): lt_track_assignment, the
+ * scan side of the boolean columns that read is_assigned(field), and the fields a write supplies.
+ *
+ * The spelling: a boolean column with the column option is_assigned 'field' reads is_assigned(field)
+ * for each row.  It is an ordinary column to PostgreSQL, so it works in every expression (projection,
+ * WHERE, aggregates, ORDER BY, nested) and its result never depends on a pushdown; reading it never
+ * reads the field's values, and a query that does not name it reads no assignment state.
+ */
+#include "postgres.h"
+
+#include "access/sysattr.h"
+#include "access/xact.h"
+#include "catalog/pg_type.h"
+#include "nodes/pg_list.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/varlena.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "assign.h"
+#include "store.h"
+#include "assignment/lt_assignment.h"
+#include "txn/lt_txn.h"
+#include "proto/lt_table.pb-c.h"
+
+#include <roaring/roaring.h>
+
+PG_FUNCTION_INFO_V1(lt_track_assignment);
+
+/* ---- lt_track_assignment(target, column_name, initial) ------------------------------------------------ */
+
+Datum
+lt_track_assignment(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *col,
+			   *initial,
+			   *relname;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	LtXactTable *xt;
+	AttrNumber	att;
+	const lt_field *f;
+	ListCell   *lc;
+	LtPendingTrack *p;
+	MemoryContext old;
+	bool		assigned;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_track_assignment needs a table, a column and an initial state")));
+	relid = PG_GETARG_OID(0);
+	col = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	initial = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	lt_check_lt_table(relid, "lt_track_assignment");
+	relname = get_rel_name(relid);
+	if (strcmp(initial, "assigned") == 0)
+		assigned = true;
+	else if (strcmp(initial, "unassigned") == 0)
+		assigned = false;
+	else
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: the initial state of a tracked field is 'assigned' or 'unassigned', not '%s'", initial),
+				 errdetail("Lance's field assignment is never inferred from NULLs: say which.")));
+	lt_check_table_owner(relid);
+	lt_get_table_options(relid, &opts);
+	if (opts.version || opts.tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("lt_fdw: foreign table \"%s\" is read-only", relname),
+				 errdetail("It is pinned to a version or tag of dataset %s.", opts.uri)));
+	lt_check_read_privilege(GetUserId(), relname, opts.uri);
+	lt_check_write_privilege(GetUserId(), relname, opts.uri);
+	att = get_attnum(relid, col);
+	if (att == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", relname, col)));
+
+	xt = lt_xact_meta_table(relname, &opts, false);
+	e = lt_dataset_acquire(relid, &opts, true);
+	PG_TRY();
+	{
+		f = lt_schema_find_name(e->ds->schema, lt_column_field_name(relid, att, col));
+		if (!f || f->parent_id != -1)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: version " UINT64_FORMAT " of dataset %s has no top-level field for column \"%s\"",
+							e->version, opts.uri, col)));
+		if (lt_assign_is_tracked(e->ds, f->id, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("lt_fdw: field \"%s\" of foreign table \"%s\" already tracks its assignment", f->name,
+							relname),
+					 errdetail("Dataset %s, version " UINT64_FORMAT ".", opts.uri, e->version)));
+		foreach(lc, xt->pending_tracks)
+			if (((LtPendingTrack *) lfirst(lc))->field_id == f->id)
+				ereport(ERROR,
+						(errcode(ERRCODE_DUPLICATE_OBJECT),
+						 errmsg("lt_fdw: this transaction already starts tracking field \"%s\" of dataset %s", f->name,
+								opts.uri)));
+		old = MemoryContextSwitchTo(xt->meta_cxt);
+		p = palloc0(sizeof(LtPendingTrack));
+		p->subid = GetCurrentSubTransactionId();
+		p->version = e->version;
+		p->field_id = f->id;
+		p->assigned = assigned;
+		xt->pending_tracks = lappend(xt->pending_tracks, p);
+		MemoryContextSwitchTo(old);
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	PG_RETURN_VOID();
+}
+
+void
+lt_assign_commit_tracks(LtXactTable *xt)
+{
+	ListCell   *lc;
+
+	foreach(lc, xt->pending_tracks)
+	{
+		LtPendingTrack *p = lfirst(lc);
+		lt_store   *store = NULL;
+		lt_dataset *ds = NULL;
+		lt_version_spec spec = {0};
+		lt_commit_result res;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw assignment commit",
+												  ALLOCSET_DEFAULT_SIZES);
+		MemoryContext old = lt_alloc_target(cxt);
+
+		spec.version = p->version;
+		rc = lt_open_store(xt->s3, xt->dir, &store, &err);
+		if (rc == LT_OK)
+			rc = lt_dataset_open(store, "", &spec, &ds, &err);
+		if (rc == LT_OK)
+			rc = lt_commit_track_assignment(ds, p->field_id, p->assigned, NULL, &res, &err);
+		if (ds)
+			lt_dataset_close(ds);
+		if (store)
+			lt_store_close(store);
+		lt_alloc_target(old);
+		MemoryContextDelete(cxt);
+		if (rc == LT_EINVALID)
+			ereport(ERROR,
+					(errcode(ERRCODE_DUPLICATE_OBJECT),
+					 errmsg("lt_fdw: %s", err.msg),
+					 errdetail("Foreign table \"%s\".", xt->relname)));
+		if (rc == LT_ECONFLICT)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("lt_fdw: could not start tracking field assignment of foreign table \"%s\": a concurrent transaction conflicts",
+							xt->relname),
+					 errdetail("%s (dataset %s).", err.msg, xt->uri),
+					 errhint("Retry the transaction.")));
+		if (rc != LT_OK)
+			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
+	}
+	xt->pending_tracks = NIL;
+}
+
+/* ---- the scan's is_assigned columns ---------------------------------------------------------------------- */
+
+struct LtAssignReader
+{
+	lt_assign_field *state;		/* at the version read (library memory in cxt) */
+	struct lt_txn *txn;			/* own writes: the transaction whose view is read, or NULL */
+	lt_dataset *ds;
+	int32		field_id;
+	MemoryContext cxt;
+	const char *what;
+	/* the fragment of the last row */
+	bool		have;
+	uint64		fragment;
+	lt_assign_kind kind;
+	const struct roaring_bitmap_s *rows;
+};
+
+const lt_field *
+lt_assign_check_column(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry, AttrNumber attnum,
+					   const char *field)
+{
+	Form_pg_attribute att = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	const lt_field *f;
+
+	if (att->atttypid != BOOLOID)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads is_assigned(%s), which is boolean, not %s",
+						NameStr(att->attname), RelationGetRelationName(rel), field,
+						format_type_with_typemod(att->atttypid, att->atttypmod))));
+	f = lt_schema_find_name(entry->ds->schema, field);
+	if (!f)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads is_assigned(%s), but dataset %s has no field \"%s\" at version " UINT64_FORMAT,
+						NameStr(att->attname), RelationGetRelationName(rel), field, opts->uri, field, entry->version)));
+	if (!lt_assign_is_tracked(entry->ds, f->id, NULL))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_COLUMN_NAME),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" reads is_assigned(%s), but field \"%s\" does not track its assignment at version " UINT64_FORMAT " of dataset %s",
+						NameStr(att->attname), RelationGetRelationName(rel), field, field, entry->version, opts->uri),
+				 errhint("Start tracking it with lt_track_assignment.")));
+	return f;
+}
+
+void
+lt_assign_check_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntry *entry)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+	{
+		char	   *field;
+
+		if (TupleDescAttr(td, attnum - 1)->attisdropped)
+			continue;
+		if ((field = lt_column_assigned_field(RelationGetRelid(rel), attnum)) != NULL)
+			(void) lt_assign_check_column(rel, opts, entry, attnum, field);
+	}
+}
+
+LtAssignReader *
+lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what)
+{
+	LtAssignReader *r;
+
+	r = palloc0(sizeof(LtAssignReader));
+	r->cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw assignment state", ALLOCSET_SMALL_SIZES);
+	r->ds = entry->ds;
+	r->txn = lt_xact_view_txn(entry);
+	r->what = psprintf("%s, version " UINT64_FORMAT, what, entry->version);
+	r->field_id = field_id;
+	return r;
+}
+
+/* The root is read when the first row asks: a column bound but never read costs no I/O. */
+static void
+reader_load(LtAssignReader *r)
+{
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(r->cxt);
+
+	rc = lt_assign_load(r->ds, r->field_id, &r->state, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		lt_report(&err, r->what);
+	if (r->state == NULL)
+		elog(ERROR, "lt_fdw: field %d does not track its assignment at %s", (int) r->field_id, r->what);
+}
+
+LtAssignReader *
+lt_assign_reader_open(Relation rel, const LtTableOptions *opts, LtDatasetEntry *entry, AttrNumber attnum,
+					  const char *field)
+{
+	const lt_field *f = lt_assign_check_column(rel, opts, entry, attnum, field);
+
+	return lt_assign_reader_open_field(entry, f->id, psprintf("dataset %s", opts->uri));
+}
+
+void
+lt_assign_reader_fragment(LtAssignReader *r, uint64 fragment_id, lt_assign_kind *kind,
+						  const struct roaring_bitmap_s **rows)
+{
+	(void) lt_assign_reader_get(r, fragment_id << 32);
+	*kind = r->kind;
+	*rows = r->rows;
+}
+
+bool
+lt_assign_reader_get(LtAssignReader *r, uint64 row_addr)
+{
+	uint64		fragment = row_addr >> 32;
+	uint32		offset = (uint32) row_addr;
+
+	if (!r->have || r->fragment != fragment)
+	{
+		if (r->state == NULL)
+			reader_load(r);
+		const struct Lt__Pb__DataFragment *frag = lt_dataset_fragment(r->ds, fragment);
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		if (!frag)
+			elog(ERROR, "lt_fdw: row address " UINT64_FORMAT " names no fragment of %s", row_addr, r->what);
+		old = lt_alloc_target(r->cxt);
+		rc = lt_txn_fragment_assignment(r->txn, r->state, fragment, frag->physical_rows, &r->kind,
+										&r->rows, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			lt_report(&err, r->what);
+		r->have = true;
+		r->fragment = fragment;
+	}
+	switch (r->kind)
+	{
+		case LT_ASSIGN_ALL:
+			return true;
+		case LT_ASSIGN_PARTIAL:
+			return roaring_bitmap_contains(r->rows, offset);
+		default:
+			return false;
+	}
+}
+
+/* ---- writes ---------------------------------------------------------------------------------------------- */
+
+int
+lt_assign_supplied_fields(Relation rel, const lt_dataset *ds, const Bitmapset *cols, int32 **out)
+{
+	TupleDesc	td = RelationGetDescr(rel);
+	Oid			relid = RelationGetRelid(rel);
+	int			n = 0;
+
+	*out = NULL;
+	if (!lt_assign_any(ds))
+		return 0;
+	*out = palloc(sizeof(int32) * Max(td->natts, 1));
+	for (int attnum = 1; attnum <= td->natts; attnum++)
+	{
+		Form_pg_attribute att = TupleDescAttr(td, attnum - 1);
+		const lt_field *f;
+
+		if (att->attisdropped || !bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber, cols))
+			continue;
+		f = lt_schema_find_name(ds->schema, lt_column_field_name(relid, attnum, NameStr(att->attname)));
+		if (f && lt_assign_is_tracked(ds, f->id, NULL))
+			(*out)[n++] = f->id;
+	}
+	return n;
+}
+
+int
+lt_assign_tracked_fields(const lt_dataset *ds, int32 **out)
+{
+	const struct Lt__Pb__Manifest *m = ds->manifest;
+	int			n = 0;
+
+	*out = palloc(sizeof(int32) * Max(m->n_config, 1));
+	for (size_t i = 0; i < m->n_config; i++)
+	{
+		int32_t		id;
+
+		if (lt_assign_config_key(m->config[i]->key, &id))
+			(*out)[n++] = id;
+	}
+	return n;
+}
+
+/* ---- lt_fdw.invalidate_fields ---------------------------------------------------------------------------- */
+
+static char *invalidate_fields = NULL;
+
+void
+lt_assign_init(void)
+{
+	DefineCustomStringVariable("lt_fdw.invalidate_fields",
+							   "Tracked fields whose assignment an UPDATE clears for the rows it changes.",
+							   "A comma-separated list of columns of the updated foreign table; SET LOCAL it for one statement.",
+							   &invalidate_fields, "", PGC_USERSET, 0, NULL, NULL, NULL);
+}
+
+int
+lt_assign_invalidated_fields(Relation rel, const lt_dataset *ds, CmdType op, int32 **out)
+{
+	List	   *names = NIL;
+	ListCell   *lc;
+	char	   *copy;
+	int			n = 0;
+	Oid			relid = RelationGetRelid(rel);
+
+	*out = NULL;
+	if (invalidate_fields == NULL || invalidate_fields[0] == '\0')
+		return 0;
+	if (op != CMD_UPDATE && op != CMD_INSERT)
+		return 0;
+	{
+		/* as lt_fdw.overwrite_where: a value planted by another role or an earlier transaction clears nothing */
+		char	   *why = lt_setting_not_own("lt_fdw.invalidate_fields");
+
+		if (why)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lt_fdw: lt_fdw.invalidate_fields is set, but not by this transaction: the write to foreign table \"%s\" invalidates nothing",
+							RelationGetRelationName(rel)),
+					 errdetail("%s", why),
+					 errhint("SET LOCAL lt_fdw.invalidate_fields in the transaction of the write, or RESET it.")));
+	}
+	copy = pstrdup(invalidate_fields);
+	if (!SplitIdentifierString(copy, ',', &names))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: lt_fdw.invalidate_fields is not a list of column names: \"%s\"", invalidate_fields)));
+	*out = palloc(sizeof(int32) * Max(list_length(names), 1));
+	foreach(lc, names)
+	{
+		char	   *col = lfirst(lc);
+		AttrNumber	att = get_attnum(relid, col);
+		const lt_field *f;
+
+		if (att == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: lt_fdw.invalidate_fields names column \"%s\", which foreign table \"%s\" does not have",
+							col, RelationGetRelationName(rel))));
+		f = lt_column_assigned_field(relid, att) ? NULL
+			: lt_schema_find_name(ds->schema, lt_column_field_name(relid, att, col));
+		if (!f || !lt_assign_is_tracked(ds, f->id, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: lt_fdw.invalidate_fields names column \"%s\" of foreign table \"%s\", whose field does not track its assignment",
+							col, RelationGetRelationName(rel)),
+					 errhint("Start tracking it with lt_track_assignment.")));
+		(*out)[n++] = f->id;
+	}
+	return n;
+}
