@@ -217,6 +217,11 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 SELECT count(id) FROM bad;   -- a query that does not read the state reads no state
 
+-- ---- table lifecycle: what would lose the state is refused, nothing written ------------------------------------------
+SELECT lt_test.try($$SELECT * FROM lt_compact('docs_plain')$$);
+SELECT lt_test.try($$SELECT lt_drop_column('docs_plain', 's')$$);
+SELECT count(*) AS rows, count(*) FILTER (WHERE s_assigned) AS s_assigned FROM docs;
+
 -- ---- TRUNCATE: the state starts again with the rows added after it --------------------------------------------------
 BEGIN;
 TRUNCATE docs;

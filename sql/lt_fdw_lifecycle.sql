@@ -284,3 +284,8 @@ DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;
 DROP ROLE life_other;
+
+-- the next suite (lt_fdw_load) creates the extension itself
+SET client_min_messages = warning;
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;

@@ -42,6 +42,7 @@
 #include "store.h"
 #include "xact.h"
 #include "proto/lt_table.pb-c.h"
+#include "assignment/lt_assignment.h"
 #include "index/lt_index.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
@@ -686,6 +687,13 @@ lt_compact(PG_FUNCTION_ARGS)
 				 errdetail("A Lance Rewrite commit carries nothing but the compaction; dataset %s.", opts.uri),
 				 errhint("Commit first, then call lt_compact in a transaction of its own.")));
 	ds = xt->base->ds;
+	/* a rewrite copies rows into new fragments: blobs would be written inline, assignment state lost */
+	lt_check_blob_writable(relname, opts.uri, ds, "compact");
+	if (lt_assign_any(ds))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot compact foreign table \"%s\": its dataset tracks field assignment", relname),
+				 errdetail("Dataset %s keeps each tracked field's assignment per fragment; a compaction into new fragments does not carry it over yet, so nothing was written.", opts.uri)));
 	oldlib = lt_alloc_target(CurrentMemoryContext);
 	rc = lt_compact_plan_make(ds, &co, &plan, &err);
 	lt_alloc_target(oldlib);
@@ -974,6 +982,11 @@ lt_drop_column(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
 					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		if (lt_assign_is_tracked(e->ds, lt_schema_find_name(e->ds->schema, field)->id, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot drop field \"%s\" of dataset %s: its assignment is tracked", field, opts.uri),
+					 errdetail("Foreign table \"%s\"; dropping a tracked field would leave its assignment state behind.", get_rel_name(relid))));
 		ps.c.kind = LT_SCHEMA_DROP;
 		ps.c.name = field;
 		schema_change_queue(relid, &opts, e, &ps);

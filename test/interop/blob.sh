@@ -2,7 +2,7 @@
 # test/interop/blob.sh — blob columns (issue 21) against the real engines: Lance 8 writes legacy blobs (storage 2.0
 # and 2.1), Lance 12 writes blob v2 (storage 2.2); test/interop/blob.mjs makes them, rows of 0 bytes, NULL and MB.
 #   1. refused writes: every statement that would write data files into a table with a blob column (INSERT, COPY,
-#      UPDATE, lt_insert_overwrite, the overwrite_where INSERT, lt_merge_insert, TRUNCATE, lt_create_index on the
+#      UPDATE, lt_insert_overwrite, the overwrite_where INSERT, lt_merge_insert, TRUNCATE, lt_compact, lt_create_index on the
 #      blob column) fails with 0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only) works, and the engine then still scans the table and reads every blob.
 #   2. reads: SELECT of the blob column as bytea gives the bytes the engine gives (length and md5 per row), for
@@ -93,6 +93,7 @@ console.log(find(p) ?? "none")'; }
 		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 1'; INSERT INTO $name (id, note) VALUES (1, 'x'); COMMIT"
 		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note FROM staging', '{id}')"
 		"TRUNCATE $name"
+		"SELECT * FROM lt_compact('$name')"
 	)
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
 	for sql in "${refused[@]}"; do

@@ -123,6 +123,8 @@ lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
  * index is rebuilt.  Anything else in the transaction makes the commit LT_EINVALID.
  */
 void		lt_txn_mark_compaction(lt_txn *t, bool on);	/* on = false: a savepoint rollback undid it */
+
+/*
  * Field assignment (lt_assignment.h) of a fragment this transaction added, for one tracked field:
  * kind, and for LT_ASSIGN_PARTIAL the assigned physical offsets (rows: ownership taken, also on
  * failure).  A field not given is unassigned in the fragment.  A second call for the same field
