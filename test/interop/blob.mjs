@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // blob.mjs: blob-column datasets made and read by the real Lance engines (issue 21), for test/interop/blob.sh.
 //
-//   node blob.mjs make   <8|12> <dir> <form> [storage]   write a dataset with an `id` column, a `note` column and a
-//                                                         blob column `payload` (rows from rowBytes below)
+//   node blob.mjs make   <8|12> <dir> <form> [storage|urldir] [parts]   write a dataset (in `parts` appends) with an `id` column, a `note` column and a
+//                                                         with a blob column `payload` (rows from rowBytes below)
 //        forms: legacy  (Lance 8: large_binary with lance-encoding:blob=true; storage 2.0 or 2.1)
 //               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
 //               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
@@ -63,7 +63,7 @@ function chmodReadable(dir) { // lance creates files 0600; the postgres server m
   }
 }
 
-async function make(v, dir, form, arg) {
+async function make(v, dir, form, arg, parts) {
   const { A, lancedb } = await engine(v);
   fs.rmSync(dir, { recursive: true, force: true });
   const db = await connect(lancedb, dir);
@@ -98,7 +98,9 @@ async function make(v, dir, form, arg) {
   const storageOptions = { new_table_data_storage_version: storage };
   if (form === "v2uri") storageOptions.allow_external_blob_outside_bases = "true";
   const tbl = await db.createEmptyTable("t", schema, { storageOptions });
-  await tbl.add(rows);
+  // parts > 1: that many appends, so as many fragments (and data files, each with its own blobs and sidecars)
+  const n = Math.max(1, Number(parts || 1));
+  for (let k = 0; k < n; k++) await tbl.add(rows.slice(Math.floor((k * rows.length) / n), Math.floor(((k + 1) * rows.length) / n)));
   chmodReadable(dir);
 }
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
@@ -144,7 +146,7 @@ async function bytes(dir) {
 
 const [cmd, ...args] = process.argv.slice(2);
 try {
-  if (cmd === "make") await make(args[0], args[1], args[2], args[3]);
+  if (cmd === "make") await make(args[0], args[1], args[2], args[3], args[4]);
   else if (cmd === "expect") for (let i = 0; i < Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));
   else if (cmd === "scan") await scan(args[0], args[1]);
   else if (cmd === "bytes") await bytes(args[0]);

@@ -30,11 +30,13 @@ export PGOPTIONS="-c client_min_messages=warning"
 blob() { lt_as_pg node "$HERE/blob.mjs" "$@" 2> >(grep -v -e '^npm WARN' -e 'EBADENGINE' >&2); }
 snapshot() { (cd "$1" && find . -type f -print0 | sort -z | xargs -0 sha256sum); }
 
-# name, engine, form, storage, the foreign table's columns (a form whose reads do not work yet: without the blob)
+# name, engine, form, storage, appends (fragments), the foreign table's columns
 DATASETS=(
-	"leg20 8 legacy 2.0 id bigint, note text, payload bytea"
-	"leg21 8 legacy 2.1 id bigint, note text, payload bytea"
-	"v2 12 v2 2.2 id bigint, note text, payload bytea"
+	"leg20 8 legacy 2.0 1 id bigint, note text, payload bytea"
+	"leg21 8 legacy 2.1 1 id bigint, note text, payload bytea"
+	"v2 12 v2 2.2 1 id bigint, note text, payload bytea"
+	"leg21m 8 legacy 2.1 3 id bigint, note text, payload bytea"
+	"v2m 12 v2 2.2 3 id bigint, note text, payload bytea"
 )
 "${PSQL[@]}" -c "CREATE EXTENSION lt_fdw; CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
 CREATE TABLE staging (id bigint, note text, payload bytea);
@@ -42,9 +44,9 @@ INSERT INTO staging VALUES (100, 'new', '\\x0102'), (1, 'dup', NULL);" || finish
 blob expect 12 >"$TMP/expect.jsonl" || finish "blob.mjs expect failed"
 
 for line in "${DATASETS[@]}"; do
-	read -r name eng form storage cols <<<"$line"
+	read -r name eng form storage parts cols <<<"$line"
 	ds=$LAKE/$name.lance
-	blob make "$eng" "$ds" "$form" "$storage" >/dev/null || { bad "$name: Lance $eng made no $form dataset"; continue; }
+	blob make "$eng" "$ds" "$form" "$storage" "$parts" >/dev/null || { bad "$name: Lance $eng made no $form dataset"; continue; }
 	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $name ($cols) SERVER lake OPTIONS (path '$name.lance');" \
 		|| { bad "$name: CREATE FOREIGN TABLE"; continue; }
 	check "$name: SELECT id, note (the blob column not projected)" \
@@ -52,14 +54,21 @@ for line in "${DATASETS[@]}"; do
 		"12|66|row 0,row 1,row 2"
 
 	# ---- 2. reads: the bytes the engine gives, per row; bytes read only for the blobs a query returns ------
-	blob bytes "$ds" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err" || { cat "$TMP/bytes.err"; bad "$name: the engine's bytes"; }
-	check "$name: the engine's blob bytes are the ones written" "$(cmp -s "$TMP/bytes.jsonl" "$TMP/expect.jsonl" && echo same)" same
+	if [ "$form" = legacy ] && [ "$parts" -gt 1 ]; then
+		# the harness reads a legacy blob from the one data file of a dataset: here the bytes written stand in
+		cp "$TMP/expect.jsonl" "$TMP/bytes.jsonl"
+		whose="the bytes written"
+	else
+		whose="the engine's bytes"
+		blob bytes "$ds" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err" || { cat "$TMP/bytes.err"; bad "$name: the engine's bytes"; }
+		check "$name: the engine's blob bytes are the ones written" "$(cmp -s "$TMP/bytes.jsonl" "$TMP/expect.jsonl" && echo same)" same
+	fi
 	"${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
 		coalesce('\"' || md5(payload) || '\"', 'null')) FROM $name ORDER BY id" >"$TMP/sql.jsonl" 2>"$TMP/sql.err"
 	if [ -s "$TMP/sql.jsonl" ] && cmp -s "$TMP/sql.jsonl" "$TMP/bytes.jsonl"; then
-		ok "$name: SELECT payload gives the engine's bytes for every row (0 bytes, NULL, up to 3 MB)"
+		ok "$name: SELECT payload gives $whose for every row (0 bytes, NULL, up to 3 MB)"
 	else
-		bad "$name: SELECT payload differs from the engine's bytes"; head -c 600 "$TMP/sql.err"; diff "$TMP/bytes.jsonl" "$TMP/sql.jsonl" | head -n 8
+		bad "$name: SELECT payload differs from $whose"; head -c 600 "$TMP/sql.err"; diff "$TMP/bytes.jsonl" "$TMP/sql.jsonl" | head -n 8
 	fi
 	bytes_read() { "${PSQL[@]}" -At -c "EXPLAIN (ANALYZE, FORMAT JSON, COSTS OFF, TIMING OFF, SUMMARY OFF) $1" |
 		node -e 'const p = JSON.parse(require("fs").readFileSync(0, "utf8"))[0].Plan;
@@ -110,26 +119,57 @@ console.log(find(p) ?? "none")'; }
 	"${PSQL[@]}" -c "DELETE FROM $name WHERE id = 3" || bad "$name: DELETE failed"
 	got=$(blob scan "$eng" "$ds" | wc -l)
 	check "$name: Lance $eng scans the table after the DELETE" "$got" 11
-	blob bytes "$ds" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+	grep -v '"id":3,' "$TMP/expect.jsonl" >"$TMP/want.jsonl"
 	"${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
 		coalesce('\"' || md5(payload) || '\"', 'null')) FROM $name ORDER BY id" >"$TMP/sql.jsonl" 2>&1
-	check "$name: after the DELETE, lt_fdw reads what the engine reads" "$(cmp -s "$TMP/sql.jsonl" "$TMP/bytes.jsonl" && echo same)" same
-	grep -v '"id":3,' "$TMP/expect.jsonl" >"$TMP/want.jsonl"
+	check "$name: after the DELETE, lt_fdw reads every remaining blob as written" "$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same)" same
+	if [ "$form" = legacy ] && [ "$parts" -gt 1 ]; then
+		continue	# no engine bytes for a legacy dataset of several data files (see above)
+	fi
+	blob bytes "$ds" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
 	if [ -s "$TMP/bytes.jsonl" ] && cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl"; then
-		ok "$name: after the DELETE, Lance 12 reads every remaining blob's bytes as written"
+		ok "$name: after the DELETE, the engine reads every remaining blob's bytes as written"
 	else
-		bad "$name: Lance 12's blob bytes after the DELETE differ"; head -c 600 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6
+		bad "$name: the engine's blob bytes after the DELETE differ"; head -c 600 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6
 	fi
 done
 
+# ---- statements that write no data file leave the blobs readable by both: an index on another column, the
+# primary key (a new manifest with the schema's metadata), cleanup (never a sidecar) ---------------------------
+for name in leg21 v2; do
+	ds=$LAKE/$name.lance
+	"${PSQL[@]}" -c "SELECT count(*) FROM lt_create_index('$name', 'id', 'btree'); SELECT lt_set_primary_key('$name', '{id}');
+		SELECT count(*) FROM lt_cleanup('$name', interval '0 seconds', true);" >/dev/null 2>"$TMP/meta.err" \
+		|| { cat "$TMP/meta.err"; bad "$name: index, primary key or cleanup failed"; continue; }
+	grep -v '"id":3,' "$TMP/expect.jsonl" >"$TMP/want.jsonl"
+	blob bytes "$ds" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+	check "$name: after an index on id, a primary key and a cleanup, the engine reads every blob as written" \
+		"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same)" same
+	check "$name: the blob sidecar files are all still there" "$(find "$ds/data" -name '*.blob' | wc -l)" \
+		"$([ "$name" = v2 ] && echo 4 || echo 0)"
+done
+
+# ---- a sidecar shorter than its descriptor says: XX001 naming the file; the other columns still read -------
+cp -a "$LAKE/v2.lance" "$LAKE/v2cut.lance"
+side=$(find "$LAKE/v2cut.lance/data" -name '*.blob' -size +1000k | head -n 1)
+truncate -s 1000 "$side"
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2cut (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cut.lance');"
+out=$(printf '\\set VERBOSITY verbose\nSELECT id, length(payload) FROM v2cut ORDER BY id;\n' | "${PSQL[@]}" 2>&1)
+case $out in
+	*"XX001"*"$(basename "$side")"*) ok "v2cut: a truncated sidecar is XX001 naming the file" ;;
+	*) bad "v2cut: a truncated sidecar gave: ${out:0:300}" ;;
+esac
+check "v2cut: the other columns and the other blobs still read" \
+	"$("${PSQL[@]}" -At -c "SELECT count(note), (SELECT length(payload) FROM v2cut WHERE id = 8) FROM v2cut" 2>&1)" "11|17"
+
 # ---- IMPORT declares blob columns bytea; aggregates and ANALYZE read them as PostgreSQL would -------------
-"${PSQL[@]}" -c "CREATE SCHEMA imp; IMPORT FOREIGN SCHEMA \".\" LIMIT TO (leg20, leg21, v2) FROM SERVER lake INTO imp;" \
+"${PSQL[@]}" -c "CREATE SCHEMA imp; IMPORT FOREIGN SCHEMA \".\" LIMIT TO (leg20, leg21, leg21m, v2, v2cut, v2m) FROM SERVER lake INTO imp;" \
 	|| bad "IMPORT FOREIGN SCHEMA of the blob datasets failed"
 check "IMPORT: every blob column is bytea" \
 	"$("${PSQL[@]}" -At -c "SELECT string_agg(table_name || '.' || data_type, ',' ORDER BY table_name) FROM information_schema.columns
-		WHERE table_schema = 'imp' AND column_name = 'payload'")" "leg20.bytea,leg21.bytea,v2.bytea"
+		WHERE table_schema = 'imp' AND column_name = 'payload'")" "leg20.bytea,leg21.bytea,leg21m.bytea,v2.bytea,v2cut.bytea,v2m.bytea"
 want=$(node -e 'let t = 0, n = 0; for (const l of require("fs").readFileSync(process.argv[1], "utf8").split("\n").filter(Boolean)) { const r = JSON.parse(l); if (r.id !== 3 && r.len !== null) { t += r.len; n++; } } console.log(`11|${n}|${t}`)' "$TMP/expect.jsonl")
-for name in leg20 leg21 v2; do
+for name in leg20 leg21 leg21m v2 v2m; do
 	check "$name: count(*), count(payload), sum(length(payload)) after the DELETE" \
 		"$("${PSQL[@]}" -At -c "SELECT count(*), count(payload), sum(length(payload)) FROM imp.$name" 2>&1)" "$want"
 	check "$name: ANALYZE samples the table" "$("${PSQL[@]}" -At -c "ANALYZE imp.$name; SELECT 'analyzed'" 2>&1)" analyzed
