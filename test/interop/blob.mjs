@@ -10,6 +10,7 @@
 //   node blob.mjs expect <n>                              the rows make writes, as JSON lines {id, len, md5} (null: len null)
 //   node blob.mjs scan   <8|12> <dir>                     the engine's scan of id + note, JSON lines, ordered by id
 //   node blob.mjs bytes  <dir>                            the engine's blob bytes of every row: JSON lines {id, len, md5}
+//   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
 import crypto from "node:crypto";
@@ -45,7 +46,23 @@ function rowBytes(i) {
   return b;
 }
 const md5 = (b) => crypto.createHash("md5").update(b).digest("hex");
-const describe = (id, b) => JSON.stringify({ id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
+// FNV-1a 64, as `lt-inspect scan --blobs` prints it (32-bit halves: BigInt per byte is slow on MBs)
+function fnv(b) {
+  let hi = 0xcbf29ce4, lo = 0x84222325;
+  for (let i = 0; i < b.length; i++) {
+    lo ^= b[i];
+    // (hi:lo) * 0x100000001b3 mod 2^64 = (hi:lo) * 0x1b3 + (lo << 40)
+    const l0 = (lo & 0xffff) * 0x1b3, l1 = (lo >>> 16) * 0x1b3;
+    const nlo = l0 + (l1 & 0xffff) * 0x10000;
+    const carry = Math.floor(nlo / 0x100000000) + Math.floor(l1 / 0x10000);
+    hi = (Math.imul(hi, 0x1b3) + carry + ((lo << 8) >>> 0)) >>> 0;
+    lo = nlo >>> 0;
+  }
+  return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
+}
+const FNV = process.argv.includes("--fnv");
+const describe = (id, b) => JSON.stringify(FNV ? { id, len: b === null ? null : b.length, fnv: b === null ? null : fnv(b) }
+  : { id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
 
 async function connect(lancedb, dir) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-blob-"));
@@ -144,7 +161,7 @@ async function bytes(dir) {
   rows.forEach((r, k) => console.log(describe(Number(r.id), got[k])));
 }
 
-const [cmd, ...args] = process.argv.slice(2);
+const [cmd, ...args] = process.argv.slice(2).filter((a) => a !== "--fnv");
 try {
   if (cmd === "make") await make(args[0], args[1], args[2], args[3], args[4]);
   else if (cmd === "expect") for (let i = 0; i < Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));

@@ -53,6 +53,24 @@ for line in "${DATASETS[@]}"; do
 		"$("${PSQL[@]}" -At -c "SELECT count(*), sum(id), string_agg(note, ',' ORDER BY id) FILTER (WHERE id < 3) FROM $name" 2>&1)" \
 		"12|66|row 0,row 1,row 2"
 
+	# ---- lt-inspect: each blob's bytes (length, FNV-1a 64) vs the engine's; no blob byte read without the column
+	if [ "$form" = legacy ] && [ "$parts" -gt 1 ]; then
+		blob expect 12 --fnv >"$TMP/ref.fnv"
+	else
+		blob bytes "$ds" --fnv >"$TMP/ref.fnv" 2>"$TMP/bytes.err"
+	fi
+	"$ROOT/build/lt-inspect" scan "$ds" --columns id,payload --blobs 2>"$TMP/li.err" | node -e '
+for (const l of require("fs").readFileSync(0, "utf8").split("\n").filter(Boolean)) {
+  const r = JSON.parse(l);
+  console.log(JSON.stringify({ id: Number(r.id), len: r.payload ? r.payload.len : null, fnv: r.payload ? r.payload.fnv : null }));
+}' | sort -t: -k2 -n >"$TMP/li.fnv"
+	sort -t: -k2 -n "$TMP/ref.fnv" >"$TMP/ref.sorted"
+	if [ -s "$TMP/li.fnv" ] && cmp -s "$TMP/li.fnv" "$TMP/ref.sorted"; then ok "$name: lt-inspect scan --blobs reads every blob's bytes as the reference"
+	else bad "$name: lt-inspect's blob bytes differ"; head -c 400 "$TMP/li.err"; diff "$TMP/ref.sorted" "$TMP/li.fnv" | head -n 6; fi
+	n=$("$ROOT/build/lt-inspect" scan "$ds" --columns id,note --stats 2>&1 >/dev/null | node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).bytes_read)')
+	[[ $n =~ ^[0-9]+$ ]] && [ "$n" -lt 65536 ] && ok "$name: lt-inspect scan without the blob column reads $n bytes" \
+		|| bad "$name: lt-inspect scan without the blob column read $n bytes"
+
 	# ---- 2. reads: the bytes the engine gives, per row; bytes read only for the blobs a query returns ------
 	if [ "$form" = legacy ] && [ "$parts" -gt 1 ]; then
 		# the harness reads a legacy blob from the one data file of a dataset: here the bytes written stand in
