@@ -3,7 +3,7 @@
 //
 //   node blob.mjs make   <8|12> <dir> <form> [storage|urldir] [parts]   write a dataset (in `parts` appends) with an `id` column, a `note` column and a
 //                                                         with a blob column `payload` (rows from rowBytes below)
-//        forms: legacy  (Lance 8: large_binary with lance-encoding:blob=true; storage 2.0 or 2.1)
+//        forms: legacy  (large_binary with lance-encoding:blob=true; storage 2.0 or 2.1; Lance 12 refuses it in 2.2)
 //               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
 //               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
 //                        the URIs point into, made here)
@@ -87,7 +87,6 @@ async function make(v, dir, form, arg, parts) {
   const ids = [...Array(ROWS).keys()];
   let schema, rows, storage;
   if (form === "legacy") {
-    if (v !== "8") throw new Error("legacy blobs are made by Lance 8");
     const meta = new Map([["lance-encoding:blob", "true"]]);
     schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("note", new A.Utf8(), true),
       new A.Field("payload", new A.LargeBinary(), true, meta)]);
