@@ -157,6 +157,20 @@ console.log(find(p) ?? "none")'; }
 	fi
 done
 
+# ---- a parallel scan: each worker reads the blobs of the fragments it claims ---------------------------------
+par_sql="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0; SET parallel_tuple_cost = 0;
+	SET min_parallel_table_scan_size = 0;"
+plan=$("${PSQL[@]}" -At -c "$par_sql EXPLAIN (COSTS OFF) SELECT id, md5(payload) FROM v2m" 2>&1)
+"${PSQL[@]}" -At -c "$par_sql SELECT id, coalesce(md5(payload), 'null') FROM v2m" 2>&1 | sort -n >"$TMP/par.txt"
+"${PSQL[@]}" -At -c "SET max_parallel_workers_per_gather = 0; SELECT id, coalesce(md5(payload), 'null') FROM v2m" 2>&1 |
+	sort -n >"$TMP/ser.txt"
+case $plan in
+	*Gather*"Foreign Scan"*) [ "$(wc -l <"$TMP/ser.txt")" = 11 ] && cmp -s "$TMP/par.txt" "$TMP/ser.txt" \
+		&& ok "v2m: a parallel scan reads the blobs a serial scan reads (11 rows)" \
+		|| { bad "v2m: the parallel scan's blobs differ"; diff "$TMP/ser.txt" "$TMP/par.txt" | head -n 6; } ;;
+	*) bad "v2m: no parallel plan: ${plan:0:400}" ;;
+esac
+
 # ---- statements that write no data file leave the blobs readable by both: an index on another column, the
 # primary key (a new manifest with the schema's metadata), cleanup (never a sidecar) ---------------------------
 for name in leg21 v2; do
