@@ -79,7 +79,7 @@ for line in "${step_table[@]}"; do all_steps+=("${line%% *}"); done
 steps=()
 for a in "$@"; do
 	case $a in
-		-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+		-h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0 ;;
 		*) [[ " ${all_steps[*]} " == *" $a "* ]] && steps+=("$a") && continue
 			echo "test/run-all.sh: unknown step '$a' (steps: ${all_steps[*]})" >&2; exit 2 ;;
 	esac

@@ -32,6 +32,7 @@
 #include "lt_json.h"
 #include "lt_pages.h"
 #include "table/lt_scan.h"
+#include "blob/lt_blob.h"
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
 #include "util/lt_sort.h"
@@ -50,6 +51,7 @@ typedef struct options
 	bool		with_rowid;
 	bool		rowaddr;
 	bool		stats;
+	bool		blobs;			/* scan/take: blob columns as {"len", "fnv"} of their bytes, not descriptors */
 } options;
 
 static void
@@ -65,7 +67,8 @@ usage(void)
 			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
 			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"
-			"       (scan and take accept --stats: pages decoded and bytes read, on stderr)\n"
+			"       (scan and take accept --stats: pages decoded and bytes read, on stderr; and --blobs: blob columns as\n"
+			"        {\"len\":N,\"fnv\":FNV-1a 64 of the bytes} instead of their descriptors)\n"
 			"       lt-inspect append | delete | update DIR ...   (commit a change; see lt_commit_cmds.c)\n");
 	exit(2);
 }
@@ -264,6 +267,51 @@ parse_rowaddrs(const char *s, uint64_t **out, size_t *n)
 	return 0;
 }
 
+
+/* A blob's bytes as {"len":N,"fnv":"<FNV-1a 64, hex>"}, or null: what test/interop/blob.mjs prints from the engine. */
+static lt_code
+blob_json(FILE *out, lt_dataset *ds, const Lt__Pb__DataFragment *frag, const lt_field *f, const lt_array *desc,
+		  int64_t r, lt_error *err)
+{
+	const char *file = NULL;
+	char	   *data_file,
+			   *path;
+	lt_blob_loc loc;
+	uint8_t    *bytes;
+	uint64_t	h = 0xcbf29ce484222325ull;
+	lt_code		rc;
+
+	for (size_t j = 0; j < frag->n_files && !file; j++)
+		for (size_t k = 0; k < frag->files[j]->n_fields; k++)
+			if (frag->files[j]->fields[k] == f->id)
+				file = frag->files[j]->path;
+	if (!file)
+		return lt_corrupt(err, "fragment %llu has no data file for blob field \"%s\"",
+						  (unsigned long long) frag->id, f->name);
+	data_file = lt_asprintf("data/%s", file);
+	rc = lt_blob_locate(f->blob, desc, r, data_file, &loc, err);
+	lt_free(data_file);
+	if (rc != LT_OK)
+		return rc;
+	if (loc.is_null)
+	{
+		fputs("null", out);
+		return LT_OK;
+	}
+	bytes = malloc(loc.length ? loc.length : 1);
+	path = loc.path ? lt_dataset_path(ds, loc.path) : NULL;
+	rc = !bytes ? lt_nomem(err) : loc.length && !path ? lt_nomem(err) :
+		loc.length ? lt_blob_read(ds->store, path, &loc, bytes, err) : LT_OK;
+	for (uint64_t i = 0; rc == LT_OK && i < loc.length; i++)
+		h = (h ^ bytes[i]) * 0x100000001b3ull;
+	if (rc == LT_OK)
+		fprintf(out, "{\"len\":%" PRIu64 ",\"fnv\":\"%016" PRIx64 "\"}", loc.length, h);
+	free(bytes);
+	lt_free(path);
+	lt_blob_loc_clear(&loc);
+	return rc;
+}
+
 static int
 cmd_scan(lt_dataset *ds, const options *o)
 {
@@ -370,7 +418,13 @@ cmd_scan(lt_dataset *ds, const options *o)
 					first = false;
 					json_string(mem, fields[c]->name, strlen(fields[c]->name));
 					putc(':', mem);
-					json_value(mem, b->columns[c], r);
+					if (o->blobs && fields[c]->blob != LT_BLOB_NONE)
+					{
+						if (blob_json(mem, ds, ds->fragments[fi], fields[c], b->columns[c], r, &err) != LT_OK)
+							status = fail(&err);
+					}
+					else
+						json_value(mem, b->columns[c], r);
 				}
 				putc('}', mem);
 				fclose(mem);
@@ -458,6 +512,8 @@ main(int argc, char **argv)
 			o.rowaddr = true;
 		else if (strcmp(argv[i], "--stats") == 0)
 			o.stats = true;
+		else if (strcmp(argv[i], "--blobs") == 0)
+			o.blobs = true;
 		else
 			usage();
 	}

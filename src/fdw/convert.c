@@ -790,7 +790,7 @@ blob_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 	rc = lt_blob_locate(c->field->blob, a, i, src->data_file, &loc, &err);
 	lt_alloc_target(old);
 	if (rc != LT_OK)
-		lt_report(&err, psprintf("blob column \"%s\" of dataset %s", c->field->name, src->ds->prefix));
+		lt_report(&err, psprintf("blob column \"%s\"", c->field->name));
 	if (loc.is_null)
 	{
 		*isnull = true;
@@ -812,7 +812,7 @@ blob_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 		rc = path ? lt_blob_read(src->ds->store, path, &loc, (uint8_t *) VARDATA(out), &err) : lt_nomem(&err);
 		lt_alloc_target(old);
 		if (rc != LT_OK)
-			lt_report(&err, psprintf("blob column \"%s\" of dataset %s", c->field->name, src->ds->prefix));
+			lt_report(&err, psprintf("blob column \"%s\"", c->field->name));
 	}
 	return PointerGetDatum(out);
 }

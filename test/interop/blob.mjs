@@ -1,15 +1,16 @@
 #!/usr/bin/env node
 // blob.mjs: blob-column datasets made and read by the real Lance engines (issue 21), for test/interop/blob.sh.
 //
-//   node blob.mjs make   <8|12> <dir> <form> [storage]   write a dataset with an `id` column, a `note` column and a
-//                                                         blob column `payload` (rows from rowBytes below)
-//        forms: legacy  (Lance 8: large_binary with lance-encoding:blob=true; storage 2.0 or 2.1)
+//   node blob.mjs make   <8|12> <dir> <form> [storage|urldir] [parts]   write a dataset (in `parts` appends) with an `id` column, a `note` column and a
+//                                                         with a blob column `payload` (rows from rowBytes below)
+//        forms: legacy  (large_binary with lance-encoding:blob=true; storage 2.0 or 2.1; Lance 12 refuses it in 2.2)
 //               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
 //               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
 //                        the URIs point into, made here)
 //   node blob.mjs expect <n>                              the rows make writes, as JSON lines {id, len, md5} (null: len null)
 //   node blob.mjs scan   <8|12> <dir>                     the engine's scan of id + note, JSON lines, ordered by id
 //   node blob.mjs bytes  <dir>                            the engine's blob bytes of every row: JSON lines {id, len, md5}
+//   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
 import crypto from "node:crypto";
@@ -45,7 +46,23 @@ function rowBytes(i) {
   return b;
 }
 const md5 = (b) => crypto.createHash("md5").update(b).digest("hex");
-const describe = (id, b) => JSON.stringify({ id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
+// FNV-1a 64, as `lt-inspect scan --blobs` prints it (32-bit halves: BigInt per byte is slow on MBs)
+function fnv(b) {
+  let hi = 0xcbf29ce4, lo = 0x84222325;
+  for (let i = 0; i < b.length; i++) {
+    lo ^= b[i];
+    // (hi:lo) * 0x100000001b3 mod 2^64 = (hi:lo) * 0x1b3 + (lo << 40)
+    const l0 = (lo & 0xffff) * 0x1b3, l1 = (lo >>> 16) * 0x1b3;
+    const nlo = l0 + (l1 & 0xffff) * 0x10000;
+    const carry = Math.floor(nlo / 0x100000000) + Math.floor(l1 / 0x10000);
+    hi = (Math.imul(hi, 0x1b3) + carry + ((lo << 8) >>> 0)) >>> 0;
+    lo = nlo >>> 0;
+  }
+  return hi.toString(16).padStart(8, "0") + lo.toString(16).padStart(8, "0");
+}
+const FNV = process.argv.includes("--fnv");
+const describe = (id, b) => JSON.stringify(FNV ? { id, len: b === null ? null : b.length, fnv: b === null ? null : fnv(b) }
+  : { id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
 
 async function connect(lancedb, dir) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-blob-"));
@@ -63,14 +80,13 @@ function chmodReadable(dir) { // lance creates files 0600; the postgres server m
   }
 }
 
-async function make(v, dir, form, arg) {
+async function make(v, dir, form, arg, parts) {
   const { A, lancedb } = await engine(v);
   fs.rmSync(dir, { recursive: true, force: true });
   const db = await connect(lancedb, dir);
   const ids = [...Array(ROWS).keys()];
   let schema, rows, storage;
   if (form === "legacy") {
-    if (v !== "8") throw new Error("legacy blobs are made by Lance 8");
     const meta = new Map([["lance-encoding:blob", "true"]]);
     schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("note", new A.Utf8(), true),
       new A.Field("payload", new A.LargeBinary(), true, meta)]);
@@ -98,7 +114,9 @@ async function make(v, dir, form, arg) {
   const storageOptions = { new_table_data_storage_version: storage };
   if (form === "v2uri") storageOptions.allow_external_blob_outside_bases = "true";
   const tbl = await db.createEmptyTable("t", schema, { storageOptions });
-  await tbl.add(rows);
+  // parts > 1: that many appends, so as many fragments (and data files, each with its own blobs and sidecars)
+  const n = Math.max(1, Number(parts || 1));
+  for (let k = 0; k < n; k++) await tbl.add(rows.slice(Math.floor((k * rows.length) / n), Math.floor(((k + 1) * rows.length) / n)));
   chmodReadable(dir);
 }
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
@@ -142,9 +160,9 @@ async function bytes(dir) {
   rows.forEach((r, k) => console.log(describe(Number(r.id), got[k])));
 }
 
-const [cmd, ...args] = process.argv.slice(2);
+const [cmd, ...args] = process.argv.slice(2).filter((a) => a !== "--fnv");
 try {
-  if (cmd === "make") await make(args[0], args[1], args[2], args[3]);
+  if (cmd === "make") await make(args[0], args[1], args[2], args[3], args[4]);
   else if (cmd === "expect") for (let i = 0; i < Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));
   else if (cmd === "scan") await scan(args[0], args[1]);
   else if (cmd === "bytes") await bytes(args[0]);

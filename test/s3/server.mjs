@@ -14,6 +14,7 @@
 //
 //   node test/s3/server.mjs DIR [BUCKET ...]     prints {"port": N} on stdout; stops when stdin closes
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createReadStream } from 'node:fs'
 import fs from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -203,6 +204,23 @@ server.middleware.splice(server.middleware.length - 1, 0, async function suffixR
     // nothing to give of an empty object (or for N = 0): 416, as S3 answers
     if (size === 0 || want === 0) return store.getObject(bucket, key, { start: size + 1 })
     return store.getObject(bucket, key, { start: Math.max(0, size - want), end: size - 1 })
+  }
+  return next()
+})
+
+// the range of the first byte alone (Range: bytes=0-0): s3rver reads an end of 0 as "to the end" and sends the whole
+// object (a one-byte blob at the start of a data file asks for exactly this). Answer it as S3 does: one byte, 206.
+server.middleware.splice(server.middleware.length - 1, 0, async function firstByteRange(ctx, next) {
+  if (ctx.method !== 'GET' || !/^bytes=0-0$/.test(ctx.get('range') || '')) return next()
+  const store = ctx.store
+  ctx.store = Object.create(store)
+  ctx.store.getObject = async (bucket, key) => {
+    const object = await store.getObject(bucket, key, { start: 0 })
+    if (!object || !object.content) return object  // missing, or an empty object: s3rver's own answer (416)
+    object.content.destroy()
+    object.content = createReadStream(store.getResourcePath(bucket, key, 'object'), { start: 0, end: 0 })
+    object.range = { start: 0, end: 0 }
+    return object
   }
   return next()
 })
