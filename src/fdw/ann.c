@@ -59,6 +59,8 @@ typedef struct FragMask
 	uint64		n;
 } FragMask;
 
+static int	mask_cmp(const void *a, const void *b);
+
 struct LtAnnState
 {
 	MemoryContext cxt;			/* the index list, the opened index */
@@ -163,6 +165,21 @@ ltfdw_ann_rescan(LtAnnState *as)
 	as->masks = NULL;
 	as->n_masks = 0;
 	as->last = NULL;
+}
+
+bool
+ltfdw_ann_mask(LtAnnState *as, uint32 fragment_id, const uint32 **offsets, uint64 *n, bool *all)
+{
+	FragMask	key = {fragment_id};
+	const FragMask *m;
+
+	if (!as->mask_built || as->masks == NULL ||
+		(m = bsearch(&key, as->masks, as->n_masks, sizeof(FragMask), mask_cmp)) == NULL)
+		return false;
+	*offsets = m->offsets;
+	*n = m->n;
+	*all = m->all;
+	return true;
 }
 
 bool
