@@ -42,18 +42,32 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "san: IVF search under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
 	fi
 	# damaged index files: an error naming the file, never a crash
-	for f in "$TMP"/l2/v.lance/_indices/*/*.idx; do
-		cp "$f" "$f.orig"
-		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
-		"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
-			ok "corrupt: truncated $(basename "$f") is an error naming it"
-		else
-			ko "corrupt: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
-		fi
-		mv "$f.orig" "$f"
+	for ds in v pq8; do
+		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do
+			cp "$f" "$f.orig"
+			head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+			"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/$ds.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+			rc=$?
+			if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+				ok "corrupt: $ds: truncated $(basename "$f") is an error naming it"
+			else
+				ko "corrupt: $ds: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+			fi
+			mv "$f.orig" "$f"
+		done
 	done
+	# PQ metadata that does not hold together (sub-vectors that do not divide the dimension): an error naming the file
+	f=$(ls "$TMP"/l2/pq8.lance/_indices/*/auxiliary.idx)
+	cp "$f" "$f.orig"
+	sed -i 's/num_sub_vectors\\":4/num_sub_vectors\\":3/' "$f"
+	"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/pq8.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+	rc=$?
+	if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "auxiliary.idx: PQ of 3 sub-vectors" "$TMP/bad.out"; then
+		ok "corrupt: pq8: PQ metadata of 3 sub-vectors for 16 dimensions is an error naming the file"
+	else
+		ko "corrupt: pq8: PQ metadata of 3 sub-vectors (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+	fi
+	mv "$f.orig" "$f"
 fi
 
 # through PostgreSQL
