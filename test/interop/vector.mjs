@@ -44,6 +44,8 @@ const fail = (msg) => { failed++; console.log("FAIL " + msg); };
 // in its own partition scan order: those answers may differ in a row; they are counted, printed, and bounded
 let pq4Total = 0;
 const pq4Differ = [];
+// recall@10 against the exact answer, summed over the index searches: lt_fdw's and the engine's, per kind
+const recall = {};
 
 // the engine's distance of a row from ours (the SQL operator's): squared L2, 1 - dot; cosine through PQ codes is
 // the squared L2 of normalized vectors (twice the cosine distance) unless refined
@@ -78,7 +80,7 @@ for (const metric of ["l2", "cosine", "dot"]) {
     // between two clusters: which partitions are probed decides the answer
     const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
     const q = a.map((x, i) => Math.fround((x + b[i]) / 2 + (rnd() - 0.5) * 2));
-    const answers = {};
+    const answers = {}, got = [];
     for (const [np, refine] of pq ? [[1, 0], [3, 0], [8, 0], [3, 2], [0, 0]] : [[1, 0], [3, 0], [8, 0], [0, 0]]) {
       let vq = tbl.vectorSearch(q).distanceType(metric).limit(K).withRowId();
       vq = np === 0 ? vq.bypassVectorIndex() : vq.nprobes(np);
@@ -94,6 +96,7 @@ for (const metric of ["l2", "cosine", "dot"]) {
       const ids = (l) => l.map((r) => r.id).join(",");
       const close = (x, y) => Math.abs(x - y) <= 1e-4 * Math.max(1, Math.abs(y));
       answers[np] = ids(ref);
+      got.push({ np, ours: ours.map((r) => r.id), ref: ref.map((r) => r.id) });
       const bad = ours.findIndex((r, i) => !ref[i] || !close(r.d, ref[i].d));
       if (name === "pq4") pq4Total++;
       if (name === "pq4" && (ours.length !== ref.length || bad >= 0)) {
@@ -115,6 +118,13 @@ for (const metric of ["l2", "cosine", "dot"]) {
       passed++;
     }
     if (answers[1] !== answers[0]) routed++;
+    const exact = answers[0].split(",");
+    const r = (recall[name] ??= { ours: 0, engine: 0, n: 0 });
+    for (const g of got.filter((g) => g.np !== 0)) {
+      r.ours += g.ours.filter((x) => exact.includes(x)).length / exact.length;
+      r.engine += g.ref.filter((x) => exact.includes(x)).length / exact.length;
+      r.n++;
+    }
   }
   // the test must be able to fail: with one probe some answers differ from the exact ones
   if (routed === 0) fail(`${metric} ${name}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
@@ -124,5 +134,10 @@ for (const metric of ["l2", "cosine", "dot"]) {
 for (const d of pq4Differ) console.log(`pq4 differs: ${d}`);
 if (pq4Differ.length * 3 > pq4Total) fail(`pq4: ${pq4Differ.length} of ${pq4Total} answers differ from the engine's (more than a third)`);
 else { passed++; console.log(`pq4: ${pq4Total - pq4Differ.length} of ${pq4Total} answers equal the engine's`); }
+// recall@10 of lt_fdw's index searches is never (more than 1% of a query) below the engine's
+for (const [name, r] of Object.entries(recall)) {
+  const line = `${name}: mean recall@10 over ${r.n} index searches: lt_fdw ${(r.ours / r.n).toFixed(3)}, the engine ${(r.engine / r.n).toFixed(3)}`;
+  if (r.ours + 0.01 * r.n < r.engine) fail(line); else { passed++; console.log(line); }
+}
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);

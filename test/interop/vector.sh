@@ -28,7 +28,7 @@ if node "$HERE/vector.mjs" "$TMP" "$INSPECT" >"$TMP/vector.log" 2>&1; then
 else
 	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/vector.log" | tail -n 20)"
 fi
-grep -E "^(l2|cosine|dot|pq4):" "$TMP/vector.log" | sed 's/^/     /'
+grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
 
 # the index reader under ASan/UBSan, one query through the index and one exact
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
