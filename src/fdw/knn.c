@@ -395,6 +395,21 @@ load_query(LtKnnState *ks, ExprContext *econtext)
 	return true;
 }
 
+/* A failed scoring of rows, as the SQL operator would fail on them (or the library's error). */
+static void
+rank_check(LtKnnState *ks, LtScanState *st, lt_code rc, const lt_knn_stats *stats, const lt_error *err)
+{
+	if (rc == LT_ECANCELED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
+		ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
+			: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
+	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
+	if (rc != LT_OK)
+		lt_report(err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+}
+
 /* Score the live rows of fragment i passing the pushed filter into ks->topk (exactly). */
 static void
 rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, lt_knn_stats *stats)
@@ -431,15 +446,7 @@ rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, 
 		}
 		lt_alloc_target(old);
 		MemoryContextReset(ks->lib_cxt);
-		if (rc == LT_ECANCELED)
-			CHECK_FOR_INTERRUPTS();
-		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
-			ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
-				: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
-		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
-		if (rc != LT_OK)
-			lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+		rank_check(ks, st, rc, stats, &err);
 	}
 }
 
@@ -459,15 +466,7 @@ rank_rows(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, cons
 	rc = lt_knn_fragment(ds, ds->fragments[i], q, NULL, rows, n, NULL, &ks->topk, stats, &err);
 	lt_alloc_target(old);
 	MemoryContextReset(ks->lib_cxt);
-	if (rc == LT_ECANCELED)
-		CHECK_FOR_INTERRUPTS();
-	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
-		ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
-			: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
-	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
-		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
-	if (rc != LT_OK)
-		lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+	rank_check(ks, st, rc, stats, &err);
 }
 
 /*
