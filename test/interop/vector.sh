@@ -89,6 +89,17 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: ORDER BY vec <op> q LIMIT k through lt_fdw differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/sql.log" | tail -n 20)"
 	fi
 	grep -E '^(l2|cosine|dot):' "$TMP/sql.log" | sed 's/^/     /'
+	# a damaged index file: the query fails with XX001 naming the file (no crash, no silent exact answer)
+	f=$(ls "$TMP"/l2/pq8.lance/_indices/*/auxiliary.idx)
+	cp "$f" "$f.orig"
+	head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+	out=$(psql -X -q -d postgres -v VERBOSITY=verbose -c "\set VERBOSITY verbose" -c "SELECT id FROM pq8_l2 ORDER BY vec <-> array_fill(1, ARRAY[16])::real[] LIMIT 3" 2>&1)
+	if grep -q "XX001" <<<"$out" && grep -q "auxiliary.idx" <<<"$out"; then
+		ok "sql: a truncated IVF_PQ auxiliary.idx fails the query with XX001 naming the file"
+	else
+		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
+	fi
+	mv "$f.orig" "$f"
 else
 	ko "sql: the test cluster did not start"
 fi
