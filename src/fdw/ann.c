@@ -9,8 +9,9 @@
  * index scores approximately, and leaves out deleted rows and the rows the pushed filter rejects:
  * the prefilter is a row mask of the covered fragments, built once per (re)scan from the scalar
  * index verdicts and the filter evaluated on its columns (as Lance's prefilter), so that a filtered
- * search ranks only rows that pass.  When the mask holds fewer rows than the probes would score,
- * ranking the mask exactly is both cheaper and exact: the search says so and knn.c does that.
+ * search ranks only rows that pass.  When the mask holds fewer rows than the probes would score
+ * (for PQ, a sixteenth of them: codes are cheap to score, scattered vectors are not), ranking the
+ * mask exactly is both cheaper and exact: the search says so and knn.c does that.
  */
 #include "postgres.h"
 
@@ -58,6 +59,8 @@ typedef struct FragMask
 	uint32	   *offsets;		/* ascending */
 	uint64		n;
 } FragMask;
+
+static int	mask_cmp(const void *a, const void *b);
 
 struct LtAnnState
 {
@@ -163,6 +166,21 @@ ltfdw_ann_rescan(LtAnnState *as)
 	as->masks = NULL;
 	as->n_masks = 0;
 	as->last = NULL;
+}
+
+bool
+ltfdw_ann_mask(LtAnnState *as, uint32 fragment_id, const uint32 **offsets, uint64 *n, bool *all)
+{
+	FragMask	key = {fragment_id};
+	const FragMask *m;
+
+	if (!as->mask_built || as->masks == NULL ||
+		(m = bsearch(&key, as->masks, as->n_masks, sizeof(FragMask), mask_cmp)) == NULL)
+		return false;
+	*offsets = m->offsets;
+	*n = m->n;
+	*all = m->all;
+	return true;
 }
 
 bool
@@ -298,6 +316,12 @@ ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk
 		build_mask(as, st);
 	parts = lt_vindex_partitions(as->vx);
 	probed = (double) lt_vindex_covered_rows(as->vx) * Min((uint32) lt_nprobes, parts) / Max(parts, 1);
+	/*
+	 * Ranking the mask exactly reads each row's whole vector, scattered over the pages; the index's
+	 * flat storage costs as much per row, its PQ codes far less: a mask must be that much smaller.
+	 */
+	if (!lt_vindex_exact_scores(as->vx))
+		probed /= 16;
 	if (!as->mask_all && (double) as->mask_rows <= probed)
 	{
 		as->exact_small_prefilter++;

@@ -35,6 +35,11 @@ extern void ltfdw_ann_rescan(LtAnnState *as);
  * would score, the query's dimension is not the index's): nothing was ranked.
  */
 extern bool ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk *topk);
+/*
+ * The prefilter's rows of covered fragment id when this (re)scan built one: false when there is none
+ * (no search yet, or the fragment is not covered); *all when every live row passes.
+ */
+extern bool ltfdw_ann_mask(LtAnnState *as, uint32 fragment_id, const uint32 **offsets, uint64 *n, bool *all);
 /* Whether the index covers fragment id (the others are the caller's to search exactly). */
 extern bool ltfdw_ann_covers(LtAnnState *as, uint32 fragment_id);
 

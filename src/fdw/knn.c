@@ -396,6 +396,21 @@ load_query(LtKnnState *ks, ExprContext *econtext)
 	return true;
 }
 
+/* A failed scoring of rows, as the SQL operator would fail on them (or the library's error). */
+static void
+rank_check(LtKnnState *ks, LtScanState *st, lt_code rc, const lt_knn_stats *stats, const lt_error *err)
+{
+	if (rc == LT_ECANCELED)
+		CHECK_FOR_INTERRUPTS();
+	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
+		ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
+			: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
+	if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
+		ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
+	if (rc != LT_OK)
+		lt_report(err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+}
+
 /* Score the live rows of fragment i passing the pushed filter into ks->topk (exactly). */
 static void
 rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, lt_knn_stats *stats)
@@ -432,16 +447,27 @@ rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, 
 		}
 		lt_alloc_target(old);
 		MemoryContextReset(ks->lib_cxt);
-		if (rc == LT_ECANCELED)
-			CHECK_FOR_INTERRUPTS();
-		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_DIM)
-			ks->commuted ? ltfdw_vector_dims_error(ks->dim, (int) stats->bad_dim)
-				: ltfdw_vector_dims_error((int) stats->bad_dim, ks->dim);
-		if (rc == LT_EINVALID && stats->bad == LT_KNN_BAD_NULL_ITEM)
-			ereport(ERROR, (errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED), errmsg("array must not contain nulls")));
-		if (rc != LT_OK)
-			lt_report(&err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
+		rank_check(ks, st, rc, stats, &err);
 	}
+}
+
+/* Score rows (ascending offsets of fragment i, live and passing the pushed filter) into ks->topk. */
+static void
+rank_rows(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, const uint32 *rows, uint64 n,
+		  lt_knn_stats *stats)
+{
+	lt_dataset *ds = st->entry->ds;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+
+	if (n == 0)
+		return;
+	old = lt_alloc_target(ks->lib_cxt);
+	rc = lt_knn_fragment(ds, ds->fragments[i], q, NULL, rows, n, NULL, &ks->topk, stats, &err);
+	lt_alloc_target(old);
+	MemoryContextReset(ks->lib_cxt);
+	rank_check(ks, st, rc, stats, &err);
 }
 
 /*
@@ -474,8 +500,20 @@ rank(LtKnnState *ks, LtScanState *st)
 	ks->rounds++;
 	by_index = !ks->exact_only && ltfdw_ann_search(ks->ann, st, &q, &ks->topk);
 	for (size_t i = 0; i < ds->n_fragments; i++)
-		if (!by_index || !ltfdw_ann_covers(ks->ann, (uint32) ds->fragments[i]->id))
+	{
+		uint32		id = (uint32) ds->fragments[i]->id;
+		const uint32 *rows;
+		uint64		n;
+		bool		all;
+
+		if (by_index && ltfdw_ann_covers(ks->ann, id))
+			continue;
+		/* the index search's prefilter already holds the rows that pass: score just those */
+		if (!ks->null_query && ltfdw_ann_mask(ks->ann, id, &rows, &n, &all) && !all)
+			rank_rows(ks, st, i, &q, rows, n, &stats);
+		else
 			rank_fragment(ks, st, i, &q, &stats);
+	}
 	lt_topk_finish(&ks->topk);
 	if (by_index && ks->topk.n < ks->want)
 	{

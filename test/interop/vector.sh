@@ -3,11 +3,13 @@
 #
 #   test/interop/vector.sh
 #
-# vector.mjs builds, for each distance type (l2, cosine, dot), a dataset of clustered float32 vectors in three
-# fragments with the engine's own IVF_FLAT index (8 partitions), then a fragment the index does not cover and
-# deletions; for queries between clusters, k = 10 and nprobes 1, 3, 8 and exact, `lt-inspect vector-search`
-# (lt_fdw's C reader of the index files: centroids, partition routing, the flat storage, deleted rows and
-# unindexed fragments) must return the engine's vectorSearch row ids in the same order with the same distances.
+# vector.mjs builds, for each distance type (l2, cosine, dot), datasets of clustered float32 vectors in three
+# fragments with the engine's own IVF_FLAT and IVF_PQ (8- and 4-bit codes) indexes (8 partitions), then a fragment
+# the index does not cover and deletions; for queries between clusters, k = 10, nprobes 1, 3, 8 (PQ: also refine 2)
+# and exact, `lt-inspect vector-search` (lt_fdw's C reader of the index files: centroids, partition routing, the
+# flat and PQ storage, distance tables, deleted rows and unindexed fragments) must return the engine's vectorSearch
+# row ids in the same order with the same distances (4-bit codes: a bounded share of answers may differ in a row
+# at tied distances).
 # Then the same datasets through PostgreSQL (vector-sql.mjs, a throwaway cluster with lt_fdw installed in a private
 # copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
 # lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against
@@ -22,34 +24,50 @@ ROOT=$(cd "$HERE/../.." && pwd)
 lt_checks interop-vector
 
 if node "$HERE/vector.mjs" "$TMP" "$INSPECT" >"$TMP/vector.log" 2>&1; then
-	ok "ivf_flat: lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/vector.log"))"
+	ok "ivf_flat, ivf_pq: lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/vector.log"))"
 else
-	ko "ivf_flat: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/vector.log" | tail -n 20)"
+	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/vector.log" | tail -n 20)"
 fi
-grep -E '^(l2|cosine|dot):' "$TMP/vector.log" | sed 's/^/     /'
+grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
 
 # the index reader under ASan/UBSan, one query through the index and one exact
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	q=$(seq -s, 1 16)
 	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --nprobes 3 >"$TMP/san.out" 2>&1 &&
-		"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --exact >>"$TMP/san.out" 2>&1; then
-		ok "san: IVF search and exact search under ASan/UBSan"
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --exact >>"$TMP/san.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/pq8.lance" --column vec --query "$q" --nprobes 3 --refine 2 >>"$TMP/san.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/cosine/pq4.lance" --column vec --query "$q" --nprobes 3 --metric cosine >>"$TMP/san.out" 2>&1; then
+		ok "san: IVF_FLAT / IVF_PQ (8- and 4-bit) search and exact search under ASan/UBSan"
 	else
 		ko "san: IVF search under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
 	fi
 	# damaged index files: an error naming the file, never a crash
-	for f in "$TMP"/l2/v.lance/_indices/*/*.idx; do
-		cp "$f" "$f.orig"
-		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
-		"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
-			ok "corrupt: truncated $(basename "$f") is an error naming it"
-		else
-			ko "corrupt: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
-		fi
-		mv "$f.orig" "$f"
+	for ds in v pq8; do
+		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do
+			cp "$f" "$f.orig"
+			head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+			"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/$ds.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+			rc=$?
+			if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+				ok "corrupt: $ds: truncated $(basename "$f") is an error naming it"
+			else
+				ko "corrupt: $ds: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+			fi
+			mv "$f.orig" "$f"
+		done
 	done
+	# PQ metadata that does not hold together (sub-vectors that do not divide the dimension): an error naming the file
+	f=$(ls "$TMP"/l2/pq8.lance/_indices/*/auxiliary.idx)
+	cp "$f" "$f.orig"
+	sed -i 's/num_sub_vectors\\":4/num_sub_vectors\\":3/' "$f"
+	"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/pq8.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+	rc=$?
+	if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "auxiliary.idx: PQ of 3 sub-vectors" "$TMP/bad.out"; then
+		ok "corrupt: pq8: PQ metadata of 3 sub-vectors for 16 dimensions is an error naming the file"
+	else
+		ko "corrupt: pq8: PQ metadata of 3 sub-vectors (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+	fi
+	mv "$f.orig" "$f"
 fi
 
 # through PostgreSQL
@@ -71,6 +89,17 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: ORDER BY vec <op> q LIMIT k through lt_fdw differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/sql.log" | tail -n 20)"
 	fi
 	grep -E '^(l2|cosine|dot):' "$TMP/sql.log" | sed 's/^/     /'
+	# a damaged index file: the query fails with XX001 naming the file (no crash, no silent exact answer)
+	f=$(ls "$TMP"/l2/pq8.lance/_indices/*/auxiliary.idx)
+	cp "$f" "$f.orig"
+	head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+	out=$(psql -X -q -d postgres -v VERBOSITY=verbose -c "\set VERBOSITY verbose" -c "SELECT id FROM pq8_l2 ORDER BY vec <-> array_fill(1, ARRAY[16])::real[] LIMIT 3" 2>&1)
+	if grep -q "XX001" <<<"$out" && grep -q "auxiliary.idx" <<<"$out"; then
+		ok "sql: a truncated IVF_PQ auxiliary.idx fails the query with XX001 naming the file"
+	else
+		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
+	fi
+	mv "$f.orig" "$f"
 else
 	ko "sql: the test cluster did not start"
 fi

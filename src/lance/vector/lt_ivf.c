@@ -11,6 +11,12 @@
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
 
+static inline uint32_t
+Max32(uint32_t a, uint32_t b)
+{
+	return a > b ? a : b;
+}
+
 /* A string value of a flat JSON object: "key":"value" (no escapes in these values). */
 static char *
 json_string(const uint8_t *s, size_t len, const char *key)
@@ -31,6 +37,51 @@ json_string(const uint8_t *s, size_t len, const char *key)
 			return lt_strndup((const char *) s + i + pl, j - i - pl);
 		}
 	return NULL;
+}
+
+/*
+ * An integer (or true/false as 1/0) value of key in a JSON object, also when the object is itself a
+ * JSON string (its quotes escaped): "key":12 or \"key\":12.
+ */
+static bool
+json_number(const uint8_t *s, size_t len, const char *key, long *out)
+{
+	size_t		kl = strlen(key);
+
+	for (size_t i = 0; i + kl + 2 < len; i++)
+	{
+		size_t		j;
+
+		if (s[i] != '"' || memcmp(s + i + 1, key, kl) != 0)
+			continue;
+		j = i + 1 + kl;
+		if (j < len && s[j] == '\\')
+			j++;
+		if (j >= len || s[j] != '"')
+			continue;
+		j++;
+		while (j < len && (s[j] == ' ' || s[j] == ':'))
+			j++;
+		if (j + 4 <= len && memcmp(s + j, "true", 4) == 0)
+			*out = 1;
+		else if (j + 5 <= len && memcmp(s + j, "false", 5) == 0)
+			*out = 0;
+		else
+		{
+			char		num[24];
+			size_t		n = 0;
+			char	   *end;
+
+			while (j < len && n + 1 < sizeof(num) && (s[j] == '-' || (s[j] >= '0' && s[j] <= '9')))
+				num[n++] = (char) s[j++];
+			num[n] = 0;
+			*out = strtol(num, &end, 10);
+			if (n == 0 || *end != 0)
+				return false;
+		}
+		return true;
+	}
+	return false;
 }
 
 /* The Ivf protobuf in the global buffer that metadata "lance:ivf" names. */
@@ -77,6 +128,59 @@ load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *e
 	if ((ix->centroids = lt_malloc(t->data.len)) == NULL)
 		return lt_nomem(err);
 	memcpy(ix->centroids, t->data.data, t->data.len);
+	return LT_OK;
+}
+
+/* IVF_PQ storage: the code column, the quantizer's parameters and its codebook. */
+static lt_code
+open_pq(lt_ivf *ix, const char *path, lt_error *err)
+{
+	size_t		len;
+	const uint8_t *m = lt_index_file_meta(ix->aux, "storage_metadata", &len);
+	long		pos,
+				bits,
+				subs,
+				dim,
+				transposed = 1;
+	uint8_t    *bytes = NULL;
+	size_t		n;
+	Lt__Vec__Tensor *t;
+	size_t		want;
+
+	if (m == NULL || !json_number(m, len, "codebook_position", &pos) || !json_number(m, len, "nbits", &bits) ||
+		!json_number(m, len, "num_sub_vectors", &subs) || !json_number(m, len, "dimension", &dim))
+		return lt_corrupt(err, "%s: no PQ storage_metadata", path);
+	(void) json_number(m, len, "transposed", &transposed);
+	if ((bits != 8 && bits != 4) || subs <= 0 || dim != (long) ix->dim || ix->dim % subs != 0 ||
+		(bits == 4 && subs % 2 != 0) || pos < 0)
+		return lt_corrupt(err, "%s: PQ of %ld sub-vectors, %ld bits, dimension %ld for vectors of %u", path, subs,
+						  bits, dim, ix->dim);
+	ix->pq_bits = (uint32_t) bits;
+	ix->pq_m = (uint32_t) subs;
+	ix->pq_bytes = bits == 4 ? (uint32_t) subs / 2 : (uint32_t) subs;
+	ix->pq_transposed = transposed != 0;
+	LT_TRY(lt_index_file_field(ix->aux, "__pq_code", LT_TYPE_FIXED_LIST, &ix->pq_field, err));
+	if (ix->pq_field->fixed_size != (int32_t) ix->pq_bytes || ix->pq_field->n_children != 1 ||
+		ix->pq_field->children[0]->type != LT_TYPE_UINT8)
+		return lt_corrupt(err, "%s: column __pq_code is not fixed_size_list<uint8, %u>", path, ix->pq_bytes);
+	LT_TRY(lt_index_file_global_buffer(ix->aux, (uint64_t) pos, &bytes, &n, err));
+	t = lt__vec__tensor__unpack(lt_protobuf_allocator(), n, bytes);
+	lt_free(bytes);
+	want = ((size_t) 1 << bits) * ix->dim * sizeof(float);
+	if (t == NULL || t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32 || t->data.len != want)
+	{
+		if (t)
+			lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
+		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu float32 bytes", path, pos, want);
+	}
+	ix->codebook = lt_malloc(want);
+	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
+	ix->residual = lt_malloc(sizeof(float) * ix->dim);
+	if (ix->codebook)
+		memcpy(ix->codebook, t->data.data, want);
+	lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
+	if (!ix->codebook || !ix->table || !ix->residual)
+		return lt_nomem(err);
 	return LT_OK;
 }
 
@@ -131,7 +235,7 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 	{
 		uint64_t	at = 0;
 
-		if (strcmp(ix->type_name, "IVF_FLAT") != 0)
+		if (strcmp(ix->type_name, "IVF_FLAT") != 0 && strcmp(ix->type_name, "IVF_PQ") != 0)
 		{
 			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: searching an %s index", path, ix->type_name);
 			goto done;
@@ -171,14 +275,23 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 							(unsigned long long) at, (unsigned long long) lt_index_file_rows(ix->aux));
 			goto done;
 		}
-		if ((rc = lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err)) != LT_OK ||
-			(rc = lt_index_file_field(ix->aux, "flat", LT_TYPE_FIXED_LIST, &ix->flat_field, err)) != LT_OK)
+		if ((rc = lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err)) != LT_OK)
 			goto done;
-		if (ix->flat_field->fixed_size != (int32_t) ix->dim || ix->flat_field->n_children != 1 ||
-			ix->flat_field->children[0]->type != LT_TYPE_FLOAT32)
+		if (strcmp(ix->type_name, "IVF_PQ") == 0)
 		{
-			rc = lt_corrupt(err, "%s: column flat is not fixed_size_list<float32, %u>", path, ix->dim);
-			goto done;
+			if ((rc = open_pq(ix, path, err)) != LT_OK)
+				goto done;
+		}
+		else
+		{
+			if ((rc = lt_index_file_field(ix->aux, "flat", LT_TYPE_FIXED_LIST, &ix->flat_field, err)) != LT_OK)
+				goto done;
+			if (ix->flat_field->fixed_size != (int32_t) ix->dim || ix->flat_field->n_children != 1 ||
+				ix->flat_field->children[0]->type != LT_TYPE_FLOAT32)
+			{
+				rc = lt_corrupt(err, "%s: column flat is not fixed_size_list<float32, %u>", path, ix->dim);
+				goto done;
+			}
 		}
 	}
 	rc = LT_OK;
@@ -207,6 +320,9 @@ lt_ivf_close(lt_ivf *ix)
 	lt_free(ix->centroids);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
+	lt_free(ix->codebook);
+	lt_free(ix->table);
+	lt_free(ix->residual);
 	lt_free(ix);
 }
 
@@ -252,6 +368,226 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 	return n;
 }
 
+/*
+ * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
+ * centroid for l2 and cosine, against every codeword of every sub-vector.
+ */
+static void
+pq_table(lt_ivf *ix, uint32_t p, const float *q)
+{
+	uint32_t	k = 1u << ix->pq_bits,
+				sw = ix->dim / ix->pq_m;
+	const float *c = ix->centroids + (size_t) p * ix->dim;
+	double		norm = 0;
+
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		for (uint32_t i = 0; i < ix->dim; i++)
+			norm += (double) q[i] * q[i];
+		norm = sqrt(norm);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+	{
+		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
+
+		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
+	}
+	for (uint32_t s = 0; s < ix->pq_m; s++)
+		for (uint32_t w = 0; w < k; w++)
+		{
+			const float *sub = ix->residual + (size_t) s * sw;
+			const float *cw = ix->codebook + ((size_t) s * k + w) * sw;
+			float		d = 0;
+
+			if (ix->metric == LT_VMETRIC_NEG_DOT)
+			{
+				for (uint32_t i = 0; i < sw; i++)
+					d += sub[i] * cw[i];
+				d = 1.0f - d;
+			}
+			else
+				for (uint32_t i = 0; i < sw; i++)
+					d += (sub[i] - cw[i]) * (sub[i] - cw[i]);
+			ix->table[(size_t) s * k + w] = d;
+		}
+}
+
+/* The engine's PQ distance of row r (of len rows) from its codes and the table. */
+static inline float
+pq_raw(const lt_ivf *ix, const uint8_t *codes, uint32_t len, uint32_t r)
+{
+	uint32_t	k = 1u << ix->pq_bits;
+	float		d = 0;
+
+	for (uint32_t j = 0; j < ix->pq_bytes; j++)
+	{
+		uint8_t		b = ix->pq_transposed ? codes[(size_t) j * len + r] : codes[(size_t) r * ix->pq_bytes + j];
+
+		if (ix->pq_bits == 8)
+			d += ix->table[(size_t) j * k + b];
+		else if (ix->quantize_4bit)
+		{
+			/* the engine's fast path adds the two nibbles' entries one after the other ... */
+			d += ix->table[(size_t) (2 * j) * k + (b & 0x0F)];
+			d += ix->table[(size_t) (2 * j + 1) * k + (b >> 4)];
+		}
+		else
+			/* ... its row-at-a-time path (with a prefilter) a byte's two entries first */
+			d += ix->table[(size_t) (2 * j) * k + (b & 0x0F)] + ix->table[(size_t) (2 * j + 1) * k + (b >> 4)];
+	}
+	return d;
+}
+
+/* A float rounded and cast to u8 as Rust's `as u8` does (saturating; NaN is 0). */
+static inline uint8_t
+sat_u8(float x)
+{
+	x = roundf(x);
+	return !(x > 0) ? 0 : x >= 255 ? 255 : (uint8_t) x;
+}
+
+/*
+ * The engine's distances of every row of a partition (dist: len floats).  4-bit codes without a
+ * prefilter go its fast way: the first max(200, k_hint) rows exactly, then rows in blocks of 16 from a
+ * table quantized to u8 between the table's minimum and the largest exact distance, summed with
+ * saturation and mapped back as q * range + min; the rows after the last whole block exactly.
+ */
+static void
+pq_distances(lt_ivf *ix, const uint8_t *codes, uint32_t len, float *dist)
+{
+	if (ix->pq_bits == 4 && ix->quantize_4bit && len > 0)
+	{
+		uint32_t	flat = Max32(200, ix->k_hint);
+		uint32_t	rem = len % 16;
+		size_t		nt = (size_t) 16 * ix->pq_m;
+		float		qmax = -INFINITY,
+					qmin = INFINITY,
+					factor,
+					range;
+		uint8_t		qt[512];	/* 16 * pq_m entries (pq_m <= 32 for this path) */
+
+		if (flat > len)
+			flat = len;
+		for (uint32_t r = 0; r < flat; r++)
+		{
+			dist[r] = pq_raw(ix, codes, len, r);
+			if (dist[r] > qmax)
+				qmax = dist[r];
+		}
+		for (size_t e = 0; e < nt; e++)
+			if (ix->table[e] < qmin)
+				qmin = ix->table[e];
+		if (nt <= sizeof(qt))
+		{
+			factor = 255.0f / (qmax - qmin);
+			range = (qmax - qmin) / 255.0f;
+			for (size_t e = 0; e < nt; e++)
+				qt[e] = sat_u8((ix->table[e] - qmin) * factor);
+			for (uint32_t r = flat; r < len - rem; r++)
+			{
+				unsigned	sum = 0;
+
+				for (uint32_t j = 0; j < ix->pq_bytes; j++)
+				{
+					uint8_t		b = ix->pq_transposed ? codes[(size_t) j * len + r] : codes[(size_t) r * ix->pq_bytes + j];
+
+					sum += qt[(2 * j) * 16 + (b & 0x0F)];
+					sum += qt[(2 * j + 1) * 16 + (b >> 4)];
+				}
+				dist[r] = (float) (sum > 255 ? 255 : sum) * range + qmin;
+			}
+			for (uint32_t r = Max32(len - rem, flat); r < len; r++)
+				dist[r] = pq_raw(ix, codes, len, r);
+			return;
+		}
+	}
+	for (uint32_t r = 0; r < len; r++)
+		dist[r] = pq_raw(ix, codes, len, r);
+}
+
+/* An engine's PQ distance in the metric's scale (lt_vdist). */
+static inline double
+pq_scale(const lt_ivf *ix, float d)
+{
+	switch (ix->metric)
+	{
+		case LT_VMETRIC_L2:
+			return d > 0 ? sqrt((double) d) : 0;
+		case LT_VMETRIC_COSINE:
+			/* L2 of normalized vectors: squared, twice the cosine distance */
+			return (double) d / 2;
+		default:
+			/* the sum of (1 - dot) over the sub-vectors, minus (M - 1), is 1 - dot */
+			return (double) d - (double) (ix->pq_m - 1) - 1;
+	}
+}
+
+static lt_code
+search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg), void *arg,
+		  lt_topk *topk, uint64_t *scored, lt_error *err)
+{
+	lt_array   *ids = NULL,
+			   *codes = NULL;
+	uint32_t	len = ix->part_len[p];
+	float	   *dist = NULL;
+	lt_code		rc;
+
+	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
+		(rc = lt_index_file_read(ix->aux, ix->pq_field, ix->part_start[p], len, &codes, err)) != LT_OK)
+		goto done;
+	if (ids->length != len || codes->length != len || codes->children[0] == NULL ||
+		codes->children[0]->length != (int64_t) len * ix->pq_bytes)
+	{
+		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
+		goto done;
+	}
+	if ((dist = lt_malloc(sizeof(float) * Max32(len, 1))) == NULL)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	if (ix->seq && ix->seq->n + len > ix->seq->cap)
+	{
+		uint64_t	cap = 1024 + 2 * (ix->seq->n + len);
+		uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
+
+		if (ids2 == NULL)
+		{
+			rc = lt_nomem(err);
+			goto done;
+		}
+		ix->seq->ids = ids2;
+		ix->seq->cap = cap;
+	}
+	pq_table(ix, p, q);
+	pq_distances(ix, codes->children[0]->values, len, dist);
+	for (uint32_t r = 0; r < len; r++)
+	{
+		uint64_t	id;
+
+		if (!lt_array_is_valid(ids, r))
+			continue;
+		memcpy(&id, ids->values + (size_t) r * 8, 8);
+		if (accept && !accept(id, arg))
+			continue;
+		if (ix->seq)
+		{
+			ix->seq->ids[ix->seq->n] = id;
+			lt_topk_push(topk, pq_scale(ix, dist[r]), ix->seq->n++);
+		}
+		else
+			lt_topk_push(topk, pq_scale(ix, dist[r]), id);
+		if (scored)
+			(*scored)++;
+	}
+	rc = LT_OK;
+done:
+	lt_free(dist);
+	lt_array_free(ids);
+	lt_array_free(codes);
+	return rc;
+}
+
 lt_code
 lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 						bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,
@@ -268,6 +604,8 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return lt_error_set(err, LT_EINVALID, "partition %u of %u", p, ix->n_partitions);
 	if (ix->part_len[p] == 0)
 		return LT_OK;
+	if (ix->pq_field)
+		return search_pq(ix, p, q, accept, arg, topk, scored, err);
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
 		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)
 		goto done;

@@ -10,10 +10,19 @@
  *                  the row address without stable row ids) and, for IVF_FLAT, "flat"
  *                  (fixed_size_list<float32, dim>, normalized when the metric is cosine).
  *
+ *                For IVF_PQ the storage is column "__pq_code" (fixed_size_list<uint8, M> for 8-bit codes,
+ *                M / 2 for 4-bit: sub-vector 2i in the low nibble of byte i, 2i + 1 in the high one),
+ *                stored transposed within each partition (byte j of every row of the partition, then
+ *                byte j + 1, ...), and schema metadata "storage_metadata" = a JSON list holding one JSON
+ *                object {"codebook_position": global buffer of the codebook Tensor, "nbits", "num_sub_vectors",
+ *                "dimension", "transposed"}; the codebook is [M][2^nbits][dim / M] floats.
+ *
  * Search (as the engine routes): the query's nprobes nearest centroids (by L2 on the normalized
  * query for cosine, by L2 for l2, by the dot product for dot), then every row of those partitions
- * scored exactly.  This module reads IVF_FLAT storage; the other kinds are recognised (type name,
- * metric) for listing, and refused (LT_EUNSUPPORTED) for search.
+ * scored: IVF_FLAT exactly; IVF_PQ by the engine's distance table over the query's residual to the
+ * partition's centroid (l2, and cosine on the normalized query: the squared L2 of each sub-vector to
+ * each codeword; dot, no residual: 1 - the sub-vector's dot product), summed over the row's codes.
+ * Other kinds are recognised (type name, metric) for listing, and refused (LT_EUNSUPPORTED) for search.
  */
 #ifndef LT_IVF_H
 #define LT_IVF_H
@@ -40,14 +49,44 @@ typedef struct lt_ivf
 	float	   *centroids;		/* n_partitions * dim */
 	uint64_t   *part_start;		/* first auxiliary row of each partition */
 	uint32_t   *part_len;
-	lt_index_file *aux;			/* NULL unless the storage is read (IVF_FLAT) */
+	lt_index_file *aux;			/* NULL unless the storage is read */
 	const lt_field *rowid_field;
-	const lt_field *flat_field;
+	const lt_field *flat_field;	/* IVF_FLAT */
+	/* IVF_PQ */
+	const lt_field *pq_field;
+	uint32_t	pq_bits;		/* 8 or 4 */
+	uint32_t	pq_m;			/* sub-vectors */
+	uint32_t	pq_bytes;		/* bytes of a row's code */
+	bool		pq_transposed;
+	float	   *codebook;		/* pq_m * 2^pq_bits * (dim / pq_m) */
+	float	   *table;			/* scratch: pq_m * 2^pq_bits distances */
+	float	   *residual;		/* scratch: dim */
+	/*
+	 * Set by the caller before a search: 4-bit codes scored as the engine scores a partition when its
+	 * search has no prefilter (no filter, no deleted rows): the first max(200, k_hint) rows exactly,
+	 * the others through its 8-bit quantized distance table (quantize_4bit false: all exactly, as the
+	 * engine does with a prefilter).
+	 */
+	bool		quantize_4bit;
+	uint32_t	k_hint;
+	/*
+	 * When set (approximate kinds): rows are offered to the top-k under their scan sequence number,
+	 * not their row id, so that rows at equal distances rank in scan order (the engine's heap keeps
+	 * the first seen); seq->ids maps the number back to the row id.
+	 */
+	struct lt_ivf_seq *seq;
 } lt_ivf;
+
+typedef struct lt_ivf_seq
+{
+	uint64_t   *ids;
+	uint64_t	n;
+	uint64_t	cap;
+} lt_ivf_seq;
 
 /*
  * Open the segment in directory dir ("_indices/<uuid>/" relative to the store).  with_storage: also
- * the auxiliary file (IVF_FLAT only; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
+ * the auxiliary file (IVF_FLAT, IVF_PQ; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
@@ -61,7 +100,9 @@ uint32_t	lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32
 
 /*
  * Score every row of partition p against q with metric m into topk; accept (may be NULL) returns
- * false for a row id to leave out (deleted rows, rows of removed fragments, the prefilter).
+ * false for a row id to leave out (deleted rows, rows of removed fragments, the prefilter).  The
+ * scores are in m's scale (lt_vdist): IVF_PQ's approximate distances converted (l2: the square root;
+ * cosine: half the normalized squared L2; dot: the negative dot product).
  */
 lt_code		lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 									bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,

@@ -226,8 +226,8 @@ lt_vindex_covered_rows(const lt_vindex *vx)
 
 /* Re-score the candidates on the dataset's own vectors into topk (exact distances). */
 static lt_code
-refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, lt_topk *topk, lt_vsearch_stats *stats,
-	   lt_error *err)
+refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, const uint64_t *seq_ids, lt_topk *topk,
+	   lt_vsearch_stats *stats, lt_error *err)
 {
 	uint64_t   *addrs;
 	uint32_t   *offsets;
@@ -245,7 +245,7 @@ refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, lt_topk *topk, lt_vs
 		return lt_nomem(err);
 	}
 	for (size_t j = 0; j < cand->n; j++)
-		addrs[j] = cand->items[j].addr;
+		addrs[j] = seq_ids[cand->items[j].addr];
 	qsort(addrs, cand->n, sizeof(uint64_t), lt_cmp_u64);
 	while (rc == LT_OK && i < cand->n)
 	{
@@ -276,9 +276,12 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 				 lt_vsearch_stats *stats, lt_error *err)
 {
 	uint32_t	nprobes = p->nprobes ? p->nprobes : LT_IVF_DEFAULT_NPROBES;
-	bool		do_refine = p->refine_factor > 0 && !lt_vindex_exact_scores(vx);
+	bool		unindexed = false;
+	bool		do_refine;
+	uint32_t	factor = p->refine_factor ? p->refine_factor : 1;
 	lt_topk		cand = {0};
 	lt_topk    *into = topk;
+	lt_ivf_seq	seq = {0};
 	lt_code		rc = LT_OK;
 
 	if (q->kernel != LT_VKERNEL_F32 || q->null_query)
@@ -288,16 +291,37 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	if (q->metric != lt_vindex_metric(vx))
 		return lt_error_set(err, LT_EINVALID, "a %s search through an index of distance type %s",
 							lt_vmetric_name(q->metric), vx->segments[0]->distance_type);
-	if (do_refine)
+	/*
+	 * Approximate scores are re-ranked on the dataset's vectors when asked, and also when some
+	 * fragment is not indexed: the engine then merges the index's k best with the exact search of
+	 * those fragments by exact distance.
+	 */
+	for (size_t i = 0; i < vx->ds->n_fragments && !unindexed; i++)
+		unindexed = !lt_vindex_covers(vx, (uint32_t) vx->ds->fragments[i]->id);
+	do_refine = (p->refine_factor > 0 || unindexed) && !lt_vindex_exact_scores(vx);
+	if (!lt_vindex_exact_scores(vx))
 	{
-		size_t		k = topk->k > SIZE_MAX / p->refine_factor ? SIZE_MAX : topk->k * p->refine_factor;
+		size_t		k = topk->k > SIZE_MAX / factor ? SIZE_MAX : topk->k * factor;
 
-		LT_TRY(lt_topk_init(&cand, k, err));
+		LT_TRY(lt_topk_init(&cand, do_refine ? k : topk->k, err));
 		into = &cand;
 	}
 	for (size_t s = 0; rc == LT_OK && s < vx->n_segments; s++)
 	{
 		lt_ivf	   *ivf = vx->segments[s];
+		const lt_index_segment *seg = &vx->idx->segments[s];
+		bool		deletions = false;
+
+		/* the engine's search has a prefilter when there is a filter or a covered fragment has deletions */
+		for (uint64_t f = 0; f < seg->n_fragments && !deletions; f++)
+		{
+			const struct Lt__Pb__DataFragment *frag = lt_dataset_fragment(vx->ds, seg->fragments[f]);
+
+			deletions = frag != NULL && lt_fragment_live_rows(frag) != frag->physical_rows;
+		}
+		ivf->quantize_4bit = p->accept == NULL && !deletions && !unindexed;
+		ivf->k_hint = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
+		ivf->seq = into == &cand ? &seq : NULL;
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
 		uint32_t	n = lt_ivf_probe(ivf, q->query, nprobes, vx->parts);
 
@@ -314,12 +338,19 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		}
 		stats->index_rows_rejected += acc.rejected;
 	}
-	if (rc == LT_OK && do_refine)
+	for (size_t s = 0; s < vx->n_segments; s++)
+		vx->segments[s]->seq = NULL;
+	if (rc == LT_OK && into == &cand)
 	{
 		lt_topk_finish(&cand);
-		rc = refine(vx, q, &cand, topk, stats, err);
+		if (do_refine)
+			rc = refine(vx, q, &cand, seq.ids, topk, stats, err);
+		else
+			for (size_t i = 0; i < cand.n; i++)
+				lt_topk_push(topk, cand.items[i].dist, seq.ids[cand.items[i].addr]);
 	}
 	lt_topk_free(&cand);
+	lt_free(seq.ids);
 	return rc;
 }
 

@@ -32,7 +32,9 @@ typedef struct lt_vsearch_stats
 typedef struct lt_vsearch_params
 {
 	uint32_t	nprobes;		/* partitions per segment; 0: Lance's default */
-	uint32_t	refine_factor;	/* 0: none; else k * refine_factor candidates re-ranked exactly */
+	uint32_t	refine_factor;	/* 0: none; else k * refine_factor candidates re-ranked exactly (an
+								 * approximate index's k candidates are re-ranked anyway when the
+								 * dataset has unindexed fragments, as the engine does) */
 	/* the prefilter: false for a row address to leave out (NULL: every live row) */
 	bool		(*accept) (uint64_t addr, void *arg);
 	void	   *accept_arg;
