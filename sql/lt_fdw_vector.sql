@@ -193,16 +193,28 @@ BEGIN
          lead(vec <-> q::real[]) OVER (ORDER BY ord) AS d2 FROM unnest(a) WITH ORDINALITY u(uid, ord) JOIN vh ON vh.id = u.uid) t
          WHERE d2 IS NOT NULL) THEN subset := subset + 1; END IF;
   END LOOP;
-  RETURN format('nprobes %s: %s of %s differ from exact, %s ordered, lt_fdw.vector_index off exact in %s', nprobes, differ, n, subset, exact);
+  -- how many answers a partial probe changes depends on the engine's k-means (random): said only for full probes
+  RETURN format('nprobes %s: %s of %s ordered, lt_fdw.vector_index off exact in %s%s', nprobes, subset, n, exact,
+                CASE WHEN nprobes >= 2 THEN format(', %s differ from exact', differ) ELSE '' END);
+END $$;
+-- EXPLAIN ANALYZE of a partial probe: its counts depend on the engine's k-means (how many rows the probed
+-- partition holds, whether an exact round follows), so they are masked
+CREATE FUNCTION explain_ann(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN SELECT * FROM explain_knn(q) LOOP
+    CONTINUE WHEN ln ~ 'Exact Fallbacks: ';
+    RETURN NEXT regexp_replace(ln, '(Index Rows Scored|Vector Rounds|Vectors Scored): \d+', '\1: N');
+  END LOOP;
 END $$;
 SELECT ann_stats(1, 20);
 SELECT ann_stats(2, 20);
 SET lt_fdw.nprobes = 1;
-SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+SELECT explain_ann($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
 -- a prefilter: the pushed filter is a row mask the index search applies before the limit
-SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE cat IN (1, 2, 3, 4, 5, 6) ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+SELECT explain_ann($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE cat IN (1, 2, 3, 4, 5, 6) ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
 -- one probe holds fewer matching rows than asked: never fewer rows than exist (an exact round follows)
-SELECT explain_knn($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE id < 2000 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 900$$);
+SELECT explain_ann($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) SELECT id FROM vt WHERE id < 2000 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 900$$);
 SELECT count(*) AS rows, bool_and(id < 2000) AS all_match,
        (SELECT count(*) FROM vh WHERE id < 2000 AND vec IS NOT NULL) AS matching
 FROM (SELECT id FROM vt WHERE id < 2000 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 900) s;
@@ -231,4 +243,4 @@ RESET lt_fdw.nprobes;
 
 DROP SERVER vlake CASCADE;
 DROP TABLE vh;
-DROP FUNCTION explain_knn(text), knn_differ(int, text[]), knn_generic(int), ann_stats(int, int);
+DROP FUNCTION explain_ann(text), explain_knn(text), knn_differ(int, text[]), knn_generic(int), ann_stats(int, int);
