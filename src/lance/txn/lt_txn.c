@@ -325,6 +325,9 @@ lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error *err)
 							"version %llu of %s needs writer features 0x%llx unknown to lt_fdw: it cannot be written",
 							(unsigned long long) ds->version, name,
 							(unsigned long long) (w & ~(uint64_t) KNOWN_WRITER_FLAGS));
+	if (ds->branch)
+		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s is on branch \"%s\": lt_fdw writes only to main",
+							(unsigned long long) ds->version, name, ds->branch);
 	if (ds->manifest->n_base_paths > 0)
 		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s uses base paths, which lt_fdw cannot write",
 							(unsigned long long) ds->version, name);

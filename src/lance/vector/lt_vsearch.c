@@ -84,7 +84,7 @@ lt_vector_search(lt_dataset *ds, const lt_index *ix, const lt_knn_query *q, uint
 	for (size_t s = 0; rc == LT_OK && s < ix->n_segments; s++)
 	{
 		const lt_index_segment *seg = &ix->segments[s];
-		char	   *dir = lt_asprintf("_indices/%s/", seg->uuid);
+		char	   *dir = lt_index_segment_dir(ds, seg);
 		lt_ivf	   *ivf = NULL;
 		accept_state acc = {ds, seg, err, LT_OK};
 		uint32_t	n;
