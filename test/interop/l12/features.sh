@@ -157,6 +157,14 @@ SQL
 	fi
 done
 
+# the key lt_fdw marks (as Lance 8 marks it) is the key Lance 12 reads
+if "${PSQL[@]}" -c "SELECT lt_set_primary_key('x8', ARRAY['id'])" >"$TMP/pk.out" 2>&1; then
+	check "x8: Lance 12 reads the primary key lt_set_primary_key marked" \
+		"$(ref12 schema "$LAKE/x8.lance" | jq -r 'select(.metadata["lance-schema:unenforced-primary-key:position"] == "1") | .name')" id
+else
+	bad "x8: lt_set_primary_key: $(head -c 300 "$TMP/pk.out")"
+fi
+
 if [ "$failed" -gt 0 ] && grep -q 'TRAP\|terminated by signal\|PANIC' "$LT_PGLOG"; then
 	echo "---- server log (last 30 lines)"; tail -n 30 "$LT_PGLOG"
 fi
