@@ -19,7 +19,7 @@
 #
 #   test/interop/l12.sh [PART...]      every part, or the named ones
 #
-# Each part prints its own checks and time; the step ends with "interop-l12: N passed, M failed".
+# Each part prints its own checks and time; the step ends with "N passed, M failed" (all parts together).
 # Environment: LT_INTEROP_DIR (default build/interop; Lance 12's datasets go to <it>-l12), PG_CONFIG, MAKE.
 set -uo pipefail
 
@@ -34,7 +34,8 @@ parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=("${ALL_PARTS[@]}")
 
 passed=0 failed=0 times=()
-summary_fail() { echo "interop-l12: $passed passed, $((failed + 1)) failed"; exit 1; }
+# the closing line has no "interop-l12:" prefix: test/run-all.sh reads a prefix of letters, '-' and '_' only
+summary_fail() { echo "$passed passed, $((failed + 1)) failed"; exit 1; }
 [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ] ||
 	{ echo "test/interop/lance12/node_modules is missing (run scripts/setup.sh)" >&2; summary_fail; }
 mkdir -p build
@@ -86,5 +87,5 @@ done
 echo
 echo "======== l12 parts (Lance 12 = @lancedb/lancedb 0.39.0)"
 printf '%s\n' "${times[@]}"
-echo "interop-l12: $passed passed, $failed failed"
+echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
