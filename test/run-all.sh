@@ -12,6 +12,7 @@
 #   interop-pg test/interop/pg.sh                      the same datasets through PostgreSQL (SELECT ... ORDER BY _rowid)
 #   interop-txn test/interop/txn.sh                    our commits (Append/Delete/Update, rebase, crashes) vs the reference
 #   interop-latest test/interop/latest.sh              the latest version from the hint and by listing, vs the reference's commits
+#   interop-l12 test/interop/l12.sh                    the interop matrix against Lance 12 (reads, SQL, writes, indexes, keys, merge, branches)
 #   interop-index test/interop/index.sh                scalar indexes the reference builds, looked up by lt-inspect
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
 #   interop-old    test/interop/old.sh                datasets of old Lance releases (the Lance repository's test_data/), read vs the reference
@@ -56,6 +57,7 @@ step_table=(
 	"interop-pg          test/interop/pg.sh"
 	"interop-txn         test/interop/txn.sh"
 	"interop-latest      test/interop/latest.sh"
+	"interop-l12         test/interop/l12.sh"
 	"interop-index       test/interop/index.sh"
 	"interop-index-build test/interop/index-build.sh"
 	"interop-old         test/interop/old.sh"

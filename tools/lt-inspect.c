@@ -1,13 +1,13 @@
 /*
  * lt-inspect — look inside a Lance dataset with lt_fdw's own format library.
  *
- *   lt-inspect info  DIR [--version N | --tag T]
- *   lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]
- *   lt-inspect pages DIR [--version N | --tag T]
- *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]
+ *   lt-inspect info  DIR [--version N | --tag T] [--branch B]
+ *   lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--branch B] [--with-rowid] [--rowaddr]
+ *   lt-inspect pages DIR [--version N | --tag T] [--branch B]
+ *   lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--branch B] [--with-rowid]
  *   lt-inspect append | delete | update DIR ...   commit a change (lt_commit_cmds.c)
- *   lt-inspect index DIR [--version N | --tag T]
- *   lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--stats]
+ *   lt-inspect index DIR [--version N | --tag T] [--branch B]
+ *   lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--branch B] [--stats]
  *
  * --stats (scan, take) prints pages decoded and bytes read to stderr as JSON.
  * take reads only the given rows (row addresses fragment_id << 32 | offset)
@@ -43,6 +43,7 @@ typedef struct options
 	const char *dir;
 	const char *columns;
 	const char *tag;
+	const char *branch;
 	const char *rowaddrs;
 	const char *where;			/* index-query */
 	const char *index;
@@ -58,14 +59,14 @@ static void
 usage(void)
 {
 	fprintf(stderr,
-			"usage: lt-inspect info  DIR [--version N | --tag T]\n"
-			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--with-rowid] [--rowaddr]\n"
-			"       lt-inspect pages DIR [--version N | --tag T]\n"
-			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--with-rowid]\n"
-			"       lt-inspect index DIR [--version N | --tag T]      # indexes, coverage (JSON lines)\n"
+			"usage: lt-inspect info  DIR [--version N | --tag T] [--branch B]\n"
+			"       lt-inspect scan  DIR [--columns a,b] [--version N | --tag T] [--branch B] [--with-rowid] [--rowaddr]\n"
+			"       lt-inspect pages DIR [--version N | --tag T] [--branch B]\n"
+			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--branch B] [--with-rowid]\n"
+			"       lt-inspect index DIR [--version N | --tag T] [--branch B]      # indexes, coverage (JSON lines)\n"
 			"       lt-inspect index-file FILE [--bits]               # one index file: schema, metadata, rows (--bits: floats as their bits)\n"
 			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
-			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T]\n"
+			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--branch B]\n"
 			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"
 			"       (scan and take accept --stats: pages decoded and bytes read, on stderr; and --blobs: blob columns as\n"
 			"        {\"len\":N,\"fnv\":FNV-1a 64 of the bytes} instead of their descriptors)\n"
@@ -506,6 +507,8 @@ main(int argc, char **argv)
 			o.no_index = true;
 		else if (strcmp(argv[i], "--tag") == 0 && i + 1 < argc)
 			o.tag = argv[++i];
+		else if (strcmp(argv[i], "--branch") == 0 && i + 1 < argc)
+			o.branch = argv[++i];	/* a Lance 12 branch (tree/<B>/); --version / --tag within it */
 		else if (strcmp(argv[i], "--with-rowid") == 0)
 			o.with_rowid = true;
 		else if (strcmp(argv[i], "--rowaddr") == 0)
@@ -528,6 +531,7 @@ main(int argc, char **argv)
 		return fail(&err);
 	spec.version = o.tag ? 0 : o.version;
 	spec.tag = o.tag;
+	spec.branch = o.branch;
 	if (lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK)
 	{
 		lt_store_close(store);

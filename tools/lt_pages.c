@@ -463,7 +463,7 @@ inspect_pages(lt_dataset *ds)
 		{
 			const Lt__Pb__DataFile *d = fr->files[j];
 			char	   *rel = lt_asprintf("data/%s", d->path);
-			char	   *path = rel ? lt_dataset_path(ds, rel) : NULL;
+			char	   *path = rel ? lt_dataset_file_path(ds, d->has_base_id, d->base_id, rel) : NULL;
 			lt_file    *f;
 			lt_code		rc;
 

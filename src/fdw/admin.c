@@ -127,13 +127,13 @@ lt_versions(PG_FUNCTION_ARGS)
 	InitMaterializedSRF(fcinfo, 0);
 	e = lt_dataset_acquire(relid, &opts, false);
 	old = lt_alloc_target(lib);
-	rc = lt_dataset_versions(e->store, "", &versions, &n, &naming, &err);
+	rc = lt_dataset_versions(e->store, e->ds->prefix, &versions, &n, &naming, &err);	/* a branch: its own line */
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 		lt_report(&err, what);
 	for (size_t i = 0; i < n; i++)
 	{
-		lt_version_spec spec = {versions[i], NULL};
+		lt_version_spec spec = {versions[i], NULL, opts.branch};
 		lt_dataset *ds = NULL;
 		Datum		values[4];
 		bool		nulls[4] = {false};

@@ -324,10 +324,11 @@ store_identity(const LtS3Location *s3)
 }
 
 static LtDatasetEntry *
-cache_lookup(const LtS3Location *s3, const char *dir, uint64 version)
+cache_lookup(const LtS3Location *s3, const char *dir, const char *branch, uint64 version)
 {
 	for (int i = 0; i < cache_n; i++)
 		if (cache[i]->version == version && strcmp(cache[i]->dir, dir) == 0 &&
+			strcmp(cache[i]->branch, branch ? branch : "") == 0 &&
 			strcmp(cache[i]->identity, store_identity(s3)) == 0)
 			return cache[i];
 	return NULL;
@@ -353,9 +354,9 @@ cache_make_room(void)
 }
 
 static LtDatasetEntry *
-cache_open(const LtS3Location *s3, const char *dir, uint64 version, const char *what)
+cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 version, const char *what)
 {
-	LtDatasetEntry *e = cache_lookup(s3, dir, version);
+	LtDatasetEntry *e = cache_lookup(s3, dir, branch, version);
 	MemoryContext cxt;
 	MemoryContext old;
 	lt_version_spec spec = {0};
@@ -379,8 +380,10 @@ cache_open(const LtS3Location *s3, const char *dir, uint64 version, const char *
 	e->dir = MemoryContextStrdup(cxt, dir);
 	e->identity = MemoryContextStrdup(cxt, store_identity(s3));
 	e->version = version;
+	e->branch = MemoryContextStrdup(cxt, branch ? branch : "");
 
 	spec.version = version;
+	spec.branch = branch;
 	old = lt_alloc_target(cxt);
 	rc = lt_open_store(s3, dir, &e->store, &err);
 	if (rc == LT_OK)
@@ -524,6 +527,28 @@ lt_dataset_init(void)
 							   NULL, NULL, NULL);
 }
 
+/*
+ * The version a tag names; on the table's branch when it has one, else on the tag's own line (as Lance opens a
+ * tag), which must then be main: a table without the branch option reads main.
+ */
+static lt_code
+tag_version(lt_store *store, const LtTableOptions *opts, uint64_t *version, lt_error *err)
+{
+	char	   *branch = NULL;
+	lt_code		rc = lt_dataset_tag_ref(store, "", opts->tag, version, &branch, err);
+
+	if (rc == LT_OK && (branch != NULL) != (opts->branch != NULL))
+		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" names version %llu of %s%s%s, not of %s%s%s",
+						  opts->tag, (unsigned long long) *version, branch ? "branch \"" : "main",
+						  branch ? branch : "", branch ? "\"" : "", opts->branch ? "branch \"" : "main",
+						  opts->branch ? opts->branch : "", opts->branch ? "\"" : "");
+	else if (rc == LT_OK && branch && strcmp(branch, opts->branch) != 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" names version %llu of branch \"%s\", not of branch \"%s\"",
+						  opts->tag, (unsigned long long) *version, branch, opts->branch);
+	lt_free(branch);
+	return rc;
+}
+
 static uint64
 resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 {
@@ -551,7 +576,15 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 	old = lt_alloc_target(tmp);
 	rc = lt_open_store(opts->s3, opts->dataset_dir, &store, &err);
 	if (rc == LT_OK && opts->tag)
-		rc = lt_dataset_tag_version(store, "", opts->tag, &version, &err);
+		rc = tag_version(store, opts, &version, &err);
+	else if (rc == LT_OK && opts->branch)
+	{
+		char	   *prefix = NULL;
+
+		rc = lt_dataset_branch_prefix(store, "", opts->branch, &prefix, &err);
+		if (rc == LT_OK)
+			rc = lt_dataset_latest_version(store, prefix, &version, &naming, &err);
+	}
 	else if (rc == LT_OK)
 		rc = lt_dataset_latest_version(store, "", &version, &naming, &err);
 	if (store)
@@ -582,11 +615,14 @@ lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 
 	/* a dataset this transaction modified: its own writes (xact.c), unless the table is pinned */
 	Assert(view_hook != NULL);
-	if (opts->version == 0 && opts->tag == NULL && (e = view_hook(opts->dataset_dir, pin)) != NULL)
+	if (opts->version == 0 && opts->tag == NULL && opts->branch == NULL &&
+		(e = view_hook(opts->dataset_dir, pin)) != NULL)
 		return e;
-	what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
+	what = opts->branch ? psprintf("branch \"%s\" of dataset %s (foreign table \"%s\")", opts->branch, opts->uri,
+								   get_rel_name(relid))
+		: psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
 	version = resolve_version(relid, opts, what);
-	e = cache_open(opts->s3, opts->dataset_dir, version, what);
+	e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, what);
 
 	if (pin)
 		e->pins++;
@@ -598,7 +634,7 @@ LtDatasetEntry *
 lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version)
 {
 	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
-	LtDatasetEntry *e = cache_open(opts->s3, opts->dataset_dir, version, what);
+	LtDatasetEntry *e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, what);
 
 	e->pins++;
 	pfree(what);
@@ -635,5 +671,5 @@ lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what
 		return NULL;
 	if (rc != LT_OK)
 		lt_report(&err, what);
-	return cache_open(s3, dir, version, what);
+	return cache_open(s3, dir, NULL, version, what);
 }

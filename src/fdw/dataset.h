@@ -38,7 +38,8 @@ typedef struct LtDatasetEntry
 {
 	char	   *dir;			/* key: dataset directory ... */
 	char	   *identity;		/* ... the credentials it was read with (S3; "" for local) ... */
-	uint64		version;		/* ... and version */
+	uint64		version;		/* ... and version ... */
+	char	   *branch;			/* ... of this branch ("" for main) */
 	MemoryContext cxt;			/* every library allocation of store + dataset */
 	lt_store   *store;
 	lt_dataset *ds;

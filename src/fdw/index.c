@@ -44,6 +44,7 @@
 #include "option.h"
 #include "quals.h"
 #include "xact.h"
+#include "util/lt_alloc.h"
 #include "vector/lt_ivf.h"
 #include "index/lt_index_plan.h"
 #include "proto/lt_table.pb-c.h"
@@ -594,9 +595,13 @@ vector_kind(lt_dataset *ds, const lt_index *ix)
 	if (ix->kind != LT_INDEX_UNKNOWN || ix->type_url == NULL || strstr(ix->type_url, "VectorIndexDetails") == NULL ||
 		ix->n_segments == 0)
 		return lt_index_kind_name(ix->kind);
-	dir = psprintf("_indices/%s/", ix->segments[0].uuid);
-	if (lt_ivf_open(ds->store, dir, false, &ivf, &err) != LT_OK)
+	dir = lt_index_segment_dir(ds, &ix->segments[0]);
+	if (dir == NULL || lt_ivf_open(ds->store, dir, false, &ivf, &err) != LT_OK)
+	{
+		lt_free(dir);
 		return "vector";
+	}
+	lt_free(dir);
 	kind = pstrdup(ivf->type_name);
 	for (char *c = kind; *c; c++)
 		*c = pg_tolower((unsigned char) *c);

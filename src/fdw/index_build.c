@@ -152,6 +152,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	relname = get_rel_name(relid);
 	lt_check_table_owner(relid);	/* as CREATE INDEX */
 	lt_get_table_options(relid, &opts);
+	lt_check_not_branch(relname, &opts, "create an index on");
 	if (opts.version || opts.tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -818,6 +818,7 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 	relname = get_rel_name(relid);
 	lt_check_table_owner(relid);
 	lt_get_table_options(relid, &opts);
+	lt_check_not_branch(relname, &opts, "set a primary key on");
 	if (opts.version || opts.tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -143,10 +143,11 @@ check_overwrite_command(Relation rel, CmdType op)
 				 errhint("RESET lt_fdw.overwrite_where first.")));
 }
 
-/* A table pinned to a version or tag is read-only. */
+/* A table pinned to a version or tag is read-only; lt_fdw does not write to branches. */
 void
 lt_check_writable(Relation rel, const LtTableOptions *opts)
 {
+	lt_check_not_branch(RelationGetRelationName(rel), opts, "write");
 	if (opts->version || opts->tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),

@@ -49,6 +49,7 @@
 
 #include "io/lt_store_s3.h"
 #include "util/lt_alloc.h"
+#include "table/lt_dataset.h"
 #include "option.h"
 #include "store.h"
 
@@ -63,6 +64,7 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"path", ForeignTableRelationId},
 	{"version", ForeignTableRelationId},
 	{"tag", ForeignTableRelationId},
+	{"branch", ForeignTableRelationId},
 	{"column_name", AttributeRelationId},
 	{"is_assigned", AttributeRelationId},
 	{"batch_size", ForeignServerRelationId},
@@ -430,6 +432,14 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 			check_tag(value);
 			tag = def;
 		}
+		else if (strcmp(def->defname, "branch") == 0)
+		{
+			if (!lt_branch_name_valid(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: invalid branch name \"%s\"", value),
+						 errdetail("A branch name is one or more '/'-separated segments, none empty, \".\" or \"..\", without backslashes or control characters.")));
+		}
 		else if (strcmp(def->defname, "batch_size") == 0)
 			(void) parse_positive(def->defname, value, LT_MAX_BATCH_SIZE);
 		else if (strcmp(def->defname, "max_rows_per_file") == 0)
@@ -525,6 +535,8 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 			opts->version = parse_version(defGetString(def));
 		else if (strcmp(def->defname, "tag") == 0)
 			opts->tag = defGetString(def);
+		else if (strcmp(def->defname, "branch") == 0)
+			opts->branch = defGetString(def);
 	}
 	if (opts->version && opts->tag)
 		ereport(ERROR,
@@ -712,4 +724,16 @@ lt_check_table_owner(Oid relid)
 {
 	if (!pg_class_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_FOREIGN_TABLE, get_rel_name(relid));
+}
+
+void
+lt_check_not_branch(const char *relname, const LtTableOptions *opts, const char *doing)
+{
+	if (opts->branch)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot %s foreign table \"%s\": it reads branch \"%s\", and lt_fdw does not write to branches",
+						doing, relname, opts->branch),
+				 errdetail("Writing a branch of dataset %s is not supported.", opts->uri),
+				 errhint("Write through a foreign table of the dataset without \"branch\", or with the Lance engine.")));
 }

@@ -21,9 +21,12 @@ typedef struct LtTableOptions
 	LtS3Location *s3;			/* the S3 endpoint and credentials when dataset_dir is s3://, else NULL */
 	uint64		version;		/* 0 = not pinned */
 	char	   *tag;			/* NULL = not pinned */
+	char	   *branch;			/* a Lance 12 branch to read, NULL = main */
 } LtTableOptions;
 
 extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
+/* lt_fdw does not write to branches: a table with the branch option is refused for `doing` (0A000). */
+extern void lt_check_not_branch(const char *relname, const LtTableOptions *opts, const char *doing);
 /* The dataset field name of a column: its column_name option, else its attname. */
 extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
 extern char *lt_column_assigned_field(Oid relid, AttrNumber attnum);

@@ -59,6 +59,11 @@ const FILTERS = [
   { ds: /^fragments_/, where: "id < 50 OR id > 2900", at: ["--version 2"] },
   { ds: /^compaction_/, where: "x > 0 AND x < 1e30", at: ["--version 2"] },
   { ds: /^v1_manifests_/, where: "s IS NOT NULL AND id % 2 = 1", at: ["--tag t1"] },
+  // Lance 12 (test/interop/l12/features.json): columns under btree, bitmap, FTS and FM indexes, the engine planning
+  // with them; on main, at a tag, on a branch (whose manifests carry main's indexes through base paths)
+  { ds: /^features$/, where: "id = 17 OR id BETWEEN 100 AND 130 OR id >= 5090", at: ["--tag before_branch", "--branch dev"] },
+  { ds: /^features$/, where: "grp = 3 AND f > 0", at: ["--branch dev", "--branch dev --version 11"] },
+  { ds: /^features$/, where: "txt LIKE '%lance%' OR grp IS NULL", at: ["--branch dev --tag on_dev"] },
 ];
 
 // ------------------------------------------------------------------------------------------ helpers
@@ -305,12 +310,14 @@ for (const name of setup.ok ? names : []) {
     if (versionTables.has(sel)) return versionTables.get(sel);
     let res;
     try {
-      const [opt, val] = sel.split(" ");
-      const info = inspectInfo(dir, [opt, val]), cols = typeTrees(info.schema), ddl = [];
-      const tname = `${name}@${opt === "--tag" ? "tag_" : "v"}${val}`;
+      // sel: "--version N", "--tag T", "--branch B" (Lance 12), or a branch with a version or tag
+      const words = sel.split(" "), pairs = [];
+      for (let k = 0; k + 1 < words.length; k += 2) pairs.push([words[k].slice(2), words[k + 1]]);
+      const info = inspectInfo(dir, words), cols = typeTrees(info.schema), ddl = [];
+      const tname = `${name}@${pairs.map(([o, v]) => `${o === "version" ? "v" : o + "_"}${v}`).join("@")}`;
       const colDdl = cols.map((c) => `${qi(c.name)} ${pgType(c.t, `${tname}_${c.name}`, ddl)}`);
       ddl.push(`CREATE FOREIGN TABLE v.${qi(tname)} (_rowid bigint, _rowaddr bigint${colDdl.map((c) => `, ${c}`).join("")}) ` +
-        `SERVER interop OPTIONS (path ${ql(`${name}.lance`)}, ${opt === "--tag" ? "tag" : "version"} ${ql(val)})`);
+        `SERVER interop OPTIONS (path ${ql(`${name}.lance`)}${pairs.map(([o, v]) => `, ${o} ${ql(v)}`).join("")})`);
       const r = psql(ddl.join(";\n"));
       res = r.ok ? { table: `v.${qi(tname)}`, cols } : { error: `CREATE FOREIGN TABLE: ${r.err}` };
     } catch (e) { res = { error: e.message }; }
@@ -322,7 +329,7 @@ for (const name of setup.ok ? names : []) {
     const [label, expected, argText] = line.split("\t"), a = argText.split(" ");
     const o = { withRowid: a.includes("--with-rowid") };
     const colsArg = a.includes("--columns") ? a[a.indexOf("--columns") + 1].split(",") : null;
-    const k = a.findIndex((x) => x === "--version" || x === "--tag"), sel = k >= 0 ? `${a[k]} ${a[k + 1]}` : null;
+    const sel = a.flatMap((x, k) => (["--branch", "--version", "--tag"].includes(x) ? [x, a[k + 1]] : [])).join(" ") || null;
     const tl = `${name} ${label}`;
     const tab = tableFor(sel);
     if (tab.error) { if (!(tab.error === "not imported" && !imported && skips.some((s) => s.startsWith(name)))) ko(tl, tab.error); continue; }
@@ -345,7 +352,7 @@ for (const name of setup.ok ? names : []) {
       const cache = path.join(DATA, "pg-filters", `${name}.${key}.expected.jsonl`);
       if (!fs.existsSync(cache)) {
         fs.mkdirSync(path.dirname(cache), { recursive: true });
-        const r = spawnSync("node", [path.join(HERE, "ref.mjs"), "scan", dir, "--with-rowid", "--columns", cols.map((c) => c.name).join(","), "--filter", f.where, ...(sel ? ["--version", sel.split(" ")[1]] : [])],
+        const r = spawnSync("node", [path.join(HERE, "ref.mjs"), "scan", dir, "--with-rowid", "--columns", cols.map((c) => c.name).join(","), "--filter", f.where, ...(sel ? sel.replace("--tag", "--version").split(" ") : [])],
           { encoding: "utf8", maxBuffer: 1 << 30 });
         if (r.status !== 0) { ko(tl, `reference scan failed: ${(r.stderr || "").trim()}`); continue; }
         fs.writeFileSync(cache + ".tmp", r.stdout);

@@ -41,14 +41,17 @@ ref() { lt_as_pg node "$HERE/ref.mjs" "$@"; }
 # The spec variants: <name> <spec file> <storage>, with a source spec, an empty one, and the expected one.
 # Not map: jsonb, which maps are read into and written from, keeps its keys sorted, not in the map's order.
 # Not fsl_struct and packed: the file writer refuses fixed-size lists of structs and packed structs for now.
+# LT_INTEROP_SPECS / LT_INTEROP_STORAGE narrow them (test/interop/l12.sh runs a subset against Lance 12).
 SPECS=(types nulls bigvalues stable_row_ids deletions)
+[ -z "${LT_INTEROP_SPECS:-}" ] || read -r -a SPECS <<<"${LT_INTEROP_SPECS//,/ }"
 node - "$HERE/specs" "$TMP/specs" "${SPECS[@]}" >"$TMP/variants" <<'JS' || finish "preparing the specs failed"
 const fs = require("fs"), [dir, out, ...names] = process.argv.slice(2);
+const only = (process.env.LT_INTEROP_STORAGE || "").split(/[\s,]+/).filter(Boolean);
 fs.mkdirSync(out, { recursive: true });
 for (const n of names) {
   const spec = JSON.parse(fs.readFileSync(`${dir}/${n}.json`, "utf8"));
   // the storage versions the file writer supports
-  const storages = (Array.isArray(spec.storage) ? spec.storage : [spec.storage || "2.1"]).filter((s) => ["2.0", "2.1", "2.2"].includes(s));
+  const storages = (Array.isArray(spec.storage) ? spec.storage : [spec.storage || "2.1"]).filter((s) => ["2.0", "2.1", "2.2"].includes(s) && (!only.length || only.includes(s)));
   const idcol = spec.schema.find((c) => c.name === "id");
   const text = spec.schema.find((c) => c.type === "utf8" && c.name !== "id");
   if (!idcol) continue;
@@ -147,9 +150,8 @@ v=types_v2_1
 if [ -d "$LAKE/${v}_dst.lance" ]; then
 	before=$("${PSQL[@]}" -At -c "SELECT count(*) FROM \"s_$v\".dst")
 	if lt_as_pg node --input-type=module -e '
-import fs from "node:fs"; import os from "node:os"; import path from "node:path"; import { createRequire } from "node:module";
-const require = createRequire(process.argv[1] + "/");
-const lancedb = require("@lancedb/lancedb");
+import fs from "node:fs"; import os from "node:os"; import path from "node:path";
+const { lancedb } = await import(process.argv[1] + "/engine.mjs");
 const openAt = async (dir) => {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-pgwrite-"));
   fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
-// ref.mjs: lt_fdw's interop harness around the real Lance engine (@lancedb/lancedb 0.31.0, which is lance 8.0.0).
+// ref.mjs: lt_fdw's interop harness around the real Lance engine (@lancedb/lancedb 0.31.0, which is lance 8.0.0;
+// with LT_REF=12, @lancedb/lancedb 0.39.0 = lance 12.0.0: engine.mjs).
 //
 //   node ref.mjs make  <dir> <spec.json>                                      create a dataset from a spec
 //   node ref.mjs apply <dir> <spec.json>                                     run the spec's ops on an existing dataset ("report_merge": true adds the last merge_insert's counts)
-//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
+//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--branch B] [--with-rowid] [--filter SQL]
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
 //   node ref.mjs schema <dir> [--version N|TAG]                               fields and their metadata, one JSON line each
@@ -17,15 +18,10 @@
 //
 // Output formats and the spec language are described in README.md. Errors: message on stderr, exit 1; usage: 2.
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 
-// apache-arrow must be the CommonJS instance that lancedb itself loads, or lancedb's instanceof checks fail.
-const require = createRequire(import.meta.url);
-const A = require("apache-arrow");
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { A, lancedb, REF } from "./engine.mjs"; // LT_REF=8|12 picks the engine
 const T = A.Type;
 
 class UsageError extends Error {}
@@ -474,18 +470,34 @@ const s3Options = () => ({
   aws_access_key_id: process.env.AWS_ACCESS_KEY_ID ?? "S3RVER", aws_secret_access_key: process.env.AWS_SECRET_ACCESS_KEY ?? "S3RVER",
   virtual_hosted_style_request: "false",
 });
-const tableName = (dir) => (isS3(dir) ? path.posix.basename(dir).replace(/\.lance$/, "") : "t");
+const tableName = (dir) => (isS3(dir) || inPlace(dir) ? path.posix.basename(dir).replace(/\.lance$/, "") : "t");
+// LT_REF_IN_PLACE=1: connect to the dataset's own parent directory instead (the dataset must be named <name>.lance;
+// the engine may write <parent>/__manifest). Lance 12 branches need it: a branch's manifests record the path through
+// which the root dataset was opened, and a scratch symlink is gone when the next process reads the branch.
+const inPlace = (dir) => process.env.LT_REF_IN_PLACE === "1" && !isS3(dir);
 async function connect(dir) {
   if (isS3(dir)) return lancedb.connect(path.posix.dirname(dir), { storageOptions: s3Options() });
+  if (inPlace(dir)) {
+    if (!dir.endsWith(".lance")) fail(`${dir}: LT_REF_IN_PLACE needs a dataset named <name>.lance`);
+    return lancedb.connect(path.dirname(path.resolve(dir)));
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-interop-"));
   scratch.push(tmp);
   fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));
   return lancedb.connect(tmp);
 }
-async function open(dir, version) {
+// version: a number or a tag; branch (Lance 12): the branch's line of versions instead of main's
+async function open(dir, version, branch) {
   if (!isS3(dir) && !fs.existsSync(path.join(dir, "_versions"))) fail(`${dir}: not a Lance dataset`);
-  const tbl = await (await connect(dir)).openTable(tableName(dir));
-  if (version !== undefined && version !== null) await tbl.checkout(/^\d+$/.test(String(version)) ? Number(version) : String(version));
+  let tbl = await (await connect(dir)).openTable(tableName(dir));
+  const pinned = version !== undefined && version !== null, numbered = pinned && /^\d+$/.test(String(version));
+  if (branch) {
+    if (!tbl.branches) fail(`this engine (LT_REF=${REF}) has no branches`);
+    tbl = await (await tbl.branches()).checkout(branch, numbered ? Number(version) : undefined);
+    if (pinned && !numbered) await tbl.checkout(String(version)); // a tag of that branch
+    return tbl;
+  }
+  if (pinned) await tbl.checkout(numbered ? Number(version) : String(version));
   return tbl;
 }
 function chmodReadable(dir) { // lance creates files 0600; the postgres server must be able to read them
@@ -534,13 +546,27 @@ async function applyOp(tbl, op, spec) {
     // the engine's cleanup (optimize also compacts: callers keep compaction a no-op, e.g. one fragment)
     case "cleanup": return tbl.optimize({ cleanupOlderThan: new Date(Date.now() - (op.older_than_ms ?? 0)),
                                           deleteUnverified: !!op.delete_unverified });
-    case "create_index": { // kind (or type): btree | bitmap | label_list | ivf_flat; the node binding cannot build zonemaps
-      const kind = op.kind ?? op.type;
-      if (!kind) return tbl.createIndex(op.column, op.name ? { name: op.name } : {});
-      if (kind === "ivf_flat") // a vector index, exact when every partition is probed
-        return tbl.createIndex(op.column, { config: lancedb.Index.ivfFlat({ numPartitions: op.partitions ?? 2 }), ...(op.name ? { name: op.name } : {}) });
-      const make = { btree: "btree", bitmap: "bitmap", label_list: "labelList", labelList: "labelList" }[kind] || fail(`unknown index kind '${kind}'`);
-      return tbl.createIndex(op.column, { config: lancedb.Index[make](), ...(op.name ? { name: op.name } : {}) });
+    case "create_index": { // kind (or type): btree | bitmap | label_list | ivf_flat, and with LT_REF=12 also fts | fm |
+      // ivf_pq | ivf_rq | hnsw_pq | hnsw_sq (vector kinds take partitions, sub_vectors); the node binding cannot build zonemaps
+      const kind = op.kind ?? op.type, named = op.name ? { name: op.name } : {};
+      if (!kind) return tbl.createIndex(op.column, named);
+      const vector = { ivf_flat: "ivfFlat", ivf_pq: "ivfPq", ivf_rq: "ivfRq", hnsw_pq: "hnswPq", hnsw_sq: "hnswSq" }[kind];
+      if (vector) // ivf_flat is exact when every partition is probed
+        return tbl.createIndex(op.column, { config: lancedb.Index[vector]({ numPartitions: op.partitions ?? 2, ...(op.sub_vectors ? { numSubVectors: op.sub_vectors } : {}) }), ...named });
+      if (kind === "fts") return tbl.createIndex(op.column, { config: lancedb.Index.fts(op.options ?? {}), ...named });
+      const make = { btree: "btree", bitmap: "bitmap", label_list: "labelList", labelList: "labelList", fm: "fm" }[kind] || fail(`unknown index kind '${kind}'`);
+      if (!lancedb.Index[make]) fail(`this engine cannot build '${kind}' indexes`);
+      return tbl.createIndex(op.column, { config: lancedb.Index[make](), ...named });
+    }
+    // Lance 12: the unenforced primary key the engine records in the schema (one column; it cannot change once set)
+    case "primary_key": return tbl.setUnenforcedPrimaryKey(op.columns);
+    // Lance 12: the MemWAL LSM write path (a MemWAL index in the manifest); spec as the binding's LsmWriteSpec
+    case "lsm_write_spec": return tbl.setLsmWriteSpec(op.spec ?? { specType: "unsharded", maintainedIndexes: [] });
+    // Lance 12: a branch forked from the current version (or op.version of op.from), then op.ops applied on it
+    case "branch": {
+      const br = await (await tbl.branches()).create(op.name, op.from, op.version);
+      for (const sub of op.ops || []) await applyOp(br, sub, spec);
+      return br;
     }
     case "restore": await tbl.checkout(op.version); return tbl.restore();
     case "tag": return (await tbl.tags()).create(op.tag, op.version ?? (await tbl.version()));
@@ -577,8 +603,8 @@ async function make(dir, spec) {
 }
 
 // ============================================================================================== scan
-async function scanLines(dir, { columns, version, withRowid, filter }) {
-  const tbl = await open(dir, version), schema = await tbl.schema();
+async function scanLines(dir, { columns, version, branch, withRowid, filter }) {
+  const tbl = await open(dir, version, branch), schema = await tbl.schema();
   const cols = columns ? columns.split(",") : schema.fields.map((f) => f.name);
   for (const c of cols) if (!schema.fields.some((f) => f.name === c)) fail(`no column '${c}' in ${dir}`);
   let q = tbl.query().withRowId().select(cols);
@@ -649,8 +675,11 @@ function manifestFiles(dir) {
   }).sort((a, b) => a.version - b.version);
 }
 function readManifest(dir, version) {
-  if (version !== undefined && version !== null && !/^\d+$/.test(String(version)))
-    version = JSON.parse(fs.readFileSync(path.join(dir, "_refs", "tags", `${version}.json`), "utf8")).version;
+  if (version !== undefined && version !== null && !/^\d+$/.test(String(version))) {
+    const tag = JSON.parse(fs.readFileSync(path.join(dir, "_refs", "tags", `${version}.json`), "utf8"));
+    if (tag.branch) dir = path.join(dir, "tree", tag.branch); // a tag on a Lance 12 branch
+    version = tag.version;
+  }
   const all = manifestFiles(dir), mf = version == null ? all.at(-1) : all.find((x) => x.version === Number(version));
   if (!mf) fail(`${dir}: no manifest for version ${version}`);
   const buf = fs.readFileSync(path.join(dir, "_versions", mf.file));
@@ -780,10 +809,11 @@ function checkPages(spec, refLines, ltLines) {
   // column whose encodings and repdef include all the listed names and whose other keys are equal
   const subset = (want, have) => (want || []).every((e) => (have || []).includes(e));
   const match = (p, x) => p.column === x.column && subset(x.encodings, p.encodings) && subset(x.repdef, p.repdef)
-    && Object.entries(x).every(([k, v]) => ["column", "encodings", "repdef", "only"].includes(k) || JSON.stringify(p[k]) === JSON.stringify(v));
+    && Object.entries(x).every(([k, v]) => ["column", "encodings", "repdef", "only", "engines"].includes(k) || JSON.stringify(p[k]) === JSON.stringify(v));
   const seen = (pages, col) => [...new Set(pages.filter((p) => p.column === col).map((p) => `${p.layout}/${p.compression}[${(p.encodings || []).join(",")}]`))].join(" ") || "no pages";
-  for (const x of spec.expect_pages || []) {
-    const what = `${x.column}: ${Object.entries(x).filter(([k]) => !["column", "only"].includes(k)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(" ")}`;
+  // "engines": ["8"]: a choice of that engine's writer only (LT_REF); Lance 12 encodes that data otherwise
+  for (const x of (spec.expect_pages || []).filter((e) => !e.engines || e.engines.includes(REF))) {
+    const what = `${x.column}: ${Object.entries(x).filter(([k]) => !["column", "only", "engines"].includes(k)).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join("+") : v}`).join(" ")}`;
     const inRef = ref.some((p) => match(p, x));
     if (!inRef) results.push({ ok: false, label: `encoding ${what}`, detail: `the generated data does not produce it (reference decoder sees: ${seen(ref, x.column)}); fix the spec` });
     else if (lt === null) results.push({ ok: false, label: `encoding ${what}`, detail: "lt-inspect pages gave no report" });
@@ -859,9 +889,13 @@ function checkInfo(data, infodir) {
 // report <out>/<name>.pages.jsonl, and <out>/<name>.cases: "<case>\t<expected file>\t<lt-inspect scan args>" lines.
 // A spec whose "storage" is a list stands for one dataset per storage version, named <spec>_v2_1, <spec>_legacy, ...;
 // schema columns, ops and expect_pages entries with "only": [versions] are kept only in those variants.
+// LT_INTEROP_STORAGE (e.g. "2.1,2.2"): only those variants; a spec with one storage version outside it is left out,
+// one without a storage version (the engine's default) is kept.
+const storageFilter = (process.env.LT_INTEROP_STORAGE || "").split(/[\s,]+/).filter(Boolean);
+const storageKept = (st) => !storageFilter.length || st === undefined || storageFilter.includes(st);
 function expandSpec(spec, base) {
-  if (!Array.isArray(spec.storage)) return [[base, spec]];
-  return spec.storage.map((st) => {
+  if (!Array.isArray(spec.storage)) return storageKept(spec.storage) ? [[base, spec]] : [];
+  return spec.storage.filter(storageKept).map((st) => {
     const keep = (x) => !x.only || x.only.includes(st);
     const v = { ...spec, storage: st, schema: spec.schema.filter(keep), ops: (spec.ops || []).filter(keep), expect_pages: (spec.expect_pages || []).filter(keep) };
     return [`${base}_${st === "legacy" ? "legacy" : "v" + st.replace(".", "_")}`, v];
@@ -878,12 +912,13 @@ async function build(out, specFiles) {
     const cases = [];
     const add = async (label, args) => {
       const o = { withRowid: args.includes("--with-rowid") };
-      for (let k = 0; k < args.length; k++) if (args[k] === "--columns") o.columns = args[k + 1]; else if (args[k] === "--version" || args[k] === "--tag") o.version = args[k + 1];
+      for (let k = 0; k < args.length; k++) if (args[k] === "--columns") o.columns = args[k + 1]; else if (args[k] === "--version" || args[k] === "--tag") o.version = args[k + 1]; else if (args[k] === "--branch") o.branch = args[k + 1];
       const exp = path.join(out, `${name}.${label}.expected.jsonl`), lines = await scanLines(dir, o);
       fs.writeFileSync(exp, lines.map((l) => l + "\n").join(""));
       cases.push([label, path.basename(exp), args.join(" ")].join("\t"));
       if (!o.columns) { // what `lt-inspect info` must say about this version
-        const mf = readManifest(dir, lines.version);
+        const tagged = o.version !== undefined && !/^\d+$/.test(o.version); // a tag may name a version of a branch
+        const mf = tagged ? readManifest(dir, o.version) : readManifest(o.branch ? path.join(dir, "tree", o.branch) : dir, lines.version);
         infos.push(JSON.stringify({ label, args: args.filter((a, k) => a !== "--with-rowid"), version: lines.version, rows: lines.length,
           columns: lines.schemaNames, storage_version: mf.storage, manifest_naming: mf.naming }));
       }
@@ -895,7 +930,18 @@ async function build(out, specFiles) {
     for (const [k, cols] of (spec.projections || []).entries()) await add(`proj${k + 1}`, ["--columns", cols, "--with-rowid"]);
     const versions = (await tbl.listVersions()).map((v) => v.version);
     if (versions.length > 1) for (const v of versions) await add(`v${v}`, ["--version", String(v), "--with-rowid"]);
-    for (const tag of Object.keys(await (await tbl.tags()).list())) await add(`tag_${tag}`, ["--tag", tag, "--with-rowid"]);
+    // a tag of a Lance 12 branch is read with the branch named (as lt_fdw's tables do)
+    for (const tag of Object.keys(await (await tbl.tags()).list())) {
+      const file = path.join(dir, "_refs", "tags", `${tag}.json`); // the binding does not say a tag's branch
+      const branch = !isS3(dir) && fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")).branch : null;
+      await add(`tag_${tag}`, [...(branch ? ["--branch", branch] : []), "--tag", tag, "--with-rowid"]);
+    }
+    // Lance 12 branches: each one's latest version and every version of its own line
+    for (const b of tbl.branches ? Object.keys(await (await tbl.branches()).list()).sort() : []) {
+      await add(`branch_${b}`, ["--branch", b, "--with-rowid"]);
+      for (const v of (await (await (await tbl.branches()).checkout(b)).listVersions()).map((x) => x.version))
+        await add(`branch_${b}_v${v}`, ["--branch", b, "--version", String(v), "--with-rowid"]);
+    }
     fs.writeFileSync(path.join(out, `${name}.cases`), cases.map((c) => c + "\n").join(""));
     fs.writeFileSync(path.join(out, `${name}.info.jsonl`), infos.map((c) => c + "\n").join(""));
     fs.writeFileSync(path.join(out, `${name}.pages.jsonl`), pageReport(dir).map((p) => JSON.stringify(p) + "\n").join(""));
@@ -918,7 +964,7 @@ function parseArgs(argv, flags) {
 }
 const USAGE = `usage: node ref.mjs make <dir> <spec.json>
        node ref.mjs apply <dir> <spec.json>
-       node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--with-rowid] [--filter SQL]
+       node ref.mjs scan <dir> [--columns a,b] [--version N|TAG] [--branch B] [--with-rowid] [--filter SQL]
        node ref.mjs pages <dir> [--version N|TAG]
        node ref.mjs indexes <dir>
        node ref.mjs plan <dir> --filter SQL [--analyze]
@@ -950,9 +996,9 @@ async function main() {
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows(), ...merged })]);
     }
     case "scan": {
-      const [[dir], o] = parseArgs(rest, { columns: true, version: true, "with-rowid": false, filter: true });
+      const [[dir], o] = parseArgs(rest, { columns: true, version: true, branch: true, "with-rowid": false, filter: true });
       if (!dir) throw new UsageError("scan needs <dir>");
-      return print(await scanLines(dir, { columns: o.columns, version: o.version, withRowid: !!o["with-rowid"], filter: o.filter }));
+      return print(await scanLines(dir, { columns: o.columns, version: o.version, branch: o.branch, withRowid: !!o["with-rowid"], filter: o.filter }));
     }
     case "indexes": { // the engine's view of the indexes: listIndices + indexStats, one JSON line each
       const [[dir]] = parseArgs(rest, {});

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test/interop/run.sh — lt-inspect (lt_fdw's C reader) against the real Lance engine (@lancedb/lancedb 0.31.0).
+# test/interop/run.sh — lt-inspect (lt_fdw's C reader) against the real Lance engine (@lancedb/lancedb 0.31.0,
+# or 0.39.0 with LT_REF=12).
 #
 #   test/interop/run.sh                 everything: generated matrix, encodings, fixtures, corrupted files
 #   test/interop/run.sh scan pages      only some parts (scan take pages fixtures corrupt)
@@ -16,6 +17,8 @@
 #   LT_INTEROP_DIR    where to generate (default build/interop)
 #   LT_INTEROP_JOBS   parallel generator processes (default 2)
 #   LT_CASE_TIMEOUT   seconds per lt-inspect run (default 120)
+#   LT_REF            the reference engine: 8 (default, lance 8.0) or 12 (lance 12.0; test/interop/l12.sh)
+#   LT_INTEROP_SPECS  only these specs (names, e.g. "types nulls"); LT_INTEROP_STORAGE only these storage variants
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -55,9 +58,19 @@ describe_rc() {
 }
 
 # ------------------------------------------------------------------------------------------ generation
+# the specs: all of specs/*.json, or those named in LT_INTEROP_SPECS (e.g. "types nulls l12/features.json")
+spec_files() {
+	local n
+	if [ -z "${LT_INTEROP_SPECS:-}" ]; then ls "$HERE"/specs/*.json; return; fi
+	for n in ${LT_INTEROP_SPECS//,/ }; do
+		case $n in */*) echo "$HERE/$n" ;; *) echo "$HERE/specs/$n.json" ;; esac	# a path: relative to test/interop
+	done
+}
 DATA=""
 if want gen || want scan || want take || want pages || want corrupt; then
-	key=$( (cat "$HERE/ref.mjs" "$HERE/package-lock.json"; for f in "$HERE"/specs/*.json; do echo "$f"; cat "$f"; done; node --version) | sha256sum | cut -c1-16)
+	mapfile -t specs < <(spec_files)
+	key=$( (cat "$HERE/ref.mjs" "$HERE/engine.mjs" "$HERE/package-lock.json" "$HERE/lance12/package-lock.json"
+		echo "${LT_REF:-8} ${LT_INTEROP_STORAGE:-}"; for f in "${specs[@]}"; do echo "$f"; cat "$f"; done; node --version) | sha256sum | cut -c1-16)
 	DATA=$WORK/$key
 	if [ ! -f "$DATA/.complete" ]; then
 		mkdir -p "$WORK"
@@ -65,7 +78,6 @@ if want gen || want scan || want take || want pages || want corrupt; then
 		rm -rf "$DATA"; mkdir -p "$DATA"
 		echo "== generating datasets into $DATA ($JOBS jobs)"
 		start=$SECONDS
-		mapfile -t specs < <(ls "$HERE"/specs/*.json)
 		pids=()
 		for ((j = 0; j < JOBS; j++)); do
 			group=()

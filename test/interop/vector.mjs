@@ -17,12 +17,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { createRequire } from "node:module";
 
-const require = createRequire(import.meta.url);
-const A = require("apache-arrow");
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { A, lancedb } from "./engine.mjs"; // LT_REF=8|12 picks the engine
 
 const [work, inspect] = process.argv.slice(2);
 if (!work || !inspect) { console.error("usage: node vector.mjs WORKDIR LT_INSPECT"); process.exit(2); }

@@ -413,13 +413,28 @@ TEST(local_store_special_files)
 	lt_store_close(s);
 }
 
-/* A manifest file: [u32 len | Manifest] + trailer. */
+/* A manifest file: [u32 len | Manifest] + trailer (malloc'd). */
+static uint8_t *
+pack_manifest(const Lt__Pb__Manifest *m, size_t *len)
+{
+	size_t		n = lt__pb__manifest__get_packed_size(m);
+	uint8_t    *buf = malloc(n + 4 + 16);
+
+	lt_put32(buf, (uint32_t) n);
+	lt__pb__manifest__pack(m, buf + 4);
+	lt_put64(buf + 4 + n, 0);
+	lt_put16(buf + 4 + n + 8, 0);
+	lt_put16(buf + 4 + n + 10, 2);
+	memcpy(buf + 4 + n + 12, "LANC", 4);
+	*len = n + 20;
+	return buf;
+}
+
 static uint8_t *
 make_manifest(uint64_t version, uint64_t reader_flags, size_t *len)
 {
 	Lt__Pb__Manifest m = LT__PB__MANIFEST__INIT;
 	Lt__Pb__Field *fields[1] = {pbf("id", 0, -1, "int64")};
-	size_t		n;
 	uint8_t    *buf;
 
 	m.has_version = true;
@@ -428,15 +443,7 @@ make_manifest(uint64_t version, uint64_t reader_flags, size_t *len)
 	m.fields = fields;
 	m.has_reader_feature_flags = true;
 	m.reader_feature_flags = reader_flags;
-	n = lt__pb__manifest__get_packed_size(&m);
-	buf = malloc(n + 4 + 16);
-	lt_put32(buf, (uint32_t) n);
-	lt__pb__manifest__pack(&m, buf + 4);
-	lt_put64(buf + 4 + n, 0);
-	lt_put16(buf + 4 + n + 8, 0);
-	lt_put16(buf + 4 + n + 10, 2);
-	memcpy(buf + 4 + n + 12, "LANC", 4);
-	*len = n + 20;
+	buf = pack_manifest(&m, len);
 	free(fields[0]);
 	return buf;
 }
@@ -513,6 +520,160 @@ TEST(versions_and_tags)
 	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ECORRUPT);
 
 	CHECK_CODE(lt_dataset_open(s, "nothing", &spec, &ds, &err), LT_ENOTFOUND);
+	lt_store_close(s);
+}
+
+/* A branch's manifest (Lance 12): one fragment whose data file is under base path 0, that base path's record. */
+static void
+put_branch_version(lt_store *s, const char *dir, uint64_t v, const char *base_path, bool is_root)
+{
+	Lt__Pb__Manifest m = LT__PB__MANIFEST__INIT;
+	Lt__Pb__Field *fields[1] = {pbf("id", 0, -1, "int64")};
+	Lt__Pb__DataFile df = LT__PB__DATA_FILE__INIT;
+	Lt__Pb__DataFile *dfs[1] = {&df};
+	Lt__Pb__DataFragment fr = LT__PB__DATA_FRAGMENT__INIT;
+	Lt__Pb__DataFragment *frs[1] = {&fr};
+	Lt__Pb__BasePath bp = LT__PB__BASE_PATH__INIT;
+	Lt__Pb__BasePath *bps[1] = {&bp};
+	int32_t		field_ids[1] = {0};
+	char		name[64], path[256];
+	size_t		n;
+	uint8_t    *buf;
+
+	df.path = "a.lance";
+	df.n_fields = 1;
+	df.fields = field_ids;
+	df.has_base_id = true;
+	df.base_id = 0;
+	fr.n_files = 1;
+	fr.files = dfs;
+	fr.has_physical_rows = true;
+	fr.physical_rows = 1;
+	bp.has_id = true;
+	bp.id = 0;
+	bp.has_is_dataset_root = true;
+	bp.is_dataset_root = is_root;
+	bp.path = (char *) base_path;
+	m.has_version = true;
+	m.version = v;
+	m.n_fields = 1;
+	m.fields = fields;
+	m.n_fragments = 1;
+	m.fragments = frs;
+	m.n_base_paths = 1;
+	m.base_paths = bps;
+	m.has_reader_feature_flags = true;
+	m.reader_feature_flags = LT_FLAG_BASE_PATHS;
+	buf = pack_manifest(&m, &n);
+	lt_manifest_name(v, LT_NAMING_V2, name, sizeof(name));
+	snprintf(path, sizeof(path), "%s/_versions/%s", dir, name);
+	CHECK_OK(lt_store_mem_put(s, path, buf, n, &err), err);
+	free(buf);
+	free(fields[0]);
+}
+
+/* Lance 12 branches: tree/<name>/ read through the branch option or a tag of it; base paths placed under the root. */
+TEST(branches)
+{
+	lt_store   *s;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	uint64_t	v = 0;
+	char	   *p;
+	const char *ref = "{\"parentBranch\":null,\"parentVersion\":1}";
+	const char *tag = "{\"branch\": \"dev\", \"version\": 3, \"manifestSize\": 10}";
+
+	CHECK(lt_branch_name_valid("dev") && lt_branch_name_valid("feature/x") && lt_branch_name_valid("a.b"));
+	CHECK(!lt_branch_name_valid("") && !lt_branch_name_valid("..") && !lt_branch_name_valid("a/../b") &&
+		  !lt_branch_name_valid("/a") && !lt_branch_name_valid("a//b") && !lt_branch_name_valid("a\\b") &&
+		  !lt_branch_name_valid("a/") && !lt_branch_name_valid("tab\t"));
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	put_version(s, 1, LT_NAMING_V2, 0);
+	CHECK_OK(lt_store_mem_put(s, "ds/_refs/branches/dev.json", (const uint8_t *) ref, strlen(ref), &err), err);
+	CHECK_OK(lt_store_mem_put(s, "ds/_refs/branches/feature/x.json", (const uint8_t *) ref, strlen(ref), &err), err);
+	CHECK_OK(lt_store_mem_put(s, "ds/_refs/tags/on_dev.json", (const uint8_t *) tag, strlen(tag), &err), err);
+	/* the recorded root is another machine's path: it resolves to this dataset, never to that path */
+	put_branch_version(s, "ds/tree/dev", 2, "/somewhere/else/ds.lance", true);
+	put_branch_version(s, "ds/tree/dev", 3, "/somewhere/else/ds.lance", true);
+	put_branch_version(s, "ds/tree/feature/x", 2, "file:///old/ds.lance/tree/dev", true);
+	/* a root whose own path has a "tree" directory in it */
+	CHECK_OK(lt_store_mem_put(s, "ds/_refs/branches/b2.json", (const uint8_t *) ref, strlen(ref), &err), err);
+	put_branch_version(s, "ds/tree/b2", 1, "/srv/tree/ds.lance", true);
+
+	spec.branch = "dev";
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK_EQ_INT(ds->version, 3);
+		CHECK(strcmp(ds->prefix, "ds/tree/dev/") == 0 && strcmp(ds->branch, "dev") == 0);
+		p = lt_dataset_file_path(ds, true, 0, "data/a.lance");
+		CHECK(p && strcmp(p, "ds/data/a.lance") == 0);
+		lt_free(p);
+		p = lt_dataset_file_path(ds, false, 0, "data/b.lance");
+		CHECK(p && strcmp(p, "ds/tree/dev/data/b.lance") == 0);
+		lt_free(p);
+		CHECK(lt_dataset_file_path(ds, true, 9, "data/a.lance") == NULL);
+		lt_dataset_close(ds);
+	}
+	spec.version = 2;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK_EQ_INT(ds->version, 2);
+		lt_dataset_close(ds);
+	}
+	/* a branch forked from a branch: its base path names that branch */
+	spec.version = 0;
+	spec.branch = "feature/x";
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		p = lt_dataset_file_path(ds, true, 0, "data/a.lance");
+		CHECK(p && strcmp(p, "ds/tree/dev/data/a.lance") == 0);
+		lt_free(p);
+		lt_dataset_close(ds);
+	}
+	spec.branch = "b2";
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		p = lt_dataset_file_path(ds, true, 0, "data/a.lance");
+		CHECK(p && strcmp(p, "ds/data/a.lance") == 0);
+		lt_free(p);
+		lt_dataset_close(ds);
+	}
+	/* a tag of the branch: opened on its branch (as Lance does), refused as main's or another branch's */
+	spec.branch = NULL;
+	spec.tag = "on_dev";
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (ds)
+	{
+		CHECK(ds->version == 3 && ds->branch && strcmp(ds->branch, "dev") == 0);
+		lt_dataset_close(ds);
+	}
+	spec.branch = "feature/x";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "branch \"dev\"") != NULL);
+	CHECK_CODE(lt_dataset_tag_version(s, "ds", "on_dev", &v, &err), LT_EUNSUPPORTED);
+	spec.tag = NULL;
+	spec.branch = "nope";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ENOTFOUND);
+	CHECK(strstr(err.msg, "branch \"nope\" does not exist") != NULL);
+	spec.branch = "../ds";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_EINVALID);
+	spec.branch = "feature";	/* only "feature/x" exists */
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_ENOTFOUND);
+
+	/* base paths outside a branch (a shallow clone), or not a dataset root: still refused */
+	put_branch_version(s, "clone", 1, "/somewhere/else/ds.lance", true);
+	spec.branch = NULL;
+	CHECK_CODE(lt_dataset_open(s, "clone", &spec, &ds, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "shallow clones") != NULL);
+	put_branch_version(s, "ds/tree/dev", 4, "/data/external", false);
+	spec.branch = "dev";
+	CHECK_CODE(lt_dataset_open(s, "ds", &spec, &ds, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "not the root of a dataset") != NULL);
 	lt_store_close(s);
 }
 
@@ -660,6 +821,7 @@ main(void)
 	RUN(local_store_conditional_create);
 	RUN(local_store_special_files);
 	RUN(versions_and_tags);
+	RUN(branches);
 	RUN(v1_naming);
 	RUN(corrupt_manifests);
 	return unit_report("core");

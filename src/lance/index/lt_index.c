@@ -274,11 +274,11 @@ prefetch_segments(lt_dataset *ds, const lt_index *idx, lt_error *err)
 			live = lt_index_covers(idx, seg->fragments[k]);
 		for (int j = 0; live && names[j]; j++)
 		{
-			char	   *rel = lt_asprintf("_indices/%s/%s", seg->uuid, names[j]);
+			char	   *dir = lt_index_segment_dir(ds, seg);
 
-			if (rel && (paths[np] = lt_dataset_path(ds, rel)) != NULL)
+			if (dir && (paths[np] = lt_asprintf("%s%s", dir, names[j])) != NULL)
 				np++;
-			lt_free(rel);
+			lt_free(dir);
 		}
 	}
 	rc = lt_store_prefetch(ds->store, np, (const char *const *) paths, err);
@@ -309,7 +309,6 @@ lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_err
 	for (size_t i = 0; rc == LT_OK && i < idx->n_segments; i++)
 	{
 		lt_seg_reader *s = &r->segs[i];
-		char	   *rel;
 
 		r->n_segs = i + 1;
 		s->seg = &idx->segments[i];
@@ -324,9 +323,7 @@ lt_index_open(lt_dataset *ds, const lt_index *idx, lt_index_reader **out, lt_err
 		/* a segment whose fragments are all gone has nothing to say: skip its files */
 		if (rc != LT_OK || lt_rowaddr_set_is_empty(s->frags))
 			continue;
-		rel = lt_asprintf("_indices/%s/", s->seg->uuid);
-		s->dir = rel ? lt_dataset_path(ds, rel) : NULL;
-		lt_free(rel);
+		s->dir = lt_index_segment_dir(ds, s->seg);
 		if (!s->dir)
 		{
 			rc = lt_nomem(err);

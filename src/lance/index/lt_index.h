@@ -66,7 +66,12 @@ typedef struct lt_index_segment
 	uint64_t	n_fragments;
 	size_t		n_files;
 	char	  **files;			/* names inside _indices/<uuid>/ (may be empty: older writers) */
+	bool		has_base;		/* a branch's index, whose files are under base path base_id */
+	uint32_t	base_id;
 } lt_index_segment;
+
+/* The store path of a segment's directory, "<prefix>_indices/<uuid>/" (lt_malloc'd; NULL on ENOMEM). */
+char	   *lt_index_segment_dir(const lt_dataset *ds, const lt_index_segment *seg);
 
 /* Every segment with one name. */
 typedef struct lt_index

@@ -224,9 +224,27 @@ add_segment(const lt_dataset *ds, lt_index *ix, bool fresh, const Lt__Pb__IndexM
 			seg->n_files = k + 1;
 		}
 	}
-	if (m->has_base_id && m->base_id != 0)
+	if (m->has_base_id && ds->n_bases > 0)
+	{
+		/* a branch's index: its files are where the base path (a parent's root) is */
+		seg->has_base = true;
+		seg->base_id = m->base_id;
+		if (!lt_dataset_file_path(ds, true, m->base_id, ""))
+			ix->unusable = "index files in a base path the manifest does not declare";
+	}
+	else if (m->has_base_id && m->base_id != 0)
 		ix->unusable = "index files in another base path";
 	return LT_OK;
+}
+
+char *
+lt_index_segment_dir(const lt_dataset *ds, const lt_index_segment *seg)
+{
+	char	   *rel = lt_asprintf("_indices/%s/", seg->uuid);
+	char	   *dir = rel ? lt_dataset_file_path(ds, seg->has_base, seg->base_id, rel) : NULL;
+
+	lt_free(rel);
+	return dir;
 }
 
 /* covered = union of segment bitmaps ∩ dataset fragments; unindexed = the rest of the dataset. */

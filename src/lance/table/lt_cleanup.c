@@ -289,6 +289,42 @@ collect_tag(const lt_dirent *ent, void *arg)
 	return 0;
 }
 
+static int
+count_branch(const lt_dirent *ent, void *arg)
+{
+	size_t		len = strlen(ent->name);
+
+	/* a directory holds branches named "a/b" */
+	if (ent->is_dir || (len > 5 && strcmp(ent->name + len - 5, ".json") == 0))
+		(*(size_t *) arg)++;
+	return 0;
+}
+
+/*
+ * Lance 12 branches read their parent's files through base paths: which files a branch still needs is not
+ * in main's manifests, so a cleanup of a dataset with branches could remove them.  Refused.
+ */
+static lt_code
+refuse_branches(lt_store *store, const char *prefix, lt_error *err)
+{
+	char	   *dir = lt_asprintf("%s_refs/branches", prefix);
+	size_t		n = 0;
+	lt_code		rc;
+
+	if (!dir)
+		return lt_nomem(err);
+	rc = lt_store_list(store, dir, count_branch, &n, err);
+	lt_free(dir);
+	if (rc == LT_ENOTFOUND)
+		return LT_OK;
+	LT_TRY(rc);
+	if (n > 0)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"the dataset has %zu branch%s (_refs/branches/), whose files lt_fdw's cleanup cannot tell apart",
+							n, n == 1 ? "" : "es");
+	return LT_OK;
+}
+
 static lt_code
 tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, strset *names, lt_error *err)
 {
@@ -426,7 +462,9 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	lt_code		rc;
 
 	memset(result, 0, sizeof(*result));
-	rc = lt_dataset_versions(store, prefix, &versions, &n_versions, &naming, err);
+	rc = refuse_branches(store, prefix, err);
+	if (rc == LT_OK)
+		rc = lt_dataset_versions(store, prefix, &versions, &n_versions, &naming, err);
 	if (rc == LT_OK)
 		rc = tagged_versions(store, prefix, &tags, &n_tags, &tag_names, err);
 

@@ -92,7 +92,7 @@ lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const
 		{
 			char	   *rel = lt_asprintf("data/%s", f->files[j]->path);
 
-			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+			if (rel && (paths[np] = lt_dataset_file_path(ds, f->files[j]->has_base_id, f->files[j]->base_id, rel)) != NULL)
 				np++;
 			lt_free(rel);
 		}
@@ -103,7 +103,7 @@ lt_dataset_prefetch_fragments(lt_dataset *ds, const size_t *idx, size_t n, const
 											   df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP
 											   ? LT_DELETION_BITMAP : LT_DELETION_ARROW);
 
-			if (rel && (paths[np] = prefixed(ds->prefix, rel)) != NULL)
+			if (rel && (paths[np] = lt_dataset_file_path(ds, df->has_base_id, df->base_id, rel)) != NULL)
 				np++;
 			lt_free(rel);
 		}
@@ -596,8 +596,108 @@ lt_tags_free(char **names, uint64_t *versions, size_t n)
 	lt_free(versions);
 }
 
+/*
+ * The "branch" member of a tag file: false when it is not a string or null the way Lance writes them; *out is
+ * the name (lt_malloc'd) or NULL for null or an absent member (main).
+ */
+static bool
+json_branch_member(const char *text, char **out)
+{
+	const char *p = strstr(text, "\"branch\"");
+	const char *end;
+
+	*out = NULL;
+	if (!p)
+		return true;
+	p += strlen("\"branch\"");
+	while (*p == ' ' || *p == ':' || *p == '\t' || *p == '\n' || *p == '\r')
+		p++;
+	if (strncmp(p, "null", 4) == 0)
+		return true;
+	if (*p != '"')
+		return false;
+	end = strchr(++p, '"');
+	/* names with escapes are not names lt_fdw accepts (lt_branch_name_valid) */
+	if (!end || memchr(p, '\\', (size_t) (end - p)))
+		return false;
+	*out = lt_strndup(p, (size_t) (end - p));
+	return *out != NULL;
+}
+
 lt_code
 lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version, lt_error *err)
+{
+	char	   *branch = NULL;
+	lt_code		rc = lt_dataset_tag_ref(store, prefix, tag, version, &branch, err);
+
+	if (rc == LT_OK && branch)
+		rc = lt_error_set(err, LT_EUNSUPPORTED, "tag \"%s\" names version %llu of branch \"%s\", not of main",
+						  tag, (unsigned long long) *version, branch);
+	lt_free(branch);
+	return rc;
+}
+
+bool
+lt_branch_name_valid(const char *branch)
+{
+	const char *seg = branch;
+
+	if (!branch[0] || strlen(branch) > 255)
+		return false;
+	for (const char *p = branch;; p++)
+	{
+		if (*p == '/' || *p == '\0')
+		{
+			size_t		n = (size_t) (p - seg);
+
+			if (n == 0 || (n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
+				return false;
+			if (*p == '\0')
+				return true;
+			seg = p + 1;
+		}
+		else if (*p == '\\' || (unsigned char) *p < 0x20)
+			return false;
+	}
+}
+
+lt_code
+lt_dataset_branch_prefix(lt_store *store, const char *prefix, const char *branch, char **out, lt_error *err)
+{
+	char	   *rel;
+	char	   *path;
+	lt_stat		st;
+	lt_code		rc;
+
+	*out = NULL;
+	if (!lt_branch_name_valid(branch))
+		return lt_error_set(err, LT_EINVALID, "invalid branch name \"%s\"", branch);
+	rel = lt_asprintf("_refs/branches/%s.json", branch);
+	path = rel ? prefixed(prefix, rel) : NULL;
+	lt_free(rel);
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_store_stat(store, path, &st, err);
+	lt_free(path);
+	if (rc == LT_OK && (st.is_dir || st.special))
+		rc = LT_ENOTFOUND;		/* "a" when only branches "a/..." exist */
+	if (rc == LT_ENOTFOUND)
+	{
+		char		name[1024];
+
+		dataset_name(store, prefix, name, sizeof(name));
+		return lt_error_set(err, LT_ENOTFOUND, "branch \"%s\" does not exist in %s", branch, name);
+	}
+	LT_TRY(rc);
+	rel = lt_asprintf("tree/%s/", branch);
+	*out = rel ? prefixed(prefix, rel) : NULL;
+	lt_free(rel);
+	return *out ? LT_OK : lt_nomem(err);
+}
+
+lt_code
+lt_dataset_tag_ref(lt_store *store, const char *prefix, const char *tag, uint64_t *version, char **branch,
+				   lt_error *err)
 {
 	char	   *rel;
 	char	   *path;
@@ -606,6 +706,7 @@ lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uin
 	lt_code		rc;
 	char	   *text;
 
+	*branch = NULL;
 	if (!valid_tag_name(tag))
 		return lt_error_set(err, LT_EINVALID, "invalid tag name \"%s\"", tag);
 	rel = lt_asprintf("_refs/tags/%s.json", tag);
@@ -633,8 +734,17 @@ lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uin
 		lt_free(path);
 		return lt_nomem(err);
 	}
-	/* {"branch":null,"version":6,"manifestSize":1234}: the "version" member */
+	/* {"branch":null,"version":6,"manifestSize":1234}: the "version" and "branch" members */
+	*branch = NULL;
 	rc = json_version_member(text, version) ? LT_OK : lt_corrupt(err, "%s: no version number in the tag file", path);
+	if (rc == LT_OK && !json_branch_member(text, branch))
+		rc = lt_corrupt(err, "%s: the tag's branch is not a name lt_fdw reads", path);
+	if (rc == LT_OK && *branch && !lt_branch_name_valid(*branch))
+	{
+		rc = lt_corrupt(err, "%s: invalid branch name \"%s\"", path, *branch);
+		lt_free(*branch);
+		*branch = NULL;
+	}
 	lt_free(text);
 	lt_free(path);
 	return rc;
@@ -784,6 +894,75 @@ infer_storage_version(const Lt__Pb__Manifest *m)
 	return "2.0";
 }
 
+/* The base path of that id, when the manifest declares it and resolve_bases placed it. */
+static const lt_base_dir *
+find_base(const lt_dataset *ds, uint32_t id)
+{
+	for (size_t i = 0; i < ds->n_bases; i++)
+		if (ds->bases[i].id == id)
+			return &ds->bases[i];
+	return NULL;
+}
+
+/*
+ * A branch's manifest names its parent's files through base paths: each one the root of a dataset, recorded
+ * as the absolute path or URI through which the writer opened it (which may be gone, or another machine's).
+ * lt_fdw trusts none of them: a base path resolves to the dataset the branch belongs to, or, when its path
+ * ends in "/tree/<name>" and the dataset has a branch of that name, to that branch (a branch forked from a
+ * branch).  A dataset that is not a
+ * branch (a shallow clone) or a base path that is not a dataset root stays unreadable.
+ */
+static lt_code
+resolve_bases(lt_dataset *ds, lt_error *err)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+
+	if (!ds->root_prefix || m->n_base_paths == 0)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: version %llu uses base paths (shallow clones), which lt_fdw cannot read",
+							ds->manifest_path, (unsigned long long) ds->version);
+	if (!(ds->bases = lt_calloc(m->n_base_paths, sizeof(lt_base_dir))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < m->n_base_paths; i++)
+	{
+		const Lt__Pb__BasePath *b = m->base_paths[i];
+		const char *tree = b->path ? strstr(b->path, "/tree/") : NULL;
+		char	   *rel;
+
+		if (!b->is_dataset_root || !b->path)
+			return lt_error_set(err, LT_EUNSUPPORTED,
+								"%s: base path %u is not the root of a dataset, which lt_fdw cannot read",
+								ds->manifest_path, b->id);
+		/* the last "/tree/" names a branch when the dataset has one of that name; else it is the root's path */
+		for (const char *t = tree; t; t = strstr(t + 1, "/tree/"))
+			tree = t;
+		rel = NULL;
+		if (tree && lt_branch_name_valid(tree + strlen("/tree/")))
+		{
+			lt_code		rc = lt_dataset_branch_prefix(ds->store, ds->root_prefix, tree + strlen("/tree/"), &rel, err);
+
+			if (rc != LT_OK && rc != LT_ENOTFOUND)
+				return rc;
+		}
+		if (!rel && !(rel = lt_strdup(ds->root_prefix)))
+			return lt_nomem(err);
+		ds->bases[ds->n_bases].id = b->id;
+		ds->bases[ds->n_bases++].prefix = rel;
+	}
+	return LT_OK;
+}
+
+char *
+lt_dataset_file_path(const lt_dataset *ds, bool has_base, uint32_t base_id, const char *rel)
+{
+	const lt_base_dir *b;
+
+	if (!has_base)
+		return prefixed(ds->prefix, rel);
+	b = find_base(ds, base_id);
+	return b ? prefixed(b->prefix, rel) : NULL;
+}
+
 static lt_code
 validate(lt_dataset *ds, lt_error *err)
 {
@@ -792,14 +971,12 @@ validate(lt_dataset *ds, lt_error *err)
 	size_t		i;
 
 	if (rflags & LT_FLAG_BASE_PATHS)
-		return lt_error_set(err, LT_EUNSUPPORTED,
-							"%s: version %llu uses base paths (shallow clones), which lt_fdw cannot read",
-							ds->manifest_path, (unsigned long long) ds->version);
-	if (rflags & ~(uint64_t) KNOWN_READER_FLAGS)
+		LT_TRY(resolve_bases(ds, err));
+	if (rflags & ~(uint64_t) (KNOWN_READER_FLAGS | LT_FLAG_BASE_PATHS))
 		return lt_error_set(err, LT_EUNSUPPORTED,
 							"%s: version %llu needs reader features 0x%llx unknown to lt_fdw", ds->manifest_path,
 							(unsigned long long) ds->version,
-							(unsigned long long) (rflags & ~(uint64_t) KNOWN_READER_FLAGS));
+							(unsigned long long) (rflags & ~(uint64_t) (KNOWN_READER_FLAGS | LT_FLAG_BASE_PATHS)));
 	ds->stable_row_ids = (rflags & LT_FLAG_STABLE_ROW_IDS) != 0;
 	for (i = 0; i < m->n_fragments; i++)
 	{
@@ -824,10 +1001,13 @@ validate(lt_dataset *ds, lt_error *err)
 			if (d->n_column_indices && d->n_column_indices != d->n_fields)
 				return lt_corrupt(err, "%s: data file %s lists %zu fields but %zu column indices",
 								  ds->manifest_path, d->path, d->n_fields, d->n_column_indices);
-			if (d->has_base_id)
+			if (d->has_base_id && !find_base(ds, d->base_id))
 				return lt_error_set(err, LT_EUNSUPPORTED, "%s: data file %s lives under another base path",
 									ds->manifest_path, d->path);
 		}
+		if (f->deletion_file && f->deletion_file->has_base_id && !find_base(ds, f->deletion_file->base_id))
+			return lt_error_set(err, LT_EUNSUPPORTED, "%s: the deletion file of fragment %llu lives under another base path",
+								ds->manifest_path, (unsigned long long) f->id);
 		if (f->deletion_file && f->deletion_file->num_deleted_rows > f->physical_rows)
 			return lt_corrupt(err, "%s: fragment %llu deletes %llu of %llu rows", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) f->deletion_file->num_deleted_rows,
@@ -921,20 +1101,50 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 	uint64_t	len = 0;
 	lt_code		rc;
 	size_t		plen = strlen(prefix);
+	char	   *branch = NULL;
 
 	*out = NULL;
 	if (spec && spec->tag)
-		LT_TRY(lt_dataset_tag_version(store, prefix, spec->tag, &version, err));
+	{
+		LT_TRY(lt_dataset_tag_ref(store, prefix, spec->tag, &version, &branch, err));
+		/* a tag names a version of one line (as Lance, that line without a branch asked for) */
+		if (spec->branch && (!branch || strcmp(branch, spec->branch) != 0))
+		{
+			rc = lt_error_set(err, LT_ENOTFOUND, "tag \"%s\" names version %llu of %s%s%s, not of %s%s%s",
+							  spec->tag, (unsigned long long) version, branch ? "branch \"" : "main",
+							  branch ? branch : "", branch ? "\"" : "", spec->branch ? "branch \"" : "main",
+							  spec->branch ? spec->branch : "", spec->branch ? "\"" : "");
+			lt_free(branch);
+			return rc;
+		}
+	}
+	else if (spec && spec->branch && !(branch = lt_strdup(spec->branch)))
+		return lt_nomem(err);
 
 	ds = lt_calloc(1, sizeof(lt_dataset));
 	if (!ds)
+	{
+		lt_free(branch);
 		return lt_nomem(err);
+	}
 	ds->store = store;
+	ds->branch = branch;
 	ds->prefix = (plen == 0 || prefix[plen - 1] == '/') ? lt_strdup(prefix) : lt_asprintf("%s/", prefix);
 	if (!ds->prefix)
 	{
-		lt_free(ds);
+		lt_dataset_close(ds);
 		return lt_nomem(err);
+	}
+	if (branch)
+	{
+		/* a branch: its own _versions/ under tree/<branch>/; its parent's files through base paths */
+		ds->root_prefix = ds->prefix;
+		ds->prefix = NULL;
+		if ((rc = lt_dataset_branch_prefix(store, ds->root_prefix, branch, &ds->prefix, err)) != LT_OK)
+		{
+			lt_dataset_close(ds);
+			return rc;
+		}
 	}
 	if (version == 0)
 		rc = lt_dataset_latest_version(store, ds->prefix, &version, &naming, err);
@@ -1027,6 +1237,11 @@ lt_dataset_close(lt_dataset *ds)
 	lt_schema_free(ds->schema);
 	lt_free(ds->manifest_path);
 	lt_free(ds->prefix);
+	lt_free(ds->root_prefix);
+	lt_free(ds->branch);
+	for (size_t i = 0; i < ds->n_bases; i++)
+		lt_free(ds->bases[i].prefix);
+	lt_free(ds->bases);
 	lt_free(ds);
 }
 

@@ -37,11 +37,16 @@ typedef enum lt_naming
 	LT_NAMING_V2 = 2
 } lt_naming;
 
-/* Which version to open: a number, a tag, or (both unset) the latest. */
+/*
+ * Which version to open: a number, a tag, or (both unset) the latest; of main or of a branch (Lance 12:
+ * _refs/branches/<name>.json, its versions under tree/<name>/).  A tag that names a version of a branch opens
+ * that branch.
+ */
 typedef struct lt_version_spec
 {
 	uint64_t	version;		/* 0 = not given */
 	const char *tag;			/* NULL = not given */
+	const char *branch;			/* NULL = main */
 } lt_version_spec;
 
 /* A fragment's deleted offsets held in memory (ascending): a transaction's own deletes (lt_txn_view). */
@@ -52,10 +57,21 @@ typedef struct lt_dv_override
 	uint64_t	n;
 } lt_dv_override;
 
+/* Where a branch's manifest finds files of another base path (BasePath): its id and the store prefix. */
+typedef struct lt_base_dir
+{
+	uint32_t	id;
+	char	   *prefix;			/* ends with '/' or is "" */
+} lt_base_dir;
+
 typedef struct lt_dataset
 {
 	lt_store   *store;			/* not owned */
-	char	   *prefix;			/* "" or "dir/name.lance/" (ends with '/') */
+	char	   *prefix;			/* "" or "dir/name.lance/" (ends with '/'); a branch: "<root>tree/<branch>/" */
+	char	   *branch;			/* the branch read, NULL for main */
+	char	   *root_prefix;	/* a branch: the prefix of the dataset it belongs to; NULL for main */
+	lt_base_dir *bases;			/* a branch's base paths, resolved under root_prefix */
+	size_t		n_bases;
 	uint64_t	version;
 	lt_naming	naming;
 	char	   *manifest_path;
@@ -88,9 +104,26 @@ lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **ver
  */
 lt_code		lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version,
 									  lt_naming *naming, lt_error *err);
-/* Resolve a tag (_refs/tags/<tag>.json) to its version. */
+/* Resolve a tag (_refs/tags/<tag>.json) of main to its version; a tag of a branch is an error (LT_EUNSUPPORTED). */
 lt_code		lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version,
 								   lt_error *err);
+/* The same for a tag of any branch: *branch is the tag's branch (lt_malloc'd) or NULL for main. */
+lt_code		lt_dataset_tag_ref(lt_store *store, const char *prefix, const char *tag, uint64_t *version,
+							   char **branch, lt_error *err);
+/*
+ * The prefix of a branch's versions, "<prefix>tree/<branch>/" (lt_malloc'd), after checking that
+ * _refs/branches/<branch>.json exists (LT_ENOTFOUND naming the branch when not).
+ */
+lt_code		lt_dataset_branch_prefix(lt_store *store, const char *prefix, const char *branch, char **out,
+									 lt_error *err);
+/* Whether a branch name is one lt_fdw accepts: '/'-separated segments, none empty, "." or "..". */
+bool		lt_branch_name_valid(const char *branch);
+/*
+ * The store path of a file rel ("data/x.lance", "_deletions/...") that the manifest places under base path
+ * base_id when has_base (a branch reading files of its parent), else under the dataset's own prefix.
+ * NULL on ENOMEM or an unknown base (lt_dataset_open has checked every base the manifest uses).
+ */
+char	   *lt_dataset_file_path(const lt_dataset *ds, bool has_base, uint32_t base_id, const char *rel);
 
 /*
  * Tags as Lance keeps them: _refs/tags/<tag>.json holding {"branch":null,"version":N,"manifestSize":M}.

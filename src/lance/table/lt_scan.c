@@ -104,7 +104,7 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 	{
 		const Lt__Pb__DataFile *d = frag->files[j];
 		char	   *rel = lt_asprintf("data/%s", d->path);
-		char	   *path = rel ? lt_dataset_path(sc->ds, rel) : NULL;
+		char	   *path = rel ? lt_dataset_file_path(sc->ds, d->has_base_id, d->base_id, rel) : NULL;
 		lt_code		rc;
 
 		lt_free(rel);
@@ -171,7 +171,7 @@ lt_fragment_deleted_offsets(lt_dataset *ds, const Lt__Pb__DataFragment *frag, ui
 		return LT_OK;
 	type = df->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? LT_DELETION_BITMAP : LT_DELETION_ARROW;
 	rel = lt_deletion_path(frag->id, df->read_version, df->id, type);
-	path = rel ? lt_dataset_path(ds, rel) : NULL;
+	path = rel ? lt_dataset_file_path(ds, df->has_base_id, df->base_id, rel) : NULL;
 	lt_free(rel);
 	if (!path)
 		return lt_nomem(err);

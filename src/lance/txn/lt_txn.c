@@ -334,6 +334,9 @@ lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED,
 							"version %llu of %s has field assignment state but not its writer feature flag 0x%llx: a writer that does not keep the state wrote it, so lt_fdw does not write on top",
 							(unsigned long long) ds->version, name, (unsigned long long) LT_FLAG_FIELD_ASSIGNMENT);
+	if (ds->branch)
+		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s is on branch \"%s\": lt_fdw writes only to main",
+							(unsigned long long) ds->version, name, ds->branch);
 	if (ds->manifest->n_base_paths > 0)
 		return lt_error_set(err, LT_EUNSUPPORTED, "version %llu of %s uses base paths, which lt_fdw cannot write",
 							(unsigned long long) ds->version, name);

@@ -123,7 +123,7 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 	vx->idx = idx;
 	for (size_t s = 0; rc == LT_OK && s < idx->n_segments; s++)
 	{
-		char	   *dir = lt_asprintf("_indices/%s/", idx->segments[s].uuid);
+		char	   *dir = lt_index_segment_dir(ds, &idx->segments[s]);
 
 		if (dir == NULL)
 		{

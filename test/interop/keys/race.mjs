@@ -5,13 +5,10 @@
 //
 //   node race.mjs DIR FIRST_KEY N_KEYS ADD_BASE
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 
-const require = createRequire(import.meta.url);
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { lancedb } from "../engine.mjs"; // LT_REF=8|12 picks the engine
 const [dir, first, n, addBase] = process.argv.slice(2);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-race-"));
 process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));

@@ -11,11 +11,8 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createRequire } from "node:module";
 
-const require = createRequire(import.meta.url);
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { lancedb } from "../engine.mjs"; // LT_REF=8|12 picks the engine
 const [dir, wantIndexes, dtIndexUsed, ...probeArgs] = process.argv.slice(2);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-ow-"));
 fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));

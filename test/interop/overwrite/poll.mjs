@@ -5,8 +5,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { lancedb } from "../engine.mjs"; // LT_REF=8|12 picks the engine
 const [dir, stop, where] = process.argv.slice(2);
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-poll-"));
 fs.symlinkSync(path.resolve(dir), path.join(tmp, "t.lance"));
