@@ -1,5 +1,6 @@
 /*
- * explain.c — what EXPLAIN shows of a scan: the dataset (its URI, never credentials), the version
+ * explain.c — what EXPLAIN shows of a scan: the table's identifier when a namespace resolved it, the
+ * dataset (its URI, never credentials), the version
  * read, the storage version, fragments in the version and fragments to scan; under ANALYZE, the
  * fragments actually opened, rows dropped by deletion vectors and by the pushed filter (shown as
  * "Lance Filter"), and the bytes and read requests the
@@ -28,6 +29,8 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	if (st == NULL || st->entry == NULL)
 		return;
 	ds = st->entry->ds;
+	if (st->opts.identifier)
+		ExplainPropertyText("Lance Table Identifier", st->opts.identifier, es);
 	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
 	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
 	if (st->opts.tag)

@@ -21,7 +21,13 @@ typedef struct LtTableOptions
 	LtS3Location *s3;			/* the S3 endpoint and credentials when dataset_dir is s3://, else NULL */
 	uint64		version;		/* 0 = not pinned */
 	char	   *tag;			/* NULL = not pinned */
+	char	   *identifier;		/* the table's identifier in the server's namespace, or NULL */
+	bool		ns_managed_versioning;	/* its namespace manages its versions (commits go through it) */
 } LtTableOptions;
+
+/* Sets dataset_dir, uri and s3 of opts from opts->identifier through the server's namespace. */
+typedef void (*LtNamespaceResolver) (ForeignServer *server, LtTableOptions *opts);
+extern void lt_set_namespace_resolver(LtNamespaceResolver resolver);
 
 extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
 /* The dataset field name of a column: its column_name option, else its attname. */

@@ -77,6 +77,9 @@ typedef struct LtXactTable
 	bool		view_stale;		/* txn changed since the view was taken */
 	List	   *views;			/* every view entry handed out (an open cursor keeps reading its own) */
 	struct lt_key_filter *inserted_keys;	/* keyed table: every key the transaction wrote (keys.c) */
+	/* a table whose REST namespace manages its versions: commits go through it (namespace.c) */
+	Oid			ns_serverid;	/* InvalidOid: an ordinary commit */
+	char	   *ns_identifier;
 } LtXactTable;
 
 /* A replace's predicate kept by the transaction for the commit's check (overwrite.c makes it). */
