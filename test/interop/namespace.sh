@@ -260,6 +260,19 @@ check "REST: the engine reads what lt_fdw wrote, through the service" "$(engine 
 check "... ids" "$(rows rs.orders | cut -d'|' -f1 | tr '\n' ,)" "2,3,4,5,6,70,"
 s3mode session_token=T6
 
+# a directory namespace whose root is on S3 (the engine's tables under s3://lake/rest: the V1 listing there)
+"${PSQL[@]}" >"$TMP/s3ns.out" 2>&1 <<SQL || { cat "$TMP/s3ns.out"; bad "S3 directory namespace: setup"; }
+CREATE SERVER s3ns FOREIGN DATA WRAPPER lt_fdw OPTIONS (root 's3://lake/rest', namespace 'directory',
+  endpoint 'http://127.0.0.1:$S3PORT', path_style 'true', allow_http 'true', region 'us-east-1');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3ns
+  OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER', aws_session_token 'T6');
+CREATE SCHEMA s3r;
+IMPORT FOREIGN SCHEMA "." FROM SERVER s3ns INTO s3r;
+SQL
+check "S3 directory namespace: IMPORT of the root lists its <name>.lance tables" "$(tables_of s3r)" "events,orders"
+check "... by identifier, the rows lt_fdw wrote through the REST namespace" "$(rows s3r.orders)" "$(rows rs.orders)"
+check "... a child namespace without __manifest: HV00Q" "$(sqlstate 'IMPORT FOREIGN SCHEMA "sales" FROM SERVER s3ns INTO public')" "HV00Q"
+
 # errors of the service
 mk rest_missing rest 'sales$nope'
 mk rest_nons rest 'nope$t'

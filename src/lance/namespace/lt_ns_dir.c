@@ -294,7 +294,8 @@ lt_ns_dir_list_tables(lt_store *root, const char *ns_id, const lt_ns_dir_opts *o
 	if (st.ns_len > 0 && !opts->manifest)
 		return lt_error_set(err, LT_EUNSUPPORTED, "namespace \"%s\" of %s: child namespaces are kept in "
 							LT_NS_MANIFEST_DIR ", which is disabled", ns_id, root->root);
-	if (opts->manifest)
+	/* the root under the defaults is the listing alone: no need to read the manifest */
+	if (opts->manifest && (st.ns_len > 0 || st.root_rows))
 		rc = manifest_rows(root, list_manifest_row, &st, &present, err);
 	if (rc == LT_OK && !st.ns_found)
 		rc = lt_error_set(err, LT_ENOTFOUND, "namespace \"%s\" does not exist in %s", ns_id, root->root);
