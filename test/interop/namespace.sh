@@ -15,7 +15,16 @@
 #   - errors: unknown namespace (HV00Q), unknown or deregistered table (HV00R), child namespaces without the
 #     manifest (0A000), identifier on a server that is no namespace (HV00J), identifier with path, a malformed
 #     identifier (HV024), reading a local namespace without pg_read_server_files (42501).
-#
+# Then a REST namespace (namespace/rest-server.mjs on loopback, following the namespace spec) in front of the
+# S3 test server (test/s3/server.mjs, requiring the vended session token), and a directory namespace on S3:
+#   - IMPORT (paginated ListTables, DescribeTable) equals what the engine lists through the same service; rows
+#     equal the engine's reads through it, before and after lt_fdw's writes with the vended credentials;
+#   - credentials: one DescribeTable per table per transaction, a rotation seen by the next transaction (and
+#     failing mid-transaction, 42501), short-lived ones renewed mid-transaction, expired ones refused (28000);
+#   - auth only in user mappings: API key, bearer token, missing / wrong ones (28000, never echoed), refused in
+#     server options; no secret in EXPLAIN or lt_versions; unreachable (HV00N) and slow (cancel, 57014) services;
+#   - a namespace that manages versions: the commit goes through CreateTableVersion (the engine reads it), a
+#     refused one is 40001 with nothing committed and no staged file left.
 #   test/interop/namespace.sh               install (private PostgreSQL copy), run
 #   test/interop/namespace.sh --no-install  the extension is already installed
 # Ends with "namespace: N passed, M failed"; exits non-zero when anything failed.
@@ -25,7 +34,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step namespace 20 "$@"
+lt_step namespace 30 "$@"
 lt_step_prepare
 [ -d "$ROOT/test/interop/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 
@@ -171,7 +180,8 @@ cat >"$TMP/rest.json" <<JSON
  "tables": {"sales\$orders": {"location": "s3://lake/rest/orders.lance"},
             "sales\$events": {"location": "s3://lake/rest/events.lance"},
             "sales\$ghost": {"location": "s3://lake/rest/ghost.lance"},
-            "local\$top": {"location": "file://$MANAGED/top.lance", "managed_versioning": true}},
+            "local\$top": {"location": "file://$MANAGED/top.lance", "managed_versioning": true},
+            "events": {"location": "s3://lake/rest/events.lance"}},
  "credentials": {"aws_access_key_id": "S3RVER", "aws_secret_access_key": "S3RVER", "aws_session_token": "T1",
                  "expires_in_ms": 3600000},
  "storage": {"aws_endpoint": "http://127.0.0.1:$S3PORT", "allow_http": "true", "aws_region": "us-east-1"}}
@@ -295,6 +305,15 @@ check "REST: namespace_uri with root" "$(sqlstate "CREATE SERVER e_root FOREIGN 
 q "CREATE SERVER rest_down FOREIGN DATA WRAPPER lt_fdw OPTIONS (namespace_uri 'http://127.0.0.1:1', allow_http 'true'); CREATE USER MAPPING FOR CURRENT_USER SERVER rest_down" >/dev/null
 mk rest_down_t rest_down 'a$b'
 check "REST: a service that cannot be reached: HV00N" "$(sqlstate 'SELECT * FROM rest_down_t')" "HV00N"
+
+# a slow service: a statement timeout cancels the wait (57014), the root namespace is listed too
+restconf '{"delay_ms": 20000}'
+check "REST: a request answers cancel (statement_timeout): 57014" \
+	"$("${PSQL[@]}" -At -c '\set VERBOSITY verbose' -c "SET statement_timeout = '300ms'" -c 'SELECT * FROM rest_missing' 2>&1 | grep -c 'ERROR:  57014')" "1"
+restconf '{"delay_ms": 0}'
+out=$(q 'CREATE SCHEMA rr; IMPORT FOREIGN SCHEMA "." FROM SERVER rest INTO rr')
+check "REST: IMPORT of the root namespace, as the engine lists it" "$(tables_of rr)$out" "$(engine rest-list "$REST" "$HDR" .)"
+check "... events" "$(tables_of rr)" "events"
 
 # a namespace that manages versions: commits go through CreateTableVersion
 q "IMPORT FOREIGN SCHEMA \"local\" FROM SERVER rest INTO rl" >/dev/null

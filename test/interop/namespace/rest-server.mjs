@@ -18,7 +18,7 @@
 //          "namespaces": ["a", "a$b"],
 //          "credentials": {"aws_access_key_id", "aws_secret_access_key", "aws_session_token", "expires_in_ms"} | null,
 //          "storage": {extra storage options vended with every table (the engine's endpoint)},
-//          "refuse_commits": bool}
+//          "refuse_commits": bool, "delay_ms": N (every answer waits that long)}
 import http from 'node:http'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -77,6 +77,7 @@ const server = http.createServer(async (req, res) => {
 			return reply(res, 200, {})
 		}
 		if (url.pathname === '/__test/stats') return reply(res, 200, stats)
+		if (config.delay_ms) await new Promise((r) => setTimeout(r, config.delay_ms))
 		if (!authorized(req)) {
 			count('unauthorized')
 			return fail(res, 401, 16, 'missing or wrong credentials for this namespace')
