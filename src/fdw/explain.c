@@ -20,6 +20,14 @@
 #include "table/lt_scan.h"
 
 void
+ltfdw_explain_dataset(const LtTableOptions *opts, ExplainState *es)
+{
+	if (opts->identifier)
+		ExplainPropertyText("Lance Table Identifier", opts->identifier, es);
+	ExplainPropertyText("Lance Dataset", opts->uri, es);
+}
+
+void
 ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 {
 	LtScanState *st = node->fdw_state;
@@ -29,9 +37,7 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	if (st == NULL || st->entry == NULL)
 		return;
 	ds = st->entry->ds;
-	if (st->opts.identifier)
-		ExplainPropertyText("Lance Table Identifier", st->opts.identifier, es);
-	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
+	ltfdw_explain_dataset(&st->opts, es);
 	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
 	if (st->opts.tag)
 		ExplainPropertyText("Lance Tag", st->opts.tag, es);

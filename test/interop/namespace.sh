@@ -129,6 +129,8 @@ loc=$(ls -d "$NS"/*'_sales$eu$orders')
 plan=$(q "EXPLAIN (COSTS OFF) SELECT * FROM seu.orders")
 check "EXPLAIN shows the identifier" "$(grep -c 'Lance Table Identifier: sales\$eu\$orders' <<<"$plan")" "1"
 check "EXPLAIN shows the resolved location" "$(grep -c "Lance Dataset: file://$loc" <<<"$plan")" "1"
+check "EXPLAIN of a pushed aggregate and of a write (VERBOSE): the identifier too" \
+	"$(q "EXPLAIN (COSTS OFF) SELECT count(*) FROM seu.orders" | grep -c 'Lance Table Identifier: sales\$eu\$orders')/$(q "EXPLAIN (VERBOSE, COSTS OFF) INSERT INTO seu.orders VALUES (1, 'x', 1)" | grep -c 'Lance Table Identifier: sales\$eu\$orders')" "1/1"
 check "lt_versions: identifier and location on every version" \
 	"$(q "SELECT count(DISTINCT identifier || ' ' || location) || ' ' || min(identifier) || ' ' || min(location) FROM lt_versions('seu.orders')")" \
 	"1 sales\$eu\$orders file://$loc"
