@@ -14,7 +14,8 @@
 #   - EXPLAIN and lt_versions show the identifier and the resolved location;
 #   - errors: unknown namespace (HV00Q), unknown or deregistered table (HV00R), child namespaces without the
 #     manifest (0A000), identifier on a server that is no namespace (HV00J), identifier with path, a malformed
-#     identifier (HV024), reading a local namespace without pg_read_server_files (42501).
+#     identifier (HV024), reading a local namespace without pg_read_server_files (42501), a __manifest naming a
+#     location outside the root (XX001).
 # Then a REST namespace (namespace/rest-server.mjs on loopback, following the namespace spec) in front of the
 # S3 test server (test/s3/server.mjs, requiring the vended session token), and a directory namespace on S3:
 #   - IMPORT (paginated ListTables, DescribeTable) equals what the engine lists through the same service; rows
@@ -34,7 +35,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step namespace 30 "$@"
+lt_step namespace 31 "$@"
 lt_step_prepare
 [ -d "$ROOT/test/interop/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 
@@ -155,6 +156,23 @@ check "a child table without the manifest: 0A000" "$(sqlstate 'SELECT * FROM e_v
 check "identifier with path: HV00D" "$(sqlstate "CREATE FOREIGN TABLE e_both (id bigint) SERVER ns OPTIONS (identifier 'top', path 'top.lance')")" "HV00D"
 check "a malformed identifier: HV024" "$(sqlstate "CREATE FOREIGN TABLE e_bad (id bigint) SERVER ns OPTIONS (identifier 'a\$\$b')")/$(sqlstate "CREATE FOREIGN TABLE e_bad (id bigint) SERVER ns OPTIONS (identifier 'a\$..')")" "HV024/HV024"
 check "an unknown namespace kind: HV024" "$(sqlstate "CREATE SERVER e_kind FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '/x', namespace 'hive')")" "HV024"
+# a manifest naming a location outside the root (written here with lt-inspect's append): refused, XX001
+EVIL=$LAKE/evil
+cp -a "$NS" "$EVIL"
+printf '%s\n' '{"object_id":"sales$evil","object_type":"table","location":"../ns/top.lance","metadata":null,"base_objects":null}' \
+	'{"object_id":"abs","object_type":"table","location":"/etc","metadata":null,"base_objects":null}' >"$TMP/evil.jsonl"
+if "$ROOT/build/lt-inspect" append "$EVIL/__manifest" --jsonl "$TMP/evil.jsonl" >/dev/null 2>"$TMP/evil.err"; then
+	chown -R "$LT_PG_OSUSER" "$EVIL" 2>/dev/null
+	q "CREATE SERVER evil FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$EVIL', namespace 'directory', dir_listing_enabled 'false')" >/dev/null
+	mk e_evil evil 'sales$evil'
+	mk e_abs evil abs
+	check "a manifest location outside the root: XX001 (by identifier, absolute, IMPORT)" \
+		"$(sqlstate 'SELECT * FROM e_evil')/$(sqlstate 'SELECT * FROM e_abs')/$(sqlstate 'IMPORT FOREIGN SCHEMA "sales" FROM SERVER evil INTO public')" "XX001/XX001/XX001"
+	check "... the other tables of that namespace still resolve" "$(q "CREATE FOREIGN TABLE e_ok (id bigint) SERVER evil OPTIONS (identifier 'sales\$eu\$orders'); SELECT count(*) FROM e_ok")" "7"
+else
+	bad "lt-inspect could not append to the copied __manifest: $(cat "$TMP/evil.err")"
+fi
+
 q "CREATE ROLE ns_reader LOGIN; GRANT USAGE ON SCHEMA seu TO ns_reader; GRANT SELECT ON seu.orders TO ns_reader; CREATE USER MAPPING FOR ns_reader SERVER ns" >/dev/null
 check "reading a local namespace needs pg_read_server_files: 42501" \
 	"$("${PSQL[@]}" -At -U ns_reader -c "DO \$do\$ BEGIN PERFORM * FROM seu.orders; EXCEPTION WHEN OTHERS THEN RAISE NOTICE 'state %', SQLSTATE; END \$do\$" 2>&1 | sed -n 's/.*NOTICE:  state //p')" "42501"
