@@ -16,7 +16,7 @@ DATA = lt_fdw--0.1.sql
 PGFILEDESC = "lt_fdw - foreign data wrapper for Lance datasets"
 
 # The format library's rooms, lowest first (docs/architecture.md; test/layering.sh checks the includes).
-LANCE_ROOMS := util proto io types encoding file blob table index vector assignment txn
+LANCE_ROOMS := util proto io types encoding file blob table namespace index vector assignment txn
 PROTOS := $(wildcard src/lance/proto/*.proto)
 # protoc-c output lives under build/gen/proto: included as "proto/lt_x.pb-c.h"
 PB_C := $(patsubst src/lance/proto/%.proto,build/gen/proto/%.pb-c.c,$(PROTOS))

@@ -57,9 +57,11 @@ AS 'MODULE_PATHNAME'
 LANGUAGE C VOLATILE;
 
 -- ---- dataset administration (src/fdw/admin.c) -------------------------------------------------
--- every version of the table's dataset: when it was committed, by which operation, its live rows
+-- every version of the table's dataset: when it was committed, by which operation, its live rows; where the
+-- table is (its identifier in a namespace, NULL for a table named by path, and its resolved location)
 CREATE FUNCTION lt_versions(target regclass, OUT version bigint, OUT "timestamp" timestamptz,
-                            OUT operation text, OUT row_count bigint)
+                            OUT operation text, OUT row_count bigint,
+                            OUT identifier text, OUT location text)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
@@ -159,7 +161,7 @@ COMMENT ON FUNCTION lt_insert_overwrite(regclass, text, text, boolean) IS
 COMMENT ON FUNCTION lt_create_index(regclass, text, text, text) IS
   'builds a btree, bitmap, label_list or zonemap index on a column, committed with the transaction (needs the table''s owner)';
 COMMENT ON FUNCTION lt_versions(regclass) IS
-  'every version of the table''s dataset: its timestamp, operation and live rows (needs SELECT)';
+  'every version of the table''s dataset: its timestamp, operation and live rows, and the table''s namespace identifier and location (needs SELECT)';
 COMMENT ON FUNCTION lt_fragments(regclass) IS
   'the fragments of the version the table reads: rows, deleted rows, data and deletion files (needs SELECT)';
 COMMENT ON FUNCTION lt_cleanup(regclass, interval, boolean, boolean) IS

@@ -23,6 +23,7 @@ FDW_LAYERS=(
 	"store"
 	"option"
 	"dataset"
+	"namespace"
 	"xact"
 	"convert convert_write quals vector"
 	"index index_build keys assign"

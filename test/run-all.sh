@@ -28,6 +28,7 @@
 #   pg       test/pg/run.sh                            pg_regress suites on a throwaway PostgreSQL 15 cluster
 #   pg-crash test/pg/crash.sh                          backends SIGKILLed mid-commit: old or new version, read by both
 #   pg-cleanup test/pg/cleanup.sh                      lt_cleanup removes what the reference engine's cleanup removes
+#   interop-namespace test/interop/namespace.sh        directory namespaces (Lance 12): IMPORT, reads and writes by identifier
 #   pg-robust test/pg/robust.sh                        no hang, no unbounded wait, no misleading state (FIFOs, commit lock, cancel)
 #   s3       test/s3/run.sh                            the S3 store, interop and SQL over a test S3 server (s3rver)
 #
@@ -73,6 +74,7 @@ step_table=(
 	"pg                  test/pg/run.sh"
 	"pg-crash            test/pg/crash.sh"
 	"pg-cleanup          test/pg/cleanup.sh"
+	"interop-namespace   test/interop/namespace.sh"
 	"pg-robust           test/pg/robust.sh"
 	"s3                  test/s3/run.sh"
 )

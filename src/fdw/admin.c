@@ -135,8 +135,8 @@ lt_versions(PG_FUNCTION_ARGS)
 	{
 		lt_version_spec spec = {versions[i], NULL, opts.branch};
 		lt_dataset *ds = NULL;
-		Datum		values[4];
-		bool		nulls[4] = {false};
+		Datum		values[6];
+		bool		nulls[6] = {false};
 		const char *op;
 
 		CHECK_FOR_INTERRUPTS();	/* thousands of manifests: a cancel must not wait for them all */
@@ -157,6 +157,12 @@ lt_versions(PG_FUNCTION_ARGS)
 		else
 			nulls[2] = true;
 		values[3] = Int64GetDatum((int64) lt_dataset_count_rows(ds));
+		/* where the table is: its identifier in the server's namespace (if any) and the location */
+		if (opts.identifier)
+			values[4] = CStringGetTextDatum(opts.identifier);
+		else
+			nulls[4] = true;
+		values[5] = CStringGetTextDatum(opts.uri);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 		old = lt_alloc_target(lib);
 		lt_dataset_close(ds);

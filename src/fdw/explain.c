@@ -1,5 +1,6 @@
 /*
- * explain.c — what EXPLAIN shows of a scan: the dataset (its URI, never credentials), the version
+ * explain.c — what EXPLAIN shows of a scan: the table's identifier when a namespace resolved it, the
+ * dataset (its URI, never credentials), the version
  * read, the storage version, fragments in the version and fragments to scan; under ANALYZE, the
  * fragments actually opened, rows dropped by deletion vectors and by the pushed filter (shown as
  * "Lance Filter"), and the bytes and read requests the
@@ -20,6 +21,14 @@
 #include "table/lt_scan.h"
 
 void
+ltfdw_explain_dataset(const LtTableOptions *opts, ExplainState *es)
+{
+	if (opts->identifier)
+		ExplainPropertyText("Lance Table Identifier", opts->identifier, es);
+	ExplainPropertyText("Lance Dataset", opts->uri, es);
+}
+
+void
 ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 {
 	LtScanState *st = node->fdw_state;
@@ -29,7 +38,7 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	if (st == NULL || st->entry == NULL)
 		return;
 	ds = st->entry->ds;
-	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
+	ltfdw_explain_dataset(&st->opts, es);
 	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
 	if (st->opts.tag)
 		ExplainPropertyText("Lance Tag", st->opts.tag, es);

@@ -7,6 +7,10 @@
 #include "commands/explain.h"
 #include "nodes/execnodes.h"
 
+#include "option.h"
+
 extern void ltExplainForeignScan(ForeignScanState *node, ExplainState *es);
+/* Where a table is: its namespace identifier (when it has one) and its dataset's URI. */
+extern void ltfdw_explain_dataset(const LtTableOptions *opts, ExplainState *es);
 
 #endif

@@ -38,6 +38,7 @@
 #include "convert.h"
 #include "dataset.h"
 #include "import.h"
+#include "namespace.h"
 #include "option.h"
 #include "store.h"
 #include "assignment/lt_assignment.h"
@@ -47,6 +48,17 @@ typedef struct DirList
 	List	   *names;
 	bool		oom;
 } DirList;
+
+/* One table to import: its directory's name (for messages), its table name, where it is, how it is named. */
+typedef struct ImportItem
+{
+	char	   *name;
+	char	   *table;
+	char	   *ddir;
+	char	   *option_sql;		/* "path '...'" or "identifier '...'" */
+	LtS3Location *s3;			/* the credentials of its location (a REST namespace's, per table), or NULL */
+	bool		claimed;		/* listed as a table (a namespace's entry, or a *.lance directory) */
+} ImportItem;
 
 /* Called inside the library: must not ereport, so no palloc that can fail by longjmp. */
 static int
@@ -185,22 +197,149 @@ field_type_sql(ImportForeignSchemaStmt *stmt, const char *table, const char *pat
 	return t;
 }
 
+/* The datasets of a directory (the server's root or a directory below it), one item per sub-directory. */
+static List *
+directory_items(ImportForeignSchemaStmt *stmt, ForeignServer *server, const char *root, const LtS3Location *s3)
+{
+	char	   *dir;
+	DirList		dl = {NIL, false};
+	lt_store   *store = NULL;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old;
+	List	   *items = NIL;
+	ListCell   *lc;
+
+	if (strcmp(stmt->remote_schema, ".") == 0)
+		dir = pstrdup(root);
+	else
+	{
+		if (stmt->remote_schema[0] == '/' || strstr(stmt->remote_schema, "..") != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+					 errmsg("lt_fdw: remote schema \"%s\" must be \".\" or a directory below the server's root",
+							stmt->remote_schema)));
+		dir = psprintf("%s/%s", root, stmt->remote_schema);
+	}
+	old = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_open_store(s3, dir, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_store_list(store, "", collect_dir, &dl, &err);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (rc == LT_ENOTFOUND)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+				 errmsg("lt_fdw: remote schema \"%s\" does not exist under the root of server \"%s\"",
+						stmt->remote_schema, server->servername)));
+	if (rc != LT_OK)
+		lt_report(&err, s3 ? psprintf("directory %s", dir) : psprintf("directory file://%s", dir));
+	if (dl.oom)
+		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+	list_sort(dl.names, name_cmp);
+	foreach(lc, dl.names)
+	{
+		char	   *name = lfirst(lc);
+		ImportItem *it = palloc0(sizeof(ImportItem));
+		size_t		len = strlen(name);
+
+		it->name = name;
+		it->table = pstrdup(name);
+		if (len > 6 && strcmp(it->table + len - 6, ".lance") == 0)
+		{
+			it->table[len - 6] = '\0';
+			it->claimed = true;
+		}
+		it->ddir = psprintf("%s/%s", dir, name);
+		/* on S3 the absolute URI: a path relative to the root would need pg_read_server_files */
+		it->option_sql = psprintf("path %s",
+								  quote_literal_cstr(s3 ? it->ddir : strcmp(stmt->remote_schema, ".") == 0 ? name
+													 : psprintf("%s/%s", stmt->remote_schema, name)));
+		items = lappend(items, it);
+	}
+	return items;
+}
+
+/* The tables of a namespace of a directory-namespace server, each named by its identifier. */
+static List *
+namespace_items(ImportForeignSchemaStmt *stmt, ForeignServer *server, const char *root, const LtS3Location *s3)
+{
+	const char *ns_id = strcmp(stmt->remote_schema, ".") == 0 ? "" : stmt->remote_schema;
+	size_t		n = 0;
+	lt_ns_table *tables = lt_namespace_list(server, root, s3, ns_id, &n);
+	List	   *items = NIL;
+
+	for (size_t i = 0; i < n; i++)
+	{
+		ImportItem *it = palloc0(sizeof(ImportItem));
+		char	   *identifier = ns_id[0] ? psprintf("%s%c%s", ns_id, LT_NS_DELIMITER, tables[i].name)
+			: pstrdup(tables[i].name);
+
+		it->name = pstrdup(tables[i].name);
+		it->table = pstrdup(tables[i].name);
+		it->ddir = strcmp(root, "/") == 0 ? psprintf("/%s", tables[i].location)
+			: psprintf("%s/%s", root, tables[i].location);
+		it->option_sql = psprintf("identifier %s", quote_literal_cstr(identifier));
+		it->claimed = true;
+		items = lappend(items, it);
+	}
+	return items;
+}
+
+/* The tables of a namespace of a REST-namespace server: ListTables, then DescribeTable of each. */
+static List *
+rest_items(ImportForeignSchemaStmt *stmt, ForeignServer *server)
+{
+	const char *ns_id = strcmp(stmt->remote_schema, ".") == 0 ? "" : stmt->remote_schema;
+	List	   *items = NIL;
+	ListCell   *lc;
+
+	foreach(lc, lt_namespace_rest_list(server, ns_id))
+	{
+		char	   *name = lfirst(lc);
+		char	   *identifier = ns_id[0] ? psprintf("%s%c%s", ns_id, LT_NS_DELIMITER, name) : pstrdup(name);
+		ImportItem *it = palloc0(sizeof(ImportItem));
+		LtNamespaceTable *t;
+
+		it->name = name;
+		it->table = name;
+		it->claimed = true;
+		it->option_sql = psprintf("identifier %s", quote_literal_cstr(identifier));
+		if (!table_wanted(stmt, name) || !name_ok(name) || !lt_ns_id_valid(identifier))
+		{
+			items = lappend(items, it);		/* reported (or skipped) by the caller */
+			continue;
+		}
+		t = lt_namespace_rest_describe(server, identifier);
+		it->ddir = t->dataset_dir;
+		it->s3 = t->s3;
+		if (t->s3 == NULL && !(superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("lt_fdw: permission denied to import table \"%s\" of server \"%s\"", identifier,
+							server->servername),
+					 errdetail("Its namespace places it in the local directory %s; reading local files needs superuser or the privileges of the \"%s\" role.",
+							   t->dataset_dir, "pg_read_server_files")));
+		items = lappend(items, it);
+	}
+	return items;
+}
+
 List *
 ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 {
 	ForeignServer *server = GetForeignServer(serverOid);
 	char	   *root = NULL;
-	char	   *dir;
 	bool		row_id = false;
+	bool		is_namespace;
+	LtNamespaceConf conf;
 	ListCell   *lc;
-	DirList		dl = {NIL, false};
 	LtS3Location *s3 = NULL;
-	lt_store   *store = NULL;
-	lt_error	err;
-	lt_code		rc;
 	MemoryContext old;
 	MemoryContext caller;
 	List	   *commands = NIL;
+	List	   *items = NIL;
 	List	   *seen;
 	const char *where;
 
@@ -223,22 +362,14 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 					 errmsg("lt_fdw: invalid option \"%s\" for IMPORT FOREIGN SCHEMA", def->defname),
 					 errhint("Valid options in this context are: import_row_id.")));
 	}
-	if (root == NULL)
+	is_namespace = lt_server_namespace(server, &conf);
+	if (conf.rest_uri)
+		items = rest_items(stmt, server);	/* each table's location and credentials from the namespace */
+	else if (root == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),
 				 errmsg("lt_fdw: server \"%s\" has no \"root\" option to import from", server->servername)));
-	if (strcmp(stmt->remote_schema, ".") == 0)
-		dir = root;
-	else
-	{
-		if (stmt->remote_schema[0] == '/' || strstr(stmt->remote_schema, "..") != NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
-					 errmsg("lt_fdw: remote schema \"%s\" must be \".\" or a directory below the server's root",
-							stmt->remote_schema)));
-		dir = psprintf("%s/%s", root, stmt->remote_schema);
-	}
-	if (lt_is_s3_uri(root))
+	else if (lt_is_s3_uri(root))
 		s3 = lt_s3_location(server, GetUserId());	/* its credentials decide what may be listed */
 	else if (!(superuser() || has_privs_of_role(GetUserId(), ROLE_PG_READ_SERVER_FILES)))
 		ereport(ERROR,
@@ -247,62 +378,52 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				 errdetail("Listing local directories needs superuser or the privileges of the \"%s\" role.",
 						   "pg_read_server_files")));
 
-	old = lt_alloc_target(CurrentMemoryContext);
-	rc = lt_open_store(s3, dir, &store, &err);
-	if (rc == LT_OK)
-		rc = lt_store_list(store, "", collect_dir, &dl, &err);
-	if (store)
-		lt_store_close(store);
-	lt_alloc_target(old);
-	if (rc == LT_ENOTFOUND)
-		ereport(ERROR,
-				(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
-				 errmsg("lt_fdw: remote schema \"%s\" does not exist under the root of server \"%s\"",
-						stmt->remote_schema, server->servername)));
-	if (rc != LT_OK)
-		lt_report(&err, s3 ? psprintf("directory %s", dir) : psprintf("directory file://%s", dir));
-	if (dl.oom)
-		ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-	list_sort(dl.names, name_cmp);
-	where = strcmp(stmt->remote_schema, ".") == 0 ? psprintf("the root of server \"%s\"", server->servername)
+	if (!conf.rest_uri)
+		items = is_namespace ? namespace_items(stmt, server, root, s3) : directory_items(stmt, server, root, s3);
+	where = strcmp(stmt->remote_schema, ".") == 0 ?
+		psprintf("the root %sof server \"%s\"", is_namespace ? "namespace " : "", server->servername)
 		: psprintf("remote schema \"%s\" of server \"%s\"", stmt->remote_schema, server->servername);
 
 	caller = CurrentMemoryContext;
 	seen = NIL;
 	SPI_connect();				/* composite types are created through SPI; results stay in caller */
-	foreach(lc, dl.names)
+	foreach(lc, items)
 	{
-		char	   *name = lfirst(lc);
-		char	   *table = pstrdup(name);
-		size_t		len = strlen(table);
-		char	   *ddir = psprintf("%s/%s", dir, name);
-		char	   *uri = s3 ? ddir : psprintf("file://%s", ddir);
+		ImportItem *it = lfirst(lc);
+		char	   *name = it->name;
+		char	   *table = it->table;
+		LtS3Location *its3 = it->s3 ? it->s3 : s3;
+		char	   *uri;
 		LtDatasetEntry *e;
 		const lt_schema *schema;
 		StringInfoData sql;
 
-		if (len > 6 && strcmp(table + len - 6, ".lance") == 0)
-			table[len - 6] = '\0';
 		if (!table_wanted(stmt, table))
 			continue;			/* (a LIMIT TO name is valid text: it never matches an invalid one) */
 		if (!name_ok(name))
 		{
 			ereport(NOTICE,
-					(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips directory \"%s\" of %s: its name is not valid %s",
-							name_shown(name), where, GetDatabaseEncodingName()),
-					 errhint("Rename the directory, then import it or create its foreign table by hand.")));
+					(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips %s \"%s\" of %s: its name is not valid %s",
+							is_namespace ? "table" : "directory", name_shown(name), where,
+							GetDatabaseEncodingName()),
+					 is_namespace ? errhint("Create its foreign table by hand with the option identifier.")
+					 : errhint("Rename the directory, then import it or create its foreign table by hand.")));
 			continue;
 		}
 		seen = lappend(seen, table);
-		e = lt_dataset_open_latest(s3, ddir, psprintf("dataset %s", uri));
+		if (it->ddir == NULL)
+			continue;			/* a REST namespace's name that is no identifier */
+		uri = lt_is_s3_uri(it->ddir) ? it->ddir : psprintf("file://%s", it->ddir);
+		e = lt_dataset_open_latest(its3, it->ddir, psprintf("dataset %s", uri));
 		if (e == NULL)
 		{
 			/* not a dataset: said for the directories that claim to be one, or were asked for */
-			if (strcmp(table, name) != 0 || stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO)
+			if (it->claimed || stmt->list_type == FDW_IMPORT_SCHEMA_LIMIT_TO)
 				ereport(NOTICE,
-						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips directory \"%s\" of %s: it is not a Lance dataset",
-								name, where),
-						 errdetail("It has no committed version (_versions/)."),
+						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA skips %s \"%s\" of %s: it is not a Lance dataset",
+								is_namespace ? "table" : "directory", name, where),
+						 is_namespace ? errdetail("Its location %s has no committed version (_versions/).", uri)
+						 : errdetail("It has no committed version (_versions/)."),
 						 errhint("A dataset directory holds _versions/ with at least one manifest.")));
 			continue;
 		}
@@ -355,10 +476,8 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				appendStringInfo(&sql, "%s%s boolean OPTIONS (is_assigned %s)", (schema->n_fields || row_id) ? ", " : "",
 								 quote_identifier(col), quote_literal_cstr(f->name));
 			}
-			/* on S3 the absolute URI: a path relative to the root would need pg_read_server_files */
-			appendStringInfo(&sql, ") SERVER %s OPTIONS (path %s)", quote_identifier(server->servername),
-							 quote_literal_cstr(s3 ? ddir : strcmp(stmt->remote_schema, ".") == 0 ? name
-												: psprintf("%s/%s", stmt->remote_schema, name)));
+			appendStringInfo(&sql, ") SERVER %s OPTIONS (%s)", quote_identifier(server->servername),
+							 it->option_sql);
 	skip:
 			;
 		}
@@ -386,9 +505,10 @@ ltImportForeignSchema(ImportForeignSchemaStmt *stmt, Oid serverOid)
 				found |= strcmp(lfirst(lc2), rv->relname) == 0;
 			if (!found)
 				ereport(NOTICE,
-						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA imports no table \"%s\": %s has no dataset of that name",
-								rv->relname, where),
-						 errhint("The name of a dataset's table is its directory's name without \".lance\".")));
+						(errmsg("lt_fdw: IMPORT FOREIGN SCHEMA imports no table \"%s\": %s has no %s of that name",
+								rv->relname, where, is_namespace ? "table" : "dataset"),
+						 is_namespace ? errhint("The namespace lists its tables in __manifest and, at its root, as <name>.lance directories.")
+						 : errhint("The name of a dataset's table is its directory's name without \".lance\".")));
 		}
 	return commands;
 }

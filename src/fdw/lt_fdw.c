@@ -25,6 +25,7 @@
  *   quals.c        WHERE quals -> the library's filter IR (classification at plan time, the filter at
  *                  execution), parameters
  *   xact.c         one lt_txn per modified dataset per transaction: savepoints, own writes, commit
+ *   namespace.c    tables addressed by identifier in a Lance namespace (option.c's resolver)
  *   dataset.c      library allocations in memory contexts, lt_code -> SQLSTATE, version resolution
  *                  (snapshots), the per-backend cache of opened datasets
  *   option.c       the option table, the validator, option lookup, the privilege rules, lt_check_lt_table
@@ -49,6 +50,7 @@
 #include "keys.h"
 #include "merge.h"
 #include "modify.h"
+#include "namespace.h"
 #include "option.h"
 #include "overwrite.h"
 #include "quals.h"
@@ -82,6 +84,7 @@ _PG_init(void)
 
 	/* what lower layers reach at run time (they know no file above them) */
 	lt_set_handler_mark(ltGetForeignRelSize);
+	lt_set_namespace_resolver(lt_namespace_resolve);
 	lt_dataset_set_view_hook(lt_xact_view);
 	lt_xact_set_hooks(&(LtXactHooks) {
 		.commit_key = lt_keys_commit,

@@ -36,6 +36,7 @@
 #include "assign.h"
 #include "convert_write.h"
 #include "dataset.h"
+#include "explain.h"
 #include "keys.h"
 #include "modify.h"
 #include "option.h"
@@ -1078,7 +1079,7 @@ ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rinfo, List *fd
 	if (es->verbose)
 	{
 		lt_get_table_options(relid, &opts);
-		ExplainPropertyText("Lance Dataset", opts.uri, es);
+		ltfdw_explain_dataset(&opts, es);
 		if (mtstate->operation == CMD_INSERT || mtstate->operation == CMD_UPDATE)
 			ExplainPropertyInteger("Max Rows Per File", NULL, lt_option_max_rows_per_file(relid), es);
 	}

@@ -7,7 +7,15 @@
  *   user mapping  aws_access_key_id, aws_secret_access_key, aws_session_token   S3 credentials,
  *                               accepted in user mappings only and never printed
  *                 credentials_required   default true; only a superuser may set it false (store.c)
+ *   server        namespace     'directory': root is a Lance directory namespace (namespace.c)
+ *                 manifest_enabled, dir_listing_enabled, dir_listing_to_manifest_migration_enabled
+ *                               which of its forms are read, with Lance's defaults (true, true, false)
+ *                 namespace_uri the URL of a Lance REST namespace (http:// only with allow_http)
+ *   user mapping  namespace_api_key, namespace_bearer_token   the REST namespace's authentication
+ *                               (x-api-key / Authorization: Bearer), in user mappings only, never printed
  *   foreign table path          dataset directory, relative to root or absolute
+ *                 identifier    the table's identifier in the server's namespace ("ns$table"),
+ *                               resolved to its location through the namespace (not with path)
  *                 version       positive integer: read that version (read-only)
  *                 tag           Lance tag: read the version it names (read-only)
  *   column        column_name   the dataset field the column reads (default: the column's name)
@@ -48,6 +56,7 @@
 #include "utils/varlena.h"
 
 #include "io/lt_store_s3.h"
+#include "namespace/lt_namespace.h"
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
 #include "option.h"
@@ -67,6 +76,12 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"branch", ForeignTableRelationId},
 	{"column_name", AttributeRelationId},
 	{"is_assigned", AttributeRelationId},
+	{"namespace", ForeignServerRelationId},
+	{"manifest_enabled", ForeignServerRelationId},
+	{"dir_listing_enabled", ForeignServerRelationId},
+	{"dir_listing_to_manifest_migration_enabled", ForeignServerRelationId},
+	{"namespace_uri", ForeignServerRelationId},
+	{"identifier", ForeignTableRelationId},
 	{"batch_size", ForeignServerRelationId},
 	{"batch_size", ForeignTableRelationId},
 	{"max_rows_per_file", ForeignServerRelationId},
@@ -79,6 +94,8 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"aws_secret_access_key", UserMappingRelationId},
 	{"aws_session_token", UserMappingRelationId},
 	{"credentials_required", UserMappingRelationId},
+	{"namespace_api_key", UserMappingRelationId},
+	{"namespace_bearer_token", UserMappingRelationId},
 	{NULL, InvalidOid}
 };
 
@@ -369,6 +386,12 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 	Oid			catalog = PG_GETARG_OID(1);
 	DefElem    *version = NULL;
 	DefElem    *tag = NULL;
+	DefElem    *path = NULL;
+	DefElem    *identifier = NULL;
+	DefElem    *root = NULL;
+	DefElem    *namespace_uri = NULL;
+	DefElem    *namespace_kind = NULL;
+	bool		http_namespace = false;
 	bool		http_endpoint = false;
 	bool		allow_http = false;
 	ListCell   *cell;
@@ -384,6 +407,7 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 
 		if (strcmp(def->defname, "root") == 0)
 		{
+			root = def;
 			if (value[0] == '\0')
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
@@ -406,6 +430,7 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 		}
 		else if (strcmp(def->defname, "path") == 0)
 		{
+			path = def;
 			if (value[0] == '\0')
 				ereport(ERROR,
 						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
@@ -485,6 +510,49 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 						 errmsg("lt_fdw: only a superuser may set credentials_required 'false'"),
 						 errdetail("Without credentials of its own, a user mapping would read and write with the server's ambient credentials.")));
 		}
+		else if (strcmp(def->defname, "namespace_uri") == 0)
+		{
+			namespace_uri = def;
+			if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"namespace_uri\" must be an https:// (or, with allow_http, http://) URL: \"%s\"",
+								value)));
+			if (strncmp(value, "http://", 7) == 0)
+				http_namespace = true;
+		}
+		else if (strcmp(def->defname, "namespace_api_key") == 0 ||
+				 strcmp(def->defname, "namespace_bearer_token") == 0)
+		{
+			/* never echo the value: a secret; no line breaks (it becomes an HTTP header) */
+			if (value[0] == '\0' || strpbrk(value, "\r\n") != NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: option \"%s\" must not be empty or hold a line break", def->defname)));
+		}
+		else if (strcmp(def->defname, "namespace") == 0)
+		{
+			namespace_kind = def;
+			if (strcmp(value, "directory") != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: invalid value for option \"namespace\": \"%s\"", value),
+						 errhint("The only namespace kind given by this option is 'directory' (its root is the server's root).")));
+		}
+		else if (strcmp(def->defname, "manifest_enabled") == 0 ||
+				 strcmp(def->defname, "dir_listing_enabled") == 0 ||
+				 strcmp(def->defname, "dir_listing_to_manifest_migration_enabled") == 0)
+			(void) defGetBoolean(def);
+		else if (strcmp(def->defname, "identifier") == 0)
+		{
+			identifier = def;
+			/* the location it resolves to is checked when the table is opened (the server's root decides) */
+			if (value[0] == '\0' || !lt_ns_id_valid(value))
+				ereport(ERROR,
+						(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+						 errmsg("lt_fdw: invalid value for option \"identifier\": \"%s\"", value),
+						 errhint("A table identifier is its namespace's names and its own name joined by \"$\", as in 'sales$orders'; no part is empty, \".\" or \"..\", or holds \"/\".")));
+		}
 		else if (strcmp(def->defname, "column_name") == 0 || strcmp(def->defname, "is_assigned") == 0)
 		{
 			if (value[0] == '\0')
@@ -493,11 +561,26 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 						 errmsg("lt_fdw: option \"%s\" must not be empty", def->defname)));
 		}
 	}
+	if (namespace_uri && (root || namespace_kind))
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("lt_fdw: option \"namespace_uri\" does not go with \"%s\"", root ? "root" : "namespace"),
+				 errhint("A REST namespace gives every table's location: the server has no root of its own.")));
+	if (http_namespace && !allow_http)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: an http:// namespace_uri needs allow_http 'true'"),
+				 errhint("Plain http sends requests and their credentials unencrypted: use https, or allow_http 'true' for a loopback test server.")));
 	if (http_endpoint && !allow_http)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
 				 errmsg("lt_fdw: an http:// endpoint needs allow_http 'true'"),
 				 errhint("Plain http sends requests unencrypted: use https, or allow_http 'true' for a loopback test server.")));
+	if (path && identifier)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+				 errmsg("lt_fdw: options \"path\" and \"identifier\" are mutually exclusive"),
+				 errhint("A foreign table names its dataset by path or by its identifier in the server's namespace, not by both.")));
 	if (version && tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
@@ -505,6 +588,15 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 				 errhint("A foreign table is pinned by a version number or by a tag, not by both.")));
 
 	PG_RETURN_VOID();
+}
+
+/* How a table's identifier becomes its location (namespace.c, installed by _PG_init). */
+static LtNamespaceResolver namespace_resolver = NULL;
+
+void
+lt_set_namespace_resolver(LtNamespaceResolver resolver)
+{
+	namespace_resolver = resolver;
 }
 
 /* Merge server and table options of a foreign table; resolve the dataset directory. */
@@ -537,12 +629,26 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 			opts->tag = defGetString(def);
 		else if (strcmp(def->defname, "branch") == 0)
 			opts->branch = defGetString(def);
+		else if (strcmp(def->defname, "identifier") == 0)
+			opts->identifier = defGetString(def);
 	}
 	if (opts->version && opts->tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
 				 errmsg("lt_fdw: options \"version\" and \"tag\" of foreign table \"%s\" are mutually exclusive",
 						relname)));
+	if (opts->identifier)
+	{
+		/* resolved through the server's namespace (namespace.c): sets dataset_dir, uri and s3 */
+		Assert(namespace_resolver != NULL);
+		if (opts->path)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_INVALID_OPTION_NAME),
+					 errmsg("lt_fdw: options \"path\" and \"identifier\" of foreign table \"%s\" are mutually exclusive",
+							relname)));
+		namespace_resolver(server, opts);
+		return;
+	}
 	if (opts->path == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_OPTION_NAME_NOT_FOUND),

@@ -22,7 +22,13 @@ typedef struct LtTableOptions
 	uint64		version;		/* 0 = not pinned */
 	char	   *tag;			/* NULL = not pinned */
 	char	   *branch;			/* a Lance 12 branch to read, NULL = main */
+	char	   *identifier;		/* the table's identifier in the server's namespace, or NULL */
+	bool		ns_managed_versioning;	/* its namespace manages its versions (commits go through it) */
 } LtTableOptions;
+
+/* Sets dataset_dir, uri and s3 of opts from opts->identifier through the server's namespace. */
+typedef void (*LtNamespaceResolver) (ForeignServer *server, LtTableOptions *opts);
+extern void lt_set_namespace_resolver(LtNamespaceResolver resolver);
 
 extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
 /* lt_fdw does not write to branches: a table with the branch option is refused for `doing` (0A000). */

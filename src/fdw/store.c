@@ -67,8 +67,8 @@ lt_store_init(void)
 }
 
 /* The options of the user mapping of userid (or PUBLIC) on the server; NIL when there is none. */
-static List *
-user_mapping_options(Oid userid, Oid serverid)
+List *
+lt_user_mapping_options(Oid userid, Oid serverid)
 {
 	HeapTuple	tp = SearchSysCache2(USERMAPPINGUSERSERVER, ObjectIdGetDatum(userid), ObjectIdGetDatum(serverid));
 	List	   *options = NIL;
@@ -94,11 +94,11 @@ env_or_null(const char *name)
 	return v && v[0] ? pstrdup(v) : NULL;
 }
 
-LtS3Location *
-lt_s3_location(ForeignServer *server, Oid userid)
+/* The endpoint, region and addressing of an s3:// server (its options). */
+static LtS3Location *
+server_endpoint(ForeignServer *server)
 {
 	LtS3Location *loc = palloc0(sizeof(LtS3Location));
-	bool		credentials_required = true;
 	ListCell   *lc;
 
 	foreach(lc, server->options)
@@ -114,7 +114,45 @@ lt_s3_location(ForeignServer *server, Oid userid)
 		else if (strcmp(def->defname, "allow_http") == 0)
 			loc->allow_http = defGetBoolean(def);
 	}
-	foreach(lc, user_mapping_options(userid, server->serverid))
+	return loc;
+}
+
+/*
+ * Part of cache keys, so that what one set of credentials read is never served to another (a wrong
+ * secret included). It holds the secret: it is compared, never printed.
+ */
+static void
+set_identity(LtS3Location *loc)
+{
+	loc->identity = psprintf("%s|%s|%d|%s|%s|%s", loc->endpoint ? loc->endpoint : "", loc->region ? loc->region : "",
+							 (int) loc->path_style, loc->access_key_id ? loc->access_key_id : "",
+							 loc->secret_access_key ? loc->secret_access_key : "",
+							 loc->session_token ? loc->session_token : "");
+}
+
+LtS3Location *
+lt_s3_location_vended(ForeignServer *server, const char *key, const char *secret, const char *token,
+					  const char *region)
+{
+	LtS3Location *loc = server_endpoint(server);
+
+	loc->access_key_id = pstrdup(key);
+	loc->secret_access_key = pstrdup(secret);
+	loc->session_token = token ? pstrdup(token) : NULL;
+	if (loc->region == NULL && region != NULL)
+		loc->region = pstrdup(region);
+	set_identity(loc);
+	return loc;
+}
+
+LtS3Location *
+lt_s3_location(ForeignServer *server, Oid userid)
+{
+	LtS3Location *loc = server_endpoint(server);
+	bool		credentials_required = true;
+	ListCell   *lc;
+
+	foreach(lc, lt_user_mapping_options(userid, server->serverid))
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
 
@@ -144,14 +182,7 @@ lt_s3_location(ForeignServer *server, Oid userid)
 		if (loc->region == NULL)
 			loc->region = env_or_null("AWS_REGION");
 	}
-	/*
-	 * Part of cache keys, so that what one set of credentials read is never served to another (a wrong
-	 * secret included). It holds the secret: it is compared, never printed.
-	 */
-	loc->identity = psprintf("%s|%s|%d|%s|%s|%s", loc->endpoint ? loc->endpoint : "", loc->region ? loc->region : "",
-							 (int) loc->path_style, loc->access_key_id ? loc->access_key_id : "",
-							 loc->secret_access_key ? loc->secret_access_key : "",
-							 loc->session_token ? loc->session_token : "");
+	set_identity(loc);
 	return loc;
 }
 

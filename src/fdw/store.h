@@ -30,6 +30,11 @@ extern bool lt_is_s3_uri(const char *value);
 extern void lt_store_init(void);	/* the S3 backend's interrupt check */
 /* The endpoint of an s3:// server and the credentials of userid (ERROR 28000 when required and missing). */
 extern LtS3Location *lt_s3_location(ForeignServer *server, Oid userid);
+/* The endpoint of an s3:// server with credentials a namespace vended (key, secret, token; token may be NULL). */
+extern LtS3Location *lt_s3_location_vended(ForeignServer *server, const char *key, const char *secret,
+										   const char *token, const char *region);
+/* The options of the user mapping of userid (or PUBLIC) on the server; NIL when there is none. */
+extern List *lt_user_mapping_options(Oid userid, Oid serverid);
 /* A copy in CurrentMemoryContext (NULL for NULL), for state that outlives the statement. */
 extern LtS3Location *lt_s3_location_copy(const LtS3Location *s3);
 /* Open the store of a location: a local directory, or an s3:// URI through s3 (may be NULL for local). */

@@ -2115,7 +2115,7 @@ upper_explain(ForeignScanState *node, ExplainState *es)
 	if (st->metadata)
 		appendStringInfoString(&buf, " from metadata");
 	ExplainPropertyText("Lance Aggregate", buf.data, es);
-	ExplainPropertyText("Lance Dataset", st->opts.uri, es);
+	ltfdw_explain_dataset(&st->opts, es);
 	ExplainPropertyUInteger("Lance Version", NULL, st->entry->version, es);
 	if (st->opts.tag)
 		ExplainPropertyText("Lance Tag", st->opts.tag, es);

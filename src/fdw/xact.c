@@ -58,6 +58,7 @@
 #include "utils/memutils.h"
 
 #include "dataset.h"
+#include "namespace.h"
 #include "option.h"
 #include "store.h"
 #include "xact.h"
@@ -327,6 +328,14 @@ lt_xact_table(Relation rel, const LtTableOptions *opts)
 	}
 	xt->base = base;
 	xt->txn = txn;
+	if (opts->ns_managed_versioning)
+	{
+		MemoryContext o = MemoryContextSwitchTo(xt->cxt);
+
+		xt->ns_serverid = GetForeignTable(RelationGetRelid(rel))->serverid;
+		xt->ns_identifier = pstrdup(opts->identifier);
+		MemoryContextSwitchTo(o);
+	}
 	xt->created_subid = GetCurrentSubTransactionId();
 	return xt;
 }
@@ -355,6 +364,13 @@ lt_xact_meta_table(const char *relname, const LtTableOptions *opts, bool index)
 {
 	LtXactTable *xt = find_table(opts->dataset_dir);
 
+	if (opts->ns_managed_versioning)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: foreign table \"%s\": index and key changes of a table whose namespace manages its versions are not supported",
+						relname),
+				 errdetail("The namespace of %s publishes its versions (CreateTableVersion); lt_fdw commits only row changes through it.",
+						   opts->uri)));
 	if (xt == NULL)
 	{
 		xt = xt_new(opts->dataset_dir, opts->uri, relname);
@@ -891,6 +907,7 @@ commit_all(void)
 	{
 		LtXactTable *xt = lfirst(lc);
 		lt_commit_options co = {0};
+		LtNamespacePublisher *publisher = NULL;
 		lt_commit_result res;
 		lt_error	err;
 		lt_code		rc;
@@ -934,11 +951,25 @@ commit_all(void)
 			if (rc != LT_OK)
 				txn_failed(xt, &err);
 		}
+		if (OidIsValid(xt->ns_serverid))
+		{
+			/* the namespace publishes the version (CreateTableVersion) */
+			publisher = lt_namespace_publisher(xt->ns_serverid, xt->ns_identifier, xt->dir);
+			xt->base->ds->store->publish_manifest = lt_namespace_publish;
+			xt->base->ds->store->publish_arg = publisher;
+		}
 		old = lt_alloc_target(xt->cxt);
 		lt_commit_fault_hook = crash_at >= 0 ? crash_hook : NULL;
 		rc = lt_txn_commit(xt->txn, &co, &res, &err);
 		lt_commit_fault_hook = NULL;
 		lt_alloc_target(old);
+		if (publisher)
+		{
+			xt->base->ds->store->publish_manifest = NULL;
+			xt->base->ds->store->publish_arg = NULL;
+			if (rc != LT_OK)
+				lt_namespace_publish_report(publisher, xt->relname);
+		}
 		if (rc == LT_ECONFLICT)
 			ereport(ERROR,
 					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),

@@ -105,6 +105,9 @@ struct LtXactTable
 	List	   *views;			/* every view entry handed out (an open cursor keeps reading its own) */
 	struct lt_key_filter *inserted_keys;	/* keyed table: every key the transaction wrote (keys.c) */
 	SubTransactionId compacted_subid;	/* lt_compact's changes were handed over (lifecycle.c), or 0 */
+	/* a table whose REST namespace manages its versions: commits go through it (namespace.c) */
+	Oid			ns_serverid;	/* InvalidOid: an ordinary commit */
+	char	   *ns_identifier;
 };
 
 /* A replace's predicate kept by the transaction for the commit's check (overwrite.c makes it). */

@@ -94,6 +94,15 @@ struct lt_store
 	 * the order of writes, and so what a killed process leaves, does not change.
 	 */
 	bool		no_fsync;
+	/*
+	 * A catalog that publishes this dataset's versions (a Lance namespace that manages them): a commit writes
+	 * its manifest to staged_path (relative to the store's root, a name no reader takes for a version) and calls
+	 * this, which puts it in place as final_path, or answers LT_ECONFLICT when that version exists (the commit
+	 * then rebases, as after a lost race).  NULL: the commit creates final_path itself, put-if-absent.
+	 */
+	lt_code		(*publish_manifest) (void *arg, uint64_t version, const char *staged_path, const char *final_path,
+									 lt_error *err);
+	void	   *publish_arg;
 	uint64_t	bytes_read;		/* counters for EXPLAIN ANALYZE and benchmarks */
 	uint64_t	read_requests;
 };

@@ -286,6 +286,30 @@ write_hint(lt_dataset *base, uint64_t version)
 }
 
 /*
+ * A catalog publishes the manifest (lt_store.publish_manifest): written under a staging name first, which
+ * is removed again when the catalog does not take it (it may have moved it into place when it does).
+ */
+static lt_code
+publish_staged(lt_dataset *base, uint64_t version, const char *uuid, const char *man_path, const uint8_t *buf,
+			   uint64_t len, lt_error *err)
+{
+	char	   *rel = lt_asprintf("_versions/%" PRIu64 "-%s.staged", version, uuid);
+	char	   *staged = rel ? lt_dataset_path(base, rel) : NULL;
+	lt_code		rc;
+
+	lt_free(rel);
+	if (staged == NULL)
+		return lt_nomem(err);
+	rc = lt_store_put(base->store, staged, buf, len, err);
+	if (rc == LT_OK)
+		rc = base->store->publish_manifest(base->store->publish_arg, version, staged, man_path, err);
+	if (rc != LT_OK)
+		lt_store_remove(base->store, staged, NULL);
+	lt_free(staged);
+	return rc;
+}
+
+/*
  * Publish version base->version + 1: the manifest m (the base's with what changed,
  * feature flags set) stamped with its version, time and writer, and the
  * transaction tx (uuid and read version set); indexes is its index section.  The
@@ -362,7 +386,10 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 		lt_free(tmp);
 		lt_txn_fault(LT_COMMIT_MID_MANIFEST);
 	}
-	rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
+	if (base->store->publish_manifest)
+		rc = publish_staged(base, m.version, tx->uuid, man_path, buf, len, err);
+	else
+		rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
 	if (rc == LT_ECONFLICT)
 	{
 		*lost_race = true;
