@@ -280,6 +280,42 @@ INSERT INTO t22 VALUES (9999, 'after', 1.0);
 SELECT count(*) FROM t22;
 \! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
 
+-- ---- index maintenance ---------------------------------------------------------------------------------
+CREATE FOREIGN TABLE tx (id bigint NOT NULL, k integer, tags text[]) SERVER life OPTIONS (path 'tx.lance');
+SELECT rows_written FROM lt_create_dataset('tx', query => 'SELECT g::bigint, (g % 5)::int, ARRAY[''t'' || (g % 3)] FROM generate_series(1, 3000) g');
+SELECT index_name FROM lt_create_index('tx', 'id', 'btree');
+SELECT index_name FROM lt_create_index('tx', 'k', 'bitmap');
+SELECT index_name FROM lt_create_index('tx', 'tags', 'label_list');
+INSERT INTO tx SELECT g, g % 5, ARRAY['t9'] FROM generate_series(3001, 3100) g;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+-- optimize: the indexes with unindexed fragments, rebuilt under their names at COMMIT
+BEGIN;
+SELECT lt_optimize_indexes('tx', 'k_idx') AS rebuilt;
+SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+COMMIT;
+SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT lt_optimize_indexes('tx') AS rebuilt;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT lt_optimize_indexes('tx') AS nothing_to_do;
+SELECT count(*), sum(id) FROM tx WHERE id > 3050;
+SELECT count(*) FROM tx WHERE tags && ARRAY['t9'];
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tx.lance" --columns id --filter "id > 3050" | wc -l
+-- drop: one CreateIndex that only removes; the engine no longer lists it
+BEGIN;
+SELECT lt_drop_index('tx', 'k_idx');
+SELECT count(*) AS indexes_in_txn FROM lt_indexes('tx');
+COMMIT;
+SELECT name FROM lt_indexes('tx') ORDER BY name;
+SELECT operation FROM lt_versions('tx') ORDER BY version DESC LIMIT 1;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)) console.log(JSON.parse(l).name)})'
+SELECT count(*) FROM tx WHERE k = 3;
+SELECT life_err($$SELECT lt_drop_index('tx', 'k_idx')$$) AS drop_missing;
+SELECT life_err($$SELECT lt_optimize_indexes('tx', 'nope')$$) AS optimize_missing;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_drop_index('t_q', 'x')$$) AS not_owner;
+RESET ROLE;
+
 DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;

@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
+#include "nodes/value.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
@@ -57,6 +58,8 @@ PG_FUNCTION_INFO_V1(lt_create_tag);
 PG_FUNCTION_INFO_V1(lt_delete_tag);
 PG_FUNCTION_INFO_V1(lt_restore);
 PG_FUNCTION_INFO_V1(lt_tags_sql);
+PG_FUNCTION_INFO_V1(lt_drop_index);
+PG_FUNCTION_INFO_V1(lt_optimize_indexes);
 
 #define CREATE_BATCH_ROWS 1000
 #define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
@@ -1051,13 +1054,14 @@ typedef enum VersionOpKind
 {
 	VOP_CREATE_TAG,
 	VOP_DELETE_TAG,
-	VOP_RESTORE
+	VOP_RESTORE,
+	VOP_DROP_INDEX
 } VersionOpKind;
 
 typedef struct PendingVersionOp
 {
 	VersionOpKind kind;
-	char	   *tag;
+	char	   *tag;			/* the tag, or the index dropped */
 	uint64		version;		/* the tag's or the one restored */
 	uint64		read_version;	/* restore: the newest version the call saw */
 } PendingVersionOp;
@@ -1090,12 +1094,14 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 				rc = lt_tag_delete(store, "", vo->tag, &err);
 				break;
 			case VOP_RESTORE:
+			case VOP_DROP_INDEX:
 				{
 					lt_version_spec spec = {vo->read_version, NULL};
 
 					rc = lt_dataset_open(store, "", &spec, &ds, &err);
 					if (rc == LT_OK)
-						rc = lt_commit_restore(ds, vo->version, NULL, &res, &err);
+						rc = vo->kind == VOP_RESTORE ? lt_commit_restore(ds, vo->version, NULL, &res, &err)
+							: lt_commit_drop_index(ds, vo->tag, NULL, &res, &err);
 					break;
 				}
 		}
@@ -1108,7 +1114,8 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 		ereport(ERROR,
 				(errcode(vo->kind == VOP_CREATE_TAG ? ERRCODE_DUPLICATE_OBJECT : ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("lt_fdw: could not %s foreign table \"%s\": %s",
-						vo->kind == VOP_RESTORE ? "restore" : "tag", xt->relname, err.msg),
+						vo->kind == VOP_RESTORE ? "restore" : vo->kind == VOP_DROP_INDEX ? "drop an index of" : "tag",
+						xt->relname, err.msg),
 				 errdetail("Dataset %s.", xt->uri)));
 	if (rc == LT_ENOTFOUND)
 		ereport(ERROR,
@@ -1133,7 +1140,7 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 
 	e = schema_change_begin(relid, fn, &opts);	/* the same checks: owner, not pinned, both privileges */
 	read = e->version;
-	if (proto->kind != VOP_RESTORE)
+	if (proto->kind == VOP_CREATE_TAG || proto->kind == VOP_DELETE_TAG)
 	{
 		/* say now what the commit would find (it checks again: a concurrent tag loses there) */
 		uint64_t	v;
@@ -1185,7 +1192,7 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 		vo->version = read;
 	op = palloc0(sizeof(LtPendingOp));
 	op->subid = GetCurrentSubTransactionId();
-	op->what = proto->kind == VOP_RESTORE ? "restores" : "tags";
+	op->what = proto->kind == VOP_RESTORE ? "restores" : proto->kind == VOP_DROP_INDEX ? "drops an index of" : "tags";
 	op->commit = version_op_commit;
 	op->discard = version_op_discard;
 	op->arg = vo;
@@ -1300,4 +1307,142 @@ lt_tags_sql(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_NULL();
+}
+
+/* ---- index maintenance --------------------------------------------------------------------------- */
+
+Datum
+lt_drop_index(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_DROP_INDEX};
+	Oid			relid;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_index_list *l = NULL;
+	bool		found;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_drop_index needs a table and an index name")));
+	relid = PG_GETARG_OID(0);
+	vo.tag = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_drop_index", &opts);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_dataset_indexes(e->ds, &l, &err);
+	lt_alloc_target(oldlib);
+	found = rc == LT_OK && lt_index_list_find(l, vo.tag) != NULL;
+	lt_dataset_unpin(e);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: foreign table \"%s\" has no index \"%s\"", get_rel_name(relid), vo.tag)));
+	version_op_queue(relid, "lt_drop_index", &vo, "drop an index of");
+	PG_RETURN_VOID();
+}
+
+/*
+ * Bring the rows appended since an index was built into it: each scalar index (or the one named) that
+ * leaves fragments unindexed is built again under its name over the version the statement reads
+ * (lt_create_index's replace: one CreateIndex at COMMIT). Lance's own optimize can add a delta segment
+ * instead; a rebuild answers the same and is what lt_fdw's builder does.
+ */
+Datum
+lt_optimize_indexes(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *only = NULL;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_index_list *l = NULL;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+	List	   *todo = NIL;		/* of (column, kind, name) string triples */
+	ListCell   *lc;
+	int			n = 0;
+	TupleDesc	td;
+	Relation	rel;
+	char	   *sql;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_optimize_indexes needs a table")));
+	relid = PG_GETARG_OID(0);
+	if (!PG_ARGISNULL(1))
+		only = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_optimize_indexes", &opts);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_dataset_indexes(e->ds, &l, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+	{
+		lt_dataset_unpin(e);
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	}
+	rel = table_open(relid, AccessShareLock);
+	td = RelationGetDescr(rel);
+	for (size_t i = 0; i < l->n; i++)
+	{
+		const lt_index *ix = &l->items[i];
+		const char *column = NULL;
+
+		if (only && strcmp(ix->name, only) != 0)
+			continue;
+		if (ix->n_unindexed == 0 || !ix->field || ix->unusable)
+			continue;
+		if (ix->kind != LT_INDEX_BTREE && ix->kind != LT_INDEX_BITMAP && ix->kind != LT_INDEX_LABEL_LIST &&
+			ix->kind != LT_INDEX_ZONEMAP)
+			continue;			/* vector and other kinds: lt_fdw builds none */
+		for (int a = 0; a < td->natts && !column; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(td, a);
+
+			if (!att->attisdropped &&
+				strcmp(lt_column_field_name(relid, att->attnum, NameStr(att->attname)), ix->field->name) == 0)
+				column = pstrdup(NameStr(att->attname));
+		}
+		if (!column)
+			continue;			/* no column of this table reads the field */
+		todo = lappend(todo, list_make3(makeString((char *) column), makeString(pstrdup(lt_index_kind_name(ix->kind))),
+										makeString(pstrdup(ix->name))));
+	}
+	table_close(rel, AccessShareLock);
+	if (only && lt_index_list_find(l, only) == NULL)
+	{
+		lt_dataset_unpin(e);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: foreign table \"%s\" has no index \"%s\"", get_rel_name(relid), only)));
+	}
+	lt_dataset_unpin(e);
+	if (todo == NIL)
+		PG_RETURN_INT32(0);
+	/* lt_create_index of this extension's schema, whatever the search_path says */
+	sql = psprintf("SELECT index_name FROM %s.lt_create_index($1, $2, $3, $4)",
+				   quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "lt_fdw: SPI_connect failed");
+	foreach(lc, todo)
+	{
+		List	   *t = lfirst(lc);
+		Oid			argtypes[4] = {REGCLASSOID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		args[4];
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(strVal(linitial(t)));
+		args[2] = CStringGetTextDatum(strVal(lsecond(t)));
+		args[3] = CStringGetTextDatum(strVal(lthird(t)));
+		if (SPI_execute_with_args(sql, 4, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "lt_fdw: rebuilding index \"%s\" failed", strVal(lthird(t)));
+		n++;
+	}
+	SPI_finish();
+	PG_RETURN_INT32(n);
 }
