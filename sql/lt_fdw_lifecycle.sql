@@ -138,6 +138,8 @@ DELETE FROM tc WHERE id % 10 = 0;
 SELECT * FROM lt_create_index('tc', 'id', 'btree');
 CREATE TABLE tc_heap AS SELECT * FROM tc;
 -- nothing before COMMIT, nothing after ROLLBACK
+SELECT version, fragments, fragments_to_compact, live_rows, deleted_rows, data_bytes > 0 AS has_bytes, versions, indexes, unindexed_rows
+  FROM lt_table_stats('tc');
 BEGIN;
 SELECT * FROM lt_compact('tc');
 SELECT count(*) AS fragments_in_txn FROM lt_fragments('tc');
@@ -149,6 +151,7 @@ SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1;
 -- the same rows; the index still answers (its old fragments are gone, the new ones are scanned)
 SELECT count(*) AS differ FROM ((SELECT * FROM tc EXCEPT SELECT * FROM tc_heap) UNION ALL (SELECT * FROM tc_heap EXCEPT SELECT * FROM tc)) x;
 SELECT * FROM tc WHERE id = 77;
+SELECT fragments, fragments_to_compact, live_rows, deleted_rows, versions, indexes, unindexed_rows FROM lt_table_stats('tc');
 SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
 -- nothing left to compact: no commit
 SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);

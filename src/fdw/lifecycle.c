@@ -60,6 +60,7 @@ PG_FUNCTION_INFO_V1(lt_restore);
 PG_FUNCTION_INFO_V1(lt_tags_sql);
 PG_FUNCTION_INFO_V1(lt_drop_index);
 PG_FUNCTION_INFO_V1(lt_optimize_indexes);
+PG_FUNCTION_INFO_V1(lt_table_stats);
 
 #define CREATE_BATCH_ROWS 1000
 #define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
@@ -1445,4 +1446,91 @@ lt_optimize_indexes(PG_FUNCTION_ARGS)
 	}
 	SPI_finish();
 	PG_RETURN_INT32(n);
+}
+
+/* ---- lt_table_stats ---------------------------------------------------------------------------- */
+
+/*
+ * What a user (or pg_cron) needs to decide when to compact or optimize: the version read, its fragments and
+ * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files,
+ * committed versions, indexes and the rows they do not cover.
+ */
+Datum
+lt_table_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_dataset *ds;
+	lt_compact_options co = {0};
+	lt_compact_plan plan = {0};
+	lt_index_list *l = NULL;
+	uint64	   *versions = NULL;
+	size_t		n_versions = 0;
+	lt_naming	naming;
+	uint64		live = 0,
+				deleted = 0,
+				bytes = 0,
+				unindexed_rows = 0;
+	int64		n_indexes = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+	TupleDesc	rtd;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_table_stats must return a record");
+	lt_check_lt_table(relid, "lt_table_stats");
+	lt_check_table_select(relid);
+	lt_get_table_options(relid, &opts);
+	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
+	e = lt_dataset_acquire(relid, &opts, true);
+	ds = e->ds;
+	co.materialize_deletions = true;
+	co.materialize_deletions_threshold = 0.1;
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_compact_plan_make(ds, &co, &plan, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_indexes(ds, &l, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_versions(e->store, ds->prefix, (uint64_t **) &versions, &n_versions, &naming, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+	{
+		lt_dataset_unpin(e);
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	}
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = ds->fragments[i];
+
+		live += lt_fragment_live_rows(f);
+		deleted += f->physical_rows - lt_fragment_live_rows(f);
+		for (size_t k = 0; k < f->n_files; k++)
+			bytes += f->files[k]->file_size_bytes;
+	}
+	for (size_t i = 0; i < l->n; i++)
+	{
+		n_indexes++;
+		for (size_t k = 0; k < l->items[i].n_unindexed; k++)
+		{
+			const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, l->items[i].unindexed[k]);
+
+			if (f)
+				unindexed_rows += lt_fragment_live_rows(f);
+		}
+	}
+	values[0] = Int64GetDatum((int64) e->version);
+	values[1] = Int64GetDatum((int64) ds->n_fragments);
+	values[2] = Int64GetDatum((int64) plan.n_fragments);
+	values[3] = Int64GetDatum((int64) live);
+	values[4] = Int64GetDatum((int64) deleted);
+	values[5] = Int64GetDatum((int64) bytes);
+	values[6] = Int64GetDatum((int64) n_versions);
+	values[7] = Int64GetDatum(n_indexes);
+	values[8] = Int64GetDatum((int64) unindexed_rows);
+	lt_dataset_unpin(e);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
 }

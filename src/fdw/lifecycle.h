@@ -21,5 +21,6 @@ extern Datum lt_restore(PG_FUNCTION_ARGS);
 extern Datum lt_tags_sql(PG_FUNCTION_ARGS);
 extern Datum lt_drop_index(PG_FUNCTION_ARGS);
 extern Datum lt_optimize_indexes(PG_FUNCTION_ARGS);
+extern Datum lt_table_stats(PG_FUNCTION_ARGS);
 
 #endif
