@@ -323,3 +323,8 @@ DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;
 DROP ROLE life_other;
+SET client_min_messages = warning;
+DROP TABLE life_heap, tc_heap;
+DROP FUNCTION life_versions(text), life_files(text), life_err(text);
+DROP EXTENSION lt_fdw CASCADE;
+RESET client_min_messages;

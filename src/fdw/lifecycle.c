@@ -194,6 +194,27 @@ is_scan_column(const char *field)
 	return strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0;
 }
 
+/* The operations that write nothing before their commit have nothing to remove. */
+static void
+discard_nothing(LtXactTable *xt, LtPendingOp *op)
+{
+}
+
+/* The transaction's operation on the dataset of xt, committed at PRE_COMMIT (xact.c); arg in xt->meta_cxt. */
+static void
+attach_op(LtXactTable *xt, const char *what, void (*commit) (LtXactTable *, LtPendingOp *),
+		  void (*discard) (LtXactTable *, LtPendingOp *), void *arg)
+{
+	LtPendingOp *op = MemoryContextAllocZero(xt->meta_cxt, sizeof(LtPendingOp));
+
+	op->subid = GetCurrentSubTransactionId();
+	op->what = what;
+	op->commit = commit;
+	op->discard = discard;
+	op->arg = arg;
+	xt->pending_op = op;
+}
+
 /* ---- lt_create_dataset ------------------------------------------------------------------------- */
 
 typedef struct PendingCreate
@@ -450,7 +471,6 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 	AttrNumber *col_att;
 	int			n_cols = 0;
 	PendingCreate *pc;
-	LtPendingOp *op;
 	lt_store   *store = NULL;
 	bool		exists = false;
 	lt_error	err;
@@ -555,15 +575,7 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 				 errhint("Pass overwrite => true to replace it (one Overwrite commit; older versions stay readable).")));
 
 	/* the pending state goes in before any file is written: an error from here on removes them */
-	old = MemoryContextSwitchTo(xt->meta_cxt);
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = "creates the dataset of";
-	op->commit = create_commit;
-	op->discard = create_discard;
-	op->arg = pc;
-	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, "creates the dataset of", create_commit, create_discard, pc);
 
 	if (query)
 	{
@@ -772,11 +784,6 @@ typedef struct PendingSchema
 	uint64		version;		/* checked on */
 } PendingSchema;
 
-static void
-schema_discard(LtXactTable *xt, LtPendingOp *op)
-{
-	/* nothing was written: the change lives in the commit alone */
-}
 
 static void
 schema_commit(LtXactTable *xt, LtPendingOp *op)
@@ -839,7 +846,6 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 {
 	char	   *relname = get_rel_name(relid);
 	LtXactTable *xt;
-	LtPendingOp *op;
 	PendingSchema *ps;
 	lt_error	err;
 	MemoryContext old;
@@ -869,14 +875,8 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 		ps->c.add = f;
 		ps->c.n_add = proto->c.n_add;
 	}
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = "changes the schema of";
-	op->commit = schema_commit;
-	op->discard = schema_discard;
-	op->arg = ps;
 	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, "changes the schema of", schema_commit, discard_nothing, ps);
 }
 
 /* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
@@ -1068,12 +1068,6 @@ typedef struct PendingVersionOp
 } PendingVersionOp;
 
 static void
-version_op_discard(LtXactTable *xt, LtPendingOp *op)
-{
-	/* nothing was written */
-}
-
-static void
 version_op_commit(LtXactTable *xt, LtPendingOp *op)
 {
 	PendingVersionOp *vo = op->arg;
@@ -1134,7 +1128,6 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 	LtTableOptions opts;
 	LtDatasetEntry *e;
 	LtXactTable *xt;
-	LtPendingOp *op;
 	PendingVersionOp *vo;
 	MemoryContext old;
 	uint64		read;
@@ -1191,14 +1184,9 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 	vo->read_version = read;
 	if (vo->kind == VOP_CREATE_TAG && vo->version == 0)
 		vo->version = read;
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = proto->kind == VOP_RESTORE ? "restores" : proto->kind == VOP_DROP_INDEX ? "drops an index of" : "tags";
-	op->commit = version_op_commit;
-	op->discard = version_op_discard;
-	op->arg = vo;
 	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, proto->kind == VOP_RESTORE ? "restores" : proto->kind == VOP_DROP_INDEX ? "drops an index of" : "tags",
+			  version_op_commit, discard_nothing, vo);
 	return vo->kind == VOP_CREATE_TAG ? vo->version : read;
 }
 
