@@ -319,6 +319,60 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_drop_index('t_q', 'x')$$) AS not_owner;
 RESET ROLE;
 
+-- ---- concurrent writers -------------------------------------------------------------------------------
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dblink;
+RESET client_min_messages;
+SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+-- session 2 never waits on a lock for long: a mistake here fails instead of hanging
+SELECT dblink_exec('s2', $$SET lock_timeout = '10s'$$);
+-- session 2 writes the dataset through a table of its own (ALTER FOREIGN TABLE locks tc itself)
+CREATE FOREIGN TABLE tc_s2 (id bigint, s text) SERVER life OPTIONS (path 'tc.lance');
+INSERT INTO tc VALUES (7001, 'c1');
+INSERT INTO tc VALUES (7002, 'c2');
+SELECT count(*) AS rows_before FROM tc;
+-- a concurrent DELETE of rows in fragments being compacted: the compaction's commit loses (40001)
+BEGIN;
+SELECT fragments_removed > 0 AS compacting FROM lt_compact('tc');
+SELECT dblink_exec('s2', $$DELETE FROM tc_s2 WHERE id = 7001$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS rows_after_delete, (SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1) AS last FROM tc;
+-- a concurrent append: rebased over, both land
+BEGIN;
+SELECT fragments_removed > 0 AS compacting FROM lt_compact('tc');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7003, 'c3')$$);
+COMMIT;
+SELECT count(*) AS rows_after_append, count(*) FILTER (WHERE id = 7003) AS appended FROM tc;
+SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 2;
+-- a schema change against a concurrent UPDATE: 40001; against an append: both land
+BEGIN;
+SELECT lt_add_column('tc', 'extra', 'integer');
+SELECT dblink_exec('s2', $$UPDATE tc_s2 SET s = 'u2' WHERE id = 7003$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS extra_columns FROM pg_attribute WHERE attrelid = 'tc'::regclass AND attname = 'extra' AND NOT attisdropped;
+BEGIN;
+SELECT lt_add_column('tc', 'extra', 'integer');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7004, 'c4')$$);
+COMMIT;
+SELECT count(*), count(extra) FROM tc;
+-- two creates of one dataset: the later commit finds it there (42P07), nothing overwritten
+CREATE FOREIGN TABLE trace (id bigint) SERVER life OPTIONS (path 'race.lance');
+SELECT dblink_exec('s2', $$CREATE FOREIGN TABLE trace2 (id bigint) SERVER life OPTIONS (path 'race.lance')$$);
+BEGIN;
+SELECT rows_written FROM lt_create_dataset('trace', query => 'SELECT 1::bigint');
+SELECT r AS s2_rows FROM dblink('s2', $$SELECT rows_written FROM lt_create_dataset('trace2', query => 'SELECT 2::bigint')$$) AS t(r bigint);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT * FROM trace;
+SELECT dblink_exec('s2', 'DROP FOREIGN TABLE trace2');
+SELECT dblink_disconnect('s2');
+
 DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;
@@ -327,4 +381,5 @@ SET client_min_messages = warning;
 DROP TABLE life_heap, tc_heap;
 DROP FUNCTION life_versions(text), life_files(text), life_err(text);
 DROP EXTENSION lt_fdw CASCADE;
+DROP EXTENSION dblink;
 RESET client_min_messages;

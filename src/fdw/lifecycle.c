@@ -275,8 +275,10 @@ create_commit(LtXactTable *xt, LtPendingOp *op)
 	if (rc == LT_EINVALID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
-				 errmsg("lt_fdw: %s", err.msg),
-				 errdetail("Foreign table \"%s\".", xt->relname)));
+				 errmsg("lt_fdw: the dataset of foreign table \"%s\" was created by another transaction meanwhile",
+						xt->relname),
+				 errdetail("%s.", err.msg),
+				 errhint("Pass overwrite => true to replace it.")));
 	if (rc != LT_OK)
 		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
 	elog(DEBUG1, "lt_fdw: created %s at version " UINT64_FORMAT, xt->uri, res.version);
