@@ -233,6 +233,27 @@ COMMENT ON FUNCTION lt_tags(regclass) IS
   'the tags of the table''s dataset and the versions they name (needs SELECT)';
 COMMENT ON FUNCTION lt_restore(regclass, bigint) IS
   'makes an older version''s content the newest version, as one Lance Restore at COMMIT (needs the table''s owner)';
+-- Index maintenance: drop one (a CreateIndex that only removes), bring appended rows into them (rebuilt).
+CREATE FUNCTION lt_drop_index(target regclass, name text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_optimize_indexes(target regclass, name text DEFAULT NULL) RETURNS integer
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_drop_index(regclass, text) IS
+  'drops an index of the table''s dataset, as one Lance CreateIndex at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_optimize_indexes(regclass, text) IS
+  'rebuilds the scalar indexes (or the one named) that leave fragments unindexed, committed with the transaction; returns how many (needs the table''s owner)';
+-- What to decide compaction and index maintenance on.
+CREATE FUNCTION lt_table_stats(target regclass, OUT version bigint, OUT fragments bigint,
+                               OUT fragments_to_compact bigint, OUT live_rows bigint, OUT deleted_rows bigint,
+                               OUT data_bytes bigint, OUT versions bigint, OUT indexes bigint,
+                               OUT unindexed_rows bigint)
+RETURNS record
+AS 'MODULE_PATHNAME'
+LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION lt_table_stats(regclass) IS
+  'fragments (and how many lt_compact would rewrite), live and deleted rows, data bytes, versions, indexes and the rows they do not cover (needs SELECT)';
 COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
   'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_drop_column(regclass, text) IS

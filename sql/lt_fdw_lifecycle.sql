@@ -138,6 +138,8 @@ DELETE FROM tc WHERE id % 10 = 0;
 SELECT * FROM lt_create_index('tc', 'id', 'btree');
 CREATE TABLE tc_heap AS SELECT * FROM tc;
 -- nothing before COMMIT, nothing after ROLLBACK
+SELECT version, fragments, fragments_to_compact, live_rows, deleted_rows, data_bytes > 0 AS has_bytes, versions, indexes, unindexed_rows
+  FROM lt_table_stats('tc');
 BEGIN;
 SELECT * FROM lt_compact('tc');
 SELECT count(*) AS fragments_in_txn FROM lt_fragments('tc');
@@ -149,6 +151,7 @@ SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1;
 -- the same rows; the index still answers (its old fragments are gone, the new ones are scanned)
 SELECT count(*) AS differ FROM ((SELECT * FROM tc EXCEPT SELECT * FROM tc_heap) UNION ALL (SELECT * FROM tc_heap EXCEPT SELECT * FROM tc)) x;
 SELECT * FROM tc WHERE id = 77;
+SELECT fragments, fragments_to_compact, live_rows, deleted_rows, versions, indexes, unindexed_rows FROM lt_table_stats('tc');
 SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
 -- nothing left to compact: no commit
 SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);
@@ -280,12 +283,103 @@ INSERT INTO t22 VALUES (9999, 'after', 1.0);
 SELECT count(*) FROM t22;
 \! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
 
+-- ---- index maintenance ---------------------------------------------------------------------------------
+CREATE FOREIGN TABLE tx (id bigint NOT NULL, k integer, tags text[]) SERVER life OPTIONS (path 'tx.lance');
+SELECT rows_written FROM lt_create_dataset('tx', query => 'SELECT g::bigint, (g % 5)::int, ARRAY[''t'' || (g % 3)] FROM generate_series(1, 3000) g');
+SELECT index_name FROM lt_create_index('tx', 'id', 'btree');
+SELECT index_name FROM lt_create_index('tx', 'k', 'bitmap');
+SELECT index_name FROM lt_create_index('tx', 'tags', 'label_list');
+INSERT INTO tx SELECT g, g % 5, ARRAY['t9'] FROM generate_series(3001, 3100) g;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+-- optimize: the indexes with unindexed fragments, rebuilt under their names at COMMIT
+BEGIN;
+SELECT lt_optimize_indexes('tx', 'k_idx') AS rebuilt;
+SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+COMMIT;
+SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT lt_optimize_indexes('tx') AS rebuilt;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT lt_optimize_indexes('tx') AS nothing_to_do;
+SELECT count(*), sum(id) FROM tx WHERE id > 3050;
+SELECT count(*) FROM tx WHERE tags && ARRAY['t9'];
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tx.lance" --columns id --filter "id > 3050" | wc -l
+-- drop: one CreateIndex that only removes; the engine no longer lists it
+BEGIN;
+SELECT lt_drop_index('tx', 'k_idx');
+SELECT count(*) AS indexes_in_txn FROM lt_indexes('tx');
+COMMIT;
+SELECT name FROM lt_indexes('tx') ORDER BY name;
+SELECT operation FROM lt_versions('tx') ORDER BY version DESC LIMIT 1;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)) console.log(JSON.parse(l).name)})'
+SELECT count(*) FROM tx WHERE k = 3;
+SELECT life_err($$SELECT lt_drop_index('tx', 'k_idx')$$) AS drop_missing;
+SELECT life_err($$SELECT lt_optimize_indexes('tx', 'nope')$$) AS optimize_missing;
+SET ROLE life_other;
+SELECT life_err($$SELECT lt_drop_index('t_q', 'x')$$) AS not_owner;
+RESET ROLE;
+
+-- ---- concurrent writers -------------------------------------------------------------------------------
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS dblink;
+RESET client_min_messages;
+SELECT dblink_connect('s2', format('dbname=%s port=%s host=%s', current_database(), current_setting('port'),
+                                   split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
+-- session 2 never waits on a lock for long: a mistake here fails instead of hanging
+SELECT dblink_exec('s2', $$SET lock_timeout = '10s'$$);
+-- session 2 writes the dataset through a table of its own (ALTER FOREIGN TABLE locks tc itself)
+CREATE FOREIGN TABLE tc_s2 (id bigint, s text) SERVER life OPTIONS (path 'tc.lance');
+INSERT INTO tc VALUES (7001, 'c1');
+INSERT INTO tc VALUES (7002, 'c2');
+SELECT count(*) AS rows_before FROM tc;
+-- a concurrent DELETE of rows in fragments being compacted: the compaction's commit loses (40001)
+BEGIN;
+SELECT fragments_removed > 0 AS compacting FROM lt_compact('tc');
+SELECT dblink_exec('s2', $$DELETE FROM tc_s2 WHERE id = 7001$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS rows_after_delete, (SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1) AS last FROM tc;
+-- a concurrent append: rebased over, both land
+BEGIN;
+SELECT fragments_removed > 0 AS compacting FROM lt_compact('tc');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7003, 'c3')$$);
+COMMIT;
+SELECT count(*) AS rows_after_append, count(*) FILTER (WHERE id = 7003) AS appended FROM tc;
+SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 2;
+-- a schema change against a concurrent UPDATE: 40001; against an append: both land
+BEGIN;
+SELECT lt_add_column('tc', 'extra', 'integer');
+SELECT dblink_exec('s2', $$UPDATE tc_s2 SET s = 'u2' WHERE id = 7003$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS extra_columns FROM pg_attribute WHERE attrelid = 'tc'::regclass AND attname = 'extra' AND NOT attisdropped;
+BEGIN;
+SELECT lt_add_column('tc', 'extra', 'integer');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7004, 'c4')$$);
+COMMIT;
+SELECT count(*), count(extra) FROM tc;
+-- two creates of one dataset: the later commit finds it there (42P07), nothing overwritten
+CREATE FOREIGN TABLE trace (id bigint) SERVER life OPTIONS (path 'race.lance');
+SELECT dblink_exec('s2', $$CREATE FOREIGN TABLE trace2 (id bigint) SERVER life OPTIONS (path 'race.lance')$$);
+BEGIN;
+SELECT rows_written FROM lt_create_dataset('trace', query => 'SELECT 1::bigint');
+SELECT r AS s2_rows FROM dblink('s2', $$SELECT rows_written FROM lt_create_dataset('trace2', query => 'SELECT 2::bigint')$$) AS t(r bigint);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT * FROM trace;
+SELECT dblink_exec('s2', 'DROP FOREIGN TABLE trace2');
+SELECT dblink_disconnect('s2');
+
 DROP SCHEMA imp CASCADE;
 REVOKE ALL ON FOREIGN SERVER life FROM life_other;
 DROP FOREIGN TABLE t_q;
 DROP ROLE life_other;
-
--- the next suite (lt_fdw_load) creates the extension itself
 SET client_min_messages = warning;
+DROP TABLE life_heap, tc_heap;
+DROP FUNCTION life_versions(text), life_files(text), life_err(text);
 DROP EXTENSION lt_fdw CASCADE;
+DROP EXTENSION dblink;
 RESET client_min_messages;

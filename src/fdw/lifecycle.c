@@ -30,6 +30,7 @@
 #include "utils/builtins.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
+#include "nodes/value.h"
 #include "utils/memutils.h"
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
@@ -58,6 +59,9 @@ PG_FUNCTION_INFO_V1(lt_create_tag);
 PG_FUNCTION_INFO_V1(lt_delete_tag);
 PG_FUNCTION_INFO_V1(lt_restore);
 PG_FUNCTION_INFO_V1(lt_tags_sql);
+PG_FUNCTION_INFO_V1(lt_drop_index);
+PG_FUNCTION_INFO_V1(lt_optimize_indexes);
+PG_FUNCTION_INFO_V1(lt_table_stats);
 
 #define CREATE_BATCH_ROWS 1000
 #define CREATE_BATCH_BYTES ((int64) 8 * 1024 * 1024)
@@ -191,6 +195,27 @@ is_scan_column(const char *field)
 	return strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0;
 }
 
+/* The operations that write nothing before their commit have nothing to remove. */
+static void
+discard_nothing(LtXactTable *xt, LtPendingOp *op)
+{
+}
+
+/* The transaction's operation on the dataset of xt, committed at PRE_COMMIT (xact.c); arg in xt->meta_cxt. */
+static void
+attach_op(LtXactTable *xt, const char *what, void (*commit) (LtXactTable *, LtPendingOp *),
+		  void (*discard) (LtXactTable *, LtPendingOp *), void *arg)
+{
+	LtPendingOp *op = MemoryContextAllocZero(xt->meta_cxt, sizeof(LtPendingOp));
+
+	op->subid = GetCurrentSubTransactionId();
+	op->what = what;
+	op->commit = commit;
+	op->discard = discard;
+	op->arg = arg;
+	xt->pending_op = op;
+}
+
 /* ---- lt_create_dataset ------------------------------------------------------------------------- */
 
 typedef struct PendingCreate
@@ -251,8 +276,10 @@ create_commit(LtXactTable *xt, LtPendingOp *op)
 	if (rc == LT_EINVALID)
 		ereport(ERROR,
 				(errcode(ERRCODE_DUPLICATE_TABLE),
-				 errmsg("lt_fdw: %s", err.msg),
-				 errdetail("Foreign table \"%s\".", xt->relname)));
+				 errmsg("lt_fdw: the dataset of foreign table \"%s\" was created by another transaction meanwhile",
+						xt->relname),
+				 errdetail("%s.", err.msg),
+				 errhint("Pass overwrite => true to replace it.")));
 	if (rc != LT_OK)
 		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
 	elog(DEBUG1, "lt_fdw: created %s at version " UINT64_FORMAT, xt->uri, res.version);
@@ -447,7 +474,6 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 	AttrNumber *col_att;
 	int			n_cols = 0;
 	PendingCreate *pc;
-	LtPendingOp *op;
 	lt_store   *store = NULL;
 	bool		exists = false;
 	lt_error	err;
@@ -552,15 +578,7 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 				 errhint("Pass overwrite => true to replace it (one Overwrite commit; older versions stay readable).")));
 
 	/* the pending state goes in before any file is written: an error from here on removes them */
-	old = MemoryContextSwitchTo(xt->meta_cxt);
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = "creates the dataset of";
-	op->commit = create_commit;
-	op->discard = create_discard;
-	op->arg = pc;
-	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, "creates the dataset of", create_commit, create_discard, pc);
 
 	if (query)
 	{
@@ -776,11 +794,6 @@ typedef struct PendingSchema
 	uint64		version;		/* checked on */
 } PendingSchema;
 
-static void
-schema_discard(LtXactTable *xt, LtPendingOp *op)
-{
-	/* nothing was written: the change lives in the commit alone */
-}
 
 static void
 schema_commit(LtXactTable *xt, LtPendingOp *op)
@@ -843,7 +856,6 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 {
 	char	   *relname = get_rel_name(relid);
 	LtXactTable *xt;
-	LtPendingOp *op;
 	PendingSchema *ps;
 	lt_error	err;
 	MemoryContext old;
@@ -873,14 +885,8 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 		ps->c.add = f;
 		ps->c.n_add = proto->c.n_add;
 	}
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = "changes the schema of";
-	op->commit = schema_commit;
-	op->discard = schema_discard;
-	op->arg = ps;
 	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, "changes the schema of", schema_commit, discard_nothing, ps);
 }
 
 /* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
@@ -1064,22 +1070,17 @@ typedef enum VersionOpKind
 {
 	VOP_CREATE_TAG,
 	VOP_DELETE_TAG,
-	VOP_RESTORE
+	VOP_RESTORE,
+	VOP_DROP_INDEX
 } VersionOpKind;
 
 typedef struct PendingVersionOp
 {
 	VersionOpKind kind;
-	char	   *tag;
+	char	   *tag;			/* the tag, or the index dropped */
 	uint64		version;		/* the tag's or the one restored */
 	uint64		read_version;	/* restore: the newest version the call saw */
 } PendingVersionOp;
-
-static void
-version_op_discard(LtXactTable *xt, LtPendingOp *op)
-{
-	/* nothing was written */
-}
 
 static void
 version_op_commit(LtXactTable *xt, LtPendingOp *op)
@@ -1103,12 +1104,14 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 				rc = lt_tag_delete(store, "", vo->tag, &err);
 				break;
 			case VOP_RESTORE:
+			case VOP_DROP_INDEX:
 				{
 					lt_version_spec spec = {vo->read_version, NULL};
 
 					rc = lt_dataset_open(store, "", &spec, &ds, &err);
 					if (rc == LT_OK)
-						rc = lt_commit_restore(ds, vo->version, NULL, &res, &err);
+						rc = vo->kind == VOP_RESTORE ? lt_commit_restore(ds, vo->version, NULL, &res, &err)
+							: lt_commit_drop_index(ds, vo->tag, NULL, &res, &err);
 					break;
 				}
 		}
@@ -1121,7 +1124,8 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 		ereport(ERROR,
 				(errcode(vo->kind == VOP_CREATE_TAG ? ERRCODE_DUPLICATE_OBJECT : ERRCODE_T_R_SERIALIZATION_FAILURE),
 				 errmsg("lt_fdw: could not %s foreign table \"%s\": %s",
-						vo->kind == VOP_RESTORE ? "restore" : "tag", xt->relname, err.msg),
+						vo->kind == VOP_RESTORE ? "restore" : vo->kind == VOP_DROP_INDEX ? "drop an index of" : "tag",
+						xt->relname, err.msg),
 				 errdetail("Dataset %s.", xt->uri)));
 	if (rc == LT_ENOTFOUND)
 		ereport(ERROR,
@@ -1139,14 +1143,13 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 	LtTableOptions opts;
 	LtDatasetEntry *e;
 	LtXactTable *xt;
-	LtPendingOp *op;
 	PendingVersionOp *vo;
 	MemoryContext old;
 	uint64		read;
 
 	e = schema_change_begin(relid, fn, &opts);	/* the same checks: owner, not pinned, both privileges */
 	read = e->version;
-	if (proto->kind != VOP_RESTORE)
+	if (proto->kind == VOP_CREATE_TAG || proto->kind == VOP_DELETE_TAG)
 	{
 		/* say now what the commit would find (it checks again: a concurrent tag loses there) */
 		uint64_t	v;
@@ -1196,14 +1199,9 @@ version_op_queue(Oid relid, const char *fn, PendingVersionOp *proto, const char 
 	vo->read_version = read;
 	if (vo->kind == VOP_CREATE_TAG && vo->version == 0)
 		vo->version = read;
-	op = palloc0(sizeof(LtPendingOp));
-	op->subid = GetCurrentSubTransactionId();
-	op->what = proto->kind == VOP_RESTORE ? "restores" : "tags";
-	op->commit = version_op_commit;
-	op->discard = version_op_discard;
-	op->arg = vo;
 	MemoryContextSwitchTo(old);
-	xt->pending_op = op;
+	attach_op(xt, proto->kind == VOP_RESTORE ? "restores" : proto->kind == VOP_DROP_INDEX ? "drops an index of" : "tags",
+			  version_op_commit, discard_nothing, vo);
 	return vo->kind == VOP_CREATE_TAG ? vo->version : read;
 }
 
@@ -1313,4 +1311,229 @@ lt_tags_sql(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_NULL();
+}
+
+/* ---- index maintenance --------------------------------------------------------------------------- */
+
+Datum
+lt_drop_index(PG_FUNCTION_ARGS)
+{
+	PendingVersionOp vo = {VOP_DROP_INDEX};
+	Oid			relid;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_index_list *l = NULL;
+	bool		found;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_drop_index needs a table and an index name")));
+	relid = PG_GETARG_OID(0);
+	vo.tag = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_drop_index", &opts);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_dataset_indexes(e->ds, &l, &err);
+	lt_alloc_target(oldlib);
+	found = rc == LT_OK && lt_index_list_find(l, vo.tag) != NULL;
+	lt_dataset_unpin(e);
+	if (rc != LT_OK)
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	if (!found)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: foreign table \"%s\" has no index \"%s\"", get_rel_name(relid), vo.tag)));
+	version_op_queue(relid, "lt_drop_index", &vo, "drop an index of");
+	PG_RETURN_VOID();
+}
+
+/*
+ * Bring the rows appended since an index was built into it: each scalar index (or the one named) that
+ * leaves fragments unindexed is built again under its name over the version the statement reads
+ * (lt_create_index's replace: one CreateIndex at COMMIT). Lance's own optimize can add a delta segment
+ * instead; a rebuild answers the same and is what lt_fdw's builder does.
+ */
+Datum
+lt_optimize_indexes(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *only = NULL;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_index_list *l = NULL;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+	List	   *todo = NIL;		/* of (column, kind, name) string triples */
+	ListCell   *lc;
+	int			n = 0;
+	TupleDesc	td;
+	Relation	rel;
+	char	   *sql;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_optimize_indexes needs a table")));
+	relid = PG_GETARG_OID(0);
+	if (!PG_ARGISNULL(1))
+		only = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	e = schema_change_begin(relid, "lt_optimize_indexes", &opts);
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_dataset_indexes(e->ds, &l, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+	{
+		lt_dataset_unpin(e);
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	}
+	rel = table_open(relid, AccessShareLock);
+	td = RelationGetDescr(rel);
+	for (size_t i = 0; i < l->n; i++)
+	{
+		const lt_index *ix = &l->items[i];
+		const char *column = NULL;
+
+		if (only && strcmp(ix->name, only) != 0)
+			continue;
+		if (ix->n_unindexed == 0 || !ix->field || ix->unusable)
+			continue;
+		if (ix->kind != LT_INDEX_BTREE && ix->kind != LT_INDEX_BITMAP && ix->kind != LT_INDEX_LABEL_LIST &&
+			ix->kind != LT_INDEX_ZONEMAP)
+			continue;			/* vector and other kinds: lt_fdw builds none */
+		for (int a = 0; a < td->natts && !column; a++)
+		{
+			Form_pg_attribute att = TupleDescAttr(td, a);
+
+			if (!att->attisdropped &&
+				strcmp(lt_column_field_name(relid, att->attnum, NameStr(att->attname)), ix->field->name) == 0)
+				column = pstrdup(NameStr(att->attname));
+		}
+		if (!column)
+			continue;			/* no column of this table reads the field */
+		todo = lappend(todo, list_make3(makeString((char *) column), makeString(pstrdup(lt_index_kind_name(ix->kind))),
+										makeString(pstrdup(ix->name))));
+	}
+	table_close(rel, AccessShareLock);
+	if (only && lt_index_list_find(l, only) == NULL)
+	{
+		lt_dataset_unpin(e);
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("lt_fdw: foreign table \"%s\" has no index \"%s\"", get_rel_name(relid), only)));
+	}
+	lt_dataset_unpin(e);
+	if (todo == NIL)
+		PG_RETURN_INT32(0);
+	/* lt_create_index of this extension's schema, whatever the search_path says */
+	sql = psprintf("SELECT index_name FROM %s.lt_create_index($1, $2, $3, $4)",
+				   quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "lt_fdw: SPI_connect failed");
+	foreach(lc, todo)
+	{
+		List	   *t = lfirst(lc);
+		Oid			argtypes[4] = {REGCLASSOID, TEXTOID, TEXTOID, TEXTOID};
+		Datum		args[4];
+
+		args[0] = ObjectIdGetDatum(relid);
+		args[1] = CStringGetTextDatum(strVal(linitial(t)));
+		args[2] = CStringGetTextDatum(strVal(lsecond(t)));
+		args[3] = CStringGetTextDatum(strVal(lthird(t)));
+		if (SPI_execute_with_args(sql, 4, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "lt_fdw: rebuilding index \"%s\" failed", strVal(lthird(t)));
+		n++;
+	}
+	SPI_finish();
+	PG_RETURN_INT32(n);
+}
+
+/* ---- lt_table_stats ---------------------------------------------------------------------------- */
+
+/*
+ * What a user (or pg_cron) needs to decide when to compact or optimize: the version read, its fragments and
+ * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files,
+ * committed versions, indexes and the rows they do not cover.
+ */
+Datum
+lt_table_stats(PG_FUNCTION_ARGS)
+{
+	Oid			relid = PG_GETARG_OID(0);
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	lt_dataset *ds;
+	lt_compact_options co = {0};
+	lt_compact_plan plan = {0};
+	lt_index_list *l = NULL;
+	uint64	   *versions = NULL;
+	size_t		n_versions = 0;
+	lt_naming	naming;
+	uint64		live = 0,
+				deleted = 0,
+				bytes = 0,
+				unindexed_rows = 0;
+	int64		n_indexes = 0;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext oldlib;
+	TupleDesc	rtd;
+	Datum		values[9];
+	bool		nulls[9] = {0};
+
+	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "lt_table_stats must return a record");
+	lt_check_lt_table(relid, "lt_table_stats");
+	lt_check_table_select(relid);
+	lt_get_table_options(relid, &opts);
+	lt_check_read_privilege(GetUserId(), get_rel_name(relid), opts.uri);
+	e = lt_dataset_acquire(relid, &opts, true);
+	ds = e->ds;
+	co.materialize_deletions = true;
+	co.materialize_deletions_threshold = 0.1;
+	oldlib = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_compact_plan_make(ds, &co, &plan, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_indexes(ds, &l, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_versions(e->store, ds->prefix, (uint64_t **) &versions, &n_versions, &naming, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+	{
+		lt_dataset_unpin(e);
+		lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, get_rel_name(relid)));
+	}
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *f = ds->fragments[i];
+
+		live += lt_fragment_live_rows(f);
+		deleted += f->physical_rows - lt_fragment_live_rows(f);
+		for (size_t k = 0; k < f->n_files; k++)
+			bytes += f->files[k]->file_size_bytes;
+	}
+	for (size_t i = 0; i < l->n; i++)
+	{
+		n_indexes++;
+		for (size_t k = 0; k < l->items[i].n_unindexed; k++)
+		{
+			const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, l->items[i].unindexed[k]);
+
+			if (f)
+				unindexed_rows += lt_fragment_live_rows(f);
+		}
+	}
+	values[0] = Int64GetDatum((int64) e->version);
+	values[1] = Int64GetDatum((int64) ds->n_fragments);
+	values[2] = Int64GetDatum((int64) plan.n_fragments);
+	values[3] = Int64GetDatum((int64) live);
+	values[4] = Int64GetDatum((int64) deleted);
+	values[5] = Int64GetDatum((int64) bytes);
+	values[6] = Int64GetDatum((int64) n_versions);
+	values[7] = Int64GetDatum(n_indexes);
+	values[8] = Int64GetDatum((int64) unindexed_rows);
+	lt_dataset_unpin(e);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
 }

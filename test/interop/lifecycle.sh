@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# test/interop/lifecycle.sh — datasets created and compacted through PostgreSQL (lt_create_dataset,
-# lt_compact), read by the real Lance engines, which write on top.
+# test/interop/lifecycle.sh — datasets created, compacted, evolved, tagged and restored through PostgreSQL
+# (lt_create_dataset, lt_compact, lt_*_column, tags, lt_restore), read by the real Lance engines, which write on top.
 #
 #   create    for storage 2.0, 2.1 and 2.2: lt_create_dataset from a query (bigint NOT NULL, integer, double,
 #             text with NULLs, date, boolean, text[]): the engine (Lance 8) reads exactly the rows PostgreSQL
@@ -13,6 +13,8 @@
 #             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema
+#   tags      lt_create_tag / lt_tags / lt_delete_tag: the engine reads the tagged version; lt_restore: Lance 8
+#             and 12 read the restored rows, the engine appends on top
 #
 #   test/interop/lifecycle.sh [--no-install]
 # Ends with "interop-lifecycle: N passed, M failed"; exits non-zero when anything failed.
@@ -22,7 +24,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-lifecycle 18 "$@"
+lt_step interop-lifecycle 20 "$@"
 lt_step_prepare
 lt_step_cluster
 N=${LT_LIFECYCLE_INSERTS:-400}
@@ -120,6 +122,24 @@ check12 "evolve: Lance 12 reads the new column" "$LAKE/c22.lance" "$(sql "SELECT
 printf '{"ops":[{"op":"append","rows":[{"id":"990001","n":1,"label":"eng","d":"2025-01-01","ok":true,"tags":["x"],"extra":9}]},{"op":"optimize"}]}' >"$TMP/ops3.json"
 ref apply "$LAKE/c22.lance" "$TMP/ops3.json" >/dev/null || bad "evolve: the engine could not write on top"
 check "evolve: lt_fdw reads the engine's append" "$(sql "SELECT label || ' ' || extra FROM c22 WHERE id = 990001")" "eng 9"
+
+# ---- tags and restore ----------------------------------------------------------------------------------
+before=$(sql "SELECT count(*) || ' ' || sum(id) FROM c21")
+v=$(sql "SELECT max(version) FROM lt_versions('c21')")
+check "tags: lt_create_tag tags the version read" "$(sql "SELECT lt_create_tag('c21', 'before')")" "$v"
+sql "DELETE FROM c21 WHERE id < 5000" >/dev/null
+sql "CREATE FOREIGN TABLE c21_before (id bigint, s text) SERVER lake OPTIONS (path 'c21.lance', tag 'before')" >/dev/null
+check "tags: lt_fdw reads the tagged version" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c21_before")" "$before"
+check "tags: the engine reads the tagged version" "$(ref scan "$LAKE/c21.lance" --version before --columns id | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let n=0,t=0n;for(const l of s.split("\n")) if(l){n++;t+=BigInt(JSON.parse(l).id)}console.log(n+" "+t)})')" "$before"
+check "tags: lt_tags" "$(sql "SELECT string_agg(tag || '=' || version, ',') FROM lt_tags('c21')")" "before=$v"
+check "restore: lt_restore commits the next version" "$(sql "SELECT lt_restore('c21', $v)")" "$((v + 2))"
+check "restore: the engine reads the restored rows" "$(ref_count_sum "$LAKE/c21.lance")" "$before"
+check12 "restore: Lance 12 reads the restored rows" "$LAKE/c21.lance" "$before"
+printf '{"ops":[{"op":"append","rows":[{"id":"880001","n":1,"v":0.5,"s":"eng","d":"2025-01-01","ok":true,"tags":["x"]}]}]}' >"$TMP/ops4.json"
+ref apply "$LAKE/c21.lance" "$TMP/ops4.json" >/dev/null || bad "restore: the engine could not append on top"
+check "restore: lt_fdw reads the engine's append" "$(sql "SELECT count(*) FROM c21 WHERE id = 880001")" "1"
+sql "SELECT lt_delete_tag('c21', 'before')" >/dev/null
+check "tags: the engine no longer finds a deleted tag" "$(ref scan "$LAKE/c21.lance" --version before --columns id >/dev/null 2>&1 && echo found || echo gone)" "gone"
 
 echo "interop-lifecycle: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,7 +2,8 @@
  * lt_txn_schema.h — schema evolution as Lance commits it (implemented in lt_txn_schema.c): a column
  * added as all NULL (a Merge whose fragments are unchanged: no file holds the new field, so every row
  * reads NULL, as Lance's AllNulls column), dropped or renamed (a Project: the new schema, data files
- * untouched).  Field ids stay: the remaining fields keep theirs, new ones take the next free ids.
+ * untouched).  Field ids stay: the remaining fields keep theirs, new ones take the next free ids.  And an
+ * index dropped (a CreateIndex that only removes).
  */
 #ifndef LT_TXN_SCHEMA_H
 #define LT_TXN_SCHEMA_H
@@ -38,5 +39,12 @@ lt_code		lt_schema_change_check(const lt_dataset *ds, const lt_schema_change *c,
  */
 lt_code		lt_commit_schema_change(lt_dataset *read, const lt_schema_change *c, const lt_commit_options *opts,
 									lt_commit_result *result, lt_error *err);
+
+/*
+ * Drop every segment of the index `name` (LT_ENOTFOUND when there is none): a CreateIndex commit that
+ * only removes, as Lance's drop_index.  Rebased as a schema change is; result->op is LT_OP_CREATE_INDEX.
+ */
+lt_code		lt_commit_drop_index(lt_dataset *read, const char *name, const lt_commit_options *opts,
+								 lt_commit_result *result, lt_error *err);
 
 #endif
