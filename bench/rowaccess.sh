@@ -16,8 +16,8 @@
 # empty heap table, by 4 clients: tps over the first NCOMMIT commits and over the next NCOMMIT (default 2000).
 # Reads: EXPLAIN ANALYZE's "Bytes Read" and "Read Requests" of one point lookup in a warm session.
 # Instructions: the cluster is stopped and one single-user backend runs under callgrind (--dump-before=
-# pg_parse_query, so that every statement is a profile part of its own): 50 point lookups per table and 50
-# single-row INSERTs per table after as many warm-up statements; the median part is printed (parse, plan,
+# pg_parse_query, so that every statement is a profile part of its own): 50 point lookups, 50 SELECT * LIMIT 10
+# and 50 single-row INSERTs per table, each after as many warm-up statements; the median part is printed (parse, plan,
 # execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
 # for callgrind_annotate). CALLGRIND=0 skips it, WALL=0 skips pgbench. Not a test: nothing is asserted.
 set -euo pipefail
@@ -87,7 +87,7 @@ SELECT name, kind, cardinality(covered_fragments) AS covered FROM lt_indexes('lt
 SQL
 
 # --- wall time: pgbench ----------------------------------------------------------------------------------
-PGBENCH=("$LT_PGBIN/pgbench" -n -M prepared -d postgres)
+PGBENCH=("$LT_PGBIN/pgbench" -n -M prepared)
 ROW_T="'one row per transaction, eighty characters long: padding padding padding pad'"
 for table in heap lt; do
 	printf '\\set k random(0, %d)\nSELECT * FROM %s WHERE id = :k;\n' $((ROWS - 1)) "$table" >"$TMP/point.$table.sql"
@@ -101,7 +101,7 @@ done
 bench() {
 	local tag=$1 script=$2
 	shift 2
-	"${PGBENCH[@]}" -f "$script" "$@" >"$OUT/pgbench.$tag.txt" 2>&1 || { log "pgbench $tag failed:"; tail -5 "$OUT/pgbench.$tag.txt" >&2; return 1; }
+	"${PGBENCH[@]}" -f "$script" "$@" postgres >"$OUT/pgbench.$tag.txt" 2>&1 || { log "pgbench $tag failed:"; tail -5 "$OUT/pgbench.$tag.txt" >&2; return 1; }
 	awk -v tag="$tag" '/^latency average/ { lat = $4 } /^tps/ { tps = $3 } END { printf "RESULT %s %.1f %.4f\n", tag, tps, lat }' \
 		"$OUT/pgbench.$tag.txt"
 }
@@ -141,11 +141,15 @@ COMMITS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_ins')")
 # --- instructions: one single-user backend under callgrind ----------------------------------------------
 : >"$OUT/instr.out"
 if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+	"${PSQL[@]}" -c CHECKPOINT	# the stop is immediate: asynchronous commits must be on disk first
 	lt_cluster_stop
 	N=50
 	{
 		for table in heap lt; do
 			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table WHERE id = $(( (i * 7919 + 13) % ROWS ));"; done
+		done
+		for table in heap lt; do
+			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table LIMIT 10;"; done
 		done
 		for table in heap_ins lt_ins; do
 			for i in $(seq 1 $((2 * N))); do
@@ -155,7 +159,7 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 	} >"$TMP/single.sql"
 	chmod a+r "$TMP/single.sql"
 	mkdir -p "$TMP/cg" && chown "$LT_PG_OSUSER" "$TMP/cg" 2>/dev/null || true
-	log "callgrind: one single-user backend, $((8 * N)) statements ..."
+	log "callgrind: one single-user backend, $((12 * N)) statements ..."
 	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$TMP/cg/cg.out" \
 		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$TMP/single.sql" >"$OUT/single.log" 2>&1 || true
 	# part k (k >= 1) holds the statement read before it; statement s of the file is part s + 1 (part 1: startup)
@@ -167,9 +171,9 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 	}
 	# which part files exist: cg.out.1 .. cg.out.M
 	s=0
-	for what in point.heap point.lt ins.heap_ins ins.lt_ins; do
+	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins; do
 		echo "INSTR $what $(median $((s + N + 2)) $((s + 2 * N + 1)))" >>"$OUT/instr.out"
-		cp "$TMP/cg/cg.out.$((s + 2 * N + 1))" "$OUT/callgrind.$what" 2>/dev/null || true
+		cp "$TMP/cg/cg.out.$((s + 2 * N))" "$OUT/callgrind.$what" 2>/dev/null || true
 		s=$((s + 2 * N))
 	done
 fi
@@ -200,6 +204,7 @@ row "INSERT tps, next $NCOMMIT" "$(r ins.heap_ins.next 3)" "$(r ins.lt_ins.next 
 awk -v a="$(r ins.lt_ins.first 3)" -v b="$(r ins.lt_ins.next 3)" 'BEGIN {
 	if (a > 0) printf "%-26s %12s %12.2f %8s  %s\n", "lt INSERT tps next/first", "", b / a, "", "flat: >= 0.75" }'
 row "instructions / lookup" "$(i point.heap)" "$(i point.lt)" "" lower ""
+row "instructions / LIMIT 10" "$(i limit.heap)" "$(i limit.lt)" "" lower ""
 row "instructions / commit" "$(i ins.heap_ins)" "$(i ins.lt_ins)" "<= 10x" lower 10
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
 printf '%-26s %12s %12s %8s  %s\n' "read requests / lookup" "" "$REQS" "" "<= 8 $([ "${REQS:-999}" -le 8 ] && echo met || echo missed)"

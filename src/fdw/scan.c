@@ -822,6 +822,9 @@ next_fragment(LtScanState *st)
 		/* random access: only the pages holding the selected rows */
 		so.offsets = fp->offsets;
 		so.n_offsets = fp->n_offsets;
+		/* the version's files stay open: the next lookup reads only its rows' chunks */
+		if (!lt_xact_is_view(st->entry))
+			so.file_cache = lt_dataset_file_cache(st->entry);
 	}
 
 	/* rows the index proved need no filter and no recheck: the columns only the quals read are not read */
