@@ -38,6 +38,7 @@
 #include "utils/timestamp.h"
 
 #include "io/lt_store.h"
+#include "file/lt_file_cache.h"
 #include "util/lt_alloc.h"
 #include "dataset.h"
 #include "option.h"
@@ -296,6 +297,9 @@ lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *d
 
 #define LT_CACHE_SIZE 16
 
+/* Data files an entry keeps open: each holds a descriptor outside PostgreSQL's count */
+#define LT_FILE_CACHE_FILES 32
+
 static MemoryContext cache_cxt = NULL;
 static LtDatasetEntry *cache[LT_CACHE_SIZE];
 static int	cache_n = 0;
@@ -308,6 +312,8 @@ entry_free(LtDatasetEntry *e)
 
 	if (e->planner)
 		lt_index_planner_free(e->planner);	/* closes the index files */
+	if (e->files)
+		lt_file_cache_free(e->files);	/* closes the data files */
 	if (e->ds)
 		lt_dataset_close(e->ds);
 	if (e->store)
@@ -649,6 +655,21 @@ lt_dataset_unpin(LtDatasetEntry *entry)
 }
 
 /* The latest version of the dataset in dir (for IMPORT FOREIGN SCHEMA); NULL when dir is no dataset. */
+struct lt_file_cache *
+lt_dataset_file_cache(LtDatasetEntry *entry)
+{
+	if (entry->files == NULL)
+	{
+		lt_allocator a;
+		lt_error	err;
+
+		lt_allocator_in(entry->cxt, &a);
+		if (lt_file_cache_create(&a, LT_FILE_CACHE_FILES, &entry->files, &err) != LT_OK)
+			lt_report(&err, entry->dir);
+	}
+	return entry->files;
+}
+
 LtDatasetEntry *
 lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what)
 {

@@ -47,6 +47,7 @@ typedef struct LtDatasetEntry
 	uint64		last_used;
 	uint64		live_rows;
 	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
+	struct lt_file_cache *files;	/* data files kept open for point lookups (lt_dataset_file_cache) */
 } LtDatasetEntry;
 
 /*
@@ -56,6 +57,12 @@ typedef struct LtDatasetEntry
  */
 extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
 extern void lt_dataset_unpin(LtDatasetEntry *entry);
+/*
+ * The entry's data files kept open across scans (created on first use, in the entry's memory): point
+ * lookups through it read only the chunks holding their rows. Data files are immutable, so what it
+ * holds is never stale; it goes with the entry.
+ */
+extern struct lt_file_cache *lt_dataset_file_cache(LtDatasetEntry *entry);
 extern LtDatasetEntry *lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what);
 /* A parallel worker: the version the leader resolved (pinned; release with lt_dataset_unpin). */
 extern LtDatasetEntry *lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version);

@@ -947,6 +947,9 @@ next:
 		/* random access: only the pages holding the selected rows */
 		so.offsets = fp->offsets;
 		so.n_offsets = fp->n_offsets;
+		/* the version's files stay open: the next lookup reads only its rows' chunks */
+		if (!lt_xact_is_view(st->entry))
+			so.file_cache = lt_dataset_file_cache(st->entry);
 	}
 	if (st->n_amask > 0 && !assign_mask(st, frag, &so))
 	{
@@ -978,9 +981,16 @@ next:
 	so.fields = st->cur->proj;
 	so.want_row_ids = st->cur->want_row_ids;
 	so.bufpool = st->bufpool;
-	/* the scan's first batch is small: a LIMIT then reads only the first chunks of each column */
+	/*
+	 * The scan's first batch is small: a LIMIT then reads only the first chunks of each column, from
+	 * files kept open with their chunk tables (the next LIMIT reads just those chunks again).
+	 */
 	if (!st->pstate && st->next_fragment == 1)
+	{
 		so.first_batch_rows = 64;
+		if (!lt_xact_is_view(st->entry))
+			so.file_cache = lt_dataset_file_cache(st->entry);
+	}
 
 	/* the callback lives in lib_cxt itself: registered again after every reset */
 	cb = MemoryContextAlloc(st->lib_cxt, sizeof(MemoryContextCallback));

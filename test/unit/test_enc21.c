@@ -452,6 +452,25 @@ decode_mb(const lt_field *leaf, Lt__Enc21__PageLayout *pl, const mbpage *p, cons
 			CHECK(r == rows && want && lt_array_equal(want, got));
 			lazy_checked++;
 		}
+		/* lone rows here and there (point lookups: only that value of a string chunk is decoded) */
+		if (want)
+		{
+			lt_array   *one = NULL,
+					   *exp = NULL;
+
+			for (uint64_t k = 0; k < rows; k += 1 + k % 7 + k / 3)
+				if (lt_array_new(leaf, &one, err) == LT_OK && lt_array_new(leaf, &exp, err) == LT_OK)
+				{
+					lt_array   *n1[1] = {one};
+
+					CHECK_OK(lt21_page_append(&W, lz, n1, 1, 0, k, 1, err), *err);
+					CHECK_OK(lt_array_append_slice(exp, want, (int64_t) k, 1, err), *err);
+					CHECK(lt_array_equal(exp, one));
+					lt_array_free(one);
+					lt_array_free(exp);
+					one = exp = NULL;
+				}
+		}
 		lt_array_free(want);
 		lt_array_free(got);
 	}

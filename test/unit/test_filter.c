@@ -18,6 +18,7 @@
 #include "table/lt_dataset.h"
 #include "table/lt_filter.h"
 #include "table/lt_scan.h"
+#include "file/lt_file_cache.h"
 #include "proto/lt_table.pb-c.h"
 #include "unit.h"
 
@@ -1154,6 +1155,9 @@ typedef struct scan_out
 	lt_scan_stats stats;
 } scan_out;
 
+/* when set, scan_all's scanners take their files from it */
+static lt_file_cache *scan_cache;
+
 static void
 scan_all(lt_dataset *ds, const lt_field *const *fields, int n, lt_filter *flt, uint64_t batch_rows,
 		 const uint32_t *offsets, uint64_t n_offsets, scan_out *out)
@@ -1178,6 +1182,7 @@ scan_all(lt_dataset *ds, const lt_field *const *fields, int n, lt_filter *flt, u
 		so.want_row_ids = true;
 		so.offsets = offsets;
 		so.n_offsets = n_offsets;
+		so.file_cache = scan_cache;
 		CHECK_OK(lt_fragment_scanner_open(ds, ds->fragments[fi], &so, &sc, &err), err);
 		if (!sc)
 			return;
@@ -1364,6 +1369,97 @@ TEST(scanner_late_materialization)
 	lt_store_close(store);
 }
 
+/* Point lookups through a file cache: the same rows as a scan, files opened once, held ones never evicted. */
+TEST(scanner_file_cache)
+{
+	lt_store   *store;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	char		root[1024];
+	const lt_field *all[5];
+	scan_out	full;
+	uint64_t	files = 0;
+
+	snprintf(root, sizeof(root), "%s/filter_scan", unit_data_dir());
+	CHECK_OK(lt_store_local_open(root, &store, &err), err);
+	CHECK_OK(lt_dataset_open(store, "", &spec, &ds, &err), err);
+	if (!ds)
+		return;
+	for (int i = 0; i < 5; i++)
+		all[i] = ds->schema->fields[i];
+	for (size_t fi = 0; fi < ds->n_fragments; fi++)
+		files += ds->fragments[fi]->n_files;
+	scan_all(ds, all, 5, NULL, 100, NULL, 0, &full);
+	CHECK_OK(lt_file_cache_create(NULL, 8, &scan_cache, &err), err);
+	/* one offset at a time, twice over: every row equals the full scan's */
+	for (int round = 0; round < 2; round++)
+		for (uint64_t k = 0; k < full.n; k += 97)
+		{
+			uint32_t	off = (uint32_t) (full.addrs[k] & 0xffffffff);
+			uint64_t	frag = full.addrs[k] >> 32;
+			lt_dataset	one = *ds;
+			scan_out	res;
+
+			/* the row's fragment only */
+			one.fragments = ds->fragments + lt_dataset_fragment_index(ds, frag);
+			one.n_fragments = 1;
+			scan_all(&one, all, 5, NULL, 100, &off, 1, &res);
+			CHECK_EQ_INT(res.n, 1);
+			CHECK(res.n == 1 && res.addrs[0] == full.addrs[k]);
+			for (int i = 0; i < 5 && res.n == 1; i++)
+			{
+				lt_array   *exp;
+
+				CHECK_OK(lt_array_new(all[i], &exp, &err), err);
+				CHECK_OK(lt_array_append_slice(exp, full.cols[i], (int64_t) k, 1, &err), err);
+				CHECK(lt_array_equal(exp, res.cols[i]));
+				lt_array_free(exp);
+			}
+			scan_free(&res);
+		}
+	/* every data file opened once, found open after that */
+	CHECK_EQ_INT(lt_file_cache_opens(scan_cache), files);
+	CHECK(lt_file_cache_hits(scan_cache) > 0);
+	lt_file_cache_free(scan_cache);
+
+	/* a cache of one file: a held file is not evicted (the second comes back owned), a released one is */
+	{
+		lt_file_cache *c;
+		lt_file    *a,
+				   *b,
+				   *a2;
+		bool		owned_a,
+					owned_b,
+					owned_a2;
+		char	   *pa = lt_asprintf("data/%s", ds->fragments[0]->files[0]->path);
+		char	   *pb = lt_asprintf("data/%s", ds->fragments[ds->n_fragments - 1]->files[0]->path);
+
+		CHECK(ds->n_fragments > 1);
+		CHECK_OK(lt_file_cache_create(NULL, 1, &c, &err), err);
+		CHECK_OK(lt_file_cache_get(c, store, pa, &a, &owned_a, &err), err);
+		CHECK(!owned_a);
+		CHECK_OK(lt_file_cache_get(c, store, pb, &b, &owned_b, &err), err);
+		CHECK(owned_b);
+		lt_file_close(b);
+		lt_file_cache_release(c, a);
+		CHECK_OK(lt_file_cache_get(c, store, pb, &b, &owned_b, &err), err);
+		CHECK(!owned_b);
+		lt_file_cache_release(c, b);
+		CHECK_OK(lt_file_cache_get(c, store, pa, &a2, &owned_a2, &err), err);
+		CHECK(!owned_a2);
+		lt_file_cache_release(c, a2);
+		CHECK_EQ_INT(lt_file_cache_opens(c), 4);
+		CHECK_EQ_INT(lt_file_cache_hits(c), 0);
+		lt_file_cache_free(c);
+		lt_free(pa);
+		lt_free(pb);
+	}
+	scan_cache = NULL;
+	scan_free(&full);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
 int
 main(void)
 {
@@ -1378,5 +1474,6 @@ main(void)
 	RUN(parameters);
 	RUN(render);
 	RUN(scanner_late_materialization);
+	RUN(scanner_file_cache);
 	return unit_report("filter");
 }

@@ -109,7 +109,9 @@ typedef struct lt21_page
 	uint64_t   *chunk_off;		/* [n_chunks + 1] byte offset of each chunk */
 	uint64_t   *chunk_store;
 	uint64_t	chunk_cap;
-	int64_t		scratch_chunk;	/* chunk held in values, or -1 */
+	int64_t		scratch_chunk;	/* chunk held in values, or -1 ... */
+	uint64_t	scratch_lo,
+				scratch_hi;		/* ... of which items [lo, hi) are decoded (strings: the others are empty) */
 	/* a window of a page (lt21_page_decode_window) */
 	bool		win_head;		/* levels before the first row start continue an earlier row */
 	bool		win_tail;		/* the last row start begins a row that goes on past the window */
@@ -245,6 +247,14 @@ lt_code		lt21_decode_levels(const lt21_where *w, const struct Lt__Enc21__Compres
 lt_code		lt21_mb_decode_values(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
 								  int nbuf, const uint8_t *const *bp, const uint64_t *bl,
 								  uint64_t n, lt_array *dst, struct lt_fsst_cache *fsst_cache, lt_error *err);
+/*
+ * The same, wanting only values [lo, hi) of the n: variable-width values outside it may come out
+ * empty (a point lookup decompresses one string of a chunk, not all of them).
+ */
+lt_code		lt21_mb_decode_values_span(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
+									   int nbuf, const uint8_t *const *bp, const uint64_t *bl, uint64_t n,
+									   uint64_t lo, uint64_t hi, lt_array *dst,
+									   struct lt_fsst_cache *fsst_cache, lt_error *err);
 
 /*
  * Decode `n` fixed-width values of `width` bytes (1 for bool bitmaps expanded

@@ -294,9 +294,13 @@ lt21_miniblock_decode(const lt21_where *w, const lt_field *leaf, const Lt__Enc21
 	return LT_OK;
 }
 
-/* Decode chunk c's items, appending them to dst (a plain array, not a dictionary's). */
+/*
+ * Decode chunk c's items, appending them to dst (a plain array, not a dictionary's); only items
+ * [lo, hi) of the chunk need to be right (strings outside come out empty).
+ */
 static lt_code
-lazy_chunk(const lt21_where *w, lt21_page *pg, uint64_t c, lt_array *dst, lt_error *err)
+lazy_chunk(const lt21_where *w, lt21_page *pg, uint64_t c, uint64_t lo, uint64_t hi, lt_array *dst,
+		   lt_error *err)
 {
 	const Lt__Enc21__MiniBlockLayout *mb = pg->lazy_mb;
 	uint64_t	count = pg->chunk_item[c + 1] - pg->chunk_item[c];
@@ -315,8 +319,8 @@ lazy_chunk(const lt21_where *w, lt21_page *pg, uint64_t c, lt_array *dst, lt_err
 								  pg->def ? pg->def + pg->chunk_item[c] : NULL, dst, err);
 	}
 	else if (rc == LT_OK)
-		rc = lt21_mb_decode_values(w, mb->value_compression, (int) mb->num_buffers, ck.bp, ck.bl, count, dst,
-								   fsst_cache(pg), err);
+		rc = lt21_mb_decode_values_span(w, mb->value_compression, (int) mb->num_buffers, ck.bp, ck.bl, count,
+										lo, hi, dst, fsst_cache(pg), err);
 	if (rc != LT_OK)
 		lt_error_prefix(err, "chunk %llu", (unsigned long long) c);
 	return rc;
@@ -350,16 +354,25 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 		if (cs == ce)
 			continue;
 		if (v0 == cs && b == ce)
-			LT_TRY(lazy_chunk(w, pg, c, dst, err));
+			LT_TRY(lazy_chunk(w, pg, c, 0, ce - cs, dst, err));
 		else
 		{
-			/* part of a chunk: decode it once into the scratch array */
-			if (pg->scratch_chunk != (int64_t) c)
+			/*
+			 * Part of a chunk: decode it into the scratch array, where later parts of the same chunk
+			 * are found.  A lone item (a point lookup) is all that is decoded of a string chunk; a
+			 * run from the chunk's start on is decoded whole, as a scan goes on through it.
+			 */
+			if (pg->scratch_chunk != (int64_t) c || v0 - cs < pg->scratch_lo || b - cs > pg->scratch_hi)
 			{
+				uint64_t	lo = b - v0 == 1 ? v0 - cs : 0,
+							hi = b - v0 == 1 ? b - cs : ce - cs;
+
 				pg->scratch_chunk = -1;
 				lt_array_clear(pg->values);
-				LT_TRY(lazy_chunk(w, pg, c, pg->values, err));
+				LT_TRY(lazy_chunk(w, pg, c, lo, hi, pg->values, err));
 				pg->scratch_chunk = (int64_t) c;
+				pg->scratch_lo = lo;
+				pg->scratch_hi = hi;
 			}
 			LT_TRY(lt_array_append_slice(dst, pg->values, (int64_t) (v0 - cs), (int64_t) (b - v0), err));
 		}

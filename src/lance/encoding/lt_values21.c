@@ -510,7 +510,7 @@ lt21_decode_levels(const lt21_where *w, const enc_t *enc, const uint8_t *p, uint
 static lt_code
 append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow, uint64_t n,
 			   const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst,
-			   lt_error *err)
+			   uint64_t lo, uint64_t hi, lt_error *err)
 {
 	uint64_t	prev,
 				first,
@@ -560,9 +560,12 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 		for (uint64_t i = 1; i <= n; i++)
 		{
 			uint64_t	cur = OFF(i);
-			int64_t		got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
-												dst->data + dst->data_len);
+			int64_t		got = 0;
 
+			/* strings outside [lo, hi) are left empty: the caller wants only those */
+			if (i > lo && i <= hi)
+				got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
+										dst->data + dst->data_len);
 			if (got < 0)
 				return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (i - 1));
 			dst->data_len += got;
@@ -593,7 +596,8 @@ offset_width(const lt21_where *w, const enc_t *e, unsigned *ow, lt_error *err)
 
 static lt_code
 mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
-	   uint64_t n, lt_array *dst, const lt_fsst_table *fsst, lt_fsst_cache *cache, int depth, lt_error *err)
+	   uint64_t n, uint64_t lo, uint64_t hi, lt_array *dst, const lt_fsst_table *fsst, lt_fsst_cache *cache,
+	   int depth, lt_error *err)
 {
 	if (depth > MAX_NESTING)
 		return LT21_CORRUPT(w, err, "value encodings nested too deeply");
@@ -610,7 +614,7 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 					return LT21_CORRUPT(w, err, "chunk of %llu bytes is too short for %llu string offsets",
 										(unsigned long long) bl[0], (unsigned long long) n + 1);
 				/* offsets count from the start of the chunk buffer */
-				return append_strings(w, dst, bp[0], ow, n, bp[0], bl[0], 0, fsst, err);
+				return append_strings(w, dst, bp[0], ow, n, bp[0], bl[0], 0, fsst, lo, hi, err);
 			}
 		case ENC_FSST:
 			{
@@ -624,14 +628,14 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 				{
 					LT_TRY(lt_fsst_parse_cached(cache, e->fsst->symbol_table.data, e->fsst->symbol_table.len, &ct,
 												w->path, err));
-					return mb_var(w, e->fsst->values, nbuf, bp, bl, n, dst, ct, NULL, depth + 1, err);
+					return mb_var(w, e->fsst->values, nbuf, bp, bl, n, lo, hi, dst, ct, NULL, depth + 1, err);
 				}
 				t = lt_malloc(sizeof(*t));
 				if (!t)
 					return lt_nomem(err);
 				rc = lt_fsst_parse(e->fsst->symbol_table.data, e->fsst->symbol_table.len, t, w->path, err);
 				if (rc == LT_OK)
-					rc = mb_var(w, e->fsst->values, nbuf, bp, bl, n, dst, t, NULL, depth + 1, err);
+					rc = mb_var(w, e->fsst->values, nbuf, bp, bl, n, lo, hi, dst, t, NULL, depth + 1, err);
 				lt_free(t);
 				return rc;
 			}
@@ -643,7 +647,7 @@ mb_var(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, 
 				lt_code		rc;
 
 				LT_TRY(inflate_first(w, e, nbuf, bp, bl, nbp, nbl, &buf, err));
-				rc = mb_var(w, e->general->values, nbuf, nbp, nbl, n, dst, fsst, cache, depth + 1, err);
+				rc = mb_var(w, e->general->values, nbuf, nbp, nbl, n, lo, hi, dst, fsst, cache, depth + 1, err);
 				lt_free(buf);
 				return rc;
 			}
@@ -686,7 +690,7 @@ block_var(const lt21_where *w, const enc_t *e, const uint8_t *p, uint64_t len, u
 					return LT21_CORRUPT(w, err, "variable block data at %llu, %llu offsets, %llu bytes",
 										(unsigned long long) start, (unsigned long long) n + 1,
 										(unsigned long long) len);
-				return append_strings(w, dst, p + 2 * ow, ow, n, p + start, len - start, 0, NULL, err);
+				return append_strings(w, dst, p + 2 * ow, ow, n, p + start, len - start, 0, NULL, 0, n, err);
 			}
 		case ENC_GENERAL:
 			{
@@ -889,10 +893,18 @@ lt_code
 lt21_mb_decode_values(const lt21_where *w, const enc_t *enc, int nbuf, const uint8_t *const *bp,
 					  const uint64_t *bl, uint64_t n, lt_array *dst, lt_fsst_cache *fsst_cache, lt_error *err)
 {
+	return lt21_mb_decode_values_span(w, enc, nbuf, bp, bl, n, 0, n, dst, fsst_cache, err);
+}
+
+lt_code
+lt21_mb_decode_values_span(const lt21_where *w, const enc_t *enc, int nbuf, const uint8_t *const *bp,
+						   const uint64_t *bl, uint64_t n, uint64_t lo, uint64_t hi, lt_array *dst,
+						   lt_fsst_cache *fsst_cache, lt_error *err)
+{
 	lt_type_id	t = dst->field->type;
 
 	if (lt_type_is_var_width(t))
-		return mb_var(w, enc, nbuf, bp, bl, n, dst, NULL, fsst_cache, 0, err);
+		return mb_var(w, enc, nbuf, bp, bl, n, lo, hi, dst, NULL, fsst_cache, 0, err);
 	if (t == LT_TYPE_FIXED_LIST)
 		return mb_fsl(w, enc, nbuf, bp, bl, n, dst, 0, err);
 	if (t == LT_TYPE_STRUCT)

@@ -212,6 +212,7 @@ lt_file_close(lt_file *f)
 		return;
 	if (f->legacy)
 		lt_legacy_file_free(f);
+	lt_reader21_file_free(f);
 	if (f->columns)
 		for (i = 0; i < f->num_columns; i++)
 			if (f->columns[i])

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "io/lt_store.h"
+#include "util/lt_alloc.h"
 #include "types/lt_array.h"
 #include "types/lt_schema.h"
 #include "util/lt_status.h"
@@ -54,6 +55,15 @@ typedef struct lt_file
 	struct Lt__Pb__FileDescriptor *descriptor;	/* global buffer 0, may be NULL for legacy */
 	lt_schema  *file_schema;	/* the file's own schema (2.x descriptor) */
 	struct lt_bufpool *bufpool;	/* optional: page I/O buffers come from and go back to it */
+	/*
+	 * Optional: what the file learns as it is read and keeps until it is closed (column metadata,
+	 * random-access tables of 2.1+ pages) is allocated with it, not with the caller's hooks of the
+	 * moment: a file kept open by a cache (lt_file_cache.h) outlives the scans that fill it.
+	 */
+	const lt_allocator *owner;
+	struct lt21_ra **ra21;		/* random access to 2.1+ pages, owned by lt_reader21.c */
+	int			n_ra21,
+				cap_ra21;
 
 	/* legacy v1 container, owned by lt_reader_legacy.c */
 	void	   *legacy;
@@ -129,6 +139,8 @@ lt_code		lt_reader20_open(lt_file *f, const lt_field *field, const lt_column_map
 							 lt_field_reader **out, lt_error *err);
 lt_code		lt_reader_legacy_open(lt_file *f, const lt_field *field, const lt_column_map *map,
 								  lt_field_reader **out, lt_error *err);
+/* Free what the 2.1+ reader kept with the file (called by lt_file_close). */
+void		lt_reader21_file_free(lt_file *f);
 /* Legacy container parse, called by lt_file_open for footer (0,2). */
 lt_code		lt_legacy_file_init(lt_file *f, lt_error *err);
 void		lt_legacy_file_free(lt_file *f);

@@ -17,8 +17,11 @@ lt_file_column(lt_file *f, uint32_t i, Lt__Pb__ColumnMetadata **out, lt_error *e
 		return lt_corrupt(err, "%s: column %u does not exist (the file has %u)", f->path, i, f->num_columns);
 	if (!f->columns[i])
 	{
+		lt_allocator saved = lt_alloc_swap(f->owner);	/* kept with the file */
+
 		f->columns[i] = lt__pb__column_metadata__unpack(lt_protobuf_allocator(), f->cmo_len[i],
 														f->tail + (f->cmo_pos[i] - f->tail_start));
+		lt_alloc_restore(&saved);
 		if (!f->columns[i])
 			return lt_corrupt(err, "%s: metadata of column %u does not parse", f->path, i);
 	}

@@ -44,14 +44,11 @@ typedef struct leaf21
 	int			lay_page;		/* page whose layout (and chunk table) is held, or -1 */
 	uint64_t	win_lo,
 				win_hi;			/* rows of page cur held in pg (a window, or the whole page) */
-	/* random access to mini-block page lay_page */
-	bool		ck_done;		/* its chunk table was built (or found unusable) */
-	bool		ck_usable;
-	lt21_chunks ck;
-	uint8_t    *aux;			/* its metadata, dictionary, repetition index; full-zip index entries */
+	/* random access (what a page's chunk table says is kept with the file: lt21_ra) */
+	uint8_t    *aux;			/* full-zip index entries */
 	uint64_t	aux_cap;
-	const uint8_t *aux_p[4];
-	uint64_t	win_bytes;		/* bytes windows of page lay_page have fetched */
+	int			win_page;		/* page that windows have fetched win_bytes of, or -1 */
+	uint64_t	win_bytes;
 	uint64_t	next;			/* row after the last read */
 	uint64_t	stream;			/* rows read back to back up to next */
 	int			counted;		/* last page counted in pages_decoded */
@@ -99,13 +96,15 @@ reader21_free(lt_field_reader *r)
 			lt_free(rd->leaves[i].io);
 			lt_free(rd->leaves[i].aux);
 		}
-		lt21_chunks_free(&rd->leaves[i].ck);
 		if (rd->leaves[i].layout)
 			lt__enc21__page_layout__free_unpacked(rd->leaves[i].layout, lt_protobuf_allocator());
 	}
 	lt_free(rd->leaves);
 	lt_free(rd);
 }
+
+static lt_code unpack_layout(const lt21_where *wp, const Lt__Pb__ColumnPage *page, Lt__Enc21__PageLayout **out,
+							 lt_error *err);
 
 /* Make lf->layout the layout of page p. */
 static lt_code
@@ -115,8 +114,6 @@ get_layout(reader21 *rd, leaf21 *lf, int p, Lt__Pb__ColumnPage **pagep, lt_error
 	lt21_where	w = {f->path, lf->column, p};
 	Lt__Pb__ColumnMetadata *cm;
 	Lt__Pb__ColumnPage *page;
-	Lt__Pb__PbAny *any;
-	lt_code		rc = LT_OK;
 
 	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
 	page = cm->pages[p];
@@ -128,8 +125,20 @@ get_layout(reader21 *rd, leaf21 *lf, int p, Lt__Pb__ColumnPage **pagep, lt_error
 		lt__enc21__page_layout__free_unpacked(lf->layout, lt_protobuf_allocator());
 	lf->layout = NULL;
 	lf->lay_page = -1;
-	lf->ck_done = false;
-	lf->win_bytes = 0;
+	LT_TRY(unpack_layout(&w, page, &lf->layout, err));
+	lf->lay_page = p;
+	return LT_OK;
+}
+
+/* Parse the PageLayout of a page (the caller frees it). */
+static lt_code
+unpack_layout(const lt21_where *wp, const Lt__Pb__ColumnPage *page, Lt__Enc21__PageLayout **out, lt_error *err)
+{
+	lt21_where	w = *wp;
+	Lt__Pb__PbAny *any;
+	lt_code		rc = LT_OK;
+
+	*out = NULL;
 	if (!page->encoding || page->encoding->location_case != LT__PB__ENCODING_REF__LOCATION_DIRECT ||
 		!page->encoding->direct->has_encoding)
 		return LT21_UNSUPPORTED(&w, err, "page encoding is not stored inline");
@@ -141,16 +150,19 @@ get_layout(reader21 *rd, leaf21 *lf, int p, Lt__Pb__ColumnPage **pagep, lt_error
 		rc = LT21_UNSUPPORTED(&w, err, "page encoding \"%s\"", any->type_url ? any->type_url : "");
 	if (rc == LT_OK)
 	{
-		lf->layout = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
-		if (!lf->layout)
+		*out = lt__enc21__page_layout__unpack(lt_protobuf_allocator(), any->value.len, any->value.data);
+		if (!*out)
 			rc = LT21_CORRUPT(&w, err, "page layout does not parse");
 	}
 	lt__pb__pb_any__free_unpacked(any, lt_protobuf_allocator());
 	if (rc == LT_OK && (page->n_buffer_offsets != page->n_buffer_sizes || page->n_buffer_offsets > 64))
 		rc = LT21_CORRUPT(&w, err, "page has %zu buffer offsets and %zu sizes",
 						  page->n_buffer_offsets, page->n_buffer_sizes);
-	if (rc == LT_OK)
-		lf->lay_page = p;
+	if (rc != LT_OK && *out)
+	{
+		lt__enc21__page_layout__free_unpacked(*out, lt_protobuf_allocator());
+		*out = NULL;
+	}
 	return rc;
 }
 
@@ -313,14 +325,53 @@ buffer_range(const lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *pa
 	return LT_OK;
 }
 
-/* Read whole buffers `which` (-1 entries skipped) of a page into lf->aux; lf->aux_p[k] points to each. */
+/*
+ * What random access learnt about page `page` of column `column` of a file: its layout and, for a
+ * mini-block page, its chunk table with the buffers it needs whole (metadata, dictionary, repetition
+ * index).  Kept with the file (lt_file.ra21) for as long as it is open, so that a file that a cache
+ * keeps open (lt_file_cache.h) answers later point lookups with one read of the row's chunks.
+ * Entries are never freed before the file: decoded windows point into them.
+ */
+typedef struct lt21_ra
+{
+	int32_t		column;
+	int			page;
+	Lt__Enc21__PageLayout *layout;
+	bool		ck_usable;		/* mini-block with a chunk table random access can use */
+	lt21_chunks ck;
+	uint8_t    *aux;
+	const uint8_t *aux_p[3];	/* metadata, dictionary, repetition index (in aux) */
+} lt21_ra;
+
+/* Entries a file keeps at most; later pages are read whole. */
+#define LT21_RA_MAX 4096
+
+void
+lt_reader21_file_free(lt_file *f)
+{
+	lt21_ra   **ra = f->ra21;
+
+	for (int i = 0; i < f->n_ra21; i++)
+	{
+		lt21_chunks_free(&ra[i]->ck);
+		if (ra[i]->layout)
+			lt__enc21__page_layout__free_unpacked(ra[i]->layout, lt_protobuf_allocator());
+		lt_free(ra[i]->aux);
+		lt_free(ra[i]);
+	}
+	lt_free(f->ra21);
+	f->ra21 = NULL;
+	f->n_ra21 = f->cap_ra21 = 0;
+}
+
+/* Read whole buffers `which` (-1 entries skipped) of a page into e->aux; e->aux_p[k] points to each. */
 static lt_code
-read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *page, const int *which, int n,
+read_aux(lt_file *f, lt21_ra *e, const lt21_where *w, const Lt__Pb__ColumnPage *page, const int *which, int n,
 		 lt_error *err)
 {
-	lt_range	r[4];
-	uint8_t    *d[4];
-	uint64_t	at[4],
+	lt_range	r[3];
+	uint8_t    *d[3];
+	uint64_t	at[3],
 				total = 0;
 	int			nr = 0;
 
@@ -332,17 +383,99 @@ read_aux(lt_file *f, leaf21 *lf, const lt21_where *w, const Lt__Pb__ColumnPage *
 		LT_TRY(buffer_range(f, w, page, which[k], 0, page->buffer_sizes[which[k]], &r[k], err));
 		total += (page->buffer_sizes[which[k]] + 7) & ~(uint64_t) 7;
 	}
-	LT_TRY(reserve(f, POOL_KEY(lf, true), &lf->aux, &lf->aux_cap, total, err));
+	if (!(e->aux = lt_malloc(total + 8)))
+		return lt_nomem(err);
 	for (int k = 0; k < n; k++)
 	{
-		lf->aux_p[k] = lf->aux + at[k];
+		e->aux_p[k] = e->aux + at[k];
 		if (which[k] >= 0 && r[k].length > 0)
 		{
 			r[nr] = r[k];
-			d[nr++] = lf->aux + at[k];
+			d[nr++] = e->aux + at[k];
 		}
 	}
 	return nr > 0 ? lt_file_read_ranges(f, nr, r, d, err) : LT_OK;
+}
+
+static lt_code
+ra_build(lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *page, uint64_t rows, lt21_ra *e, lt_error *err)
+{
+	int			nb = (int) page->n_buffer_offsets;
+
+	LT_TRY(unpack_layout(w, page, &e->layout, err));
+	if (e->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb >= 1)
+	{
+		const Lt__Enc21__MiniBlockLayout *mb = e->layout->mini_block_layout;
+		int			which[3] = {0, -1, -1};
+		uint64_t	lens[64];
+
+		lt21_mb_buffers(mb, nb, &which[1], &which[2]);
+		LT_TRY(read_aux(f, e, w, page, which, 3, err));
+		for (int i = 0; i < nb; i++)
+			lens[i] = page->buffer_sizes[i];
+		LT_TRY(lt21_mb_chunks(w, mb, rows, nb, lens, e->aux_p[0], e->aux_p[2], &e->ck, &e->ck_usable, err));
+	}
+	return LT_OK;
+}
+
+/* The random-access entry of page p of a leaf's column (built on first use), or NULL past LT21_RA_MAX. */
+static lt_code
+ra_get(lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *page, uint64_t rows, lt21_ra **out,
+	   lt_error *err)
+{
+	lt21_ra    *e;
+	lt_allocator saved;
+	lt_code		rc;
+
+	*out = NULL;
+	for (int i = f->n_ra21 - 1; i >= 0; i--)
+		if (f->ra21[i]->column == w->column && f->ra21[i]->page == w->page)
+		{
+			*out = f->ra21[i];
+			return LT_OK;
+		}
+	if (f->n_ra21 >= LT21_RA_MAX)
+		return LT_OK;
+	/* it lives as long as the file: allocated with the file's owner (a cache) */
+	saved = lt_alloc_swap(f->owner);
+	rc = LT_OK;
+	if (f->n_ra21 == f->cap_ra21)
+	{
+		int			cap = f->cap_ra21 ? f->cap_ra21 * 2 : 8;
+		lt21_ra   **p = lt_realloc(f->ra21, (size_t) cap * sizeof(*p));
+
+		if (p)
+		{
+			f->ra21 = p;
+			f->cap_ra21 = cap;
+		}
+		else
+			rc = lt_nomem(err);
+	}
+	e = rc == LT_OK ? lt_calloc(1, sizeof(*e)) : NULL;
+	if (rc == LT_OK && !e)
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+	{
+		e->column = w->column;
+		e->page = w->page;
+		rc = ra_build(f, w, page, rows, e, err);
+		if (rc == LT_OK)
+		{
+			f->ra21[f->n_ra21++] = e;
+			*out = e;
+		}
+		else
+		{
+			lt21_chunks_free(&e->ck);
+			if (e->layout)
+				lt__enc21__page_layout__free_unpacked(e->layout, lt_protobuf_allocator());
+			lt_free(e->aux);
+			lt_free(e);
+		}
+	}
+	lt_alloc_restore(&saved);
+	return rc;
 }
 
 /*
@@ -355,10 +488,12 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 {
 	lt_file    *f = rd->base.file;
 	lt21_where	w = {f->path, lf->column, p};
+	Lt__Pb__ColumnMetadata *cm;
 	Lt__Pb__ColumnPage *page;
 	uint64_t	rows = lf->page_start[p + 1] - lf->page_start[p];
 	uint64_t	bytes = 0;
 	int			nb;
+	lt21_ra    *e;
 	lt21_window win;
 	const uint8_t *bp[3];
 	uint64_t	bl[3];
@@ -367,60 +502,53 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 	lt_code		rc;
 
 	*done = false;
-	lf->cur = -1;
-	LT_TRY(get_layout(rd, lf, p, &page, err));
+	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
+	page = cm->pages[p];
 	nb = (int) page->n_buffer_offsets;
 	for (int i = 0; i < nb; i++)
 		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
 	if (bytes < rd->window_min || nb < 1)
 		return LT_OK;
-	/* many rows of one page: once windows have fetched a quarter of its rows' bytes, read it whole */
-	if (lf->win_bytes > page->buffer_sizes[lf->layout->layout_case ==
-											LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb > 1] / 4)
+	LT_TRY(ra_get(f, &w, page, rows, &e, err));
+	if (!e)
 		return LT_OK;
-	if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	if (lf->win_page != p)
 	{
-		const Lt__Enc21__MiniBlockLayout *mb = lf->layout->mini_block_layout;
-
-		if (!lf->ck_done)
-		{
-			int			which[3] = {0, -1, -1};
-			uint64_t	lens[64];
-
-			lf->ck_usable = false;
-			lt21_mb_buffers(mb, nb, &which[1], &which[2]);
-			LT_TRY(read_aux(f, lf, &w, page, which, 3, err));
-			for (int i = 0; i < nb; i++)
-				lens[i] = page->buffer_sizes[i];
-			LT_TRY(lt21_mb_chunks(&w, mb, rows, nb, lens, lf->aux_p[0], lf->aux_p[2], &lf->ck,
-								  &lf->ck_usable, err));
-			lf->ck_done = true;
-		}
-		if (!lf->ck_usable || lf->ck.n == 0)
+		lf->win_page = p;
+		lf->win_bytes = 0;
+	}
+	/* many rows of one page: once windows have fetched a quarter of its rows' bytes, read it whole */
+	if (lf->win_bytes > page->buffer_sizes[e->layout->layout_case ==
+										   LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb > 1] / 4)
+		return LT_OK;
+	lf->cur = -1;
+	if (e->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT)
+	{
+		if (!e->ck_usable || e->ck.n == 0)
 			return LT_OK;
-		lt21_mb_window(&lf->ck, r0, r1, &win);
-		if ((win.c1 - win.c0) * 4 > lf->ck.n)
+		lt21_mb_window(&e->ck, r0, r1, &win);
+		if ((win.c1 - win.c0) * 4 > e->ck.n)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
 		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
 		if (win.len > 0)
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
 		lf->win_bytes += win.len;
-		bp[0] = lf->aux_p[0];
+		bp[0] = e->aux_p[0];
 		bl[0] = page->buffer_sizes[0];
 		bp[1] = lf->io;
 		bl[1] = win.len;
 		b.n = 2;
-		if (lf->ck.dict_buf >= 0)
+		if (e->ck.dict_buf >= 0)
 		{
-			bp[2] = lf->aux_p[1];
-			bl[2] = page->buffer_sizes[lf->ck.dict_buf];
+			bp[2] = e->aux_p[1];
+			bl[2] = page->buffer_sizes[e->ck.dict_buf];
 			b.n = 3;
 		}
 	}
-	else if (lf->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+	else if (e->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
 	{
-		const Lt__Enc21__FullZipLayout *fz = lf->layout->full_zip_layout;
+		const Lt__Enc21__FullZipLayout *fz = e->layout->full_zip_layout;
 		uint64_t	lens[64];
 
 		for (int i = 0; i < nb; i++)
@@ -453,7 +581,7 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 	b.p = bp;
 	b.len = bl;
 	b.stable = true;
-	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], lf->layout, &win, &b, &lf->pg, err);
+	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], e->layout, &win, &b, &lf->pg, err);
 	if (rc != LT_OK)
 		return rc;
 	lf->cur = p;
@@ -653,6 +781,7 @@ setup_leaf(lt_file *f, leaf21 *lf, lt_error *err)
 	lf->cur = -1;
 	lf->lay_page = -1;
 	lf->counted = -1;
+	lf->win_page = -1;
 	lf->next = UINT64_MAX;
 	if (lf->column >= 0 && (uint32_t) lf->column >= f->num_columns)
 		return lt_corrupt(err, "%s: field \"%s\" maps to column %d, the file has %u",

@@ -193,18 +193,26 @@ get_point_keys(const lt_filter *keyf, const lt_field *f, point_keys *pk, lt_erro
  * the page is not laid out that way (then the filter decides, key by key).
  */
 static bool
-search_point_keys(const point_keys *pk, const lt_array *vals, uint32_t *sel, int64_t *nsel)
+search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, uint32_t *sel, int64_t *nsel)
 {
 	int64_t		n = vals->length,
 				nulls = vals->null_count;
 
 	*nsel = 0;
-	for (int64_t i = 0; i < n; i++)
-		if (lt_array_is_valid(vals, i) != (i >= nulls))
-			return false;
-	for (int64_t i = nulls + 1; i < n; i++)
-		if (lt_array_int64(vals, i - 1) > lt_array_int64(vals, i))
-			return false;
+	/* *layout: what an earlier lookup found of this page (0: not known yet) */
+	if (*layout == 2)
+		return false;
+	if (*layout == 0)
+	{
+		*layout = 2;
+		for (int64_t i = 0; i < n; i++)
+			if (lt_array_is_valid(vals, i) != (i >= nulls))
+				return false;
+		for (int64_t i = nulls + 1; i < n; i++)
+			if (lt_array_int64(vals, i - 1) > lt_array_int64(vals, i))
+				return false;
+		*layout = 1;
+	}
 	for (int k = 0; k < pk->n; k++)
 	{
 		int64_t		lo = nulls,
@@ -234,6 +242,7 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 			   *ids = NULL;
 	uint32_t   *sel = NULL;
 	int64_t		nsel = 0;
+	bool		searched = false;
 	lt_code		rc;
 	lt_array   *cols[1];
 
@@ -247,7 +256,23 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 						(unsigned long long) start, (unsigned long long) (start + n));
 	if (rc == LT_OK && !(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
 		rc = lt_nomem(err);
-	if (rc == LT_OK && !(pk->v && search_point_keys(pk, vals, sel, &nsel)))
+	if (rc == LT_OK && pk->v)
+	{
+		uint8_t		unknown = 0,
+				   *layout = &unknown;
+		uint64_t	pages = (lt_index_file_rows(s->data) + s->batch_size - 1) / s->batch_size;
+
+		/* one whole page (as a point lookup reads): its layout is remembered */
+		if (start % s->batch_size == 0 && (n == s->batch_size || start + n == lt_index_file_rows(s->data)))
+		{
+			if (!s->page_layout)
+				s->page_layout = lt_calloc(pages ? pages : 1, 1);
+			if (s->page_layout)
+				layout = &s->page_layout[start / s->batch_size];
+		}
+		searched = search_point_keys(pk, vals, layout, sel, &nsel);
+	}
+	if (rc == LT_OK && !searched)
 	{
 		cols[0] = vals;
 		rc = lt_filter_eval(keyf, cols, (int64_t) n, sel, &nsel, err);

@@ -48,6 +48,11 @@ typedef struct lt_seg_reader
 	uint64_t	batch_size;
 	const lt_field *values_f, *ids_f;
 	lt_field_reader *values_r, *ids_r;
+	/*
+	 * Per page of batch_size keys, what search_point_keys found of its layout (0 not looked at yet,
+	 * 1 sorted with nulls first, 2 not): the reader is kept across lookups, so a page is checked once.
+	 */
+	uint8_t    *page_layout;
 
 	/* bitmap, label_list */
 	lt_index_file *bm;

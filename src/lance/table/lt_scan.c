@@ -14,6 +14,7 @@
 #include "util/lt_alloc.h"
 #include "table/lt_deletion.h"
 #include "file/lt_file.h"
+#include "file/lt_file_cache.h"
 #include "table/lt_rowids.h"
 #include "proto/lt_table.pb-c.h"
 
@@ -36,6 +37,7 @@ struct lt_fragment_scanner
 
 	/* open data files, by index in frag->files (NULL until needed) */
 	lt_file   **files;
+	bool	   *cached;			/* files[j] is held from opts.file_cache (released, not closed) */
 	lt_field_reader **readers;	/* one per projected field */
 
 	uint32_t   *deleted;		/* ascending */
@@ -110,10 +112,20 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 		lt_free(rel);
 		if (!path)
 			return lt_nomem(err);
-		rc = lt_file_open(sc->ds->store, path, &sc->files[j], err);
+		if (sc->opts.file_cache)
+		{
+			bool		owned;
+
+			rc = lt_file_cache_get(sc->opts.file_cache, sc->ds->store, path, &sc->files[j], &owned, err);
+			sc->cached[j] = rc == LT_OK && !owned;
+		}
+		else
+			rc = lt_file_open(sc->ds->store, path, &sc->files[j], err);
 		lt_free(path);
 		LT_TRY(rc);
-		sc->files[j]->bufpool = sc->opts.bufpool;
+		/* a shared file takes no scan's buffer pool: its readers' buffers would go back to another's */
+		if (!sc->cached[j])
+			sc->files[j]->bufpool = sc->opts.bufpool;
 		if (sc->files[j]->num_rows != sc->physical_rows && sc->files[j]->version != LT_FILE_LEGACY)
 			return lt_corrupt(err, "%s: file has %llu rows but fragment %llu has %llu", sc->files[j]->path,
 							  (unsigned long long) sc->files[j]->num_rows, (unsigned long long) frag->id,
@@ -288,9 +300,10 @@ lt_fragment_scanner_open(lt_dataset *ds, const Lt__Pb__DataFragment *frag, const
 		sc->opts.batch_rows = LT_DEFAULT_BATCH_ROWS;
 	sc->physical_rows = frag->physical_rows;
 	sc->files = lt_calloc(frag->n_files ? frag->n_files : 1, sizeof(lt_file *));
+	sc->cached = lt_calloc(frag->n_files ? frag->n_files : 1, sizeof(bool));
 	sc->readers = lt_calloc(opts->n_fields ? opts->n_fields : 1, sizeof(lt_field_reader *));
 	sc->batch.columns = lt_calloc(opts->n_fields ? opts->n_fields : 1, sizeof(lt_array *));
-	if (!sc->files || !sc->readers || !sc->batch.columns)
+	if (!sc->files || !sc->cached || !sc->readers || !sc->batch.columns)
 		rc = lt_nomem(err);
 	sc->batch.n_columns = opts->n_fields;
 
@@ -739,8 +752,14 @@ lt_fragment_scanner_free(lt_fragment_scanner *sc)
 	lt_free(sc->take);
 	lt_free(sc->pruns);
 	for (size_t j = 0; sc->files && j < sc->frag->n_files; j++)
-		lt_file_close(sc->files[j]);
+	{
+		if (sc->cached && sc->cached[j])
+			lt_file_cache_release(sc->opts.file_cache, sc->files[j]);
+		else
+			lt_file_close(sc->files[j]);
+	}
 	lt_free(sc->files);
+	lt_free(sc->cached);
 	lt_free(sc->readers);
 	lt_free(sc->batch.columns);
 	lt_free(sc->batch.row_addrs);

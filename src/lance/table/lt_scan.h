@@ -51,6 +51,11 @@ typedef struct lt_scan_options
 	lt_filter  *filter;
 	/* Optional: page I/O buffers are taken from and given back to it (lt_bufpool.h) */
 	struct lt_bufpool *bufpool;
+	/*
+	 * Optional: data files are taken from it and stay open after the scan (lt_file_cache.h), so
+	 * that later point lookups of the same files read only the rows' chunks.
+	 */
+	struct lt_file_cache *file_cache;
 } lt_scan_options;
 
 typedef struct lt_batch

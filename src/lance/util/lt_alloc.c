@@ -22,6 +22,22 @@ lt_set_allocator(const lt_allocator *a)
 		current = (lt_allocator) {sys_malloc, sys_realloc, sys_free, NULL};
 }
 
+lt_allocator
+lt_alloc_swap(const lt_allocator *a)
+{
+	lt_allocator saved = current;
+
+	if (a)
+		current = *a;
+	return saved;
+}
+
+void
+lt_alloc_restore(const lt_allocator *saved)
+{
+	current = *saved;
+}
+
 void *
 lt_malloc(size_t size)
 {

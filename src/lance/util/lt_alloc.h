@@ -21,6 +21,14 @@ typedef struct lt_allocator
 /* Install hooks (NULL restores malloc/realloc/free). Not thread-safe. */
 void		lt_set_allocator(const lt_allocator *a);
 
+/*
+ * Route allocations to a (NULL: leave them where they go) until lt_alloc_restore(the returned hooks):
+ * objects that outlive the call that fills them lazily (a cached file's tables) allocate with their
+ * owner's hooks.
+ */
+lt_allocator lt_alloc_swap(const lt_allocator *a);
+void		lt_alloc_restore(const lt_allocator *saved);
+
 void	   *lt_malloc(size_t size);
 void	   *lt_calloc(size_t n, size_t size);	/* overflow-checked, zeroed */
 void	   *lt_realloc(void *ptr, size_t size);

@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# bench/rowaccess.sh — the issue 20 benchmark: row-shaped work (point lookups by a btree key, SELECT * LIMIT 10,
+# single-row INSERT transactions) on an lt_fdw foreign table and on a PostgreSQL heap table holding the same rows
+# with a btree on the same key, side by side in one run.
+#
+#   bench/rowaccess.sh [ROWS]        default 1,000,000 rows (10,000,000: bench/rowaccess.sh 10000000)
+#
+# The table is bench/scan.sh's (id int64, grp int32, dt date, x float64, s 8-12 chars, t 80 chars: 6 columns,
+# ~115 bytes a row), written by the reference library (one fragment per 2^20 rows) with the reference's btree on
+# id, cached under build/bench/row<ROWS>.lance. A throwaway cluster (cluster.sh; fsync off, shared_buffers 1GB,
+# jit off, serial) holds `lt` over it and `heap` (CREATE TABLE AS, btree on id, VACUUM FREEZE ANALYZE, pg_prewarm).
+#
+# Wall time: pgbench with prepared statements for DUR seconds per run (environment, default 10): point lookups
+# (SELECT * WHERE id = random key) at 1, 4 and 16 clients (tps, and the mean latency at 1 client), SELECT * LIMIT
+# 10 at 1 client; single-row INSERTs (one transaction each) into a one-row dataset of the same columns and into an
+# empty heap table, by 4 clients: tps over the first NCOMMIT commits and over the next NCOMMIT (default 2000).
+# Reads: EXPLAIN ANALYZE's "Bytes Read" and "Read Requests" of one point lookup in a warm session.
+# Instructions: the cluster is stopped and one single-user backend runs under callgrind (--dump-before=
+# pg_parse_query, so that every statement is a profile part of its own): 50 point lookups, 50 SELECT * LIMIT 10
+# and 50 single-row INSERTs per table, each after as many warm-up statements; the median part is printed (parse, plan,
+# execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
+# for callgrind_annotate). CALLGRIND=0 skips it, WALL=0 skips pgbench. Not a test: nothing is asserted.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+ROWS=${1:-1000000}
+DUR=${DUR:-10}
+NCOMMIT=${NCOMMIT:-2000}
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+NAME=row$ROWS
+DATA=$ROOT/build/bench/$NAME.lance
+OUT=$ROOT/build/bench/rowaccess
+mkdir -p "$OUT"
+log() { echo "$*" >&2; }
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- the dataset (cached) ------------------------------------------------------------------------------
+[ -d test/interop/node_modules/@lancedb/lancedb ] || { log "test/interop/node_modules is missing (scripts/setup.sh)"; exit 1; }
+if [ ! -d "$DATA" ]; then
+	log "generating $ROWS rows with the reference library (btree on id) into $DATA ..."
+	rm -rf "$DATA.tmp"
+	node --max-old-space-size=8000 bench/ref_bench.mjs make-scan "$DATA.tmp" "$ROWS"
+	node bench/ref_bench.mjs index "$DATA.tmp" id
+	mv "$DATA.tmp" "$DATA"
+fi
+chmod a+rX build build/bench && chmod -R a+rX "$DATA"
+
+log "make install (a private PostgreSQL copy) ..."
+. "$ROOT/test/pg/cluster.sh"
+lt_pg_install "$ROOT" "$OUT/install.log" || exit 1
+TMP=$(mktemp -d /tmp/lt_fdw_rowaccess.XXXXXX)
+cleanup() { lt_cluster_stop; rm -rf "$TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+chmod 0755 "$TMP"
+mkdir -p "$TMP/lake"
+# the INSERT target: one row of the same columns, written by the reference library, owned by the server
+node bench/ref_bench.mjs make-scan "$TMP/lake/ins.lance" 1
+chown -R "$LT_PG_OSUSER" "$TMP/lake" 2>/dev/null || true
+lt_cluster_create "$TMP/pg"
+cat >>"$LT_PGDATA/postgresql.conf" <<CONF
+# bench/rowaccess.sh
+shared_buffers = '1GB'
+max_parallel_workers_per_gather = 0
+jit = off
+max_connections = 40
+CONF
+lt_cluster_start
+PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+log "loading the heap table and its btree ..."
+"${PSQL[@]}" >"$OUT/setup.log" <<SQL
+CREATE EXTENSION lt_fdw;
+CREATE EXTENSION pg_prewarm;
+CREATE SERVER bench FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$ROOT/build/bench');
+CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$TMP/lake');
+CREATE FOREIGN TABLE lt (id bigint, grp integer, dt date, x double precision, s text, t text)
+	SERVER bench OPTIONS (path '$NAME.lance');
+CREATE FOREIGN TABLE lt_ins (id bigint, grp integer, dt date, x double precision, s text, t text)
+	SERVER lake OPTIONS (path 'ins.lance');
+ANALYZE lt;
+CREATE TABLE heap AS SELECT * FROM lt;
+CREATE INDEX heap_id ON heap (id);
+VACUUM (FREEZE, ANALYZE) heap;
+CREATE TABLE heap_ins (LIKE heap);
+SELECT pg_prewarm('heap'), pg_prewarm('heap_id');
+SELECT name, kind, cardinality(covered_fragments) AS covered FROM lt_indexes('lt');
+SQL
+
+# --- wall time: pgbench ----------------------------------------------------------------------------------
+PGBENCH=("$LT_PGBIN/pgbench" -n -M prepared)
+ROW_T="'one row per transaction, eighty characters long: padding padding padding pad'"
+for table in heap lt; do
+	printf '\\set k random(0, %d)\nSELECT * FROM %s WHERE id = :k;\n' $((ROWS - 1)) "$table" >"$TMP/point.$table.sql"
+	printf 'SELECT * FROM %s LIMIT 10;\n' "$table" >"$TMP/limit.$table.sql"
+done
+for table in heap_ins lt_ins; do
+	printf '\\set k random(1, 1000000000)\nINSERT INTO %s VALUES (:k, :k %% 1000, DATE %s, :k * 0.5, %s, %s);\n' \
+		"$table" "'2024-03-01'" "'s-row'" "$ROW_T" >"$TMP/ins.$table.sql"
+done
+# pgbench TAG SCRIPT ARGS...: prints "RESULT TAG tps latency_ms"
+bench() {
+	local tag=$1 script=$2
+	shift 2
+	"${PGBENCH[@]}" -f "$script" "$@" postgres >"$OUT/pgbench.$tag.txt" 2>&1 || { log "pgbench $tag failed:"; tail -5 "$OUT/pgbench.$tag.txt" >&2; return 1; }
+	awk -v tag="$tag" '/^latency average/ { lat = $4 } /^tps/ { tps = $3 } END { printf "RESULT %s %.1f %.4f\n", tag, tps, lat }' \
+		"$OUT/pgbench.$tag.txt"
+}
+: >"$OUT/wall.out"
+[ "${WALL:-1}" = 0 ] && DUR=0
+for c in 1 4 16; do
+	[ "$DUR" = 0 ] && break
+	for table in heap lt; do
+		log "pgbench: point lookups, $table, $c clients, ${DUR}s ..."
+		bench "point.$table.$c" "$TMP/point.$table.sql" -c "$c" -j "$((c < 2 ? 1 : 2))" -T "$DUR" >>"$OUT/wall.out"
+	done
+done
+for table in heap lt; do
+	[ "$DUR" = 0 ] && break
+	log "pgbench: SELECT * LIMIT 10, $table, ${DUR}s ..."
+	bench "limit.$table" "$TMP/limit.$table.sql" -c 1 -T "$DUR" >>"$OUT/wall.out"
+done
+for table in heap_ins lt_ins; do
+	[ "$DUR" = 0 ] && break
+	for phase in first next; do
+		log "pgbench: single-row INSERTs, $table, $phase $NCOMMIT commits, 4 clients ..."
+		bench "ins.$table.$phase" "$TMP/ins.$table.sql" -c 4 -j 2 -t $((NCOMMIT / 4)) >>"$OUT/wall.out"
+	done
+done
+
+# --- reads of one point lookup ---------------------------------------------------------------------------
+KEY=$((ROWS * 7654 / 10000 + 321))
+"${PSQL[@]}" -At >"$OUT/point.plan" <<SQL
+SELECT * FROM lt WHERE id = $((KEY + 1));
+EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT * FROM lt WHERE id = $KEY;
+SQL
+BYTES=$(awk '/^ *Bytes Read:/ { print $3; exit }' "$OUT/point.plan")
+REQS=$(awk '/Read Requests:/ { print $3; exit }' "$OUT/point.plan")
+FRAGS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt')")
+COMMITS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_ins')")
+
+# --- instructions: one single-user backend under callgrind ----------------------------------------------
+: >"$OUT/instr.out"
+if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
+	"${PSQL[@]}" -c CHECKPOINT	# the stop is immediate: asynchronous commits must be on disk first
+	lt_cluster_stop
+	N=50
+	{
+		for table in heap lt; do
+			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table WHERE id = $(( (i * 7919 + 13) % ROWS ));"; done
+		done
+		for table in heap lt; do
+			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table LIMIT 10;"; done
+		done
+		for table in heap_ins lt_ins; do
+			for i in $(seq 1 $((2 * N))); do
+				echo "INSERT INTO $table VALUES ($i, 1, DATE '2024-03-01', 0.5, 's-row', $ROW_T);"
+			done
+		done
+	} >"$TMP/single.sql"
+	chmod a+r "$TMP/single.sql"
+	mkdir -p "$TMP/cg" && chown "$LT_PG_OSUSER" "$TMP/cg" 2>/dev/null || true
+	log "callgrind: one single-user backend, $((12 * N)) statements ..."
+	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$TMP/cg/cg.out" \
+		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$TMP/single.sql" >"$OUT/single.log" 2>&1 || true
+	# part k (k >= 1) holds the statement read before it; statement s of the file is part s + 1 (part 1: startup)
+	median() {
+		local from=$1 to=$2 k
+		for k in $(seq "$from" "$to"); do
+			awk '/^(summary|totals):/ { print $2; exit }' "$TMP/cg/cg.out.$k" 2>/dev/null
+		done | sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : "-") }'
+	}
+	# which part files exist: cg.out.1 .. cg.out.M
+	s=0
+	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins; do
+		echo "INSTR $what $(median $((s + N + 2)) $((s + 2 * N + 1)))" >>"$OUT/instr.out"
+		cp "$TMP/cg/cg.out.$((s + 2 * N))" "$OUT/callgrind.$what" 2>/dev/null || true
+		s=$((s + 2 * N))
+	done
+fi
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- the table ----------------------------------------------------------------------------------------
+r() { awk -v t="$1" -v f="$2" '$1 == "RESULT" && $2 == t { print $f }' "$OUT/wall.out"; }
+i() { awk -v t="$1" '$1 == "INSTR" && $2 == t { print $3 }' "$OUT/instr.out"; }
+echo
+echo "bench/rowaccess.sh: $ROWS rows in $FRAGS fragments, ${DUR}s per pgbench run; load average before $LOAD_BEFORE, after $LOAD_AFTER ($(nproc) cores)"
+printf '%-26s %12s %12s %8s  %s\n' measure heap lt_fdw lt/heap target
+row() { # name heap lt target ratio-direction(lower|higher)
+	awk -v n="$1" -v h="$2" -v l="$3" -v t="$4" -v d="$5" -v lim="$6" 'BEGIN {
+		if (h == "" || l == "" || h == "-" || l == "-" || h + 0 == 0) { printf "%-26s %12s %12s %8s  %s\n", n, h, l, "-", t; exit }
+		q = l / h; m = (d == "lower" ? q <= lim : q >= lim) ? "met" : "missed"
+		if (lim == "") m = ""
+		printf "%-26s %12s %12s %8.2f  %s %s\n", n, h, l, q, t, m }'
+}
+row "point latency 1c (ms)" "$(r point.heap.1 4)" "$(r point.lt.1 4)" "<= 1.5x" lower 1.5
+for c in 1 4 16; do
+	t=""; lim=""
+	[ "$c" = 16 ] && { t=">= 0.5x"; lim=0.5; }
+	row "point tps ${c}c" "$(r point.heap.$c 3)" "$(r point.lt.$c 3)" "$t" higher "$lim"
+done
+row "LIMIT 10 latency (ms)" "$(r limit.heap 4)" "$(r limit.lt 4)" "<= 2x" lower 2
+row "INSERT tps, first $NCOMMIT" "$(r ins.heap_ins.first 3)" "$(r ins.lt_ins.first 3)" "" higher ""
+row "INSERT tps, next $NCOMMIT" "$(r ins.heap_ins.next 3)" "$(r ins.lt_ins.next 3)" "" higher ""
+awk -v a="$(r ins.lt_ins.first 3)" -v b="$(r ins.lt_ins.next 3)" 'BEGIN {
+	if (a > 0) printf "%-26s %12s %12.2f %8s  %s\n", "lt INSERT tps next/first", "", b / a, "", "flat: >= 0.75" }'
+row "instructions / lookup" "$(i point.heap)" "$(i point.lt)" "" lower ""
+row "instructions / LIMIT 10" "$(i limit.heap)" "$(i limit.lt)" "" lower ""
+row "instructions / commit" "$(i ins.heap_ins)" "$(i ins.lt_ins)" "<= 10x" lower 10
+printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
+printf '%-26s %12s %12s %8s  %s\n' "read requests / lookup" "" "$REQS" "" "<= 8 $([ "${REQS:-999}" -le 8 ] && echo met || echo missed)"
+echo "lt_ins: $COMMITS fragments after the pgbench INSERTs; plan of the lookup: $OUT/point.plan; pgbench logs: $OUT/"
