@@ -168,6 +168,11 @@ SELECT * FROM dblink('as2', $$SELECT lt_track_assignment('docs_plain', 'd', 'ass
 COMMIT;
 \set VERBOSITY default
 SELECT count(*) FROM docs WHERE id = 7000;
+-- the other order: a tracking commit over a concurrent write rebases (every row gets the initial state)
+BEGIN;
+SELECT lt_track_assignment('docs_plain', 'k', 'assigned');
+SELECT dblink_exec('as2', $$INSERT INTO docs (id, k) VALUES (7003, 1)$$);
+COMMIT;
 -- two writers of different rows both land (the later rebases, the state merges)
 BEGIN;
 INSERT INTO docs (id, k, s) VALUES (7001, 1, 'a');
@@ -182,7 +187,8 @@ IMPORT FOREIGN SCHEMA "assign" LIMIT TO (docs) FROM SERVER asl INTO as_import;
 SELECT attname, format_type(atttypid, atttypmod) AS type, attfdwoptions FROM pg_attribute
  WHERE attrelid = 'as_import.docs'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT count(*) FILTER (WHERE s_is_assigned) AS s_yes, count(*) FILTER (WHERE n_is_assigned) AS n_yes,
-       count(*) FILTER (WHERE d_is_assigned) AS d_yes FROM as_import.docs;
+       count(*) FILTER (WHERE d_is_assigned) AS d_yes, count(*) FILTER (WHERE k_is_assigned) AS k_yes,
+       count(*) AS total FROM as_import.docs;
 DROP SCHEMA as_import CASCADE;
 
 -- ---- merge-insert assigns what it writes (its source gives every column) -------------------------------------------
