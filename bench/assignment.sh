@@ -72,7 +72,7 @@ bytes() { du -sb --apparent-size "$1" | cut -f1; }
 "${PSQL[@]}" >"$OUT/setup.log" <<SQL
 CREATE EXTENSION lt_fdw;
 CREATE SERVER bench FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
-CREATE FOREIGN TABLE a (id bigint, txt text, emb real[], emb_assigned boolean OPTIONS (is_assigned 'emb'))
+CREATE FOREIGN TABLE a (id bigint, txt text, emb real[], emb_ok boolean, emb_assigned boolean OPTIONS (is_assigned 'emb'))
   SERVER bench OPTIONS (path 'a.lance');
 CREATE FOREIGN TABLE b (id bigint, txt text, emb real[], emb_ok boolean) SERVER bench OPTIONS (path 'b.lance');
 SELECT lt_track_assignment('a', 'emb', 'unassigned');

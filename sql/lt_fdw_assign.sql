@@ -130,6 +130,22 @@ SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMAR
 SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM docs WHERE n_assigned AND k = 1$$) AS ln WHERE ln ~ 'Fragments|Assignment|Rows Removed by Filter';
 
+-- parallel workers apply the same mask to their units of work: the same answers
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT ln FROM lt_test.explain($$EXPLAIN (COSTS OFF) SELECT id, s_assigned FROM docs WHERE NOT s_assigned$$) AS ln
+ WHERE ln ~ 'Gather|Workers|Assignment';
+SELECT id, s_assigned FROM docs WHERE NOT s_assigned ORDER BY id;
+SELECT count(*) FROM (SELECT id FROM docs WHERE s_assigned AND NOT n_assigned) q;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
 -- ---- ROLLBACK and savepoints ---------------------------------------------------------------------------------------
 BEGIN;
 INSERT INTO docs (id, k, n) VALUES (6000, 1, 1);

@@ -858,6 +858,12 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 		else
 		{
 			part = st->amask_want[i] ? roaring_bitmap_copy(assigned) : roaring_bitmap_flip(assigned, 0, rows);
+			if (part == NULL)
+			{
+				if (keep)
+					roaring_bitmap_free(keep);
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			}
 			if (keep)
 			{
 				roaring_bitmap_and_inplace(keep, part);
@@ -867,18 +873,22 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 				keep = part;
 		}
 	}
-	if (any && (keep || so->offsets || so->range_end))
+	if (any && keep)
 	{
-		/* the selection so far, as offsets */
+		/* the selection so far (index offsets, a parallel unit's range, or every row), narrowed to keep */
 		roaring_bitmap_t *sel;
 
 		if (so->offsets)
 			sel = roaring_bitmap_of_ptr(so->n_offsets, so->offsets);
 		else
 			sel = roaring_bitmap_from_range(so->range_start, so->range_end ? so->range_end : rows, 1);
-		if (keep)
-			roaring_bitmap_and_inplace(sel, keep);
-		if (!roaring_bitmap_is_empty(sel) && keep)
+		if (sel == NULL)
+		{
+			roaring_bitmap_free(keep);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		roaring_bitmap_and_inplace(sel, keep);
+		if (!roaring_bitmap_is_empty(sel))
 		{
 			uint64		n = roaring_bitmap_get_cardinality(sel);
 			uint32	   *offs = MemoryContextAllocHuge(st->lib_cxt, sizeof(uint32) * n);
