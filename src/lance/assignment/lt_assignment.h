@@ -108,6 +108,7 @@ lt_code		lt_assign_new(const lt_dataset *ds, int32_t field_id, lt_assign_field *
 lt_code		lt_assign_write(lt_assign_field *f, char **root_file, lt_error *err);
 
 /* The encodings (for the unit and fuzz tests; lt_assign_load / lt_assign_write use them). */
+uint64_t	lt_assign_checksum(const uint8_t *p, size_t n);	/* the trailing checksum: FNV-1a 64 of the bytes before */
 lt_code		lt_assign_root_encode(const lt_assign_field *f, uint8_t **buf, size_t *len, lt_error *err);
 lt_code		lt_assign_root_decode(const uint8_t *buf, size_t len, const char *what, lt_assign_field *f,
 								  lt_error *err);
