@@ -80,6 +80,10 @@ COPY docs (id, k, n) FROM STDIN;
 5004	1	7
 \.
 SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
+-- RETURNING gives the state the rows get
+INSERT INTO docs (id, k, n) VALUES (5005, 1, 5) RETURNING id, s_assigned, n_assigned;
+UPDATE docs SET s = 'r' WHERE id = 5005 RETURNING id, s, s_assigned, n_assigned;
+DELETE FROM docs WHERE id = 5005;
 -- the is_assigned columns cannot be written
 SELECT lt_test.try($$INSERT INTO docs (id, k, s_assigned) VALUES (5009, 1, true)$$);
 SELECT lt_test.try($$UPDATE docs SET n_assigned = true WHERE id = 5001$$);

@@ -120,6 +120,10 @@ typedef struct LtModifyState
 	uint64	  **track_bits;		/* TRACK_CARRY: the rows of the open file that are assigned */
 	int64		track_cap;		/* words of each */
 	int64		file_rows;		/* rows appended to the open file */
+	/* the table's is_assigned columns and their field's index in track_ids (for RETURNING) */
+	int			n_acols;
+	AttrNumber *acol_att;
+	int		   *acol_track;
 } LtModifyState;
 
 #define TRACK_UNASSIGNED	0	/* not supplied by an INSERT, or invalidated */
@@ -327,6 +331,9 @@ setup_builders(LtModifyState *ms)
 			if (ms->readonly == NULL)
 				ms->readonly = palloc(sizeof(AttrNumber) * td->natts);
 			ms->readonly[ms->n_readonly++] = attnum;
+			if (ms->acol_att == NULL)
+				ms->acol_att = palloc(sizeof(AttrNumber) * td->natts);
+			ms->acol_att[ms->n_acols++] = attnum;
 			continue;
 		}
 		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
@@ -437,6 +444,53 @@ setup_assignment(LtModifyState *ms, const Bitmapset *supplied)
 		else
 			ms->track_mode[k] = TRACK_CARRY;
 	}
+	ms->acol_track = palloc(sizeof(int) * Max(ms->n_acols, 1));
+	for (int c = 0; c < ms->n_acols; c++)
+	{
+		const lt_field *f = lt_schema_find_name(ds->schema,
+												lt_column_assigned_field(RelationGetRelid(ms->rel), ms->acol_att[c]));
+
+		ms->acol_track[c] = -1;
+		for (int k = 0; f && k < ms->n_track; k++)
+			if (ms->track_ids[k] == f->id)
+				ms->acol_track[c] = k;
+	}
+}
+
+/*
+ * RETURNING an is_assigned column: the state the row just written has (supplied: true; invalidated or
+ * left out: false; an UPDATE's other fields: the old row's).  The slot gets a copy of the row with them.
+ */
+static TupleTableSlot *
+returning_assigned(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
+{
+	TupleDesc	td = slot->tts_tupleDescriptor;
+	Datum	   *values;
+	bool	   *nulls;
+
+	if (ms->n_acols == 0 || ms->acol_track == NULL)
+		return slot;
+	slot_getallattrs(slot);
+	values = palloc(sizeof(Datum) * td->natts);
+	nulls = palloc(sizeof(bool) * td->natts);
+	memcpy(values, slot->tts_values, sizeof(Datum) * td->natts);
+	memcpy(nulls, slot->tts_isnull, sizeof(bool) * td->natts);
+	for (int c = 0; c < ms->n_acols; c++)
+	{
+		int			k = ms->acol_track[c];
+		bool		assigned = false;
+
+		if (k >= 0 && ms->track_mode[k] == TRACK_ASSIGN)
+			assigned = true;
+		else if (k >= 0 && ms->track_mode[k] == TRACK_CARRY && ms->track_old[k])
+			assigned = lt_assign_reader_get(ms->track_old[k], old_addr);
+		values[ms->acol_att[c] - 1] = BoolGetDatum(assigned);
+		nulls[ms->acol_att[c] - 1] = false;
+	}
+	ExecForceStoreHeapTuple(heap_form_tuple(td, values, nulls), slot, true);
+	pfree(values);
+	pfree(nulls);
+	return slot;
 }
 
 /* The old row's state of the fields an UPDATE carries: read from the version its scan reads. */
@@ -846,6 +900,8 @@ ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	if (!key_ok(ms, slot, UINT64_MAX))
 		return NULL;			/* not inserted: not counted, no RETURNING row */
 	append_row(ms, slot, 0);
+	if (rinfo->ri_projectReturning && ms->n_track > 0)
+		slot = returning_assigned(ms, slot, 0);
 	return slot;
 }
 
@@ -1025,6 +1081,8 @@ ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	append_row(ms, slot, addr);
 	lt_xact_delete(ms->xt, &addr, 1);
 	ms->rows_deleted++;
+	if (rinfo->ri_projectReturning && ms->n_track > 0)
+		slot = returning_assigned(ms, slot, addr);
 	return slot;
 }
 
