@@ -243,6 +243,11 @@ EXCEPTION WHEN OTHERS THEN
 END $$;
 SELECT count(id) FROM bad;   -- a query that does not read the state reads no state
 
+-- ---- lt_cleanup keeps the state the kept versions name ------------------------------------------------------------
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+SELECT old_versions > 0 AS removed_versions FROM lt_cleanup('docs', '0 seconds', delete_unverified => true);
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+
 -- ---- TRUNCATE: the state starts again with the rows added after it --------------------------------------------------
 BEGIN;
 TRUNCATE docs;
