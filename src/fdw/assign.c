@@ -231,6 +231,22 @@ lt_assign_check_columns(Relation rel, const LtTableOptions *opts, const LtDatase
 	}
 }
 
+static void
+reader_release(void *arg)
+{
+	LtAssignReader *r = arg;
+	MemoryContext old;
+
+	if (r->state == NULL)
+		return;
+	old = lt_alloc_target(r->cxt);
+	lt_assign_free(r->state);
+	lt_alloc_target(old);
+	r->state = NULL;
+	r->rows = NULL;
+	r->have = false;
+}
+
 LtAssignReader *
 lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what)
 {
@@ -242,6 +258,14 @@ lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *w
 	r->txn = lt_xact_view_txn(entry);
 	r->what = psprintf("%s, version " UINT64_FORMAT, what, entry->version);
 	r->field_id = field_id;
+	{
+		/* the state's bitmaps are CRoaring's (malloc): freed with the reader's memory */
+		MemoryContextCallback *cb = MemoryContextAlloc(r->cxt, sizeof(MemoryContextCallback));
+
+		cb->func = reader_release;
+		cb->arg = r;
+		MemoryContextRegisterResetCallback(r->cxt, cb);
+	}
 	return r;
 }
 

@@ -843,14 +843,18 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 	roaring_bitmap_t *keep = NULL;	/* NULL: every row so far */
 	uint64		rows = frag->physical_rows;
 	bool		any = true;
+	lt_assign_kind *kinds = palloc(sizeof(lt_assign_kind) * st->n_amask);
+	const roaring_bitmap_t **sets = palloc(sizeof(roaring_bitmap_t *) * st->n_amask);
 
+	/* the states first: reading them may fail, and nothing of ours is allocated by CRoaring yet */
+	for (int i = 0; i < st->n_amask; i++)
+		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kinds[i], &sets[i]);
 	for (int i = 0; i < st->n_amask && any; i++)
 	{
-		lt_assign_kind kind;
-		const roaring_bitmap_t *assigned;
+		lt_assign_kind kind = kinds[i];
+		const roaring_bitmap_t *assigned = sets[i];
 		roaring_bitmap_t *part = NULL;
 
-		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kind, &assigned);
 		if (kind == LT_ASSIGN_ALL)
 			any = st->amask_want[i];
 		else if (kind == LT_ASSIGN_NONE)
@@ -902,6 +906,8 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 	}
 	if (keep)
 		roaring_bitmap_free(keep);
+	pfree(kinds);
+	pfree(sets);
 	return any;
 }
 
