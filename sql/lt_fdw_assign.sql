@@ -84,7 +84,7 @@ SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
 INSERT INTO docs (id, k, n) VALUES (5005, 1, 5) RETURNING id, s_assigned, n_assigned;
 UPDATE docs SET s = 'r' WHERE id = 5005 RETURNING id, s, s_assigned, n_assigned;
 DELETE FROM docs WHERE id = 5005;
--- the is_assigned columns cannot be written
+-- the is_assigned columns cannot be written (an UPDATE may only set them to false: below)
 SELECT lt_test.try($$INSERT INTO docs (id, k, s_assigned) VALUES (5009, 1, true)$$);
 SELECT lt_test.try($$UPDATE docs SET n_assigned = true WHERE id = 5001$$);
 
@@ -247,6 +247,28 @@ SELECT count(id) FROM bad;   -- a query that does not read the state reads no st
 SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
 SELECT old_versions > 0 AS removed_versions FROM lt_cleanup('docs', '0 seconds', delete_unverified => true);
 SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+
+-- ---- state-only invalidation: SET the is_assigned column to false; the rows stay where they are ---------------------
+SELECT count(*) AS fragments FROM lt_fragments('docs') \gset
+SELECT lt_test.versions('assign/docs.lance') AS v_so \gset
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs WHERE id < 100;
+BEGIN;
+UPDATE docs SET s_assigned = false WHERE id < 50;
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes FROM docs WHERE id < 100;   -- own writes
+SAVEPOINT c;
+UPDATE docs SET s_assigned = false WHERE id BETWEEN 50 AND 59;
+ROLLBACK TO SAVEPOINT c;
+COMMIT;
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs WHERE id < 100;
+SELECT lt_test.versions('assign/docs.lance') - :v_so AS new_versions,
+       (SELECT count(*) FROM lt_fragments('docs')) - :fragments AS new_fragments;
+SELECT operation FROM lt_versions('docs') ORDER BY version DESC LIMIT 1;
+-- only false; and with data columns in the SET list it is an invalidation of the rows written
+SELECT lt_test.try($$UPDATE docs SET s_assigned = true WHERE id = 60$$);
+SELECT lt_test.try($$UPDATE docs SET s = 'x', s_assigned = false WHERE id = 60$$);
+UPDATE docs SET n = 1, s_assigned = false WHERE id = 60;
+SELECT id, n, s_assigned, n_assigned FROM docs WHERE id = 60;
+\! cd "$AS_ROOT/test/interop" && node assign-engines.mjs lance12 "$AS_LAKE/assign/docs.lance" id 2>/dev/null | tail -n 1
 
 -- ---- TRUNCATE: the state starts again with the rows added after it --------------------------------------------------
 BEGIN;

@@ -222,6 +222,31 @@ lt_assign_load(const lt_dataset *ds, int32_t field_id, lt_assign_field **out, lt
 	return LT_OK;
 }
 
+const lt_assign_entry *
+lt_assign_entry_of(const lt_assign_field *f, uint64_t fragment_id)
+{
+	bool		found;
+	size_t		i = find_entry(f, fragment_id, &found);
+
+	return found ? &f->entries[i] : NULL;
+}
+
+bool
+lt_assign_same_entry(const lt_assign_field *a, const lt_assign_field *b, uint64_t fragment_id)
+{
+	const lt_assign_entry *x = a ? lt_assign_entry_of(a, fragment_id) : NULL;
+	const lt_assign_entry *y = b ? lt_assign_entry_of(b, fragment_id) : NULL;
+
+	if (!x || !y)
+		return !x && !y;
+	if (x->kind != y->kind)
+		return false;
+	if (x->kind != LT_ASSIGN_PARTIAL)
+		return true;
+	/* bitmap files are immutable: the same name is the same rows */
+	return x->bitmap_file && y->bitmap_file && strcmp(x->bitmap_file, y->bitmap_file) == 0;
+}
+
 lt_code
 lt_assign_fragment(lt_assign_field *f, uint64_t fragment_id, uint64_t physical_rows, lt_assign_kind *kind,
 				   const roaring_bitmap_t **rows, lt_error *err)

@@ -91,6 +91,11 @@ void		lt_assign_free(lt_assign_field *f);
 lt_code		lt_assign_fragment(lt_assign_field *f, uint64_t fragment_id, uint64_t physical_rows, lt_assign_kind *kind,
 							   const struct roaring_bitmap_s **rows, lt_error *err);
 
+/* fragment_id's entry, or NULL (unassigned). */
+const lt_assign_entry *lt_assign_entry_of(const lt_assign_field *f, uint64_t fragment_id);
+/* Do two states (NULL: untracked) say the same of fragment_id?  (Entries read from roots; no bitmap is read.) */
+bool		lt_assign_same_entry(const lt_assign_field *a, const lt_assign_field *b, uint64_t fragment_id);
+
 /* Set fragment_id's entry (rows: PARTIAL's offsets, ownership taken; normalised: empty -> NONE). */
 lt_code		lt_assign_set(lt_assign_field *f, uint64_t fragment_id, lt_assign_kind kind, struct roaring_bitmap_s *rows,
 						  uint64_t physical_rows, lt_error *err);
