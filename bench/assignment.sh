@@ -8,8 +8,10 @@
 # embedding, emb_ok bool = false) is written once by the reference library and cached under build/bench/. Two
 # copies: A tracks emb's assignment ('unassigned'); B keeps the boolean emb_ok with a bitmap index
 # (lt_create_index). Then one sparse update of 0.1% of the rows: A assigns emb (UPDATE SET emb = emb), B sets
-# emb_ok too (UPDATE SET emb = emb, emb_ok = true). Measured:
-#   - bytes the sparse update wrote (new files in the dataset directory), per copy;
+# emb_ok too (UPDATE SET emb = emb, emb_ok = true); then both clear the flag of those rows again (A: SET
+# emb_assigned = false, which changes the state in place; B: SET emb_ok = false, which rewrites the rows).
+# Measured:
+#   - bytes the sparse update and the sparse invalidation wrote (new files in the dataset directory);
 #   - the metadata of the newest version: the manifest, plus A's assignment root and bitmaps it names,
 #     B's index files;
 #   - planning and execution time (EXPLAIN ANALYZE's, best of REPEAT) and the bytes / read requests the store
@@ -72,7 +74,7 @@ bytes() { du -sb --apparent-size "$1" | cut -f1; }
 "${PSQL[@]}" >"$OUT/setup.log" <<SQL
 CREATE EXTENSION lt_fdw;
 CREATE SERVER bench FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
-CREATE FOREIGN TABLE a (id bigint, txt text, emb real[], emb_assigned boolean OPTIONS (is_assigned 'emb'))
+CREATE FOREIGN TABLE a (id bigint, txt text, emb real[], emb_ok boolean, emb_assigned boolean OPTIONS (is_assigned 'emb'))
   SERVER bench OPTIONS (path 'a.lance');
 CREATE FOREIGN TABLE b (id bigint, txt text, emb real[], emb_ok boolean) SERVER bench OPTIONS (path 'b.lance');
 SELECT lt_track_assignment('a', 'emb', 'unassigned');
@@ -119,9 +121,16 @@ for q in worklist count projection; do
 	read -r bp be bbr brr < <(measure "b-$q" "$qb")
 	printf '%-12s | %9s %9s %12s %9s | %9s %9s %12s %9s\n' "$q" "$ap" "$ae" "$abr" "$arr" "$bp" "$be" "$bbr" "$brr"
 done
+log "sparse invalidation of 0.1% of the rows ..."
+"${PSQL[@]}" >>"$OUT/setup.log" <<SQL
+UPDATE a SET emb_assigned = false WHERE id % 1000 = 0;
+UPDATE b SET emb_ok = false WHERE id % 1000 = 0;
+SQL
+a2=$(bytes "$LAKE/a.lance") b2=$(bytes "$LAKE/b.lance")
 printf '\n%-40s %14s %14s %8s\n' "" A B "A/B"
 printf '%-40s %14s %14s %8s\n' "bytes written by the sparse update" $((a1 - a0)) $((b1 - b0)) "$(awk "BEGIN{printf \"%.3f\", $((a1 - a0)) / $((b1 - b0))}")"
+printf '%-40s %14s %14s %8s\n' "bytes written by the sparse invalidation" $((a2 - a1)) $((b2 - b1)) "$(awk "BEGIN{printf \"%.3f\", $((a2 - a1)) / $((b2 - b1))}")"
 printf '%-40s %14s %14s\n' "newest manifest bytes" "$ma" "$mb"
 printf '%-40s %14s %14s\n' "assignment files / index files bytes" "$sa" "$sb"
-"${PSQL[@]}" -At -c "SELECT 'answers: A assigned ' || (SELECT count(*) FROM a WHERE emb_assigned) || ', B flagged ' || (SELECT count(*) FROM b WHERE emb_ok)"
+"${PSQL[@]}" -At -c "SELECT 'answers (after the invalidation): A assigned ' || (SELECT count(*) FROM a WHERE emb_assigned) || ', B flagged ' || (SELECT count(*) FROM b WHERE emb_ok)"
 echo "rows $ROWS, fragments $FRAGS, dim $DIM, best of $REPEAT; load $(cut -d' ' -f1-3 /proc/loadavg); plans in $OUT"

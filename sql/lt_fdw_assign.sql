@@ -80,7 +80,11 @@ COPY docs (id, k, n) FROM STDIN;
 5004	1	7
 \.
 SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id >= 5000 ORDER BY id;
--- the is_assigned columns cannot be written
+-- RETURNING gives the state the rows get
+INSERT INTO docs (id, k, n) VALUES (5005, 1, 5) RETURNING id, s_assigned, n_assigned;
+UPDATE docs SET s = 'r' WHERE id = 5005 RETURNING id, s, s_assigned, n_assigned;
+DELETE FROM docs WHERE id = 5005;
+-- the is_assigned columns cannot be written (an UPDATE may only set them to false: below)
 SELECT lt_test.try($$INSERT INTO docs (id, k, s_assigned) VALUES (5009, 1, true)$$);
 SELECT lt_test.try($$UPDATE docs SET n_assigned = true WHERE id = 5001$$);
 
@@ -130,6 +134,22 @@ SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMAR
 SELECT ln FROM lt_test.explain($$EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF)
   SELECT id FROM docs WHERE n_assigned AND k = 1$$) AS ln WHERE ln ~ 'Fragments|Assignment|Rows Removed by Filter';
 
+-- parallel workers apply the same mask to their units of work: the same answers
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT ln FROM lt_test.explain($$EXPLAIN (COSTS OFF) SELECT id, s_assigned FROM docs WHERE NOT s_assigned$$) AS ln
+ WHERE ln ~ 'Gather|Workers|Assignment';
+SELECT id, s_assigned FROM docs WHERE NOT s_assigned ORDER BY id;
+SELECT count(*) FROM (SELECT id FROM docs WHERE s_assigned AND NOT n_assigned) q;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
 -- ---- ROLLBACK and savepoints ---------------------------------------------------------------------------------------
 BEGIN;
 INSERT INTO docs (id, k, n) VALUES (6000, 1, 1);
@@ -168,6 +188,11 @@ SELECT * FROM dblink('as2', $$SELECT lt_track_assignment('docs_plain', 'd', 'ass
 COMMIT;
 \set VERBOSITY default
 SELECT count(*) FROM docs WHERE id = 7000;
+-- the other order: a tracking commit over a concurrent write rebases (every row gets the initial state)
+BEGIN;
+SELECT lt_track_assignment('docs_plain', 'k', 'assigned');
+SELECT dblink_exec('as2', $$INSERT INTO docs (id, k) VALUES (7003, 1)$$);
+COMMIT;
 -- two writers of different rows both land (the later rebases, the state merges)
 BEGIN;
 INSERT INTO docs (id, k, s) VALUES (7001, 1, 'a');
@@ -182,7 +207,8 @@ IMPORT FOREIGN SCHEMA "assign" LIMIT TO (docs) FROM SERVER asl INTO as_import;
 SELECT attname, format_type(atttypid, atttypmod) AS type, attfdwoptions FROM pg_attribute
  WHERE attrelid = 'as_import.docs'::regclass AND attnum > 0 ORDER BY attnum;
 SELECT count(*) FILTER (WHERE s_is_assigned) AS s_yes, count(*) FILTER (WHERE n_is_assigned) AS n_yes,
-       count(*) FILTER (WHERE d_is_assigned) AS d_yes FROM as_import.docs;
+       count(*) FILTER (WHERE d_is_assigned) AS d_yes, count(*) FILTER (WHERE k_is_assigned) AS k_yes,
+       count(*) AS total FROM as_import.docs;
 DROP SCHEMA as_import CASCADE;
 
 -- ---- merge-insert assigns what it writes (its source gives every column) -------------------------------------------
@@ -221,6 +247,32 @@ SELECT count(id) FROM bad;   -- a query that does not read the state reads no st
 SELECT lt_test.try($$SELECT * FROM lt_compact('docs_plain')$$);
 SELECT lt_test.try($$SELECT lt_drop_column('docs_plain', 's')$$);
 SELECT count(*) AS rows, count(*) FILTER (WHERE s_assigned) AS s_assigned FROM docs;
+-- ---- lt_cleanup keeps the state the kept versions name ------------------------------------------------------------
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+SELECT old_versions > 0 AS removed_versions FROM lt_cleanup('docs', '0 seconds', delete_unverified => true);
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs;
+
+-- ---- state-only invalidation: SET the is_assigned column to false; the rows stay where they are ---------------------
+SELECT count(*) AS fragments FROM lt_fragments('docs') \gset
+SELECT lt_test.versions('assign/docs.lance') AS v_so \gset
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs WHERE id < 100;
+BEGIN;
+UPDATE docs SET s_assigned = false WHERE id < 50;
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes FROM docs WHERE id < 100;   -- own writes
+SAVEPOINT c;
+UPDATE docs SET s_assigned = false WHERE id BETWEEN 50 AND 59;
+ROLLBACK TO SAVEPOINT c;
+COMMIT;
+SELECT count(*) FILTER (WHERE s_assigned) AS s_yes, count(*) FILTER (WHERE n_assigned) AS n_yes FROM docs WHERE id < 100;
+SELECT lt_test.versions('assign/docs.lance') - :v_so AS new_versions,
+       (SELECT count(*) FROM lt_fragments('docs')) - :fragments AS new_fragments;
+SELECT operation FROM lt_versions('docs') ORDER BY version DESC LIMIT 1;
+-- only false; and with data columns in the SET list it is an invalidation of the rows written
+SELECT lt_test.try($$UPDATE docs SET s_assigned = true WHERE id = 60$$);
+SELECT lt_test.try($$UPDATE docs SET s = 'x', s_assigned = false WHERE id = 60$$);
+UPDATE docs SET n = 1, s_assigned = false WHERE id = 60;
+SELECT id, n, s_assigned, n_assigned FROM docs WHERE id = 60;
+\! cd "$AS_ROOT/test/interop" && node assign-engines.mjs lance12 "$AS_LAKE/assign/docs.lance" id 2>/dev/null | tail -n 1
 
 -- ---- TRUNCATE: the state starts again with the rows added after it --------------------------------------------------
 BEGIN;

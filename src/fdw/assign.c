@@ -176,6 +176,7 @@ struct LtAssignReader
 {
 	lt_assign_field *state;		/* at the version read (library memory in cxt) */
 	struct lt_txn *txn;			/* own writes: the transaction whose view is read, or NULL */
+	MemoryContext txn_cxt;		/* its memory (the states it derives live as long as it) */
 	lt_dataset *ds;
 	int32		field_id;
 	MemoryContext cxt;
@@ -231,6 +232,22 @@ lt_assign_check_columns(Relation rel, const LtTableOptions *opts, const LtDatase
 	}
 }
 
+static void
+reader_release(void *arg)
+{
+	LtAssignReader *r = arg;
+	MemoryContext old;
+
+	if (r->state == NULL)
+		return;
+	old = lt_alloc_target(r->cxt);
+	lt_assign_free(r->state);
+	lt_alloc_target(old);
+	r->state = NULL;
+	r->rows = NULL;
+	r->have = false;
+}
+
 LtAssignReader *
 lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what)
 {
@@ -239,9 +256,17 @@ lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *w
 	r = palloc0(sizeof(LtAssignReader));
 	r->cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw assignment state", ALLOCSET_SMALL_SIZES);
 	r->ds = entry->ds;
-	r->txn = lt_xact_view_txn(entry);
+	r->txn = lt_xact_view_txn(entry, &r->txn_cxt);
 	r->what = psprintf("%s, version " UINT64_FORMAT, what, entry->version);
 	r->field_id = field_id;
+	{
+		/* the state's bitmaps are CRoaring's (malloc): freed with the reader's memory */
+		MemoryContextCallback *cb = MemoryContextAlloc(r->cxt, sizeof(MemoryContextCallback));
+
+		cb->func = reader_release;
+		cb->arg = r;
+		MemoryContextRegisterResetCallback(r->cxt, cb);
+	}
 	return r;
 }
 
@@ -296,7 +321,7 @@ lt_assign_reader_get(LtAssignReader *r, uint64 row_addr)
 
 		if (!frag)
 			elog(ERROR, "lt_fdw: row address " UINT64_FORMAT " names no fragment of %s", row_addr, r->what);
-		old = lt_alloc_target(r->cxt);
+		old = lt_alloc_target(r->txn ? r->txn_cxt : r->cxt);
 		rc = lt_txn_fragment_assignment(r->txn, r->state, fragment, frag->physical_rows, &r->kind,
 										&r->rows, &err);
 		lt_alloc_target(old);

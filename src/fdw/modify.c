@@ -92,6 +92,7 @@ typedef struct LtModifyState
 
 	uint64		rows_written;
 	uint64		rows_deleted;
+	uint64		rows_updated_in_place;	/* state-only UPDATE rows */
 	uint64		files_written;
 
 	/* a keyed table: its primary key, checked for every row written (keys.c) */
@@ -121,6 +122,13 @@ typedef struct LtModifyState
 	uint64	  **track_bits;		/* TRACK_CARRY: the rows of the open file that are assigned */
 	int64		track_cap;		/* words of each */
 	int64		file_rows;		/* rows appended to the open file */
+	/* the table's is_assigned columns and their field's index in track_ids (for RETURNING) */
+	int			n_acols;
+	AttrNumber *acol_att;
+	int		   *acol_track;
+	/* UPDATE ... SET <is_assigned column> = false: per such column its field (0: not in the SET list) */
+	int32	   *acol_cleared;
+	bool		state_only;		/* only is_assigned columns are SET: the rows stay, their state is cleared */
 } LtModifyState;
 
 #define TRACK_UNASSIGNED	0	/* not supplied by an INSERT, or invalidated */
@@ -329,6 +337,9 @@ setup_builders(LtModifyState *ms)
 			if (ms->readonly == NULL)
 				ms->readonly = palloc(sizeof(AttrNumber) * td->natts);
 			ms->readonly[ms->n_readonly++] = attnum;
+			if (ms->acol_att == NULL)
+				ms->acol_att = palloc(sizeof(AttrNumber) * td->natts);
+			ms->acol_att[ms->n_acols++] = attnum;
 			continue;
 		}
 		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
@@ -412,6 +423,36 @@ setup_assignment(LtModifyState *ms, const Bitmapset *supplied)
 				 errdetail("Dataset %s tracks field assignment.", ms->opts.uri),
 				 errhint("Use INSERT, COPY or UPDATE with a column list.")));
 	n_given = lt_assign_supplied_fields(ms->rel, ds, supplied, &given);
+	if (ms->op == CMD_UPDATE && ms->n_acols > 0)
+	{
+		/* SET x_is_assigned = false clears x: with data columns in the SET list as an invalidation */
+		bool		data_set = false;
+		int32	   *more = palloc(sizeof(int32) * (n_invalid + ms->n_acols));
+
+		memcpy(more, invalid, sizeof(int32) * n_invalid);
+		invalid = more;
+		ms->acol_cleared = palloc0(sizeof(int32) * ms->n_acols);
+		for (int c = 0; c < ms->n_acols; c++)
+			if (bms_is_member(ms->acol_att[c] - FirstLowInvalidHeapAttributeNumber, supplied))
+			{
+				const lt_field *f = lt_schema_find_name(ds->schema,
+														lt_column_assigned_field(RelationGetRelid(ms->rel),
+																				 ms->acol_att[c]));
+
+				ms->acol_cleared[c] = f->id;
+				invalid[n_invalid++] = f->id;
+			}
+		for (int a = bms_next_member(supplied, -1); a >= 0; a = bms_next_member(supplied, a))
+		{
+			bool		is_acol = false;
+
+			for (int c = 0; c < ms->n_acols; c++)
+				is_acol |= a == ms->acol_att[c] - FirstLowInvalidHeapAttributeNumber;
+			data_set |= !is_acol;
+		}
+		for (int c = 0; c < ms->n_acols; c++)
+			ms->state_only |= !data_set && ms->acol_cleared[c] != 0;
+	}
 	ms->n_track = lt_assign_tracked_fields(ds, &ms->track_ids);
 	ms->track_mode = palloc0(Max(ms->n_track, 1));
 	ms->track_old = palloc0(sizeof(LtAssignReader *) * Max(ms->n_track, 1));
@@ -430,7 +471,7 @@ setup_assignment(LtModifyState *ms, const Bitmapset *supplied)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: field \"%s\" of foreign table \"%s\" is both written and invalidated",
 							lt_schema_find_id(ds->schema, ms->track_ids[k])->name, RelationGetRelationName(ms->rel)),
-					 errdetail("lt_fdw.invalidate_fields names a field this %s writes, which assigns it.",
+					 errdetail("The %s writes it, which assigns it, and invalidates it (lt_fdw.invalidate_fields, or SET of its is_assigned column to false).",
 							   ms->op == CMD_UPDATE ? "UPDATE" : "INSERT")));
 		if (is_given)
 			ms->track_mode[k] = TRACK_ASSIGN;
@@ -439,6 +480,53 @@ setup_assignment(LtModifyState *ms, const Bitmapset *supplied)
 		else
 			ms->track_mode[k] = TRACK_CARRY;
 	}
+	ms->acol_track = palloc(sizeof(int) * Max(ms->n_acols, 1));
+	for (int c = 0; c < ms->n_acols; c++)
+	{
+		const lt_field *f = lt_schema_find_name(ds->schema,
+												lt_column_assigned_field(RelationGetRelid(ms->rel), ms->acol_att[c]));
+
+		ms->acol_track[c] = -1;
+		for (int k = 0; f && k < ms->n_track; k++)
+			if (ms->track_ids[k] == f->id)
+				ms->acol_track[c] = k;
+	}
+}
+
+/*
+ * RETURNING an is_assigned column: the state the row just written has (supplied: true; invalidated or
+ * left out: false; an UPDATE's other fields: the old row's).  The slot gets a copy of the row with them.
+ */
+static TupleTableSlot *
+returning_assigned(LtModifyState *ms, TupleTableSlot *slot, uint64 old_addr)
+{
+	TupleDesc	td = slot->tts_tupleDescriptor;
+	Datum	   *values;
+	bool	   *nulls;
+
+	if (ms->n_acols == 0 || ms->acol_track == NULL)
+		return slot;
+	slot_getallattrs(slot);
+	values = palloc(sizeof(Datum) * td->natts);
+	nulls = palloc(sizeof(bool) * td->natts);
+	memcpy(values, slot->tts_values, sizeof(Datum) * td->natts);
+	memcpy(nulls, slot->tts_isnull, sizeof(bool) * td->natts);
+	for (int c = 0; c < ms->n_acols; c++)
+	{
+		int			k = ms->acol_track[c];
+		bool		assigned = false;
+
+		if (k >= 0 && ms->track_mode[k] == TRACK_ASSIGN)
+			assigned = true;
+		else if (k >= 0 && ms->track_mode[k] == TRACK_CARRY && ms->track_old[k])
+			assigned = lt_assign_reader_get(ms->track_old[k], old_addr);
+		values[ms->acol_att[c] - 1] = BoolGetDatum(assigned);
+		nulls[ms->acol_att[c] - 1] = false;
+	}
+	ExecForceStoreHeapTuple(heap_form_tuple(td, values, nulls), slot, true);
+	pfree(values);
+	pfree(nulls);
+	return slot;
 }
 
 /* The old row's state of the fields an UPDATE carries: read from the version its scan reads. */
@@ -543,7 +631,8 @@ check_readonly_update(LtModifyState *ms, ResultRelInfo *rinfo, EState *estate)
 	Bitmapset  *cols = ExecGetUpdatedCols(rinfo, estate);
 
 	for (int i = 0; i < ms->n_readonly; i++)
-		if (bms_is_member(ms->readonly[i] - FirstLowInvalidHeapAttributeNumber, cols))
+		if (bms_is_member(ms->readonly[i] - FirstLowInvalidHeapAttributeNumber, cols) &&
+			lt_column_assigned_field(RelationGetRelid(ms->rel), ms->readonly[i]) == NULL)	/* may be SET false */
 			ereport(ERROR,
 					(errcode(ERRCODE_GENERATED_ALWAYS),
 					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is read-only",
@@ -851,6 +940,8 @@ ltExecForeignInsert(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	if (!key_ok(ms, slot, UINT64_MAX))
 		return NULL;			/* not inserted: not counted, no RETURNING row */
 	append_row(ms, slot, 0);
+	if (rinfo->ri_projectReturning && ms->n_track > 0)
+		slot = returning_assigned(ms, slot, 0);
 	return slot;
 }
 
@@ -1020,16 +1111,51 @@ ltExecForeignDelete(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, 
 	return slot;
 }
 
+/*
+ * An UPDATE setting is_assigned columns: each must be set to false (assigning is writing the field).
+ * When they are all the SET list has, the rows' state is cleared in place (false returned: the row is
+ * not rewritten); otherwise setup_assignment made them invalidations of the rows written.
+ */
+static bool
+cleared_row(LtModifyState *ms, TupleTableSlot *slot, uint64 addr)
+{
+	slot_getallattrs(slot);
+	for (int c = 0; c < ms->n_acols; c++)
+	{
+		AttrNumber	a = ms->acol_att[c];
+
+		if (ms->acol_cleared[c] == 0)
+			continue;
+		if (slot->tts_isnull[a - 1] || DatumGetBool(slot->tts_values[a - 1]))
+			ereport(ERROR,
+					(errcode(ERRCODE_GENERATED_ALWAYS),
+					 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" can only be set to false",
+							NameStr(TupleDescAttr(RelationGetDescr(ms->rel), a - 1)->attname),
+							RelationGetRelationName(ms->rel)),
+					 errdetail("Setting it to false clears is_assigned(%s); a field is assigned by writing it.",
+							   lt_column_assigned_field(RelationGetRelid(ms->rel), a))));
+		if (ms->state_only)
+			lt_xact_unassign(ms->xt, ms->acol_cleared[c], addr);
+	}
+	if (ms->state_only)
+		ms->rows_updated_in_place++;
+	return !ms->state_only;
+}
+
 TupleTableSlot *
 ltExecForeignUpdate(EState *estate, ResultRelInfo *rinfo, TupleTableSlot *slot, TupleTableSlot *planSlot)
 {
 	LtModifyState *ms = rinfo->ri_FdwState;
 	uint64		addr = row_address(ms, planSlot);
 
+	if (ms->acol_cleared && !cleared_row(ms, slot, addr))
+		return slot;			/* state only: the row stays where it is */
 	key_ok(ms, slot, addr);		/* an UPDATE has no ON CONFLICT: a duplicate is an error */
 	append_row(ms, slot, addr);
 	lt_xact_delete(ms->xt, &addr, 1);
 	ms->rows_deleted++;
+	if (rinfo->ri_projectReturning && ms->n_track > 0)
+		slot = returning_assigned(ms, slot, addr);
 	return slot;
 }
 

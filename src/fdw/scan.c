@@ -843,14 +843,18 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 	roaring_bitmap_t *keep = NULL;	/* NULL: every row so far */
 	uint64		rows = frag->physical_rows;
 	bool		any = true;
+	lt_assign_kind *kinds = palloc(sizeof(lt_assign_kind) * st->n_amask);
+	const roaring_bitmap_t **sets = palloc(sizeof(roaring_bitmap_t *) * st->n_amask);
 
+	/* the states first: reading them may fail, and nothing of ours is allocated by CRoaring yet */
+	for (int i = 0; i < st->n_amask; i++)
+		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kinds[i], &sets[i]);
 	for (int i = 0; i < st->n_amask && any; i++)
 	{
-		lt_assign_kind kind;
-		const roaring_bitmap_t *assigned;
+		lt_assign_kind kind = kinds[i];
+		const roaring_bitmap_t *assigned = sets[i];
 		roaring_bitmap_t *part = NULL;
 
-		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kind, &assigned);
 		if (kind == LT_ASSIGN_ALL)
 			any = st->amask_want[i];
 		else if (kind == LT_ASSIGN_NONE)
@@ -858,6 +862,12 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 		else
 		{
 			part = st->amask_want[i] ? roaring_bitmap_copy(assigned) : roaring_bitmap_flip(assigned, 0, rows);
+			if (part == NULL)
+			{
+				if (keep)
+					roaring_bitmap_free(keep);
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			}
 			if (keep)
 			{
 				roaring_bitmap_and_inplace(keep, part);
@@ -867,18 +877,22 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 				keep = part;
 		}
 	}
-	if (any && (keep || so->offsets || so->range_end))
+	if (any && keep)
 	{
-		/* the selection so far, as offsets */
+		/* the selection so far (index offsets, a parallel unit's range, or every row), narrowed to keep */
 		roaring_bitmap_t *sel;
 
 		if (so->offsets)
 			sel = roaring_bitmap_of_ptr(so->n_offsets, so->offsets);
 		else
 			sel = roaring_bitmap_from_range(so->range_start, so->range_end ? so->range_end : rows, 1);
-		if (keep)
-			roaring_bitmap_and_inplace(sel, keep);
-		if (!roaring_bitmap_is_empty(sel) && keep)
+		if (sel == NULL)
+		{
+			roaring_bitmap_free(keep);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		roaring_bitmap_and_inplace(sel, keep);
+		if (!roaring_bitmap_is_empty(sel))
 		{
 			uint64		n = roaring_bitmap_get_cardinality(sel);
 			uint32	   *offs = MemoryContextAllocHuge(st->lib_cxt, sizeof(uint32) * n);
@@ -892,6 +906,8 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 	}
 	if (keep)
 		roaring_bitmap_free(keep);
+	pfree(kinds);
+	pfree(sets);
 	return any;
 }
 

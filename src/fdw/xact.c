@@ -82,11 +82,18 @@ typedef struct LtPendingFile
 	size_t	   *assigned_len;
 } LtPendingFile;
 
+typedef struct LtPendingUnassign
+{
+	uint64		addr;
+	int32		field_id;
+} LtPendingUnassign;
+
 typedef struct LtSavepoint
 {
 	SubTransactionId subid;
 	bool		in_pending;		/* the changes since the savepoint are all unapplied, from here: */
 	int			n_files;
+	int64		n_unassign;
 	int64		n_addrs;
 	int			n_removes;
 	lt_txn_mark mark;			/* !in_pending: the lt_txn's mark */
@@ -485,10 +492,11 @@ lt_xact_assign_last_file(LtXactTable *xt, int n, const int32 *field_ids, const u
 }
 
 struct lt_txn *
-lt_xact_view_txn(const LtDatasetEntry *e)
+lt_xact_view_txn(const LtDatasetEntry *e, MemoryContext *cxt)
 {
 	ListCell   *lc;
 
+	*cxt = NULL;
 	if (!lt_xact_is_view(e))
 		return NULL;
 	foreach(lc, tables)
@@ -496,9 +504,72 @@ lt_xact_view_txn(const LtDatasetEntry *e)
 		LtXactTable *xt = lfirst(lc);
 
 		if (xt->txn && list_member_ptr(xt->views, e))
+		{
+			*cxt = xt->cxt;
 			return xt->txn;
+		}
 	}
 	return NULL;
+}
+
+void
+lt_xact_unassign(LtXactTable *xt, int32 field_id, uint64 addr)
+{
+	if (xt->n_unassign == xt->cap_unassign)
+	{
+		int64		cap = Max(1024, xt->cap_unassign * 2);
+
+		xt->unassign = xt->unassign ? repalloc_huge(xt->unassign, sizeof(LtPendingUnassign) * cap)
+			: MemoryContextAllocHuge(xt->cxt, sizeof(LtPendingUnassign) * cap);
+		xt->cap_unassign = cap;
+	}
+	xt->unassign[xt->n_unassign].addr = addr;
+	xt->unassign[xt->n_unassign].field_id = field_id;
+	xt->n_unassign++;
+}
+
+static int
+cmp_unassign(const void *a, const void *b)
+{
+	const LtPendingUnassign *x = a,
+			   *y = b;
+
+	if (x->field_id != y->field_id)
+		return x->field_id < y->field_id ? -1 : 1;
+	return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : 0;
+}
+
+/* In-place clears of unassign[from, to): sorted, then one call per field and fragment. */
+static void
+apply_unassign(LtXactTable *xt, int64 from, int64 to)
+{
+	LtPendingUnassign *u = xt->unassign + from;
+	int64		n = to - from;
+	uint32	   *offsets;
+	int64		i = 0;
+
+	if (n <= 0)
+		return;
+	qsort(u, n, sizeof(LtPendingUnassign), cmp_unassign);
+	offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
+	while (i < n)
+	{
+		int32		field = u[i].field_id;
+		uint64		frag = u[i].addr >> 32;
+		int64		k = 0;
+		lt_error	err;
+		lt_code		rc;
+		MemoryContext old;
+
+		for (; i < n && u[i].field_id == field && (u[i].addr >> 32) == frag; i++)
+			offsets[k++] = (uint32) u[i].addr;
+		old = lt_alloc_target(xt->cxt);
+		rc = lt_txn_unassign_rows(xt->txn, frag, field, offsets, (uint64) k, &err);
+		lt_alloc_target(old);
+		if (rc != LT_OK)
+			txn_failed(xt, &err);
+	}
+	pfree(offsets);
 }
 
 void
@@ -672,7 +743,7 @@ apply_removes(LtXactTable *xt, int from, int to)
 static bool
 has_unapplied(const LtXactTable *xt)
 {
-	return xt->n_files > 0 || xt->n_addrs > 0 || xt->n_removes > 0 || xt->rollback_due;
+	return xt->n_files > 0 || xt->n_addrs > 0 || xt->n_removes > 0 || xt->n_unassign > 0 || xt->rollback_due;
 }
 
 /* Apply every unapplied change (and a due rollback), marking the savepoints on the way. */
@@ -682,6 +753,7 @@ apply_pending(LtXactTable *xt)
 	int			done_files = 0;
 	int64		done_addrs = 0;
 	int			done_removes = 0;
+	int64		done_unassign = 0;
 	ListCell   *lc;
 	MemoryContext old;
 
@@ -709,18 +781,22 @@ apply_pending(LtXactTable *xt)
 		apply_files(xt, done_files, sp->n_files);
 		apply_deletes(xt, done_addrs, sp->n_addrs);
 		apply_removes(xt, done_removes, sp->n_removes);
+		apply_unassign(xt, done_unassign, sp->n_unassign);
 		done_files = sp->n_files;
 		done_addrs = sp->n_addrs;
 		done_removes = sp->n_removes;
+		done_unassign = sp->n_unassign;
 		sp->mark = lt_txn_savepoint(xt->txn);
 		sp->in_pending = false;
 	}
 	apply_files(xt, done_files, xt->n_files);
 	apply_deletes(xt, done_addrs, xt->n_addrs);
 	apply_removes(xt, done_removes, xt->n_removes);
+	apply_unassign(xt, done_unassign, xt->n_unassign);
 	xt->n_files = 0;
 	xt->n_addrs = 0;
 	xt->n_removes = 0;
+	xt->n_unassign = 0;
 }
 
 /* ---- scans of own writes ---------------------------------------------------------------------- */
@@ -1052,6 +1128,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 				sp->n_files = xt->n_files;
 				sp->n_addrs = xt->n_addrs;
 				sp->n_removes = xt->n_removes;
+				sp->n_unassign = xt->n_unassign;
 				xt->savepoints = lappend(xt->savepoints, sp);
 				MemoryContextSwitchTo(old);
 			}
@@ -1134,6 +1211,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 						xt->n_files = sp->n_files;
 						xt->n_addrs = sp->n_addrs;
 						xt->n_removes = sp->n_removes;
+						xt->n_unassign = sp->n_unassign;
 					}
 					else
 					{
@@ -1141,6 +1219,7 @@ subxact_callback(SubXactEvent event, SubTransactionId mySubid, SubTransactionId 
 						xt->n_files = 0;
 						xt->n_addrs = 0;
 						xt->n_removes = 0;
+						xt->n_unassign = 0;
 						if (!xt->rollback_due || sp->mark < xt->rollback_mark)
 							xt->rollback_mark = sp->mark;
 						xt->rollback_due = true;

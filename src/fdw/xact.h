@@ -92,6 +92,9 @@ struct LtXactTable
 	int64		n_addrs,
 				cap_addrs;
 	uint64	   *addrs;			/* row addresses to delete */
+	int64		n_unassign,
+				cap_unassign;
+	struct LtPendingUnassign *unassign;	/* field assignment to clear in place (lt_xact_unassign) */
 	int			n_removes,
 				cap_removes;
 	uint64	   *removes;		/* fragments to remove by id */
@@ -150,8 +153,13 @@ extern void lt_xact_add_file(LtXactTable *xt, const struct lt_written_file *wf, 
 struct roaring_bitmap_s;
 extern void lt_xact_assign_last_file(LtXactTable *xt, int n, const int32 *field_ids, const uint8 *kinds,
 									 const struct roaring_bitmap_s *const *rows);
-/* The lt_txn whose own-writes view entry e is, or NULL (a committed version). */
-extern struct lt_txn *lt_xact_view_txn(const LtDatasetEntry *e);
+/*
+ * The lt_txn whose own-writes view entry e is, or NULL (a committed version); *cxt the memory its
+ * library allocations must go to (the transaction's, not a statement's).
+ */
+extern struct lt_txn *lt_xact_view_txn(const LtDatasetEntry *e, MemoryContext *cxt);
+/* Clear field_id's assignment of the row at addr in place (an UPDATE of is_assigned columns only). */
+extern void lt_xact_unassign(LtXactTable *xt, int32 field_id, uint64 addr);
 /* Hand row addresses to delete (any order, duplicates allowed). */
 extern void lt_xact_delete(LtXactTable *xt, const uint64 *addrs, int64 n);
 /* Remove a fragment of the transaction's view by id (every row), without reading it. */

@@ -13,19 +13,6 @@
 #include "assignment/lt_assignment.h"
 #include "util/lt_alloc.h"
 
-static uint64_t
-fnv1a(const uint8_t *p, size_t n)
-{
-	uint64_t	h = UINT64_C(14695981039346656037);
-
-	for (size_t i = 0; i < n; i++)
-	{
-		h ^= p[i];
-		h *= UINT64_C(1099511628211);
-	}
-	return h;
-}
-
 int			LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
@@ -45,7 +32,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!(buf = malloc(len)))
 		return 0;
 	memcpy(buf, data + 1, size - 1);
-	h = fnv1a(buf, size - 1);
+	h = lt_assign_checksum(buf, size - 1);
 	memcpy(buf + size - 1, &h, 8);
 	fake.prefix = "";
 	if (data[0] & 1)

@@ -42,5 +42,7 @@ try {
   console.log("write: accepted");
 } catch (e) {
   const msg = String(e.message || e);
-  console.log(/feature|flag/i.test(msg) ? "write: refused (unknown writer feature flag)" : `write: refused otherwise: ${msg.split("\n")[0]}`);
+  // Lance 8 and 12 say "This dataset cannot be written by this version of Lance ... Flags: <writer flags>"
+  const flagged = /cannot be written by this version of Lance/.test(msg) && /Flags: \d+/.test(msg);
+  console.log(flagged ? "write: refused (unknown writer feature flag)" : `write: refused otherwise: ${msg.split("\n")[0]}`);
 }

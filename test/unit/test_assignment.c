@@ -342,11 +342,116 @@ TEST(commits_track_assign_rebase)
 	lt_store_close(s);
 }
 
+/* Clearing in place: a config-only commit, seen by the own-writes view, conflicting with moves of the rows. */
+TEST(clear_in_place)
+{
+	lt_store   *s = NULL;
+	lt_dataset *v1, *v2, *v3, *v4;
+	lt_commit_result res;
+	lt_txn	   *a = NULL, *b = NULL, *c = NULL;
+	lt_written_file wf;
+	uint64_t	fb = 0, n = 0;
+	uint32_t	ten[10], five[] = {5}, more[] = {20, 21}, some[10];
+	lt_assign_kind kind;
+	const roaring_bitmap_t *rows = NULL;
+	lt_assign_field *st = NULL;
+
+	for (uint32_t i = 0; i < 10; i++)
+	{
+		ten[i] = i;
+		some[i] = 100 + i;		/* not all deleted in the fixture (row 5 of fragment 0 is) */
+	}
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	load_tree(s, "filter_scan", PREFIX);
+	v1 = open_latest(s);
+	CHECK_OK(lt_commit_track_assignment(v1, 0, true, NULL, &res, &err), err);
+	v2 = open_latest(s);
+	/* b will move row 5 of fragment 0 (an UPDATE), c clears rows 20 and 21 of fragment 0 */
+	CHECK_OK(lt_txn_begin(v2, &b, &err), err);
+	CHECK_OK(lt_txn_begin(v2, &c, &err), err);
+	CHECK_OK(lt_txn_delete_rows(b, 0, some, 10, &err), err);
+	copy_file(s, v2, &wf, "moved.lance");
+	CHECK_OK(lt_txn_add_fragment(b, 1, &wf, NULL, &fb, &err), err);
+	CHECK_OK(lt_txn_set_assignment(b, fb, 0, LT_ASSIGN_ALL, NULL, &err), err);
+	CHECK_OK(lt_txn_unassign_rows(c, 0, 0, more, 2, &err), err);
+	CHECK_CODE(lt_txn_unassign_rows(c, 0, 7, more, 2, &err), LT_EINVALID);	/* not tracked */
+
+	/* a clears rows 0..9 of fragment 0 in place: its view says so before the commit */
+	CHECK_OK(lt_txn_begin(v2, &a, &err), err);
+	CHECK_OK(lt_txn_unassign_rows(a, 0, 0, ten, 10, &err), err);
+	CHECK_OK(lt_assign_load(v2, 0, &st, &err), err);
+	CHECK_OK(lt_txn_fragment_assignment(a, st, 0, 1200, &kind, &rows, &err), err);
+	CHECK_EQ_INT(kind, LT_ASSIGN_PARTIAL);
+	CHECK(rows && roaring_bitmap_get_cardinality(rows) == 1190 && !roaring_bitmap_contains(rows, 3));
+	lt_assign_free(st);
+	CHECK_OK(lt_txn_commit(a, NULL, &res, &err), err);
+	CHECK_EQ_INT(res.op, LT_OP_UPDATE_CONFIG);
+	v3 = open_latest(s);
+	CHECK_EQ_INT(v3->n_fragments, v2->n_fragments);
+	CHECK_EQ_INT(kind_at(v3, 0, 0, &n), LT_ASSIGN_PARTIAL);
+	CHECK_EQ_INT(n, 1190);
+	CHECK_EQ_INT(kind_at(v3, 0, 1, NULL), LT_ASSIGN_ALL);
+	/* b moves a row of a fragment whose state a changed: its copy would undo the clear */
+	CHECK_CODE(lt_txn_commit(b, NULL, &res, &err), LT_ECONFLICT);
+	/* c's clear of other rows merges */
+	CHECK_OK(lt_txn_commit(c, NULL, &res, &err), err);
+	v4 = open_latest(s);
+	CHECK_EQ_INT(kind_at(v4, 0, 0, &n), LT_ASSIGN_PARTIAL);
+	CHECK_EQ_INT(n, 1188);
+	lt_txn_free(a);
+	lt_txn_free(b);
+	lt_txn_free(c);
+
+	/* a clear of rows a concurrent commit deleted conflicts */
+	CHECK_OK(lt_txn_begin(v4, &a, &err), err);
+	CHECK_OK(lt_txn_begin(v4, &b, &err), err);
+	CHECK_OK(lt_txn_delete_rows(b, 1, some, 10, &err), err);
+	CHECK_OK(lt_txn_commit(b, NULL, &res, &err), err);
+	CHECK_OK(lt_txn_unassign_rows(a, 1, 0, some, 10, &err), err);
+	CHECK_CODE(lt_txn_commit(a, NULL, &res, &err), LT_ECONFLICT);
+	/* a savepoint rollback forgets a clear: nothing to commit */
+	lt_txn_free(a);
+	lt_txn_free(b);
+	{
+		lt_dataset *v5 = open_latest(s);
+		lt_txn_mark mk;
+
+		CHECK_OK(lt_txn_begin(v5, &a, &err), err);
+		mk = lt_txn_savepoint(a);
+		CHECK_OK(lt_txn_unassign_rows(a, 2, 0, five, 1, &err), err);
+		CHECK_OK(lt_txn_rollback_to(a, mk, &err), err);
+		CHECK_OK(lt_txn_commit(a, NULL, &res, &err), err);
+		CHECK_EQ_INT(res.op, LT_OP_NONE);
+		lt_txn_free(a);
+		/* a clear kept, a later one rolled back, own view read in between */
+		CHECK_OK(lt_txn_begin(v5, &a, &err), err);
+		CHECK_OK(lt_txn_unassign_rows(a, 2, 0, ten, 10, &err), err);
+		{
+			lt_dataset *view = NULL;
+
+			CHECK_OK(lt_txn_view(a, &view, &err), err);
+		}
+		mk = lt_txn_savepoint(a);
+		CHECK_OK(lt_txn_unassign_rows(a, 2, 0, some, 10, &err), err);
+		CHECK_OK(lt_txn_rollback_to(a, mk, &err), err);
+		CHECK_OK(lt_txn_commit(a, NULL, &res, &err), err);
+		CHECK_EQ_INT(res.op, LT_OP_UPDATE_CONFIG);
+		lt_txn_free(a);
+		lt_dataset_close(v5);
+	}
+	lt_dataset_close(v4);
+	lt_dataset_close(v3);
+	lt_dataset_close(v2);
+	lt_dataset_close(v1);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
 	RUN(encodings_round_trip_and_catch_damage);
 	RUN(retain_and_config_keys);
 	RUN(commits_track_assign_rebase);
+	RUN(clear_in_place);
 	return unit_report("field assignment");
 }

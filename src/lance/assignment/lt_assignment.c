@@ -28,8 +28,8 @@
 #define MAX_STATE_FILE	((uint64_t) 1 << 31)
 #define MAX_NAME		255
 
-static uint64_t
-fnv1a(const uint8_t *p, size_t n)
+uint64_t
+lt_assign_checksum(const uint8_t *p, size_t n)
 {
 	uint64_t	h = UINT64_C(14695981039346656037);
 
@@ -222,6 +222,31 @@ lt_assign_load(const lt_dataset *ds, int32_t field_id, lt_assign_field **out, lt
 	return LT_OK;
 }
 
+const lt_assign_entry *
+lt_assign_entry_of(const lt_assign_field *f, uint64_t fragment_id)
+{
+	bool		found;
+	size_t		i = find_entry(f, fragment_id, &found);
+
+	return found ? &f->entries[i] : NULL;
+}
+
+bool
+lt_assign_same_entry(const lt_assign_field *a, const lt_assign_field *b, uint64_t fragment_id)
+{
+	const lt_assign_entry *x = a ? lt_assign_entry_of(a, fragment_id) : NULL;
+	const lt_assign_entry *y = b ? lt_assign_entry_of(b, fragment_id) : NULL;
+
+	if (!x || !y)
+		return !x && !y;
+	if (x->kind != y->kind)
+		return false;
+	if (x->kind != LT_ASSIGN_PARTIAL)
+		return true;
+	/* bitmap files are immutable: the same name is the same rows */
+	return x->bitmap_file && y->bitmap_file && strcmp(x->bitmap_file, y->bitmap_file) == 0;
+}
+
 lt_code
 lt_assign_fragment(lt_assign_field *f, uint64_t fragment_id, uint64_t physical_rows, lt_assign_kind *kind,
 				   const roaring_bitmap_t **rows, lt_error *err)
@@ -406,7 +431,7 @@ lt_assign_root_encode(const lt_assign_field *f, uint8_t **buf, size_t *len, lt_e
 			q += 2 + nl;
 		}
 	}
-	lt_put64(q, fnv1a(p, (size_t) (q - p)));
+	lt_put64(q, lt_assign_checksum(p, (size_t) (q - p)));
 	*buf = p;
 	*len = n;
 	return LT_OK;
@@ -419,7 +444,7 @@ lt_assign_root_decode(const uint8_t *buf, size_t len, const char *what, lt_assig
 	const uint8_t *magic;
 	uint32_t	fmt, fid, n;
 
-	if (len < 24 || fnv1a(buf, len - 8) != lt_le64(buf + len - 8))
+	if (len < 24 || lt_assign_checksum(buf, len - 8) != lt_le64(buf + len - 8))
 		return lt_corrupt(err, "field assignment root %s is truncated or damaged (checksum)", what);
 	c.len = len - 8;
 	if (!lt_cursor_take(&c, 4, &magic) || memcmp(magic, ROOT_MAGIC, 4) != 0 || !lt_cursor_u32(&c, &fmt) ||
@@ -478,7 +503,7 @@ lt_assign_bitmap_encode(const roaring_bitmap_t *rows, uint8_t **buf, size_t *len
 	lt_put32(p + 4, FORMAT_VERSION);
 	lt_put64(p + 8, roaring_bitmap_get_cardinality(rows));
 	roaring_bitmap_portable_serialize(rows, (char *) p + 16);
-	lt_put64(p + 16 + rb, fnv1a(p, 16 + rb));
+	lt_put64(p + 16 + rb, lt_assign_checksum(p, 16 + rb));
 	*buf = p;
 	*len = n;
 	return LT_OK;
@@ -493,7 +518,7 @@ lt_assign_bitmap_decode(const uint8_t *buf, size_t len, const char *what, uint64
 	lt_code		rc;
 
 	*rows = NULL;
-	if (len < 24 || fnv1a(buf, len - 8) != lt_le64(buf + len - 8))
+	if (len < 24 || lt_assign_checksum(buf, len - 8) != lt_le64(buf + len - 8))
 		return lt_corrupt(err, "field assignment bitmap %s is truncated or damaged (checksum)", what);
 	if (memcmp(buf, BITMAP_MAGIC, 4) != 0)
 		return lt_corrupt(err, "field assignment bitmap %s has no valid header", what);

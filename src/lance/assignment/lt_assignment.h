@@ -91,6 +91,11 @@ void		lt_assign_free(lt_assign_field *f);
 lt_code		lt_assign_fragment(lt_assign_field *f, uint64_t fragment_id, uint64_t physical_rows, lt_assign_kind *kind,
 							   const struct roaring_bitmap_s **rows, lt_error *err);
 
+/* fragment_id's entry, or NULL (unassigned). */
+const lt_assign_entry *lt_assign_entry_of(const lt_assign_field *f, uint64_t fragment_id);
+/* Do two states (NULL: untracked) say the same of fragment_id?  (Entries read from roots; no bitmap is read.) */
+bool		lt_assign_same_entry(const lt_assign_field *a, const lt_assign_field *b, uint64_t fragment_id);
+
 /* Set fragment_id's entry (rows: PARTIAL's offsets, ownership taken; normalised: empty -> NONE). */
 lt_code		lt_assign_set(lt_assign_field *f, uint64_t fragment_id, lt_assign_kind kind, struct roaring_bitmap_s *rows,
 						  uint64_t physical_rows, lt_error *err);
@@ -108,6 +113,7 @@ lt_code		lt_assign_new(const lt_dataset *ds, int32_t field_id, lt_assign_field *
 lt_code		lt_assign_write(lt_assign_field *f, char **root_file, lt_error *err);
 
 /* The encodings (for the unit and fuzz tests; lt_assign_load / lt_assign_write use them). */
+uint64_t	lt_assign_checksum(const uint8_t *p, size_t n);	/* the trailing checksum: FNV-1a 64 of the bytes before */
 lt_code		lt_assign_root_encode(const lt_assign_field *f, uint8_t **buf, size_t *len, lt_error *err);
 lt_code		lt_assign_root_decode(const uint8_t *buf, size_t len, const char *what, lt_assign_field *f,
 								  lt_error *err);

@@ -392,6 +392,7 @@ journal(lt_txn *t, jkind kind, uint64_t frag_id, roaring_bitmap_t *rows, lt_erro
 	t->log[t->n_log].rows = rows;
 	t->log[t->n_log].keys = NULL;
 	t->log[t->n_log].keep_indexes = false;
+	t->log[t->n_log].field_id = 0;
 	t->n_log++;
 	invalidate(t);
 	return LT_OK;
@@ -589,6 +590,31 @@ lt_txn_delete_rows(lt_txn *t, uint64_t fragment_id, const uint32_t *offsets, uin
 	if (!(r = roaring_bitmap_of_ptr((size_t) n, offsets)))
 		return lt_nomem(err);
 	return journal(t, J_DELETE, fragment_id, r, err);
+}
+
+lt_code
+lt_txn_unassign_rows(lt_txn *t, uint64_t fragment_id, int32_t field_id, const uint32_t *offsets, uint64_t n,
+					 lt_error *err)
+{
+	uint64_t	rows;
+	roaring_bitmap_t *r;
+
+	if (t->broken)
+		return lt_error_set(err, LT_EINVALID, "the transaction on %s can no longer be used", t->name);
+	if (!lt_assign_is_tracked(t->read, field_id, NULL))
+		return lt_error_set(err, LT_EINVALID, "field %d of %s does not track its assignment", field_id, t->name);
+	LT_TRY(fragment_rows(t, fragment_id, &rows, err));
+	if (n == 0)
+		return LT_OK;
+	for (uint64_t i = 0; i < n; i++)
+		if (offsets[i] >= rows)
+			return lt_error_set(err, LT_EINVALID, "row %u is past the end of fragment %llu (%llu rows) of %s",
+								offsets[i], (unsigned long long) fragment_id, (unsigned long long) rows, t->name);
+	if (!(r = roaring_bitmap_of_ptr((size_t) n, offsets)))
+		return lt_nomem(err);
+	LT_TRY(journal(t, J_UNASSIGN, fragment_id, r, err));
+	t->log[t->n_log - 1].field_id = field_id;
+	return LT_OK;
 }
 
 lt_code
@@ -987,6 +1013,7 @@ lt_txn_free(lt_txn *t)
 		roaring_bitmap_free(t->bases[i].rows);
 	lt_free(t->bases);
 	lt_free(t->created);
+	lt_txn_free_derived(t);
 	lt_free(t);
 }
 

@@ -136,8 +136,17 @@ struct roaring_bitmap_s;
 lt_code		lt_txn_set_assignment(lt_txn *t, uint64_t fragment_id, int32_t field_id, lt_assign_kind kind,
 								  struct roaring_bitmap_s *rows, lt_error *err);
 /*
+ * Clear field_id's assignment of rows of a fragment in place (existing or added by this transaction; the
+ * rows stay where they are): the state-only invalidation.  Undone by a savepoint rollback; at commit the
+ * fragment's entry loses those rows, and a concurrent commit that deleted or moved any of them (or removed
+ * the fragment) is LT_ECONFLICT (their moved copies would keep the old state).
+ */
+lt_code		lt_txn_unassign_rows(lt_txn *t, uint64_t fragment_id, int32_t field_id, const uint32_t *offsets,
+								 uint64_t n, lt_error *err);
+/*
  * A fragment's assignment as the transaction sees it (t may be NULL: the read version's):
- * for a fragment it added, what lt_txn_set_assignment gave; else read_state's (lt_assign_fragment).
+ * for a fragment it added, what lt_txn_set_assignment gave; else read_state's (lt_assign_fragment); less
+ * the rows lt_txn_unassign_rows cleared (a derived bitmap owned by t until lt_txn_free).
  */
 lt_code		lt_txn_fragment_assignment(lt_txn *t, lt_assign_field *read_state, uint64_t fragment_id,
 									   uint64_t physical_rows, lt_assign_kind *kind,

@@ -42,6 +42,59 @@ added_by_id(lt_txn *t, uint64_t fragment_id)
 	return t->adds[fragment_id - t->first_new_id];
 }
 
+bool
+lt_txn_has_unassign(const lt_txn *t)
+{
+	for (size_t i = 0; i < t->n_log; i++)
+		if (t->log[i].kind == J_UNASSIGN)
+			return true;
+	return false;
+}
+
+void
+lt_txn_free_derived(lt_txn *t)
+{
+	for (size_t i = 0; i < t->n_derived; i++)
+		roaring_bitmap_free(t->derived[i]);
+	lt_free(t->derived);
+	t->derived = NULL;
+	t->n_derived = t->cap_derived = 0;
+}
+
+/*
+ * The state (kind, rows) of fragment_id's field less the rows the journal clears in place: a new
+ * bitmap in *out (NULL when nothing is cleared: the state stands), *kind updated.
+ */
+static lt_code
+less_cleared(const lt_txn *t, uint64_t fragment_id, int32_t field_id, uint64_t physical_rows, lt_assign_kind *kind,
+			 const roaring_bitmap_t *rows, roaring_bitmap_t **out, lt_error *err)
+{
+	roaring_bitmap_t *r = NULL;
+
+	*out = NULL;
+	for (size_t i = 0; i < t->n_log; i++)
+	{
+		const jentry *j = &t->log[i];
+
+		if (j->kind != J_UNASSIGN || j->frag_id != fragment_id || j->field_id != field_id)
+			continue;
+		if (r == NULL)
+		{
+			if (*kind == LT_ASSIGN_NONE)
+				return LT_OK;	/* nothing to clear */
+			r = *kind == LT_ASSIGN_ALL ? roaring_bitmap_from_range(0, physical_rows, 1) : roaring_bitmap_copy(rows);
+			if (r == NULL)
+				return lt_nomem(err);
+		}
+		roaring_bitmap_andnot_inplace(r, j->rows);
+	}
+	if (r == NULL)
+		return LT_OK;
+	*kind = roaring_bitmap_is_empty(r) ? LT_ASSIGN_NONE : LT_ASSIGN_PARTIAL;
+	*out = r;
+	return LT_OK;
+}
+
 lt_code
 lt_txn_set_assignment(lt_txn *t, uint64_t fragment_id, int32_t field_id, lt_assign_kind kind,
 					  struct roaring_bitmap_s *rows, lt_error *err)
@@ -94,20 +147,45 @@ lt_txn_fragment_assignment(lt_txn *t, lt_assign_field *read_state, uint64_t frag
 						   lt_assign_kind *kind, const struct roaring_bitmap_s **rows, lt_error *err)
 {
 	added	   *a = t ? added_by_id(t, fragment_id) : NULL;
+	roaring_bitmap_t *derived = NULL;
 
 	*kind = LT_ASSIGN_NONE;
 	*rows = NULL;
 	if (a)
 	{
+		physical_rows = a->frag.physical_rows;
 		for (size_t i = 0; i < a->n_assign; i++)
 			if (a->assign[i].field_id == read_state->field_id)
 			{
 				*kind = (lt_assign_kind) a->assign[i].kind;
 				*rows = a->assign[i].rows;
 			}
-		return LT_OK;
 	}
-	return lt_assign_fragment(read_state, fragment_id, physical_rows, kind, rows, err);
+	else
+		LT_TRY(lt_assign_fragment(read_state, fragment_id, physical_rows, kind, rows, err));
+	if (t == NULL)
+		return LT_OK;
+	LT_TRY(less_cleared(t, fragment_id, read_state->field_id, physical_rows, kind, *rows, &derived, err));
+	if (derived)
+	{
+		/* kept until lt_txn_free: a scan may hold it while later statements change the journal */
+		if (t->n_derived == t->cap_derived)
+		{
+			size_t		cap = t->cap_derived ? t->cap_derived * 2 : 16;
+			roaring_bitmap_t **nd = lt_realloc(t->derived, cap * sizeof(*nd));
+
+			if (!nd)
+			{
+				roaring_bitmap_free(derived);
+				return lt_nomem(err);
+			}
+			t->derived = nd;
+			t->cap_derived = cap;
+		}
+		t->derived[t->n_derived++] = derived;
+		*rows = *kind == LT_ASSIGN_PARTIAL ? derived : NULL;
+	}
+	return LT_OK;
 }
 
 /* The tracked field ids of ds, ascending (lt_free). */
@@ -136,7 +214,7 @@ tracked_ids(const lt_dataset *ds, int32_t **ids, size_t *n, lt_error *err)
 
 /* One tracked field's new root for the attempt; *root NULL when it did not change. */
 static lt_code
-field_root(lt_dataset *base, const attempt *at, const uint64_t *keep, int32_t field_id, bool overwrite,
+field_root(lt_txn *t, lt_dataset *base, const attempt *at, const uint64_t *keep, int32_t field_id, bool overwrite,
 		   char **root, lt_error *err)
 {
 	lt_assign_field *f = NULL;
@@ -161,15 +239,36 @@ field_root(lt_dataset *base, const attempt *at, const uint64_t *keep, int32_t fi
 		for (size_t i = 0; rc == LT_OK && i < ad->n_assign; i++)
 		{
 			const added_assign *aa = &ad->assign[i];
+			lt_assign_kind kind = (lt_assign_kind) aa->kind;
 			roaring_bitmap_t *copy = NULL;
 
 			if (aa->field_id != field_id || aa->kind == LT_ASSIGN_NONE)
 				continue;
-			if (aa->kind == LT_ASSIGN_PARTIAL && !(copy = roaring_bitmap_copy(aa->rows)))
+			/* the rows cleared in place since (keyed by the provisional id) */
+			rc = less_cleared(t, ad->frag.id, field_id, ad->frag.physical_rows, &kind, aa->rows, &copy, err);
+			if (rc == LT_OK && copy == NULL && kind == LT_ASSIGN_PARTIAL && !(copy = roaring_bitmap_copy(aa->rows)))
 				rc = lt_nomem(err);
-			else
-				rc = lt_assign_set(f, at->fresh[k]->id, (lt_assign_kind) aa->kind, copy, at->fresh[k]->physical_rows,
-								   err);
+			if (rc == LT_OK)
+				rc = lt_assign_set(f, at->fresh[k]->id, kind, copy, at->fresh[k]->physical_rows, err);
+			changed = true;
+		}
+	}
+	/* the read version's fragments whose rows were cleared in place (gone ones: lt_txn_commit checked) */
+	for (size_t i = 0; rc == LT_OK && i < at->n_frags; i++)
+	{
+		const Lt__Pb__DataFragment *fr = at->frags[i];
+		lt_assign_kind kind;
+		const roaring_bitmap_t *rows = NULL;
+		roaring_bitmap_t *left = NULL;
+
+		if (overwrite || lt_dataset_fragment(t->read, fr->id) == NULL)
+			continue;			/* added by a commit (ours: above), not the read version's */
+		rc = lt_assign_fragment(f, fr->id, fr->physical_rows, &kind, &rows, err);
+		if (rc == LT_OK)
+			rc = less_cleared(t, fr->id, field_id, fr->physical_rows, &kind, rows, &left, err);
+		if (rc == LT_OK && left)
+		{
+			rc = lt_assign_set(f, fr->id, kind, left, fr->physical_rows, err);
 			changed = true;
 		}
 	}
@@ -205,6 +304,35 @@ lt_txn_assignment_config(lt_txn *t, lt_dataset *base, const attempt *at, bool ov
 	}
 	if (n_theirs == 0)
 		goto out;
+	if (at->n_fresh > 0 && base->version != t->read->version)
+	{
+		/*
+		 * Rows we moved carry the state we read: a concurrent commit that changed the state of a
+		 * fragment we delete from (cleared rows in place) would be undone by our copies.
+		 */
+		for (size_t k = 0; rc == LT_OK && k < n_theirs; k++)
+		{
+			lt_assign_field *then = NULL,
+					   *now = NULL;
+
+			rc = lt_assign_load(t->read, theirs[k], &then, err);
+			if (rc == LT_OK)
+				rc = lt_assign_load(base, theirs[k], &now, err);
+			for (size_t i = 0; rc == LT_OK && i < t->n_changes; i++)
+			{
+				const change *c = &t->changes[i];
+
+				if (c->orig && !roaring_bitmap_is_empty(c->ours) && !lt_assign_same_entry(then, now, c->id))
+					rc = lt_error_set(err, LT_ECONFLICT,
+									  "concurrent commit (version %llu of %s) changed the field assignment of fragment %llu, whose rows this transaction moves",
+									  (unsigned long long) base->version, t->name, (unsigned long long) c->id);
+			}
+			lt_assign_free(then);
+			lt_assign_free(now);
+		}
+		if (rc != LT_OK)
+			goto out;
+	}
 	keep = lt_malloc((at->n_frags ? at->n_frags : 1) * sizeof(uint64_t));
 	cfg = lt_calloc(bm->n_config ? bm->n_config : 1, sizeof(*cfg));
 	if (!keep || !cfg)
@@ -223,7 +351,7 @@ lt_txn_assignment_config(lt_txn *t, lt_dataset *base, const attempt *at, bool ov
 		cfg[i] = bm->config[i];
 		if (!lt_assign_config_key(bm->config[i]->key, &id))
 			continue;
-		if ((rc = field_root(base, at, keep, id, overwrite, &root, err)) != LT_OK || !root)
+		if ((rc = field_root(t, base, at, keep, id, overwrite, &root, err)) != LT_OK || !root)
 			continue;
 		e = lt_malloc(sizeof(*e));
 		if (e)

@@ -532,6 +532,49 @@ lower(const attempt *at, lt_key_filter *keys, bool replaced, bool compaction, lt
 }
 
 /*
+ * Rows whose field assignment this transaction clears in place (lt_txn_unassign_rows) must not have been
+ * deleted or moved by a commit since the read version: a moved copy keeps the old state, so the
+ * invalidation would be lost.  (Ours: the journal's deletes come with carried state, lt_txn_assign.c.)
+ */
+static lt_code
+check_cleared(lt_txn *t, lt_dataset *base, lt_error *err)
+{
+	if (base->version == t->read->version)
+		return LT_OK;
+	for (size_t i = 0; i < t->n_log; i++)
+	{
+		const jentry *j = &t->log[i];
+		const Lt__Pb__DataFragment *then,
+				   *now;
+		roaring_bitmap_t *a = NULL,
+				   *b = NULL;
+		bool		clash;
+
+		if (j->kind != J_UNASSIGN || (then = lt_dataset_fragment(t->read, j->frag_id)) == NULL)
+			continue;
+		if ((now = lt_dataset_fragment(base, j->frag_id)) == NULL)
+			return lt_error_set(err, LT_ECONFLICT,
+								"concurrent commit (version %llu of %s) removed fragment %llu, whose field assignment this transaction clears",
+								(unsigned long long) base->version, t->name, (unsigned long long) j->frag_id);
+		LT_TRY(lt_txn_load_dv(base, now, &a, err));
+		if (lt_txn_load_dv(t->read, then, &b, err) != LT_OK)
+		{
+			roaring_bitmap_free(a);
+			return err->code;
+		}
+		roaring_bitmap_andnot_inplace(a, b);
+		clash = roaring_bitmap_intersect(a, j->rows);
+		roaring_bitmap_free(a);
+		roaring_bitmap_free(b);
+		if (clash)
+			return lt_error_set(err, LT_ECONFLICT,
+								"concurrent commit (version %llu of %s) deleted or moved rows of fragment %llu whose field assignment this transaction clears",
+								(unsigned long long) base->version, t->name, (unsigned long long) j->frag_id);
+	}
+	return LT_OK;
+}
+
+/*
  * One attempt on top of base: returns LT_ECONFLICT (err says so) when the manifest's
  * slot was taken, which the caller retries.
  */
@@ -564,19 +607,30 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	Lt__Pb__Manifest__ConfigEntry **cfg = NULL;
 	size_t		n_cfg = 0;
 	bool		cfg_changed = false;
+	bool		config_only = false;	/* field assignment cleared in place, no row changed */
+	Lt__Pb__Transaction__UpdateConfig uc = LT__PB__TRANSACTION__UPDATE_CONFIG__INIT;
+	Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry *ups = NULL;
+	Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry **upp = NULL;
 	lt_code		rc;
 
 	*lost_race = false;
 	LT_TRY(lt_txn_check_writable(base, t->name, err));
 	rc = build_fragments(t, base, &at, &next_row_id, &max_id, err);
+	if (rc == LT_OK)
+		rc = check_cleared(t, base, err);
 	if (rc != LT_OK)
 		goto out;
 	if (at.n_updated == 0 && at.n_removed == 0 && at.n_fresh == 0)
 	{
-		res->op = LT_OP_NONE;
-		goto out;
+		if (!lt_txn_has_unassign(t))
+		{
+			res->op = LT_OP_NONE;
+			goto out;
+		}
+		config_only = true;
+		op = LT_OP_UPDATE_CONFIG;
 	}
-	if ((rc = lower(&at, keys, replaced, t->compaction, &op, err)) != LT_OK)
+	else if ((rc = lower(&at, keys, replaced, t->compaction, &op, err)) != LT_OK)
 		goto out;
 
 	/* the transaction */
@@ -584,7 +638,11 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	tx.has_read_version = true;
 	tx.read_version = base->version;
 	tx.uuid = uuid_text;
-	if (op == LT_OP_APPEND)
+	if (config_only)
+	{
+		/* an UpdateConfig of the changed roots: made below, once they are written */
+	}
+	else if (op == LT_OP_APPEND)
 	{
 		app.n_fragments = at.n_fresh;
 		app.fragments = at.fresh;
@@ -698,6 +756,36 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		m.config = cfg;
 		m.n_config = n_cfg;
 	}
+	if (config_only)
+	{
+		size_t		n = 0;
+
+		if (!cfg_changed)
+		{
+			res->op = LT_OP_NONE;	/* the rows cleared were not assigned */
+			goto out;
+		}
+		ups = lt_calloc(n_cfg ? n_cfg : 1, sizeof(*ups));
+		upp = lt_calloc(n_cfg ? n_cfg : 1, sizeof(*upp));
+		if (!ups || !upp)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+		for (size_t i = 0; i < n_cfg; i++)
+			if (cfg[i] != base->manifest->config[i])
+			{
+				lt__pb__transaction__update_config__upsert_values_entry__init(&ups[n]);
+				ups[n].key = cfg[i]->key;
+				ups[n].value = cfg[i]->value;
+				upp[n] = &ups[n];
+				n++;
+			}
+		uc.n_upsert_values = n;
+		uc.upsert_values = upp;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_UPDATE_CONFIG;
+		tx.update_config = &uc;
+	}
 	rflags = (any_deletion ? LT_FLAG_DELETION_FILES : 0) | (base->stable_row_ids ? LT_FLAG_STABLE_ROW_IDS : 0);
 	wflags = rflags | (m.n_config ? LT_FLAG_TABLE_CONFIG : 0) |
 		(base->manifest->writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) |
@@ -730,6 +818,8 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
 out:
+	lt_free(ups);
+	lt_free(upp);
 	lt_txn_assignment_config_free(cfg, n_cfg, base->manifest);
 	lt_txn_arena_free(&at.a);
 	return rc;

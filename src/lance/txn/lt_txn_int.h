@@ -96,7 +96,8 @@ typedef enum jkind
 	J_DELETE,
 	J_REMOVE,
 	J_KEYS,						/* lt_txn_assert_unique_keys */
-	J_REPLACE					/* lt_txn_replace_all */
+	J_REPLACE,					/* lt_txn_replace_all */
+	J_UNASSIGN					/* lt_txn_unassign_rows: field assignment cleared in place */
 } jkind;
 
 typedef struct jentry
@@ -106,6 +107,7 @@ typedef struct jentry
 	roaring_bitmap_t *rows;		/* J_DELETE */
 	lt_key_filter *keys;		/* J_KEYS (owned) */
 	bool		keep_indexes;	/* J_REPLACE */
+	int32_t		field_id;		/* J_UNASSIGN (rows: the offsets cleared) */
 } jentry;
 
 /* Row id -> the version that created it, for rows this transaction deletes (they may move). */
@@ -178,6 +180,9 @@ struct lt_txn
 	/* own-writes views: the newest first; older ones stay readable until lt_txn_free */
 	bool		view_valid;
 	struct txn_view *views;
+	/* field assignment states derived for the own-writes view (lt_txn_fragment_assignment), freed at the end */
+	roaring_bitmap_t **derived;
+	size_t		n_derived, cap_derived;
 	/* fragments dropped by a rollback: a view taken before may still point at them */
 	added	  **dropped;
 	size_t		n_dropped, cap_dropped;
@@ -250,6 +255,9 @@ lt_code		lt_txn_assignment_config(lt_txn *t, lt_dataset *base, const attempt *at
 void		lt_txn_assignment_config_free(Lt__Pb__Manifest__ConfigEntry **config, size_t n,
 										  const Lt__Pb__Manifest *base);
 void		lt_txn_free_added_assign(added *a);
+void		lt_txn_free_derived(lt_txn *t);
+/* Any J_UNASSIGN in the journal? */
+bool		lt_txn_has_unassign(const lt_txn *t);
 lt_code		lt_txn_retained_indexes(Lt__Pb__IndexSection *sec, Lt__Pb__DataFragment *const *frags, size_t n, arena *a,
 				 Lt__Pb__IndexSection **out, lt_error *err);
 
