@@ -505,6 +505,9 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 	LT_TRY(lt_file_column(f, (uint32_t) lf->column, &cm, err));
 	page = cm->pages[p];
 	nb = (int) page->n_buffer_offsets;
+	/* a page whose offsets and sizes disagree is the whole-page path's to report (page_layout) */
+	if (page->n_buffer_sizes != page->n_buffer_offsets)
+		return LT_OK;
 	for (int i = 0; i < nb; i++)
 		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
 	if (bytes < rd->window_min || nb < 1)
