@@ -1090,6 +1090,7 @@ lt_built_index_clear(lt_built_index *b)
 	lt_free(b->file_sizes);
 	lt_free(b->fragments);
 	lt_free(b->name);
+	lt_free(b->details);
 	memset(b, 0, sizeof(*b));
 }
 

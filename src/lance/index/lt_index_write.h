@@ -73,6 +73,10 @@ typedef struct lt_built_index
 	uint64_t	rows;			/* live rows indexed */
 	uint64_t	entries;		/* btree rows / bitmap keys / zones */
 	uint64_t	bytes;			/* total file bytes */
+	/* kinds this header does not know (vector indexes): the IndexMetadata's details as built */
+	const char *type_url;		/* static; NULL: the kind's */
+	uint8_t    *details;		/* the details message, details_len bytes */
+	size_t		details_len;
 } lt_built_index;
 
 /*
