@@ -50,6 +50,16 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	else
 		ko "san: IVF search under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
 	fi
+	# the IVF_FLAT build (k-means, the files, the commit) under ASan/UBSan, then a search of what it wrote
+	rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/cosine/v.lance" "$TMP/san-build/"
+	if "$ROOT/build/lt-inspect-san" create-index "$TMP/san-build/v.lance" --column vec --kind ivf_flat --num-partitions 8 \
+		--metric cosine >"$TMP/san-build.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/v.lance" --column vec --query "$q" --metric cosine \
+			--nprobes 2 >>"$TMP/san-build.out" 2>&1 && [ "$(grep -c _rowid "$TMP/san-build.out")" -eq 10 ]; then
+		ok "san: building IVF_FLAT and searching it under ASan/UBSan"
+	else
+		ko "san: building IVF_FLAT under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
+	fi
 	# damaged index files: an error naming the file, never a crash
 	for f in "$TMP"/l2/v.lance/_indices/*/*.idx; do
 		cp "$f" "$f.orig"

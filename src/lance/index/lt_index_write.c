@@ -329,7 +329,12 @@ typedef struct build
 static lt_code
 add_file(build *b, const char *name, uint64_t size, lt_error *err)
 {
-	lt_built_index *o = b->out;
+	return lt_built_index_add_file(b->out, name, size, err);
+}
+
+lt_code
+lt_built_index_add_file(lt_built_index *o, const char *name, uint64_t size, lt_error *err)
+{
 	char	  **f = lt_realloc(o->files, (o->n_files + 1) * sizeof(char *));
 	uint64_t   *s;
 

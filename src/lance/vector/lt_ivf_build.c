@@ -278,25 +278,6 @@ assign(ivf_build *b, lt_error *err)
 
 /* ---- files ------------------------------------------------------------------------ */
 
-static lt_code
-add_file(lt_built_index *o, const char *name, uint64_t size, lt_error *err)
-{
-	char	  **f = lt_realloc(o->files, (o->n_files + 1) * sizeof(char *));
-	uint64_t   *s;
-
-	if (f)
-		o->files = f;
-	s = f ? lt_realloc(o->file_sizes, (o->n_files + 1) * sizeof(uint64_t)) : NULL;
-	if (!s)
-		return lt_nomem(err);
-	o->file_sizes = s;
-	if (!(o->files[o->n_files] = lt_strdup(name)))
-		return lt_nomem(err);
-	o->file_sizes[o->n_files++] = size;
-	o->bytes += size;
-	return LT_OK;
-}
-
 static void
 plain_field(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
 			bool nullable)
@@ -346,7 +327,7 @@ finish(ivf_build *b, lt_file_writer *w, const char *name, lt_error *err)
 
 	if (rc == LT_OK)
 	{
-		rc = add_file(b->out, name, wf.size, err);
+		rc = lt_built_index_add_file(b->out, name, wf.size, err);
 		lt_written_file_clear(&wf);
 	}
 	return rc;
