@@ -17,10 +17,12 @@
 
 #include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "commands/progress.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -126,6 +128,21 @@ ivf_option_uint(const char *key, const char *value, uint32 min)
 				 errmsg("lt_fdw: option \"%s\" of an ivf_flat index must be an integer from %u to 1000000, not \"%s\"",
 						key, min, value)));
 	return (uint32) v;
+}
+
+/*
+ * An ivf_flat build's progress in pg_stat_progress_create_index: phase "building index", tuples_done /
+ * tuples_total of the current step (reading, assigning, writing vectors; k-means iterations while
+ * training), and the step (1 read, 2 train, 3 assign, 4 write) in partitions_done of 4.
+ */
+static void
+ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	const int	index[] = {PROGRESS_CREATEIDX_PARTITIONS_TOTAL, PROGRESS_CREATEIDX_PARTITIONS_DONE,
+		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
+	const int64 value[] = {4, (int64) phase, (int64) total, (int64) done};
+
+	pgstat_progress_update_multi_param(4, index, value);
 }
 
 /*
@@ -347,9 +364,18 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
 		vo.name = name;
 		vo.max_memory = bo.max_memory;
+		vo.progress = ivf_progress;
+		if (ivf)
+		{
+			pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, relid);
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_COMMAND, PROGRESS_CREATEIDX_COMMAND_CREATE);
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_PHASE, PROGRESS_CREATEIDX_PHASE_BUILD);
+		}
 		oldtarget = lt_alloc_target(xt->meta_cxt);
 		rc = ivf ? lt_ivf_build(e->ds, field, &vo, p->built, &err) : lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
+		if (ivf)
+			pgstat_progress_end_command();
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
 			ereport(ERROR,

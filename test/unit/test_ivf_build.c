@@ -3,7 +3,7 @@
  * NULL every 40th row, 266 live rows of which 7 NULL): the segment it writes reads back through
  * lt_ivf.h (IVF_FLAT, the metric, every live non-NULL vector once, in the partition of its nearest
  * centroid); probing every partition ranks as exact kNN does; the same seed gives the same
- * centroids; cosine stores unit vectors; bad options, an unfit column and a cancel are errors that
+ * centroids; cosine stores unit vectors; every phase reports progress; bad options, an unfit column and a cancel are errors that
  * leave no file behind.
  */
 #include <math.h>
@@ -68,6 +68,27 @@ always_interrupted(void)
 	return true;
 }
 
+/* progress reports seen: per phase the count and the last (done, total) */
+static struct
+{
+	int			calls;
+	uint64_t	done,
+				total;
+} seen[5];
+
+static void
+record_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	(void) arg;
+	CHECK(phase >= LT_IVF_PHASE_READ && phase <= LT_IVF_PHASE_WRITE);
+	if (phase < LT_IVF_PHASE_READ || phase > LT_IVF_PHASE_WRITE)
+		return;
+	CHECK(done <= total);
+	seen[phase].calls++;
+	seen[phase].done = done;
+	seen[phase].total = total;
+}
+
 /* The segment b wrote, with its storage. */
 static lt_ivf *
 open_built(lt_dataset *ds, const lt_built_index *b)
@@ -96,8 +117,19 @@ TEST(build_l2)
 		return;
 	vec = lt_schema_find_name(ds->schema, "vec");
 	o.num_partitions = 3;
+	o.progress = record_progress;
 	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
 	CHECK_EQ_INT(b.rows, 259);
+	/* every phase reported; reading ends at the vectors read of the 300 rows, writing at all 259 */
+	for (int ph = LT_IVF_PHASE_READ; ph <= LT_IVF_PHASE_WRITE; ph++)
+		CHECK(seen[ph].calls > 0);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_READ].total, 300);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_READ].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_TRAIN].total, LT_IVF_BUILD_MAX_ITERS);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_ASSIGN].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_WRITE].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_WRITE].total, 259);
+	o.progress = NULL;
 	CHECK_EQ_INT(b.n_files, 2);
 	CHECK_EQ_INT(b.index_version, 1);
 	CHECK(b.type_url && strcmp(b.type_url, "/lance.index.pb.VectorIndexDetails") == 0);

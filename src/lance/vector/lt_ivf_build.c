@@ -46,7 +46,16 @@ typedef struct ivf_build
 	uint32_t   *assign;			/* partition of each gathered vector */
 	char	   *dir;
 	lt_built_index *out;
+	const lt_ivf_build_options *opts;
+	uint64_t	total_rows;		/* rows of the version (the read phase's total) */
 } ivf_build;
+
+static void
+progress(const ivf_build *b, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	if (b->opts->progress)
+		b->opts->progress(b->opts->progress_arg, phase, done, total);
+}
 
 const char *
 lt_ivf_build_unfit(const lt_field *column)
@@ -102,6 +111,9 @@ gather(ivf_build *b, lt_error *err)
 	lt_code		rc = LT_OK;
 
 	LT_TRY(lt_array_new(b->column, &b->vecs, err));
+	for (size_t f = 0; f < ds->n_fragments; f++)
+		b->total_rows += ds->fragments[f]->physical_rows;
+	progress(b, LT_IVF_PHASE_READ, 0, b->total_rows);
 	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
 	{
 		lt_scan_options so = {0};
@@ -132,6 +144,7 @@ gather(ivf_build *b, lt_error *err)
 								  b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
 			if (rc == LT_OK)
 				rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+			progress(b, LT_IVF_PHASE_READ, (uint64_t) b->n, b->total_rows);
 		}
 		lt_fragment_scanner_free(sc);
 	}
@@ -218,6 +231,7 @@ train(ivf_build *b, lt_error *err)
 
 		if ((rc = lt_check_interrupt(err, "building an IVF_FLAT index")) != LT_OK)
 			goto done;
+		progress(b, LT_IVF_PHASE_TRAIN, it, b->max_iters);
 		memset(sums, 0, (size_t) b->k * b->dim * sizeof(double));
 		memset(counts, 0, (size_t) b->k * sizeof(uint64_t));
 		for (int64_t i = 0; i < m; i++)
@@ -271,8 +285,12 @@ assign(ivf_build *b, lt_error *err)
 		b->assign[i] = nearest(b, vec_at(b, i), &d);
 		b->loss += d;
 		if ((i & 0xffff) == 0xffff)
+		{
 			LT_TRY(lt_check_interrupt(err, "building an IVF_FLAT index"));
+			progress(b, LT_IVF_PHASE_ASSIGN, (uint64_t) i, (uint64_t) b->n);
+		}
 	}
+	progress(b, LT_IVF_PHASE_ASSIGN, (uint64_t) b->n, (uint64_t) b->n);
 	return LT_OK;
 }
 
@@ -421,6 +439,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 			rc = lt_file_writer_write(w, cols, n, err);
 		if (rc == LT_OK)
 			rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+		progress(b, LT_IVF_PHASE_WRITE, (uint64_t) (at + n), (uint64_t) b->n);
 	}
 	if (rc != LT_OK)
 		goto done;
@@ -605,6 +624,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.rng = opts->seed ? opts->seed : LT_IVF_BUILD_SEED;
 	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
 	b.out = out;
+	b.opts = opts;
 	lt_uuid_v4(out->uuid, out->uuid_text);
 	out->name = opts->name ? lt_strdup(opts->name) : lt_asprintf("%s_idx", column->name);
 	out->field_id = column->id;

@@ -38,6 +38,17 @@
 #define LT_IVF_BUILD_SAMPLE_RATE	256
 #define LT_IVF_BUILD_SEED			42
 
+/* The build's phases, for progress reporting */
+typedef enum lt_ivf_build_phase
+{
+	LT_IVF_PHASE_READ = 1,		/* done: vectors read; total: rows of the version */
+	LT_IVF_PHASE_TRAIN,			/* done: k-means iterations; total: max_iters */
+	LT_IVF_PHASE_ASSIGN,		/* done / total: vectors */
+	LT_IVF_PHASE_WRITE			/* done / total: vectors */
+} lt_ivf_build_phase;
+
+typedef void (*lt_ivf_progress_fn) (void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total);
+
 typedef struct lt_ivf_build_options
 {
 	const char *name;			/* NULL: "<column>_idx" */
@@ -47,6 +58,8 @@ typedef struct lt_ivf_build_options
 	uint32_t	max_iters;		/* 0: LT_IVF_BUILD_MAX_ITERS */
 	uint64_t	seed;			/* 0: LT_IVF_BUILD_SEED */
 	uint64_t	max_memory;		/* 0: 1 GiB */
+	lt_ivf_progress_fn progress;	/* NULL: none; called at each phase and between batches / iterations */
+	void	   *progress_arg;
 } lt_ivf_build_options;
 
 /* Why column cannot carry an IVF_FLAT index (a static message), or NULL. */
