@@ -625,30 +625,9 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
 	b.out = out;
 	b.opts = opts;
-	lt_uuid_v4(out->uuid, out->uuid_text);
-	out->name = opts->name ? lt_strdup(opts->name) : lt_asprintf("%s_idx", column->name);
-	out->field_id = column->id;
 	out->kind = LT_INDEX_UNKNOWN;
 	out->index_version = 1;
-	out->dataset_version = ds->version;
-	if (ds->n_fragments > 0 && !(out->fragments = lt_malloc(ds->n_fragments * sizeof(uint32_t))))
-		rc = lt_nomem(err);
-	for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
-	{
-		if (ds->fragments[i]->id > UINT32_MAX)
-			rc = lt_error_set(err, LT_EUNSUPPORTED, "fragment id %llu does not fit an index's fragment bitmap",
-							  (unsigned long long) ds->fragments[i]->id);
-		else
-			out->fragments[out->n_fragments++] = (uint32_t) ds->fragments[i]->id;
-	}
-	{
-		char	   *rel = lt_asprintf("_indices/%s/", out->uuid_text);
-
-		b.dir = rel ? lt_dataset_path(ds, rel) : NULL;
-		lt_free(rel);
-	}
-	if (rc == LT_OK && (!out->name || !b.dir))
-		rc = lt_nomem(err);
+	rc = lt_built_index_begin(ds, column, opts->name, out, &b.dir, err);
 	if (rc == LT_OK)
 		rc = gather(&b, err);
 	if (rc == LT_OK)
