@@ -271,3 +271,13 @@ AS 'MODULE_PATHNAME', 'lt_track_assignment'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION lt_track_assignment(regclass, text, text) IS
   'starts tracking the assignment of a field (initial: ''assigned'' or ''unassigned''), committed with the transaction (needs the table''s owner)';
+-- issue 16: vector index building — lt_create_index with options (kind ivf_flat: num_partitions, metric,
+-- sample_rate, max_iters as "key=value, ..."), the same function as the four-argument form
+CREATE FUNCTION lt_create_index(target regclass, column_name text, kind text, name text, options text,
+                                OUT index_name text, OUT index_kind text, OUT built_on_version bigint,
+                                OUT rows_indexed bigint, OUT bytes bigint)
+RETURNS record
+AS 'MODULE_PATHNAME', 'lt_create_index'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_create_index(regclass, text, text, text, text) IS
+  'builds an index with options (ivf_flat: ''num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I''), committed with the transaction (needs the table''s owner)';

@@ -155,6 +155,13 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'tags', 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'tags', 'zonemap')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', NULL, 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', '')$$);
+-- ivf_flat (issue 16): options are for vector indexes, known keys and metrics, a vector column
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', NULL, 'num_partitions=4')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'partitions=4')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=hamming')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions=0')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_pinned', 'id', 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_heap', 'id', 'btree')$$);
 -- a name taken by an index of another column

@@ -8,7 +8,8 @@
  *                          inexact) plus a filtered scan of the fragments it does not cover;
  *                          --no-index scans every fragment with the filter instead (the same answer)
  *   create-index DIR --column C --kind K [--name N] [--read-version V]
- *                          build an index (lt_index_write.h) and commit it as a CreateIndex
+ *                          build an index (lt_index_write.h; ivf_flat: lt_ivf_build.h, with
+ *                          --num-partitions, --metric, --sample-rate, --max-iters) and commit it as a CreateIndex
  *   index-file FILE [--bits]  one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
  *                          as row addresses; --bits: float values as their bits) and its global buffers
  */
@@ -23,6 +24,7 @@
 #include "index/lt_index.h"
 #include "index/lt_index_file.h"
 #include "index/lt_index_write.h"
+#include "vector/lt_ivf_build.h"
 #include "txn/lt_txn_index.h"
 #include "io/lt_store_s3.h"
 #include <time.h>
@@ -594,6 +596,8 @@ cmd_create_index(int argc, char **argv)
 {
 	const char *dir = argv[1], *column = NULL, *kind = NULL, *name = NULL;
 	uint64_t	read_version = 0, max_mb = 0;
+	lt_ivf_build_options vo = {0};
+	bool		ivf;
 	lt_store   *store;
 	lt_dataset *ds;
 	lt_version_spec spec = {0};
@@ -618,12 +622,21 @@ cmd_create_index(int argc, char **argv)
 			read_version = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-memory-mb") == 0 && i + 1 < argc)
 			max_mb = strtoull(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--num-partitions") == 0 && i + 1 < argc)
+			vo.num_partitions = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc)
+			vo.metric = argv[++i];
+		else if (strcmp(argv[i], "--sample-rate") == 0 && i + 1 < argc)
+			vo.sample_rate = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--max-iters") == 0 && i + 1 < argc)
+			vo.max_iters = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else
 			column = kind = NULL, i = argc;
 	}
 	if (!column || !kind)
 	{
-		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap [--name N] [--read-version V] [--max-memory-mb M]\n");
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat [--name N] [--read-version V] [--max-memory-mb M]\n"
+				"       ivf_flat: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n");
 		return 2;
 	}
 	if (lt_store_open_location(dir, &store, &err) != LT_OK)
@@ -637,18 +650,21 @@ cmd_create_index(int argc, char **argv)
 	bo.kind = lt_index_kind_from_name(kind);
 	bo.name = name;
 	bo.max_memory = max_mb << 20;
+	ivf = strcmp(kind, "ivf_flat") == 0;
+	vo.name = name;
+	vo.max_memory = max_mb << 20;
 	if (!(f = lt_schema_find_name(ds->schema, column)))
 	{
 		fprintf(stderr, "lt-inspect: no column \"%s\"\n", column);
 		rc = 1;
 	}
-	else if (bo.kind == LT_INDEX_UNKNOWN)
+	else if (bo.kind == LT_INDEX_UNKNOWN && !ivf)
 	{
 		fprintf(stderr, "lt-inspect: unknown index kind \"%s\"\n", kind);
 		rc = 2;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (rc == 0 && lt_index_build(ds, f, &bo, &b, &err) != LT_OK)
+	if (rc == 0 && (ivf ? lt_ivf_build(ds, f, &vo, &b, &err) : lt_index_build(ds, f, &bo, &b, &err)) != LT_OK)
 		rc = fail(&err);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rc == 0)
@@ -666,7 +682,7 @@ cmd_create_index(int argc, char **argv)
 			str(b.name);
 			printf(",\"uuid\":\"%s\",\"kind\":\"%s\",\"version\":%" PRIu64 ",\"attempts\":%d,\"rows\":%" PRIu64
 				   ",\"entries\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"build_ms\":%.1f,\"commit_ms\":%.1f,\"files\":[",
-				   b.uuid_text, lt_index_kind_name(b.kind), res.version, res.attempts, b.rows, b.entries, b.bytes,
+				   b.uuid_text, ivf ? "ivf_flat" : lt_index_kind_name(b.kind), res.version, res.attempts, b.rows, b.entries, b.bytes,
 				   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
 				   (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
 			for (size_t i = 0; i < b.n_files; i++)

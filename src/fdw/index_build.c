@@ -1,6 +1,7 @@
 /*
- * index_build.c — lt_create_index(target, column_name, kind, name): a scalar index built from SQL and
- * committed with the Postgres transaction.
+ * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
+ * IVF_FLAT vector index (kind ivf_flat, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R,
+ * max_iters=I"), built from SQL and committed with the Postgres transaction.
  *
  * The call builds the index at once, on the version the statement reads (the snapshot rules of
  * dataset.c; a later index of the same table in the transaction on the version of the first), and
@@ -16,10 +17,12 @@
 
 #include "access/xact.h"
 #include "catalog/pg_class.h"
+#include "commands/progress.h"
 #include "fmgr.h"
 #include "foreign/foreign.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "pgstat.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -32,6 +35,7 @@
 #include "xact.h"
 #include "index/lt_index_write.h"
 #include "txn/lt_txn_index.h"
+#include "vector/lt_ivf_build.h"
 
 PG_FUNCTION_INFO_V1(lt_create_index);
 
@@ -110,6 +114,86 @@ lt_index_build_commit(LtXactTable *xt)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
+static uint32
+ivf_option_uint(const char *key, const char *value, uint32 min)
+{
+	char	   *end;
+	long long	v;
+
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if (errno || end == value || *end || v < min || v > 1000000)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: option \"%s\" of an ivf_flat index must be an integer from %u to 1000000, not \"%s\"",
+						key, min, value)));
+	return (uint32) v;
+}
+
+/*
+ * An ivf_flat build's progress in pg_stat_progress_create_index: phase "building index", tuples_done /
+ * tuples_total of the current step (reading, assigning, writing vectors; k-means iterations while
+ * training), and the step (1 read, 2 train, 3 assign, 4 write) in partitions_done of 4.
+ */
+static void
+ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	const int	index[] = {PROGRESS_CREATEIDX_PARTITIONS_TOTAL, PROGRESS_CREATEIDX_PARTITIONS_DONE,
+		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
+	const int64 value[] = {4, (int64) phase, (int64) total, (int64) done};
+
+	pgstat_progress_update_multi_param(4, index, value);
+}
+
+/*
+ * The options of an ivf_flat index: "key=value" pairs separated by commas or spaces (num_partitions,
+ * metric, sample_rate, max_iters).
+ */
+static void
+parse_ivf_options(char *text, lt_ivf_build_options *vo)
+{
+	char	   *save = NULL;
+
+	for (char *tok = strtok_r(text, ", \t\n", &save); tok; tok = strtok_r(NULL, ", \t\n", &save))
+	{
+		char	   *eq = strchr(tok, '=');
+		char	   *key = tok;
+
+		if (!eq || eq == tok || eq[1] == '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
+					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters.")));
+		*eq = '\0';
+		for (char *c = key; *c; c++)
+			*c = pg_tolower((unsigned char) *c);
+		if (strcmp(key, "num_partitions") == 0)
+			vo->num_partitions = ivf_option_uint(key, eq + 1, 1);
+		else if (strcmp(key, "sample_rate") == 0)
+			vo->sample_rate = ivf_option_uint(key, eq + 1, 1);
+		else if (strcmp(key, "max_iters") == 0)
+			vo->max_iters = ivf_option_uint(key, eq + 1, 1);
+		else if (strcmp(key, "metric") == 0 || strcmp(key, "distance_type") == 0)
+		{
+			char	   *m = eq + 1;
+
+			for (char *c = m; *c; c++)
+				*c = pg_tolower((unsigned char) *c);
+			if (strcmp(m, "l2") != 0 && strcmp(m, "cosine") != 0 && strcmp(m, "dot") != 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("lt_fdw: unknown metric \"%s\" for an ivf_flat index", m),
+						 errhint("The metrics are l2, cosine and dot.")));
+			vo->metric = m;
+		}
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: unknown option \"%s\" of an ivf_flat index", key),
+					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters.")));
+	}
+}
+
 Datum
 lt_create_index(PG_FUNCTION_ARGS)
 {
@@ -126,6 +210,9 @@ lt_create_index(PG_FUNCTION_ARGS)
 	const lt_field *field;
 	const char *why;
 	lt_index_build_options bo = {0};
+	lt_ivf_build_options vo = {0};
+	bool		ivf;
+	char	   *options = NULL;
 	LtXactTable *xt;
 	LtPendingIndex *p;
 	MemoryContext old,
@@ -145,6 +232,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 	kindname = text_to_cstring(PG_GETARG_TEXT_PP(2));
 	if (!PG_ARGISNULL(3))
 		name = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+		options = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_create_index must return a record");
 
@@ -169,11 +258,19 @@ lt_create_index(PG_FUNCTION_ARGS)
 	for (char *c = kindname; *c; c++)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
-	if (kind == LT_INDEX_UNKNOWN)
+	ivf = strcmp(kindname, "ivf_flat") == 0;
+	if (kind == LT_INDEX_UNKNOWN && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list and zonemap.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap and ivf_flat.")));
+	if (options && !ivf)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: a %s index takes no options", kindname),
+				 errhint("Options are for vector indexes (ivf_flat).")));
+	if (options)
+		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_NAME),
@@ -210,11 +307,11 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: cannot create an index on column \"%s\" of foreign table \"%s\": it is a %s column",
 							colname, relname, lt_blob_form_name(field->blob)),
 					 errdetail("Dataset %s stores \"%s\" out of line; nothing was written.", opts.uri, fieldname)));
-		if ((why = lt_index_kind_unfit(e->ds, kind, field)))
+		if ((why = ivf ? lt_ivf_build_unfit(field) : lt_index_kind_unfit(e->ds, kind, field)))
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("lt_fdw: cannot create a %s index on column \"%s\" of foreign table \"%s\": %s",
-							kindname, colname, relname, why),
+					 errmsg("lt_fdw: cannot create %s %s index on column \"%s\" of foreign table \"%s\": %s",
+							ivf ? "an" : "a", kindname, colname, relname, why),
 					 errdetail("Dataset %s, version " UINT64_FORMAT ", field \"%s\" of type %s.", opts.uri,
 							   e->version, fieldname, field->logical_type)));
 		if (!name)
@@ -266,9 +363,20 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.kind = kind;
 		bo.name = name;
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
+		vo.name = name;
+		vo.max_memory = bo.max_memory;
+		vo.progress = ivf_progress;
+		if (ivf)
+		{
+			pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, relid);
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_COMMAND, PROGRESS_CREATEIDX_COMMAND_CREATE);
+			pgstat_progress_update_param(PROGRESS_CREATEIDX_PHASE, PROGRESS_CREATEIDX_PHASE_BUILD);
+		}
 		oldtarget = lt_alloc_target(xt->meta_cxt);
-		rc = lt_index_build(e->ds, field, &bo, p->built, &err);
+		rc = ivf ? lt_ivf_build(e->ds, field, &vo, p->built, &err) : lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
+		if (ivf)
+			pgstat_progress_end_command();
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
 			ereport(ERROR,
@@ -276,8 +384,15 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: %s", err.msg),
 					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
 							   e->version),
-					 errhint("The sort of a %s index is bounded by maintenance_work_mem (%d kB); raise it.", kindname,
+					 errhint(ivf ? "An ivf_flat build holds every vector, bounded by maintenance_work_mem (%d kB); raise it." :
+							 "The sort of the index is bounded by maintenance_work_mem (%d kB); raise it.",
 							 maintenance_work_mem)));
+		if (rc == LT_EINVALID && ivf)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: %s", err.msg),
+					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
+							   e->version)));
 		if (rc != LT_OK)
 			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
 		old = MemoryContextSwitchTo(xt->meta_cxt);
@@ -291,7 +406,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	values[0] = CStringGetTextDatum(p->built->name);
-	values[1] = CStringGetTextDatum(lt_index_kind_name(kind));
+	values[1] = CStringGetTextDatum(ivf ? "ivf_flat" : lt_index_kind_name(kind));
 	values[2] = Int64GetDatum((int64) p->version);
 	values[3] = Int64GetDatum((int64) p->built->rows);
 	values[4] = Int64GetDatum((int64) p->built->bytes);

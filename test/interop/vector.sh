@@ -14,6 +14,11 @@
 # copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
 # lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against
 # the engine's vectorSearch with the same settings; EXPLAIN naming the index.
+# Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
+# metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
+# in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
+# lt_fdw's search and SQL ANN over it equal the engine's / lt_fdw's exact answer, Lance 12 searches it, two builds
+# are byte-identical, and the engine appends and optimizes on top.
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
 
@@ -30,6 +35,14 @@ else
 fi
 grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
 
+# IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
+if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/build.log" 2>&1; then
+	ok "ivf_flat build: the engine lists and searches lt_fdw's index, Lance 12 too, appends and optimizes on top ($(tail -n 1 "$TMP/build.log"))"
+else
+	ko "ivf_flat build: the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/build.log" | tail -n 20)"
+fi
+grep -E '^(l2|cosine|dot):' "$TMP/build.log" | sed 's/^/     /'
+
 # the index reader under ASan/UBSan, one query through the index and one exact
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	q=$(seq -s, 1 16)
@@ -40,6 +53,16 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ok "san: IVF_FLAT / IVF_PQ (8- and 4-bit) search and exact search under ASan/UBSan"
 	else
 		ko "san: IVF search under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
+	fi
+	# the IVF_FLAT build (k-means, the files, the commit) under ASan/UBSan, then a search of what it wrote
+	rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/cosine/v.lance" "$TMP/san-build/"
+	if "$ROOT/build/lt-inspect-san" create-index "$TMP/san-build/v.lance" --column vec --kind ivf_flat --num-partitions 8 \
+		--metric cosine >"$TMP/san-build.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/v.lance" --column vec --query "$q" --metric cosine \
+			--nprobes 2 >>"$TMP/san-build.out" 2>&1 && [ "$(grep -c _rowid "$TMP/san-build.out")" -eq 10 ]; then
+		ok "san: building IVF_FLAT and searching it under ASan/UBSan"
+	else
+		ko "san: building IVF_FLAT under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
 	fi
 	# damaged index files: an error naming the file, never a crash
 	for ds in v pq8; do
@@ -100,6 +123,11 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
 	fi
 	mv "$f.orig" "$f"
+	if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlbuild.log" 2>&1; then
+		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
+	else
+		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
+	fi
 else
 	ko "sql: the test cluster did not start"
 fi

@@ -329,7 +329,12 @@ typedef struct build
 static lt_code
 add_file(build *b, const char *name, uint64_t size, lt_error *err)
 {
-	lt_built_index *o = b->out;
+	return lt_built_index_add_file(b->out, name, size, err);
+}
+
+lt_code
+lt_built_index_add_file(lt_built_index *o, const char *name, uint64_t size, lt_error *err)
+{
 	char	  **f = lt_realloc(o->files, (o->n_files + 1) * sizeof(char *));
 	uint64_t   *s;
 
@@ -1090,6 +1095,7 @@ lt_built_index_clear(lt_built_index *b)
 	lt_free(b->file_sizes);
 	lt_free(b->fragments);
 	lt_free(b->name);
+	lt_free(b->details);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -1106,6 +1112,34 @@ lt_built_index_remove(lt_dataset *ds, const lt_built_index *b)
 		lt_free(rel);
 		lt_free(path);
 	}
+}
+
+lt_code
+lt_built_index_begin(lt_dataset *ds, const lt_field *column, const char *name, lt_built_index *out, char **dir,
+					 lt_error *err)
+{
+	char	   *rel;
+
+	*dir = NULL;
+	lt_uuid_v4(out->uuid, out->uuid_text);
+	out->name = name ? lt_strdup(name) : lt_asprintf("%s_idx", column->name);
+	out->field_id = column->id;
+	out->dataset_version = ds->version;
+	if (!out->name)
+		return lt_nomem(err);
+	if (ds->n_fragments > 0 && !(out->fragments = lt_malloc(ds->n_fragments * sizeof(uint32_t))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		if (ds->fragments[i]->id > UINT32_MAX)
+			return lt_error_set(err, LT_EUNSUPPORTED, "fragment id %llu does not fit an index's fragment bitmap",
+								(unsigned long long) ds->fragments[i]->id);
+		out->fragments[out->n_fragments++] = (uint32_t) ds->fragments[i]->id;
+	}
+	rel = lt_asprintf("_indices/%s/", out->uuid_text);
+	*dir = rel ? lt_dataset_path(ds, rel) : NULL;
+	lt_free(rel);
+	return *dir ? LT_OK : lt_nomem(err);
 }
 
 lt_code
@@ -1126,30 +1160,9 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
 	b.opts = opts;
 	b.out = out;
-	lt_uuid_v4(out->uuid, out->uuid_text);
-	out->name = opts->name ? lt_strdup(opts->name) : lt_asprintf("%s_idx", column->name);
-	out->field_id = column->id;
 	out->kind = opts->kind;
 	out->index_version = opts->kind == LT_INDEX_LABEL_LIST ? 1 : 0;
-	out->dataset_version = ds->version;
-	if (ds->n_fragments > 0 && !(out->fragments = lt_malloc(ds->n_fragments * sizeof(uint32_t))))
-		rc = lt_nomem(err);
-	for (size_t i = 0; rc == LT_OK && i < ds->n_fragments; i++)
-	{
-		if (ds->fragments[i]->id > UINT32_MAX)
-			rc = lt_error_set(err, LT_EUNSUPPORTED, "fragment id %llu does not fit an index's fragment bitmap",
-							  (unsigned long long) ds->fragments[i]->id);
-		else
-			out->fragments[out->n_fragments++] = (uint32_t) ds->fragments[i]->id;
-	}
-	{
-		char	   *rel = lt_asprintf("_indices/%s/", out->uuid_text);
-
-		b.dir = rel ? lt_dataset_path(ds, rel) : NULL;
-		lt_free(rel);
-	}
-	if (rc == LT_OK && (!out->name || !b.dir))
-		rc = lt_nomem(err);
+	rc = lt_built_index_begin(ds, column, opts->name, out, &b.dir, err);
 	if (rc == LT_OK && opts->kind == LT_INDEX_ZONEMAP)
 		rc = write_zonemap(&b, err);
 	else if (rc == LT_OK)

@@ -73,6 +73,10 @@ typedef struct lt_built_index
 	uint64_t	rows;			/* live rows indexed */
 	uint64_t	entries;		/* btree rows / bitmap keys / zones */
 	uint64_t	bytes;			/* total file bytes */
+	/* kinds this header does not know (vector indexes): the IndexMetadata's details as built */
+	const char *type_url;		/* static; NULL: the kind's */
+	uint8_t    *details;		/* the details message, details_len bytes */
+	size_t		details_len;
 } lt_built_index;
 
 /*
@@ -84,6 +88,15 @@ typedef struct lt_built_index
 lt_code		lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_options *opts,
 						   lt_built_index *out, lt_error *err);
 void		lt_built_index_clear(lt_built_index *b);
+/*
+ * Start a segment on column of ds (any builder): a new uuid, the name (NULL: "<column>_idx"), the field,
+ * the read version and its fragments in b; *dir gets the segment's directory "<prefix>_indices/<uuid>/"
+ * (the caller frees it).
+ */
+lt_code		lt_built_index_begin(lt_dataset *ds, const lt_field *column, const char *name, lt_built_index *b,
+								 char **dir, lt_error *err);
+/* Record a file written to the index's directory (its name and size) in b. */
+lt_code		lt_built_index_add_file(lt_built_index *b, const char *name, uint64_t size, lt_error *err);
 /* Remove a built index's files (an index that will not be committed). */
 void		lt_built_index_remove(lt_dataset *ds, const lt_built_index *b);
 

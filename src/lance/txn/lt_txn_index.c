@@ -125,7 +125,13 @@ make_meta(int n, const lt_built_index *const *built, new_meta *nm, lt_error *err
 		m->fragment_bitmap.data = nm->bitmaps[i];
 		m->fragment_bitmap.len = len;
 		lt__pb__pb_any__init(&nm->details[i]);
-		nm->details[i].type_url = (char *) type_url(b->kind);
+		nm->details[i].type_url = (char *) (b->type_url ? b->type_url : type_url(b->kind));
+		if (b->details_len)
+		{
+			nm->details[i].has_value = true;
+			nm->details[i].value.data = b->details;
+			nm->details[i].value.len = b->details_len;
+		}
 		m->index_details = &nm->details[i];
 		m->has_index_version = true;
 		m->index_version = b->index_version;

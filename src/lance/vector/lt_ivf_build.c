@@ -1,0 +1,668 @@
+/*
+ * lt_ivf_build.c — IVF_FLAT index building (lt_ivf_build.h): k-means, partition assignment, the two
+ * index files and the IndexMetadata details.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* qsort_r */
+#endif
+#include "vector/lt_ivf_build.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "file/lt_writer.h"
+#include "proto/lt_table.pb-c.h"
+#include "proto/lt_vector.pb-c.h"
+#include "table/lt_scan.h"
+#include "util/lt_alloc.h"
+#include "util/lt_random.h"
+
+#define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
+/* Lloyd iterations stop once the loss improves by less than this fraction */
+#define KMEANS_TOLERANCE 1e-4
+/* auxiliary rows written per call (the writer pages them itself) */
+#define ROWS_PER_WRITE 8192
+
+typedef struct ivf_build
+{
+	lt_dataset *ds;
+	const lt_field *column;
+	lt_vmetric	route;			/* assignment metric: L2, or NEG_DOT for dot */
+	const char *metric;
+	uint32_t	dim;
+	uint32_t	k;
+	uint32_t	sample_rate;
+	uint32_t	max_iters;
+	uint64_t	rng;
+	uint64_t	max_memory;
+	lt_array   *vecs;			/* the gathered vectors (a fixed_size_list array) */
+	uint64_t   *ids;
+	int64_t		n;
+	float	   *centroids;		/* k * dim */
+	double		loss;
+	uint32_t   *assign;			/* partition of each gathered vector */
+	char	   *dir;
+	lt_built_index *out;
+	const lt_ivf_build_options *opts;
+	uint64_t	total_rows;		/* rows of the version (the read phase's total) */
+} ivf_build;
+
+static void
+progress(const ivf_build *b, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	if (b->opts->progress)
+		b->opts->progress(b->opts->progress_arg, phase, done, total);
+}
+
+const char *
+lt_ivf_build_unfit(const lt_field *column)
+{
+	if (column->type != LT_TYPE_FIXED_LIST || column->n_children != 1 || column->fixed_size <= 0)
+		return "an IVF_FLAT index needs a fixed_size_list column";
+	if (column->children[0]->type != LT_TYPE_FLOAT32)
+		return "only fixed_size_list<float32, N> vectors are indexed (not float16 or float64 elements)";
+	return NULL;
+}
+
+/* splitmix64: a small, seedable generator (the build must repeat itself given the seed) */
+static uint64_t
+next_random(ivf_build *b)
+{
+	uint64_t	z = (b->rng += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+static inline const float *
+vec_at(const ivf_build *b, int64_t i)
+{
+	return (const float *) b->vecs->children[0]->values + (size_t) i * b->dim;
+}
+
+static lt_code
+push_id(ivf_build *b, uint64_t id, int64_t *cap, lt_error *err)
+{
+	if (b->n == *cap)
+	{
+		int64_t		c = *cap ? *cap * 2 : 4096;
+		uint64_t   *p = lt_realloc(b->ids, (size_t) c * sizeof(uint64_t));
+
+		if (!p)
+			return lt_nomem(err);
+		b->ids = p;
+		*cap = c;
+	}
+	b->ids[b->n++] = id;
+	return LT_OK;
+}
+
+/* Every live, non-NULL vector of the column with its row id (row address without stable row ids). */
+static lt_code
+gather(ivf_build *b, lt_error *err)
+{
+	lt_dataset *ds = b->ds;
+	const lt_field *fields[1] = {b->column};
+	int64_t		cap = 0;
+	lt_code		rc = LT_OK;
+
+	LT_TRY(lt_array_new(b->column, &b->vecs, err));
+	for (size_t f = 0; f < ds->n_fragments; f++)
+		b->total_rows += ds->fragments[f]->physical_rows;
+	progress(b, LT_IVF_PHASE_READ, 0, b->total_rows);
+	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
+	{
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc;
+		lt_batch   *bt;
+
+		so.n_fields = 1;
+		so.fields = fields;
+		so.want_row_ids = ds->stable_row_ids;
+		if ((rc = lt_fragment_scanner_open(ds, ds->fragments[f], &so, &sc, err)) != LT_OK)
+			break;
+		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &bt, err)) == LT_OK && bt)
+		{
+			const lt_array *col = bt->columns[0];
+			const uint64_t *ids = bt->row_ids ? bt->row_ids : bt->row_addrs;
+
+			for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
+			{
+				if (!lt_array_is_valid(col, r))
+					continue;	/* Lance leaves NULL vectors out of the index */
+				rc = lt_array_append_slice(b->vecs, col, r, 1, err);
+				if (rc == LT_OK)
+					rc = push_id(b, ids[r], &cap, err);
+			}
+			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16) > b->max_memory)
+				rc = lt_error_set(err, LT_ENOMEM,
+								  "building an IVF_FLAT index on column \"%s\" needs more than %llu MB of memory (over %lld vectors read so far)",
+								  b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
+			if (rc == LT_OK)
+				rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+			progress(b, LT_IVF_PHASE_READ, (uint64_t) b->n, b->total_rows);
+		}
+		lt_fragment_scanner_free(sc);
+	}
+	if (rc != LT_OK)
+		return rc;
+	/* a NULL element makes the vector unusable: as NaN it would poison the centroids */
+	if (b->vecs->children[0]->null_count > 0)
+		return lt_error_set(err, LT_EUNSUPPORTED, "column \"%s\" has vectors with NULL elements", b->column->name);
+	if (strcmp(b->metric, "cosine") == 0)
+	{
+		float	   *v = (float *) b->vecs->children[0]->values;
+
+		for (int64_t i = 0; i < b->n; i++, v += b->dim)
+		{
+			double		norm = 0;
+
+			for (uint32_t d = 0; d < b->dim; d++)
+				norm += (double) v[d] * v[d];
+			norm = sqrt(norm);
+			if (norm > 0)
+				for (uint32_t d = 0; d < b->dim; d++)
+					v[d] = (float) (v[d] / norm);
+		}
+	}
+	return LT_OK;
+}
+
+static uint32_t
+nearest(const ivf_build *b, const float *v, double *dist)
+{
+	uint32_t	best = 0;
+	double		bd = DBL_MAX;
+
+	for (uint32_t c = 0; c < b->k; c++)
+	{
+		double		d = lt_vdist_f32(b->route, b->centroids + (size_t) c * b->dim, v, b->dim);
+
+		if (d < bd)
+		{
+			bd = d;
+			best = c;
+		}
+	}
+	if (dist)
+		*dist = bd;
+	return best;
+}
+
+/* Lloyd's k-means on a random sample of the vectors; centroids start at k distinct sample points. */
+static lt_code
+train(ivf_build *b, lt_error *err)
+{
+	int64_t		want = (int64_t) b->k * b->sample_rate;
+	int64_t		m = b->n < want ? b->n : want;
+	int64_t    *sample = lt_malloc((size_t) b->n * sizeof(int64_t));
+	double	   *sums = lt_malloc((size_t) b->k * b->dim * sizeof(double));
+	uint64_t   *counts = lt_malloc((size_t) b->k * sizeof(uint64_t));
+	uint32_t   *owner = lt_malloc((size_t) m * sizeof(uint32_t));
+	double		prev = DBL_MAX;
+	lt_code		rc = LT_OK;
+
+	b->centroids = lt_malloc((size_t) b->k * b->dim * sizeof(float));
+	if (!sample || !sums || !counts || !owner || !b->centroids)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	/* the first m of a partial Fisher-Yates shuffle: a uniform sample without repetition */
+	for (int64_t i = 0; i < b->n; i++)
+		sample[i] = i;
+	for (int64_t i = 0; i < m; i++)
+	{
+		int64_t		j = i + (int64_t) (next_random(b) % (uint64_t) (b->n - i));
+		int64_t		t = sample[i];
+
+		sample[i] = sample[j];
+		sample[j] = t;
+	}
+	for (uint32_t c = 0; c < b->k; c++)
+		memcpy(b->centroids + (size_t) c * b->dim, vec_at(b, sample[c]), b->dim * sizeof(float));
+	for (uint32_t it = 0; it < b->max_iters; it++)
+	{
+		double		loss = 0;
+
+		if ((rc = lt_check_interrupt(err, "building an IVF_FLAT index")) != LT_OK)
+			goto done;
+		progress(b, LT_IVF_PHASE_TRAIN, it, b->max_iters);
+		memset(sums, 0, (size_t) b->k * b->dim * sizeof(double));
+		memset(counts, 0, (size_t) b->k * sizeof(uint64_t));
+		for (int64_t i = 0; i < m; i++)
+		{
+			const float *v = vec_at(b, sample[i]);
+			double		d;
+			uint32_t	c = nearest(b, v, &d);
+
+			owner[i] = c;
+			loss += d;
+			counts[c]++;
+			for (uint32_t k = 0; k < b->dim; k++)
+				sums[(size_t) c * b->dim + k] += v[k];
+		}
+		for (uint32_t c = 0; c < b->k; c++)
+		{
+			float	   *cv = b->centroids + (size_t) c * b->dim;
+
+			if (counts[c] == 0)
+			{
+				/* an empty partition restarts at a random sample point */
+				memcpy(cv, vec_at(b, sample[next_random(b) % (uint64_t) m]), b->dim * sizeof(float));
+				continue;
+			}
+			for (uint32_t k = 0; k < b->dim; k++)
+				cv[k] = (float) (sums[(size_t) c * b->dim + k] / (double) counts[c]);
+		}
+		if (prev != DBL_MAX && fabs(prev - loss) <= KMEANS_TOLERANCE * fabs(prev))
+			break;
+		prev = loss;
+	}
+done:
+	lt_free(sample);
+	lt_free(sums);
+	lt_free(counts);
+	lt_free(owner);
+	return rc;
+}
+
+/* The partition of every vector, and the loss of that assignment. */
+static lt_code
+assign(ivf_build *b, lt_error *err)
+{
+	if (!(b->assign = lt_malloc((size_t) (b->n ? b->n : 1) * sizeof(uint32_t))))
+		return lt_nomem(err);
+	b->loss = 0;
+	for (int64_t i = 0; i < b->n; i++)
+	{
+		double		d;
+
+		b->assign[i] = nearest(b, vec_at(b, i), &d);
+		b->loss += d;
+		if ((i & 0xffff) == 0xffff)
+		{
+			LT_TRY(lt_check_interrupt(err, "building an IVF_FLAT index"));
+			progress(b, LT_IVF_PHASE_ASSIGN, (uint64_t) i, (uint64_t) b->n);
+		}
+	}
+	progress(b, LT_IVF_PHASE_ASSIGN, (uint64_t) b->n, (uint64_t) b->n);
+	return LT_OK;
+}
+
+/* ---- files ------------------------------------------------------------------------ */
+
+static void
+plain_field(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
+			bool nullable)
+{
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->parent_id = -1;
+	f->name = (char *) name;
+	f->logical_type = (char *) logical;
+	f->type = type;
+	f->byte_width = width;
+	f->nullable = nullable;
+}
+
+static lt_code
+put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
+{
+	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
+}
+
+/* Pack ivf into global buffer 1 of w and name it in metadata lance:ivf. */
+static lt_code
+put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
+{
+	size_t		len = lt__vec__ivf__get_packed_size(ivf);
+	uint8_t    *buf = lt_malloc(len ? len : 1);
+	uint32_t	gb = 0;
+	char		num[16];
+	lt_code		rc;
+
+	if (!buf)
+		return lt_nomem(err);
+	lt__vec__ivf__pack(ivf, buf);
+	rc = lt_file_writer_add_global_buffer(w, buf, len, &gb, err);
+	lt_free(buf);
+	if (rc != LT_OK)
+		return rc;
+	snprintf(num, sizeof(num), "%u", gb);
+	return put_meta(w, "lance:ivf", num, err);
+}
+
+static lt_code
+finish(ivf_build *b, lt_file_writer *w, const char *name, lt_error *err)
+{
+	lt_written_file wf;
+	lt_code		rc = lt_file_writer_finish(w, &wf, err);
+
+	if (rc == LT_OK)
+	{
+		rc = lt_built_index_add_file(b->out, name, wf.size, err);
+		lt_written_file_clear(&wf);
+	}
+	return rc;
+}
+
+static lt_code
+open_file(ivf_build *b, const char *name, int n, const lt_field *const *fields, lt_file_writer **w, lt_error *err)
+{
+	char	   *path = lt_asprintf("%s%s", b->dir, name);
+	lt_code		rc;
+
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_file_writer_open_path(b->ds->store, path, n, fields, LT_FILE_V2_1, w, err);
+	lt_free(path);
+	return rc;
+}
+
+static int
+cmp_rows(const void *x, const void *y, void *arg)
+{
+	const ivf_build *b = arg;
+	int64_t		i = *(const int64_t *) x,
+				j = *(const int64_t *) y;
+
+	if (b->assign[i] != b->assign[j])
+		return b->assign[i] < b->assign[j] ? -1 : 1;
+	return b->ids[i] < b->ids[j] ? -1 : b->ids[i] > b->ids[j];
+}
+
+static lt_code
+write_auxiliary(ivf_build *b, lt_error *err)
+{
+	lt_field	rowid,
+				item,
+				flat;
+	lt_field   *item_ptr = &item;
+	const lt_field *fields[2] = {&rowid, &flat};
+	char		logical[64];
+	lt_file_writer *w = NULL;
+	lt_array   *ids = NULL,
+			   *vecs = NULL;
+	int64_t    *order = lt_malloc((size_t) (b->n ? b->n : 1) * sizeof(int64_t));
+	uint64_t   *offsets = lt_calloc(b->k, sizeof(uint64_t));
+	uint32_t   *lengths = lt_calloc(b->k, sizeof(uint32_t));
+	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
+	char	   *storage = NULL;
+	lt_code		rc = LT_OK;
+
+	if (!order || !offsets || !lengths)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	plain_field(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
+	snprintf(logical, sizeof(logical), "fixed_size_list:float:%u", b->dim);
+	plain_field(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
+	flat.fixed_size = (int32_t) b->dim;
+	flat.n_children = 1;
+	flat.children = &item_ptr;
+	/* the element is the list's synthetic child (id -1), as in a dataset schema */
+	plain_field(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
+	item.parent_id = 1;
+	item.parent = &flat;
+
+	for (int64_t i = 0; i < b->n; i++)
+	{
+		order[i] = i;
+		lengths[b->assign[i]]++;
+	}
+	qsort_r(order, (size_t) b->n, sizeof(int64_t), cmp_rows, b);
+	for (uint32_t c = 1; c < b->k; c++)
+		offsets[c] = offsets[c - 1] + lengths[c - 1];
+
+	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(&flat, &vecs, err)) != LT_OK ||
+		(rc = open_file(b, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
+		goto done;
+	for (int64_t at = 0; rc == LT_OK && at < b->n; at += ROWS_PER_WRITE)
+	{
+		int64_t		n = b->n - at < ROWS_PER_WRITE ? b->n - at : ROWS_PER_WRITE;
+		lt_array   *cols[2] = {ids, vecs};
+
+		lt_array_clear(ids);
+		lt_array_clear(vecs);
+		if ((rc = lt_array_reserve(ids, n, err)) != LT_OK)
+			break;
+		for (int64_t r = 0; r < n; r++)
+			((uint64_t *) ids->values)[r] = b->ids[order[at + r]];
+		ids->length = n;
+		if ((rc = lt_array_append_take(vecs, b->vecs, order + at, n, err)) == LT_OK)
+			rc = lt_file_writer_write(w, cols, n, err);
+		if (rc == LT_OK)
+			rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+		progress(b, LT_IVF_PHASE_WRITE, (uint64_t) (at + n), (uint64_t) b->n);
+	}
+	if (rc != LT_OK)
+		goto done;
+	ivf.n_offsets = b->k;
+	ivf.offsets = offsets;
+	ivf.n_lengths = b->k;
+	ivf.lengths = lengths;
+	storage = lt_asprintf("[\"{\\\"dim\\\":%u}\"]", b->dim);
+	if (!storage)
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+		rc = put_meta(w, "storage_metadata", storage, err);
+	if (rc == LT_OK)
+		rc = put_meta(w, "distance_type", b->metric, err);
+	if (rc == LT_OK)
+		rc = put_ivf(w, &ivf, err);
+	if (rc == LT_OK)
+		rc = finish(b, w, "auxiliary.idx", err);
+done:
+	lt_file_writer_free(w);
+	lt_array_free(ids);
+	lt_array_free(vecs);
+	lt_free(order);
+	lt_free(offsets);
+	lt_free(lengths);
+	lt_free(storage);
+	return rc;
+}
+
+static lt_code
+write_index(ivf_build *b, lt_error *err)
+{
+	lt_field	marker;
+	const lt_field *fields[1] = {&marker};
+	lt_file_writer *w = NULL;
+	uint64_t   *zeros64 = lt_calloc(b->k, sizeof(uint64_t));
+	uint32_t   *zeros32 = lt_calloc(b->k, sizeof(uint32_t));
+	uint32_t	shape[2] = {b->k, b->dim};
+	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
+	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
+	char	   *flat = lt_malloc((size_t) b->k * 3 + 3);
+	char	   *index = lt_asprintf("{\"type\":\"IVF_FLAT\",\"distance_type\":\"%s\"}", b->metric);
+	lt_code		rc = LT_OK;
+
+	if (!zeros64 || !zeros32 || !flat || !index)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	/* lance:flat: the (empty) metadata of each partition's flat sub-index */
+	{
+		char	   *p = flat;
+
+		*p++ = '[';
+		for (uint32_t c = 0; c < b->k; c++)
+		{
+			if (c)
+				*p++ = ',';
+			*p++ = '"';
+			*p++ = '"';
+		}
+		*p++ = ']';
+		*p = 0;
+	}
+	plain_field(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
+	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
+	t.n_shape = 2;
+	t.shape = shape;
+	t.data.data = (uint8_t *) b->centroids;
+	t.data.len = (size_t) b->k * b->dim * sizeof(float);
+	ivf.n_offsets = b->k;
+	ivf.offsets = zeros64;
+	ivf.n_lengths = b->k;
+	ivf.lengths = zeros32;
+	ivf.centroids_tensor = &t;
+	ivf.loss = b->loss;
+	if ((rc = open_file(b, "index.idx", 1, fields, &w, err)) == LT_OK &&
+		(rc = put_meta(w, "lance:index", index, err)) == LT_OK &&
+		(rc = put_meta(w, "lance:flat", flat, err)) == LT_OK &&
+		(rc = put_ivf(w, &ivf, err)) == LT_OK)
+		rc = finish(b, w, "index.idx", err);
+done:
+	lt_file_writer_free(w);
+	lt_free(zeros64);
+	lt_free(zeros32);
+	lt_free(flat);
+	lt_free(index);
+	return rc;
+}
+
+/* ---- IndexMetadata details ---------------------------------------------------------- */
+
+static uint8_t *
+put_varint(uint8_t *p, uint64_t v)
+{
+	while (v >= 0x80)
+	{
+		*p++ = (uint8_t) (v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8_t) v;
+	return p;
+}
+
+/* one map<string, string> entry (field 9) of the details */
+static uint8_t *
+put_param(uint8_t *p, const char *key, const char *value)
+{
+	size_t		kl = strlen(key),
+				vl = strlen(value);
+
+	*p++ = 0x4a;
+	p = put_varint(p, 2 + kl + 2 + vl);
+	*p++ = 0x0a;
+	p = put_varint(p, kl);
+	memcpy(p, key, kl);
+	p += kl;
+	*p++ = 0x12;
+	p = put_varint(p, vl);
+	memcpy(p, value, vl);
+	return p + vl;
+}
+
+/*
+ * VectorIndexDetails as the engine records an IVF_FLAT build: metric_type (1: 0 l2, 1 cosine, 2 dot;
+ * omitted when 0), the flat compression (8, an empty message) and the build parameters (9).
+ */
+static lt_code
+make_details(ivf_build *b, lt_error *err)
+{
+	uint8_t    *buf = lt_malloc(512);
+	uint8_t    *p = buf;
+	char		iters[16],
+				rate[16];
+	int			metric = strcmp(b->metric, "cosine") == 0 ? 1 : strcmp(b->metric, "dot") == 0 ? 2 : 0;
+
+	if (!buf)
+		return lt_nomem(err);
+	snprintf(iters, sizeof(iters), "%u", b->max_iters);
+	snprintf(rate, sizeof(rate), "%u", b->sample_rate);
+	if (metric)
+	{
+		*p++ = 0x08;
+		p = put_varint(p, (uint64_t) metric);
+	}
+	*p++ = 0x42;
+	*p++ = 0x00;
+	p = put_param(p, "lance.ivf.max_iters", iters);
+	p = put_param(p, "lance.ivf.sample_rate", rate);
+	p = put_param(p, "lance.ivf.shuffle_partition_batches", "10240");
+	p = put_param(p, "lance.ivf.shuffle_partition_concurrency", "2");
+	p = put_param(p, "lance.skip_transpose", "false");
+	b->out->details = buf;
+	b->out->details_len = (size_t) (p - buf);
+	b->out->type_url = "/lance.index.pb.VectorIndexDetails";
+	return LT_OK;
+}
+
+/* ---- the build ----------------------------------------------------------------------- */
+
+lt_code
+lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options *opts, lt_built_index *out,
+			 lt_error *err)
+{
+	ivf_build	b = {0};
+	const char *why;
+	lt_code		rc = LT_OK;
+
+	memset(out, 0, sizeof(*out));
+	if ((why = lt_ivf_build_unfit(column)))
+		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an IVF_FLAT index on column \"%s\" (%s): %s",
+							column->name, column->logical_type, why);
+	b.metric = opts->metric ? opts->metric : "l2";
+	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0)
+		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine or dot)", b.metric);
+	b.route = strcmp(b.metric, "dot") == 0 ? LT_VMETRIC_NEG_DOT : LT_VMETRIC_L2;
+	b.ds = ds;
+	b.column = column;
+	b.dim = (uint32_t) column->fixed_size;
+	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
+	b.max_iters = opts->max_iters ? opts->max_iters : LT_IVF_BUILD_MAX_ITERS;
+	b.rng = opts->seed ? opts->seed : LT_IVF_BUILD_SEED;
+	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
+	b.out = out;
+	b.opts = opts;
+	out->kind = LT_INDEX_UNKNOWN;
+	out->index_version = 1;
+	rc = lt_built_index_begin(ds, column, opts->name, out, &b.dir, err);
+	if (rc == LT_OK)
+		rc = gather(&b, err);
+	if (rc == LT_OK)
+	{
+		uint32_t	k = opts->num_partitions;
+
+		if (k == 0)
+			k = b.n > 1 ? (uint32_t) llround(sqrt((double) b.n)) : 1;
+		if ((int64_t) k > b.n)
+			rc = lt_error_set(err, LT_EINVALID, "%u partitions for %lld vectors: a partition needs at least one",
+							  k, (long long) b.n);
+		b.k = k;
+	}
+	if (rc == LT_OK)
+		rc = train(&b, err);
+	if (rc == LT_OK)
+		rc = assign(&b, err);
+	if (rc == LT_OK)
+		rc = write_auxiliary(&b, err);
+	if (rc == LT_OK)
+		rc = write_index(&b, err);
+	if (rc == LT_OK)
+		rc = make_details(&b, err);
+	out->rows = (uint64_t) b.n;
+	out->entries = b.k;
+	lt_array_free(b.vecs);
+	lt_free(b.ids);
+	lt_free(b.centroids);
+	lt_free(b.assign);
+	lt_free(b.dir);
+	if (rc != LT_OK)
+	{
+		lt_built_index_remove(ds, out);
+		lt_built_index_clear(out);
+		return lt_error_prefix(err, "building index on column \"%s\"", column->name);
+	}
+	return LT_OK;
+}

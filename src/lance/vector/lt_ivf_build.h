@@ -1,0 +1,76 @@
+/*
+ * lt_ivf_build.h — building an IVF_FLAT vector index as the Lance engine writes it (the contract;
+ * implemented in lt_ivf_build.c; txn/lt_txn_index.h commits it as any built index).
+ *
+ * The build reads every live, non-NULL vector of a fixed_size_list<float32, dim> column, trains
+ * k-means centroids on a sample (num_partitions * sample_rate vectors, at most max_iters Lloyd
+ * iterations from centroids drawn from the sample, a fixed seed: the same data gives the same
+ * index), assigns every vector to its nearest centroid and writes one segment _indices/<uuid>/:
+ *
+ *   index.idx      0 rows of one column __flat_marker (uint64 not null); metadata
+ *                  lance:index = {"type":"IVF_FLAT","distance_type":M}, lance:ivf = "1" (the global
+ *                  buffer holding the Ivf model: zero offsets and lengths, the centroids tensor
+ *                  [partitions, dim] float32, the k-means loss), lance:flat = one "" per partition
+ *   auxiliary.idx  the vectors grouped by partition (row ids ascending inside one): _rowid uint64,
+ *                  flat fixed_size_list<float32, dim> (normalized for cosine); metadata
+ *                  storage_metadata = ["{\"dim\":D}"], distance_type = M, lance:ivf = "1" (an Ivf
+ *                  with the offsets and lengths of the partitions)
+ *
+ * and the IndexMetadata details the engine records: /lance.index.pb.VectorIndexDetails with the
+ * metric, the flat compression and the build's parameters, index_version 1.
+ *
+ * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
+ * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes), bounded
+ * by max_memory (LT_ENOMEM before reading further).  Cancel: polled between batches and iterations.
+ */
+#ifndef LT_IVF_BUILD_H
+#define LT_IVF_BUILD_H
+
+#include <stdint.h>
+
+#include "index/lt_index_write.h"
+#include "table/lt_dataset.h"
+#include "util/lt_status.h"
+#include "vector/lt_vdist.h"
+
+/* Lance's defaults */
+#define LT_IVF_BUILD_MAX_ITERS		50
+#define LT_IVF_BUILD_SAMPLE_RATE	256
+#define LT_IVF_BUILD_SEED			42
+
+/* The build's phases, for progress reporting */
+typedef enum lt_ivf_build_phase
+{
+	LT_IVF_PHASE_READ = 1,		/* done: vectors read; total: rows of the version */
+	LT_IVF_PHASE_TRAIN,			/* done: k-means iterations; total: max_iters */
+	LT_IVF_PHASE_ASSIGN,		/* done / total: vectors */
+	LT_IVF_PHASE_WRITE			/* done / total: vectors */
+} lt_ivf_build_phase;
+
+typedef void (*lt_ivf_progress_fn) (void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total);
+
+typedef struct lt_ivf_build_options
+{
+	const char *name;			/* NULL: "<column>_idx" */
+	uint32_t	num_partitions; /* 0: the square root of the live rows (at least 1) */
+	const char *metric;			/* "l2" (NULL), "cosine" or "dot" */
+	uint32_t	sample_rate;	/* 0: LT_IVF_BUILD_SAMPLE_RATE training vectors per partition */
+	uint32_t	max_iters;		/* 0: LT_IVF_BUILD_MAX_ITERS */
+	uint64_t	seed;			/* 0: LT_IVF_BUILD_SEED */
+	uint64_t	max_memory;		/* 0: 1 GiB */
+	lt_ivf_progress_fn progress;	/* NULL: none; called at each phase and between batches / iterations */
+	void	   *progress_arg;
+} lt_ivf_build_options;
+
+/* Why column cannot carry an IVF_FLAT index (a static message), or NULL. */
+const char *lt_ivf_build_unfit(const lt_field *column);
+
+/*
+ * Build the segment (out as lt_index_build fills it, kind LT_INDEX_UNKNOWN with type_url and
+ * details set).  Bad options: LT_EINVALID; an unfit column: LT_EUNSUPPORTED.  On error the files
+ * written so far are removed.
+ */
+lt_code		lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options *opts,
+						 lt_built_index *out, lt_error *err);
+
+#endif

@@ -1,0 +1,272 @@
+/*
+ * test_ivf_build.c — src/lance/vector/lt_ivf_build.c on a copy of test/data/vectors (vec: float32 x 4,
+ * NULL every 40th row, 266 live rows of which 7 NULL): the segment it writes reads back through
+ * lt_ivf.h (IVF_FLAT, the metric, every live non-NULL vector once, in the partition of its nearest
+ * centroid); probing every partition ranks as exact kNN does; the same seed gives the same
+ * centroids; cosine stores unit vectors; every phase reports progress; bad options, an unfit column and a cancel are errors that
+ * leave no file behind.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "unit.h"
+
+#include "io/lt_store.h"
+#include "table/lt_dataset.h"
+#include "vector/lt_ivf.h"
+#include "vector/lt_ivf_build.h"
+#include "vector/lt_knn.h"
+#include "vector/lt_topk.h"
+#include "vector/lt_vdist.h"
+
+static lt_error err;
+static char work[256];
+
+static lt_dataset *
+open_copy(lt_store **store)
+{
+	lt_version_spec spec = {0};
+	lt_dataset *ds = NULL;
+	char		cmd[1024];
+
+	snprintf(work, sizeof(work), "/tmp/lt-unit-ivfb.XXXXXX");
+	CHECK(mkdtemp(work) != NULL);
+	snprintf(cmd, sizeof(cmd), "cp -r '%s/vectors/.' '%s/'", unit_data_dir(), work);
+	CHECK_EQ_INT(system(cmd), 0);
+	CHECK_OK(lt_store_local_open(work, store, &err), err);
+	if (*store)
+		CHECK_OK(lt_dataset_open(*store, "", &spec, &ds, &err), err);
+	return ds;
+}
+
+static void
+close_copy(lt_dataset *ds, lt_store *store)
+{
+	char		cmd[512];
+
+	lt_dataset_close(ds);
+	lt_store_close(store);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", work);
+	CHECK_EQ_INT(system(cmd), 0);
+}
+
+static bool
+file_exists(const lt_built_index *b, const char *name)
+{
+	char		path[512];
+
+	snprintf(path, sizeof(path), "%s/_indices/%s/%s", work, b->uuid_text, name);
+	return access(path, F_OK) == 0;
+}
+
+static bool
+always_interrupted(void)
+{
+	return true;
+}
+
+/* progress reports seen: per phase the count and the last (done, total) */
+static struct
+{
+	int			calls;
+	uint64_t	done,
+				total;
+} seen[5];
+
+static void
+record_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	(void) arg;
+	CHECK(phase >= LT_IVF_PHASE_READ && phase <= LT_IVF_PHASE_WRITE);
+	if (phase < LT_IVF_PHASE_READ || phase > LT_IVF_PHASE_WRITE)
+		return;
+	CHECK(done <= total);
+	seen[phase].calls++;
+	seen[phase].done = done;
+	seen[phase].total = total;
+}
+
+/* The segment b wrote, with its storage. */
+static lt_ivf *
+open_built(lt_dataset *ds, const lt_built_index *b)
+{
+	char		dir[128];
+	lt_ivf	   *ivf = NULL;
+
+	snprintf(dir, sizeof(dir), "_indices/%s/", b->uuid_text);
+	CHECK_OK(lt_ivf_open(ds->store, dir, true, &ivf, &err), err);
+	return ivf;
+}
+
+TEST(build_l2)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *vec;
+	lt_ivf_build_options o = {0};
+	lt_built_index b,
+				b2;
+	lt_ivf	   *ivf,
+			   *ivf2;
+	uint64_t	s = 17;
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	o.num_partitions = 3;
+	o.progress = record_progress;
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	CHECK_EQ_INT(b.rows, 259);
+	/* every phase reported; reading ends at the vectors read of the 300 rows, writing at all 259 */
+	for (int ph = LT_IVF_PHASE_READ; ph <= LT_IVF_PHASE_WRITE; ph++)
+		CHECK(seen[ph].calls > 0);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_READ].total, 300);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_READ].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_TRAIN].total, LT_IVF_BUILD_MAX_ITERS);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_ASSIGN].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_WRITE].done, 259);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_WRITE].total, 259);
+	o.progress = NULL;
+	CHECK_EQ_INT(b.n_files, 2);
+	CHECK_EQ_INT(b.index_version, 1);
+	CHECK(b.type_url && strcmp(b.type_url, "/lance.index.pb.VectorIndexDetails") == 0);
+	CHECK(b.details_len > 0);
+	CHECK(strcmp(b.name, "vec_idx") == 0);
+	CHECK_EQ_INT(b.n_fragments, 3);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		uint64_t	total = 0;
+
+		CHECK(strcmp(ivf->type_name, "IVF_FLAT") == 0);
+		CHECK(strcmp(ivf->distance_type, "l2") == 0);
+		CHECK_EQ_INT(ivf->n_partitions, 3);
+		CHECK_EQ_INT(ivf->dim, 4);
+		for (uint32_t p = 0; p < 3; p++)
+		{
+			total += ivf->part_len[p];
+			CHECK(ivf->part_len[p] > 0);
+		}
+		CHECK_EQ_INT(total, 259);
+		/* probing every partition is exact: the same ranking as kNN over the dataset */
+		for (int rep = 0; rep < 8; rep++)
+		{
+			float		q[4];
+			lt_knn_query kq = {vec, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
+			lt_topk		a,
+						e;
+			lt_knn_stats ks = {0};
+			uint64_t	scored = 0;
+
+			for (int i = 0; i < 4; i++)
+				q[i] = (float) ((int) (unit_xorshift(&s) % 2001) - 1000);
+			CHECK_OK(lt_topk_init(&a, 15, &err), err);
+			CHECK_OK(lt_topk_init(&e, 15, &err), err);
+			for (uint32_t p = 0; p < 3; p++)
+				CHECK_OK(lt_ivf_search_partition(ivf, p, q, LT_VMETRIC_L2, NULL, NULL, &a, &scored, &err), err);
+			CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
+			lt_topk_finish(&a);
+			lt_topk_finish(&e);
+			CHECK_EQ_INT(scored, 259);
+			CHECK_EQ_INT(a.n, 15);
+			for (size_t i = 0; i < a.n && i < e.n; i++)
+				CHECK_EQ_INT(a.items[i].addr, e.items[i].addr);
+			lt_topk_free(&a);
+			lt_topk_free(&e);
+		}
+	}
+	/* the same data and seed: the same centroids */
+	o.name = "again";
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b2, &err), err);
+	ivf2 = open_built(ds, &b2);
+	if (ivf && ivf2)
+		CHECK(memcmp(ivf->centroids, ivf2->centroids, sizeof(float) * 12) == 0);
+	lt_ivf_close(ivf);
+	lt_ivf_close(ivf2);
+	lt_built_index_remove(ds, &b);
+	lt_built_index_remove(ds, &b2);
+	CHECK(!file_exists(&b, "index.idx") && !file_exists(&b, "auxiliary.idx"));
+	lt_built_index_clear(&b);
+	lt_built_index_clear(&b2);
+	close_copy(ds, store);
+}
+
+TEST(build_cosine)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	lt_ivf_build_options o = {0};
+	lt_built_index b;
+	lt_ivf	   *ivf;
+
+	if (!ds)
+		return;
+	o.num_partitions = 2;
+	o.metric = "cosine";
+	CHECK_OK(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "vec"), &o, &b, &err), err);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		float		zero[4] = {0, 0, 0, 0};
+		lt_topk		t;
+
+		CHECK(strcmp(ivf->distance_type, "cosine") == 0);
+		/* stored vectors are unit vectors: their L2 distance to the origin is 1 */
+		CHECK_OK(lt_topk_init(&t, 300, &err), err);
+		for (uint32_t p = 0; p < 2; p++)
+			CHECK_OK(lt_ivf_search_partition(ivf, p, zero, LT_VMETRIC_L2, NULL, NULL, &t, NULL, &err), err);
+		lt_topk_finish(&t);
+		CHECK_EQ_INT(t.n, 259);
+		for (size_t i = 0; i < t.n; i++)
+			CHECK(fabs(t.items[i].dist - 1.0) < 1e-5);
+		lt_topk_free(&t);
+		lt_ivf_close(ivf);
+	}
+	lt_built_index_remove(ds, &b);
+	lt_built_index_clear(&b);
+	close_copy(ds, store);
+}
+
+TEST(build_errors)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	lt_ivf_build_options o = {0};
+	lt_built_index b;
+	const lt_field *vec;
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	o.num_partitions = 1000;	/* more than the 259 vectors */
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	CHECK(strstr(err.msg, "1000 partitions") != NULL);
+	o.num_partitions = 3;
+	o.metric = "hamming";
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	o.metric = NULL;
+	CHECK_CODE(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "id"), &o, &b, &err), LT_EUNSUPPORTED);
+	CHECK_CODE(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "v16"), &o, &b, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "float32") != NULL);
+	/* a cancel: an error, and the segment's files are gone */
+	lt_set_interrupt_hooks(always_interrupted, NULL);
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_ECANCELED);
+	lt_set_interrupt_hooks(NULL, NULL);
+	CHECK_EQ_INT(b.n_files, 0);
+	/* memory bound */
+	o.max_memory = 1024;
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_ENOMEM);
+	close_copy(ds, store);
+}
+
+int
+main(void)
+{
+	RUN(build_l2);
+	RUN(build_cosine);
+	RUN(build_errors);
+	return unit_report("ivf_build");
+}
