@@ -62,9 +62,9 @@ for (const metric of ["l2", "cosine", "dot"]) for (const [name, kind] of [["v", 
   };
 
   let routed = 0;
-  // six queries compared in full; then, while no 1-probe answer has differed from the exact one yet, up to 24 more
+  // six queries compared in full; then, while no 1-probe answer has differed from the exact one yet, up to 74 more
   // compared at 1 probe and exactly only (so that the routing is always tested)
-  for (let qi = 0; qi < 6 || (routed === 0 && qi < 30); qi++) {
+  for (let qi = 0; qi < 6 || (routed === 0 && qi < 80); qi++) {
     // between two rows far apart (of two clusters): which partitions are probed decides the answer
     const a = all[Math.floor(rnd() * all.length)].vec.toArray();
     let b = null, far = -1;
