@@ -6,11 +6,16 @@
 #      and md5 / FNV-1a per row); a query without the blob column reads none of its bytes, WHERE id = 8 and
 #      LIMIT 3 read only their rows' blobs (EXPLAIN ANALYZE's Bytes Read, lt-inspect --stats); quals on the blob
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
-#   2. refused writes: every statement that would write data files into a table with a blob column (INSERT, COPY,
-#      UPDATE, lt_insert_overwrite, the overwrite_where INSERT, lt_merge_insert, TRUNCATE, lt_compact, lt_create_index on the
-#      blob column) fails with 0A000 naming the column, and the dataset's files are byte-identical afterwards;
+#   2. refused writes: every statement that would write data files into a table with a blob column of a form
+#      lt_fdw does not write (legacy in 2.0, blob v2: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
+#      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column) fails with
+#      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
 #      engine then still scans the table and reads every blob (every sidecar still there).
+#   3. written (legacy blobs in 2.1, on copies of leg21 / leg21x / leg21m): INSERT, COPY, UPDATE (a blob, a key,
+#      to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert, each mirrored on a heap
+#      table; lt_fdw, Lance 8 and Lance 12 read the heap table's bytes (0 bytes, NULL, 2 MiB); the engine then
+#      appends and deletes, and lt_fdw reads that.
 #
 #   test/interop/blob.sh                 install (private PostgreSQL copy), generate, compare
 #   test/interop/blob.sh --no-install    the extension is already installed
@@ -22,7 +27,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-blob 18 "$@"
+lt_step interop-blob 22 "$@"
 lt_step_prepare
 [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 mkdir -p build
@@ -115,7 +120,9 @@ console.log(find(p) ?? "none")'; }
 
 	# ---- 1. every write that would add data files is refused, and leaves the files as they were -----------
 	snapshot "$ds" >"$TMP/before"
-	refused=(
+	written=$([ "$form" = legacy ] && [ "$storage" = 2.1 ] && echo yes)
+	refused=()
+	[ -z "$written" ] && refused=(
 		"INSERT INTO $name (id, note) VALUES (100, 'new')"
 		"INSERT INTO $name (id, note) SELECT id, note FROM staging"
 		"COPY $name (id, note) FROM PROGRAM 'echo 100,new' WITH (FORMAT csv)"
@@ -125,8 +132,8 @@ console.log(find(p) ?? "none")'; }
 		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 1'; INSERT INTO $name (id, note) VALUES (1, 'x'); COMMIT"
 		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note FROM staging', '{id}')"
 		"TRUNCATE $name"
-		"SELECT * FROM lt_compact('$name')"
 	)
+	refused+=("SELECT * FROM lt_compact('$name')")
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
 	for sql in "${refused[@]}"; do
 		out=$(printf '\\set VERBOSITY verbose\n%s;\n' "$sql" | "${PSQL[@]}" 2>&1)
@@ -155,6 +162,62 @@ console.log(find(p) ?? "none")'; }
 		ok "$name: after the DELETE, the engine reads every remaining blob's bytes as written"
 	else
 		bad "$name: the engine's blob bytes after the DELETE differ"; head -c 600 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6
+	fi
+done
+
+# ---- 3. writes of the form lt_fdw writes (legacy blobs in storage 2.1), on copies of the datasets: each
+# statement is applied to a heap table too, then lt_fdw, Lance 8 and Lance 12 read the bytes the heap table has;
+# then the engine appends and deletes on top and lt_fdw reads that --------------------------------------------
+rows_of() { "${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
+	coalesce('\"' || md5(payload) || '\"', 'null')) FROM $1 ORDER BY id" 2>&1; }
+printf '104,copied,\\x0a0b0c\n105,copied empty,\\x\n106,copied null,\n' >"$TMP/copy.csv"
+for name in leg21 leg21x leg21m; do
+	w=${name}w
+	cp -a "$LAKE/$name.lance" "$LAKE/$w.lance"
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $w (id bigint, note text, payload bytea) SERVER lake OPTIONS (path '$w.lance');
+		CREATE TABLE h_$w AS SELECT * FROM $w;" || { bad "$w: the copy or its heap table"; continue; }
+	big="decode(repeat(md5('blob'), 131072), 'hex')"	# 2 MiB
+	pairs=(
+		"INSERT INTO $w VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'small', '\\xdeadbeef')"
+		"INSERT INTO h_$w VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'small', '\\xdeadbeef')"
+		"\\copy $w FROM '$TMP/copy.csv' WITH (FORMAT csv)"
+		"\\copy h_$w FROM '$TMP/copy.csv' WITH (FORMAT csv)"
+		"UPDATE $w SET payload = decode(repeat('ab', 300000), 'hex') WHERE id = 2"
+		"UPDATE h_$w SET payload = decode(repeat('ab', 300000), 'hex') WHERE id = 2"
+		"UPDATE $w SET id = id + 200, note = 'moved' WHERE id IN (5, 7)"
+		"UPDATE h_$w SET id = id + 200, note = 'moved' WHERE id IN (5, 7)"
+		"UPDATE $w SET payload = NULL WHERE id = 8"
+		"UPDATE h_$w SET payload = NULL WHERE id = 8"
+		"SELECT count(*) FROM lt_insert_overwrite('$w', 'id = 4', 'SELECT 4::bigint, ''over''::text, ''\\x0405''::bytea')"
+		"DELETE FROM h_$w WHERE id = 4; INSERT INTO h_$w VALUES (4, 'over', '\\x0405')"
+		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 6'; INSERT INTO $w VALUES (6, 'ow', decode(repeat('cd', 70000), 'hex')); COMMIT"
+		"DELETE FROM h_$w WHERE id = 6; INSERT INTO h_$w VALUES (6, 'ow', decode(repeat('cd', 70000), 'hex'))"
+		"SELECT count(*) FROM lt_merge_insert('$w', 'SELECT id, note, payload FROM staging', '{id}')"
+		"UPDATE h_$w h SET note = s.note, payload = s.payload FROM staging s WHERE h.id = s.id;
+		 INSERT INTO h_$w SELECT * FROM staging s WHERE NOT EXISTS (SELECT FROM h_$w h WHERE h.id = s.id)"
+	)
+	for ((k = 0; k < ${#pairs[@]}; k += 2)); do
+		out=$(printf '%s;\n' "${pairs[k]}" | "${PSQL[@]}" 2>&1) && printf '%s;\n' "${pairs[k + 1]}" | "${PSQL[@]}" >/dev/null 2>&1 \
+			|| bad "$w: ${pairs[k]:0:70}: ${out:0:300}"
+	done
+	"$ROOT/build/lt-inspect" info "$LAKE/$w.lance" >"$TMP/info.json" 2>&1
+	rows_of "h_$w" >"$TMP/want.jsonl"
+	rows_of "$w" >"$TMP/sql.jsonl"
+	check "$w: after INSERT, COPY, UPDATE, lt_insert_overwrite, overwrite_where and lt_merge_insert, lt_fdw reads the heap table's bytes ($(wc -l <"$TMP/want.jsonl") rows)" \
+		"$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same || diff "$TMP/want.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
+	for eng in 8 12; do
+		blob bytes "$LAKE/$w.lance" "$eng" "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+		check "$w: Lance $eng reads every blob lt_fdw wrote with the same bytes (0 bytes, NULL, 2 MiB)" \
+			"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	done
+	eng=$([ "$name" = leg21x ] && echo 12 || echo 8)
+	if blob append "$eng" "$LAKE/$w.lance" 300 3 102 2>"$TMP/append.err"; then
+		{ grep -v '"id":102,' "$TMP/want.jsonl"; blob expect 3 300; } | sort -t: -k2 -n >"$TMP/want2.jsonl"
+		rows_of "$w" >"$TMP/sql.jsonl"
+		check "$w: after Lance $eng appends and deletes on top, lt_fdw reads every blob" \
+			"$(cmp -s "$TMP/sql.jsonl" "$TMP/want2.jsonl" && echo same || diff "$TMP/want2.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
+	else
+		bad "$w: Lance $eng could not append to the table lt_fdw wrote: $(head -c 300 "$TMP/append.err")"
 	fi
 done
 

@@ -41,6 +41,13 @@ lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_err
 }
 
 lt_code
+lt_writer_write_blob(lt_file_writer *w, const uint8_t *p, uint64_t len, uint64_t *pos, lt_error *err)
+{
+	*pos = w->wf->written;
+	return lt_wfile_write(w->wf, p, len, err);
+}
+
+lt_code
 lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs, const uint64_t *lens,
 			   const char *type_url, const uint8_t *enc, size_t enc_len, uint64_t rows, uint64_t priority,
 			   lt_error *err)
