@@ -8,7 +8,8 @@
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
 #   2. refused writes: every statement that would write data files into a table with a blob column of a form
 #      lt_fdw does not write (legacy in 2.0, blob v2: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
-#      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column) fails with
+#      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
+#      matching on it, a primary key of it) fails with
 #      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
 #      engine then still scans the table and reads every blob (every sidecar still there).
@@ -27,7 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-blob 23 "$@"
+lt_step interop-blob 24 "$@"
 lt_step_prepare
 [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 mkdir -p build
@@ -133,7 +134,9 @@ console.log(find(p) ?? "none")'; }
 		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note FROM staging', '{id}')"
 		"TRUNCATE $name"
 	)
-	refused+=("SELECT * FROM lt_compact('$name')")
+	refused+=("SELECT * FROM lt_compact('$name')"
+		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note, payload FROM staging', '{payload}')"
+		"SELECT lt_set_primary_key('$name', '{payload}')")
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
 	for sql in "${refused[@]}"; do
 		out=$(printf '\\set VERBOSITY verbose\n%s;\n' "$sql" | "${PSQL[@]}" 2>&1)
