@@ -16,7 +16,8 @@
 #   3. written (legacy blobs in 2.1, on copies of leg21 / leg21x / leg21m): INSERT, COPY, UPDATE (a blob, a key,
 #      to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert, each mirrored on a heap
 #      table; lt_fdw, Lance 8 and Lance 12 read the heap table's bytes (0 bytes, NULL, 2 MiB); the engine then
-#      appends and deletes, and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted.
+#      appends and deletes, and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs
+#      of 1 MiB in one INSERT make a data file of 64 MiB and less than 64 KiB more (the time is printed).
 #
 #   test/interop/blob.sh                 install (private PostgreSQL copy), generate, compare
 #   test/interop/blob.sh --no-install    the extension is already installed
@@ -28,7 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-blob 24 "$@"
+lt_step interop-blob 25 "$@"
 lt_step_prepare
 [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 mkdir -p build
@@ -231,6 +232,20 @@ for name in leg21 leg21x leg21m; do
 	blob bytes "$LAKE/$w.lance" 12 "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
 	check "$w: after TRUNCATE and an INSERT, Lance 12 reads just the blobs inserted" \
 		"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	# 64 blobs of 1 MiB in one INSERT: the new data file holds their bytes and little more (no padding per blob)
+	t0=$(date +%s%N)
+	"${PSQL[@]}" -c "INSERT INTO $w SELECT 1000 + g, 'bulk', decode(repeat(lpad(to_hex(g), 32, '0'), 65536), 'hex')
+		FROM generate_series(1, 64) g" || bad "$w: the INSERT of 64 blobs of 1 MiB"
+	t1=$(date +%s%N)
+	"$ROOT/build/lt-inspect" info "$LAKE/$w.lance" >"$TMP/info.json" 2>&1
+	size=$(node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const fr = m.fragments.reduce((a, b) => (b.id > a.id ? b : a));
+console.log(require("fs").statSync(process.argv[2] + "/data/" + fr.files[0].path).size)' "$TMP/info.json" "$LAKE/$w.lance")
+	[[ $size =~ ^[0-9]+$ ]] && [ "$size" -ge 67108864 ] && [ "$size" -lt $((67108864 + 65536)) ] \
+		&& ok "$w: 64 MiB of blobs in one INSERT make a data file of $size bytes ($(( (t1 - t0) / 1000000 )) ms)" \
+		|| bad "$w: 64 MiB of blobs in one INSERT made a data file of $size bytes"
+	check "$w: lt_fdw reads the 64 blobs back" "$("${PSQL[@]}" -At -c "SELECT count(*), sum(length(payload)), count(DISTINCT md5(payload)),
+		bool_and(payload = decode(repeat(lpad(to_hex(id - 1000), 32, '0'), 65536), 'hex')) FROM $w WHERE id > 1000" 2>&1)" "64|67108864|64|t"
 done
 
 # ---- a parallel scan: each worker reads the blobs of the fragments it claims ---------------------------------
