@@ -1261,8 +1261,15 @@ append_general(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 				return;
 			}
 		case LT_CONV_BLOB:
-			/* writes to a table with a blob column are refused before rows arrive (lt_check_blob_writable) */
-			elog(ERROR, "lt_fdw: blob columns are not written");
+			{
+				/* the writer's array of a blob column holds the bytes, which it stores out of line */
+				bytea	   *b = DatumGetByteaPP(value);
+
+				if (a->field->type != LT_TYPE_LARGE_BINARY && a->field->type != LT_TYPE_BINARY)
+					elog(ERROR, "lt_fdw: blob column \"%s\" written through its descriptor", c->what);
+				put_bytes(c, a, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+				return;
+			}
 	}
 }
 

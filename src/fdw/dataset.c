@@ -277,10 +277,30 @@ lt_report_write(const lt_error *err, const char *what)
 	report(err, what, "writing");
 }
 
+/*
+ * The first blob column a statement could not write: lt_fdw writes legacy blobs in storage 2.1
+ * (lt_writer21.c) from rows SQL gives; compaction would copy descriptors, not bytes.
+ */
+static const lt_field *
+blob_not_written(const lt_dataset *ds, const char *doing)
+{
+	bool		legacy_ok = ds->storage_version && strcmp(ds->storage_version, "2.1") == 0 &&
+		strcmp(doing, "compact") != 0;
+
+	for (int i = 0; ds->schema && i < ds->schema->n_fields; i++)
+	{
+		const lt_field *f = ds->schema->fields[i];
+
+		if (f->blob != LT_BLOB_NONE && !(legacy_ok && f->blob == LT_BLOB_LEGACY && f->type == LT_TYPE_LARGE_BINARY))
+			return f;
+	}
+	return NULL;
+}
+
 void
 lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *ds, const char *doing)
 {
-	const lt_field *f = lt_schema_first_blob(ds->schema);
+	const lt_field *f = blob_not_written(ds, doing);
 
 	/* writing would store the blob as an ordinary column, which the Lance engine can no longer scan */
 	if (f)
@@ -290,7 +310,7 @@ lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *d
 						doing, relname, f->name, lt_blob_form_name(f->blob)),
 				 errdetail("Dataset %s (storage version %s) stores \"%s\" out of line; nothing was written.",
 						   uri, ds->storage_version, f->name),
-				 errhint("Write to this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
+				 errhint("lt_fdw writes legacy blob columns in storage 2.1 (not by lt_compact); write this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
 }
 
 /* ---- the cache ------------------------------------------------------------------------------ */

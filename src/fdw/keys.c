@@ -874,6 +874,11 @@ lt_set_primary_key(PG_FUNCTION_ARGS)
 						(errcode(ERRCODE_UNDEFINED_COLUMN),
 						 errmsg("lt_fdw: version " UINT64_FORMAT " of dataset %s has no field for column \"%s\"",
 								e->version, opts.uri, col)));
+			if (f->blob != LT_BLOB_NONE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" cannot be a primary key column: it is a %s column",
+								col, relname, lt_blob_form_name(f->blob))));
 			if (lt_key_kind_of(f) == LT_KEY_UNSUPPORTED)
 				ereport(ERROR,
 						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

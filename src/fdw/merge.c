@@ -261,6 +261,18 @@ bind_on_columns(Merge *m, ArrayType *on_columns)
 							name, m->relname),
 					 errdetail("It holds the row's %s, which scans fill in and new rows do not have.",
 							   lt_column_field_name(RelationGetRelid(m->rel), m->keys[i], name))));
+		{
+			const lt_field *f = lt_schema_find_name(m->xt->base->ds->schema,
+													lt_column_field_name(RelationGetRelid(m->rel), m->keys[i], name));
+
+			/* the stored column holds descriptors of bytes kept elsewhere, not values to match */
+			if (f && f->blob != LT_BLOB_NONE)
+				ereport(ERROR,
+						(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+						 errmsg("lt_merge_insert: cannot match rows on column \"%s\" of foreign table \"%s\"",
+								name, m->relname),
+						 errdetail("It is a %s column.", lt_blob_form_name(f->blob))));
+		}
 		for (int j = 0; j < i; j++)
 			if (m->keys[j] == m->keys[i])
 				ereport(ERROR,

@@ -7,9 +7,13 @@
 //               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
 //               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
 //                        the URIs point into, made here)
-//   node blob.mjs expect <n>                              the rows make writes, as JSON lines {id, len, md5} (null: len null)
+//   node blob.mjs expect <n> [first]                      the rows make writes (or append, from id first), as JSON lines {id, len, md5} (null: len null)
 //   node blob.mjs scan   <8|12> <dir>                     the engine's scan of id + note, JSON lines, ordered by id
-//   node blob.mjs bytes  <dir>                            the engine's blob bytes of every row: JSON lines {id, len, md5}
+//   node blob.mjs bytes  <dir> [8|12] [info.json]         the engine's blob bytes of every row: JSON lines {id, len, md5}
+//        (legacy blobs: read where the engine's descriptors say, in the data file of the row's fragment; with
+//        several data files, info.json is `lt-inspect info` of the dataset, which names each fragment's file)
+//   node blob.mjs append <8|12> <dir> <first id> <n> <delete id>   the engine appends rows first..first+n-1 (bytes
+//                                                         of rowBytes(id)) and deletes the row `delete id`
 //   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
@@ -119,6 +123,16 @@ async function make(v, dir, form, arg, parts) {
   for (let k = 0; k < n; k++) await tbl.add(rows.slice(Math.floor((k * rows.length) / n), Math.floor(((k + 1) * rows.length) / n)));
   chmodReadable(dir);
 }
+async function append(v, dir, first, n, del) {
+  const { A, lancedb } = await engine(v);
+  const tbl = await (await connect(lancedb, dir)).openTable("t");
+  const schema = await tbl.schema();
+  const ids = [...Array(Number(n)).keys()].map((k) => Number(first) + k);
+  const rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
+  await tbl.add(rows);
+  await tbl.delete(`id = ${Number(del)}`);
+  chmodReadable(dir);
+}
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
 
 async function scan(v, dir) {
@@ -132,22 +146,37 @@ async function scan(v, dir) {
 // Legacy blobs: Lance 12's blob API refuses them and Lance 8 has none, so the bytes are read where Lance 8's own scan
 // says they are: its {position, size} descriptor into the row's data file (this harness makes one data file per
 // dataset). Blob v2: Lance 12's fetchBlobs.
-async function bytes(dir) {
-  const { A, lancedb } = await engine("8");
+async function bytes(dir, v = "8", info = null) {
+  const { A, lancedb } = await engine(v);
   let tbl = await (await connect(lancedb, dir)).openTable("t");
   const legacy = (await tbl.schema()).fields.find((f) => f.name === "payload").type.typeId === A.Type.LargeBinary;
   if (legacy) {
-    const files = fs.readdirSync(path.join(dir, "data")).filter((f) => f.endsWith(".lance"));
-    if (files.length !== 1) throw new Error(`${dir}: ${files.length} data files, the harness reads one`);
-    const fd = fs.openSync(path.join(dir, "data", files[0]), "r");
-    const rows = await tbl.query().select(["id", "payload"]).toArray();
+    // the data file of each fragment that holds payload (the last field of the schema)
+    const fileOf = new Map();
+    if (info) {
+      const m = JSON.parse(fs.readFileSync(info, "utf8"));
+      const pid = m.schema.find((f) => f.name === "payload").id;
+      for (const fr of m.fragments) fileOf.set(fr.id, fr.files.find((f) => f.fields.includes(pid)).path);
+    } else {
+      const files = fs.readdirSync(path.join(dir, "data")).filter((f) => f.endsWith(".lance"));
+      if (files.length !== 1) throw new Error(`${dir}: ${files.length} data files and no lt-inspect info to tell them`);
+      fileOf.set(0, files[0]);
+    }
+    const fds = new Map();
+    const fdOf = (frag) => {
+      if (!fileOf.has(frag)) throw new Error(`no data file known for fragment ${frag}`);
+      if (!fds.has(frag)) fds.set(frag, fs.openSync(path.join(dir, "data", fileOf.get(frag)), "r"));
+      return fds.get(frag);
+    };
+    const rows = await tbl.query().select(["id", "payload"]).withRowId().toArray();
     rows.sort((a, b) => Number(a.id) - Number(b.id));
     for (const r of rows) {
       const d = r.payload && r.payload.toJSON();
       let b = null;
       if (d && !(d.position === 1n && d.size === 0n)) { // 2.0 marks a NULL with position 1, size 0
         b = Buffer.alloc(Number(d.size));
-        if (b.length) fs.readSync(fd, b, 0, b.length, Number(d.position));
+        // a row address: fragment id in the high 32 bits (these datasets have no stable row ids)
+        if (b.length) fs.readSync(fdOf(info ? Number(BigInt(r._rowid) >> 32n) : 0), b, 0, b.length, Number(d.position));
       }
       console.log(describe(Number(r.id), b));
     }
@@ -163,10 +192,14 @@ async function bytes(dir) {
 const [cmd, ...args] = process.argv.slice(2).filter((a) => a !== "--fnv");
 try {
   if (cmd === "make") await make(args[0], args[1], args[2], args[3], args[4]);
-  else if (cmd === "expect") for (let i = 0; i < Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));
+  else if (cmd === "expect") {
+    const first = Number(args[1] || 0);
+    for (let i = first; i < first + Number(args[0] || ROWS); i++) console.log(describe(i, rowBytes(i)));
+  }
   else if (cmd === "scan") await scan(args[0], args[1]);
-  else if (cmd === "bytes") await bytes(args[0]);
-  else { console.error("usage: blob.mjs make|expect|scan|bytes ..."); process.exit(2); }
+  else if (cmd === "bytes") await bytes(args[0], args[1], args[2]);
+  else if (cmd === "append") await append(args[0], args[1], args[2], args[3], args[4]);
+  else { console.error("usage: blob.mjs make|expect|scan|bytes|append ..."); process.exit(2); }
 } catch (e) {
   console.error(`blob.mjs: ${e.message}`);
   process.exit(1);

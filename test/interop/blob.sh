@@ -6,11 +6,18 @@
 #      and md5 / FNV-1a per row); a query without the blob column reads none of its bytes, WHERE id = 8 and
 #      LIMIT 3 read only their rows' blobs (EXPLAIN ANALYZE's Bytes Read, lt-inspect --stats); quals on the blob
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
-#   2. refused writes: every statement that would write data files into a table with a blob column (INSERT, COPY,
-#      UPDATE, lt_insert_overwrite, the overwrite_where INSERT, lt_merge_insert, TRUNCATE, lt_compact, lt_create_index on the
-#      blob column) fails with 0A000 naming the column, and the dataset's files are byte-identical afterwards;
+#   2. refused writes: every statement that would write data files into a table with a blob column of a form
+#      lt_fdw does not write (legacy in 2.0, blob v2: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
+#      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
+#      matching on it, a primary key of it) fails with
+#      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
 #      engine then still scans the table and reads every blob (every sidecar still there).
+#   3. written (legacy blobs in 2.1, on copies of leg21 / leg21x / leg21m): INSERT, COPY, UPDATE (a blob, a key,
+#      to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert, each mirrored on a heap
+#      table; lt_fdw, Lance 8 and Lance 12 read the heap table's bytes (0 bytes, NULL, 2 MiB); the engine then
+#      appends and deletes, and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs
+#      of 1 MiB in one INSERT make a data file of 64 MiB and less than 64 KiB more (the time is printed).
 #
 #   test/interop/blob.sh                 install (private PostgreSQL copy), generate, compare
 #   test/interop/blob.sh --no-install    the extension is already installed
@@ -22,7 +29,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step interop-blob 18 "$@"
+lt_step interop-blob 25 "$@"
 lt_step_prepare
 [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ] || finish "test/interop/lance12/node_modules is missing (run scripts/setup.sh)"
 mkdir -p build
@@ -115,7 +122,9 @@ console.log(find(p) ?? "none")'; }
 
 	# ---- 1. every write that would add data files is refused, and leaves the files as they were -----------
 	snapshot "$ds" >"$TMP/before"
-	refused=(
+	written=$([ "$form" = legacy ] && [ "$storage" = 2.1 ] && echo yes)
+	refused=()
+	[ -z "$written" ] && refused=(
 		"INSERT INTO $name (id, note) VALUES (100, 'new')"
 		"INSERT INTO $name (id, note) SELECT id, note FROM staging"
 		"COPY $name (id, note) FROM PROGRAM 'echo 100,new' WITH (FORMAT csv)"
@@ -125,8 +134,10 @@ console.log(find(p) ?? "none")'; }
 		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 1'; INSERT INTO $name (id, note) VALUES (1, 'x'); COMMIT"
 		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note FROM staging', '{id}')"
 		"TRUNCATE $name"
-		"SELECT * FROM lt_compact('$name')"
 	)
+	refused+=("SELECT * FROM lt_compact('$name')"
+		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note, payload FROM staging', '{payload}')"
+		"SELECT lt_set_primary_key('$name', '{payload}')")
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
 	for sql in "${refused[@]}"; do
 		out=$(printf '\\set VERBOSITY verbose\n%s;\n' "$sql" | "${PSQL[@]}" 2>&1)
@@ -156,6 +167,85 @@ console.log(find(p) ?? "none")'; }
 	else
 		bad "$name: the engine's blob bytes after the DELETE differ"; head -c 600 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6
 	fi
+done
+
+# ---- 3. writes of the form lt_fdw writes (legacy blobs in storage 2.1), on copies of the datasets: each
+# statement is applied to a heap table too, then lt_fdw, Lance 8 and Lance 12 read the bytes the heap table has;
+# then the engine appends and deletes on top and lt_fdw reads that --------------------------------------------
+rows_of() { "${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
+	coalesce('\"' || md5(payload) || '\"', 'null')) FROM $1 ORDER BY id" 2>&1; }
+printf '104,copied,\\x0a0b0c\n105,copied empty,\\x\n106,copied null,\n' >"$TMP/copy.csv"
+for name in leg21 leg21x leg21m; do
+	w=${name}w
+	cp -a "$LAKE/$name.lance" "$LAKE/$w.lance"
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $w (id bigint, note text, payload bytea) SERVER lake OPTIONS (path '$w.lance');
+		CREATE TABLE h_$w AS SELECT * FROM $w;" || { bad "$w: the copy or its heap table"; continue; }
+	big="decode(repeat(md5('blob'), 131072), 'hex')"	# 2 MiB
+	pairs=(
+		"INSERT INTO $w VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'small', '\\xdeadbeef')"
+		"INSERT INTO h_$w VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'small', '\\xdeadbeef')"
+		"\\copy $w FROM '$TMP/copy.csv' WITH (FORMAT csv)"
+		"\\copy h_$w FROM '$TMP/copy.csv' WITH (FORMAT csv)"
+		"UPDATE $w SET payload = decode(repeat('ab', 300000), 'hex') WHERE id = 2"
+		"UPDATE h_$w SET payload = decode(repeat('ab', 300000), 'hex') WHERE id = 2"
+		"UPDATE $w SET id = id + 200, note = 'moved' WHERE id IN (5, 7)"
+		"UPDATE h_$w SET id = id + 200, note = 'moved' WHERE id IN (5, 7)"
+		"UPDATE $w SET payload = NULL WHERE id = 8"
+		"UPDATE h_$w SET payload = NULL WHERE id = 8"
+		"SELECT count(*) FROM lt_insert_overwrite('$w', 'id = 4', 'SELECT 4::bigint, ''over''::text, ''\\x0405''::bytea')"
+		"DELETE FROM h_$w WHERE id = 4; INSERT INTO h_$w VALUES (4, 'over', '\\x0405')"
+		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 6'; INSERT INTO $w VALUES (6, 'ow', decode(repeat('cd', 70000), 'hex')); COMMIT"
+		"DELETE FROM h_$w WHERE id = 6; INSERT INTO h_$w VALUES (6, 'ow', decode(repeat('cd', 70000), 'hex'))"
+		"SELECT count(*) FROM lt_merge_insert('$w', 'SELECT id, note, payload FROM staging', '{id}')"
+		"UPDATE h_$w h SET note = s.note, payload = s.payload FROM staging s WHERE h.id = s.id;
+		 INSERT INTO h_$w SELECT * FROM staging s WHERE NOT EXISTS (SELECT FROM h_$w h WHERE h.id = s.id)"
+	)
+	for ((k = 0; k < ${#pairs[@]}; k += 2)); do
+		out=$(printf '%s;\n' "${pairs[k]}" | "${PSQL[@]}" 2>&1) && printf '%s;\n' "${pairs[k + 1]}" | "${PSQL[@]}" >/dev/null 2>&1 \
+			|| bad "$w: ${pairs[k]:0:70}: ${out:0:300}"
+	done
+	"$ROOT/build/lt-inspect" info "$LAKE/$w.lance" >"$TMP/info.json" 2>&1
+	rows_of "h_$w" >"$TMP/want.jsonl"
+	rows_of "$w" >"$TMP/sql.jsonl"
+	check "$w: after INSERT, COPY, UPDATE, lt_insert_overwrite, overwrite_where and lt_merge_insert, lt_fdw reads the heap table's bytes ($(wc -l <"$TMP/want.jsonl") rows)" \
+		"$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same || diff "$TMP/want.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
+	for eng in 8 12; do
+		blob bytes "$LAKE/$w.lance" "$eng" "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+		check "$w: Lance $eng reads every blob lt_fdw wrote with the same bytes (0 bytes, NULL, 2 MiB)" \
+			"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	done
+	eng=$([ "$name" = leg21x ] && echo 12 || echo 8)
+	if blob append "$eng" "$LAKE/$w.lance" 300 3 102 2>"$TMP/append.err"; then
+		{ grep -v '"id":102,' "$TMP/want.jsonl"; blob expect 3 300; } | sort -t: -k2 -n >"$TMP/want2.jsonl"
+		rows_of "$w" >"$TMP/sql.jsonl"
+		check "$w: after Lance $eng appends and deletes on top, lt_fdw reads every blob" \
+			"$(cmp -s "$TMP/sql.jsonl" "$TMP/want2.jsonl" && echo same || diff "$TMP/want2.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
+	else
+		bad "$w: Lance $eng could not append to the table lt_fdw wrote: $(head -c 300 "$TMP/append.err")"
+	fi
+	[ "$name" = leg21 ] || continue
+	# TRUNCATE writes no data file; the rows inserted after it are the table, for both engines
+	vals="(VALUES (1::bigint, 'after truncate', decode(repeat('ef', 50000), 'hex')), (2, 'null', NULL::bytea)) AS v(id, note, payload)"
+	"${PSQL[@]}" -c "TRUNCATE $w; INSERT INTO $w SELECT * FROM $vals" || bad "$w: TRUNCATE and INSERT"
+	rows_of "$vals" >"$TMP/want.jsonl"
+	"$ROOT/build/lt-inspect" info "$LAKE/$w.lance" >"$TMP/info.json" 2>&1
+	blob bytes "$LAKE/$w.lance" 12 "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+	check "$w: after TRUNCATE and an INSERT, Lance 12 reads just the blobs inserted" \
+		"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	# 64 blobs of 1 MiB in one INSERT: the new data file holds their bytes and little more (no padding per blob)
+	t0=$(date +%s%N)
+	"${PSQL[@]}" -c "INSERT INTO $w SELECT 1000 + g, 'bulk', decode(repeat(lpad(to_hex(g), 32, '0'), 65536), 'hex')
+		FROM generate_series(1, 64) g" || bad "$w: the INSERT of 64 blobs of 1 MiB"
+	t1=$(date +%s%N)
+	"$ROOT/build/lt-inspect" info "$LAKE/$w.lance" >"$TMP/info.json" 2>&1
+	size=$(node -e 'const m = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+const fr = m.fragments.reduce((a, b) => (b.id > a.id ? b : a));
+console.log(require("fs").statSync(process.argv[2] + "/data/" + fr.files[0].path).size)' "$TMP/info.json" "$LAKE/$w.lance")
+	[[ $size =~ ^[0-9]+$ ]] && [ "$size" -ge 67108864 ] && [ "$size" -lt $((67108864 + 65536)) ] \
+		&& ok "$w: 64 MiB of blobs in one INSERT make a data file of $size bytes ($(( (t1 - t0) / 1000000 )) ms)" \
+		|| bad "$w: 64 MiB of blobs in one INSERT made a data file of $size bytes"
+	check "$w: lt_fdw reads the 64 blobs back" "$("${PSQL[@]}" -At -c "SELECT count(*), sum(length(payload)), count(DISTINCT md5(payload)),
+		bool_and(payload = decode(repeat(lpad(to_hex(id - 1000), 32, '0'), 65536), 'hex')) FROM $w WHERE id > 1000" 2>&1)" "64|67108864|64|t"
 done
 
 # ---- a parallel scan: each worker reads the blobs of the fragments it claims ---------------------------------

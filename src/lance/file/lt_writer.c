@@ -138,7 +138,7 @@ writer_open(lt_store *store, const char *data_dir, const char *path, int n_field
 		w->fields[i] = fields[i];
 		w->first_col[i] = ncol;
 		ncol += columns_of(version, fields[i], w->col_field + ncol, w->n_columns - ncol);
-		rc = lt_array_new(fields[i], &w->pending[i], err);
+		rc = lt_array_new_values(fields[i], &w->pending[i], err);	/* a blob field: its bytes */
 	}
 	if (rc == LT_OK)
 		rc = lt_store_create_file(store, w->path, &w->wf, err);

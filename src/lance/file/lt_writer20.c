@@ -57,6 +57,9 @@ lt_w20_check(const lt_field *f, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing dictionary-typed field \"%s\" is not supported", f->name);
 	if (f->type == LT_TYPE_NULL)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing field \"%s\" of the null type is not supported", f->name);
+	if (f->blob != LT_BLOB_NONE)
+		return lt_error_set(err, LT_EUNSUPPORTED, "writing %s column \"%s\" in storage 2.0 is not supported",
+							lt_blob_form_name(f->blob), f->name);
 	if (f->packed)
 		return lt_error_set(err, LT_EUNSUPPORTED,
 							"writing packed struct \"%s\" (lance-encoding:packed) is not supported", f->name);

@@ -240,6 +240,11 @@ lt_w21_check(const lt_field *f, lt_file_version v, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing dictionary-typed field \"%s\" is not supported", f->name);
 	if (f->type == LT_TYPE_NULL)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing field \"%s\" of the null type is not supported", f->name);
+	/* legacy blobs are what 2.1 stores (Lance refuses them in 2.2); blob v2 is not written yet */
+	if (f->blob != LT_BLOB_NONE && (f->blob != LT_BLOB_LEGACY || v != LT_FILE_V2_1 ||
+									f->type != LT_TYPE_LARGE_BINARY || !f->blob_desc))
+		return lt_error_set(err, LT_EUNSUPPORTED, "writing %s column \"%s\" in storage %s is not supported",
+							lt_blob_form_name(f->blob), f->name, v == LT_FILE_V2_1 ? "2.1" : "2.2 or later");
 	if (f->packed)
 		return lt_error_set(err, LT_EUNSUPPORTED,
 							"writing packed struct \"%s\" (lance-encoding:packed) is not supported", f->name);
@@ -1790,6 +1795,119 @@ encode_leaf(lt_file_writer *w, int col, shred *s, uint64_t rows, uint64_t row0, 
 	return rc;
 }
 
+/*
+ * A legacy blob column (storage 2.1), as Lance writes it: each non-empty blob's bytes out of line in the data
+ * file, and a page of {position, size} descriptors (a packed struct of two u64, flat, never null) wrapped in a
+ * blob layout whose layer says whether the blob is nullable.  A NULL blob smuggles its definition level into
+ * the position (level << 16, size 0); an empty one is {0, 0}.
+ */
+static enc_t *
+enc_packed_u64_pair(lt_arena *a, enc_t *inner)
+{
+	enc_t	   *e = enc_new(a);
+	Lt__Enc21__PackedStruct *ps = lt_arena_alloc(a, sizeof(*ps));
+	uint64_t   *bits = lt_arena_alloc(a, 2 * sizeof(uint64_t));
+
+	if (!e || !ps || !bits || !inner)
+		return NULL;
+	lt__enc21__packed_struct__init(ps);
+	bits[0] = bits[1] = 64;
+	ps->n_bits_per_value = 2;
+	ps->bits_per_value = bits;
+	ps->values = inner;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_PACKED_STRUCT;
+	e->packed_struct = ps;
+	return e;
+}
+
+static lt_code
+encode_blob_legacy(lt_file_writer *w, int col, const lt_field *f, const lt_array *a, uint64_t row0, lt_error *err)
+{
+	uint64_t	n = (uint64_t) a->length;
+	uint8_t    *desc = lt_malloc(n > 0 ? n * 16 : 1);
+	bool		nulls = false,
+				wrote = false;
+	lt_array	items;			/* what the descriptor page counts: one item per row */
+	lt_arena	ar = {0};
+	page_out	po;
+	mb_vals		mv;
+	shred		s;
+	lt_code		rc = LT_OK;
+
+	if (!desc)
+		return lt_nomem(err);
+	memset(&po, 0, sizeof(po));
+	memset(&mv, 0, sizeof(mv));
+	memset(&s, 0, sizeof(s));
+	memset(&items, 0, sizeof(items));
+	lt__enc21__page_layout__init(&po.layout);
+	for (uint64_t i = 0; rc == LT_OK && i < n; i++)
+	{
+		uint64_t	pos = 0,
+					len = 0;
+
+		if (!lt_array_is_valid(a, (int64_t) i))
+		{
+			nulls = true;
+			pos = (uint64_t) 1 << 16;	/* definition level 1 (the only one) */
+		}
+		else if ((len = (uint64_t) (a->offsets[i + 1] - a->offsets[i])) > 0)
+		{
+			rc = lt_writer_write_blob(w, a->data + a->offsets[i], len, &pos, err);
+			wrote = true;
+		}
+		memcpy(desc + i * 16, &pos, 8);	/* little-endian, as the whole writer assumes */
+		memcpy(desc + i * 16 + 8, &len, 8);
+	}
+	if (rc == LT_OK && wrote)
+		rc = lt_writer_write_padded(w, (const uint8_t *) "", 0, err);	/* pages start aligned */
+	if (rc == LT_OK)
+		rc = mb_flat(&ar, desc, n, 16, false, &mv, err);
+	if (rc == LT_OK)
+	{
+		mv.enc = enc_packed_u64_pair(&ar, mv.enc);
+		s.depth = 1;
+		s.path[0] = f->blob_desc;
+		s.vis_from[0] = true;
+		s.n_layers = 1;
+		s.layers[0] = LT__ENC21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+		s.n_levels = n;
+		items.length = (int64_t) n;
+		s.values = &items;
+		s.values_borrowed = true;
+		rc = page_miniblock(&ar, &s, &mv, NULL, NULL, 0, LT_FILE_V2_1, &po, err);
+		if (rc == LT_EUNSUPPORTED)
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "blob descriptors over the mini-block limits");
+	}
+	if (rc == LT_OK)
+	{
+		Lt__Enc21__PageLayout *inner = lt_arena_alloc(&ar, sizeof(*inner));
+		Lt__Enc21__BlobLayout *bl = lt_arena_alloc(&ar, sizeof(*bl));
+		Lt__Enc21__RepDefLayer *layer = lt_arena_alloc(&ar, sizeof(*layer));
+
+		if (!inner || !bl || !layer || ar.oom)
+			rc = lt_nomem(err);
+		else
+		{
+			*inner = po.layout;
+			lt__enc21__blob_layout__init(bl);
+			*layer = nulls ? LT__ENC21__REP_DEF_LAYER__REPDEF_NULLABLE_ITEM : LT__ENC21__REP_DEF_LAYER__REPDEF_ALL_VALID_ITEM;
+			bl->inner_layout = inner;
+			bl->n_layers = 1;
+			bl->layers = layer;
+			lt__enc21__page_layout__init(&po.layout);
+			po.layout.layout_case = LT__ENC21__PAGE_LAYOUT__LAYOUT_BLOB_LAYOUT;
+			po.layout.blob_layout = bl;
+			rc = emit_page(w, col, &po, n, row0, err);
+		}
+	}
+	page_out_free(&po);
+	mb_vals_free(&mv);
+	lt_arena_free(&ar);
+	lt_free(desc);
+	return rc;
+}
+
 typedef struct enc_ctx
 {
 	lt_file_writer *w;
@@ -1807,6 +1925,14 @@ walk(enc_ctx *c, const lt_field *f, int depth, lt_error *err)
 	if (depth >= MAX_DEPTH)
 		return lt_error_set(err, LT_EUNSUPPORTED, "field \"%s\" is nested more than %d levels deep", f->name, MAX_DEPTH);
 	c->s.path[depth] = f;
+	if (depth == 0 && f->blob == LT_BLOB_LEGACY)
+	{
+		rc = encode_blob_legacy(c->w, c->col, f, c->top, c->row0, err);
+		if (rc != LT_OK)
+			return lt_error_prefix(err, "%s: column %d (blob field \"%s\")", lt_writer_path(c->w), c->col, f->name);
+		c->col++;
+		return LT_OK;
+	}
 	if (!lt_field_is_leaf(f))
 	{
 		for (int i = 0; i < f->n_children; i++)

@@ -180,6 +180,9 @@ lt_code		lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *con
 /* Write len bytes at the end of the file, then pad it to a multiple of 64 bytes (page alignment). */
 lt_code		lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err);
 
+/* Append len bytes where they fall (a blob's bytes, out of line), giving their offset in the file. */
+lt_code		lt_writer_write_blob(lt_file_writer *w, const uint8_t *p, uint64_t len, uint64_t *pos, lt_error *err);
+
 /* Rows (slots) of column col in the pages written so far: the next page's priority in 2.0. */
 uint64_t	lt_writer_column_rows(const lt_file_writer *w, int col);
 

@@ -40,6 +40,21 @@ lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_err
 	return r ? lt_wfile_write(w->wf, pad, PAGE_ALIGN - r, err) : LT_OK;
 }
 
+/* A large blob goes in pieces of this size, each one answering cancel. */
+#define BLOB_WRITE_PIECE (8u << 20)
+
+lt_code
+lt_writer_write_blob(lt_file_writer *w, const uint8_t *p, uint64_t len, uint64_t *pos, lt_error *err)
+{
+	*pos = w->wf->written;
+	for (uint64_t done = 0; done < len; done += BLOB_WRITE_PIECE)
+	{
+		LT_TRY(lt_check_interrupt(err, "writing a blob"));
+		LT_TRY(lt_wfile_write(w->wf, p + done, len - done < BLOB_WRITE_PIECE ? len - done : BLOB_WRITE_PIECE, err));
+	}
+	return LT_OK;
+}
+
 lt_code
 lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *const *bufs, const uint64_t *lens,
 			   const char *type_url, const uint8_t *enc, size_t enc_len, uint64_t rows, uint64_t priority,

@@ -62,6 +62,12 @@ lt_array_new(const lt_field *field, lt_array **out, lt_error *err)
 }
 
 lt_code
+lt_array_new_values(const lt_field *field, lt_array **out, lt_error *err)
+{
+	return new_array(field, true, out, err);
+}
+
+lt_code
 lt_array_new_shallow(const lt_field *field, lt_array **out, lt_error *err)
 {
 	return new_array(lt_field_storage(field), false, out, err);

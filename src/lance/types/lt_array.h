@@ -44,6 +44,11 @@ struct lt_array
 
 /* An empty array of field's type, with its children (recursively). */
 lt_code		lt_array_new(const lt_field *field, lt_array **out, lt_error *err);
+/*
+ * An empty array of the field's own type even for a blob field (whose stored form, and lt_array_new's array,
+ * is its descriptor): the bytes a writer is given and stores out of line.
+ */
+lt_code		lt_array_new_values(const lt_field *field, lt_array **out, lt_error *err);
 /* Like lt_array_new but without children; callers attach them. */
 lt_code		lt_array_new_shallow(const lt_field *field, lt_array **out, lt_error *err);
 void		lt_array_free(lt_array *a);
