@@ -534,6 +534,7 @@ put_branch_version(lt_store *s, const char *dir, uint64_t v, const char *base_pa
 	Lt__Pb__DataFragment fr = LT__PB__DATA_FRAGMENT__INIT;
 	Lt__Pb__DataFragment *frs[1] = {&fr};
 	Lt__Pb__BasePath bp = LT__PB__BASE_PATH__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
 	Lt__Pb__BasePath *bps[1] = {&bp};
 	int32_t		field_ids[1] = {0};
 	char		name[64], path[256];
@@ -564,6 +565,10 @@ put_branch_version(lt_store *s, const char *dir, uint64_t v, const char *base_pa
 	m.base_paths = bps;
 	m.has_reader_feature_flags = true;
 	m.reader_feature_flags = LT_FLAG_BASE_PATHS;
+	/* as Lance 12 writes it: a manifest without a writer has its row counts taken from the data files */
+	wv.library = (char *) "lance";
+	wv.version = (char *) "12.0.0";
+	m.writer_version = &wv;
 	buf = pack_manifest(&m, &n);
 	lt_manifest_name(v, LT_NAMING_V2, name, sizeof(name));
 	snprintf(path, sizeof(path), "%s/_versions/%s", dir, name);

@@ -1030,7 +1030,7 @@ recount_deleted(lt_dataset *ds, Lt__Pb__DataFragment *f, lt_error *err)
 	lt_deletion_type type = d->file_type == LT__PB__DELETION_FILE__FILE_TYPE__BITMAP ? LT_DELETION_BITMAP
 		: LT_DELETION_ARROW;
 	char	   *rel = lt_deletion_path(f->id, d->read_version, d->id, type);
-	char	   *path = rel ? lt_dataset_path(ds, rel) : NULL;
+	char	   *path = rel ? lt_dataset_file_path(ds, d->has_base_id, d->base_id, rel) : NULL;
 	uint8_t    *buf = NULL;
 	uint64_t	len = 0;
 	lt_deletion_vector *dv = NULL;
@@ -1069,7 +1069,7 @@ recount_rows(lt_dataset *ds, lt_error *err)
 		if ((trusted && f->physical_rows > 0) || f->n_files == 0)
 			continue;
 		rel = lt_asprintf("data/%s", f->files[0]->path);
-		path = rel ? lt_dataset_path(ds, rel) : NULL;
+		path = rel ? lt_dataset_file_path(ds, f->files[0]->has_base_id, f->files[0]->base_id, rel) : NULL;
 		lt_free(rel);
 		if (!path)
 			return lt_nomem(err);
