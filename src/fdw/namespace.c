@@ -25,6 +25,10 @@
 #include "utils/timestamp.h"
 
 #include "util/lt_alloc.h"
+#include "file/lt_writer.h"
+#include "table/lt_dataset.h"
+#include "txn/lt_keys.h"
+#include "txn/lt_txn.h"
 #include "dataset.h"
 #include "namespace.h"
 #include "option.h"
@@ -597,6 +601,160 @@ resolve_rest(ForeignServer *server, const LtNamespaceConf *c, LtTableOptions *op
 	opts->uri = root_uri(opts->dataset_dir);
 }
 
+/*
+ * Where Lance 12's directory namespace puts a new table (lt_create_dataset): a root table under the
+ * listing is "<name>.lance" (the listing is its registration); any other table "<8 hex>_<identifier>"
+ * (random hex, as Lance spreads its tables), registered by a __manifest row at commit (opts->ns_register).
+ * Runs with the library's allocator; the namespace must exist, and __manifest too when it is needed.
+ */
+static lt_code
+new_location(ForeignServer *server, lt_store *store, const LtNamespaceConf *conf, LtTableOptions *opts,
+			 char **location, lt_error *err)
+{
+	const char *id = opts->identifier;
+	const char *last = strrchr(id, LT_NS_DELIMITER);
+	uint32		hash;
+
+	if (last == NULL && conf->dir.dir_listing)
+	{
+		*location = lt_asprintf("%s.lance", id);
+		return *location ? LT_OK : lt_error_set(err, LT_ENOMEM, "out of memory");
+	}
+	/* the namespace must exist (and with it __manifest): listing it says so */
+	{
+		char	   *ns = last ? pnstrdup(id, last - id) : pstrdup("");
+		lt_ns_dir_opts manifest_only = conf->dir;
+		lt_ns_table *tables = NULL;
+		size_t		n = 0;
+		lt_code		rc;
+		lt_version_spec spec = {0, NULL};
+		lt_dataset *ds = NULL;
+
+		manifest_only.dir_listing = false;
+		rc = lt_ns_dir_list_tables(store, ns, &manifest_only, &tables, &n, err);
+		if (rc == LT_ENOTFOUND)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+					 errmsg("lt_fdw: namespace \"%s\" of table \"%s\" does not exist in the directory namespace of server \"%s\"",
+							ns, id, server->servername),
+					 errhint("Create the namespace with Lance first (lt_fdw does not create namespaces).")));
+		if (rc != LT_OK)
+			return rc;
+		lt_ns_tables_free(tables, n);
+		rc = lt_dataset_open(store, LT_NS_MANIFEST_DIR "/", &spec, &ds, err);
+		if (rc == LT_ENOTFOUND)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: table \"%s\" would be registered in " LT_NS_MANIFEST_DIR
+							" of server \"%s\", which does not exist", id, server->servername),
+					 errhint("lt_fdw does not create a namespace's " LT_NS_MANIFEST_DIR "; let Lance create it (a namespace or a table).")));
+		if (rc != LT_OK)
+			return rc;
+		lt_dataset_close(ds);
+	}
+	if (!pg_strong_random(&hash, sizeof(hash)))
+		return lt_error_set(err, LT_EIO, "could not generate random bytes");
+	*location = lt_asprintf("%08x_%s", (unsigned) hash, id);
+	if (*location == NULL)
+		return lt_error_set(err, LT_ENOMEM, "out of memory");
+	opts->ns_register = pstrdup(*location);
+	return LT_OK;
+}
+
+/*
+ * The __manifest row of a table lt_create_dataset made (after its first version committed, as Lance
+ * registers after writing: a crash between leaves an unregistered directory, never a registered table
+ * without a version).  An insert of the key object_id, as Lance's merge-insert: a row of the identifier
+ * already there is 42P07, one a concurrent commit added is 40001.
+ */
+void
+lt_namespace_register(const char *root, const LtS3Location *s3, const char *identifier, const char *location,
+					  const char *relname)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_txn	   *txn = NULL;
+	lt_key_filter *filter = NULL;
+	lt_key_buf	kb = {0};
+	lt_written_file wf = {0};
+	lt_version_spec spec = {0, NULL};
+	lt_commit_options co = {0};
+	lt_commit_result res;
+	const lt_field **key = NULL;
+	int			n_key = 0;
+	bool		found = false;
+	bool		wrote = false;
+	uint64_t	fid;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(CurrentMemoryContext);
+
+	rc = lt_open_store(s3, root, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, LT_NS_MANIFEST_DIR "/", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_ns_manifest_has(ds, root, identifier, &found, &err);
+	if (rc == LT_OK && !found)
+		rc = lt_ns_manifest_write_row(store, ds, identifier, "table", location, &wf, &err);
+	wrote = rc == LT_OK && !found;
+	if (wrote)
+		rc = lt_txn_begin(ds, &txn, &err);
+	if (wrote && rc == LT_OK)
+		rc = lt_txn_add_fragment(txn, 1, &wf, NULL, &fid, &err);
+	if (wrote && rc == LT_OK)
+		rc = lt_schema_primary_key(ds->schema, &key, &n_key, &err);
+	if (wrote && rc == LT_OK && n_key > 0)
+	{
+		int32_t    *ids = palloc(sizeof(int32_t) * n_key);
+
+		for (int i = 0; i < n_key; i++)
+			ids[i] = key[i]->id;
+		/* the key is object_id alone (Lance's __manifest); anything else: a plain append */
+		if (n_key == 1 && strcmp(key[0]->name, "object_id") == 0)
+		{
+			rc = lt_key_filter_new(LT_KEY_FILTER_BLOOM, ids, n_key, &filter, &err);
+			if (rc == LT_OK)
+				rc = lt_key_buf_add_bytes(&kb, identifier, strlen(identifier), false, &err);
+			if (rc == LT_OK)
+				rc = lt_key_filter_add(filter, kb.data, kb.len, &err);
+			if (rc == LT_OK)
+			{
+				rc = lt_txn_assert_unique_keys(txn, filter, &err);
+				filter = NULL;
+			}
+		}
+	}
+	if (wrote && rc == LT_OK)
+		rc = lt_txn_commit(txn, &co, &res, &err);
+	if (filter)
+		lt_key_filter_free(filter);
+	lt_key_buf_free(&kb);
+	lt_free(key);
+	if (txn)
+		lt_txn_free(txn);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("lt_fdw: table \"%s\" is already registered in the namespace (foreign table \"%s\")",
+						identifier, relname),
+				 errdetail("Another writer registered it since lt_create_dataset; the dataset made at \"%s\" is left unregistered for lt_cleanup.",
+						   location)));
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not register table \"%s\" in the namespace: a concurrent registration conflicts",
+						identifier),
+				 errdetail("%s; the dataset made at \"%s\" is left unregistered.", err.msg, location),
+				 errhint("Retry the transaction.")));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("namespace manifest %s (registering table \"%s\")", root_uri(root), identifier));
+}
+
 void
 lt_namespace_resolve(ForeignServer *server, LtTableOptions *opts)
 {
@@ -632,6 +790,8 @@ lt_namespace_resolve(ForeignServer *server, LtTableOptions *opts)
 		rc = lt_open_store(opts->s3, opts->root, &store, &err);
 		if (rc == LT_OK)
 			rc = lt_ns_dir_describe_table(store, opts->identifier, &conf.dir, &location, &err);
+		if (rc == LT_ENOTFOUND && opts->ns_create)
+			rc = new_location(server, store, &conf, opts, &location, &err);
 		if (store)
 			lt_store_close(store);
 		lt_alloc_target(old);
