@@ -585,8 +585,32 @@ resolve_rest(ForeignServer *server, const LtNamespaceConf *c, LtTableOptions *op
 
 	if (r == NULL)
 	{
-		LtNamespaceTable *t = lt_namespace_rest_describe(server, opts->identifier);
+		LtNamespaceTable *t = NULL;
 		MemoryContext old;
+		MemoryContext cxt = CurrentMemoryContext;
+
+		PG_TRY();
+		{
+			t = lt_namespace_rest_describe(server, opts->identifier);
+		}
+		PG_CATCH();
+		{
+			ErrorData  *ed;
+
+			MemoryContextSwitchTo(cxt);
+			ed = CopyErrorData();
+			if (!opts->ns_create || ed->sqlerrcode != ERRCODE_FDW_TABLE_NOT_FOUND)
+				PG_RE_THROW();
+			/* an error replaced by a clearer one: the transaction is aborted all the same */
+			FlushErrorState();
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot create table \"%s\" in the REST namespace of server \"%s\": lt_fdw does not declare tables in a REST namespace yet",
+							opts->identifier, server->servername),
+					 errdetail("%s", ed->message),
+					 errhint("Create the table with Lance through the namespace, then write to it through lt_fdw.")));
+		}
+		PG_END_TRY();
 
 		r = resolved_add(server->serverid, userid, c->rest_uri, opts->identifier, t->dataset_dir);
 		old = MemoryContextSwitchTo(resolved_cxt);

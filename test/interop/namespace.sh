@@ -278,6 +278,9 @@ SQL
 got=$(q "IMPORT FOREIGN SCHEMA \"sales\" FROM SERVER rest INTO rs")
 check "REST: IMPORT of \"sales\" (ListTables in pages of one, DescribeTable each)" "$(tables_of rs)" "events,orders"
 restconf '{"page_size": 1000}'	# the engine reads the first page only
+q "CREATE FOREIGN TABLE rs_new (id bigint) SERVER rest OPTIONS (identifier 'sales\$fresh')" >/dev/null
+check "REST: creating a table the service does not know is refused clearly (0A000), nothing declared (the engine lists the others)" \
+	"$(sqlstate "SELECT lt_create_dataset('rs_new')")/$(engine rest-list "$REST" "$HDR" sales | tr , '\n' | grep -cxE 'fresh|orders')" "0A000/1"
 check "... the tables the engine lists through the same service (less ghost, no dataset)" \
 	"$(tables_of rs)" "$(engine rest-list "$REST" "$HDR" sales | tr , '\n' | grep -vx ghost | paste -sd,)"
 restconf '{"page_size": 1}'
