@@ -405,5 +405,12 @@ check "REST: a commit the namespace refuses: 40001 with the service's words" \
 check "... nothing committed, no staged manifest left" \
 	"$(( $(ls "$MANAGED/top.lance/_versions" | grep -c '\.manifest$') - v0 ))/$(ls -a "$MANAGED/top.lance/_versions" | grep -c staged)/$(q 'SELECT count(*) FROM rl.top WHERE id = 91')" "1/0/0"
 
+check "REST: lt_create_dataset over a table whose versions the namespace manages: 0A000" \
+	"$(sqlstate "SELECT lt_create_dataset('rl.top', overwrite => true)")" "0A000"
+restconf '{"refuse_commits": false}'
+q "CREATE FOREIGN TABLE rs_ghost (id bigint NOT NULL, name text, amount double precision) SERVER rest OPTIONS (identifier 'sales\$ghost')" >/dev/null
+check "REST: a table the service knows without a dataset is created at its location, read by the engine through the service" \
+	"$(q "SELECT rows_written FROM lt_create_dataset('rs_ghost', query => 'SELECT 1::bigint, ''g''::text, 2.5::float8')")/$(engine rest-scan "$REST" "$HDR" 'sales$ghost')" "1/1|g|2.5"
+
 echo "namespace: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
