@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "commands/defrem.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
@@ -210,10 +211,21 @@ json_error_context(void *arg)
 	errcontext("reading the namespace's answer to %s", (const char *) arg);
 }
 
+static Jsonb *rest_json_opt(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route,
+							const char *body, const char *what, bool is_namespace, bool missing_ok);
+
 /* One request; an error answer is an ERROR (rest_report); the answer's JSON object. */
 static Jsonb *
 rest_json(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route, const char *body,
 		  const char *what, bool is_namespace)
+{
+	return rest_json_opt(server, c, method, route, body, what, is_namespace, false);
+}
+
+/* The same; with missing_ok a 404 answer is NULL. */
+static Jsonb *
+rest_json_opt(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route,
+			  const char *body, const char *what, bool is_namespace, bool missing_ok)
 {
 	lt_ns_rest_conf rc;
 	lt_ns_rest_reply reply;
@@ -234,6 +246,8 @@ rest_json(ForeignServer *server, const LtNamespaceConf *c, const char *method, c
 				 errdetail("%s", err.msg)));
 	if (code != LT_OK)
 		lt_report(&err, what);
+	if (missing_ok && reply.status == 404 && strstr(reply.body, "\"code\":4") != NULL)
+		return NULL;
 	if (reply.status < 200 || reply.status >= 300)
 		rest_report(server, what, reply.status, reply.body, is_namespace);
 	cb.callback = json_error_context;
@@ -352,14 +366,19 @@ rest_location(ForeignServer *server, const char *identifier, const char *locatio
 }
 
 static LtNamespaceTable *
-rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *identifier)
+rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *identifier, bool missing_ok)
 {
 	char	   *what = psprintf("DescribeTable of \"%s\"", identifier);
 	char	   *body = psprintf("{\"id\": %s, \"vend_credentials\": true}", json_id(identifier));
-	Jsonb	   *jb = rest_json(server, c, "POST", psprintf("/v1/table/%s/describe", lt_ns_rest_route_id(identifier)),
-							   body, what, false);
-	LtNamespaceTable *t = palloc0(sizeof(LtNamespaceTable));
-	char	   *location = json_string(&jb->root, "location");
+	Jsonb	   *jb = rest_json_opt(server, c, "POST", psprintf("/v1/table/%s/describe", lt_ns_rest_route_id(identifier)),
+								   body, what, false, missing_ok);
+	LtNamespaceTable *t;
+	char	   *location;
+
+	if (jb == NULL)
+		return NULL;
+	t = palloc0(sizeof(LtNamespaceTable));
+	location = json_string(&jb->root, "location");
 	JsonbValue *managed = json_get(&jb->root, "managed_versioning");
 	JsonbValue *so = json_get(&jb->root, "storage_options");
 	char	   *key = NULL,
@@ -411,18 +430,20 @@ rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *
 	return t;
 }
 
-LtNamespaceTable *
-lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
+static LtNamespaceTable *
+rest_describe(ForeignServer *server, const char *identifier, bool missing_ok)
 {
 	LtNamespaceConf c;
 	LtNamespaceTable *t;
 
 	(void) lt_server_namespace(server, &c);
-	t = rest_describe_once(server, &c, identifier);
+	t = rest_describe_once(server, &c, identifier, missing_ok);
+	if (t == NULL)
+		return NULL;
 	if (t->expires_ms != 0 && t->expires_ms <= now_unix_ms())
 	{
 		/* credentials that expired on the way: ask once more, then give up */
-		t = rest_describe_once(server, &c, identifier);
+		t = rest_describe_once(server, &c, identifier, false);
 		if (t->expires_ms != 0 && t->expires_ms <= now_unix_ms())
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
@@ -431,6 +452,87 @@ lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
 					 errdetail("They expired at %lld ms since the epoch.", (long long) t->expires_ms)));
 	}
 	return t;
+}
+
+LtNamespaceTable *
+lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
+{
+	return rest_describe(server, identifier, false);
+}
+
+/* ---- tables declared by lt_create_dataset, deregistered when the transaction aborts ---------------------- */
+
+typedef struct DeclaredTable
+{
+	char	   *servername;
+	lt_ns_rest_conf conf;		/* copied when declared: no catalog access at abort */
+	char	   *identifier;
+} DeclaredTable;
+
+static MemoryContext declared_cxt = NULL;
+static List *declared = NIL;
+
+static void
+declared_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (declared == NIL)
+		return;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		/* best effort, nothing here may raise an ERROR: a declaration left behind is a reserved name only */
+		foreach(lc, declared)
+		{
+			DeclaredTable *d = lfirst(lc);
+			lt_ns_rest_reply reply;
+			lt_error	err;
+			MemoryContext old = lt_alloc_target(declared_cxt);
+
+			if (lt_ns_rest_call(&d->conf, "POST", psprintf("/v1/table/%s/deregister", lt_ns_rest_route_id(d->identifier)),
+								psprintf("{\"id\": %s}", json_id(d->identifier)), &reply, &err) == LT_OK &&
+				(reply.status < 200 || reply.status >= 300))
+				elog(WARNING, "lt_fdw: the namespace of server \"%s\" answered %ld to DeregisterTable of \"%s\"",
+					 d->servername, reply.status, d->identifier);
+			lt_alloc_target(old);
+		}
+	}
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_COMMIT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PREPARE)
+	{
+		MemoryContextReset(declared_cxt);
+		declared = NIL;
+	}
+}
+
+/*
+ * DeclareTable (the spec's way to create a table: the service reserves the name and gives its location),
+ * then DescribeTable.  Made when lt_create_dataset runs, before anything is written; an abort deregisters it.
+ */
+static LtNamespaceTable *
+rest_declare(ForeignServer *server, const LtNamespaceConf *c, const char *identifier)
+{
+	char	   *what = psprintf("DeclareTable of \"%s\"", identifier);
+	char	   *body = psprintf("{\"id\": %s, \"vend_credentials\": true}", json_id(identifier));
+	MemoryContext old;
+	DeclaredTable *d;
+
+	if (declared_cxt == NULL)
+	{
+		declared_cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw declared tables", ALLOCSET_SMALL_SIZES);
+		RegisterXactCallback(declared_xact_callback, NULL);
+	}
+	(void) rest_json(server, c, "POST", psprintf("/v1/table/%s/declare", lt_ns_rest_route_id(identifier)), body,
+					 what, false);
+	old = MemoryContextSwitchTo(declared_cxt);
+	d = palloc0(sizeof(DeclaredTable));
+	d->servername = pstrdup(server->servername);
+	rest_conf(server, c, &d->conf);
+	d->conf.uri = pstrdup(d->conf.uri);
+	d->identifier = pstrdup(identifier);
+	declared = lappend(declared, d);
+	MemoryContextSwitchTo(old);
+	return rest_describe(server, identifier, false);
 }
 
 /* ---- commits through a namespace that manages versions ------------------------------------------------- */
@@ -585,32 +687,11 @@ resolve_rest(ForeignServer *server, const LtNamespaceConf *c, LtTableOptions *op
 
 	if (r == NULL)
 	{
-		LtNamespaceTable *t = NULL;
+		LtNamespaceTable *t = rest_describe(server, opts->identifier, opts->ns_create);
 		MemoryContext old;
-		MemoryContext cxt = CurrentMemoryContext;
 
-		PG_TRY();
-		{
-			t = lt_namespace_rest_describe(server, opts->identifier);
-		}
-		PG_CATCH();
-		{
-			ErrorData  *ed;
-
-			MemoryContextSwitchTo(cxt);
-			ed = CopyErrorData();
-			if (!opts->ns_create || ed->sqlerrcode != ERRCODE_FDW_TABLE_NOT_FOUND)
-				PG_RE_THROW();
-			/* an error replaced by a clearer one: the transaction is aborted all the same */
-			FlushErrorState();
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot create table \"%s\" in the REST namespace of server \"%s\": lt_fdw does not declare tables in a REST namespace yet",
-							opts->identifier, server->servername),
-					 errdetail("%s", ed->message),
-					 errhint("Create the table with Lance through the namespace, then write to it through lt_fdw.")));
-		}
-		PG_END_TRY();
+		if (t == NULL)
+			t = rest_declare(server, c, opts->identifier);
 
 		r = resolved_add(server->serverid, userid, c->rest_uri, opts->identifier, t->dataset_dir);
 		old = MemoryContextSwitchTo(resolved_cxt);
