@@ -14,7 +14,8 @@
 #   - EXPLAIN and lt_versions show the identifier and the resolved location;
 #   - lt_create_dataset by identifier: a root table as <name>.lance, a child (or manifest-only root) table as
 #     <hex>_<identifier> with a __manifest row; the engine lists and reads them, IMPORT sees them; ROLLBACK
-#     registers nothing; the engine registering the same identifier meanwhile fails the commit (42P07);
+#     registers nothing; the engine registering the same identifier meanwhile fails the commit (42P07), another
+#     identifier is rebased over;
 #   - errors: unknown namespace (HV00Q), unknown or deregistered table (HV00R), child namespaces without the
 #     manifest (0A000), identifier on a server that is no namespace (HV00J), identifier with path, a malformed
 #     identifier (HV024), reading a local namespace without pg_read_server_files (42501), a __manifest naming a
@@ -217,6 +218,17 @@ check "a concurrent registration of the same identifier: lt_fdw's commit fails (
 	"$(grep -c 'already registered in the namespace' "$TMP/dup.out")/$(engine scan "$NS" '{}' 'sales$dup' | cut -d'|' -f1 | tr '\n' ',')/$(engine list "$NS" '{}' sales)" \
 	"1/1,2,/dup,made,orders"
 check "... and lt_fdw reads the engine's table by that identifier" "$(q 'SELECT count(*) FROM c_dup')" "2"
+# the engine registers another identifier meanwhile: lt_fdw's row rebases over it, both tables stand
+q "CREATE FOREIGN TABLE c_mine (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier 'sales\$mine')" >/dev/null
+"${PSQL[@]}" -At >"$TMP/mine.out" 2>&1 <<SQL
+BEGIN;
+SELECT rows_written FROM lt_create_dataset('c_mine', query => 'SELECT 8::bigint, null::text, null::float8');
+\! node "$HERE/namespace/engine.mjs" create "$NS" '{}' 'sales\$other' 3
+COMMIT;
+SQL
+check "a concurrent registration of another identifier: both are registered, each readable by the engine" \
+	"$(cat "$TMP/mine.out" | tr '\n' ' ')/$(engine list "$NS" '{}' sales)/$(engine scan "$NS" '{}' 'sales$mine' | cut -d'|' -f1)/$(engine scan "$NS" '{}' 'sales$other' | wc -l)" \
+	"1 /dup,made,mine,orders,other/8/3"
 check "manifest-only server: a root table gets a hashed directory and a __manifest row" \
 	"$(cre c_v2 ns_v2 vmade)/$(cd "$NS" && ls -d *_vmade | grep -cE '^[0-9a-f]{8}_vmade$')/$(engine list "$NS" '{"dir_listing_enabled":"false"}' . | tr ',' '\n' | grep -cx vmade)/$(engine scan "$NS" '{"dir_listing_enabled":"false"}' vmade | wc -l)" \
 	"4/1/1/4"
