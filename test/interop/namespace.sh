@@ -206,29 +206,25 @@ out=$(q "BEGIN; SELECT rows_written FROM lt_create_dataset('c_rb', query => 'SEL
 check "ROLLBACK registers nothing: the engine does not list it, lt_fdw does not find it (HV00R)" \
 	"$out/$(engine list "$NS" '{}' sales)/$(sqlstate 'SELECT * FROM c_rb')/$(cd "$NS" && ls -d *'_sales$rb'/data/* 2>/dev/null | wc -l)" \
 	"1/made,orders/HV00R/0"
-# the engine registers the same identifier while lt_fdw's transaction is open: lt_fdw's commit is refused
-q "CREATE FOREIGN TABLE c_dup (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier 'sales\$dup')" >/dev/null
-"${PSQL[@]}" -At >"$TMP/dup.out" 2>&1 <<SQL
+# lt_fdw creates a table in "sales" while the engine creates one there in the middle of lt_fdw's transaction
+race() {	# foreign-table identifier engine-identifier engine-rows: lt_fdw's session output
+	q "CREATE FOREIGN TABLE $1 (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier '$2')" >/dev/null
+	"${PSQL[@]}" -At 2>&1 <<SQL
 BEGIN;
-SELECT rows_written FROM lt_create_dataset('c_dup', query => 'SELECT 7::bigint, null::text, null::float8');
-\! node "$HERE/namespace/engine.mjs" create "$NS" '{}' 'sales\$dup' 2
+SELECT rows_written FROM lt_create_dataset('$1', query => 'SELECT 7::bigint, null::text, null::float8');
+\! node "$HERE/namespace/engine.mjs" create "$NS" '{}' '$3' $4
 COMMIT;
 SQL
+}
+out=$(race c_dup 'sales$dup' 'sales$dup' 2)
 check "a concurrent registration of the same identifier: lt_fdw's commit fails (42P07), the engine's table stands" \
-	"$(grep -c 'already registered in the namespace' "$TMP/dup.out")/$(engine scan "$NS" '{}' 'sales$dup' | cut -d'|' -f1 | tr '\n' ',')/$(engine list "$NS" '{}' sales)" \
+	"$(grep -c 'already registered in the namespace' <<<"$out")/$(engine scan "$NS" '{}' 'sales$dup' | cut -d'|' -f1 | tr '\n' ',')/$(engine list "$NS" '{}' sales)" \
 	"1/1,2,/dup,made,orders"
 check "... and lt_fdw reads the engine's table by that identifier" "$(q 'SELECT count(*) FROM c_dup')" "2"
-# the engine registers another identifier meanwhile: lt_fdw's row rebases over it, both tables stand
-q "CREATE FOREIGN TABLE c_mine (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier 'sales\$mine')" >/dev/null
-"${PSQL[@]}" -At >"$TMP/mine.out" 2>&1 <<SQL
-BEGIN;
-SELECT rows_written FROM lt_create_dataset('c_mine', query => 'SELECT 8::bigint, null::text, null::float8');
-\! node "$HERE/namespace/engine.mjs" create "$NS" '{}' 'sales\$other' 3
-COMMIT;
-SQL
-check "a concurrent registration of another identifier: both are registered, each readable by the engine" \
-	"$(cat "$TMP/mine.out" | tr '\n' ' ')/$(engine list "$NS" '{}' sales)/$(engine scan "$NS" '{}' 'sales$mine' | cut -d'|' -f1)/$(engine scan "$NS" '{}' 'sales$other' | wc -l)" \
-	"1 /dup,made,mine,orders,other/8/3"
+out=$(race c_mine 'sales$mine' 'sales$other' 3)
+check "a concurrent registration of another identifier: rebased over, both registered, each readable by the engine" \
+	"$out/$(engine list "$NS" '{}' sales)/$(engine scan "$NS" '{}' 'sales$mine' | cut -d'|' -f1)/$(engine scan "$NS" '{}' 'sales$other' | wc -l)" \
+	"1/dup,made,mine,orders,other/7/3"
 check "manifest-only server: a root table gets a hashed directory and a __manifest row" \
 	"$(cre c_v2 ns_v2 vmade)/$(cd "$NS" && ls -d *_vmade | grep -cE '^[0-9a-f]{8}_vmade$')/$(engine list "$NS" '{"dir_listing_enabled":"false"}' . | tr ',' '\n' | grep -cx vmade)/$(engine scan "$NS" '{"dir_listing_enabled":"false"}' vmade | wc -l)" \
 	"4/1/1/4"
