@@ -39,6 +39,7 @@
 #include "dataset.h"
 #include "lifecycle.h"
 #include "modify.h"
+#include "namespace.h"
 #include "option.h"
 #include "store.h"
 #include "xact.h"
@@ -226,6 +227,11 @@ typedef struct PendingCreate
 				cap_files;
 	lt_written_file *files;
 	uint64		rows;
+	/* a table new to a directory namespace: its __manifest row, added after the first version */
+	char	   *ns_root;
+	LtS3Location *ns_s3;
+	char	   *ns_identifier;
+	char	   *ns_location;
 } PendingCreate;
 
 static void
@@ -283,6 +289,8 @@ create_commit(LtXactTable *xt, LtPendingOp *op)
 	if (rc != LT_OK)
 		lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", xt->uri, xt->relname));
 	elog(DEBUG1, "lt_fdw: created %s at version " UINT64_FORMAT, xt->uri, res.version);
+	if (pc->ns_location)
+		lt_namespace_register(pc->ns_root, pc->ns_s3, pc->ns_identifier, pc->ns_location, xt->relname);
 }
 
 /* The rows of a query written into data files of the new dataset (pc->files). */
@@ -498,7 +506,7 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 	lt_check_lt_table(relid, "lt_create_dataset");
 	relname = get_rel_name(relid);
 	lt_check_table_owner(relid);	/* as CREATE TABLE AS into it would need: it defines the table's data */
-	lt_get_table_options(relid, &opts);
+	lt_get_table_options_for_create(relid, &opts);
 	if (opts.version || opts.tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -544,6 +552,13 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 	old = MemoryContextSwitchTo(xt->meta_cxt);
 	pc = palloc0(sizeof(PendingCreate));
 	pc->overwrite = overwrite;
+	if (opts.ns_register)
+	{
+		pc->ns_root = pstrdup(opts.root);
+		pc->ns_s3 = lt_s3_location_copy(opts.s3);
+		pc->ns_identifier = pstrdup(opts.identifier);
+		pc->ns_location = pstrdup(opts.ns_register);
+	}
 	MemoryContextSwitchTo(old);
 	{
 		MemoryContext oldlib = lt_alloc_target(xt->meta_cxt);

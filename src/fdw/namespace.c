@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "commands/defrem.h"
+#include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/proc.h"
 #include "utils/builtins.h"
@@ -25,6 +26,10 @@
 #include "utils/timestamp.h"
 
 #include "util/lt_alloc.h"
+#include "file/lt_writer.h"
+#include "table/lt_dataset.h"
+#include "txn/lt_keys.h"
+#include "txn/lt_txn.h"
 #include "dataset.h"
 #include "namespace.h"
 #include "option.h"
@@ -206,10 +211,21 @@ json_error_context(void *arg)
 	errcontext("reading the namespace's answer to %s", (const char *) arg);
 }
 
+static Jsonb *rest_json_opt(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route,
+							const char *body, const char *what, bool is_namespace, bool missing_ok);
+
 /* One request; an error answer is an ERROR (rest_report); the answer's JSON object. */
 static Jsonb *
 rest_json(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route, const char *body,
 		  const char *what, bool is_namespace)
+{
+	return rest_json_opt(server, c, method, route, body, what, is_namespace, false);
+}
+
+/* The same; with missing_ok a 404 answer is NULL. */
+static Jsonb *
+rest_json_opt(ForeignServer *server, const LtNamespaceConf *c, const char *method, const char *route,
+			  const char *body, const char *what, bool is_namespace, bool missing_ok)
 {
 	lt_ns_rest_conf rc;
 	lt_ns_rest_reply reply;
@@ -230,6 +246,8 @@ rest_json(ForeignServer *server, const LtNamespaceConf *c, const char *method, c
 				 errdetail("%s", err.msg)));
 	if (code != LT_OK)
 		lt_report(&err, what);
+	if (missing_ok && reply.status == 404 && strstr(reply.body, "\"code\":4") != NULL)
+		return NULL;
 	if (reply.status < 200 || reply.status >= 300)
 		rest_report(server, what, reply.status, reply.body, is_namespace);
 	cb.callback = json_error_context;
@@ -348,14 +366,19 @@ rest_location(ForeignServer *server, const char *identifier, const char *locatio
 }
 
 static LtNamespaceTable *
-rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *identifier)
+rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *identifier, bool missing_ok)
 {
 	char	   *what = psprintf("DescribeTable of \"%s\"", identifier);
 	char	   *body = psprintf("{\"id\": %s, \"vend_credentials\": true}", json_id(identifier));
-	Jsonb	   *jb = rest_json(server, c, "POST", psprintf("/v1/table/%s/describe", lt_ns_rest_route_id(identifier)),
-							   body, what, false);
-	LtNamespaceTable *t = palloc0(sizeof(LtNamespaceTable));
-	char	   *location = json_string(&jb->root, "location");
+	Jsonb	   *jb = rest_json_opt(server, c, "POST", psprintf("/v1/table/%s/describe", lt_ns_rest_route_id(identifier)),
+								   body, what, false, missing_ok);
+	LtNamespaceTable *t;
+	char	   *location;
+
+	if (jb == NULL)
+		return NULL;
+	t = palloc0(sizeof(LtNamespaceTable));
+	location = json_string(&jb->root, "location");
 	JsonbValue *managed = json_get(&jb->root, "managed_versioning");
 	JsonbValue *so = json_get(&jb->root, "storage_options");
 	char	   *key = NULL,
@@ -407,18 +430,20 @@ rest_describe_once(ForeignServer *server, const LtNamespaceConf *c, const char *
 	return t;
 }
 
-LtNamespaceTable *
-lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
+static LtNamespaceTable *
+rest_describe(ForeignServer *server, const char *identifier, bool missing_ok)
 {
 	LtNamespaceConf c;
 	LtNamespaceTable *t;
 
 	(void) lt_server_namespace(server, &c);
-	t = rest_describe_once(server, &c, identifier);
+	t = rest_describe_once(server, &c, identifier, missing_ok);
+	if (t == NULL)
+		return NULL;
 	if (t->expires_ms != 0 && t->expires_ms <= now_unix_ms())
 	{
 		/* credentials that expired on the way: ask once more, then give up */
-		t = rest_describe_once(server, &c, identifier);
+		t = rest_describe_once(server, &c, identifier, false);
 		if (t->expires_ms != 0 && t->expires_ms <= now_unix_ms())
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_AUTHORIZATION_SPECIFICATION),
@@ -427,6 +452,87 @@ lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
 					 errdetail("They expired at %lld ms since the epoch.", (long long) t->expires_ms)));
 	}
 	return t;
+}
+
+LtNamespaceTable *
+lt_namespace_rest_describe(ForeignServer *server, const char *identifier)
+{
+	return rest_describe(server, identifier, false);
+}
+
+/* ---- tables declared by lt_create_dataset, deregistered when the transaction aborts ---------------------- */
+
+typedef struct DeclaredTable
+{
+	char	   *servername;
+	lt_ns_rest_conf conf;		/* copied when declared: no catalog access at abort */
+	char	   *identifier;
+} DeclaredTable;
+
+static MemoryContext declared_cxt = NULL;
+static List *declared = NIL;
+
+static void
+declared_xact_callback(XactEvent event, void *arg)
+{
+	ListCell   *lc;
+
+	if (declared == NIL)
+		return;
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT)
+	{
+		/* best effort, nothing here may raise an ERROR: a declaration left behind is a reserved name only */
+		foreach(lc, declared)
+		{
+			DeclaredTable *d = lfirst(lc);
+			lt_ns_rest_reply reply;
+			lt_error	err;
+			MemoryContext old = lt_alloc_target(declared_cxt);
+
+			if (lt_ns_rest_call(&d->conf, "POST", psprintf("/v1/table/%s/deregister", lt_ns_rest_route_id(d->identifier)),
+								psprintf("{\"id\": %s}", json_id(d->identifier)), &reply, &err) == LT_OK &&
+				(reply.status < 200 || reply.status >= 300))
+				elog(WARNING, "lt_fdw: the namespace of server \"%s\" answered %ld to DeregisterTable of \"%s\"",
+					 d->servername, reply.status, d->identifier);
+			lt_alloc_target(old);
+		}
+	}
+	if (event == XACT_EVENT_ABORT || event == XACT_EVENT_PARALLEL_ABORT || event == XACT_EVENT_COMMIT ||
+		event == XACT_EVENT_PARALLEL_COMMIT || event == XACT_EVENT_PREPARE)
+	{
+		MemoryContextReset(declared_cxt);
+		declared = NIL;
+	}
+}
+
+/*
+ * DeclareTable (the spec's way to create a table: the service reserves the name and gives its location),
+ * then DescribeTable.  Made when lt_create_dataset runs, before anything is written; an abort deregisters it.
+ */
+static LtNamespaceTable *
+rest_declare(ForeignServer *server, const LtNamespaceConf *c, const char *identifier)
+{
+	char	   *what = psprintf("DeclareTable of \"%s\"", identifier);
+	char	   *body = psprintf("{\"id\": %s, \"vend_credentials\": true}", json_id(identifier));
+	MemoryContext old;
+	DeclaredTable *d;
+
+	if (declared_cxt == NULL)
+	{
+		declared_cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw declared tables", ALLOCSET_SMALL_SIZES);
+		RegisterXactCallback(declared_xact_callback, NULL);
+	}
+	(void) rest_json(server, c, "POST", psprintf("/v1/table/%s/declare", lt_ns_rest_route_id(identifier)), body,
+					 what, false);
+	old = MemoryContextSwitchTo(declared_cxt);
+	d = palloc0(sizeof(DeclaredTable));
+	d->servername = pstrdup(server->servername);
+	rest_conf(server, c, &d->conf);
+	d->conf.uri = pstrdup(d->conf.uri);
+	d->identifier = pstrdup(identifier);
+	declared = lappend(declared, d);
+	MemoryContextSwitchTo(old);
+	return rest_describe(server, identifier, false);
 }
 
 /* ---- commits through a namespace that manages versions ------------------------------------------------- */
@@ -581,8 +687,11 @@ resolve_rest(ForeignServer *server, const LtNamespaceConf *c, LtTableOptions *op
 
 	if (r == NULL)
 	{
-		LtNamespaceTable *t = lt_namespace_rest_describe(server, opts->identifier);
+		LtNamespaceTable *t = rest_describe(server, opts->identifier, opts->ns_create);
 		MemoryContext old;
+
+		if (t == NULL)
+			t = rest_declare(server, c, opts->identifier);
 
 		r = resolved_add(server->serverid, userid, c->rest_uri, opts->identifier, t->dataset_dir);
 		old = MemoryContextSwitchTo(resolved_cxt);
@@ -595,6 +704,160 @@ resolve_rest(ForeignServer *server, const LtNamespaceConf *c, LtTableOptions *op
 	opts->s3 = lt_s3_location_copy(r->s3);
 	opts->ns_managed_versioning = r->managed_versioning;
 	opts->uri = root_uri(opts->dataset_dir);
+}
+
+/*
+ * Where Lance 12's directory namespace puts a new table (lt_create_dataset): a root table under the
+ * listing is "<name>.lance" (the listing is its registration); any other table "<8 hex>_<identifier>"
+ * (random hex, as Lance spreads its tables), registered by a __manifest row at commit (opts->ns_register).
+ * Runs with the library's allocator; the namespace must exist, and __manifest too when it is needed.
+ */
+static lt_code
+new_location(ForeignServer *server, lt_store *store, const LtNamespaceConf *conf, LtTableOptions *opts,
+			 char **location, lt_error *err)
+{
+	const char *id = opts->identifier;
+	const char *last = strrchr(id, LT_NS_DELIMITER);
+	uint32		hash;
+
+	if (last == NULL && conf->dir.dir_listing)
+	{
+		*location = lt_asprintf("%s.lance", id);
+		return *location ? LT_OK : lt_error_set(err, LT_ENOMEM, "out of memory");
+	}
+	/* the namespace must exist (and with it __manifest): listing it says so */
+	{
+		char	   *ns = last ? pnstrdup(id, last - id) : pstrdup("");
+		lt_ns_dir_opts manifest_only = conf->dir;
+		lt_ns_table *tables = NULL;
+		size_t		n = 0;
+		lt_code		rc;
+		lt_version_spec spec = {0, NULL};
+		lt_dataset *ds = NULL;
+
+		manifest_only.dir_listing = false;
+		rc = lt_ns_dir_list_tables(store, ns, &manifest_only, &tables, &n, err);
+		if (rc == LT_ENOTFOUND)
+			ereport(ERROR,
+					(errcode(ERRCODE_FDW_SCHEMA_NOT_FOUND),
+					 errmsg("lt_fdw: namespace \"%s\" of table \"%s\" does not exist in the directory namespace of server \"%s\"",
+							ns, id, server->servername),
+					 errhint("Create the namespace with Lance first (lt_fdw does not create namespaces).")));
+		if (rc != LT_OK)
+			return rc;
+		lt_ns_tables_free(tables, n);
+		rc = lt_dataset_open(store, LT_NS_MANIFEST_DIR "/", &spec, &ds, err);
+		if (rc == LT_ENOTFOUND)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: table \"%s\" would be registered in " LT_NS_MANIFEST_DIR
+							" of server \"%s\", which does not exist", id, server->servername),
+					 errhint("lt_fdw does not create a namespace's " LT_NS_MANIFEST_DIR "; let Lance create it (a namespace or a table).")));
+		if (rc != LT_OK)
+			return rc;
+		lt_dataset_close(ds);
+	}
+	if (!pg_strong_random(&hash, sizeof(hash)))
+		return lt_error_set(err, LT_EIO, "could not generate random bytes");
+	*location = lt_asprintf("%08x_%s", (unsigned) hash, id);
+	if (*location == NULL)
+		return lt_error_set(err, LT_ENOMEM, "out of memory");
+	opts->ns_register = pstrdup(*location);
+	return LT_OK;
+}
+
+/*
+ * The __manifest row of a table lt_create_dataset made (after its first version committed, as Lance
+ * registers after writing: a crash between leaves an unregistered directory, never a registered table
+ * without a version).  An insert of the key object_id, as Lance's merge-insert: a row of the identifier
+ * already there is 42P07, one a concurrent commit added is 40001.
+ */
+void
+lt_namespace_register(const char *root, const LtS3Location *s3, const char *identifier, const char *location,
+					  const char *relname)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_txn	   *txn = NULL;
+	lt_key_filter *filter = NULL;
+	lt_key_buf	kb = {0};
+	lt_written_file wf = {0};
+	lt_version_spec spec = {0, NULL};
+	lt_commit_options co = {0};
+	lt_commit_result res;
+	const lt_field **key = NULL;
+	int			n_key = 0;
+	bool		found = false;
+	bool		wrote = false;
+	uint64_t	fid;
+	lt_error	err;
+	lt_code		rc;
+	MemoryContext old = lt_alloc_target(CurrentMemoryContext);
+
+	rc = lt_open_store(s3, root, &store, &err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, LT_NS_MANIFEST_DIR "/", &spec, &ds, &err);
+	if (rc == LT_OK)
+		rc = lt_ns_manifest_has(ds, root, identifier, &found, &err);
+	if (rc == LT_OK && !found)
+		rc = lt_ns_manifest_write_row(store, ds, identifier, "table", location, &wf, &err);
+	wrote = rc == LT_OK && !found;
+	if (wrote)
+		rc = lt_txn_begin(ds, &txn, &err);
+	if (wrote && rc == LT_OK)
+		rc = lt_txn_add_fragment(txn, 1, &wf, NULL, &fid, &err);
+	if (wrote && rc == LT_OK)
+		rc = lt_schema_primary_key(ds->schema, &key, &n_key, &err);
+	if (wrote && rc == LT_OK && n_key > 0)
+	{
+		int32_t    *ids = palloc(sizeof(int32_t) * n_key);
+
+		for (int i = 0; i < n_key; i++)
+			ids[i] = key[i]->id;
+		/* the key is object_id alone (Lance's __manifest); anything else: a plain append */
+		if (n_key == 1 && strcmp(key[0]->name, "object_id") == 0)
+		{
+			rc = lt_key_filter_new(LT_KEY_FILTER_BLOOM, ids, n_key, &filter, &err);
+			if (rc == LT_OK)
+				rc = lt_key_buf_add_bytes(&kb, identifier, strlen(identifier), false, &err);
+			if (rc == LT_OK)
+				rc = lt_key_filter_add(filter, kb.data, kb.len, &err);
+			if (rc == LT_OK)
+			{
+				rc = lt_txn_assert_unique_keys(txn, filter, &err);
+				filter = NULL;
+			}
+		}
+	}
+	if (wrote && rc == LT_OK)
+		rc = lt_txn_commit(txn, &co, &res, &err);
+	if (filter)
+		lt_key_filter_free(filter);
+	lt_key_buf_free(&kb);
+	lt_free(key);
+	if (txn)
+		lt_txn_free(txn);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	lt_alloc_target(old);
+	if (found)
+		ereport(ERROR,
+				(errcode(ERRCODE_DUPLICATE_TABLE),
+				 errmsg("lt_fdw: table \"%s\" is already registered in the namespace (foreign table \"%s\")",
+						identifier, relname),
+				 errdetail("Another writer registered it since lt_create_dataset; the dataset made at \"%s\" is left unregistered for lt_cleanup.",
+						   location)));
+	if (rc == LT_ECONFLICT)
+		ereport(ERROR,
+				(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+				 errmsg("lt_fdw: could not register table \"%s\" in the namespace: a concurrent registration conflicts",
+						identifier),
+				 errdetail("%s; the dataset made at \"%s\" is left unregistered.", err.msg, location),
+				 errhint("Retry the transaction.")));
+	if (rc != LT_OK)
+		lt_report_write(&err, psprintf("namespace manifest %s (registering table \"%s\")", root_uri(root), identifier));
 }
 
 void
@@ -632,6 +895,8 @@ lt_namespace_resolve(ForeignServer *server, LtTableOptions *opts)
 		rc = lt_open_store(opts->s3, opts->root, &store, &err);
 		if (rc == LT_OK)
 			rc = lt_ns_dir_describe_table(store, opts->identifier, &conf.dir, &location, &err);
+		if (rc == LT_ENOTFOUND && opts->ns_create)
+			rc = new_location(server, store, &conf, opts, &location, &err);
 		if (store)
 			lt_store_close(store);
 		lt_alloc_target(old);

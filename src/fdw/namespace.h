@@ -54,6 +54,13 @@ extern lt_code lt_namespace_publish(void *arg, uint64_t version, const char *sta
 									lt_error *err);
 extern void lt_namespace_publish_report(LtNamespacePublisher *p, const char *relname);
 
+/*
+ * At the commit of lt_create_dataset, after the table's first version: its __manifest row (location
+ * relative to root), as Lance registers a table; 42P07 / 40001 when the identifier is taken.
+ */
+extern void lt_namespace_register(const char *root, const LtS3Location *s3, const char *identifier,
+								  const char *location, const char *relname);
+
 /* option.c's resolver (installed by _PG_init): opts->identifier to opts->dataset_dir, cached per transaction. */
 extern void lt_namespace_resolve(ForeignServer *server, LtTableOptions *opts);
 

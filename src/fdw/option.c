@@ -599,9 +599,23 @@ lt_set_namespace_resolver(LtNamespaceResolver resolver)
 	namespace_resolver = resolver;
 }
 
+static void get_table_options(Oid relid, LtTableOptions *opts, bool for_create);
+
 /* Merge server and table options of a foreign table; resolve the dataset directory. */
 void
 lt_get_table_options(Oid relid, LtTableOptions *opts)
+{
+	get_table_options(relid, opts, false);
+}
+
+void
+lt_get_table_options_for_create(Oid relid, LtTableOptions *opts)
+{
+	get_table_options(relid, opts, true);
+}
+
+static void
+get_table_options(Oid relid, LtTableOptions *opts, bool for_create)
 {
 	ForeignTable *table = GetForeignTable(relid);
 	ForeignServer *server = GetForeignServer(table->serverid);
@@ -609,6 +623,7 @@ lt_get_table_options(Oid relid, LtTableOptions *opts)
 	const char *relname = get_rel_name(relid);
 
 	memset(opts, 0, sizeof(*opts));
+	opts->ns_create = for_create;
 	opts->server_name = pstrdup(server->servername);
 	foreach(lc, server->options)
 	{

@@ -24,6 +24,8 @@ typedef struct LtTableOptions
 	char	   *branch;			/* a Lance 12 branch to read, NULL = main */
 	char	   *identifier;		/* the table's identifier in the server's namespace, or NULL */
 	bool		ns_managed_versioning;	/* its namespace manages its versions (commits go through it) */
+	bool		ns_create;		/* set by lt_get_table_options_for_create: a table not in the namespace gets a location */
+	char	   *ns_register;	/* then: its location relative to the root, to add to __manifest at commit (NULL: none) */
 } LtTableOptions;
 
 /* Sets dataset_dir, uri and s3 of opts from opts->identifier through the server's namespace. */
@@ -31,6 +33,8 @@ typedef void (*LtNamespaceResolver) (ForeignServer *server, LtTableOptions *opts
 extern void lt_set_namespace_resolver(LtNamespaceResolver resolver);
 
 extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
+/* The same for lt_create_dataset: an identifier the namespace does not have yet gets the location Lance gives it. */
+extern void lt_get_table_options_for_create(Oid relid, LtTableOptions *opts);
 /* lt_fdw does not write to branches: a table with the branch option is refused for `doing` (0A000). */
 extern void lt_check_not_branch(const char *relname, const LtTableOptions *opts, const char *doing);
 /* The dataset field name of a column: its column_name option, else its attname. */

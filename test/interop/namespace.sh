@@ -12,6 +12,10 @@
 #   - INSERT / UPDATE / DELETE through lt_fdw on namespace tables, read back by the engine by identifier; the
 #     engine's append seen by lt_fdw;
 #   - EXPLAIN and lt_versions show the identifier and the resolved location;
+#   - lt_create_dataset by identifier: a root table as <name>.lance, a child (or manifest-only root) table as
+#     <hex>_<identifier> with a __manifest row; the engine lists and reads them, IMPORT sees them; ROLLBACK
+#     registers nothing; the engine registering the same identifier meanwhile fails the commit (42P07), another
+#     identifier is rebased over;
 #   - errors: unknown namespace (HV00Q), unknown or deregistered table (HV00R), child namespaces without the
 #     manifest (0A000), identifier on a server that is no namespace (HV00J), identifier with path, a malformed
 #     identifier (HV024), reading a local namespace without pg_read_server_files (42501), a __manifest naming a
@@ -24,6 +28,7 @@
 #     failing mid-transaction, 42501), short-lived ones renewed mid-transaction, expired ones refused (28000);
 #   - auth only in user mappings: API key, bearer token, missing / wrong ones (28000, never echoed), refused in
 #     server options; no secret in EXPLAIN or lt_versions; unreachable (HV00N) and slow (cancel, 57014) services;
+#   - lt_create_dataset of a new identifier: DeclareTable, the engine lists and reads it; ROLLBACK deregisters it;
 #   - a namespace that manages versions: the commit goes through CreateTableVersion (the engine reads it), a
 #     refused one is 40001 with nothing committed and no staged file left.
 #   test/interop/namespace.sh               install (private PostgreSQL copy), run
@@ -172,6 +177,60 @@ if "$ROOT/build/lt-inspect" append "$EVIL/__manifest" --jsonl "$TMP/evil.jsonl" 
 else
 	bad "lt-inspect could not append to the copied __manifest: $(cat "$TMP/evil.err")"
 fi
+
+# ---- tables created from SQL (lt_create_dataset by identifier), registered as Lance 12 registers them -----------
+cre() {	# foreign-table server identifier: lt_create_dataset of 4 rows through a new foreign table
+	q "CREATE FOREIGN TABLE $1 (id bigint NOT NULL, name text, amount double precision) SERVER $2 OPTIONS (identifier '$3');
+	   SELECT rows_written FROM lt_create_dataset('$1', query => \$\$SELECT i::bigint, 'pg-' || i, (i * 1.5)::float8 FROM generate_series(1, 4) i\$\$)"
+}
+check "create a root table by identifier" "$(cre c_root ns made)" "4"
+check "... at <name>.lance (the listing registers it), the engine lists and reads it" \
+	"$([ -d "$NS/made.lance/_versions" ] && echo dir)/$(engine list "$NS" '{}' . | tr ',' '\n' | grep -cx made)/$(engine scan "$NS" '{}' made | tr '\n' ' ')" \
+	"dir/1/1|pg-1|1.5 2|pg-2|3 3|pg-3|4.5 4|pg-4|6 "
+check "create a child-namespace table by identifier" "$(cre c_child ns 'sales$made')" "4"
+made_loc=$(cd "$NS" && ls -d *'_sales$made' 2>/dev/null)
+check "... at <8 hex>_<identifier>, as Lance places it" "$(grep -cE '^[0-9a-f]{8}_sales\$made$' <<<"$made_loc")" "1"
+check "... the engine lists it in \"sales\" and reads it by identifier" \
+	"$(engine list "$NS" '{}' sales)/$(engine scan "$NS" '{}' 'sales$made' | tr '\n' ' ')" \
+	"made,orders/1|pg-1|1.5 2|pg-2|3 3|pg-3|4.5 4|pg-4|6 "
+check "... IMPORT of the root and of \"sales\" sees the new tables" \
+	"$(q "CREATE SCHEMA cr; CREATE SCHEMA cs; IMPORT FOREIGN SCHEMA \".\" FROM SERVER ns INTO cr; IMPORT FOREIGN SCHEMA \"sales\" FROM SERVER ns INTO cs"; tables_of cr)/$(tables_of cs)/$(rows cs.made | tr '\n' ' ')" \
+	"events,made,top/made,orders/$(rows c_child | tr '\n' ' ')"
+out=$(q "INSERT INTO cs.made VALUES (9, 'pg-9', 0)")
+check "... written through lt_fdw afterwards, read back by the engine" "$out/$(engine scan "$NS" '{}' 'sales$made' | wc -l)" "/5"
+check "creating it again: 42P07; with overwrite it is replaced, still one manifest row" \
+	"$(sqlstate "SELECT lt_create_dataset('c_child', query => 'SELECT 1::bigint, null::text, null::float8')")/$(q "SELECT rows_written FROM lt_create_dataset('c_child', query => 'SELECT 1::bigint, null::text, null::float8', overwrite => true)")/$(engine list "$NS" '{}' sales)" \
+	"42P07/1/made,orders"
+q "CREATE FOREIGN TABLE c_rb (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier 'sales\$rb')" >/dev/null
+out=$(q "BEGIN; SELECT rows_written FROM lt_create_dataset('c_rb', query => 'SELECT 1::bigint, null::text, null::float8'); ROLLBACK")
+check "ROLLBACK registers nothing: the engine does not list it, lt_fdw does not find it (HV00R)" \
+	"$out/$(engine list "$NS" '{}' sales)/$(sqlstate 'SELECT * FROM c_rb')/$(cd "$NS" && ls -d *'_sales$rb'/data/* 2>/dev/null | wc -l)" \
+	"1/made,orders/HV00R/0"
+# lt_fdw creates a table in "sales" while the engine creates one there in the middle of lt_fdw's transaction
+race() {	# foreign-table identifier engine-identifier engine-rows: lt_fdw's session output
+	q "CREATE FOREIGN TABLE $1 (id bigint NOT NULL, name text, amount double precision) SERVER ns OPTIONS (identifier '$2')" >/dev/null
+	"${PSQL[@]}" -At 2>&1 <<SQL
+BEGIN;
+SELECT rows_written FROM lt_create_dataset('$1', query => 'SELECT 7::bigint, null::text, null::float8');
+\! node "$HERE/namespace/engine.mjs" create "$NS" '{}' '$3' $4
+COMMIT;
+SQL
+}
+out=$(race c_dup 'sales$dup' 'sales$dup' 2)
+check "a concurrent registration of the same identifier: lt_fdw's commit fails (42P07), the engine's table stands" \
+	"$(grep -c 'already registered in the namespace' <<<"$out")/$(engine scan "$NS" '{}' 'sales$dup' | cut -d'|' -f1 | tr '\n' ',')/$(engine list "$NS" '{}' sales)" \
+	"1/1,2,/dup,made,orders"
+check "... and lt_fdw reads the engine's table by that identifier" "$(q 'SELECT count(*) FROM c_dup')" "2"
+out=$(race c_mine 'sales$mine' 'sales$other' 3)
+check "a concurrent registration of another identifier: rebased over, both registered, each readable by the engine" \
+	"$out/$(engine list "$NS" '{}' sales)/$(engine scan "$NS" '{}' 'sales$mine' | cut -d'|' -f1)/$(engine scan "$NS" '{}' 'sales$other' | wc -l)" \
+	"1/dup,made,mine,orders,other/7/3"
+check "manifest-only server: a root table gets a hashed directory and a __manifest row" \
+	"$(cre c_v2 ns_v2 vmade)/$(cd "$NS" && ls -d *_vmade | grep -cE '^[0-9a-f]{8}_vmade$')/$(engine list "$NS" '{"dir_listing_enabled":"false"}' . | tr ',' '\n' | grep -cx vmade)/$(engine scan "$NS" '{"dir_listing_enabled":"false"}' vmade | wc -l)" \
+	"4/1/1/4"
+q "CREATE FOREIGN TABLE c_nons (id bigint) SERVER ns OPTIONS (identifier 'nope\$t'); CREATE FOREIGN TABLE c_v1 (id bigint) SERVER ns_v1 OPTIONS (identifier 'sales\$t')" >/dev/null
+check "create in an unknown namespace: HV00Q; a child table without the manifest: 0A000" \
+	"$(sqlstate "SELECT lt_create_dataset('c_nons')")/$(sqlstate "SELECT lt_create_dataset('c_v1')")" "HV00Q/0A000"
 
 q "CREATE ROLE ns_reader LOGIN; GRANT USAGE ON SCHEMA seu TO ns_reader; GRANT SELECT ON seu.orders TO ns_reader; CREATE USER MAPPING FOR ns_reader SERVER ns" >/dev/null
 check "reading a local namespace needs pg_read_server_files: 42501" \
@@ -351,6 +410,26 @@ check "REST: a commit the namespace refuses: 40001 with the service's words" \
 	"$(grep -c 'ERROR:  40001: .*answered 409 to CreateTableVersion' <<<"$refused")/$(grep -c 'refused by the namespace' <<<"$refused")" "1/1"
 check "... nothing committed, no staged manifest left" \
 	"$(( $(ls "$MANAGED/top.lance/_versions" | grep -c '\.manifest$') - v0 ))/$(ls -a "$MANAGED/top.lance/_versions" | grep -c staged)/$(q 'SELECT count(*) FROM rl.top WHERE id = 91')" "1/0/0"
+
+check "REST: lt_create_dataset over a table whose versions the namespace manages: 0A000" \
+	"$(sqlstate "SELECT lt_create_dataset('rl.top', overwrite => true)")" "0A000"
+restconf '{"refuse_commits": false}'
+q "CREATE FOREIGN TABLE rs_ghost (id bigint NOT NULL, name text, amount double precision) SERVER rest OPTIONS (identifier 'sales\$ghost')" >/dev/null
+check "REST: a table the service knows without a dataset is created at its location, read by the engine through the service" \
+	"$(q "SELECT rows_written FROM lt_create_dataset('rs_ghost', query => 'SELECT 1::bigint, ''g''::text, 2.5::float8')")/$(engine rest-scan "$REST" "$HDR" 'sales$ghost')" "1/1|g|2.5"
+
+# tables created from SQL in a REST namespace: DeclareTable before anything is written, DeregisterTable on ROLLBACK
+restconf '{"declare_root": "s3://lake/rest/declared", "page_size": 1000}'
+q "CREATE FOREIGN TABLE rs_new (id bigint NOT NULL, name text, amount double precision) SERVER rest OPTIONS (identifier 'sales\$fresh');
+   CREATE FOREIGN TABLE rs_rb (id bigint NOT NULL, name text, amount double precision) SERVER rest OPTIONS (identifier 'sales\$rolled')" >/dev/null
+check "REST: lt_create_dataset of a new identifier declares it; the engine lists it and reads its rows through the service" \
+	"$(q "SELECT rows_written FROM lt_create_dataset('rs_new', query => 'SELECT 5::bigint, ''f''::text, 0.5::float8')")/$(engine rest-list "$REST" "$HDR" sales | tr , '\n' | grep -cx fresh)/$(engine rest-scan "$REST" "$HDR" 'sales$fresh')" \
+	"1/1/5|f|0.5"
+dr0=$(curl -s "$REST/__test/stats" | sed -nE 's/.*"POST table\/deregister":([0-9]+).*/\1/p')
+out=$(q "BEGIN; SELECT rows_written FROM lt_create_dataset('rs_rb', query => 'SELECT 1::bigint, null::text, null::float8'); ROLLBACK")
+dr1=$(curl -s "$REST/__test/stats" | sed -nE 's/.*"POST table\/deregister":([0-9]+).*/\1/p')
+check "REST: ROLLBACK deregisters what it declared: the engine does not list it" \
+	"$out/$(( ${dr1:-0} - ${dr0:-0} ))/$(engine rest-list "$REST" "$HDR" sales | tr , '\n' | grep -cx rolled)" "1/1/0"
 
 echo "namespace: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -62,6 +62,23 @@ void		lt_ns_tables_free(lt_ns_table *t, size_t n);
 lt_code		lt_ns_dir_describe_table(lt_store *root, const char *table_id, const lt_ns_dir_opts *opts,
 									 char **location, lt_error *err);
 
+struct lt_dataset;
+struct lt_written_file;
+
+/*
+ * Registering a table (the fdw's namespace.c commits it: the txn room is above this one).  Does the
+ * opened __manifest manifest (root: for messages) have a row of object_id?
+ */
+lt_code		lt_ns_manifest_has(struct lt_dataset *manifest, const char *root, const char *object_id, bool *found,
+							   lt_error *err);
+/*
+ * A data file of __manifest (unreferenced until committed) holding one row: object_id, object_type and
+ * location; its other columns null (LT_EUNSUPPORTED when one is not nullable).
+ */
+lt_code		lt_ns_manifest_write_row(lt_store *root, struct lt_dataset *manifest, const char *object_id,
+									 const char *object_type, const char *location,
+									 struct lt_written_file *out, lt_error *err);
+
 #endif
 
 /* ---- the REST namespace (lt_ns_rest.c): Lance's namespace REST API over libcurl ------------------------- */

@@ -9,6 +9,7 @@
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
 #include "table/lt_scan.h"
+#include "file/lt_writer.h"
 
 bool
 lt_ns_id_valid(const char *id)
@@ -65,36 +66,21 @@ utf8_at(const lt_array *a, int64_t i)
 	return lt_strndup((const char *) a->data + a->offsets[i], (size_t) (a->offsets[i + 1] - a->offsets[i]));
 }
 
-/*
- * Call cb for every live row of the latest version of root's __manifest; *present tells whether the
- * table exists (no __manifest: no rows, not an error).  cb returns non-zero to stop, LT_* < 0 never.
- */
+/* Call cb for every live row of ds, an opened __manifest; cb returns non-zero to stop. */
 static lt_code
-manifest_rows(lt_store *root, manifest_row_cb cb, void *arg, bool *present, lt_error *err)
+manifest_scan(lt_dataset *ds, const char *root, manifest_row_cb cb, void *arg, lt_error *err)
 {
-	lt_version_spec spec = {0, NULL};
-	lt_dataset *ds = NULL;
 	const lt_field *fields[3];
 	static const char *const names[3] = {"object_id", "object_type", "location"};
-	lt_code		rc;
+	lt_code		rc = LT_OK;
 	bool		stop = false;
 
-	*present = false;
-	rc = lt_dataset_open(root, LT_NS_MANIFEST_DIR "/", &spec, &ds, err);
-	if (rc == LT_ENOTFOUND)
-		return LT_OK;
-	if (rc != LT_OK)
-		return lt_error_prefix(err, "namespace manifest %s/" LT_NS_MANIFEST_DIR, root->root);
-	*present = true;
 	for (int i = 0; i < 3; i++)
 	{
 		fields[i] = lt_schema_find_name(ds->schema, names[i]);
 		if (fields[i] == NULL || (fields[i]->type != LT_TYPE_UTF8 && fields[i]->type != LT_TYPE_LARGE_UTF8))
-		{
-			lt_dataset_close(ds);
 			return lt_error_set(err, LT_ECORRUPT, "namespace manifest %s/" LT_NS_MANIFEST_DIR
-								" has no string column \"%s\"", root->root, names[i]);
-		}
+								" has no string column \"%s\"", root, names[i]);
 	}
 	for (size_t f = 0; f < ds->n_fragments && !stop && rc == LT_OK; f++)
 	{
@@ -130,8 +116,130 @@ manifest_rows(lt_store *root, manifest_row_cb cb, void *arg, bool *present, lt_e
 			lt_fragment_scanner_free(sc);
 	}
 	if (rc != LT_OK)
-		lt_error_prefix(err, "namespace manifest %s/" LT_NS_MANIFEST_DIR, root->root);
+		lt_error_prefix(err, "namespace manifest %s/" LT_NS_MANIFEST_DIR, root);
+	return rc;
+}
+
+/*
+ * Call cb for every live row of the latest version of root's __manifest; *present tells whether the
+ * table exists (no __manifest: no rows, not an error).  cb returns non-zero to stop, LT_* < 0 never.
+ */
+static lt_code
+manifest_rows(lt_store *root, manifest_row_cb cb, void *arg, bool *present, lt_error *err)
+{
+	lt_version_spec spec = {0, NULL};
+	lt_dataset *ds = NULL;
+	lt_code		rc;
+
+	*present = false;
+	rc = lt_dataset_open(root, LT_NS_MANIFEST_DIR "/", &spec, &ds, err);
+	if (rc == LT_ENOTFOUND)
+		return LT_OK;
+	if (rc != LT_OK)
+		return lt_error_prefix(err, "namespace manifest %s/" LT_NS_MANIFEST_DIR, root->root);
+	*present = true;
+	rc = manifest_scan(ds, root->root, cb, arg, err);
 	lt_dataset_close(ds);
+	return rc;
+}
+
+typedef struct has_state
+{
+	const char *id;
+	bool		found;
+} has_state;
+
+static int
+has_row(const char *object_id, const char *object_type, const char *location, void *arg, lt_error *err)
+{
+	has_state  *st = arg;
+
+	(void) object_type;
+	(void) location;
+	(void) err;
+	st->found = strcmp(object_id, st->id) == 0;
+	return st->found ? 1 : 0;
+}
+
+lt_code
+lt_ns_manifest_has(lt_dataset *manifest, const char *root, const char *object_id, bool *found, lt_error *err)
+{
+	has_state	st = {object_id, false};
+
+	LT_TRY(manifest_scan(manifest, root, has_row, &st, err));
+	*found = st.found;
+	return LT_OK;
+}
+
+/* Append one string (NULL: a null slot) to a utf8 array. */
+static lt_code
+append_utf8(lt_array *a, const char *s, lt_error *err)
+{
+	size_t		len = s ? strlen(s) : 0;
+
+	if (s == NULL)
+		return lt_array_append_nulls(a, 1, err);
+	LT_TRY(lt_array_reserve(a, 1, err));
+	LT_TRY(lt_array_reserve_data(a, (int64_t) len, err));
+	memcpy(a->data + a->data_len, s, len);
+	a->data_len += (int64_t) len;
+	if (a->validity)
+		a->validity[a->length] = 1;
+	a->offsets[a->length + 1] = a->data_len;
+	a->length++;
+	return LT_OK;
+}
+
+lt_code
+lt_ns_manifest_write_row(lt_store *root, lt_dataset *manifest, const char *object_id, const char *object_type,
+						 const char *location, lt_written_file *out, lt_error *err)
+{
+	const lt_schema *s = manifest->schema;
+	lt_array  **cols = lt_calloc((size_t) s->n_fields, sizeof(lt_array *));
+	lt_file_version fver;
+	lt_file_writer *w = NULL;
+	lt_code		rc = LT_OK;
+
+	if (cols == NULL)
+		return lt_error_set(err, LT_ENOMEM, "out of memory");
+	rc = lt_file_version_for_storage(manifest->storage_version, &fver, err);
+	for (int i = 0; i < s->n_fields && rc == LT_OK; i++)
+	{
+		const lt_field *f = s->fields[i];
+		const char *v = NULL;
+		bool		is_str = f->type == LT_TYPE_UTF8;
+
+		if (strcmp(f->name, "object_id") == 0)
+			v = object_id;
+		else if (strcmp(f->name, "object_type") == 0)
+			v = object_type;
+		else if (strcmp(f->name, "location") == 0)
+			v = location;
+		rc = lt_array_new(f, &cols[i], err);
+		if (rc == LT_OK && v != NULL && !is_str)
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "column \"%s\" of namespace manifest %s/" LT_NS_MANIFEST_DIR
+							  " is not utf8", f->name, root->root);
+		else if (rc == LT_OK && v == NULL && !f->nullable)
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "column \"%s\" of namespace manifest %s/" LT_NS_MANIFEST_DIR
+							  " is not nullable and lt_fdw does not know its value", f->name, root->root);
+		else if (rc == LT_OK)
+			rc = v ? append_utf8(cols[i], v, err) : lt_array_append_nulls(cols[i], 1, err);
+	}
+	if (rc == LT_OK)
+		rc = lt_file_writer_open(root, LT_NS_MANIFEST_DIR "/data/", s->n_fields, (const lt_field *const *) s->fields,
+								 fver, &w, err);
+	if (rc == LT_OK)
+		rc = lt_file_writer_write(w, cols, 1, err);
+	if (rc == LT_OK)
+		rc = lt_file_writer_finish(w, out, err);
+	if (w)
+		lt_file_writer_free(w);
+	for (int i = 0; i < s->n_fields; i++)
+		if (cols[i])
+			lt_array_free(cols[i]);
+	lt_free(cols);
+	if (rc != LT_OK)
+		lt_error_prefix(err, "namespace manifest %s/" LT_NS_MANIFEST_DIR, root->root);
 	return rc;
 }
 

@@ -4,6 +4,7 @@
 //   node engine.mjs list ROOT PROPS NS        the engine's table names of namespace NS ("." = root; "a$b"), sorted
 //   node engine.mjs scan ROOT PROPS ID        the rows of table ID ("a$b$t"), one "id|name|amount" line each, by id
 //   node engine.mjs append ROOT PROPS ID N    N rows appended by the engine (ids 1000..)
+//   node engine.mjs create ROOT PROPS ID N    table ID created by the engine with N rows (ids 1..)
 //   node engine.mjs make-s3 URI ENDPOINT      tables orders (6 rows) and events (3) under URI (s3://bucket/prefix) on the
 //                                            test S3 server at ENDPOINT (its keys S3RVER / S3RVER)
 //   node engine.mjs rest-scan URI HEADERS ID  the rows of table ID read through the REST namespace at URI
@@ -98,6 +99,10 @@ try {
 		const all = await t.query().toArray();
 		all.sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
 		for (const r of all) console.log(show(r));
+	} else if (cmd === 'create') {
+		const parts = split(b);
+		await (await ns(root, JSON.parse(a))).createTable(parts[parts.length - 1], rows(1, Number(c), 'engine'),
+			parts.slice(0, -1), { schema });
 	} else if (cmd === 'append') {
 		const t = await table(await ns(root, JSON.parse(a)), b);
 		await t.add(rows(1000, Number(c), 'engine'));

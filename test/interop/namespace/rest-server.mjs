@@ -4,6 +4,9 @@
 //   POST /v1/table/{id}/describe                            DescribeTable: location, storage_options (vended
 //                                                          credentials with expires_at_millis), managed_versioning
 //   POST /v1/table/{id}/exists, /v1/namespace/{id}/exists   TableExists / NamespaceExists
+//   POST /v1/table/{id}/declare                             DeclareTable: the name reserved at
+//                                                          <declare_root>/<name>.lance (409/5 when it exists)
+//   POST /v1/table/{id}/deregister                          DeregisterTable: the name forgotten (data kept)
 //   POST /v1/table/{id}/version/create                      CreateTableVersion: the staged manifest put in place
 //                                                          (409 when the version exists, or while refusing commits)
 // Errors are {"error", "code"} with the spec's status and code (401/16 unauthenticated, 404/4 table not found,
@@ -18,7 +21,7 @@
 //          "namespaces": ["a", "a$b"],
 //          "credentials": {"aws_access_key_id", "aws_secret_access_key", "aws_session_token", "expires_in_ms"} | null,
 //          "storage": {extra storage options vended with every table (the engine's endpoint)},
-//          "refuse_commits": bool, "delay_ms": N (every answer waits that long)}
+//          "declare_root": "s3://..." (where DeclareTable puts tables), "refuse_commits": bool, "delay_ms": N (every answer waits that long)}
 import http from 'node:http'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -105,8 +108,19 @@ const server = http.createServer(async (req, res) => {
 			return nsExists(id) ? reply(res, 200, {}) : fail(res, 404, 1, `namespace ${id} not found`)
 		const t = config.tables[id]
 		if (kind === 'table' && !nsExists(parent(id))) return fail(res, 404, 1, `namespace ${parent(id)} not found`)
+		if (route === 'POST table/declare') {
+			if (t) return fail(res, 409, 5, `table ${id} exists`)
+			if (!config.declare_root) return fail(res, 400, 13, 'this test namespace declares no tables')
+			const location = `${config.declare_root}/${id.slice(id.lastIndexOf('$') + 1)}.lance`
+			config.tables[id] = { location }
+			return reply(res, 200, { location, storage_options: vended() })
+		}
 		if (kind === 'table' && !t) return fail(res, 404, 4, `table ${id} not found`)
 		if (route === 'POST table/exists') return reply(res, 200, {})
+		if (route === 'POST table/deregister') {
+			delete config.tables[id]
+			return reply(res, 200, { location: t.location })
+		}
 		if (route === 'POST table/describe') {
 			const out = { location: t.location, storage_options: vended() }
 			if (t.managed_versioning) out.managed_versioning = true
