@@ -20,55 +20,11 @@
 #include "proto/lt_table.pb-c.h"
 #include "txn/lt_txn.h"
 #include "unit.h"
+#include "unit_store.h"
 
 static lt_error err;
 
 #define PREFIX "t/"
-
-static void
-load_tree(lt_store *s, const char *rel, const char *prefix)
-{
-	char		path[1024];
-	DIR		   *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s", unit_data_dir(), rel);
-	if (!(d = opendir(path)))
-	{
-		fprintf(stderr, "cannot open %s\n", path);
-		unit_failures++;
-		return;
-	}
-	while ((e = readdir(d)))
-	{
-		char		sub[1024], dst[1024], full[1200];
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name);
-		snprintf(dst, sizeof(dst), "%s%s", prefix, e->d_name);
-		snprintf(full, sizeof(full), "%s/%s", unit_data_dir(), sub);
-		if (stat(full, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-		{
-			char		p2[1100];
-
-			snprintf(p2, sizeof(p2), "%s/", dst);
-			load_tree(s, sub, p2);
-		}
-		else
-		{
-			size_t		len;
-			uint8_t    *buf = unit_read_file(sub, &len);
-
-			CHECK_OK(lt_store_mem_put(s, dst, buf, len, &err), err);
-			free(buf);
-		}
-	}
-	closedir(d);
-}
 
 static lt_dataset *
 open_latest(lt_store *s)
@@ -244,7 +200,7 @@ TEST(commits_track_assign_rebase)
 	uint32_t	del[] = {0, 1, 2};
 
 	CHECK_OK(lt_store_mem_open(&s, &err), err);
-	load_tree(s, "filter_scan", PREFIX);
+	unit_load_tree(s, "filter_scan", PREFIX);
 	v1 = open_latest(s);
 	CHECK(!lt_assign_any(v1));
 	/* tracking field 0, every row assigned */
@@ -362,7 +318,7 @@ TEST(clear_in_place)
 		some[i] = 100 + i;		/* not all deleted in the fixture (row 5 of fragment 0 is) */
 	}
 	CHECK_OK(lt_store_mem_open(&s, &err), err);
-	load_tree(s, "filter_scan", PREFIX);
+	unit_load_tree(s, "filter_scan", PREFIX);
 	v1 = open_latest(s);
 	CHECK_OK(lt_commit_track_assignment(v1, 0, true, NULL, &res, &err), err);
 	v2 = open_latest(s);

@@ -29,64 +29,20 @@
 #include "proto/lt_transaction.pb-c.h"
 #include "txn/lt_txn.h"
 #include "unit.h"
+#include "unit_store.h"
 
 static lt_error err;
 
 #define PREFIX "t/"
 
 /* Copy a directory tree of the test data into the store under prefix. */
-static void
-load_tree(lt_store *s, const char *rel, const char *prefix)
-{
-	char		path[1024];
-	DIR		   *d;
-	struct dirent *e;
-
-	snprintf(path, sizeof(path), "%s/%s", unit_data_dir(), rel);
-	if (!(d = opendir(path)))
-	{
-		fprintf(stderr, "cannot open %s\n", path);
-		unit_failures++;
-		return;
-	}
-	while ((e = readdir(d)))
-	{
-		char		sub[1024], dst[1024], full[1200];
-		struct stat st;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(sub, sizeof(sub), "%s/%s", rel, e->d_name);
-		snprintf(dst, sizeof(dst), "%s%s", prefix, e->d_name);
-		snprintf(full, sizeof(full), "%s/%s", unit_data_dir(), sub);
-		if (stat(full, &st) != 0)
-			continue;
-		if (S_ISDIR(st.st_mode))
-		{
-			char		p2[1100];
-
-			snprintf(p2, sizeof(p2), "%s/", dst);
-			load_tree(s, sub, p2);
-		}
-		else
-		{
-			size_t		len;
-			uint8_t    *buf = unit_read_file(sub, &len);
-
-			CHECK_OK(lt_store_mem_put(s, dst, buf, len, &err), err);
-			free(buf);
-		}
-	}
-	closedir(d);
-}
-
 static lt_store *
 fresh_store(void)
 {
 	lt_store   *s = NULL;
 
 	CHECK_OK(lt_store_mem_open(&s, &err), err);
-	load_tree(s, "filter_scan", PREFIX);
+	unit_load_tree(s, "filter_scan", PREFIX);
 	return s;
 }
 
@@ -1093,7 +1049,7 @@ TEST(index_retention)
 	lt_index_list *il = NULL;
 
 	CHECK_OK(lt_store_mem_open(&s, &err), err);
-	load_tree(s, "indexed", PREFIX);
+	unit_load_tree(s, "indexed", PREFIX);
 	ds = open_latest(s);
 	CHECK(ds->index_section != NULL);
 	if (!ds->index_section)
@@ -1920,7 +1876,7 @@ TEST(replace_all_indexes)
 		lt_commit_result r;
 
 		CHECK_OK(lt_store_mem_open(&s, &err), err);
-		load_tree(s, "indexed", PREFIX);
+		unit_load_tree(s, "indexed", PREFIX);
 		ds = open_latest(s);
 		CHECK(ds->index_section && ds->index_section->n_indices > 0);
 		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
