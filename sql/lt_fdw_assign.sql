@@ -217,6 +217,39 @@ SELECT * FROM lt_merge_insert('docs',
   $$SELECT * FROM (VALUES (5004::bigint, 1, 'merged', 4, NULL::date), (8000, 1, 'new', NULL, NULL)) v(id, k, s, n, d)$$, '{id}');
 SELECT id, s, n, s_assigned, n_assigned FROM docs WHERE id IN (5004, 6000, 8000) ORDER BY id;
 
+-- ---- the backfill loop: NOT is_assigned selects the work, lt_merge_insert on _rowid writes it back -------------------
+CREATE FOREIGN TABLE docs_rid (id bigint, k integer, s text, n integer, d date, _rowid bigint,
+                               s_assigned boolean OPTIONS (is_assigned 's'),
+                               n_assigned boolean OPTIONS (is_assigned 'n'))
+  SERVER asl OPTIONS (path 'assign/docs.lance');
+SELECT count(*) FILTER (WHERE NOT n_assigned) AS n_todo, count(*) AS total FROM docs_rid;
+UPDATE docs_rid SET s_assigned = false WHERE id IN (1, 3);   -- so that the rows written differ in s's state
+CREATE TEMP TABLE work AS
+  SELECT _rowid, id, k, s, d, s_assigned, id * 10 AS n FROM docs_rid WHERE NOT n_assigned AND id < 1000 ORDER BY id LIMIT 6;
+SELECT id, s_assigned FROM work ORDER BY id;
+SELECT * FROM lt_merge_insert('docs_rid', 'SELECT _rowid, n FROM work', '{_rowid}', when_not_matched => 'do_nothing');
+-- exactly those rows became assigned (n), with their values; their other columns and s's state are kept
+SELECT count(*) FILTER (WHERE NOT n_assigned) AS n_todo FROM docs_rid;
+SELECT d.id, d.n, d.n_assigned, (d.k, d.s, d.d, d.s_assigned) IS NOT DISTINCT FROM (w.k, w.s, w.d, w.s_assigned) AS rest_kept
+  FROM docs_rid d JOIN work w USING (id) ORDER BY id;
+SELECT count(*) AS n_assigned_elsewhere FROM docs_rid WHERE n_assigned AND id < 1000 AND id NOT IN (SELECT id FROM work);
+-- the same row ids again: their rows were replaced (no stable row ids), reported, nothing written
+SELECT * FROM lt_merge_insert('docs_rid', 'SELECT _rowid, n FROM work', '{_rowid}', when_not_matched => 'do_nothing');
+-- a text change invalidates n in the same commit: the row is work again
+BEGIN;
+SET LOCAL lt_fdw.invalidate_fields = 'n';
+UPDATE docs_rid SET s = 'new text' WHERE id = (SELECT min(id) FROM work);
+COMMIT;
+SELECT id, s, n, s_assigned, n_assigned FROM docs_rid WHERE id IN (SELECT id FROM work) ORDER BY id;
+SELECT operation FROM lt_versions('docs') ORDER BY version DESC LIMIT 1;
+DROP TABLE work;
+-- a partial source on another key: a new row leaves the fields it does not give unassigned (NULL), a
+-- matched row keeps their state (id 1: s unassigned stays so, id 2: s assigned stays so)
+-- (k is a non-nullable field: a new row without it is refused, nothing written)
+SELECT lt_test.try($q$SELECT lt_merge_insert('docs_rid', $$SELECT * FROM (VALUES (1::bigint, 7), (8100, 7)) v(id, n)$$, '{id}')$q$);
+SELECT * FROM lt_merge_insert('docs_rid', $$SELECT * FROM (VALUES (1::bigint, 14, 7), (2, 6, 7), (8100, 1, 7)) v(id, k, n)$$, '{id}');
+SELECT id, k, s IS NULL AS s_null, n, s_assigned, n_assigned FROM docs_rid WHERE id IN (1, 2, 8100) ORDER BY id;
+
 -- ---- lt_fdw.invalidate_fields counts only when this transaction set it ------------------------------------------------
 SET lt_fdw.invalidate_fields = 'n';
 SELECT lt_test.try($$UPDATE docs SET k = 2 WHERE id = 5000$$);

@@ -134,6 +134,22 @@ SELECT * FROM lt_merge_insert('mt', 'SELECT id + 100 AS id, k2, v, _rowid FROM m
 SELECT id, k2, v FROM mt WHERE id > 100;
 ROLLBACK;
 
+-- ---- a partial source: matched rows keep the columns it does not give, new rows have them NULL ------------------
+BEGIN;
+SELECT id, k2, v FROM mt WHERE id IN (1, 2) ORDER BY id;
+SELECT * FROM lt_merge_insert('mt', $$SELECT * FROM (VALUES (1::bigint, 'partial'), (9001, 'new')) s(id, v)$$, '{id}');
+SELECT id, k2, v FROM mt WHERE id IN (1, 2, 9001) ORDER BY id;
+-- matched on _rowid (the rows a scan read): only matched rows change, and only the columns given
+SELECT * FROM lt_merge_insert('mt', $$SELECT _rowid, 'by row id' AS v FROM mt WHERE id = 2$$, '{_rowid}', when_not_matched => 'do_nothing');
+SELECT id, k2, v FROM mt WHERE id IN (1, 2) ORDER BY id;
+SELECT count(*) AS rows FROM mt;
+-- a row id that names no row (any more): a NOTICE counts them, nothing is written
+SELECT * FROM lt_merge_insert('mt', $$SELECT -1::bigint AS _rowid, 'gone' AS v$$, '{_rowid}', when_not_matched => 'do_nothing');
+-- a match on _rowid cannot insert
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT _rowid, v FROM mt', '{_rowid}')$$);
+ROLLBACK;
+SELECT lt_test.versions('write/w_merge.lance') AS versions_unchanged;
+
 -- ---- argument checks (nothing is written) ------------------------------------------------------------
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', 'upsert')$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id}', when_not_matched => 'insert')$$);
@@ -144,7 +160,8 @@ SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{id,id}
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', '{_rowid}')$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc', ARRAY['id', NULL])$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT * FROM msrc')$$);
-SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT id, v FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT k2, v FROM msrc', '{id}')$$);
+SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT _rowid FROM mt', '{_rowid}', when_not_matched => 'do_nothing')$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT *, 1 AS extra FROM msrc', '{id}')$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'SELECT id, k2, v, v FROM msrc', '{id}')$$);
 SELECT lt_test.try($$SELECT lt_merge_insert('mt', 'VALUES (1, 1, ''a'')', '{id}')$$);
@@ -203,6 +220,10 @@ SELECT id, k2, v FROM mt ORDER BY id, v;
 CREATE FOREIGN TABLE ms (id bigint, value text, _rowid bigint) SERVER mlake OPTIONS (path 'write/w_merge_stable.lance');
 SELECT id, value, _rowid FROM ms ORDER BY id;
 SELECT * FROM lt_merge_insert('ms', $$SELECT * FROM (VALUES (2::bigint, 'TWO'), (4, 'four')) s(id, value)$$, '{id}');
+SELECT id, value, _rowid FROM ms ORDER BY id;
+-- matched on _rowid (a partial source): the row keeps its id, so the same id names it again
+SELECT * FROM lt_merge_insert('ms', $$SELECT _rowid, 'by row id' AS value FROM ms WHERE id = 2$$, '{_rowid}', when_not_matched => 'do_nothing');
+SELECT * FROM lt_merge_insert('ms', $$SELECT _rowid, value || '!' AS value FROM ms WHERE id = 2$$, '{_rowid}', when_not_matched => 'do_nothing');
 SELECT id, value, _rowid FROM ms ORDER BY id;
 
 -- ---- matching through the key's btree index ---------------------------------------------------------

@@ -9,6 +9,11 @@
  *   source only       when_not_matched 'insert_all' or 'do_nothing'
  *   target only       deleted when delete_not_matched_by_source
  *
+ * A source with some of the table's columns updates only those (a matched row keeps its other
+ * columns and, for tracked fields, their assignment; a new row has them NULL). On _rowid the
+ * source names rows a scan read (the backfill's write-back): matched rows only, and a NOTICE
+ * counts the source rows whose row is gone.
+ *
  * with Lance 8's semantics: a NULL key never matches (such a source row is a new row, such a
  * target row is never matched), two source rows matching one target row are an error (21000)
  * unless matched rows are left alone, and the commit is one Lance Update (the replaced and deleted
@@ -103,10 +108,15 @@ typedef struct Merge
 	/* the target's columns the source fills, in attnum order (the cursor's first n_cols columns) */
 	int			n_cols;
 	AttrNumber *cols;
+	int			n_src;			/* n_cols and the key columns read but not written (_rowid) */
 	int			n_keys;
 	AttrNumber *keys;			/* key columns ... */
-	int		   *key_col;		/* ... and their positions among cols */
+	int		   *key_col;		/* ... and their positions in the cursor's row */
 	bool		on_key;			/* they are the dataset's primary key: a matched row keeps its key */
+	bool		on_row_id;		/* matched on _rowid: the target's row ids, nothing to insert */
+	/* a partial source: the target's columns it does not give, read from the matched row */
+	int			n_kept;
+	AttrNumber *kept;
 
 	LtXactTable *xt;
 	LtDatasetEntry *entry;		/* the version the target's scan reads (decodes ctid) */
@@ -118,6 +128,7 @@ typedef struct Merge
 	int64		rows_inserted;
 	int64		rows_updated;
 	int64		rows_deleted;
+	int64		rows_unmatched;	/* on_row_id: source rows whose row no longer exists */
 } Merge;
 
 static void
@@ -254,7 +265,11 @@ bind_on_columns(Merge *m, ArrayType *on_columns)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_merge_insert: column \"%s\" of on_columns does not exist in foreign table \"%s\"",
 							name, m->relname)));
-		if (scan_filled(m, m->keys[i]))
+		if (scan_filled(m, m->keys[i]) &&
+			strcmp(lt_column_field_name(RelationGetRelid(m->rel), m->keys[i], name), "_rowid") == 0 &&
+			lt_column_assigned_field(RelationGetRelid(m->rel), m->keys[i]) == NULL)
+			m->on_row_id = true;	/* the backfill's write-back: the rows a scan named */
+		else if (scan_filled(m, m->keys[i]))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("lt_merge_insert: cannot match rows on column \"%s\" of foreign table \"%s\"",
@@ -302,6 +317,12 @@ bind_keys(Merge *m, ArrayType *on_columns)
 						m->relname),
 				 errdetail("Dataset %s marks no field as its primary key.", m->opts.uri),
 				 errhint("Name the key columns in on_columns.")));
+	if (m->on_row_id && m->insert_not_matched)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_merge_insert: a merge-insert matched on _rowid cannot insert rows"),
+				 errdetail("A source row that matches no row of foreign table \"%s\" has no row id to keep.", m->relname),
+				 errhint("Pass when_not_matched => 'do_nothing'.")));
 	m->key_col = palloc(sizeof(int) * m->n_keys);
 	/* matched on the primary key (in any order): a replaced row keeps its key, nothing to check */
 	m->on_key = n_pk > 0 && n_pk == m->n_keys;
@@ -316,16 +337,19 @@ bind_keys(Merge *m, ArrayType *on_columns)
 }
 
 /*
- * The source's columns, by name: every column of the target (but the scan-filled ones) must be
- * there, and nothing else (as Lance's merge-insert wants the table's schema).
+ * The source's columns, by name: columns of the target and nothing else, with every key column.
+ * A partial source (some of the target's columns) updates only its columns: a matched row keeps
+ * the others, as Lance's merge-insert with a subset of the schema does; a new row has them NULL.
  */
 static void
 bind_source(Merge *m, TupleDesc src)
 {
 	TupleDesc	td = RelationGetDescr(m->rel);
 
-	m->cols = palloc(sizeof(AttrNumber) * Max(td->natts, 1));
+	m->cols = palloc(sizeof(AttrNumber) * Max(td->natts + m->n_keys, 1));
+	m->kept = palloc(sizeof(AttrNumber) * Max(td->natts, 1));
 	m->n_cols = 0;
+	m->n_kept = 0;
 	for (int i = 0; i < src->natts; i++)
 	{
 		Form_pg_attribute sa = TupleDescAttr(src, i);
@@ -355,22 +379,41 @@ bind_source(Merge *m, TupleDesc src)
 			continue;
 		for (int i = 0; i < src->natts && !found; i++)
 			found = strcmp(NameStr(TupleDescAttr(src, i)->attname), NameStr(att->attname)) == 0;
-		if (!found)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("lt_merge_insert: the source query has no column \"%s\" of foreign table \"%s\"",
-							NameStr(att->attname), m->relname),
-					 errhint("The source gives every column of the table, by name.")));
-		m->cols[m->n_cols++] = a;
+		if (found)
+			m->cols[m->n_cols++] = a;
+		else
+			m->kept[m->n_kept++] = a;
 	}
+	m->n_src = m->n_cols;
 	for (int k = 0; k < m->n_keys; k++)
 	{
+		Form_pg_attribute att = TupleDescAttr(td, m->keys[k] - 1);
+		bool		found = false;
+
 		m->key_col[k] = -1;
 		for (int c = 0; c < m->n_cols; c++)
 			if (m->cols[c] == m->keys[k])
 				m->key_col[k] = c;
-		Assert(m->key_col[k] >= 0);
+		for (int i = 0; i < src->natts && !found; i++)
+			found = strcmp(NameStr(TupleDescAttr(src, i)->attname), NameStr(att->attname)) == 0;
+		if (!found)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_merge_insert: the source query has no column \"%s\" to match rows on",
+							NameStr(att->attname)),
+					 errhint("The source gives the key columns, by name.")));
+		if (m->key_col[k] < 0)
+		{
+			/* a key the scan fills (_rowid): read from the source, never written */
+			m->key_col[k] = m->n_src;
+			m->cols[m->n_src++] = m->keys[k];
+		}
 	}
+	if (m->n_cols == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_merge_insert: the source query gives no column of foreign table \"%s\" to write",
+						m->relname)));
 }
 
 /* ---- the join --------------------------------------------------------------------------------- */
@@ -395,7 +438,7 @@ source_sql(Merge *m, const char *query, const char *marker)
 
 	initStringInfo(&sql);
 	appendStringInfoString(&sql, "SELECT ");
-	for (int c = 0; c < m->n_cols; c++)
+	for (int c = 0; c < m->n_src; c++)
 	{
 		Form_pg_attribute att = TupleDescAttr(td, m->cols[c] - 1);
 		const char *col = quote_identifier(NameStr(att->attname));
@@ -420,8 +463,10 @@ join_sql(Merge *m, const char *query)
 
 	initStringInfo(&outer);
 	initStringInfo(&on);
-	for (int c = 0; c < m->n_cols; c++)
+	for (int c = 0; c < m->n_src; c++)
 		appendStringInfo(&outer, "s.%s, ", quote_identifier(NameStr(TupleDescAttr(td, m->cols[c] - 1)->attname)));
+	for (int c = 0; c < m->n_kept; c++)
+		appendStringInfo(&outer, "t.%s, ", quote_identifier(NameStr(TupleDescAttr(td, m->kept[c] - 1)->attname)));
 	for (int k = 0; k < m->n_keys; k++)
 	{
 		const char *col = quote_identifier(NameStr(TupleDescAttr(td, m->keys[k] - 1)->attname));
@@ -430,8 +475,8 @@ join_sql(Merge *m, const char *query)
 	}
 	if (m->delete_not_matched)
 		join = "FULL";			/* target rows without a source row, too */
-	else if (m->insert_not_matched)
-		join = "LEFT";
+	else if (m->insert_not_matched || m->on_row_id)
+		join = "LEFT";			/* on_row_id: to count the source rows whose row is gone */
 	else
 		join = "INNER";			/* only matched rows change */
 	return psprintf("SELECT %ss.%s, t.ctid FROM (%s) s %s JOIN ONLY %s t ON %s",
@@ -495,7 +540,11 @@ key_text(Merge *m, const Datum *values, const bool *nulls)
 	return psprintf("(%s)=(%s)", names.data, vals.data);
 }
 
-/* The source row (the cursor's first n_cols values) into the target's slot. */
+/*
+ * The source row (the cursor's first n_cols values) into the target's slot, with the columns a
+ * partial source does not give from the matched row (the n_kept values after the n_src source
+ * ones: NULL for a new row).
+ */
 static TupleTableSlot *
 source_slot(Merge *m, const Datum *values, const bool *nulls)
 {
@@ -507,6 +556,11 @@ source_slot(Merge *m, const Datum *values, const bool *nulls)
 	{
 		slot->tts_values[m->cols[c] - 1] = values[c];
 		slot->tts_isnull[m->cols[c] - 1] = nulls[c];
+	}
+	for (int c = 0; c < m->n_kept; c++)
+	{
+		slot->tts_values[m->kept[c] - 1] = values[m->n_src + c];
+		slot->tts_isnull[m->kept[c] - 1] = nulls[m->n_src + c];
 	}
 	return ExecStoreVirtualTuple(slot);
 }
@@ -569,6 +623,8 @@ merge_row(Merge *m, const Datum *values, const bool *nulls, int marker_col)
 			lt_row_writer_append(m->inserts, source_slot(m, values, nulls), UINT64_MAX, true);
 			m->rows_inserted++;
 		}
+		else if (m->on_row_id)
+			m->rows_unmatched++;
 	}
 	else if (matched)
 	{
@@ -595,8 +651,8 @@ run_join(Merge *m, const char *query)
 	if (plan == NULL)
 		elog(ERROR, "lt_merge_insert: SPI_prepare_cursor failed: %s", SPI_result_code_string(SPI_result));
 	portal = SPI_cursor_open(NULL, plan, NULL, NULL, false);
-	values = palloc(sizeof(Datum) * (m->n_cols + 2));
-	nulls = palloc(sizeof(bool) * (m->n_cols + 2));
+	values = palloc(sizeof(Datum) * (m->n_src + m->n_kept + 2));
+	nulls = palloc(sizeof(bool) * (m->n_src + m->n_kept + 2));
 	for (;;)
 	{
 		SPI_cursor_fetch(portal, true, MERGE_FETCH_ROWS);
@@ -606,7 +662,7 @@ run_join(Merge *m, const char *query)
 		{
 			CHECK_FOR_INTERRUPTS();
 			heap_deform_tuple(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, values, nulls);
-			merge_row(m, values, nulls, m->n_cols);
+			merge_row(m, values, nulls, m->n_src + m->n_kept);
 		}
 		SPI_freetuptable(SPI_tuptable);
 	}
@@ -1091,8 +1147,8 @@ run_fast(Merge *m, const char *query)
 	const char *sql;
 
 	fj.field = fast_key_field(m);
-	if (fj.field == NULL)
-		return false;
+	if (fj.field == NULL || m->n_kept > 0)
+		return false;			/* a partial source reads the matched rows' other columns: the join */
 	fj.budget = get_hash_memory_limit();
 	sql = source_sql(m, query, NULL);
 	elog(DEBUG1, "lt_merge_insert: %s; matched on %s by lt_fdw's hash join", sql,
@@ -1144,7 +1200,8 @@ run_merge(Merge *m, const char *query)
 		for (int c = 0; c < m->n_cols; c++)
 			supplied = bms_add_member(supplied, m->cols[c] - FirstLowInvalidHeapAttributeNumber);
 		m->inserts = lt_row_writer_begin(m->rel, GetUserId(), NULL, NULL, supplied);
-		m->updates = m->entry->ds->stable_row_ids
+		/* a partial source: a replaced row carries the assignment of the fields it does not give */
+		m->updates = m->entry->ds->stable_row_ids || m->n_kept > 0
 			? lt_row_writer_begin(m->rel, GetUserId(), m->entry, m->inserts, supplied) : m->inserts;
 	}
 
@@ -1249,6 +1306,12 @@ lt_merge_insert(PG_FUNCTION_ARGS)
 		elog(ERROR, "lt_merge_insert: SPI_connect failed: %s", SPI_result_code_string(rc));
 	run_merge(m, query);
 	SPI_finish();
+	if (m->rows_unmatched > 0)
+		ereport(NOTICE,
+				(errmsg_plural("lt_merge_insert: %lld source row matches no row of foreign table \"%s\"",
+							   "lt_merge_insert: %lld source rows match no row of foreign table \"%s\"",
+							   m->rows_unmatched, (long long) m->rows_unmatched, m->relname),
+				 errdetail("Their _rowid names no row of the version the transaction reads (deleted or replaced since).")));
 
 	error_context_stack = errcb.previous;
 	table_close(m->rel, NoLock);

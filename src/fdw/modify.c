@@ -1257,16 +1257,25 @@ lt_row_writer_begin(Relation rel, Oid userid, LtDatasetEntry *moved_from, LtRowW
 		ms->keys = share_keys->keys;
 		ms->keys_shared = true;
 	}
-	if (moved_from && moved_from->ds->stable_row_ids)
+	if (moved_from)
 	{
 		MemoryContextCallback *cb = palloc0(sizeof(MemoryContextCallback));
 
+		/* rows replacing rows of moved_from: tracked fields not supplied carry the old row's state */
 		ms->entry = moved_from;
 		moved_from->pins++;
 		cb->func = entry_release;
 		cb->arg = ms;
 		MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
-		ms->keep_row_ids = true;
+		ms->keep_row_ids = moved_from->ds->stable_row_ids;
+		open_carried(ms);
+	}
+	else
+	{
+		/* new rows: a tracked field they do not supply stays unassigned */
+		for (int k = 0; k < ms->n_track; k++)
+			if (ms->track_mode[k] == TRACK_CARRY)
+				ms->track_mode[k] = TRACK_UNASSIGNED;
 	}
 	return ms;
 }

@@ -39,8 +39,9 @@ extern void ltExplainForeignModify(ModifyTableState *mtstate, ResultRelInfo *rin
 
 /*
  * Rows written into a dataset outside a ModifyTable (merge.c): the builders, data files and
- * transaction of an INSERT / UPDATE. moved_from (or NULL): on a dataset with stable row ids the
- * rows moved from old_addr of that version keep their row ids. A keyed table's check (keys.c)
+ * transaction of an INSERT / UPDATE. moved_from (or NULL: new rows): the rows replace the rows at
+ * old_addr of that version — with stable row ids they keep their row ids, and the tracked fields
+ * not supplied keep the old row's assignment (NULL: such fields are unassigned). A keyed table's check (keys.c)
  * sees the rows with check_key: old_addr is the row it replaces, UINT64_MAX for a new row (whose key
  * also goes into the transaction's inserted-keys filter); share_keys (or NULL) is a writer of the
  * same statement whose key set this one shares; supplied (attnums offset by
