@@ -2,7 +2,8 @@
 # test/interop/merge.sh — lt_merge_insert and TRUNCATE against the real Lance engine.
 #
 # Merge-insert: for each variant (key columns, when_matched, when_not_matched, delete_not_matched_by_source,
-# storage version, stable row ids, a btree index on the key), the reference engine makes a target dataset
+# storage version, stable row ids, a btree index on the key, a partial source of two of the four columns),
+# the reference engine makes a target dataset
 # (600 rows in 3 fragments, some NULL keys) and an identical copy. lt_merge_insert merges a source (150 rows
 # matching, 150 new, NULL keys) into the target through PostgreSQL; the engine's own mergeInsert merges the
 # same rows with the same options into the copy. Then
@@ -61,7 +62,8 @@ chmod -R a+rX "$TMP/specs"
 "${PSQL[@]}" -c "CREATE TABLE source AS SELECT * FROM json_populate_recordset(NULL::src_t, pg_read_file('$TMP/specs/source.json')::json);
 CREATE TABLE source_nonnull AS SELECT * FROM source WHERE id IS NOT NULL;" || finish "loading the source rows failed"
 
-# variant: name, target spec, on (JSON), when_matched, when_not_matched, delete_not_matched_by_source, source
+# variant: name, target spec, on (JSON), when_matched, when_not_matched, delete_not_matched_by_source, source,
+# and the source's columns (default: all; fewer: a partial source, the other columns kept by matched rows)
 VARIANTS=(
 	"upsert t21 id update_all insert_all false source"
 	"find_or_create t21 id do_nothing insert_all false source"
@@ -73,9 +75,12 @@ VARIANTS=(
 	"stable stable id update_all insert_all true source"
 	"indexed indexed id update_all insert_all false source_nonnull"
 	"indexed_delete indexed id update_all insert_all true source"
+	"partial_update t21 id update_all do_nothing false source id,v"
+	"partial_upsert t21 id update_all insert_all false source id,v"
 )
 for line in "${VARIANTS[@]}"; do
-	read -r v spec on wm wnm del srcname <<<"$line"
+	read -r v spec on wm wnm del srcname cols <<<"$line"
+	cols=${cols:-id,k2,v,x}
 	# LT_MERGE_VARIANTS: only the variants named (test/interop/l12.sh runs some against Lance 12)
 	[ -z "${LT_MERGE_VARIANTS:-}" ] || [[ " ${LT_MERGE_VARIANTS//,/ } " == *" $v "* ]] || continue
 	ref make "$LAKE/$v.lance" "$TMP/specs/$spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; bad "$v: make"; continue; }
@@ -84,16 +89,18 @@ for line in "${VARIANTS[@]}"; do
 	# lt_fdw's merge
 	got=$("${PSQL[@]}" -At -F ' ' <<SQL 2>"$TMP/merge.err"
 CREATE FOREIGN TABLE "$v" (id bigint, k2 integer, v text, x double precision, _rowid bigint) SERVER lake OPTIONS (path '$v.lance');
-SELECT * FROM lt_merge_insert('"$v"', 'SELECT id, k2, v, x FROM $srcname', '{$on}', '$wm', '$wnm', $del);
+SELECT * FROM lt_merge_insert('"$v"', 'SELECT $cols FROM $srcname', '{$on}', '$wm', '$wnm', $del);
 SQL
 	) || { cat "$TMP/merge.err"; bad "$v: lt_merge_insert"; continue; }
 	# the engine's
 	node -e '
-const fs = require("fs"), [src, on, wm, wnm, del, out] = process.argv.slice(1);
-const rows = JSON.parse(fs.readFileSync(src, "utf8"));
+const fs = require("fs"), [src, on, wm, wnm, del, out, cols] = process.argv.slice(1);
+const columns = cols.split(",");
+const rows = JSON.parse(fs.readFileSync(src, "utf8")).map((r) => Object.fromEntries(columns.map((c) => [c, r[c]])));
 fs.writeFileSync(out, JSON.stringify({ report_merge: true, ops: [{ op: "merge_insert", on: on.split(","), when_matched: wm, when_not_matched: wnm,
-                                                delete_not_matched_by_source: del === "true", rows }] }));' \
-		"$TMP/specs/$srcname.json" "$on" "$wm" "$wnm" "$del" "$TMP/specs/$v.merge.json" && chmod a+r "$TMP/specs/$v.merge.json"
+                                                delete_not_matched_by_source: del === "true", rows,
+                                                ...(columns.length < 4 ? { columns } : {}) }] }));' \
+		"$TMP/specs/$srcname.json" "$on" "$wm" "$wnm" "$del" "$TMP/specs/$v.merge.json" "$cols" && chmod a+r "$TMP/specs/$v.merge.json"
 	want=$(ref apply "$LAKE/${v}_ref.lance" "$TMP/specs/$v.merge.json" 2>"$TMP/ref.err" |
 		node -e 'const r = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(`${r.inserted} ${r.updated} ${r.deleted}`)') \
 		|| { cat "$TMP/ref.err"; bad "$v: the engine's mergeInsert"; continue; }

@@ -529,14 +529,18 @@ async function applyOp(tbl, op, spec) {
     case "delete": return tbl.delete(op.where);
     case "update": return tbl.update({ valuesSql: op.set, ...(op.where ? { where: op.where } : {}) });
     case "merge_insert": { // on; when_matched update_all (default) | do_nothing; when_not_matched insert_all (default)
-      // | do_nothing; delete_not_matched_by_source; use_index (default true); insert_only = when_matched do_nothing.
+      // | do_nothing; delete_not_matched_by_source; use_index (default true); insert_only = when_matched do_nothing;
+      // columns (a partial source).
       // The engine's MergeResult goes to lastMerge.
       let b = tbl.mergeInsert(op.on);
       if ((op.when_matched ?? (op.insert_only ? "do_nothing" : "update_all")) === "update_all") b = b.whenMatchedUpdateAll();
       if ((op.when_not_matched ?? "insert_all") === "insert_all") b = b.whenNotMatchedInsertAll();
       if (op.delete_not_matched_by_source) b = b.whenNotMatchedBySourceDelete();
       if (op.use_index === false) b = b.useIndex(false);
-      lastMerge = await b.execute(arrowTable(await tbl.schema(), await rowsFor(op, tbl, spec)));
+      // columns: a partial source (those of the table's columns only)
+      const full = await tbl.schema();
+      const schema = op.columns ? new A.Schema(full.fields.filter((f) => op.columns.includes(f.name))) : full;
+      lastMerge = await b.execute(arrowTable(schema, await rowsFor(op, tbl, spec)));
       return lastMerge;
     }
     case "add_columns": return tbl.addColumns(Object.entries(op.columns).map(([name, valueSql]) => ({ name, valueSql })));
