@@ -202,7 +202,8 @@ OUTER=900 sql "many versions" "DO \$\$ BEGIN FOR i IN 1..$((NVERSIONS / 2)) LOOP
 nman() { ls "$LAKE/many.lance/_versions" | grep -c '\.manifest$'; }
 before=$(nman)
 warm="SELECT count(*) FROM lt_fragments('many'); SET statement_timeout = '20ms';"
-sql "versions" "$warm SELECT count(*) FROM lt_versions('many')"
+# lt_versions reads a manifest header per version: on an idle machine 3,000 of them can take under 20 ms
+sql "versions" "SELECT count(*) FROM lt_fragments('many'); SET statement_timeout = '1ms'; SELECT count(*) FROM lt_versions('many')"
 expect "cancel: lt_versions over $before versions ends with 57014 under statement_timeout" "57014"
 sql "cleanup dry" "$warm SELECT files_removed FROM lt_cleanup('many', '0 seconds', dry_run => true)"
 expect "cancel: lt_cleanup's dry run over $before versions ends with 57014 under statement_timeout" "57014"
