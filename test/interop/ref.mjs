@@ -4,7 +4,7 @@
 //
 //   node ref.mjs make  <dir> <spec.json>                                      create a dataset from a spec
 //   node ref.mjs apply <dir> <spec.json>                                     run the spec's ops on an existing dataset ("report_merge": true adds the last merge_insert's counts)
-//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--branch B] [--with-rowid] [--filter SQL]
+//   node ref.mjs scan  <dir> [--columns a,b] [--version N|TAG] [--branch B] [--with-rowid] [--filter SQL] [--exprs JSON]
 //                                                                             rows as JSON lines (README.md)
 //   node ref.mjs pages <dir> [--version N|TAG]                                page encodings, decoded here
 //   node ref.mjs schema <dir> [--version N|TAG]                               fields and their metadata, one JSON line each
@@ -607,11 +607,14 @@ async function make(dir, spec) {
 }
 
 // ============================================================================================== scan
-async function scanLines(dir, { columns, version, branch, withRowid, filter }) {
-  const tbl = await open(dir, version, branch), schema = await tbl.schema();
+async function scanLines(dir, { columns, version, branch, withRowid, filter, exprs }) {
+  // exprs: {column: SQL} projected by the engine instead of the columns, without asking for the schema: apache-arrow
+  // JS cannot decode a LargeList, so such a column is scanned as arrow_cast(col, 'List(...)') (interop/old.sh)
+  const proj = exprs ? JSON.parse(exprs) : null, tbl = await open(dir, version, branch);
+  const schema = proj ? { fields: Object.keys(proj).map((name) => ({ name })) } : await tbl.schema();
   const cols = columns ? columns.split(",") : schema.fields.map((f) => f.name);
   for (const c of cols) if (!schema.fields.some((f) => f.name === c)) fail(`no column '${c}' in ${dir}`);
-  let q = tbl.query().withRowId().select(cols);
+  let q = tbl.query().withRowId().select(proj ?? cols);
   if (filter) q = q.where(filter); // the engine's own SQL filter (DataFusion), evaluated by lance
   const result = await q.toArrow();
   const rows = [];
@@ -1000,9 +1003,9 @@ async function main() {
       return print([JSON.stringify({ dataset: dir, version: await tbl.version(), rows: await tbl.countRows(), ...merged })]);
     }
     case "scan": {
-      const [[dir], o] = parseArgs(rest, { columns: true, version: true, branch: true, "with-rowid": false, filter: true });
+      const [[dir], o] = parseArgs(rest, { columns: true, version: true, branch: true, "with-rowid": false, filter: true, exprs: true });
       if (!dir) throw new UsageError("scan needs <dir>");
-      return print(await scanLines(dir, { columns: o.columns, version: o.version, branch: o.branch, withRowid: !!o["with-rowid"], filter: o.filter }));
+      return print(await scanLines(dir, { columns: o.columns, version: o.version, branch: o.branch, withRowid: !!o["with-rowid"], filter: o.filter, exprs: o.exprs }));
     }
     case "indexes": { // the engine's view of the indexes: listIndices + indexStats, one JSON line each
       const [[dir]] = parseArgs(rest, {});
