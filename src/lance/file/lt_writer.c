@@ -196,6 +196,12 @@ lt_file_writer_add_metadata(lt_file_writer *w, const char *key, const uint8_t *v
 }
 
 lt_code
+lt_file_writer_add_metadata_text(lt_file_writer *w, const char *key, const char *value, lt_error *err)
+{
+	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
+}
+
+lt_code
 lt_file_writer_add_global_buffer(lt_file_writer *w, const uint8_t *data, size_t len, uint32_t *index,
 								 lt_error *err)
 {

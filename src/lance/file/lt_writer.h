@@ -54,6 +54,8 @@ lt_code		lt_file_writer_open_path(lt_store *store, const char *path, int n_field
 /* Schema metadata of the file (key, bytes), written with the descriptor at finish. */
 lt_code		lt_file_writer_add_metadata(lt_file_writer *w, const char *key, const uint8_t *value, size_t len,
 										lt_error *err);
+/* The same for a text value (its bytes without the terminator). */
+lt_code		lt_file_writer_add_metadata_text(lt_file_writer *w, const char *key, const char *value, lt_error *err);
 /* A global buffer after the descriptor (buffer 0); *index gets its number (1, 2, ...). */
 lt_code		lt_file_writer_add_global_buffer(lt_file_writer *w, const uint8_t *data, size_t len, uint32_t *index,
 											 lt_error *err);

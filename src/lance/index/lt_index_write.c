@@ -326,12 +326,6 @@ typedef struct build
 	int64_t    *perm;
 } build;
 
-static lt_code
-add_file(build *b, const char *name, uint64_t size, lt_error *err)
-{
-	return lt_built_index_add_file(b->out, name, size, err);
-}
-
 lt_code
 lt_built_index_add_file(lt_built_index *o, const char *name, uint64_t size, lt_error *err)
 {
@@ -351,37 +345,32 @@ lt_built_index_add_file(lt_built_index *o, const char *name, uint64_t size, lt_e
 	return LT_OK;
 }
 
-static lt_code
-open_file(build *b, const char *name, int n, const lt_field *const *fields, lt_file_writer **w, lt_error *err)
+lt_code
+lt_built_index_open_file(lt_dataset *ds, const char *dir, const char *name, int n_fields, const lt_field *const *fields,
+						 lt_file_writer **w, lt_error *err)
 {
-	char	   *path = lt_asprintf("%s%s", b->dir, name);
+	char	   *path = lt_asprintf("%s%s", dir, name);
 	lt_code		rc;
 
 	if (!path)
 		return lt_nomem(err);
-	rc = lt_file_writer_open_path(b->ds->store, path, n, fields, LT_FILE_V2_1, w, err);
+	rc = lt_file_writer_open_path(ds->store, path, n_fields, fields, LT_FILE_V2_1, w, err);
 	lt_free(path);
 	return rc;
 }
 
-static lt_code
-finish_file(build *b, lt_file_writer *w, const char *name, lt_error *err)
+lt_code
+lt_built_index_finish_file(lt_built_index *b, lt_file_writer *w, const char *name, lt_error *err)
 {
 	lt_written_file wf;
 	lt_code		rc = lt_file_writer_finish(w, &wf, err);
 
 	if (rc == LT_OK)
 	{
-		rc = add_file(b, name, wf.size, err);
+		rc = lt_built_index_add_file(b, name, wf.size, err);
 		lt_written_file_clear(&wf);
 	}
 	return rc;
-}
-
-static lt_code
-put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
-{
-	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
 }
 
 static lt_code
@@ -728,7 +717,7 @@ write_btree(build *b, lt_error *err)
 	if (rc == LT_OK) rc = lt_array_new(&ncf, &nc, err);
 	if (rc == LT_OK) rc = lt_array_new(&pif, &pi, err);
 	if (rc == LT_OK)
-		rc = open_file(b, "page_data.lance", 2, data_fields, &w, err);
+		rc = lt_built_index_open_file(b->ds, b->dir, "page_data.lance", 2, data_fields, &w, err);
 	for (int64_t start = 0, page = 0; rc == LT_OK && start < n; start += LT_BTREE_BATCH_SIZE, page++)
 	{
 		int64_t		len = n - start < LT_BTREE_BATCH_SIZE ? n - start : LT_BTREE_BATCH_SIZE;
@@ -761,16 +750,16 @@ write_btree(build *b, lt_error *err)
 			rc = push_uint(pi, (uint64_t) page, err);
 	}
 	if (rc == LT_OK)
-		rc = finish_file(b, w, "page_data.lance", err);
+		rc = lt_built_index_finish_file(b->out, w, "page_data.lance", err);
 	lt_file_writer_free(w);
 	w = NULL;
 	if (rc == LT_OK)
-		rc = open_file(b, "page_lookup.lance", 4, lookup_fields, &w, err);
+		rc = lt_built_index_open_file(b->ds, b->dir, "page_lookup.lance", 4, lookup_fields, &w, err);
 	snprintf(bs, sizeof(bs), "%d", LT_BTREE_BATCH_SIZE);
 	if (rc == LT_OK)
-		rc = put_meta(w, "batch_size", bs, err);
+		rc = lt_file_writer_add_metadata_text(w, "batch_size", bs, err);
 	if (rc == LT_OK)
-		rc = put_meta(w, "range_partitioned", "false", err);
+		rc = lt_file_writer_add_metadata_text(w, "range_partitioned", "false", err);
 	if (rc == LT_OK && mn->length > 0)
 	{
 		lt_array   *cols[4] = {mn, mx, nc, pi};
@@ -778,7 +767,7 @@ write_btree(build *b, lt_error *err)
 		rc = lt_file_writer_write(w, cols, mn->length, err);
 	}
 	if (rc == LT_OK)
-		rc = finish_file(b, w, "page_lookup.lance", err);
+		rc = lt_built_index_finish_file(b->out, w, "page_lookup.lance", err);
 	b->out->entries = (uint64_t) n;
 	lt_file_writer_free(w);
 	lt_array_free(vals);
@@ -810,7 +799,7 @@ write_bitmaps(build *b, lt_error *err)
 	if (rc == LT_OK)
 		rc = lt_array_new(&bf, &maps, err);
 	if (rc == LT_OK)
-		rc = open_file(b, "bitmap_page_lookup.lance", 2, fields, &w, err);
+		rc = lt_built_index_open_file(b->ds, b->dir, "bitmap_page_lookup.lance", 2, fields, &w, err);
 	for (int64_t k = 0; rc == LT_OK && k < n;)
 	{
 		int64_t		j = k + 1;
@@ -850,7 +839,7 @@ write_bitmaps(build *b, lt_error *err)
 		char		stats[64];
 
 		snprintf(stats, sizeof(stats), "{\"num_bitmaps\":%llu}", (unsigned long long) n_keys);
-		rc = put_meta(w, "lance:index_stats", stats, err);
+		rc = lt_file_writer_add_metadata_text(w, "lance:index_stats", stats, err);
 	}
 	if (rc == LT_OK && label)
 	{
@@ -867,11 +856,11 @@ write_bitmaps(build *b, lt_error *err)
 			char		num[16];
 
 			snprintf(num, sizeof(num), "%u", gb);
-			rc = put_meta(w, "lance:label_list_nulls", num, err);
+			rc = lt_file_writer_add_metadata_text(w, "lance:label_list_nulls", num, err);
 		}
 	}
 	if (rc == LT_OK)
-		rc = finish_file(b, w, "bitmap_page_lookup.lance", err);
+		rc = lt_built_index_finish_file(b->out, w, "bitmap_page_lookup.lance", err);
 	b->out->entries = n_keys;
 	lt_file_writer_free(w);
 	lt_array_free(keys);
@@ -1054,10 +1043,10 @@ write_zonemap(build *b, lt_error *err)
 			rc = zone_flush(&z, frag, err);	/* zones never cross fragments */
 	}
 	if (rc == LT_OK)
-		rc = open_file(b, "zonemap.lance", 7, fields, &w, err);
+		rc = lt_built_index_open_file(b->ds, b->dir, "zonemap.lance", 7, fields, &w, err);
 	snprintf(rpz, sizeof(rpz), "%d", LT_ZONEMAP_ROWS_PER_ZONE);
 	if (rc == LT_OK)
-		rc = put_meta(w, "rows_per_zone", rpz, err);
+		rc = lt_file_writer_add_metadata_text(w, "rows_per_zone", rpz, err);
 	if (rc == LT_OK && z.min->length > 0)
 	{
 		lt_array   *cols[7] = {z.min, z.max, z.nulls, z.nans, z.frag, z.start, z.len};
@@ -1065,7 +1054,7 @@ write_zonemap(build *b, lt_error *err)
 		rc = lt_file_writer_write(w, cols, z.min->length, err);
 	}
 	if (rc == LT_OK)
-		rc = finish_file(b, w, "zonemap.lance", err);
+		rc = lt_built_index_finish_file(b->out, w, "zonemap.lance", err);
 	b->out->entries = (uint64_t) z.min->length;
 	lt_file_writer_free(w);
 	lt_array_free(z.min);

@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "file/lt_writer.h"
 #include "table/lt_dataset.h"
 #include "index/lt_index.h"
 #include "util/lt_status.h"
@@ -97,6 +98,11 @@ lt_code		lt_built_index_begin(lt_dataset *ds, const lt_field *column, const char
 								 char **dir, lt_error *err);
 /* Record a file written to the index's directory (its name and size) in b. */
 lt_code		lt_built_index_add_file(lt_built_index *b, const char *name, uint64_t size, lt_error *err);
+/* Open a file `name` of the segment directory dir (lt_built_index_begin's) for writing, as Lance writes index files (2.1). */
+lt_code		lt_built_index_open_file(lt_dataset *ds, const char *dir, const char *name, int n_fields,
+									 const lt_field *const *fields, lt_file_writer **w, lt_error *err);
+/* Finish w and record it in b (lt_built_index_add_file). */
+lt_code		lt_built_index_finish_file(lt_built_index *b, lt_file_writer *w, const char *name, lt_error *err);
 /* Remove a built index's files (an index that will not be committed). */
 void		lt_built_index_remove(lt_dataset *ds, const lt_built_index *b);
 

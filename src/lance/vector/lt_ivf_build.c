@@ -310,12 +310,6 @@ plain_field(lt_field *f, const char *name, int32_t id, lt_type_id type, const ch
 	f->nullable = nullable;
 }
 
-static lt_code
-put_meta(lt_file_writer *w, const char *key, const char *value, lt_error *err)
-{
-	return lt_file_writer_add_metadata(w, key, (const uint8_t *) value, strlen(value), err);
-}
-
 /* Pack ivf into global buffer 1 of w and name it in metadata lance:ivf. */
 static lt_code
 put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
@@ -334,34 +328,7 @@ put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
 	if (rc != LT_OK)
 		return rc;
 	snprintf(num, sizeof(num), "%u", gb);
-	return put_meta(w, "lance:ivf", num, err);
-}
-
-static lt_code
-finish(ivf_build *b, lt_file_writer *w, const char *name, lt_error *err)
-{
-	lt_written_file wf;
-	lt_code		rc = lt_file_writer_finish(w, &wf, err);
-
-	if (rc == LT_OK)
-	{
-		rc = lt_built_index_add_file(b->out, name, wf.size, err);
-		lt_written_file_clear(&wf);
-	}
-	return rc;
-}
-
-static lt_code
-open_file(ivf_build *b, const char *name, int n, const lt_field *const *fields, lt_file_writer **w, lt_error *err)
-{
-	char	   *path = lt_asprintf("%s%s", b->dir, name);
-	lt_code		rc;
-
-	if (!path)
-		return lt_nomem(err);
-	rc = lt_file_writer_open_path(b->ds->store, path, n, fields, LT_FILE_V2_1, w, err);
-	lt_free(path);
-	return rc;
+	return lt_file_writer_add_metadata_text(w, "lance:ivf", num, err);
 }
 
 static int
@@ -421,7 +388,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		offsets[c] = offsets[c - 1] + lengths[c - 1];
 
 	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(&flat, &vecs, err)) != LT_OK ||
-		(rc = open_file(b, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
+		(rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
 		goto done;
 	for (int64_t at = 0; rc == LT_OK && at < b->n; at += ROWS_PER_WRITE)
 	{
@@ -451,13 +418,13 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if (!storage)
 		rc = lt_nomem(err);
 	if (rc == LT_OK)
-		rc = put_meta(w, "storage_metadata", storage, err);
+		rc = lt_file_writer_add_metadata_text(w, "storage_metadata", storage, err);
 	if (rc == LT_OK)
-		rc = put_meta(w, "distance_type", b->metric, err);
+		rc = lt_file_writer_add_metadata_text(w, "distance_type", b->metric, err);
 	if (rc == LT_OK)
 		rc = put_ivf(w, &ivf, err);
 	if (rc == LT_OK)
-		rc = finish(b, w, "auxiliary.idx", err);
+		rc = lt_built_index_finish_file(b->out, w, "auxiliary.idx", err);
 done:
 	lt_file_writer_free(w);
 	lt_array_free(ids);
@@ -516,11 +483,11 @@ write_index(ivf_build *b, lt_error *err)
 	ivf.lengths = zeros32;
 	ivf.centroids_tensor = &t;
 	ivf.loss = b->loss;
-	if ((rc = open_file(b, "index.idx", 1, fields, &w, err)) == LT_OK &&
-		(rc = put_meta(w, "lance:index", index, err)) == LT_OK &&
-		(rc = put_meta(w, "lance:flat", flat, err)) == LT_OK &&
+	if ((rc = lt_built_index_open_file(b->ds, b->dir, "index.idx", 1, fields, &w, err)) == LT_OK &&
+		(rc = lt_file_writer_add_metadata_text(w, "lance:index", index, err)) == LT_OK &&
+		(rc = lt_file_writer_add_metadata_text(w, "lance:flat", flat, err)) == LT_OK &&
 		(rc = put_ivf(w, &ivf, err)) == LT_OK)
-		rc = finish(b, w, "index.idx", err);
+		rc = lt_built_index_finish_file(b->out, w, "index.idx", err);
 done:
 	lt_file_writer_free(w);
 	lt_free(zeros64);
