@@ -122,6 +122,20 @@ lt_track_assignment(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+typedef struct TrackCommit
+{
+	const LtPendingTrack *p;
+	lt_commit_result res;
+} TrackCommit;
+
+static lt_code
+track_commit(lt_dataset *ds, void *arg, lt_error *err)
+{
+	TrackCommit *tc = arg;
+
+	return lt_commit_track_assignment(ds, tc->p->field_id, tc->p->assigned, NULL, &tc->res, err);
+}
+
 void
 lt_assign_commit_tracks(LtXactTable *xt)
 {
@@ -130,26 +144,14 @@ lt_assign_commit_tracks(LtXactTable *xt)
 	foreach(lc, xt->pending_tracks)
 	{
 		LtPendingTrack *p = lfirst(lc);
-		lt_store   *store = NULL;
-		lt_dataset *ds = NULL;
-		lt_version_spec spec = {0};
-		lt_commit_result res;
+		TrackCommit tc = {p};
 		lt_error	err;
 		lt_code		rc;
 		MemoryContext cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw assignment commit",
 												  ALLOCSET_DEFAULT_SIZES);
 		MemoryContext old = lt_alloc_target(cxt);
 
-		spec.version = p->version;
-		rc = lt_open_store(xt->s3, xt->dir, &store, &err);
-		if (rc == LT_OK)
-			rc = lt_dataset_open(store, "", &spec, &ds, &err);
-		if (rc == LT_OK)
-			rc = lt_commit_track_assignment(ds, p->field_id, p->assigned, NULL, &res, &err);
-		if (ds)
-			lt_dataset_close(ds);
-		if (store)
-			lt_store_close(store);
+		rc = lt_xact_commit_on_version(xt, p->version, track_commit, &tc, &err);
 		lt_alloc_target(old);
 		MemoryContextDelete(cxt);
 		if (rc == LT_EINVALID)

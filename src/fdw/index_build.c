@@ -62,6 +62,21 @@ lt_index_build_discard(LtXactTable *xt, LtPendingIndex *p)
 	lt_alloc_target(old);
 }
 
+typedef struct IndexCommit
+{
+	int			n;
+	const lt_built_index **built;
+	lt_commit_result res;
+} IndexCommit;
+
+static lt_code
+index_commit(lt_dataset *ds, void *arg, lt_error *err)
+{
+	IndexCommit *ic = arg;
+
+	return lt_commit_create_index(ds, ic->n, ic->built, NULL, &ic->res, err);
+}
+
 void
 lt_index_build_commit(LtXactTable *xt)
 {
@@ -69,9 +84,7 @@ lt_index_build_commit(LtXactTable *xt)
 	const lt_built_index **built = palloc(sizeof(lt_built_index *) * list_length(xt->pending_indexes));
 	int			n = 0;
 	ListCell   *lc;
-	lt_store   *store = NULL;
-	lt_dataset *ds = NULL;
-	lt_version_spec spec = {0};
+	IndexCommit ic;
 	lt_commit_result res;
 	lt_error	err;
 	lt_code		rc;
@@ -79,17 +92,11 @@ lt_index_build_commit(LtXactTable *xt)
 
 	foreach(lc, xt->pending_indexes)
 		built[n++] = ((LtPendingIndex *) lfirst(lc))->built;
+	ic.n = n;
+	ic.built = built;
 	old = lt_alloc_target(xt->meta_cxt);
-	spec.version = first->version;
-	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
-	if (rc == LT_OK)
-		rc = lt_dataset_open(store, "", &spec, &ds, &err);
-	if (rc == LT_OK)
-		rc = lt_commit_create_index(ds, n, built, NULL, &res, &err);
-	if (ds)
-		lt_dataset_close(ds);
-	if (store)
-		lt_store_close(store);
+	rc = lt_xact_commit_on_version(xt, first->version, index_commit, &ic, &err);
+	res = ic.res;
 	lt_alloc_target(old);
 	if (rc == LT_ECONFLICT)
 		ereport(ERROR,

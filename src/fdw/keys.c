@@ -716,13 +716,25 @@ lt_keys_end(LtKeyCheck *kc)
 
 /* ---- lt_set_primary_key() ---------------------------------------------------------------------- */
 
+typedef struct KeyCommit
+{
+	const LtPendingKey *p;
+	lt_commit_result res;
+} KeyCommit;
+
+static lt_code
+key_commit(lt_dataset *ds, void *arg, lt_error *err)
+{
+	KeyCommit  *kc = arg;
+
+	return lt_commit_primary_key(ds, kc->p->field_ids, kc->p->n, NULL, &kc->res, err);
+}
+
 void
 lt_keys_commit(LtXactTable *xt)
 {
 	LtPendingKey *p = xt->pending_key;
-	lt_store   *store = NULL;
-	lt_dataset *ds = NULL;
-	lt_version_spec spec = {0};
+	KeyCommit	kc = {p};
 	lt_commit_result res;
 	lt_error	err;
 	lt_code		rc;
@@ -731,16 +743,8 @@ lt_keys_commit(LtXactTable *xt)
 	MemoryContext old;
 
 	old = lt_alloc_target(cxt);
-	spec.version = p->version;
-	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
-	if (rc == LT_OK)
-		rc = lt_dataset_open(store, "", &spec, &ds, &err);
-	if (rc == LT_OK)
-		rc = lt_commit_primary_key(ds, p->field_ids, p->n, NULL, &res, &err);
-	if (ds)
-		lt_dataset_close(ds);
-	if (store)
-		lt_store_close(store);
+	rc = lt_xact_commit_on_version(xt, p->version, key_commit, &kc, &err);
+	res = kc.res;
 	lt_alloc_target(old);
 	MemoryContextDelete(cxt);
 	if (rc == LT_ECONFLICT)

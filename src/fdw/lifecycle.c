@@ -807,31 +807,27 @@ typedef struct PendingSchema
 {
 	lt_schema_change c;
 	uint64		version;		/* checked on */
+	lt_commit_result res;		/* what the commit did */
 } PendingSchema;
 
+
+static lt_code
+schema_change_commit(lt_dataset *ds, void *arg, lt_error *err)
+{
+	PendingSchema *ps = arg;
+
+	return lt_commit_schema_change(ds, &ps->c, NULL, &ps->res, err);
+}
 
 static void
 schema_commit(LtXactTable *xt, LtPendingOp *op)
 {
 	PendingSchema *ps = op->arg;
-	lt_store   *store = NULL;
-	lt_dataset *ds = NULL;
-	lt_version_spec spec = {0};
-	lt_commit_result res;
 	lt_error	err;
 	lt_code		rc;
 	MemoryContext old = lt_alloc_target(xt->meta_cxt);
 
-	spec.version = ps->version;
-	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
-	if (rc == LT_OK)
-		rc = lt_dataset_open(store, "", &spec, &ds, &err);
-	if (rc == LT_OK)
-		rc = lt_commit_schema_change(ds, &ps->c, NULL, &res, &err);
-	if (ds)
-		lt_dataset_close(ds);
-	if (store)
-		lt_store_close(store);
+	rc = lt_xact_commit_on_version(xt, ps->version, schema_change_commit, ps, &err);
 	lt_alloc_target(old);
 	if (rc == LT_ECONFLICT)
 		ereport(ERROR,

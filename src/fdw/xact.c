@@ -1269,3 +1269,24 @@ lt_xact_set_hooks(const LtXactHooks *h)
 {
 	hooks = *h;
 }
+
+lt_code
+lt_xact_commit_on_version(LtXactTable *xt, uint64 version, LtVersionCommit commit, void *arg, lt_error *err)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	lt_code		rc;
+
+	spec.version = version;
+	rc = lt_open_store(xt->s3, xt->dir, &store, err);
+	if (rc == LT_OK)
+		rc = lt_dataset_open(store, "", &spec, &ds, err);
+	if (rc == LT_OK)
+		rc = commit(ds, arg, err);
+	if (ds)
+		lt_dataset_close(ds);
+	if (store)
+		lt_store_close(store);
+	return rc;
+}

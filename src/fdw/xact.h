@@ -195,4 +195,13 @@ typedef struct LtXactHooks
 } LtXactHooks;
 extern void lt_xact_set_hooks(const LtXactHooks *hooks);
 
+/*
+ * A metadata commit at PRE_COMMIT (an index, a primary key, a schema change, ...): opens xt's dataset at
+ * version through the transaction's store, runs commit on it, closes both; the library allocates in
+ * whatever target the caller set.  The error, if any, is in *err for the caller to report.
+ */
+typedef lt_code (*LtVersionCommit) (lt_dataset *ds, void *arg, lt_error *err);
+extern lt_code lt_xact_commit_on_version(LtXactTable *xt, uint64 version, LtVersionCommit commit, void *arg,
+										 lt_error *err);
+
 #endif
