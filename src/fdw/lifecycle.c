@@ -190,10 +190,14 @@ field_for_type(FieldList *l, const char *name, Oid typid, int32 typmod, bool nul
 			 errhint("The README's type mapping lists the types a dataset can be created with.")));
 }
 
-static bool
-is_scan_column(const char *field)
+/* A name a new or renamed field may take: not empty, not a row identity column. */
+static void
+check_field_name(const char *name)
 {
-	return strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0;
+	if (name[0] == '\0' || lt_is_row_identity_name(name))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", name)));
 }
 
 /* The operations that write nothing before their commit have nothing to remove. */
@@ -532,7 +536,7 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 		if (a->attisdropped)
 			continue;
 		fname = lt_column_field_name(relid, a->attnum, NameStr(a->attname));
-		if (is_scan_column(fname))
+		if (lt_is_row_identity_name(fname))
 			continue;
 		for (int j = 0; j < fl.n; j++)
 			if (fl.f[j].parent == -1 && strcmp(fl.f[j].name, fname) == 0)
@@ -946,10 +950,7 @@ lt_add_column(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	if (colname[0] == '\0' || is_scan_column(colname))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
-				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", colname)));
+	check_field_name(colname);
 	parseTypeString(typname, &typid, &typmod, false);
 	e = schema_change_begin(relid, "lt_add_column", &opts);
 	PG_TRY();
@@ -1037,10 +1038,7 @@ lt_rename_column(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	newname = text_to_cstring(PG_GETARG_TEXT_PP(2));
-	if (newname[0] == '\0' || is_scan_column(newname))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
-				 errmsg("lt_fdw: \"%s\" cannot name a dataset field", newname)));
+	check_field_name(newname);
 	e = schema_change_begin(relid, "lt_rename_column", &opts);
 	attnum = column_field(relid, colname, &field);
 	PG_TRY();

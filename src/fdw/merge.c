@@ -180,7 +180,7 @@ scan_filled(Merge *m, AttrNumber attnum)
 
 	if (lt_column_assigned_field(RelationGetRelid(m->rel), attnum) != NULL)
 		return true;			/* is_assigned(field): the writes decide it (assign.c) */
-	return (strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0) &&
+	return lt_is_row_identity_name(field) &&
 		lt_schema_find_name(m->xt->base->ds->schema, field) == NULL;
 }
 

@@ -349,7 +349,7 @@ setup_builders(LtModifyState *ms)
 				f = schema->fields[k];
 				break;
 			}
-		if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
+		if (f == NULL && lt_is_row_identity_name(name))
 		{
 			/* filled by scans: a write must not give them a value (check_readonly) */
 			if (ms->readonly == NULL)

@@ -858,3 +858,9 @@ lt_check_not_branch(const char *relname, const LtTableOptions *opts, const char 
 				 errdetail("Writing a branch of dataset %s is not supported.", opts->uri),
 				 errhint("Write through a foreign table of the dataset without \"branch\", or with the Lance engine.")));
 }
+
+bool
+lt_is_row_identity_name(const char *name)
+{
+	return strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0;
+}

@@ -37,6 +37,8 @@ extern void lt_get_table_options(Oid relid, LtTableOptions *opts);
 extern void lt_get_table_options_for_create(Oid relid, LtTableOptions *opts);
 /* lt_fdw does not write to branches: a table with the branch option is refused for `doing` (0A000). */
 extern void lt_check_not_branch(const char *relname, const LtTableOptions *opts, const char *doing);
+/* "_rowid" or "_rowaddr": the row identity columns a scan fills, never a dataset field. */
+extern bool lt_is_row_identity_name(const char *name);
 /* The dataset field name of a column: its column_name option, else its attname. */
 extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
 extern char *lt_column_assigned_field(Oid relid, AttrNumber attnum);

@@ -290,7 +290,7 @@ lt_overwrite_bind_from(Relation rel, const char *text, const char *source, const
 							   text)));
 		field = lt_column_field_name(RelationGetRelid(rel), attnum,
 									 NameStr(TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attname));
-		if (strcmp(field, "_rowid") == 0 || strcmp(field, "_rowaddr") == 0)
+		if (lt_is_row_identity_name(field))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 					 errmsg("lt_fdw: the replace predicate for foreign table \"%s\" cannot use column \"%s\"",

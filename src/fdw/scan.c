@@ -549,7 +549,7 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 			else
 				lt_assign_check_column(rel, opts, entry, attnum, assigned_of);
 		}
-		else if (f == NULL && (strcmp(name, "_rowid") == 0 || strcmp(name, "_rowaddr") == 0))
+		else if (f == NULL && lt_is_row_identity_name(name))
 		{
 			if (att->atttypid != INT8OID)
 				ereport(ERROR,
