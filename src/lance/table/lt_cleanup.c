@@ -264,30 +264,7 @@ file_list_free(file_list *l)
 	set_free(&l->subdirs);
 }
 
-/* ---- tags ---- */
-
-typedef struct tag_names
-{
-	strset		names;
-	bool		oom;
-} tag_names;
-
-static int
-collect_tag(const lt_dirent *ent, void *arg)
-{
-	tag_names  *t = arg;
-	size_t		len = strlen(ent->name);
-	lt_error	ignore;
-
-	if (ent->is_dir || len <= 5 || strcmp(ent->name + len - 5, ".json") != 0)
-		return 0;
-	if (set_add_owned(&t->names, lt_strndup(ent->name, len - 5), &ignore) != LT_OK)
-	{
-		t->oom = true;
-		return 1;
-	}
-	return 0;
-}
+/* ---- branches ---- */
 
 static int
 count_branch(const lt_dirent *ent, void *arg)
@@ -323,39 +300,6 @@ refuse_branches(lt_store *store, const char *prefix, lt_error *err)
 							"the dataset has %zu branch%s (_refs/branches/), whose files lt_fdw's cleanup cannot tell apart",
 							n, n == 1 ? "" : "es");
 	return LT_OK;
-}
-
-static lt_code
-tagged_versions(lt_store *store, const char *prefix, uint64_t **out, size_t *n, strset *names, lt_error *err)
-{
-	tag_names	t = {0};
-	char	   *dir = lt_asprintf("%s_refs/tags", prefix);
-	lt_code		rc;
-
-	*out = NULL;
-	*n = 0;
-	if (!dir)
-		return lt_nomem(err);
-	rc = lt_store_list(store, dir, collect_tag, &t, err);
-	lt_free(dir);
-	if (rc == LT_ENOTFOUND)
-		rc = LT_OK;
-	if (rc == LT_OK && t.oom)
-		rc = lt_nomem(err);
-	if (rc == LT_OK && t.names.n > 0)
-	{
-		*out = lt_calloc(t.names.n, sizeof(uint64_t));
-		if (!*out)
-			rc = lt_nomem(err);
-	}
-	for (size_t i = 0; rc == LT_OK && i < t.names.n; i++)
-	{
-		rc = lt_dataset_tag_version(store, prefix, t.names.v[i], &(*out)[i], err);
-		if (rc == LT_OK)
-			(*n)++;
-	}
-	*names = t.names;			/* sorted, parallel to *out */
-	return rc;
 }
 
 /* ---- the rules ---- */
@@ -453,7 +397,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	refs		working = {0},
 				verified = {0};
 	strset		old_manifests = {0};
-	strset		tag_names = {0};
+	char	  **tag_names = NULL;	/* sorted, parallel to tags */
 	char		held[512] = "";	/* tags that hold old versions */
 	file_list	files = {0};
 	int64_t		earliest_kept = INT64_MAX;
@@ -466,7 +410,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 	if (rc == LT_OK)
 		rc = lt_dataset_versions(store, prefix, &versions, &n_versions, &naming, err);
 	if (rc == LT_OK)
-		rc = tagged_versions(store, prefix, &tags, &n_tags, &tag_names, err);
+		rc = lt_tags(store, prefix, &tag_names, &tags, &n_tags, err);
 
 	/* every manifest: in the working set, or old */
 	for (size_t i = 0; rc == LT_OK && i < n_versions; i++)
@@ -499,7 +443,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 			size_t		l = strlen(held);
 
 			snprintf(held + l, sizeof(held) - l, "%s\"%s\" (version %" PRIu64 ")", l ? ", " : "",
-					 tag_names.v[tag_at], versions[i]);
+					 tag_names[tag_at], versions[i]);
 		}
 		rc = add_manifest_refs(ds, keep ? &working : &verified, err);
 		if (rc == LT_OK && keep && ts < earliest_kept)
@@ -569,11 +513,10 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		qsort(result->removed, result->n_removed, sizeof(char *), cmp_str);
 
 	lt_free(versions);
-	lt_free(tags);
+	lt_tags_free(tag_names, tags, n_tags);
 	refs_free(&working);
 	refs_free(&verified);
 	set_free(&old_manifests);
-	set_free(&tag_names);
 	file_list_free(&files);
 	if (rc != LT_OK)
 		lt_cleanup_result_clear(result);
