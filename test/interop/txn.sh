@@ -197,7 +197,10 @@ fi
 
 # ------------------------------------------------------------------------ storage 2.0, V1 manifest names
 echo "== storage 2.0 and V1 manifest names (nested columns)"
-if make_ds b20 base20.spec.json; then
+# Lance 12 refuses to write a struct holding nulls at storage 2.0 (2.0 has no struct validity): its variant has none
+b20_spec=base20.spec.json
+[ "${LT_REF:-8}" = 12 ] && b20_spec=base20-l12.spec.json
+if make_ds b20 "$b20_spec"; then
 	D=$TMP/b20
 	cp -r "$D" "$TMP/b20_src"
 	v=$(version "$D")

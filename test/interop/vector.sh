@@ -31,7 +31,7 @@ lt_checks interop-vector
 if node "$HERE/vector.mjs" "$TMP" "$INSPECT" >"$TMP/vector.log" 2>&1; then
 	ok "ivf_flat, ivf_pq: lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/vector.log"))"
 else
-	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/vector.log" | tail -n 20)"
+	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep '^FAIL' "$TMP/vector.log"; grep -v '^ok' "$TMP/vector.log" | grep -v '^FAIL' | tail -n 12)"
 fi
 grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
 
