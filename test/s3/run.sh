@@ -21,6 +21,7 @@
 #           resolves to the loopback address): scans and a commit, read back by the reference (path style)
 #   token   the server requires a session token: the user mapping's aws_session_token works; a wrong or
 #           missing one is 42501 naming S3's error code, never showing the token
+# LT_REF=12 runs it against Lance 12 (with LT_S3_SKIP_SPECS="fsl_struct": specs left out of the read part).
 # Ends with "N passed, M failed"; exits non-zero when anything failed. Leaves nothing running.
 set -uo pipefail
 
@@ -106,6 +107,8 @@ if want read; then
 	# one storage variant of every spec (the first it lists): the store is under test here, not the encodings
 	mkdir -p "$TMP/specs"
 	for spec in test/interop/specs/*.json; do
+		# LT_S3_SKIP_SPECS: specs the engine cannot read back itself (Lance 12: fsl_struct)
+		[[ " ${LT_S3_SKIP_SPECS:-} " == *" $(basename "$spec" .json) "* ]] && continue
 		REF expand "$TMP/variants" "$spec" && cp "$(ls "$TMP/variants"/*.json | head -n 1)" "$TMP/specs/" && rm -rf "$TMP/variants"
 	done
 	for spec in "$TMP/specs"/*.json; do
