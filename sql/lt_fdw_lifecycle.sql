@@ -248,6 +248,39 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_drop_column('t_q', 'b')$$) AS not_owner;
 RESET ROLE;
 
+-- ---- add with a value: every existing row gets it, one new data file per fragment (Lance's add_columns) ----
+CREATE FOREIGN TABLE tv (id bigint NOT NULL, a text) SERVER life OPTIONS (path 'tv.lance');
+SELECT rows_written FROM lt_create_dataset('tv', query => 'SELECT g::bigint, ''a'' || g FROM generate_series(1, 5) g');
+INSERT INTO tv VALUES (6, 'a6'), (7, 'a7');
+DELETE FROM tv WHERE id = 2;
+\! ls "$LIFE/tv.lance/data" | wc -l
+-- ROLLBACK removes the files written for the values
+BEGIN;
+SELECT lt_add_column('tv', 'score', 'numeric(6,2)', '12.5');
+\! ls "$LIFE/tv.lance/data" | wc -l
+ROLLBACK;
+\! ls "$LIFE/tv.lance/data" | wc -l
+SELECT lt_add_column('tv', 'score', 'numeric(6,2)', '12.5');
+SELECT lt_add_column('tv', 'label', 'text', 'new');
+SELECT lt_add_column('tv', 'n', 'integer', NULL);   -- NULL: the cheap default, no data written
+SELECT lt_add_column('tv', 'at', 'timestamp', '2024-01-02 03:04:05');
+SELECT * FROM tv ORDER BY id;
+SELECT fragment_id, physical_rows, deleted_rows, cardinality(data_files) AS files FROM lt_fragments('tv') ORDER BY 1;
+SELECT version, operation FROM lt_versions('tv') ORDER BY version DESC LIMIT 4;
+-- rows written after it carry their own values; the engine reads the same
+INSERT INTO tv (id, a, score) VALUES (8, 'a8', 1.25);
+SELECT id, score, label, n FROM tv WHERE id >= 7 ORDER BY id;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tv.lance" --columns id,score,label,n,at
+-- a value that does not fit the type: its own error, nothing written
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', 'abc')$$) AS not_integer;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'smallint', '70000')$$) AS out_of_range;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'date', '2024-13-01')$$) AS bad_date;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'varchar(4)', 'abc')$$) AS not_read_back;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'numeric(3,1)', '123.45')$$) AS numeric_overflow;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', '1', 'maybe')$$) AS bad_tracking;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'point', '(1,2)')$$) AS no_lance_type;
+\! ls "$LIFE/tv.lance/data" | wc -l
+
 -- ---- tags and restore --------------------------------------------------------------------------------
 SELECT lt_create_tag('ts', 'v1', 1);
 BEGIN;
@@ -360,6 +393,20 @@ SELECT lt_add_column('tc', 'extra', 'integer');
 SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7004, 'c4')$$);
 COMMIT;
 SELECT count(*), count(extra) FROM tc;
+-- a column added with a value against a concurrent append: 40001 (the new fragment would have no value);
+-- against a concurrent delete: both land
+BEGIN;
+SELECT lt_add_column('tc', 'filled', 'integer', '7');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7005, 'c5')$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS filled_columns FROM pg_attribute WHERE attrelid = 'tc'::regclass AND attname = 'filled' AND NOT attisdropped;
+BEGIN;
+SELECT lt_add_column('tc', 'filled', 'integer', '7');
+SELECT dblink_exec('s2', $$DELETE FROM tc_s2 WHERE id = 7005$$);
+COMMIT;
+SELECT count(*), count(*) FILTER (WHERE filled = 7) AS filled, count(*) FILTER (WHERE id = 7005) AS deleted FROM tc;
 -- two creates of one dataset: the later commit finds it there (42P07), nothing overwritten
 CREATE FOREIGN TABLE trace (id bigint) SERVER life OPTIONS (path 'race.lance');
 SELECT dblink_exec('s2', $$CREATE FOREIGN TABLE trace2 (id bigint) SERVER life OPTIONS (path 'race.lance')$$);

@@ -35,6 +35,7 @@
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
+#include "convert.h"
 #include "convert_write.h"
 #include "dataset.h"
 #include "lifecycle.h"
@@ -865,8 +866,29 @@ schema_change_begin(Oid relid, const char *fn, LtTableOptions *opts)
 	return lt_dataset_acquire(relid, opts, true);
 }
 
-/* Check the change on the version read, and queue it for the commit. */
+/* ROLLBACK of an added column's values: remove the data files written for it (best effort; else orphans). */
 static void
+schema_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingSchema *ps = op->arg;
+	lt_store   *store;
+	lt_error	err;
+	MemoryContext old;
+
+	if (ps->c.n_files == 0)
+		return;
+	old = lt_alloc_target(xt->meta_cxt);
+	if (lt_open_store(xt->s3, xt->dir, &store, &err) == LT_OK)
+	{
+		for (size_t i = 0; i < ps->c.n_files; i++)
+			lt_store_remove(store, psprintf("data/%s", ps->c.files[i].name), &err);
+		lt_store_close(store);
+	}
+	lt_alloc_target(old);
+}
+
+/* Check the change on the version read, and queue it for the commit (the state queued, in xt->meta_cxt). */
+static PendingSchema *
 schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
 {
 	char	   *relname = get_rel_name(relid);
@@ -887,6 +909,7 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 	ps->c.kind = proto->c.kind;
 	ps->c.name = proto->c.name ? pstrdup(proto->c.name) : NULL;
 	ps->c.new_name = proto->c.new_name ? pstrdup(proto->c.new_name) : NULL;
+	ps->c.track = proto->c.track;
 	if (proto->c.n_add > 0)
 	{
 		lt_new_field *f = palloc(sizeof(lt_new_field) * proto->c.n_add);
@@ -901,7 +924,8 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 		ps->c.n_add = proto->c.n_add;
 	}
 	MemoryContextSwitchTo(old);
-	attach_op(xt, "changes the schema of", schema_commit, discard_nothing, ps);
+	attach_op(xt, "changes the schema of", schema_commit, schema_discard, ps);
+	return ps;
 }
 
 /* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
@@ -930,18 +954,163 @@ column_field(Oid relid, const char *colname, char **field)
 	return attnum;
 }
 
+/*
+ * An added column's value in every row: per fragment of the version read, one data file holding the new
+ * field with physical_rows copies of value (deleted rows too: Lance's add_columns writes a value per physical
+ * row), written now and unreferenced until the commit adds them to the fragments (ROLLBACK removes them).
+ */
+static void
+write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEntry *e, PendingSchema *ps,
+					const char *colname, Oid typid, int32 typmod, Datum value)
+{
+	MemoryContext keep = GetMemoryChunkContext(ps);
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "lt_add_column values", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+	MemoryContext oldlib = lt_alloc_target(work);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, relname);
+	const lt_dataset *ds = e->ds;
+	lt_schema  *fields = NULL;
+	lt_store   *store = NULL;
+	lt_file_version fver;
+	LtWriteConv *conv;
+	char	   *why = NULL;
+	lt_written_file *files;
+	uint64	   *frag_ids;
+	size_t		n = 0;
+	lt_error	err;
+	static const AttrNumber att_of_field[1] = {1};
+	bool		isnull = false;
+
+	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot add column \"%s\" with a value to foreign table \"%s\": lt_fdw does not write storage version %s",
+						colname, relname, ds->storage_version),
+				 errdetail("%s; dataset %s.", err.msg, opts->uri),
+				 errhint("Add the column without a value (every row NULL).")));
+	if (lt_schema_change_new_fields(ds, &ps->c, &fields, &err) != LT_OK)
+		lt_report_write(&err, what);
+	conv = lt_wconv_build(fields->fields[0], colname, typid, typmod, &why);
+	if (!conv)
+	{
+		/* as INSERT writes such a column (varchar, bpchar, domains): the value's text, parsed as the field's type */
+		Oid			typoutput;
+		bool		varlena;
+		char	   *why2 = NULL;
+
+		getTypeOutputInfo(typid, &typoutput, &varlena);
+		if ((conv = lt_wconv_build(fields->fields[0], colname, TEXTOID, -1, &why2)) != NULL)
+			value = CStringGetTextDatum(OidOutputFunctionCall(typoutput, value));
+	}
+	if (!conv)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a value of type %s cannot be written into new column \"%s\" (%s)",
+						format_type_with_typemod(typid, typmod), colname, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	if (lt_open_store(opts->s3, opts->dataset_dir, &store, &err) != LT_OK)
+		lt_report_write(&err, what);
+	files = MemoryContextAllocZero(keep, sizeof(lt_written_file) * (ds->n_fragments + 1));
+	frag_ids = MemoryContextAllocZero(keep, sizeof(uint64) * (ds->n_fragments + 1));
+	/* ps->c names the files as they are finished, so that ROLLBACK (schema_discard) finds each one */
+	ps->c.files = files;
+	ps->c.file_fragments = frag_ids;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		uint64		rows = ds->fragments[i]->physical_rows;
+		lt_file_writer *w = NULL;
+		lt_array   *const *buffers;
+		int64		since[1] = {0};
+		uint64		done = 0;
+		lt_code		rc;
+
+		if (rows == 0)
+			continue;
+		if (lt_file_writer_open(store, "data/", 1, (const lt_field *const *) fields->fields, fver, &w, &err) != LT_OK)
+			lt_report_write(&err, what);
+		buffers = lt_file_writer_buffers(w);
+		while (done < rows)
+		{
+			uint64		batch = Min(rows - done, (uint64) 8192);
+			uint64		k;
+			AttrNumber	converting = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			for (k = 0; k < batch; k++)
+				if (lt_wconv_append_row(&conv, buffers, att_of_field, 1, &value, &isnull, &converting, since,
+										CREATE_BATCH_BYTES))
+				{
+					k++;
+					break;
+				}
+			if (lt_file_writer_advance(w, (int64) k, &err) != LT_OK)
+				lt_report_write(&err, what);
+			since[0] = buffers[0]->data_len;
+			done += k;
+		}
+		lt_alloc_target(keep);
+		rc = lt_file_writer_finish(w, &files[n], &err);
+		lt_alloc_target(work);
+		lt_file_writer_free(w);
+		if (rc != LT_OK)
+			lt_report_write(&err, what);
+		frag_ids[n] = ds->fragments[i]->id;
+		ps->c.n_files = ++n;
+	}
+	lt_store_close(store);
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
+/* The new column's type must read the new field back (a varchar column cannot: a Lance string is text). */
+static void
+check_column_readable(LtDatasetEntry *e, const PendingSchema *ps, const char *colname, Oid typid, int32 typmod)
+{
+	lt_schema  *fields = NULL;
+	lt_error	err;
+	lt_code		rc;
+	char	   *why = NULL;
+	MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+	rc = lt_schema_change_new_fields(e->ds, &ps->c, &fields, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: cannot add column \"%s\": %s", colname, err.msg)));
+	if (!lt_conv_build(fields->fields[0], typid, typmod, &why))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a column of type %s cannot read back Lance field \"%s\" (%s)",
+						format_type_with_typemod(typid, typmod), colname, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion"),
+				 errhint("Add it as %s.", lt_type_sql(fields->fields[0]))));
+}
+
+/* ALTER FOREIGN TABLE's spelling of a column option value. */
+static const char *
+assigned_option(const char *field)
+{
+	return psprintf("OPTIONS (is_assigned %s)", quote_literal_cstr(field));
+}
+
 Datum
 lt_add_column(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	char	   *colname,
-			   *typname;
+			   *typname,
+			   *valtext = NULL,
+			   *track = NULL;
 	Oid			typid;
 	int32		typmod;
+	Datum		value = (Datum) 0;
 	LtTableOptions opts;
 	LtDatasetEntry *e;
 	FieldList	fl = {0};
 	PendingSchema ps = {{0}};
+	char	   *flagcol = NULL;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -950,20 +1119,56 @@ lt_add_column(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+		valtext = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+		track = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	check_field_name(colname);
 	parseTypeString(typname, &typid, &typmod, false);
+	if (track)
+	{
+		if (strcmp(track, "unassigned") == 0)
+			ps.c.track = LT_SCHEMA_TRACK_UNASSIGNED;
+		else if (strcmp(track, "assigned") == 0)
+			ps.c.track = LT_SCHEMA_TRACK_ASSIGNED;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: track_assignment of a new column is 'unassigned' or 'assigned', not '%s'", track)));
+	}
 	e = schema_change_begin(relid, "lt_add_column", &opts);
 	PG_TRY();
 	{
+		PendingSchema *queued;
+
 		if (get_attnum(relid, colname) != InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("lt_fdw: foreign table \"%s\" already has a column \"%s\"", get_rel_name(relid), colname)));
+		if (ps.c.track != LT_SCHEMA_TRACK_NONE)
+		{
+			/* the column that reads is_assigned(new field), named as IMPORT FOREIGN SCHEMA names it */
+			flagcol = psprintf("%s_is_assigned", colname);
+			if (get_attnum(relid, flagcol) != InvalidAttrNumber || strcmp(flagcol, colname) == 0)
+				flagcol = NULL;
+		}
 		field_for_type(&fl, colname, typid, typmod, true, -1, colname, get_rel_name(relid));
 		ps.c.kind = LT_SCHEMA_ADD;
 		ps.c.add = fl.f;
 		ps.c.n_add = fl.n;
-		schema_change_queue(relid, &opts, e, &ps);
+		check_column_readable(e, &ps, colname, typid, typmod);
+		if (valtext)
+		{
+			/* the type's own input with the column's typmod: a value that does not fit is its 22xxx error now */
+			Oid			typinput,
+						typioparam;
+
+			getTypeInputInfo(typid, &typinput, &typioparam);
+			value = OidInputFunctionCall(typinput, valtext, typioparam, typmod);
+		}
+		queued = schema_change_queue(relid, &opts, e, &ps);
+		if (valtext)
+			write_column_values(&opts, get_rel_name(relid), e, queued, colname, typid, typmod, value);
 	}
 	PG_FINALLY();
 	{
@@ -971,7 +1176,30 @@ lt_add_column(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	alter_table(relid, psprintf("ADD COLUMN %s %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
+	if (flagcol)
+		alter_table(relid, psprintf("ADD COLUMN %s boolean %s", quote_identifier(flagcol), assigned_option(colname)));
 	PG_RETURN_VOID();
+}
+
+/* Each column of relid that reads is_assigned(field): its name (the catalog follows a drop or a rename). */
+static List *
+assigned_columns(Oid relid, const char *field)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	td = RelationGetDescr(rel);
+	List	   *out = NIL;
+
+	for (int a = 1; a <= td->natts; a++)
+	{
+		char	   *f;
+
+		if (TupleDescAttr(td, a - 1)->attisdropped)
+			continue;
+		if ((f = lt_column_assigned_field(relid, a)) != NULL && strcmp(f, field) == 0)
+			out = lappend(out, pstrdup(NameStr(TupleDescAttr(td, a - 1)->attname)));
+	}
+	table_close(rel, AccessShareLock);
+	return out;
 }
 
 Datum
@@ -1000,11 +1228,7 @@ lt_drop_column(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
 					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
-		if (lt_assign_is_tracked(e->ds, lt_schema_find_name(e->ds->schema, field)->id, NULL))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot drop field \"%s\" of dataset %s: its assignment is tracked", field, opts.uri),
-					 errdetail("Foreign table \"%s\"; dropping a tracked field would leave its assignment state behind.", get_rel_name(relid))));
+		/* a tracked field's assignment state goes with it (lt_commit_schema_change), as do the columns reading it */
 		ps.c.kind = LT_SCHEMA_DROP;
 		ps.c.name = field;
 		schema_change_queue(relid, &opts, e, &ps);
@@ -1016,6 +1240,12 @@ lt_drop_column(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 	if (attnum != InvalidAttrNumber)
 		alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(colname)));
+	{
+		ListCell   *lc;
+
+		foreach(lc, assigned_columns(relid, field))
+			alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(lfirst(lc))));
+	}
 	PG_RETURN_VOID();
 }
 
@@ -1069,6 +1299,14 @@ lt_rename_column(PG_FUNCTION_ARGS)
 										quote_literal_cstr(newname)));
 		else
 			alter_table(relid, psprintf("RENAME COLUMN %s TO %s", quote_identifier(colname), quote_identifier(newname)));
+	}
+	{
+		/* the assignment state is keyed by field id and stays; the columns reading it follow the name */
+		ListCell   *lc;
+
+		foreach(lc, assigned_columns(relid, field))
+			alter_table(relid, psprintf("ALTER COLUMN %s OPTIONS (SET is_assigned %s)", quote_identifier(lfirst(lc)),
+										quote_literal_cstr(newname)));
 	}
 	PG_RETURN_VOID();
 }
