@@ -281,6 +281,43 @@ SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', '1', 'maybe')$$) AS
 SELECT life_err($$SELECT lt_add_column('tv', 'x', 'point', '(1,2)')$$) AS no_lance_type;
 \! ls "$LIFE/tv.lance/data" | wc -l
 
+-- ---- a column's type changed as Lance's alter_columns casts it: the values rewritten into new data files
+-- (one per fragment), the field a new id, files left with no field dropped, indexes on the old field too ----
+CREATE FOREIGN TABLE ta (id bigint NOT NULL, n integer, f real, s text) SERVER life OPTIONS (path 'ta.lance');
+SELECT rows_written FROM lt_create_dataset('ta', query => 'SELECT g::bigint, g * 10000, (g / 4.0)::real, ''s'' || g FROM generate_series(1, 6) g');
+INSERT INTO ta VALUES (7, 70000, 1.75, 's7'), (8, NULL, NULL, NULL);
+DELETE FROM ta WHERE id IN (2, 7);
+SELECT index_name FROM lt_create_index('ta', 'n', 'btree');
+\! ls "$LIFE/ta.lance/data" | wc -l
+BEGIN;
+SELECT lt_alter_column_type('ta', 'n', 'bigint');
+\! ls "$LIFE/ta.lance/data" | wc -l
+ROLLBACK;
+\! ls "$LIFE/ta.lance/data" | wc -l
+SELECT lt_alter_column_type('ta', 'n', 'bigint');
+SELECT lt_alter_column_type('ta', 'f', 'double precision');
+SELECT * FROM ta ORDER BY id;
+SELECT attname, atttypid::regtype FROM pg_attribute WHERE attrelid = 'ta'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT version, operation FROM lt_versions('ta') ORDER BY version DESC LIMIT 2;
+SELECT count(*) AS indexes FROM lt_indexes('ta');
+SELECT fragment_id, cardinality(data_files) AS files FROM lt_fragments('ta') ORDER BY 1;
+-- the engine reads the new types (an int64 is a JSON string), the rows written after take them
+INSERT INTO ta VALUES (9, 9000000000, 0.1, 's9');
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ta.lance" --columns id,n,f
+-- errors: a value that does not fit the new type, another family, an unknown column, the same type
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'n', 'smallint')$$) AS too_big;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 's', 'integer')$$) AS other_family;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'nope', 'integer')$$) AS missing;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'n', 'bigint')$$) AS same_type;
+SELECT count(*) AS rows, sum(n) AS n_sum FROM ta;
+-- a non-nullable field stays non-nullable: its deleted rows (the first ones too) get a live row's value
+CREATE FOREIGN TABLE tb (k integer NOT NULL, v text) SERVER life OPTIONS (path 'tb.lance');
+SELECT rows_written FROM lt_create_dataset('tb', query => 'SELECT g, ''v'' || g FROM generate_series(1, 8) g');
+DELETE FROM tb WHERE k IN (1, 2, 5, 8);
+SELECT lt_alter_column_type('tb', 'k', 'bigint');
+SELECT * FROM tb ORDER BY k;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/tb.lance" | head -n 1
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tb.lance" --columns k | tr '\n' ' '; echo
 -- ---- tags and restore --------------------------------------------------------------------------------
 SELECT lt_create_tag('ts', 'v1', 1);
 BEGIN;

@@ -28,6 +28,7 @@
 #include "miscadmin.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "nodes/value.h"
@@ -47,6 +48,7 @@
 #include "proto/lt_table.pb-c.h"
 #include "assignment/lt_assignment.h"
 #include "index/lt_index.h"
+#include "table/lt_scan.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
 #include "txn/lt_txn_restore.h"
@@ -57,6 +59,7 @@ PG_FUNCTION_INFO_V1(lt_compact);
 PG_FUNCTION_INFO_V1(lt_add_column);
 PG_FUNCTION_INFO_V1(lt_drop_column);
 PG_FUNCTION_INFO_V1(lt_rename_column);
+PG_FUNCTION_INFO_V1(lt_alter_column_type);
 PG_FUNCTION_INFO_V1(lt_create_tag);
 PG_FUNCTION_INFO_V1(lt_delete_tag);
 PG_FUNCTION_INFO_V1(lt_restore);
@@ -887,9 +890,25 @@ schema_discard(LtXactTable *xt, LtPendingOp *op)
 	lt_alloc_target(old);
 }
 
+static PendingSchema *schema_change_queue_impl(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e,
+											   PendingSchema *proto, bool check);
+
 /* Check the change on the version read, and queue it for the commit (the state queued, in xt->meta_cxt). */
 static PendingSchema *
 schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	return schema_change_queue_impl(relid, opts, e, proto, true);
+}
+
+/* The same for a change whose data files are written after it is queued (checked by the caller then). */
+static PendingSchema *
+schema_change_queue_unchecked(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	return schema_change_queue_impl(relid, opts, e, proto, false);
+}
+
+static PendingSchema *
+schema_change_queue_impl(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto, bool check)
 {
 	char	   *relname = get_rel_name(relid);
 	LtXactTable *xt;
@@ -897,7 +916,7 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 	lt_error	err;
 	MemoryContext old;
 
-	if (lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
+	if (check && lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
 				 errmsg("lt_fdw: cannot change the schema of foreign table \"%s\": %s", relname, err.msg),
@@ -1308,6 +1327,283 @@ lt_rename_column(PG_FUNCTION_ARGS)
 			alter_table(relid, psprintf("ALTER COLUMN %s OPTIONS (SET is_assigned %s)", quote_identifier(lfirst(lc)),
 										quote_literal_cstr(newname)));
 	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * lt_alter_column_type: Lance's alter_columns data-type cast.  The column's values are read per fragment
+ * (every physical row: a deleted one gets NULL, or for a non-nullable field a live row's value, since it is
+ * never read), cast through the new type's input (a value that does not fit is its 22xxx error, nothing
+ * committed), and written into one new data file per fragment holding the new field; the commit (a Merge)
+ * gives the field a new id, drops files left with no field and the indexes on the old field.
+ */
+static void
+write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntry *e, PendingSchema *ps,
+				  const char *colname, Oid oldtyp, int32 oldmod, Oid newtyp, int32 newmod)
+{
+	MemoryContext keep = GetMemoryChunkContext(ps);
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "lt_alter_column_type", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext rowcxt = AllocSetContextCreate(work, "lt_alter_column_type row", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+	MemoryContext oldlib = lt_alloc_target(work);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, relname);
+	lt_dataset *ds = e->ds;
+	const lt_field *from = lt_schema_find_name(ds->schema, ps->c.name);
+	lt_schema  *fields = NULL;
+	lt_store   *store = NULL;
+	lt_file_version fver;
+	LtConv	   *rconv;
+	LtWriteConv *wconv;
+	char	   *why = NULL;
+	Oid			outfn,
+				infn,
+				ioparam;
+	bool		varlena,
+				newbyval;
+	int16		newlen;
+	lt_written_file *files;
+	uint64	   *frag_ids;
+	size_t		n = 0;
+	lt_error	err;
+	static const AttrNumber att_of_field[1] = {1};
+
+	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot change the type of column \"%s\" of foreign table \"%s\": lt_fdw does not write storage version %s",
+						colname, relname, ds->storage_version),
+				 errdetail("%s; dataset %s.", err.msg, opts->uri)));
+	if (lt_schema_change_new_fields(ds, &ps->c, &fields, &err) != LT_OK)
+		lt_report_write(&err, what);
+	if (!(rconv = lt_conv_build(from, oldtyp, oldmod, &why)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" cannot read field \"%s\" (%s)", colname, relname,
+						from->name, from->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	wconv = lt_wconv_build(fields->fields[0], colname, newtyp, newmod, &why);
+	if (!wconv)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a value of type %s cannot be written into field \"%s\" (%s)",
+						format_type_with_typemod(newtyp, newmod), from->name, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	getTypeOutputInfo(oldtyp, &outfn, &varlena);
+	getTypeInputInfo(newtyp, &infn, &ioparam);
+	get_typlenbyval(newtyp, &newlen, &newbyval);
+	if (lt_open_store(opts->s3, opts->dataset_dir, &store, &err) != LT_OK)
+		lt_report_write(&err, what);
+	files = MemoryContextAllocZero(keep, sizeof(lt_written_file) * (ds->n_fragments + 1));
+	frag_ids = MemoryContextAllocZero(keep, sizeof(uint64) * (ds->n_fragments + 1));
+	ps->c.files = files;
+	ps->c.file_fragments = frag_ids;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const struct Lt__Pb__DataFragment *frag = ds->fragments[i];
+		uint64		rows = frag->physical_rows;
+		lt_file_writer *w = NULL;
+		lt_array   *const *buffers;
+		int64		since[1] = {0};
+		uint64		next = 0;		/* the next physical offset to write */
+		uint64		pending = 0;	/* deleted rows before the first live one (non-nullable) */
+		int64		buffered = 0;
+		Datum		last = (Datum) 0;
+		bool		have_last = false;
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+		lt_code		rc;
+
+		if (rows == 0)
+			continue;
+		so.n_fields = 1;
+		so.fields = &from;
+		if (lt_fragment_scanner_open(ds, frag, &so, &sc, &err) != LT_OK)
+			lt_report(&err, what);
+		if (lt_file_writer_open(store, "data/", 1, (const lt_field *const *) fields->fields, fver, &w, &err) != LT_OK)
+			lt_report_write(&err, what);
+		buffers = lt_file_writer_buffers(w);
+		for (;;)
+		{
+			uint64		upto;
+			int64		k = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			if (lt_fragment_scanner_next(sc, &b, &err) != LT_OK)
+				lt_report(&err, what);
+			upto = b ? 0 : rows;	/* at the end: the deleted rows after the last live one */
+			for (;;)
+			{
+				uint64		at = b && k < b->length ? (uint32) b->row_addrs[k] : upto ? upto : UINT64_MAX;
+				Datum		v = (Datum) 0;
+				bool		isnull = true;
+				AttrNumber	converting = 0;
+				MemoryContext o2;
+
+				if (!b && next >= rows)
+					break;
+				if (b && k >= b->length)
+					break;
+				o2 = MemoryContextSwitchTo(rowcxt);
+				/* deleted rows before this one: never read, but a value per physical row is written */
+				while (next < at && next < rows)
+				{
+					if (from->nullable)
+						lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &v, &isnull, &converting, since, 0);
+					else if (have_last)
+						lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &last, &(bool) {false}, &converting,
+											since, 0);
+					else
+					{
+						pending++;
+						next++;
+						continue;
+					}
+					next++;
+					buffered++;
+				}
+				MemoryContextSwitchTo(o2);
+				if (!b || k >= b->length)
+					break;
+				/* a live row: its value through the new type's input (typmod applied: 22xxx when it does not fit) */
+				o2 = MemoryContextSwitchTo(rowcxt);
+				v = lt_conv_datum(rconv, b->columns[0], k, &isnull);
+				if (!isnull)
+					v = OidInputFunctionCall(infn, OidOutputFunctionCall(outfn, v), ioparam, newmod);
+				MemoryContextSwitchTo(o2);
+				if (!isnull && !have_last)
+				{
+					/* kept for the deleted rows of this fragment (rowcxt is reset per batch) */
+					o2 = MemoryContextSwitchTo(work);
+					last = datumCopy(v, newbyval, newlen);
+					MemoryContextSwitchTo(o2);
+					have_last = true;
+				}
+				for (; pending > 0; pending--, buffered++)
+					lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &last, &(bool) {false}, &converting, since, 0);
+				lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &v, &isnull, &converting, since, 0);
+				next = at + 1;
+				buffered++;
+				k++;
+			}
+			if (buffered > 0)
+			{
+				if (lt_file_writer_advance(w, buffered, &err) != LT_OK)
+					lt_report_write(&err, what);
+				since[0] = buffers[0]->data_len;
+				buffered = 0;
+			}
+			MemoryContextReset(rowcxt);
+			if (!b)
+				break;
+		}
+		lt_fragment_scanner_free(sc);
+		if (pending > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lt_fdw: fragment " UINT64_FORMAT " of %s has no live row to cast", frag->id, what),
+					 errhint("Run lt_compact first.")));
+		lt_alloc_target(keep);
+		rc = lt_file_writer_finish(w, &files[n], &err);
+		lt_alloc_target(work);
+		lt_file_writer_free(w);
+		if (rc != LT_OK)
+			lt_report_write(&err, what);
+		frag_ids[n] = frag->id;
+		ps->c.n_files = ++n;
+	}
+	lt_store_close(store);
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
+Datum
+lt_alter_column_type(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *typname,
+			   *field;
+	Oid			typid,
+				oldtyp;
+	int32		typmod,
+				oldmod;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	FieldList	fl = {0};
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_alter_column_type needs a table, a column name and a type")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	parseTypeString(typname, &typid, &typmod, false);
+	e = schema_change_begin(relid, "lt_alter_column_type", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		const lt_field *f = lt_schema_find_name(e->ds->schema, field);
+		PendingSchema *queued;
+		lt_error	err;
+
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", get_rel_name(relid), colname)));
+		if (!f)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		if (lt_assign_is_tracked(e->ds, f->id, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot change the type of field \"%s\" of dataset %s: its assignment is tracked", field,
+							opts.uri),
+					 errdetail("The cast gives the field a new id, which the assignment state is keyed by.")));
+		get_atttypetypmodcoll(relid, attnum, &oldtyp, &oldmod, &(Oid) {0});
+		field_for_type(&fl, field, typid, typmod, f->nullable, -1, colname, get_rel_name(relid));
+		if (fl.n != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: lt_alter_column_type casts to scalar types, not %s", format_type_be(typid))));
+		ps.c.kind = LT_SCHEMA_ALTER_TYPE;
+		ps.c.name = field;
+		ps.c.add = fl.f;
+		ps.c.n_add = 1;
+		/* the family and field checks before anything is written (the commit checks the files too) */
+		{
+			lt_schema_change probe = ps.c;
+			lt_code		rc;
+
+			probe.kind = LT_SCHEMA_ALTER_TYPE;
+			rc = lt_schema_change_check(e->ds, &probe, &err);	/* no files yet: not checked */
+			if (rc != LT_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("lt_fdw: cannot change the type of column \"%s\" of foreign table \"%s\": %s", colname,
+								get_rel_name(relid), err.msg)));
+		}
+		check_column_readable(e, &ps, colname, typid, typmod);
+		queued = schema_change_queue_unchecked(relid, &opts, e, &ps);
+		write_cast_values(&opts, get_rel_name(relid), e, queued, colname, oldtyp, oldmod, typid, typmod);
+		if (lt_schema_change_check(e->ds, &queued->c, &err) != LT_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("lt_fdw: the cast values of column \"%s\" do not match dataset %s: %s", colname, opts.uri,
+							err.msg)));
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	alter_table(relid, psprintf("ALTER COLUMN %s TYPE %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
 	PG_RETURN_VOID();
 }
 

@@ -125,6 +125,11 @@ printf '{"ops":[{"op":"append","rows":[{"id":"990001","n":1,"label":"eng","d":"2
 ref apply "$LAKE/c22.lance" "$TMP/ops3.json" >/dev/null || bad "evolve: the engine could not write on top"
 check "evolve: lt_fdw reads the engine's append" "$(sql "SELECT label || ' ' || extra FROM c22 WHERE id = 990001")" "eng 9"
 
+# a column's type changed (Lance's alter_columns cast: new data files, a new field id): both engines read the cast values
+sql "SELECT lt_alter_column_type('c22', 'n', 'bigint')" >/dev/null || bad "evolve: lt_alter_column_type failed"
+check "evolve: the engine reads the cast column" "$(ref_count_sum "$LAKE/c22.lance" "n >= 500")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE n >= 500")"
+check12 "evolve: Lance 12 reads the cast column" "$LAKE/c22.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE n >= 500")" "n >= 500"
+check "evolve: the cast column is int64 for the engine" "$(ref scan "$LAKE/c22.lance" --columns n --filter "id = 990001")" '{"n":"1"}'
 # a column with a value in every row (one data file per fragment, here storage 2.0 over the engine's compaction)
 sql "SELECT lt_add_column('c20', 'filled', 'integer', '42')" >/dev/null || bad "evolve: lt_add_column with a value failed"
 sql "SELECT lt_add_column('c20', 'note', 'text', 'hello')" >/dev/null || bad "evolve: lt_add_column with a text value failed"

@@ -479,6 +479,29 @@ write_constant(lt_store *s, const lt_schema *fields, int32_t value, int64_t n, l
 	lt_array_free(col);
 }
 
+/* The same of an int64 field. */
+static void
+write_constant64(lt_store *s, const lt_schema *fields, int64_t value, int64_t n, lt_written_file *out)
+{
+	lt_file_writer *w = NULL;
+	lt_array   *col = NULL;
+
+	memset(out, 0, sizeof(*out));
+	CHECK_OK(lt_file_writer_open(s, PREFIX "data/", 1, (const lt_field *const *) fields->fields, LT_FILE_V2_2, &w, &err),
+			 err);
+	CHECK_OK(lt_array_new(fields->fields[0], &col, &err), err);
+	if (!w || !col)
+		return;
+	CHECK_OK(lt_array_reserve(col, n, &err), err);
+	for (int64_t i = 0; i < n; i++)
+		((int64_t *) col->values)[i] = value;
+	col->length = n;
+	CHECK_OK(lt_file_writer_write(w, &col, n, &err), err);
+	CHECK_OK(lt_file_writer_finish(w, out, &err), err);
+	lt_file_writer_free(w);
+	lt_array_free(col);
+}
+
 /* Rows of the latest version whose int32 field `name` equals value, and NULLs; *rows every row. */
 static void
 count_int32(lt_store *s, const char *name, int32_t value, size_t *equal, size_t *nulls, size_t *rows)
@@ -509,7 +532,8 @@ count_int32(lt_store *s, const char *name, int32_t value, size_t *equal, size_t 
 				(*rows)++;
 				if (a->validity && !a->validity[i])
 					(*nulls)++;
-				else if (((const int32_t *) a->values)[i] == value)
+				else if (f->type == LT_TYPE_INT64 ? ((const int64_t *) a->values)[i] == value
+						 : ((const int32_t *) a->values)[i] == value)
 					(*equal)++;
 			}
 		lt_fragment_scanner_free(sc);
@@ -598,6 +622,58 @@ TEST(schema_values_and_assignment)
 	}
 	lt_schema_free(fields);
 	CHECK(!lt_assign_any(ds));
+
+	/* a type change (Lance's alter_columns cast): v int32 -> int64, a new id, the old value files dropped */
+	{
+		static const lt_new_field v64[] = {{"v", "int64", true, -1}};
+		static const lt_new_field vs[] = {{"s", "int32", true, -1}};
+		lt_written_file cf[2];
+
+		memset(&c, 0, sizeof(c));
+		c.kind = LT_SCHEMA_ALTER_TYPE;
+		c.name = "s";
+		c.add = vs;
+		c.n_add = 1;
+		CHECK_CODE(lt_schema_change_check(ds, &c, &err), LT_EINVALID);	/* string -> int: another family */
+		c.name = "v";
+		c.add = v64;
+		CHECK_OK(lt_schema_change_check(ds, &c, &err), err);
+		CHECK_CODE(lt_commit_schema_change(ds, &c, NULL, &res, &err), LT_EINVALID);	/* no files */
+		CHECK_OK(lt_schema_change_new_fields(ds, &c, &fields, &err), err);
+		if (!fields)
+			return;
+		CHECK_EQ_INT(fields->fields[0]->id, 3);
+		for (size_t k = 0; k < 2; k++)
+		{
+			write_constant64(s, fields, 7, (int64_t) ds->fragments[k]->physical_rows, &cf[k]);
+			frag_ids[k] = ds->fragments[k]->id;
+		}
+		lt_schema_free(fields);
+		c.n_files = 2;
+		c.files = cf;
+		c.file_fragments = frag_ids;
+		CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+		if (!(ds = reopen(s, ds)))
+			return;
+		CHECK(ds->transaction && ds->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_MERGE);
+		CHECK_EQ_INT(lt_schema_find_name(ds->schema, "v")->id, 3);
+		CHECK(strcmp(lt_schema_find_name(ds->schema, "v")->logical_type, "int64") == 0);
+		CHECK_EQ_INT(ds->schema->n_fields, 3);
+		CHECK_EQ_INT(ds->fragments[0]->n_files, 2);	/* the int32 file held only the old field: gone */
+		CHECK_EQ_INT(ds->fragments[1]->n_files, 2);
+		count_int32(s, "v", 7, &eq, &nulls, &rows);	/* int64 now */
+		CHECK_EQ_INT(eq, 32);
+		for (int k = 0; k < 2; k++)
+			lt_written_file_clear(&cf[k]);
+		{
+			size_t		n = 0, nf = 0;
+			uint64_t	ver = 0;
+			int64_t    *ids = scan_ids(s, &n, &ver, &nf);
+
+			CHECK_EQ_INT(n, 32);
+			free(ids);
+		}
+	}
 
 	/* tracked from the same commit: unassigned (an empty root), then assigned (every fragment "all") */
 	memset(&c, 0, sizeof(c));

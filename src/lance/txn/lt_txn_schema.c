@@ -25,6 +25,33 @@ top_level(const Lt__Pb__Manifest *m, const char *name)
 	return -1;
 }
 
+/* The family of types Lance's alter_columns casts within (0: none). */
+static int
+cast_family(lt_type_id t)
+{
+	switch (t)
+	{
+		case LT_TYPE_INT8: case LT_TYPE_INT16: case LT_TYPE_INT32: case LT_TYPE_INT64:
+		case LT_TYPE_UINT8: case LT_TYPE_UINT16: case LT_TYPE_UINT32: case LT_TYPE_UINT64:
+			return 1;
+		case LT_TYPE_FLOAT16: case LT_TYPE_FLOAT32: case LT_TYPE_FLOAT64:
+			return 2;
+		case LT_TYPE_DATE32: case LT_TYPE_DATE64: case LT_TYPE_TIME32: case LT_TYPE_TIME64:
+		case LT_TYPE_TIMESTAMP: case LT_TYPE_DURATION:
+			return 3;
+		case LT_TYPE_BOOL:
+			return 4;
+		case LT_TYPE_UTF8: case LT_TYPE_LARGE_UTF8:
+			return 5;
+		case LT_TYPE_BINARY: case LT_TYPE_LARGE_BINARY:
+			return 6;
+		case LT_TYPE_DECIMAL128: case LT_TYPE_DECIMAL256:
+			return 7;
+		default:
+			return 0;
+	}
+}
+
 /* Is field i of the list (pre-order) the field `root` or one of its descendants? */
 static bool
 under(const Lt__Pb__Manifest *m, size_t i, int32_t root)
@@ -102,6 +129,51 @@ lt_schema_change_check(const lt_dataset *ds, const lt_schema_change *c, lt_error
 					return lt_error_set(err, LT_EINVALID, "field \"%s\" is part of the primary key", c->name);
 			}
 			return LT_OK;
+		case LT_SCHEMA_ALTER_TYPE:
+			{
+				const lt_field *f = lt_schema_find_name(ds->schema, c->name ? c->name : "");
+				lt_field	to = {0};
+				lt_code		rc;
+
+				if (!f)
+					return lt_error_set(err, LT_EINVALID, "the dataset has no field \"%s\"", c->name);
+				if (c->n_add != 1 || !c->add || c->track != LT_SCHEMA_TRACK_NONE)
+					return lt_error_set(err, LT_EINVALID, "a type change names one new type");
+				if (f->n_children > 0 || f->blob != LT_BLOB_NONE || f->dictionary)
+					return lt_error_set(err, LT_EINVALID, "field \"%s\" is not a plain scalar field", c->name);
+				if (f->primary_key)
+					return lt_error_set(err, LT_EINVALID, "field \"%s\" is part of the primary key", c->name);
+				if (lt_assign_is_tracked(ds, f->id, NULL))
+					return lt_error_set(err, LT_EINVALID, "field \"%s\" tracks its assignment", c->name);
+				if ((rc = lt_parse_logical_type(c->add[0].logical_type, &to, err)) != LT_OK)
+					return rc;
+				lt_free(to.timezone);
+				if (!cast_family(f->type) || cast_family(f->type) != cast_family(to.type))
+					return lt_error_set(err, LT_EINVALID, "field \"%s\" cannot be cast from %s to %s (Lance casts within integers, floats, decimals, temporal types, strings, binaries)",
+										c->name, f->logical_type, c->add[0].logical_type);
+				if (strcmp(f->logical_type, c->add[0].logical_type) == 0)
+					return lt_error_set(err, LT_EINVALID, "field \"%s\" is %s already", c->name, f->logical_type);
+				/* the files: once written (lt_commit_schema_change requires them) */
+				for (size_t i = 0; c->files && i < ds->n_fragments; i++)
+				{
+					bool		found = ds->fragments[i]->physical_rows == 0;
+
+					for (size_t k = 0; k < c->n_files && !found; k++)
+						found = c->file_fragments[k] == ds->fragments[i]->id;
+					if (!found)
+						return lt_error_set(err, LT_EINVALID, "fragment %llu has no data file of the cast values",
+											(unsigned long long) ds->fragments[i]->id);
+				}
+				for (size_t i = 0; i < c->n_files; i++)
+				{
+					const Lt__Pb__DataFragment *fr = lt_dataset_fragment(ds, c->file_fragments[i]);
+
+					if (!fr || c->files[i].num_rows != fr->physical_rows)
+						return lt_error_set(err, LT_EINVALID, "data file %s does not match fragment %llu",
+											c->files[i].name, (unsigned long long) c->file_fragments[i]);
+				}
+				return LT_OK;
+			}
 		case LT_SCHEMA_RENAME:
 			if (c->track != LT_SCHEMA_TRACK_NONE || c->n_files)
 				return lt_error_set(err, LT_EINVALID, "only a new column can be tracked or given data files");
@@ -124,6 +196,7 @@ typedef struct schema_commit
 	Lt__Pb__Field **fields;		/* the new schema, pre-order */
 	size_t		n_fields;
 	Lt__Pb__Field *copies;		/* renamed and new fields */
+	Lt__Pb__Field *altered;		/* ALTER_TYPE: the field's new definition (in copies) */
 	int32_t    *dropped;		/* ids dropped */
 	size_t		n_dropped;
 } schema_commit;
@@ -144,6 +217,38 @@ new_schema(const lt_dataset *read, schema_commit *sc, lt_error *err)
 	for (size_t i = 0; i < m->n_fields; i++)
 		if (m->fields[i]->id > max_id)
 			max_id = m->fields[i]->id;
+	if (c->kind == LT_SCHEMA_ALTER_TYPE)
+	{
+		/* as Lance: the cast field takes the next free id where the old one was; the old id is dropped */
+		ssize_t		at = top_level(m, c->name);
+
+		if (at < 0)
+			return lt_error_set(err, LT_EINVALID, "the dataset has no field \"%s\"", c->name);
+		for (size_t i = 0; i < m->n_fields; i++)
+		{
+			if ((ssize_t) i != at)
+			{
+				sc->fields[sc->n_fields++] = m->fields[i];
+				continue;
+			}
+			sc->altered = &sc->copies[i];
+			*sc->altered = *m->fields[i];
+			sc->altered->logical_type = (char *) c->add[0].logical_type;
+			sc->altered->id = max_id + 1;
+			{
+				lt_field	probe = {0};
+
+				LT_TRY(lt_parse_logical_type(c->add[0].logical_type, &probe, err));
+				lt_free(probe.timezone);
+				sc->altered->has_encoding = true;
+				sc->altered->encoding = lt_type_is_var_width(probe.type) ? LT__PB__LEGACY_ENCODING__ENC_VAR_BINARY
+					: LT__PB__LEGACY_ENCODING__ENC_PLAIN;
+			}
+			sc->dropped[sc->n_dropped++] = m->fields[i]->id;
+			sc->fields[sc->n_fields++] = sc->altered;
+		}
+		return LT_OK;
+	}
 	if (c->kind == LT_SCHEMA_DROP)
 	{
 		int32_t		root = m->fields[top_level(m, c->name)]->id;
@@ -229,11 +334,13 @@ lt_schema_change_new_fields(const lt_dataset *read, const lt_schema_change *c, l
 	lt_code		rc;
 
 	*out = NULL;
-	if (c->kind != LT_SCHEMA_ADD)
-		return lt_error_set(err, LT_EINVALID, "only an added column has new fields");
+	if (c->kind != LT_SCHEMA_ADD && c->kind != LT_SCHEMA_ALTER_TYPE)
+		return lt_error_set(err, LT_EINVALID, "only an added or altered column has new fields");
 	sc.c = c;
 	rc = new_schema(read, &sc, err);
-	if (rc == LT_OK)
+	if (rc == LT_OK && c->kind == LT_SCHEMA_ALTER_TYPE)
+		rc = lt_schema_from_pb(&sc.altered, 1, out, err);
+	else if (rc == LT_OK)
 		rc = lt_schema_from_pb(sc.fields + read->manifest->n_fields, sc.n_fields - read->manifest->n_fields, out, err);
 	schema_commit_clear(read, &sc);
 	return rc;
@@ -343,10 +450,23 @@ fragments_with_files(const schema_commit *sc, const lt_dataset *base, Lt__Pb__Da
 		d->file_size_bytes = w->size;
 		copies[i] = *f;
 		copies[i].files = &file_ptrs[total];
+		copies[i].n_files = 0;
 		for (size_t j = 0; j < f->n_files; j++)
-			file_ptrs[total++] = f->files[j];
+		{
+			/* as Lance: a file holding only fields no longer in the schema (an altered one) goes */
+			bool		live = false;
+
+			for (size_t a = 0; a < f->files[j]->n_fields && !live; a++)
+				for (size_t b = 0; b < sc->n_fields && !live; b++)
+					live = f->files[j]->fields[a] == sc->fields[b]->id;
+			if (live || f->files[j]->n_fields == 0)
+			{
+				file_ptrs[total++] = f->files[j];
+				copies[i].n_files++;
+			}
+		}
 		file_ptrs[total++] = d;
-		copies[i].n_files = f->n_files + 1;
+		copies[i].n_files++;
 		out[i] = &copies[i];
 	}
 	return LT_OK;
@@ -503,7 +623,7 @@ schema_attempt(void *arg, lt_dataset *base, lt_commit_result *res, bool *lost_ra
 	tx.has_read_version = true;
 	tx.read_version = base->version;
 	tx.uuid = uuid_text;
-	if (sc->c->kind == LT_SCHEMA_ADD)
+	if (sc->c->kind == LT_SCHEMA_ADD || sc->c->kind == LT_SCHEMA_ALTER_TYPE)
 	{
 		mg.n_fragments = m.n_fragments;
 		mg.fragments = m.fragments;
@@ -543,6 +663,8 @@ lt_commit_schema_change(lt_dataset *read, const lt_schema_change *c, const lt_co
 	memset(result, 0, sizeof(*result));
 	lt_txn_dataset_name(read, sc.name, sizeof(sc.name));
 	sc.c = c;
+	if (c->kind == LT_SCHEMA_ALTER_TYPE && !c->files)
+		return lt_error_set(err, LT_EINVALID, "a type change needs the data files of the cast values");
 	LT_TRY(lt_schema_change_check(read, c, err));
 	rc = new_schema(read, &sc, err);
 	if (rc == LT_OK)

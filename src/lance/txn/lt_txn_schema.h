@@ -19,7 +19,13 @@ typedef enum lt_schema_change_kind
 {
 	LT_SCHEMA_ADD,				/* add: the fields (pre-order, parents by index; the first at top level), nullable */
 	LT_SCHEMA_DROP,				/* name: a top-level field, its children with it; indexes on them dropped */
-	LT_SCHEMA_RENAME			/* name -> new_name, a top-level field */
+	LT_SCHEMA_RENAME,			/* name -> new_name, a top-level field */
+	LT_SCHEMA_ALTER_TYPE		/* name: a top-level scalar field to the type of add[0] (n_add 1) in the same
+								 * family (integers, floats, decimals, temporal, strings, binaries, bool), as
+								 * Lance's alter_columns casts: the field gets a new id (the next free one),
+								 * every fragment a new data file of the cast values (files, required),
+								 * files left with no field of the schema are dropped, indexes on the old
+								 * field too; a Merge */
 } lt_schema_change_kind;
 
 /* ADD: whether the new field's assignment is tracked from the same commit, and its initial state. */
@@ -52,7 +58,7 @@ typedef struct lt_schema_change
 lt_code		lt_schema_change_check(const lt_dataset *ds, const lt_schema_change *c, lt_error *err);
 
 /*
- * ADD: the new fields (a schema of them alone) with the ids the commit gives them on top of `read`, to
+ * ADD (ALTER_TYPE): the new fields (the altered field) with the ids the commit gives them on top of `read`, to
  * write their data files with.  lt_schema_free it.
  */
 lt_code		lt_schema_change_new_fields(const lt_dataset *read, const lt_schema_change *c, lt_schema **out,
