@@ -13,7 +13,7 @@
 #             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema; a
-#             column added with a value (storage 2.0) read by Lance 8 and 12 in every row, then dropped; a column
+#             column's type cast (lt_alter_column_type) read by Lance 8 and 12; a column added with a value (storage 2.0) read by Lance 8 and 12 in every row, then dropped; a column
 #             added tracked as unassigned: both engines read the same rows and refuse to write, until it is dropped
 #   tags      lt_create_tag / lt_tags / lt_delete_tag: the engine reads the tagged version; lt_restore: Lance 8
 #             and 12 read the restored rows, the engine appends on top
