@@ -281,3 +281,17 @@ AS 'MODULE_PATHNAME', 'lt_create_index'
 LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION lt_create_index(regclass, text, text, text, text) IS
   'builds an index with options (ivf_flat: ''num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I''), committed with the transaction (needs the table''s owner)';
+-- issues 18 and 17: a column added with a value in every row and/or tracked for field assignment (the same
+-- function as the three-argument form; lt_drop_column of a tracked field drops its state, lt_cleanup its files);
+-- a column's type changed as Lance's alter_columns casts it
+CREATE FUNCTION lt_add_column(target regclass, column_name text, column_type text, default_value text,
+                              track_assignment text DEFAULT NULL) RETURNS void
+AS 'MODULE_PATHNAME', 'lt_add_column'
+LANGUAGE C VOLATILE;
+CREATE FUNCTION lt_alter_column_type(target regclass, column_name text, column_type text) RETURNS void
+AS 'MODULE_PATHNAME'
+LANGUAGE C VOLATILE;
+COMMENT ON FUNCTION lt_alter_column_type(regclass, text, text) IS
+  'changes the type of a field within its family (integers, floats, decimals, temporal types, strings) as Lance''s alter_columns casts: the values rewritten into new data files, the field a new id, one Lance Merge at COMMIT (needs the table''s owner)';
+COMMENT ON FUNCTION lt_add_column(regclass, text, text, text, text) IS
+  'adds a field to the table''s dataset with default_value in every row (NULL: every row NULL, no data written) and, with track_assignment ''unassigned'' or ''assigned'', tracks its assignment from the same Lance commit at COMMIT (needs the table''s owner)';

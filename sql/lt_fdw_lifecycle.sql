@@ -248,6 +248,76 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_drop_column('t_q', 'b')$$) AS not_owner;
 RESET ROLE;
 
+-- ---- add with a value: every existing row gets it, one new data file per fragment (Lance's add_columns) ----
+CREATE FOREIGN TABLE tv (id bigint NOT NULL, a text) SERVER life OPTIONS (path 'tv.lance');
+SELECT rows_written FROM lt_create_dataset('tv', query => 'SELECT g::bigint, ''a'' || g FROM generate_series(1, 5) g');
+INSERT INTO tv VALUES (6, 'a6'), (7, 'a7');
+DELETE FROM tv WHERE id = 2;
+\! ls "$LIFE/tv.lance/data" | wc -l
+-- ROLLBACK removes the files written for the values
+BEGIN;
+SELECT lt_add_column('tv', 'score', 'numeric(6,2)', '12.5');
+\! ls "$LIFE/tv.lance/data" | wc -l
+ROLLBACK;
+\! ls "$LIFE/tv.lance/data" | wc -l
+SELECT lt_add_column('tv', 'score', 'numeric(6,2)', '12.5');
+SELECT lt_add_column('tv', 'label', 'text', 'new');
+SELECT lt_add_column('tv', 'n', 'integer', NULL);   -- NULL: the cheap default, no data written
+SELECT lt_add_column('tv', 'at', 'timestamp', '2024-01-02 03:04:05');
+SELECT * FROM tv ORDER BY id;
+SELECT fragment_id, physical_rows, deleted_rows, cardinality(data_files) AS files FROM lt_fragments('tv') ORDER BY 1;
+SELECT version, operation FROM lt_versions('tv') ORDER BY version DESC LIMIT 4;
+-- rows written after it carry their own values; the engine reads the same
+INSERT INTO tv (id, a, score) VALUES (8, 'a8', 1.25);
+SELECT id, score, label, n FROM tv WHERE id >= 7 ORDER BY id;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tv.lance" --columns id,score,label,n,at
+-- a value that does not fit the type: its own error, nothing written
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', 'abc')$$) AS not_integer;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'smallint', '70000')$$) AS out_of_range;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'date', '2024-13-01')$$) AS bad_date;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'varchar(4)', 'abc')$$) AS not_read_back;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'numeric(3,1)', '123.45')$$) AS numeric_overflow;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', '1', 'maybe')$$) AS bad_tracking;
+SELECT life_err($$SELECT lt_add_column('tv', 'x', 'point', '(1,2)')$$) AS no_lance_type;
+\! ls "$LIFE/tv.lance/data" | wc -l
+
+-- ---- a column's type changed as Lance's alter_columns casts it: the values rewritten into new data files
+-- (one per fragment), the field a new id, files left with no field dropped, indexes on the old field too ----
+CREATE FOREIGN TABLE ta (id bigint NOT NULL, n integer, f real, s text) SERVER life OPTIONS (path 'ta.lance');
+SELECT rows_written FROM lt_create_dataset('ta', query => 'SELECT g::bigint, g * 10000, (g / 4.0)::real, ''s'' || g FROM generate_series(1, 6) g');
+INSERT INTO ta VALUES (7, 70000, 1.75, 's7'), (8, NULL, NULL, NULL);
+DELETE FROM ta WHERE id IN (2, 7);
+SELECT index_name FROM lt_create_index('ta', 'n', 'btree');
+\! ls "$LIFE/ta.lance/data" | wc -l
+BEGIN;
+SELECT lt_alter_column_type('ta', 'n', 'bigint');
+\! ls "$LIFE/ta.lance/data" | wc -l
+ROLLBACK;
+\! ls "$LIFE/ta.lance/data" | wc -l
+SELECT lt_alter_column_type('ta', 'n', 'bigint');
+SELECT lt_alter_column_type('ta', 'f', 'double precision');
+SELECT * FROM ta ORDER BY id;
+SELECT attname, atttypid::regtype FROM pg_attribute WHERE attrelid = 'ta'::regclass AND attnum > 0 ORDER BY attnum;
+SELECT version, operation FROM lt_versions('ta') ORDER BY version DESC LIMIT 2;
+SELECT count(*) AS indexes FROM lt_indexes('ta');
+SELECT fragment_id, cardinality(data_files) AS files FROM lt_fragments('ta') ORDER BY 1;
+-- the engine reads the new types (an int64 is a JSON string), the rows written after take them
+INSERT INTO ta VALUES (9, 9000000000, 0.1, 's9');
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ta.lance" --columns id,n,f
+-- errors: a value that does not fit the new type, another family, an unknown column, the same type
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'n', 'smallint')$$) AS too_big;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 's', 'integer')$$) AS other_family;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'nope', 'integer')$$) AS missing;
+SELECT life_err($$SELECT lt_alter_column_type('ta', 'n', 'bigint')$$) AS same_type;
+SELECT count(*) AS rows, sum(n) AS n_sum FROM ta;
+-- a non-nullable field stays non-nullable: its deleted rows (the first ones too) get a live row's value
+CREATE FOREIGN TABLE tb (k integer NOT NULL, v text) SERVER life OPTIONS (path 'tb.lance');
+SELECT rows_written FROM lt_create_dataset('tb', query => 'SELECT g, ''v'' || g FROM generate_series(1, 8) g');
+DELETE FROM tb WHERE k IN (1, 2, 5, 8);
+SELECT lt_alter_column_type('tb', 'k', 'bigint');
+SELECT * FROM tb ORDER BY k;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/tb.lance" | head -n 1
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tb.lance" --columns k | tr '\n' ' '; echo
 -- ---- tags and restore --------------------------------------------------------------------------------
 SELECT lt_create_tag('ts', 'v1', 1);
 BEGIN;
@@ -360,6 +430,20 @@ SELECT lt_add_column('tc', 'extra', 'integer');
 SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7004, 'c4')$$);
 COMMIT;
 SELECT count(*), count(extra) FROM tc;
+-- a column added with a value against a concurrent append: 40001 (the new fragment would have no value);
+-- against a concurrent delete: both land
+BEGIN;
+SELECT lt_add_column('tc', 'filled', 'integer', '7');
+SELECT dblink_exec('s2', $$INSERT INTO tc_s2 VALUES (7005, 'c5')$$);
+\set VERBOSITY terse
+COMMIT;
+\set VERBOSITY default
+SELECT count(*) AS filled_columns FROM pg_attribute WHERE attrelid = 'tc'::regclass AND attname = 'filled' AND NOT attisdropped;
+BEGIN;
+SELECT lt_add_column('tc', 'filled', 'integer', '7');
+SELECT dblink_exec('s2', $$DELETE FROM tc_s2 WHERE id = 7005$$);
+COMMIT;
+SELECT count(*), count(*) FILTER (WHERE filled = 7) AS filled, count(*) FILTER (WHERE id = 7005) AS deleted FROM tc;
 -- two creates of one dataset: the later commit finds it there (42P07), nothing overwritten
 CREATE FOREIGN TABLE trace (id bigint) SERVER life OPTIONS (path 'race.lance');
 SELECT dblink_exec('s2', $$CREATE FOREIGN TABLE trace2 (id bigint) SERVER life OPTIONS (path 'race.lance')$$);

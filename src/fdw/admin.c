@@ -22,6 +22,7 @@
 #include "option.h"
 #include "xact.h"
 #include "util/lt_alloc.h"
+#include "assignment/lt_assignment.h"
 #include "table/lt_cleanup.h"
 #include "table/lt_deletion.h"
 #include "proto/lt_table.pb-c.h"
@@ -263,6 +264,9 @@ run_cleanup(FunctionCallInfo fcinfo, const char *fn, MemoryContext lib, lt_clean
 	policy.delete_unverified = delete_unverified;
 	policy.dry_run = dry_run;
 	policy.error_if_tagged_old_versions = true;	/* as the Lance library's cleanup */
+	/* field assignment state: roots and bitmaps go when no kept version names them, as data files do */
+	policy.extra_dir = LT_ASSIGN_DIR_NAME;
+	policy.extra_refs = lt_assign_referenced_files;
 
 	e = lt_dataset_acquire(relid, &opts, false);
 	old = lt_alloc_target(lib);
@@ -328,7 +332,8 @@ lt_cleanup_files(PG_FUNCTION_ARGS)
 										strncmp(p, "data/", 5) == 0 ? "data" :
 										strncmp(p, "_deletions/", 11) == 0 ? "deletion" :
 										strncmp(p, "_transactions/", 14) == 0 ? "transaction" :
-										strncmp(p, "_indices/", 9) == 0 ? "index" : "other");
+										strncmp(p, "_indices/", 9) == 0 ? "index" :
+										strncmp(p, LT_ASSIGN_DIR, strlen(LT_ASSIGN_DIR)) == 0 ? "assignment" : "other");
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	MemoryContextDelete(lib);

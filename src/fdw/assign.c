@@ -343,6 +343,54 @@ lt_assign_reader_get(LtAssignReader *r, uint64 row_addr)
 	}
 }
 
+double
+lt_assign_fraction(Relation rel, const LtTableOptions *opts, LtDatasetEntry *entry, AttrNumber attnum,
+				   const char *field)
+{
+	LtAssignReader *r = lt_assign_reader_open(rel, opts, entry, attnum, field);
+	const lt_dataset *ds = entry->ds;
+	double		live = 0,
+				assigned = 0;
+	int			bitmaps = 0;
+
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const struct Lt__Pb__DataFragment *f = ds->fragments[i];
+		double		physical = (double) f->physical_rows;
+		double		frag_live = physical - (f->deletion_file ? (double) f->deletion_file->num_deleted_rows : 0);
+		lt_assign_kind kind;
+		const struct roaring_bitmap_s *rows;
+
+		CHECK_FOR_INTERRUPTS();
+		live += frag_live;
+		if (bitmaps >= LT_ASSIGN_EST_BITMAPS)
+		{
+			/* the root alone: no more bitmap reads when planning */
+			const lt_assign_entry *e;
+
+			if (r->state == NULL)
+				reader_load(r);
+			e = lt_assign_entry_of(r->state, f->id);
+			if (e && e->kind == LT_ASSIGN_ALL)
+				assigned += frag_live;
+			else if (e && e->kind == LT_ASSIGN_PARTIAL)
+				assigned += frag_live / 2;
+			continue;
+		}
+		lt_assign_reader_fragment(r, f->id, &kind, &rows);
+		if (kind == LT_ASSIGN_ALL)
+			assigned += frag_live;
+		else if (kind == LT_ASSIGN_PARTIAL && physical > 0)
+		{
+			/* deleted rows keep their bits: count the assigned share of the fragment's live rows */
+			assigned += frag_live * Min(1.0, (double) roaring_bitmap_get_cardinality(rows) / physical);
+			bitmaps++;
+		}
+	}
+	MemoryContextDelete(r->cxt);
+	return live > 0 ? Min(1.0, assigned / live) : 0.5;
+}
+
 /* ---- writes ---------------------------------------------------------------------------------------------- */
 
 int

@@ -41,6 +41,14 @@ extern void lt_assign_check_columns(Relation rel, const LtTableOptions *opts, co
 extern LtAssignReader *lt_assign_reader_open_field(LtDatasetEntry *entry, int32 field_id, const char *what);
 /* is_assigned(field) of the row at row_addr (fragment << 32 | offset). */
 extern bool lt_assign_reader_get(LtAssignReader *r, uint64 row_addr);
+/*
+ * The planner's share of live rows for which is_assigned(field) of column attnum is true, from the state's
+ * counts: whole fragments by their entries, partial ones by their bitmaps (the first LT_ASSIGN_EST_BITMAPS;
+ * beyond them half their rows).  Reads the root (and those bitmaps) of the field only.
+ */
+#define LT_ASSIGN_EST_BITMAPS 64
+extern double lt_assign_fraction(Relation rel, const LtTableOptions *opts, LtDatasetEntry *entry, AttrNumber attnum,
+								 const char *field);
 
 /*
  * The tracked fields of ds that the columns in cols (attnums offset by FirstLowInvalidHeapAttributeNumber,

@@ -28,6 +28,7 @@
 #include "miscadmin.h"
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "nodes/value.h"
@@ -35,6 +36,7 @@
 #include "utils/tuplestore.h"
 #include "utils/typcache.h"
 
+#include "convert.h"
 #include "convert_write.h"
 #include "dataset.h"
 #include "lifecycle.h"
@@ -46,6 +48,7 @@
 #include "proto/lt_table.pb-c.h"
 #include "assignment/lt_assignment.h"
 #include "index/lt_index.h"
+#include "table/lt_scan.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
 #include "txn/lt_txn_restore.h"
@@ -56,6 +59,7 @@ PG_FUNCTION_INFO_V1(lt_compact);
 PG_FUNCTION_INFO_V1(lt_add_column);
 PG_FUNCTION_INFO_V1(lt_drop_column);
 PG_FUNCTION_INFO_V1(lt_rename_column);
+PG_FUNCTION_INFO_V1(lt_alter_column_type);
 PG_FUNCTION_INFO_V1(lt_create_tag);
 PG_FUNCTION_INFO_V1(lt_delete_tag);
 PG_FUNCTION_INFO_V1(lt_restore);
@@ -865,9 +869,46 @@ schema_change_begin(Oid relid, const char *fn, LtTableOptions *opts)
 	return lt_dataset_acquire(relid, opts, true);
 }
 
-/* Check the change on the version read, and queue it for the commit. */
+/* ROLLBACK of an added column's values: remove the data files written for it (best effort; else orphans). */
 static void
+schema_discard(LtXactTable *xt, LtPendingOp *op)
+{
+	PendingSchema *ps = op->arg;
+	lt_store   *store;
+	lt_error	err;
+	MemoryContext old;
+
+	if (ps->c.n_files == 0)
+		return;
+	old = lt_alloc_target(xt->meta_cxt);
+	if (lt_open_store(xt->s3, xt->dir, &store, &err) == LT_OK)
+	{
+		for (size_t i = 0; i < ps->c.n_files; i++)
+			lt_store_remove(store, psprintf("data/%s", ps->c.files[i].name), &err);
+		lt_store_close(store);
+	}
+	lt_alloc_target(old);
+}
+
+static PendingSchema *schema_change_queue_impl(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e,
+											   PendingSchema *proto, bool check);
+
+/* Check the change on the version read, and queue it for the commit (the state queued, in xt->meta_cxt). */
+static PendingSchema *
 schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	return schema_change_queue_impl(relid, opts, e, proto, true);
+}
+
+/* The same for a change whose data files are written after it is queued (checked by the caller then). */
+static PendingSchema *
+schema_change_queue_unchecked(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto)
+{
+	return schema_change_queue_impl(relid, opts, e, proto, false);
+}
+
+static PendingSchema *
+schema_change_queue_impl(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, PendingSchema *proto, bool check)
 {
 	char	   *relname = get_rel_name(relid);
 	LtXactTable *xt;
@@ -875,7 +916,7 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 	lt_error	err;
 	MemoryContext old;
 
-	if (lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
+	if (check && lt_schema_change_check(e->ds, &proto->c, &err) != LT_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
 				 errmsg("lt_fdw: cannot change the schema of foreign table \"%s\": %s", relname, err.msg),
@@ -887,6 +928,7 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 	ps->c.kind = proto->c.kind;
 	ps->c.name = proto->c.name ? pstrdup(proto->c.name) : NULL;
 	ps->c.new_name = proto->c.new_name ? pstrdup(proto->c.new_name) : NULL;
+	ps->c.track = proto->c.track;
 	if (proto->c.n_add > 0)
 	{
 		lt_new_field *f = palloc(sizeof(lt_new_field) * proto->c.n_add);
@@ -901,7 +943,8 @@ schema_change_queue(Oid relid, const LtTableOptions *opts, LtDatasetEntry *e, Pe
 		ps->c.n_add = proto->c.n_add;
 	}
 	MemoryContextSwitchTo(old);
-	attach_op(xt, "changes the schema of", schema_commit, discard_nothing, ps);
+	attach_op(xt, "changes the schema of", schema_commit, schema_discard, ps);
+	return ps;
 }
 
 /* ALTER FOREIGN TABLE relid <what>: the catalog follows the dataset, in the same transaction. */
@@ -930,18 +973,163 @@ column_field(Oid relid, const char *colname, char **field)
 	return attnum;
 }
 
+/*
+ * An added column's value in every row: per fragment of the version read, one data file holding the new
+ * field with physical_rows copies of value (deleted rows too: Lance's add_columns writes a value per physical
+ * row), written now and unreferenced until the commit adds them to the fragments (ROLLBACK removes them).
+ */
+static void
+write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEntry *e, PendingSchema *ps,
+					const char *colname, Oid typid, int32 typmod, Datum value)
+{
+	MemoryContext keep = GetMemoryChunkContext(ps);
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "lt_add_column values", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+	MemoryContext oldlib = lt_alloc_target(work);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, relname);
+	const lt_dataset *ds = e->ds;
+	lt_schema  *fields = NULL;
+	lt_store   *store = NULL;
+	lt_file_version fver;
+	LtWriteConv *conv;
+	char	   *why = NULL;
+	lt_written_file *files;
+	uint64	   *frag_ids;
+	size_t		n = 0;
+	lt_error	err;
+	static const AttrNumber att_of_field[1] = {1};
+	bool		isnull = false;
+
+	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot add column \"%s\" with a value to foreign table \"%s\": lt_fdw does not write storage version %s",
+						colname, relname, ds->storage_version),
+				 errdetail("%s; dataset %s.", err.msg, opts->uri),
+				 errhint("Add the column without a value (every row NULL).")));
+	if (lt_schema_change_new_fields(ds, &ps->c, &fields, &err) != LT_OK)
+		lt_report_write(&err, what);
+	conv = lt_wconv_build(fields->fields[0], colname, typid, typmod, &why);
+	if (!conv)
+	{
+		/* as INSERT writes such a column (varchar, bpchar, domains): the value's text, parsed as the field's type */
+		Oid			typoutput;
+		bool		varlena;
+		char	   *why2 = NULL;
+
+		getTypeOutputInfo(typid, &typoutput, &varlena);
+		if ((conv = lt_wconv_build(fields->fields[0], colname, TEXTOID, -1, &why2)) != NULL)
+			value = CStringGetTextDatum(OidOutputFunctionCall(typoutput, value));
+	}
+	if (!conv)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a value of type %s cannot be written into new column \"%s\" (%s)",
+						format_type_with_typemod(typid, typmod), colname, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	if (lt_open_store(opts->s3, opts->dataset_dir, &store, &err) != LT_OK)
+		lt_report_write(&err, what);
+	files = MemoryContextAllocZero(keep, sizeof(lt_written_file) * (ds->n_fragments + 1));
+	frag_ids = MemoryContextAllocZero(keep, sizeof(uint64) * (ds->n_fragments + 1));
+	/* ps->c names the files as they are finished, so that ROLLBACK (schema_discard) finds each one */
+	ps->c.files = files;
+	ps->c.file_fragments = frag_ids;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		uint64		rows = ds->fragments[i]->physical_rows;
+		lt_file_writer *w = NULL;
+		lt_array   *const *buffers;
+		int64		since[1] = {0};
+		uint64		done = 0;
+		lt_code		rc;
+
+		if (rows == 0)
+			continue;
+		if (lt_file_writer_open(store, "data/", 1, (const lt_field *const *) fields->fields, fver, &w, &err) != LT_OK)
+			lt_report_write(&err, what);
+		buffers = lt_file_writer_buffers(w);
+		while (done < rows)
+		{
+			uint64		batch = Min(rows - done, (uint64) 8192);
+			uint64		k;
+			AttrNumber	converting = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			for (k = 0; k < batch; k++)
+				if (lt_wconv_append_row(&conv, buffers, att_of_field, 1, &value, &isnull, &converting, since,
+										CREATE_BATCH_BYTES))
+				{
+					k++;
+					break;
+				}
+			if (lt_file_writer_advance(w, (int64) k, &err) != LT_OK)
+				lt_report_write(&err, what);
+			since[0] = buffers[0]->data_len;
+			done += k;
+		}
+		lt_alloc_target(keep);
+		rc = lt_file_writer_finish(w, &files[n], &err);
+		lt_alloc_target(work);
+		lt_file_writer_free(w);
+		if (rc != LT_OK)
+			lt_report_write(&err, what);
+		frag_ids[n] = ds->fragments[i]->id;
+		ps->c.n_files = ++n;
+	}
+	lt_store_close(store);
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
+/* The new column's type must read the new field back (a varchar column cannot: a Lance string is text). */
+static void
+check_column_readable(LtDatasetEntry *e, const PendingSchema *ps, const char *colname, Oid typid, int32 typmod)
+{
+	lt_schema  *fields = NULL;
+	lt_error	err;
+	lt_code		rc;
+	char	   *why = NULL;
+	MemoryContext oldlib = lt_alloc_target(CurrentMemoryContext);
+
+	rc = lt_schema_change_new_fields(e->ds, &ps->c, &fields, &err);
+	lt_alloc_target(oldlib);
+	if (rc != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_COLUMN_DEFINITION),
+				 errmsg("lt_fdw: cannot add column \"%s\": %s", colname, err.msg)));
+	if (!lt_conv_build(fields->fields[0], typid, typmod, &why))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a column of type %s cannot read back Lance field \"%s\" (%s)",
+						format_type_with_typemod(typid, typmod), colname, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion"),
+				 errhint("Add it as %s.", lt_type_sql(fields->fields[0]))));
+}
+
+/* ALTER FOREIGN TABLE's spelling of a column option value. */
+static const char *
+assigned_option(const char *field)
+{
+	return psprintf("OPTIONS (is_assigned %s)", quote_literal_cstr(field));
+}
+
 Datum
 lt_add_column(PG_FUNCTION_ARGS)
 {
 	Oid			relid;
 	char	   *colname,
-			   *typname;
+			   *typname,
+			   *valtext = NULL,
+			   *track = NULL;
 	Oid			typid;
 	int32		typmod;
+	Datum		value = (Datum) 0;
 	LtTableOptions opts;
 	LtDatasetEntry *e;
 	FieldList	fl = {0};
 	PendingSchema ps = {{0}};
+	char	   *flagcol = NULL;
 
 	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
 		ereport(ERROR,
@@ -950,20 +1138,56 @@ lt_add_column(PG_FUNCTION_ARGS)
 	relid = PG_GETARG_OID(0);
 	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
 	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+		valtext = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+		track = text_to_cstring(PG_GETARG_TEXT_PP(4));
 	check_field_name(colname);
 	parseTypeString(typname, &typid, &typmod, false);
+	if (track)
+	{
+		if (strcmp(track, "unassigned") == 0)
+			ps.c.track = LT_SCHEMA_TRACK_UNASSIGNED;
+		else if (strcmp(track, "assigned") == 0)
+			ps.c.track = LT_SCHEMA_TRACK_ASSIGNED;
+		else
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lt_fdw: track_assignment of a new column is 'unassigned' or 'assigned', not '%s'", track)));
+	}
 	e = schema_change_begin(relid, "lt_add_column", &opts);
 	PG_TRY();
 	{
+		PendingSchema *queued;
+
 		if (get_attnum(relid, colname) != InvalidAttrNumber)
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
 					 errmsg("lt_fdw: foreign table \"%s\" already has a column \"%s\"", get_rel_name(relid), colname)));
+		if (ps.c.track != LT_SCHEMA_TRACK_NONE)
+		{
+			/* the column that reads is_assigned(new field), named as IMPORT FOREIGN SCHEMA names it */
+			flagcol = psprintf("%s_is_assigned", colname);
+			if (get_attnum(relid, flagcol) != InvalidAttrNumber || strcmp(flagcol, colname) == 0)
+				flagcol = NULL;
+		}
 		field_for_type(&fl, colname, typid, typmod, true, -1, colname, get_rel_name(relid));
 		ps.c.kind = LT_SCHEMA_ADD;
 		ps.c.add = fl.f;
 		ps.c.n_add = fl.n;
-		schema_change_queue(relid, &opts, e, &ps);
+		check_column_readable(e, &ps, colname, typid, typmod);
+		if (valtext)
+		{
+			/* the type's own input with the column's typmod: a value that does not fit is its 22xxx error now */
+			Oid			typinput,
+						typioparam;
+
+			getTypeInputInfo(typid, &typinput, &typioparam);
+			value = OidInputFunctionCall(typinput, valtext, typioparam, typmod);
+		}
+		queued = schema_change_queue(relid, &opts, e, &ps);
+		if (valtext)
+			write_column_values(&opts, get_rel_name(relid), e, queued, colname, typid, typmod, value);
 	}
 	PG_FINALLY();
 	{
@@ -971,7 +1195,30 @@ lt_add_column(PG_FUNCTION_ARGS)
 	}
 	PG_END_TRY();
 	alter_table(relid, psprintf("ADD COLUMN %s %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
+	if (flagcol)
+		alter_table(relid, psprintf("ADD COLUMN %s boolean %s", quote_identifier(flagcol), assigned_option(colname)));
 	PG_RETURN_VOID();
+}
+
+/* Each column of relid that reads is_assigned(field): its name (the catalog follows a drop or a rename). */
+static List *
+assigned_columns(Oid relid, const char *field)
+{
+	Relation	rel = table_open(relid, AccessShareLock);
+	TupleDesc	td = RelationGetDescr(rel);
+	List	   *out = NIL;
+
+	for (int a = 1; a <= td->natts; a++)
+	{
+		char	   *f;
+
+		if (TupleDescAttr(td, a - 1)->attisdropped)
+			continue;
+		if ((f = lt_column_assigned_field(relid, a)) != NULL && strcmp(f, field) == 0)
+			out = lappend(out, pstrdup(NameStr(TupleDescAttr(td, a - 1)->attname)));
+	}
+	table_close(rel, AccessShareLock);
+	return out;
 }
 
 Datum
@@ -1000,11 +1247,7 @@ lt_drop_column(PG_FUNCTION_ARGS)
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
 					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
-		if (lt_assign_is_tracked(e->ds, lt_schema_find_name(e->ds->schema, field)->id, NULL))
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot drop field \"%s\" of dataset %s: its assignment is tracked", field, opts.uri),
-					 errdetail("Foreign table \"%s\"; dropping a tracked field would leave its assignment state behind.", get_rel_name(relid))));
+		/* a tracked field's assignment state goes with it (lt_commit_schema_change), as do the columns reading it */
 		ps.c.kind = LT_SCHEMA_DROP;
 		ps.c.name = field;
 		schema_change_queue(relid, &opts, e, &ps);
@@ -1016,6 +1259,12 @@ lt_drop_column(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 	if (attnum != InvalidAttrNumber)
 		alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(colname)));
+	{
+		ListCell   *lc;
+
+		foreach(lc, assigned_columns(relid, field))
+			alter_table(relid, psprintf("DROP COLUMN %s", quote_identifier(lfirst(lc))));
+	}
 	PG_RETURN_VOID();
 }
 
@@ -1070,6 +1319,291 @@ lt_rename_column(PG_FUNCTION_ARGS)
 		else
 			alter_table(relid, psprintf("RENAME COLUMN %s TO %s", quote_identifier(colname), quote_identifier(newname)));
 	}
+	{
+		/* the assignment state is keyed by field id and stays; the columns reading it follow the name */
+		ListCell   *lc;
+
+		foreach(lc, assigned_columns(relid, field))
+			alter_table(relid, psprintf("ALTER COLUMN %s OPTIONS (SET is_assigned %s)", quote_identifier(lfirst(lc)),
+										quote_literal_cstr(newname)));
+	}
+	PG_RETURN_VOID();
+}
+
+/*
+ * lt_alter_column_type: Lance's alter_columns data-type cast.  The column's values are read per fragment
+ * (every physical row: a deleted one gets NULL, or for a non-nullable field a live row's value, since it is
+ * never read), cast through the new type's input (a value that does not fit is its 22xxx error, nothing
+ * committed), and written into one new data file per fragment holding the new field; the commit (a Merge)
+ * gives the field a new id, drops files left with no field and the indexes on the old field.
+ */
+static void
+write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntry *e, PendingSchema *ps,
+				  const char *colname, Oid oldtyp, int32 oldmod, Oid newtyp, int32 newmod)
+{
+	MemoryContext keep = GetMemoryChunkContext(ps);
+	MemoryContext work = AllocSetContextCreate(CurrentMemoryContext, "lt_alter_column_type", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext rowcxt = AllocSetContextCreate(work, "lt_alter_column_type row", ALLOCSET_DEFAULT_SIZES);
+	MemoryContext old = MemoryContextSwitchTo(work);
+	MemoryContext oldlib = lt_alloc_target(work);
+	const char *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, relname);
+	lt_dataset *ds = e->ds;
+	const lt_field *from = lt_schema_find_name(ds->schema, ps->c.name);
+	lt_schema  *fields = NULL;
+	lt_store   *store = NULL;
+	lt_file_version fver;
+	LtConv	   *rconv;
+	LtWriteConv *wconv;
+	char	   *why = NULL;
+	Oid			outfn,
+				infn,
+				ioparam;
+	bool		varlena,
+				newbyval;
+	int16		newlen;
+	lt_written_file *files;
+	uint64	   *frag_ids;
+	size_t		n = 0;
+	lt_error	err;
+	static const AttrNumber att_of_field[1] = {1};
+
+	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("lt_fdw: cannot change the type of column \"%s\" of foreign table \"%s\": lt_fdw does not write storage version %s",
+						colname, relname, ds->storage_version),
+				 errdetail("%s; dataset %s.", err.msg, opts->uri)));
+	if (lt_schema_change_new_fields(ds, &ps->c, &fields, &err) != LT_OK)
+		lt_report_write(&err, what);
+	if (!(rconv = lt_conv_build(from, oldtyp, oldmod, &why)))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" cannot read field \"%s\" (%s)", colname, relname,
+						from->name, from->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	wconv = lt_wconv_build(fields->fields[0], colname, newtyp, newmod, &why);
+	if (!wconv)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("lt_fdw: a value of type %s cannot be written into field \"%s\" (%s)",
+						format_type_with_typemod(newtyp, newmod), from->name, fields->fields[0]->logical_type),
+				 errdetail("%s.", why ? why : "no conversion")));
+	getTypeOutputInfo(oldtyp, &outfn, &varlena);
+	getTypeInputInfo(newtyp, &infn, &ioparam);
+	get_typlenbyval(newtyp, &newlen, &newbyval);
+	if (lt_open_store(opts->s3, opts->dataset_dir, &store, &err) != LT_OK)
+		lt_report_write(&err, what);
+	files = MemoryContextAllocZero(keep, sizeof(lt_written_file) * (ds->n_fragments + 1));
+	frag_ids = MemoryContextAllocZero(keep, sizeof(uint64) * (ds->n_fragments + 1));
+	ps->c.files = files;
+	ps->c.file_fragments = frag_ids;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+	{
+		const struct Lt__Pb__DataFragment *frag = ds->fragments[i];
+		uint64		rows = frag->physical_rows;
+		lt_file_writer *w = NULL;
+		lt_array   *const *buffers;
+		int64		since[1] = {0};
+		uint64		next = 0;		/* the next physical offset to write */
+		uint64		pending = 0;	/* deleted rows before the first live one (non-nullable) */
+		int64		buffered = 0;
+		Datum		last = (Datum) 0;
+		bool		have_last = false;
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+		lt_code		rc;
+
+		if (rows == 0)
+			continue;
+		so.n_fields = 1;
+		so.fields = &from;
+		if (lt_fragment_scanner_open(ds, frag, &so, &sc, &err) != LT_OK)
+			lt_report(&err, what);
+		if (lt_file_writer_open(store, "data/", 1, (const lt_field *const *) fields->fields, fver, &w, &err) != LT_OK)
+			lt_report_write(&err, what);
+		buffers = lt_file_writer_buffers(w);
+		for (;;)
+		{
+			uint64		upto;
+			int64		k = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			if (lt_fragment_scanner_next(sc, &b, &err) != LT_OK)
+				lt_report(&err, what);
+			upto = b ? 0 : rows;	/* at the end: the deleted rows after the last live one */
+			for (;;)
+			{
+				uint64		at = b && k < b->length ? (uint32) b->row_addrs[k] : upto ? upto : UINT64_MAX;
+				Datum		v = (Datum) 0;
+				bool		isnull = true;
+				AttrNumber	converting = 0;
+				MemoryContext o2;
+
+				if (!b && next >= rows)
+					break;
+				if (b && k >= b->length)
+					break;
+				o2 = MemoryContextSwitchTo(rowcxt);
+				/* deleted rows before this one: never read, but a value per physical row is written */
+				while (next < at && next < rows)
+				{
+					if (from->nullable)
+						lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &v, &isnull, &converting, since, 0);
+					else if (have_last)
+						lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &last, &(bool) {false}, &converting,
+											since, 0);
+					else
+					{
+						pending++;
+						next++;
+						continue;
+					}
+					next++;
+					buffered++;
+				}
+				MemoryContextSwitchTo(o2);
+				if (!b || k >= b->length)
+					break;
+				/* a live row: its value through the new type's input (typmod applied: 22xxx when it does not fit) */
+				o2 = MemoryContextSwitchTo(rowcxt);
+				v = lt_conv_datum(rconv, b->columns[0], k, &isnull);
+				if (!isnull)
+					v = OidInputFunctionCall(infn, OidOutputFunctionCall(outfn, v), ioparam, newmod);
+				MemoryContextSwitchTo(o2);
+				if (!isnull && !have_last)
+				{
+					/* kept for the deleted rows of this fragment (rowcxt is reset per batch) */
+					o2 = MemoryContextSwitchTo(work);
+					last = datumCopy(v, newbyval, newlen);
+					MemoryContextSwitchTo(o2);
+					have_last = true;
+				}
+				for (; pending > 0; pending--, buffered++)
+					lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &last, &(bool) {false}, &converting, since, 0);
+				lt_wconv_append_row(&wconv, buffers, att_of_field, 1, &v, &isnull, &converting, since, 0);
+				next = at + 1;
+				buffered++;
+				k++;
+			}
+			if (buffered > 0)
+			{
+				if (lt_file_writer_advance(w, buffered, &err) != LT_OK)
+					lt_report_write(&err, what);
+				since[0] = buffers[0]->data_len;
+				buffered = 0;
+			}
+			MemoryContextReset(rowcxt);
+			if (!b)
+				break;
+		}
+		lt_fragment_scanner_free(sc);
+		if (pending > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("lt_fdw: fragment " UINT64_FORMAT " of %s has no live row to cast", frag->id, what),
+					 errhint("Run lt_compact first.")));
+		lt_alloc_target(keep);
+		rc = lt_file_writer_finish(w, &files[n], &err);
+		lt_alloc_target(work);
+		lt_file_writer_free(w);
+		if (rc != LT_OK)
+			lt_report_write(&err, what);
+		frag_ids[n] = frag->id;
+		ps->c.n_files = ++n;
+	}
+	lt_store_close(store);
+	lt_alloc_target(oldlib);
+	MemoryContextSwitchTo(old);
+	MemoryContextDelete(work);
+}
+
+Datum
+lt_alter_column_type(PG_FUNCTION_ARGS)
+{
+	Oid			relid;
+	char	   *colname,
+			   *typname,
+			   *field;
+	Oid			typid,
+				oldtyp;
+	int32		typmod,
+				oldmod;
+	AttrNumber	attnum;
+	LtTableOptions opts;
+	LtDatasetEntry *e;
+	FieldList	fl = {0};
+	PendingSchema ps = {{0}};
+
+	if (PG_ARGISNULL(0) || PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("lt_fdw: lt_alter_column_type needs a table, a column name and a type")));
+	relid = PG_GETARG_OID(0);
+	colname = text_to_cstring(PG_GETARG_TEXT_PP(1));
+	typname = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	parseTypeString(typname, &typid, &typmod, false);
+	e = schema_change_begin(relid, "lt_alter_column_type", &opts);
+	attnum = column_field(relid, colname, &field);
+	PG_TRY();
+	{
+		const lt_field *f = lt_schema_find_name(e->ds->schema, field);
+		PendingSchema *queued;
+		lt_error	err;
+
+		if (attnum == InvalidAttrNumber)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", get_rel_name(relid), colname)));
+		if (!f)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
+					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		if (lt_assign_is_tracked(e->ds, f->id, NULL))
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: cannot change the type of field \"%s\" of dataset %s: its assignment is tracked", field,
+							opts.uri),
+					 errdetail("The cast gives the field a new id, which the assignment state is keyed by.")));
+		get_atttypetypmodcoll(relid, attnum, &oldtyp, &oldmod, &(Oid) {0});
+		field_for_type(&fl, field, typid, typmod, f->nullable, -1, colname, get_rel_name(relid));
+		if (fl.n != 1)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: lt_alter_column_type casts to scalar types, not %s", format_type_be(typid))));
+		ps.c.kind = LT_SCHEMA_ALTER_TYPE;
+		ps.c.name = field;
+		ps.c.add = fl.f;
+		ps.c.n_add = 1;
+		/* the family and field checks before anything is written (the commit checks the files too) */
+		{
+			lt_schema_change probe = ps.c;
+			lt_code		rc;
+
+			probe.kind = LT_SCHEMA_ALTER_TYPE;
+			rc = lt_schema_change_check(e->ds, &probe, &err);	/* no files yet: not checked */
+			if (rc != LT_OK)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATATYPE_MISMATCH),
+						 errmsg("lt_fdw: cannot change the type of column \"%s\" of foreign table \"%s\": %s", colname,
+								get_rel_name(relid), err.msg)));
+		}
+		check_column_readable(e, &ps, colname, typid, typmod);
+		queued = schema_change_queue_unchecked(relid, &opts, e, &ps);
+		write_cast_values(&opts, get_rel_name(relid), e, queued, colname, oldtyp, oldmod, typid, typmod);
+		if (lt_schema_change_check(e->ds, &queued->c, &err) != LT_OK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("lt_fdw: the cast values of column \"%s\" do not match dataset %s: %s", colname, opts.uri,
+							err.msg)));
+	}
+	PG_FINALLY();
+	{
+		lt_dataset_unpin(e);
+	}
+	PG_END_TRY();
+	alter_table(relid, psprintf("ALTER COLUMN %s TYPE %s", quote_identifier(colname), format_type_with_typemod(typid, typmod)));
 	PG_RETURN_VOID();
 }
 

@@ -94,6 +94,7 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 {
 	LtPlanState *ps = palloc0(sizeof(LtPlanState));
 	LtDatasetEntry *e;
+	double		assign_factor = 1.0;
 
 	lt_get_table_options(foreigntableid, &ps->opts);
 	lt_check_read_privilege(scan_userid(root, baserel), get_rel_name(foreigntableid), ps->opts.uri);
@@ -119,10 +120,48 @@ ltGetForeignRelSize(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid)
 	/* after ANALYZE, Postgres's own count; before, the manifest's */
 	if (baserel->tuples < 0)
 		baserel->tuples = (double) ps->live_rows;
+	/* is_assigned quals (col, NOT col): the state's counts replace Postgres's guess (assign.c) */
+	{
+		ListCell   *lc;
+		Relation	rel = NULL;
+
+		foreach(lc, baserel->baserestrictinfo)
+		{
+			RestrictInfo *ri = lfirst(lc);
+			Node	   *n = (Node *) ri->clause;
+			bool		want = true;
+			Var		   *var;
+			char	   *field;
+			Selectivity pg_sel,
+						sel;
+
+			if (IsA(n, BoolExpr) && ((BoolExpr *) n)->boolop == NOT_EXPR)
+			{
+				want = false;
+				n = linitial(((BoolExpr *) n)->args);
+			}
+			if (!IsA(n, Var))
+				continue;
+			var = (Var *) n;
+			if (var->varno != baserel->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
+				(field = lt_column_assigned_field(foreigntableid, var->varattno)) == NULL)
+				continue;
+			if (!rel)
+				rel = table_open(foreigntableid, NoLock);
+			sel = lt_assign_fraction(rel, &ps->opts, e, var->varattno, field);
+			if (!want)
+				sel = 1.0 - sel;
+			pg_sel = clause_selectivity(root, (Node *) ri, 0, JOIN_INNER, NULL);
+			if (pg_sel > 0)
+				assign_factor *= sel / pg_sel;
+		}
+		if (rel)
+			table_close(rel, NoLock);
+	}
 	ps->tuples = baserel->tuples;
 	baserel->rows = clamp_row_est(baserel->tuples *
 								  clauselist_selectivity(root, baserel->baserestrictinfo, 0,
-														 JOIN_INNER, NULL));
+														 JOIN_INNER, NULL) * assign_factor);
 	/* before ANALYZE, an index's estimate of its equality quals replaces Postgres's default */
 	if (ps->index_rows_per_value)
 	{

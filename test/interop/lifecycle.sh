@@ -12,7 +12,9 @@
 #             Lance 8 and Lance 12; every filter answered by lt_fdw as by the engine (its indexes over the
 #             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
-#             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema
+#             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema; a
+#             column's type cast (lt_alter_column_type) read by Lance 8 and 12; a column added with a value (storage 2.0) read by Lance 8 and 12 in every row, then dropped; a column
+#             added tracked as unassigned: both engines read the same rows and refuse to write, until it is dropped
 #   tags      lt_create_tag / lt_tags / lt_delete_tag: the engine reads the tagged version; lt_restore: Lance 8
 #             and 12 read the restored rows, the engine appends on top
 #
@@ -122,6 +124,39 @@ check12 "evolve: Lance 12 reads the new column" "$LAKE/c22.lance" "$(sql "SELECT
 printf '{"ops":[{"op":"append","rows":[{"id":"990001","n":1,"label":"eng","d":"2025-01-01","ok":true,"tags":["x"],"extra":9}]},{"op":"optimize"}]}' >"$TMP/ops3.json"
 ref apply "$LAKE/c22.lance" "$TMP/ops3.json" >/dev/null || bad "evolve: the engine could not write on top"
 check "evolve: lt_fdw reads the engine's append" "$(sql "SELECT label || ' ' || extra FROM c22 WHERE id = 990001")" "eng 9"
+
+# a column's type changed (Lance's alter_columns cast: new data files, a new field id): both engines read the cast values
+sql "SELECT lt_alter_column_type('c22', 'n', 'bigint')" >/dev/null || bad "evolve: lt_alter_column_type failed"
+check "evolve: the engine reads the cast column" "$(ref_count_sum "$LAKE/c22.lance" "n >= 500")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE n >= 500")"
+check12 "evolve: Lance 12 reads the cast column" "$LAKE/c22.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c22 WHERE n >= 500")" "n >= 500"
+check "evolve: the cast column is int64 for the engine" "$(ref scan "$LAKE/c22.lance" --columns n --filter "id = 990001")" '{"n":"1"}'
+# a column with a value in every row (one data file per fragment, here storage 2.0 over the engine's compaction)
+sql "SELECT lt_add_column('c20', 'filled', 'integer', '42')" >/dev/null || bad "evolve: lt_add_column with a value failed"
+sql "SELECT lt_add_column('c20', 'note', 'text', 'hello')" >/dev/null || bad "evolve: lt_add_column with a text value failed"
+all20=$(sql "SELECT count(*) || ' ' || sum(id) FROM c20")
+check "evolve: lt_fdw reads the value in every row" "$(sql "SELECT count(*) || ' ' || sum(id) FROM c20 WHERE filled = 42 AND note = 'hello'")" "$all20"
+check "evolve: the engine reads the value in every row" "$(ref_count_sum "$LAKE/c20.lance" "filled = 42 AND note = 'hello'")" "$all20"
+check12 "evolve: Lance 12 reads the value in every row" "$LAKE/c20.lance" "$all20" "filled = 42 AND note = 'hello'"
+sql "SELECT lt_drop_column('c20', 'note')" >/dev/null || bad "evolve: lt_drop_column of a column with values failed"
+check "evolve: the engine's schema after the drop" "$(ref schema "$LAKE/c20.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(s.split("\n").filter(Boolean).map(l=>JSON.parse(l).name).join(",")))')" "id,n,v,s,d,ok,tags,filled"
+check12 "evolve: Lance 12 reads the column after the drop" "$LAKE/c20.lance" "$all20" "filled = 42"
+printf '{"ops":[{"op":"append","rows":[{"id":"990002","n":1,"v":0.5,"s":"eng","d":"2025-01-01","ok":true,"tags":["x"],"filled":5}]},{"op":"optimize"}]}' >"$TMP/ops4.json"
+ref apply "$LAKE/c20.lance" "$TMP/ops4.json" >/dev/null || bad "evolve: the engine could not write on top of the added values"
+check "evolve: lt_fdw reads the engine's append and compaction" "$(sql "SELECT count(*) FILTER (WHERE filled = 42) || ' ' || count(*) FILTER (WHERE filled = 5) FROM c20")" "$(cut -d' ' -f1 <<<"$all20") 1"
+# a column added tracked as unassigned, some rows written: both engines read the same rows and refuse to write;
+# once the tracked field is dropped (its state with it) they write again
+sql "SELECT lt_add_column('c20', 'emb', 'integer', NULL, 'unassigned')" >/dev/null || bad "evolve: lt_add_column tracked failed"
+sql "UPDATE c20 SET emb = 1 WHERE id < 1000" >/dev/null || bad "evolve: UPDATE of the tracked column failed"
+check "evolve: is_assigned of the new column" "$(sql "SELECT count(*) FILTER (WHERE emb_is_assigned) || ' ' || count(*) FILTER (WHERE NOT emb_is_assigned) FROM c20")" \
+	"$(sql "SELECT count(*) FILTER (WHERE id < 1000) || ' ' || count(*) FILTER (WHERE id >= 1000) FROM c20")"
+e8=$(cd "$HERE" && lt_as_pg node assign-engines.mjs . "$LAKE/c20.lance" id,filled,emb 2>/dev/null | tail -n 2 | tr '\n' ' ')
+if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+	e12=$(cd "$HERE" && lt_as_pg node assign-engines.mjs lance12 "$LAKE/c20.lance" id,filled,emb 2>/dev/null | tail -n 2 | tr '\n' ' ')
+	check "evolve: Lance 8 and 12 read the tracked dataset identically and refuse to write it" "$e12" "$e8"
+fi
+check "evolve: the engine refuses to write the tracked dataset" "$(sed 's/.*write: //' <<<"$e8")" "refused (unknown writer feature flag) "
+sql "SELECT lt_drop_column('c20', 'emb')" >/dev/null || bad "evolve: lt_drop_column of the tracked column failed"
+check "evolve: the engine writes again once no field is tracked" "$(cd "$HERE" && lt_as_pg node assign-engines.mjs . "$LAKE/c20.lance" id 2>/dev/null | tail -n 1)" "write: accepted"
 
 # ---- tags and restore ----------------------------------------------------------------------------------
 before=$(sql "SELECT count(*) || ' ' || sum(id) FROM c21")

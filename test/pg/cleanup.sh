@@ -119,5 +119,41 @@ for tag in no yes; do
 	done
 done
 
+# ---- field assignment state: the _assignment/ files no kept version names go, as data files do ----------------------
+# (the engine does not know the state, so there is no engine cleanup to compare with: the checks are that the dry run
+# lists what the cleanup then removes, that exactly the kept version's root stays, and that both read the same after)
+cp -a "$LAKE/base.lance" "$LAKE/t.lance"
+chown -R "$LT_PG_OSUSER" "$LAKE/t.lance" 2>/dev/null
+"${PSQL[@]}" >"$TMP/assign.out" 2>&1 <<SQL || { cat "$TMP/assign.out"; finish "the assignment changes through lt_fdw failed"; }
+CREATE FOREIGN TABLE t (id bigint, value text, v_assigned boolean OPTIONS (is_assigned 'value')) SERVER lake OPTIONS (path 't.lance');
+SELECT lt_track_assignment('t', 'value', 'assigned');
+UPDATE t SET v_assigned = false WHERE id < 10;
+UPDATE t SET v_assigned = false WHERE id < 20;
+SQL
+sleep 1
+assigned_of() { "${PSQL[@]}" -At -c "SELECT count(*) FILTER (WHERE v_assigned) || '/' || count(*) || ' ' || coalesce(string_agg(id::text, ',' ORDER BY id) FILTER (WHERE NOT v_assigned), '') FROM t"; }
+state_before=$(assigned_of)
+files_of "$LAKE/t.lance" >"$TMP/t_before"
+"${PSQL[@]}" -At -c "SELECT path FROM lt_cleanup_files('t', '0 seconds', dry_run => true) WHERE kind = 'assignment' ORDER BY 1" \
+	>"$TMP/t_dry" 2>&1 || { cat "$TMP/t_dry"; bad "assignment: the dry run"; }
+files_of "$LAKE/t.lance" >"$TMP/t_after_dry"
+if [ -s "$TMP/t_dry" ] && cmp -s "$TMP/t_before" "$TMP/t_after_dry" && grep -q '\.root$' "$TMP/t_dry"; then
+	ok "assignment: the dry run lists $(wc -l <"$TMP/t_dry") _assignment/ files of old versions and removes nothing"
+else
+	cat "$TMP/t_dry"; bad "assignment: the dry run lists old roots and removes nothing"
+fi
+"${PSQL[@]}" -At -c "SELECT files_removed FROM lt_cleanup('t', '0 seconds')" >"$TMP/t_clean" 2>&1 \
+	|| { cat "$TMP/t_clean"; bad "assignment: lt_cleanup"; }
+files_of "$LAKE/t.lance" >"$TMP/t_after"
+LC_ALL=C comm -23 "$TMP/t_before" "$TMP/t_after" | grep '^_assignment/' >"$TMP/t_removed"
+if cmp -s "$TMP/t_removed" "$TMP/t_dry"; then
+	ok "assignment: lt_cleanup removes the _assignment/ files the dry run listed"
+else
+	echo "   removed:"; sed 's/^/     /' "$TMP/t_removed"; bad "assignment: lt_cleanup removes what the dry run listed"
+fi
+check "assignment: one root (the newest version's) stays" "$(grep -c '^_assignment/.*\.root$' "$TMP/t_after")" 1
+check "assignment: lt_fdw reads the same state after the cleanup" "$(assigned_of)" "$state_before"
+check "assignment: the engine reads the same rows" "$(ref scan "$LAKE/t.lance" | wc -l)" "$(echo "$state_before" | sed 's|^[0-9]*/\([0-9]*\) .*|\1|')"
+
 echo "cleanup: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

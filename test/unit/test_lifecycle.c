@@ -3,12 +3,15 @@
  * nullability, legacy encodings) and its Overwrite commit (version 1; refused over an existing dataset unless
  * overwrite; a new version then), and compaction (Lance's plan; the live rows copied in order into new files;
  * the Rewrite commit with its one group; a compaction carrying other changes refused), schema changes (Merge,
- * Project, ids kept, a concurrent one conflicts), tags (Lance's _refs/tags files) and the Restore commit.  Everything runs on
+ * Project, ids kept, a concurrent one conflicts; a column added with a value in every row through a data file
+ * per fragment; a column added tracked for field assignment, the state of a dropped field going with it and a
+ * renamed one keeping it), tags (Lance's _refs/tags files) and the Restore commit.  Everything runs on
  * the in-memory store and is read back through lt_dataset_open and the fragment scanner.
  */
 #include <stdlib.h>
 #include <string.h>
 
+#include "assignment/lt_assignment.h"
 #include "io/lt_store.h"
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
@@ -453,6 +456,311 @@ TEST(schema_changes)
 	lt_store_close(s);
 }
 
+/* A file of n copies of the int32 value of field f (a schema of the new fields alone). */
+static void
+write_constant(lt_store *s, const lt_schema *fields, int32_t value, int64_t n, lt_written_file *out)
+{
+	lt_file_writer *w = NULL;
+	lt_array   *col = NULL;
+
+	memset(out, 0, sizeof(*out));
+	CHECK_OK(lt_file_writer_open(s, PREFIX "data/", 1, (const lt_field *const *) fields->fields, LT_FILE_V2_2, &w, &err),
+			 err);
+	CHECK_OK(lt_array_new(fields->fields[0], &col, &err), err);
+	if (!w || !col)
+		return;
+	CHECK_OK(lt_array_reserve(col, n, &err), err);
+	for (int64_t i = 0; i < n; i++)
+		((int32_t *) col->values)[i] = value;
+	col->length = n;
+	CHECK_OK(lt_file_writer_write(w, &col, n, &err), err);
+	CHECK_OK(lt_file_writer_finish(w, out, &err), err);
+	lt_file_writer_free(w);
+	lt_array_free(col);
+}
+
+/* The same of an int64 field. */
+static void
+write_constant64(lt_store *s, const lt_schema *fields, int64_t value, int64_t n, lt_written_file *out)
+{
+	lt_file_writer *w = NULL;
+	lt_array   *col = NULL;
+
+	memset(out, 0, sizeof(*out));
+	CHECK_OK(lt_file_writer_open(s, PREFIX "data/", 1, (const lt_field *const *) fields->fields, LT_FILE_V2_2, &w, &err),
+			 err);
+	CHECK_OK(lt_array_new(fields->fields[0], &col, &err), err);
+	if (!w || !col)
+		return;
+	CHECK_OK(lt_array_reserve(col, n, &err), err);
+	for (int64_t i = 0; i < n; i++)
+		((int64_t *) col->values)[i] = value;
+	col->length = n;
+	CHECK_OK(lt_file_writer_write(w, &col, n, &err), err);
+	CHECK_OK(lt_file_writer_finish(w, out, &err), err);
+	lt_file_writer_free(w);
+	lt_array_free(col);
+}
+
+/* Rows of the latest version whose int32 field `name` equals value, and NULLs; *rows every row. */
+static void
+count_int32(lt_store *s, const char *name, int32_t value, size_t *equal, size_t *nulls, size_t *rows)
+{
+	lt_dataset *ds = NULL;
+	const lt_field *f;
+
+	*equal = *nulls = *rows = 0;
+	CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &ds, &err), err);
+	if (!ds)
+		return;
+	f = lt_schema_find_name(ds->schema, name);
+	CHECK(f != NULL);
+	for (size_t k = 0; f && k < ds->n_fragments; k++)
+	{
+		lt_scan_options so = {0};
+		lt_fragment_scanner *sc = NULL;
+		lt_batch   *b;
+
+		so.n_fields = 1;
+		so.fields = &f;
+		CHECK_OK(lt_fragment_scanner_open(ds, ds->fragments[k], &so, &sc, &err), err);
+		while (sc && lt_fragment_scanner_next(sc, &b, &err) == LT_OK && b)
+			for (int64_t i = 0; i < b->length; i++)
+			{
+				const lt_array *a = b->columns[0];
+
+				(*rows)++;
+				if (a->validity && !a->validity[i])
+					(*nulls)++;
+				else if (f->type == LT_TYPE_INT64 ? ((const int64_t *) a->values)[i] == value
+						 : ((const int32_t *) a->values)[i] == value)
+					(*equal)++;
+			}
+		lt_fragment_scanner_free(sc);
+	}
+	lt_dataset_close(ds);
+}
+
+static lt_dataset *
+reopen(lt_store *s, lt_dataset *ds)
+{
+	lt_dataset *out = NULL;
+
+	if (ds)
+		lt_dataset_close(ds);
+	CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &out, &err), err);
+	return out;
+}
+
+TEST(schema_values_and_assignment)
+{
+	lt_store   *s = NULL;
+	lt_new_dataset *nd = NULL;
+	lt_written_file wf[2], vf[2];
+	uint64_t	frag_ids[2];
+	lt_commit_result res;
+	lt_dataset *ds = NULL;
+	static const lt_new_field v[] = {{"v", "int32", true, -1}};
+	static const lt_new_field u[] = {{"u", "int32", true, -1}};
+	static const lt_new_field a[] = {{"a", "int32", true, -1}};
+	lt_schema_change c = {0};
+	lt_schema  *fields = NULL;
+	size_t		eq, nulls, rows;
+	int32_t		u_id, a_id;
+	lt_assign_field *st = NULL;
+
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	CHECK_OK(lt_new_dataset_init(two_cols, 2, "2.2", &nd, &err), err);
+	if (!s || !nd)
+		return;
+	write_rows(s, lt_new_dataset_schema(nd), LT_FILE_V2_2, 0, 20, &wf[0]);
+	write_rows(s, lt_new_dataset_schema(nd), LT_FILE_V2_2, 20, 12, &wf[1]);
+	CHECK_OK(lt_commit_create(s, PREFIX, nd, false, 2, wf, &res, &err), err);
+	if (!(ds = reopen(s, NULL)))
+		return;
+
+	/* a column with the value 7 in every row: the next free id, one file per fragment, a Merge */
+	c.kind = LT_SCHEMA_ADD;
+	c.add = v;
+	c.n_add = 1;
+	CHECK_OK(lt_schema_change_new_fields(ds, &c, &fields, &err), err);
+	if (!fields)
+		return;
+	CHECK_EQ_INT(fields->fields[0]->id, 2);
+	for (size_t k = 0; k < 2; k++)
+	{
+		write_constant(s, fields, 7, (int64_t) ds->fragments[k]->physical_rows, &vf[k]);
+		frag_ids[k] = ds->fragments[k]->id;
+	}
+	c.n_files = 2;
+	c.files = vf;
+	c.file_fragments = frag_ids;
+	/* a file that does not match its fragment's rows is refused before anything is committed */
+	frag_ids[0] = ds->fragments[1]->id;
+	CHECK_CODE(lt_schema_change_check(ds, &c, &err), LT_EINVALID);
+	CHECK_CODE(lt_commit_schema_change(ds, &c, NULL, &res, &err), LT_EINVALID);
+	frag_ids[0] = ds->fragments[0]->id;
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	CHECK_EQ_INT(res.version, 2);
+	if (!(ds = reopen(s, ds)))
+		return;
+	CHECK(ds->transaction && ds->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_MERGE);
+	CHECK_EQ_INT(ds->fragments[0]->n_files, 2);
+	CHECK_EQ_INT(ds->fragments[1]->n_files, 2);
+	count_int32(s, "v", 7, &eq, &nulls, &rows);
+	CHECK_EQ_INT(rows, 32);
+	CHECK_EQ_INT(eq, 32);
+	CHECK_EQ_INT(nulls, 0);
+	{
+		size_t		n = 0, nf = 0;
+		uint64_t	ver = 0;
+		int64_t    *ids = scan_ids(s, &n, &ver, &nf);	/* the old columns read as before */
+
+		CHECK_EQ_INT(n, 32);
+		CHECK(ids && ids[31] == 31);
+		free(ids);
+	}
+	lt_schema_free(fields);
+	CHECK(!lt_assign_any(ds));
+
+	/* a type change (Lance's alter_columns cast): v int32 -> int64, a new id, the old value files dropped */
+	{
+		static const lt_new_field v64[] = {{"v", "int64", true, -1}};
+		static const lt_new_field vs[] = {{"s", "int32", true, -1}};
+		lt_written_file cf[2];
+
+		memset(&c, 0, sizeof(c));
+		c.kind = LT_SCHEMA_ALTER_TYPE;
+		c.name = "s";
+		c.add = vs;
+		c.n_add = 1;
+		CHECK_CODE(lt_schema_change_check(ds, &c, &err), LT_EINVALID);	/* string -> int: another family */
+		c.name = "v";
+		c.add = v64;
+		CHECK_OK(lt_schema_change_check(ds, &c, &err), err);
+		CHECK_CODE(lt_commit_schema_change(ds, &c, NULL, &res, &err), LT_EINVALID);	/* no files */
+		CHECK_OK(lt_schema_change_new_fields(ds, &c, &fields, &err), err);
+		if (!fields)
+			return;
+		CHECK_EQ_INT(fields->fields[0]->id, 3);
+		for (size_t k = 0; k < 2; k++)
+		{
+			write_constant64(s, fields, 7, (int64_t) ds->fragments[k]->physical_rows, &cf[k]);
+			frag_ids[k] = ds->fragments[k]->id;
+		}
+		lt_schema_free(fields);
+		c.n_files = 2;
+		c.files = cf;
+		c.file_fragments = frag_ids;
+		CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+		if (!(ds = reopen(s, ds)))
+			return;
+		CHECK(ds->transaction && ds->transaction->operation_case == LT__PB__TRANSACTION__OPERATION_MERGE);
+		CHECK_EQ_INT(lt_schema_find_name(ds->schema, "v")->id, 3);
+		CHECK(strcmp(lt_schema_find_name(ds->schema, "v")->logical_type, "int64") == 0);
+		CHECK_EQ_INT(ds->schema->n_fields, 3);
+		CHECK_EQ_INT(ds->fragments[0]->n_files, 2);	/* the int32 file held only the old field: gone */
+		CHECK_EQ_INT(ds->fragments[1]->n_files, 2);
+		count_int32(s, "v", 7, &eq, &nulls, &rows);	/* int64 now */
+		CHECK_EQ_INT(eq, 32);
+		for (int k = 0; k < 2; k++)
+			lt_written_file_clear(&cf[k]);
+		{
+			size_t		n = 0, nf = 0;
+			uint64_t	ver = 0;
+			int64_t    *ids = scan_ids(s, &n, &ver, &nf);
+
+			CHECK_EQ_INT(n, 32);
+			free(ids);
+		}
+	}
+
+	/* tracked from the same commit: unassigned (an empty root), then assigned (every fragment "all") */
+	memset(&c, 0, sizeof(c));
+	c.kind = LT_SCHEMA_ADD;
+	c.add = u;
+	c.n_add = 1;
+	c.track = LT_SCHEMA_TRACK_UNASSIGNED;
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	if (!(ds = reopen(s, ds)))
+		return;
+	u_id = lt_schema_find_name(ds->schema, "u")->id;
+	CHECK(lt_assign_is_tracked(ds, u_id, NULL));
+	CHECK(ds->manifest->writer_feature_flags & LT_FLAG_FIELD_ASSIGNMENT);
+	CHECK_OK(lt_assign_load(ds, u_id, &st, &err), err);
+	CHECK(st && st->n_entries == 0);
+	lt_assign_free(st);
+	c.add = a;
+	c.track = LT_SCHEMA_TRACK_ASSIGNED;
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	if (!(ds = reopen(s, ds)))
+		return;
+	a_id = lt_schema_find_name(ds->schema, "a")->id;
+	CHECK(lt_assign_is_tracked(ds, u_id, NULL) && lt_assign_is_tracked(ds, a_id, NULL));
+	CHECK_OK(lt_assign_load(ds, a_id, &st, &err), err);
+	CHECK(st && st->n_entries == 2 && st->entries[0].kind == LT_ASSIGN_ALL && st->entries[1].kind == LT_ASSIGN_ALL);
+	lt_assign_free(st);
+	{
+		char	  **paths = NULL;
+		size_t		n = 0;
+
+		CHECK_OK(lt_assign_referenced_files(ds, &paths, &n, &err), err);
+		CHECK_EQ_INT(n, 2);		/* two roots, no bitmap */
+		for (size_t i = 0; i < n; i++)
+		{
+			CHECK(strncmp(paths[i], "_assignment/", 12) == 0);
+			lt_free(paths[i]);
+		}
+		lt_free(paths);
+	}
+	/* only a new column is tracked or given files */
+	memset(&c, 0, sizeof(c));
+	c.kind = LT_SCHEMA_RENAME;
+	c.name = "u";
+	c.new_name = "u2";
+	c.track = LT_SCHEMA_TRACK_UNASSIGNED;
+	CHECK_CODE(lt_schema_change_check(ds, &c, &err), LT_EINVALID);
+	/* a rename keeps the state (keyed by id) */
+	c.track = LT_SCHEMA_TRACK_NONE;
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	if (!(ds = reopen(s, ds)))
+		return;
+	CHECK_EQ_INT(lt_schema_find_name(ds->schema, "u2")->id, u_id);
+	CHECK(lt_assign_is_tracked(ds, u_id, NULL));
+	/* a drop takes the field's state with it; the other field stays tracked, the flag too */
+	c.kind = LT_SCHEMA_DROP;
+	c.name = "u2";
+	c.new_name = NULL;
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	if (!(ds = reopen(s, ds)))
+		return;
+	CHECK(!lt_assign_is_tracked(ds, u_id, NULL));
+	CHECK(lt_assign_is_tracked(ds, a_id, NULL));
+	CHECK(ds->manifest->writer_feature_flags & LT_FLAG_FIELD_ASSIGNMENT);
+	/* the last one dropped: no state, no flag; the dataset is writable as before */
+	c.name = "a";
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	if (!(ds = reopen(s, ds)))
+		return;
+	CHECK(!lt_assign_any(ds));
+	CHECK(!(ds->manifest->writer_feature_flags & LT_FLAG_FIELD_ASSIGNMENT));
+	c.kind = LT_SCHEMA_RENAME;	/* a commit checks the writer flags */
+	c.name = "v";
+	c.new_name = "w";
+	CHECK_OK(lt_commit_schema_change(ds, &c, NULL, &res, &err), err);
+	count_int32(s, "w", 7, &eq, &nulls, &rows);
+	CHECK_EQ_INT(eq, 32);
+
+	lt_dataset_close(ds);
+	for (int k = 0; k < 2; k++)
+	{
+		lt_written_file_clear(&wf[k]);
+		lt_written_file_clear(&vf[k]);
+	}
+	lt_new_dataset_free(nd);
+	lt_store_close(s);
+}
+
 TEST(tags_and_restore)
 {
 	lt_store   *s = NULL;
@@ -533,6 +841,7 @@ main(void)
 	RUN(create_and_overwrite);
 	RUN(compaction);
 	RUN(schema_changes);
+	RUN(schema_values_and_assignment);
 	RUN(tags_and_restore);
 	return unit_report("lifecycle");
 }

@@ -593,3 +593,62 @@ lt_assign_write(lt_assign_field *f, char **root_file, lt_error *err)
 	lt_free(buf);
 	return rc;
 }
+
+/* ---- what lt_cleanup keeps ---------------------------------------------------------------------------- */
+
+static lt_code
+push_path(char ***paths, size_t *n, size_t *cap, char *path, lt_error *err)
+{
+	if (!path)
+		return lt_nomem(err);
+	if (*n == *cap)
+	{
+		size_t		nc = *cap ? *cap * 2 : 8;
+		char	  **p = lt_realloc(*paths, nc * sizeof(char *));
+
+		if (!p)
+		{
+			lt_free(path);
+			return lt_nomem(err);
+		}
+		*paths = p;
+		*cap = nc;
+	}
+	(*paths)[(*n)++] = path;
+	return LT_OK;
+}
+
+lt_code
+lt_assign_referenced_files(const lt_dataset *ds, char ***paths, size_t *n, lt_error *err)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+	size_t		cap = 0;
+	lt_code		rc = LT_OK;
+
+	*paths = NULL;
+	*n = 0;
+	for (size_t i = 0; rc == LT_OK && m && i < m->n_config; i++)
+	{
+		int32_t		id;
+		lt_assign_field *f = NULL;
+
+		if (!lt_assign_config_key(m->config[i]->key, &id))
+			continue;
+		rc = push_path(paths, n, &cap, lt_asprintf(LT_ASSIGN_DIR "%s", m->config[i]->value), err);
+		if (rc == LT_OK)
+			rc = lt_assign_load(ds, id, &f, err);
+		for (size_t k = 0; rc == LT_OK && f && k < f->n_entries; k++)
+			if (f->entries[k].kind == LT_ASSIGN_PARTIAL && f->entries[k].bitmap_file)
+				rc = push_path(paths, n, &cap, lt_asprintf(LT_ASSIGN_DIR "%s", f->entries[k].bitmap_file), err);
+		lt_assign_free(f);
+	}
+	if (rc != LT_OK)
+	{
+		for (size_t i = 0; i < *n; i++)
+			lt_free((*paths)[i]);
+		lt_free(*paths);
+		*paths = NULL;
+		*n = 0;
+	}
+	return rc;
+}

@@ -39,6 +39,7 @@ struct roaring_bitmap_s;
 #define LT_ASSIGN_CONFIG_PREFIX		"lt_fdw.assignment.field."
 /* Where the root and bitmap files live, relative to the dataset. */
 #define LT_ASSIGN_DIR				"_assignment/"
+#define LT_ASSIGN_DIR_NAME			"_assignment"	/* the same, as lt_cleanup lists it */
 
 typedef enum lt_assign_kind
 {
@@ -111,6 +112,13 @@ lt_code		lt_assign_new(const lt_dataset *ds, int32_t field_id, lt_assign_field *
  * bitmap files.
  */
 lt_code		lt_assign_write(lt_assign_field *f, char **root_file, lt_error *err);
+
+/*
+ * The files version ds's assignment state references, relative to the dataset ("_assignment/<root>" and
+ * the partial entries' bitmaps): what lt_cleanup keeps (an lt_cleanup_refs_fn).  A root that does not
+ * parse is LT_ECORRUPT: its bitmaps cannot be told from orphans, so nothing is removed.
+ */
+lt_code		lt_assign_referenced_files(const lt_dataset *ds, char ***paths, size_t *n, lt_error *err);
 
 /* The encodings (for the unit and fuzz tests; lt_assign_load / lt_assign_write use them). */
 uint64_t	lt_assign_checksum(const uint8_t *p, size_t n);	/* the trailing checksum: FNV-1a 64 of the bytes before */

@@ -115,9 +115,26 @@ refs_free(refs *r)
 }
 
 static lt_code
-add_manifest_refs(const lt_dataset *ds, refs *r, lt_error *err)
+add_manifest_refs(const lt_dataset *ds, const lt_cleanup_policy *policy, refs *r, lt_error *err)
 {
 	const Lt__Pb__Manifest *m = ds->manifest;
+
+	if (policy->extra_refs)
+	{
+		char	  **paths = NULL;
+		size_t		n = 0;
+		lt_code		rc = policy->extra_refs(ds, &paths, &n, err);
+
+		for (size_t i = 0; i < n; i++)
+		{
+			if (rc == LT_OK)
+				rc = set_add_owned(&r->paths, paths[i], err);
+			else
+				lt_free(paths[i]);
+		}
+		lt_free(paths);
+		LT_TRY(rc);
+	}
 
 	for (size_t i = 0; i < m->n_fragments; i++)
 	{
@@ -321,7 +338,7 @@ ends_with(const char *s, const char *p)
 
 /* Is a listed file to go? maybe_in_progress: it may belong to a write still running. */
 static bool
-unreferenced(const file_ent *f, bool maybe_in_progress, refs *working, refs *verified)
+unreferenced(const file_ent *f, bool maybe_in_progress, refs *working, refs *verified, const char *extra_dir)
 {
 	const char *p = f->path;
 
@@ -344,7 +361,8 @@ unreferenced(const file_ent *f, bool maybe_in_progress, refs *working, refs *ver
 	}
 	if ((starts_with(p, "data/") && ends_with(p, ".lance")) ||
 		(starts_with(p, "_deletions/") && (ends_with(p, ".arrow") || ends_with(p, ".bin"))) ||
-		(starts_with(p, "_transactions/") && ends_with(p, ".txn")))
+		(starts_with(p, "_transactions/") && ends_with(p, ".txn")) ||
+		(extra_dir && starts_with(p, extra_dir) && p[strlen(extra_dir)] == '/'))
 	{
 		if (set_has(&working->paths, p))
 			return false;
@@ -445,7 +463,7 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 			snprintf(held + l, sizeof(held) - l, "%s\"%s\" (version %" PRIu64 ")", l ? ", " : "",
 					 tag_names[tag_at], versions[i]);
 		}
-		rc = add_manifest_refs(ds, keep ? &working : &verified, err);
+		rc = add_manifest_refs(ds, policy, keep ? &working : &verified, err);
 		if (rc == LT_OK && keep && ts < earliest_kept)
 			earliest_kept = ts;
 		if (rc == LT_OK && !keep)
@@ -472,6 +490,8 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		rc = list_tree(store, prefix, "_indices", &files, err);
 	if (rc == LT_OK)
 		rc = list_tree(store, prefix, "_versions", &files, err);
+	if (rc == LT_OK && policy->extra_dir && policy->extra_refs)
+		rc = list_tree(store, prefix, policy->extra_dir, &files, err);
 
 	/* old manifests first: a crash in between leaves orphans, never a manifest without its files */
 	set_sort(&old_manifests);
@@ -497,7 +517,8 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		if (f->mtime_ms == 0 || f->mtime_ms >= earliest_kept)
 			continue;
 		maybe_in_progress = !policy->delete_unverified && f->mtime_ms >= unverified_before;
-		if (!unreferenced(f, maybe_in_progress, &working, &verified))
+		if (!unreferenced(f, maybe_in_progress, &working, &verified,
+						  policy->extra_refs ? policy->extra_dir : NULL))
 			continue;
 		if (!policy->dry_run)
 			rc = remove_file(store, prefix, f->path, err);

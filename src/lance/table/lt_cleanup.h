@@ -17,9 +17,17 @@
 #include <stdint.h>
 
 #include "io/lt_store.h"
+#include "table/lt_dataset.h"
 #include "util/lt_status.h"
 
 #define LT_CLEANUP_UNVERIFIED_DAYS 7
+
+/*
+ * Files a manifest references that Lance itself does not know (lt_fdw's field assignment state under
+ * _assignment/, which lives in a room above this one): the paths ds references, relative to the dataset
+ * (*paths and each lt_free'd by the cleanup).
+ */
+typedef lt_code (*lt_cleanup_refs_fn) (const lt_dataset *ds, char ***paths, size_t *n, lt_error *err);
 
 typedef struct lt_cleanup_policy
 {
@@ -29,6 +37,10 @@ typedef struct lt_cleanup_policy
 	bool		dry_run;		/* only report what would go */
 	bool		error_if_tagged_old_versions;	/* LT_EINVALID, nothing removed, when a tag holds an old
 												 * version (Lance's default); else the tag keeps it */
+	/* the files under extra_dir ("_assignment") go by the same rules as data files, referenced as
+	 * extra_refs says; without extra_refs they all stay */
+	const char *extra_dir;
+	lt_cleanup_refs_fn extra_refs;
 } lt_cleanup_policy;
 
 typedef struct lt_cleanup_result
