@@ -19,6 +19,9 @@
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
 # lt_fdw's search and SQL ANN over it equal the engine's / lt_fdw's exact answer, Lance 12 searches it, two builds
 # are byte-identical, and the engine appends and optimizes on top.
+# IVF_PQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
+# 8-bit codes; one 4-bit build): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
+# lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
 
@@ -42,6 +45,14 @@ else
 	ko "ivf_flat build: the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/build.log" | tail -n 20)"
 fi
 grep -E '^(l2|cosine|dot):' "$TMP/build.log" | sed 's/^/     /'
+
+# IVF_PQ built by lt-inspect (lt_pq_build.h), searched by the engines
+if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/pqbuild.log" 2>&1; then
+	ok "ivf_pq build: the engine lists lt_fdw's IVF_PQ and its search over it equals lt_fdw's, Lance 12 too, 4-bit, optimize on top ($(tail -n 1 "$TMP/pqbuild.log"))"
+else
+	ko "ivf_pq build: the engine's search of lt_fdw's IVF_PQ index" "$(grep -v '^ok' "$TMP/pqbuild.log" | tail -n 20)"
+fi
+grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
 
 # the index reader under ASan/UBSan, one query through the index and one exact
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
@@ -127,6 +138,11 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
 	else
 		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
+	fi
+	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
+		ok "sql: lt_create_index(..., 'ivf_pq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
+	else
+		ko "sql: lt_create_index(..., 'ivf_pq', ...)" "$(grep -v '^ok' "$TMP/sqlpqbuild.log" | tail -n 20)"
 	fi
 else
 	ko "sql: the test cluster did not start"
