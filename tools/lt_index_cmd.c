@@ -639,8 +639,8 @@ cmd_create_index(int argc, char **argv)
 	}
 	if (!column || !kind)
 	{
-		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq [--name N] [--read-version V] [--max-memory-mb M]\n"
-				"       ivf_flat, ivf_pq: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq [--name N] [--read-version V] [--max-memory-mb M]\n"
+				"       ivf_flat, ivf_pq, ivf_sq: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
 				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]\n");
 		return 2;
 	}
@@ -655,8 +655,8 @@ cmd_create_index(int argc, char **argv)
 	bo.kind = lt_index_kind_from_name(kind);
 	bo.name = name;
 	bo.max_memory = max_mb << 20;
-	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0;
-	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : LT_IVF_BUILD_FLAT;
+	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0 || strcmp(kind, "ivf_sq") == 0;
+	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
 	vo.name = name;
 	vo.max_memory = max_mb << 20;
 	if (!(f = lt_schema_find_name(ds->schema, column)))

@@ -1,6 +1,6 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT / IVF_PQ vector index (kind ivf_flat / ivf_pq, options "num_partitions=N, metric=l2|cosine|dot,
+ * IVF_FLAT / IVF_PQ / IVF_SQ vector index (kind ivf_flat / ivf_pq / ivf_sq, options "num_partitions=N, metric=l2|cosine|dot,
  * sample_rate=R, max_iters=I", ivf_pq also "num_sub_vectors=M, num_bits=8|4"), built from SQL and
  * committed with the Postgres transaction.
  *
@@ -122,6 +122,12 @@ lt_index_build_commit(LtXactTable *xt)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
+static const char *
+ivf_kind_name(lt_ivf_build_kind kind)
+{
+	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" : "ivf_flat";
+}
+
 static uint32
 ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min)
 {
@@ -134,7 +140,7 @@ ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *val
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to 1000000, not \"%s\"",
-						key, vo->kind == LT_IVF_BUILD_PQ ? "ivf_pq" : "ivf_flat", min, value)));
+						key, ivf_kind_name(vo->kind), min, value)));
 	return (uint32) v;
 }
 
@@ -154,7 +160,7 @@ ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 }
 
 /*
- * The options of an ivf_flat or ivf_pq index: "key=value" pairs separated by commas or spaces
+ * The options of an ivf_flat, ivf_pq or ivf_sq index: "key=value" pairs separated by commas or spaces
  * (num_partitions, metric, sample_rate, max_iters; ivf_pq: num_sub_vectors, num_bits).
  */
 static void
@@ -171,7 +177,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
@@ -195,7 +201,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("lt_fdw: unknown metric \"%s\" for an %s index", m,
-								vo->kind == LT_IVF_BUILD_PQ ? "ivf_pq" : "ivf_flat"),
+								ivf_kind_name(vo->kind)),
 						 errhint("The metrics are l2, cosine and dot.")));
 			vo->metric = m;
 		}
@@ -203,8 +209,8 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
-							vo->kind == LT_IVF_BUILD_PQ ? "ivf_pq" : "ivf_flat"),
-					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
+							ivf_kind_name(vo->kind)),
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
 	}
 }
 
@@ -272,18 +278,19 @@ lt_create_index(PG_FUNCTION_ARGS)
 	for (char *c = kindname; *c; c++)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
-	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0;
-	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : LT_IVF_BUILD_FLAT;
+	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0;
+	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
+		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
 	if (kind == LT_INDEX_UNKNOWN && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat and ivf_pq.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq and ivf_sq.")));
 	if (options && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a %s index takes no options", kindname),
-				 errhint("Options are for vector indexes (ivf_flat, ivf_pq).")));
+				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq).")));
 	if (options)
 		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))

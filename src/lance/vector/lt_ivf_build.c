@@ -20,6 +20,7 @@
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
 #include "vector/lt_pq_build.h"
+#include "vector/lt_sq.h"
 
 #define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
 /* Lloyd iterations stop once the loss improves by less than this fraction */
@@ -52,6 +53,7 @@ typedef struct ivf_build
 	const char *type;			/* "IVF_FLAT" or "IVF_PQ" */
 	const char *what;			/* "building an IVF_... index", for cancel messages */
 	lt_pq_model pq;				/* IVF_PQ */
+	lt_sq_model sq;				/* IVF_SQ */
 } ivf_build;
 
 static void
@@ -354,7 +356,8 @@ write_auxiliary(ivf_build *b, lt_error *err)
 				item,
 				flat;
 	lt_field   *item_ptr = &item;
-	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.field : &flat};
+	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.field :
+		b->opts->kind == LT_IVF_BUILD_SQ ? &b->sq.field : &flat};
 	char		logical[64];
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
@@ -394,7 +397,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(fields[1], &vecs, err)) != LT_OK ||
 		(rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
 		goto done;
-	/* PQ codes are transposed within a partition: one write per partition */
+	/* PQ codes are transposed within a partition: one write per partition (SQ codes likewise) */
 	for (uint32_t c = 0; rc == LT_OK && fields[1] != &flat && c < b->k; c++)
 	{
 		int64_t		n = lengths[c];
@@ -408,7 +411,9 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		for (int64_t r = 0; r < n; r++)
 			((uint64_t *) ids->values)[r] = b->ids[order[offsets[c] + r]];
 		ids->length = n;
-		if ((rc = lt_pq_fill_partition(&b->pq, order + offsets[c], n, vecs, err)) == LT_OK)
+		rc = b->opts->kind == LT_IVF_BUILD_SQ ? lt_sq_fill(&b->sq, order + offsets[c], n, vecs, err) :
+			lt_pq_fill_partition(&b->pq, order + offsets[c], n, vecs, err);
+		if (rc == LT_OK)
 			rc = lt_file_writer_write(w, cols, n, err);
 		if (rc == LT_OK)
 			rc = lt_check_interrupt(err, b->what);
@@ -451,8 +456,10 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if (rc == LT_OK)
 		rc = put_ivf(w, &ivf, err);
 	/* the codebook after the Ivf: global buffer 2, as the engine numbers them */
-	if (rc == LT_OK && fields[1] != &flat)
+	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_PQ)
 		rc = lt_pq_put_storage(&b->pq, w, err);
+	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_SQ)
+		rc = lt_sq_put_storage(&b->sq, w, err);
 	if (rc == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "auxiliary.idx", err);
 done:
@@ -597,6 +604,14 @@ make_details(ivf_build *b, lt_error *err)
 		memcpy(p, pq, (size_t) (q - pq));
 		p += q - pq;
 	}
+	else if (b->opts->kind == LT_IVF_BUILD_SQ)
+	{
+		/* sq (5): {num_bits 8} */
+		*p++ = 0x2a;
+		*p++ = 0x02;
+		*p++ = 0x08;
+		*p++ = 0x08;
+	}
 	else
 	{
 		*p++ = 0x42;
@@ -612,6 +627,8 @@ make_details(ivf_build *b, lt_error *err)
 		p = put_param(p, "lance.pq.max_iters", iters);
 		p = put_param(p, "lance.pq.sample_rate", rate);
 	}
+	if (b->opts->kind == LT_IVF_BUILD_SQ)
+		p = put_param(p, "lance.sq.sample_rate", rate);
 	p = put_param(p, "lance.skip_transpose", "false");
 	b->out->details = buf;
 	b->out->details_len = (size_t) (p - buf);
@@ -632,7 +649,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	memset(out, 0, sizeof(*out));
 	if ((why = lt_ivf_build_unfit(column)))
 		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an %s index on column \"%s\" (%s): %s",
-							opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : "IVF_FLAT", column->name, column->logical_type, why);
+							opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT", column->name, column->logical_type, why);
 	b.metric = opts->metric ? opts->metric : "l2";
 	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0)
 		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine or dot)", b.metric);
@@ -640,8 +657,10 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.ds = ds;
 	b.column = column;
 	b.dim = (uint32_t) column->fixed_size;
-	b.type = opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : "IVF_FLAT";
-	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" : "building an IVF_FLAT index";
+	b.type = opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT";
+	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
+		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" : "building an IVF_FLAT index";
+	b.sq.dim = b.dim;
 	if (opts->kind == LT_IVF_BUILD_PQ)
 	{
 		b.pq.dim = b.dim;
@@ -681,6 +700,9 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_PQ)
 		rc = lt_pq_train_encode(&b.pq, (const float *) b.vecs->children[0]->values, b.n, b.centroids, b.assign,
 								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
+	/* SQ: no residual, the (normalized for cosine) vectors themselves */
+	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_SQ)
+		rc = lt_sq_train_encode(&b.sq, (const float *) b.vecs->children[0]->values, b.n, b.sample_rate, &b.rng, err);
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
@@ -695,6 +717,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	lt_free(b.assign);
 	lt_free(b.dir);
 	lt_pq_model_free(&b.pq);
+	lt_sq_model_free(&b.sq);
 	if (rc != LT_OK)
 	{
 		lt_built_index_remove(ds, out);

@@ -27,6 +27,10 @@
  * sample_rate and max_iters as the IVF's).  The PQ codebook is trained after the IVF centroids with
  * the same seeded generator, so an IVF_PQ build repeats itself too.
  *
+ * IVF_SQ (LT_IVF_BUILD_SQ): type "IVF_SQ", column __sq_code (lt_sq.h: 8-bit codes of each element
+ * between the least and largest element of a sample of sample_rate * 256 vectors) and its
+ * storage_metadata; the details record the sq compression (num_bits 8) and lance.sq.sample_rate.
+ *
  * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
  * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes), bounded
  * by max_memory (LT_ENOMEM before reading further).  Cancel: polled between batches and iterations.
@@ -60,7 +64,8 @@ typedef void (*lt_ivf_progress_fn) (void *arg, lt_ivf_build_phase phase, uint64_
 typedef enum lt_ivf_build_kind
 {
 	LT_IVF_BUILD_FLAT = 0,
-	LT_IVF_BUILD_PQ
+	LT_IVF_BUILD_PQ,
+	LT_IVF_BUILD_SQ
 } lt_ivf_build_kind;
 
 typedef struct lt_ivf_build_options
