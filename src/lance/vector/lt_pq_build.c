@@ -47,33 +47,42 @@ lt_pq_unfit(uint32_t dim, uint32_t m, uint32_t bits)
 	return NULL;
 }
 
-static inline float
-sq_l2(const float *a, const float *b, uint32_t n)
+/* bt (sw * k): the codebook of one sub-vector transposed, element j of every codeword together */
+static void
+transpose_book(const float *book, uint32_t k, uint32_t sw, float *bt)
 {
-	float		d = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		d += (a[i] - b[i]) * (a[i] - b[i]);
-	return d;
+	for (uint32_t c = 0; c < k; c++)
+		for (uint32_t j = 0; j < sw; j++)
+			bt[(size_t) j * k + c] = book[(size_t) c * sw + j];
 }
 
-/* The nearest of k codewords (k * sw floats) to x by L2, and its squared distance. */
+/*
+ * The nearest of k codewords (bt: transposed) to x by L2, and its squared distance.  The distances
+ * of all k codewords grow one element at a time (a loop over the codewords the compiler vectorises
+ * without reordering any sum); acc: k floats of scratch.
+ */
 static inline uint32_t
-nearest_code(const float *book, uint32_t k, uint32_t sw, const float *x, float *dist)
+nearest_code(const float *bt, uint32_t k, uint32_t sw, const float *x, float *acc, float *dist)
 {
 	uint32_t	best = 0;
 	float		bd = FLT_MAX;
 
 	for (uint32_t c = 0; c < k; c++)
+		acc[c] = 0;
+	for (uint32_t j = 0; j < sw; j++)
 	{
-		float		d = sq_l2(book + (size_t) c * sw, x, sw);
+		const float *row = bt + (size_t) j * k;
+		float		xj = x[j];
 
-		if (d < bd)
+		for (uint32_t c = 0; c < k; c++)
+			acc[c] += (xj - row[c]) * (xj - row[c]);
+	}
+	for (uint32_t c = 0; c < k; c++)
+		if (acc[c] < bd)
 		{
-			bd = d;
+			bd = acc[c];
 			best = c;
 		}
-	}
 	if (dist)
 		*dist = bd;
 	return best;
@@ -86,10 +95,12 @@ kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters
 {
 	double	   *sums = lt_malloc((size_t) k * sw * sizeof(double));
 	uint64_t   *counts = lt_malloc((size_t) k * sizeof(uint64_t));
+	float	   *bt = lt_malloc((size_t) k * sw * sizeof(float));
+	float	   *acc = lt_malloc((size_t) k * sizeof(float));
 	double		prev = DBL_MAX;
 	lt_code		rc = LT_OK;
 
-	if (!sums || !counts)
+	if (!sums || !counts || !bt || !acc)
 	{
 		rc = lt_nomem(err);
 		goto done;
@@ -105,11 +116,12 @@ kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters
 			goto done;
 		memset(sums, 0, (size_t) k * sw * sizeof(double));
 		memset(counts, 0, (size_t) k * sizeof(uint64_t));
+		transpose_book(book, k, sw, bt);
 		for (int64_t i = 0; i < m; i++)
 		{
 			const float *x = data + (size_t) i * sw;
 			float		d;
-			uint32_t	c = nearest_code(book, k, sw, x, &d);
+			uint32_t	c = nearest_code(bt, k, sw, x, acc, &d);
 
 			loss += d;
 			counts[c]++;
@@ -136,6 +148,8 @@ kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters
 done:
 	lt_free(sums);
 	lt_free(counts);
+	lt_free(bt);
+	lt_free(acc);
 	return rc;
 }
 
@@ -167,7 +181,9 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 	int64_t		m = n < want ? n : want;
 	int64_t    *sample = NULL;
 	float	   *sub = NULL,
-			   *x = NULL;
+			   *x = NULL,
+			   *bt = NULL,
+			   *acc = NULL;
 	lt_code		rc = LT_OK;
 
 	if (n < (int64_t) k)
@@ -202,7 +218,9 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 	sample = lt_malloc((size_t) n * sizeof(int64_t));
 	sub = lt_malloc((size_t) m * sw * sizeof(float));
 	x = lt_malloc((size_t) pq->dim * sizeof(float));
-	if (!pq->codebook || !pq->codes || !sample || !sub || !x)
+	bt = lt_malloc((size_t) k * pq->dim * sizeof(float));
+	acc = lt_malloc((size_t) k * sizeof(float));
+	if (!pq->codebook || !pq->codes || !sample || !sub || !x || !bt || !acc)
 	{
 		rc = lt_nomem(err);
 		goto done;
@@ -227,6 +245,8 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 		}
 		rc = kmeans(sub, m, sw, k, max_iters, rng, pq->codebook + (size_t) s * k * sw, err);
 	}
+	for (uint32_t s = 0; rc == LT_OK && s < pq->m; s++)
+		transpose_book(pq->codebook + (size_t) s * k * sw, k, sw, bt + (size_t) s * k * sw);
 	for (int64_t i = 0; rc == LT_OK && i < n; i++)
 	{
 		uint8_t    *code = pq->codes + (size_t) i * pq->code_bytes;
@@ -234,7 +254,7 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 		pq_input(vecs, i, pq->dim, centroids, assign, residual, x);
 		for (uint32_t s = 0; s < pq->m; s++)
 		{
-			uint32_t	c = nearest_code(pq->codebook + (size_t) s * k * sw, k, sw, x + (size_t) s * sw, NULL);
+			uint32_t	c = nearest_code(bt + (size_t) s * k * sw, k, sw, x + (size_t) s * sw, acc, NULL);
 
 			if (pq->bits == 8)
 				code[s] = (uint8_t) c;
@@ -248,6 +268,8 @@ done:
 	lt_free(sample);
 	lt_free(sub);
 	lt_free(x);
+	lt_free(bt);
+	lt_free(acc);
 	return rc;
 }
 
