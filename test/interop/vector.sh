@@ -91,6 +91,20 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 			ko "san: building $kind ${spec#*:} under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
 		fi
 	done
+	# lt_fdw's IVF_SQ (the loop's last build) damaged: a truncated auxiliary.idx, SQ metadata of 4 bits: errors naming it
+	f=$(grep -l __sq_code "$TMP"/san-build/pq8.lance/_indices/*/auxiliary.idx | head -n 1)
+	for how in truncate bits; do
+		cp "$f" "$f.orig"
+		if [ "$how" = truncate ]; then head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"; else sed -i 's/num_bits\\":8/num_bits\\":4/' "$f"; fi
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/pq8.lance" --column vec --query "$q" --metric dot --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "auxiliary.idx" "$TMP/bad.out"; then
+			ok "corrupt: ivf_sq: $how auxiliary.idx is an error naming it"
+		else
+			ko "corrupt: ivf_sq: $how auxiliary.idx (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
 	# damaged index files: an error naming the file, never a crash
 	for ds in v pq8; do
 		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do
