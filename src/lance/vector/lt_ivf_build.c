@@ -1,6 +1,6 @@
 /*
- * lt_ivf_build.c — IVF_FLAT and IVF_PQ index building (lt_ivf_build.h): k-means, partition
- * assignment, the two index files and the IndexMetadata details (the PQ codes: lt_pq_build.c).
+ * lt_ivf_build.c — IVF_FLAT, IVF_PQ and IVF_SQ index building (lt_ivf_build.h): k-means, partition
+ * assignment, the two index files and the IndexMetadata details (the codes: lt_pq_build.c, lt_sq.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* qsort_r */
@@ -50,7 +50,8 @@ typedef struct ivf_build
 	lt_built_index *out;
 	const lt_ivf_build_options *opts;
 	uint64_t	total_rows;		/* rows of the version (the read phase's total) */
-	const char *type;			/* "IVF_FLAT" or "IVF_PQ" */
+	const char *type;			/* "IVF_FLAT", "IVF_PQ" or "IVF_SQ" */
+	uint32_t	code_bytes;		/* per vector, of the PQ or SQ codes (held besides the vectors) */
 	const char *what;			/* "building an IVF_... index", for cancel messages */
 	lt_pq_model pq;				/* IVF_PQ */
 	lt_sq_model sq;				/* IVF_SQ */
@@ -144,7 +145,7 @@ gather(ivf_build *b, lt_error *err)
 				if (rc == LT_OK)
 					rc = push_id(b, ids[r], &cap, err);
 			}
-			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16) > b->max_memory)
+			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16 + b->code_bytes) > b->max_memory)
 				rc = lt_error_set(err, LT_ENOMEM,
 								  "building an %s index on column \"%s\" needs more than %llu MB of memory (over %lld vectors read so far)",
 								  b->type, b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
@@ -661,6 +662,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
 		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" : "building an IVF_FLAT index";
 	b.sq.dim = b.dim;
+	b.code_bytes = opts->kind == LT_IVF_BUILD_SQ ? b.dim : 0;
 	if (opts->kind == LT_IVF_BUILD_PQ)
 	{
 		b.pq.dim = b.dim;
@@ -669,6 +671,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
 			return lt_error_set(err, LT_EINVALID, "IVF_PQ of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
 								b.pq.m, b.pq.bits, b.dim, why);
+		b.code_bytes = b.pq.m;
 	}
 	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
 	b.max_iters = opts->max_iters ? opts->max_iters : LT_IVF_BUILD_MAX_ITERS;

@@ -1,6 +1,6 @@
 /*
- * lt_ivf_build.h — building an IVF_FLAT or IVF_PQ vector index as the Lance engine writes it (the
- * contract; implemented in lt_ivf_build.c, the product quantizer in lt_pq_build.c;
+ * lt_ivf_build.h — building an IVF_FLAT, IVF_PQ or IVF_SQ vector index as the Lance engine writes it (the
+ * contract; implemented in lt_ivf_build.c, the quantizers in lt_pq_build.c and lt_sq.c;
  * txn/lt_txn_index.h commits it as any built index).
  *
  * The build reads every live, non-NULL vector of a fixed_size_list<float32, dim> column, trains
@@ -32,7 +32,8 @@
  * storage_metadata; the details record the sq compression (num_bits 8) and lance.sq.sample_rate.
  *
  * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
- * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes), bounded
+ * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes, and the
+ * codes: + num_sub_vectors for PQ, + dim for SQ), bounded
  * by max_memory (LT_ENOMEM before reading further).  Cancel: polled between batches and iterations.
  */
 #ifndef LT_IVF_BUILD_H
