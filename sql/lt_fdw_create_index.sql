@@ -162,6 +162,10 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=ham
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat')$$);
+-- ivf_pq: its own options (not ivf_flat's), a vector column
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_bits=4')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_pq', NULL, 'num_sub_vectors=0')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_pq', NULL, 'num_sub_vectors=2, metric=cosine')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_pinned', 'id', 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_heap', 'id', 'btree')$$);
 -- a name taken by an index of another column

@@ -630,13 +630,18 @@ cmd_create_index(int argc, char **argv)
 			vo.sample_rate = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-iters") == 0 && i + 1 < argc)
 			vo.max_iters = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--num-sub-vectors") == 0 && i + 1 < argc)
+			vo.num_sub_vectors = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--num-bits") == 0 && i + 1 < argc)
+			vo.num_bits = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else
 			column = kind = NULL, i = argc;
 	}
 	if (!column || !kind)
 	{
-		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat [--name N] [--read-version V] [--max-memory-mb M]\n"
-				"       ivf_flat: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n");
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq [--name N] [--read-version V] [--max-memory-mb M]\n"
+				"       ivf_flat, ivf_pq, ivf_sq: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
+				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]\n");
 		return 2;
 	}
 	if (lt_store_open_location(dir, &store, &err) != LT_OK)
@@ -650,7 +655,8 @@ cmd_create_index(int argc, char **argv)
 	bo.kind = lt_index_kind_from_name(kind);
 	bo.name = name;
 	bo.max_memory = max_mb << 20;
-	ivf = strcmp(kind, "ivf_flat") == 0;
+	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0 || strcmp(kind, "ivf_sq") == 0;
+	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
 	vo.name = name;
 	vo.max_memory = max_mb << 20;
 	if (!(f = lt_schema_find_name(ds->schema, column)))
@@ -682,7 +688,7 @@ cmd_create_index(int argc, char **argv)
 			str(b.name);
 			printf(",\"uuid\":\"%s\",\"kind\":\"%s\",\"version\":%" PRIu64 ",\"attempts\":%d,\"rows\":%" PRIu64
 				   ",\"entries\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"build_ms\":%.1f,\"commit_ms\":%.1f,\"files\":[",
-				   b.uuid_text, ivf ? "ivf_flat" : lt_index_kind_name(b.kind), res.version, res.attempts, b.rows, b.entries, b.bytes,
+				   b.uuid_text, ivf ? kind : lt_index_kind_name(b.kind), res.version, res.attempts, b.rows, b.entries, b.bytes,
 				   (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6,
 				   (t2.tv_sec - t1.tv_sec) * 1e3 + (t2.tv_nsec - t1.tv_nsec) / 1e6);
 			for (size_t i = 0; i < b.n_files; i++)

@@ -1,7 +1,8 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT vector index (kind ivf_flat, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R,
- * max_iters=I"), built from SQL and committed with the Postgres transaction.
+ * IVF_FLAT / IVF_PQ / IVF_SQ vector index (kind ivf_flat / ivf_pq / ivf_sq, options "num_partitions=N, metric=l2|cosine|dot,
+ * sample_rate=R, max_iters=I", ivf_pq also "num_sub_vectors=M, num_bits=8|4"), built from SQL and
+ * committed with the Postgres transaction.
  *
  * The call builds the index at once, on the version the statement reads (the snapshot rules of
  * dataset.c; a later index of the same table in the transaction on the version of the first), and
@@ -121,8 +122,14 @@ lt_index_build_commit(LtXactTable *xt)
 
 /* ---- lt_create_index() -------------------------------------------------------------------- */
 
+static const char *
+ivf_kind_name(lt_ivf_build_kind kind)
+{
+	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" : "ivf_flat";
+}
+
 static uint32
-ivf_option_uint(const char *key, const char *value, uint32 min)
+ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min)
 {
 	char	   *end;
 	long long	v;
@@ -132,8 +139,8 @@ ivf_option_uint(const char *key, const char *value, uint32 min)
 	if (errno || end == value || *end || v < min || v > 1000000)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lt_fdw: option \"%s\" of an ivf_flat index must be an integer from %u to 1000000, not \"%s\"",
-						key, min, value)));
+				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to 1000000, not \"%s\"",
+						key, ivf_kind_name(vo->kind), min, value)));
 	return (uint32) v;
 }
 
@@ -153,8 +160,8 @@ ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 }
 
 /*
- * The options of an ivf_flat index: "key=value" pairs separated by commas or spaces (num_partitions,
- * metric, sample_rate, max_iters).
+ * The options of an ivf_flat, ivf_pq or ivf_sq index: "key=value" pairs separated by commas or spaces
+ * (num_partitions, metric, sample_rate, max_iters; ivf_pq: num_sub_vectors, num_bits).
  */
 static void
 parse_ivf_options(char *text, lt_ivf_build_options *vo)
@@ -170,16 +177,20 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
 		if (strcmp(key, "num_partitions") == 0)
-			vo->num_partitions = ivf_option_uint(key, eq + 1, 1);
+			vo->num_partitions = ivf_option_uint(vo, key, eq + 1, 1);
 		else if (strcmp(key, "sample_rate") == 0)
-			vo->sample_rate = ivf_option_uint(key, eq + 1, 1);
+			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1);
 		else if (strcmp(key, "max_iters") == 0)
-			vo->max_iters = ivf_option_uint(key, eq + 1, 1);
+			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1);
+		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_sub_vectors") == 0)
+			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1);
+		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_bits") == 0)
+			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1);
 		else if (strcmp(key, "metric") == 0 || strcmp(key, "distance_type") == 0)
 		{
 			char	   *m = eq + 1;
@@ -189,15 +200,17 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			if (strcmp(m, "l2") != 0 && strcmp(m, "cosine") != 0 && strcmp(m, "dot") != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("lt_fdw: unknown metric \"%s\" for an ivf_flat index", m),
+						 errmsg("lt_fdw: unknown metric \"%s\" for an %s index", m,
+								ivf_kind_name(vo->kind)),
 						 errhint("The metrics are l2, cosine and dot.")));
 			vo->metric = m;
 		}
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("lt_fdw: unknown option \"%s\" of an ivf_flat index", key),
-					 errhint("The options of ivf_flat are num_partitions, metric, sample_rate and max_iters.")));
+					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
+							ivf_kind_name(vo->kind)),
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
 	}
 }
 
@@ -265,17 +278,19 @@ lt_create_index(PG_FUNCTION_ARGS)
 	for (char *c = kindname; *c; c++)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
-	ivf = strcmp(kindname, "ivf_flat") == 0;
+	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0;
+	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
+		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
 	if (kind == LT_INDEX_UNKNOWN && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list, zonemap and ivf_flat.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq and ivf_sq.")));
 	if (options && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a %s index takes no options", kindname),
-				 errhint("Options are for vector indexes (ivf_flat).")));
+				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq).")));
 	if (options)
 		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))
@@ -391,7 +406,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: %s", err.msg),
 					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
 							   e->version),
-					 errhint(ivf ? "An ivf_flat build holds every vector, bounded by maintenance_work_mem (%d kB); raise it." :
+					 errhint(ivf ? "An IVF build holds every vector, bounded by maintenance_work_mem (%d kB); raise it." :
 							 "The sort of the index is bounded by maintenance_work_mem (%d kB); raise it.",
 							 maintenance_work_mem)));
 		if (rc == LT_EINVALID && ivf)
@@ -413,7 +428,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 	PG_END_TRY();
 
 	values[0] = CStringGetTextDatum(p->built->name);
-	values[1] = CStringGetTextDatum(ivf ? "ivf_flat" : lt_index_kind_name(kind));
+	values[1] = CStringGetTextDatum(ivf ? kindname : lt_index_kind_name(kind));
 	values[2] = Int64GetDatum((int64) p->version);
 	values[3] = Int64GetDatum((int64) p->built->rows);
 	values[4] = Int64GetDatum((int64) p->built->bytes);

@@ -19,6 +19,9 @@
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
 # lt_fdw's search and SQL ANN over it equal the engine's / lt_fdw's exact answer, Lance 12 searches it, two builds
 # are byte-identical, and the engine appends and optimizes on top.
+# IVF_PQ and IVF_SQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
+# 8-bit codes; one 4-bit build; then IVF_SQ): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
+# lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
 
@@ -43,6 +46,14 @@ else
 fi
 grep -E '^(l2|cosine|dot):' "$TMP/build.log" | sed 's/^/     /'
 
+# IVF_PQ built by lt-inspect (lt_pq_build.h), searched by the engines
+if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/pqbuild.log" 2>&1; then
+	ok "ivf_pq, ivf_sq build: the engine lists lt_fdw's IVF_PQ / IVF_SQ and its search over it equals lt_fdw's, Lance 12 too, 4-bit, optimize on top ($(tail -n 1 "$TMP/pqbuild.log"))"
+else
+	ko "ivf_pq, ivf_sq build: the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/pqbuild.log" | tail -n 20)"
+fi
+grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
+
 # the index reader under ASan/UBSan, one query through the index and one exact
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	q=$(seq -s, 1 16)
@@ -64,6 +75,36 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	else
 		ko "san: building IVF_FLAT under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
 	fi
+	# IVF_PQ (8- and 4-bit) and IVF_SQ builds under ASan/UBSan, each searched with and without refine
+	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_sq:"; do
+		kind=${spec%%:*}
+		rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/dot/pq8.lance" "$TMP/san-build/"
+		# shellcheck disable=SC2086
+		if "$ROOT/build/lt-inspect-san" create-index "$TMP/san-build/pq8.lance" --column vec --kind "$kind" --num-partitions 8 \
+			--metric dot ${spec#*:} >"$TMP/san-build.out" 2>&1 &&
+			"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/pq8.lance" --column vec --query "$q" --metric dot \
+				--nprobes 2 >>"$TMP/san-build.out" 2>&1 &&
+			"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/pq8.lance" --column vec --query "$q" --metric dot \
+				--nprobes 8 --refine 2 >>"$TMP/san-build.out" 2>&1 && [ "$(grep -c _rowid "$TMP/san-build.out")" -eq 20 ]; then
+			ok "san: building $kind ${spec#*:} and searching it under ASan/UBSan"
+		else
+			ko "san: building $kind ${spec#*:} under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
+		fi
+	done
+	# lt_fdw's IVF_SQ (the loop's last build) damaged: a truncated auxiliary.idx, SQ metadata of 4 bits: errors naming it
+	f=$(grep -l __sq_code "$TMP"/san-build/pq8.lance/_indices/*/auxiliary.idx | head -n 1)
+	for how in truncate bits; do
+		cp "$f" "$f.orig"
+		if [ "$how" = truncate ]; then head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"; else sed -i 's/num_bits\\":8/num_bits\\":4/' "$f"; fi
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/san-build/pq8.lance" --column vec --query "$q" --metric dot --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "auxiliary.idx" "$TMP/bad.out"; then
+			ok "corrupt: ivf_sq: $how auxiliary.idx is an error naming it"
+		else
+			ko "corrupt: ivf_sq: $how auxiliary.idx (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
 	# damaged index files: an error naming the file, never a crash
 	for ds in v pq8; do
 		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do
@@ -127,6 +168,11 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
 	else
 		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
+	fi
+	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
+		ok "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
+	else
+		ko "sql: lt_create_index(..., 'ivf_pq', ...)" "$(grep -v '^ok' "$TMP/sqlpqbuild.log" | tail -n 20)"
 	fi
 else
 	ko "sql: the test cluster did not start"

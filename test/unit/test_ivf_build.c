@@ -4,7 +4,9 @@
  * lt_ivf.h (IVF_FLAT, the metric, every live non-NULL vector once, in the partition of its nearest
  * centroid); probing every partition ranks as exact kNN does; the same seed gives the same
  * centroids; cosine stores unit vectors; every phase reports progress; bad options, an unfit column and a cancel are errors that
- * leave no file behind.
+ * leave no file behind.  IVF_PQ (8- and 4-bit) and IVF_SQ builds read back as such, their search through every
+ * partition finds most of the exact top 15 (the seed makes the share a fixed number), the same seed gives the same
+ * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind.
  */
 #include <math.h>
 #include <stdio.h>
@@ -262,11 +264,151 @@ TEST(build_errors)
 	close_copy(ds, store);
 }
 
+/* Of 8 random queries' exact top 15, how many the segment's search through every partition finds. */
+static int
+recall_hits(lt_dataset *ds, const lt_field *vec, lt_ivf *ivf, lt_vmetric m, uint64_t *s)
+{
+	int			hits = 0;
+
+	for (int rep = 0; rep < 8; rep++)
+	{
+		float		q[4];
+		lt_knn_query kq = {vec, m, LT_VKERNEL_F32, q, 4, false};
+		lt_topk		a,
+					e;
+		lt_knn_stats ks = {0};
+		uint64_t	scored = 0;
+
+		for (int i = 0; i < 4; i++)
+			q[i] = (float) ((int) (unit_xorshift(s) % 2001) - 1000);
+		CHECK_OK(lt_topk_init(&a, 15, &err), err);
+		CHECK_OK(lt_topk_init(&e, 15, &err), err);
+		for (uint32_t p = 0; p < ivf->n_partitions; p++)
+			CHECK_OK(lt_ivf_search_partition(ivf, p, q, m, NULL, NULL, &a, &scored, &err), err);
+		CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
+		lt_topk_finish(&a);
+		lt_topk_finish(&e);
+		CHECK_EQ_INT(scored, 259);
+		for (size_t i = 0; i < a.n; i++)
+			for (size_t j = 0; j < e.n; j++)
+				if (a.items[i].addr == e.items[j].addr)
+					hits++;
+		lt_topk_free(&a);
+		lt_topk_free(&e);
+	}
+	return hits;
+}
+
+TEST(build_pq_sq)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *vec;
+	lt_ivf_build_options o = {0};
+	lt_built_index b,
+				b2;
+	lt_ivf	   *ivf,
+			   *ivf2;
+	uint64_t	s = 29;
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	o.kind = LT_IVF_BUILD_PQ;
+	o.num_partitions = 3;
+	o.num_sub_vectors = 2;
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		int			hits;
+
+		CHECK(strcmp(ivf->type_name, "IVF_PQ") == 0);
+		CHECK_EQ_INT(ivf->pq_m, 2);
+		CHECK_EQ_INT(ivf->pq_bits, 8);
+		CHECK(ivf->pq_transposed);
+		CHECK_EQ_INT(ivf->part_len[0] + ivf->part_len[1] + ivf->part_len[2], 259);
+		/* 256 codewords per 2-element sub-vector of 259 residuals: nearly exact */
+		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_L2, &s);
+		printf("  pq8 l2: %d of 120 exact neighbours found\n", hits);
+		CHECK(hits >= 108);
+	}
+	/* the same data and seed: the same codebook */
+	o.name = "again";
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b2, &err), err);
+	ivf2 = open_built(ds, &b2);
+	if (ivf && ivf2)
+		CHECK(memcmp(ivf->codebook, ivf2->codebook, sizeof(float) * 256 * 4) == 0);
+	lt_ivf_close(ivf);
+	lt_ivf_close(ivf2);
+	lt_built_index_remove(ds, &b);
+	lt_built_index_remove(ds, &b2);
+	lt_built_index_clear(&b);
+	lt_built_index_clear(&b2);
+
+	/* 4-bit codes, dot (no residual) */
+	o.name = NULL;
+	o.num_bits = 4;
+	o.metric = "dot";
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		int			hits;
+
+		CHECK(strcmp(ivf->type_name, "IVF_PQ") == 0);
+		CHECK_EQ_INT(ivf->pq_bits, 4);
+		CHECK_EQ_INT(ivf->pq_bytes, 1);
+		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_NEG_DOT, &s);
+		printf("  pq4 dot: %d of 120 exact neighbours found\n", hits);
+		CHECK(hits >= 60);
+		lt_ivf_close(ivf);
+	}
+	lt_built_index_remove(ds, &b);
+	lt_built_index_clear(&b);
+
+	/* SQ: 8-bit codes of each element */
+	memset(&o, 0, sizeof(o));
+	o.kind = LT_IVF_BUILD_SQ;
+	o.num_partitions = 3;
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		int			hits;
+
+		CHECK(strcmp(ivf->type_name, "IVF_SQ") == 0);
+		CHECK(ivf->sq_field != NULL && ivf->sq_start < ivf->sq_end);
+		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_L2, &s);
+		printf("  sq l2: %d of 120 exact neighbours found\n", hits);
+		CHECK(hits >= 108);
+		lt_ivf_close(ivf);
+	}
+	lt_built_index_remove(ds, &b);
+	lt_built_index_clear(&b);
+
+	/* PQ parameters that do not fit: errors, no files */
+	memset(&o, 0, sizeof(o));
+	o.kind = LT_IVF_BUILD_PQ;
+	o.num_partitions = 3;
+	o.num_sub_vectors = 3;
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	CHECK(strstr(err.msg, "must divide") != NULL);
+	CHECK_EQ_INT(b.n_files, 0);
+	o.num_sub_vectors = 1;
+	o.num_bits = 4;
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	o.num_bits = 5;
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	close_copy(ds, store);
+}
+
 int
 main(void)
 {
 	RUN(build_l2);
 	RUN(build_cosine);
 	RUN(build_errors);
+	RUN(build_pq_sq);
 	return unit_report("ivf_build");
 }

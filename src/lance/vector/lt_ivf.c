@@ -10,6 +10,7 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "vector/lt_sq.h"
 
 static inline uint32_t
 Max32(uint32_t a, uint32_t b)
@@ -235,7 +236,8 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 	{
 		uint64_t	at = 0;
 
-		if (strcmp(ix->type_name, "IVF_FLAT") != 0 && strcmp(ix->type_name, "IVF_PQ") != 0)
+		if (strcmp(ix->type_name, "IVF_FLAT") != 0 && strcmp(ix->type_name, "IVF_PQ") != 0 &&
+			strcmp(ix->type_name, "IVF_SQ") != 0)
 		{
 			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: searching an %s index", path, ix->type_name);
 			goto done;
@@ -280,6 +282,11 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		if (strcmp(ix->type_name, "IVF_PQ") == 0)
 		{
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
+				goto done;
+		}
+		else if (strcmp(ix->type_name, "IVF_SQ") == 0)
+		{
+			if ((rc = lt_sq_open_storage(ix, path, err)) != LT_OK)
 				goto done;
 		}
 		else
@@ -606,6 +613,8 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return LT_OK;
 	if (ix->pq_field)
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
+	if (ix->sq_field)
+		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
 		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)
 		goto done;

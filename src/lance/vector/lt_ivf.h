@@ -16,6 +16,7 @@
  *                byte j + 1, ...), and schema metadata "storage_metadata" = a JSON list holding one JSON
  *                object {"codebook_position": global buffer of the codebook Tensor, "nbits", "num_sub_vectors",
  *                "dimension", "transposed"}; the codebook is [M][2^nbits][dim / M] floats.
+ *                For IVF_SQ, column "__sq_code" and the bounds of the scalar quantizer (vector/lt_sq.h).
  *
  * Search (as the engine routes): the query's nprobes nearest centroids (by L2 on the normalized
  * query for cosine, by L2 for l2, by the dot product for dot), then every row of those partitions
@@ -61,6 +62,10 @@ typedef struct lt_ivf
 	float	   *codebook;		/* pq_m * 2^pq_bits * (dim / pq_m) */
 	float	   *table;			/* scratch: pq_m * 2^pq_bits distances */
 	float	   *residual;		/* scratch: dim */
+	/* IVF_SQ (lt_sq.h) */
+	const lt_field *sq_field;
+	double		sq_start;
+	double		sq_end;
 	/*
 	 * Set by the caller before a search: 4-bit codes scored as the engine scores a partition when its
 	 * search has no prefilter (no filter, no deleted rows): the first max(200, k_hint) rows exactly,
@@ -86,7 +91,7 @@ typedef struct lt_ivf_seq
 
 /*
  * Open the segment in directory dir ("_indices/<uuid>/" relative to the store).  with_storage: also
- * the auxiliary file (IVF_FLAT, IVF_PQ; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
+ * the auxiliary file (IVF_FLAT, IVF_PQ, IVF_SQ; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);

@@ -1,6 +1,6 @@
 /*
- * lt_ivf_build.c — IVF_FLAT index building (lt_ivf_build.h): k-means, partition assignment, the two
- * index files and the IndexMetadata details.
+ * lt_ivf_build.c — IVF_FLAT, IVF_PQ and IVF_SQ index building (lt_ivf_build.h): k-means, partition
+ * assignment, the two index files and the IndexMetadata details (the codes: lt_pq_build.c, lt_sq.c).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* qsort_r */
@@ -19,6 +19,8 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
+#include "vector/lt_pq_build.h"
+#include "vector/lt_sq.h"
 
 #define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
 /* Lloyd iterations stop once the loss improves by less than this fraction */
@@ -48,6 +50,11 @@ typedef struct ivf_build
 	lt_built_index *out;
 	const lt_ivf_build_options *opts;
 	uint64_t	total_rows;		/* rows of the version (the read phase's total) */
+	const char *type;			/* "IVF_FLAT", "IVF_PQ" or "IVF_SQ" */
+	uint32_t	code_bytes;		/* per vector, of the PQ or SQ codes (held besides the vectors) */
+	const char *what;			/* "building an IVF_... index", for cancel messages */
+	lt_pq_model pq;				/* IVF_PQ */
+	lt_sq_model sq;				/* IVF_SQ */
 } ivf_build;
 
 static void
@@ -61,7 +68,7 @@ const char *
 lt_ivf_build_unfit(const lt_field *column)
 {
 	if (column->type != LT_TYPE_FIXED_LIST || column->n_children != 1 || column->fixed_size <= 0)
-		return "an IVF_FLAT index needs a fixed_size_list column";
+		return "an IVF index needs a fixed_size_list column";
 	if (column->children[0]->type != LT_TYPE_FLOAT32)
 		return "only fixed_size_list<float32, N> vectors are indexed (not float16 or float64 elements)";
 	return NULL;
@@ -138,12 +145,12 @@ gather(ivf_build *b, lt_error *err)
 				if (rc == LT_OK)
 					rc = push_id(b, ids[r], &cap, err);
 			}
-			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16) > b->max_memory)
+			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16 + b->code_bytes) > b->max_memory)
 				rc = lt_error_set(err, LT_ENOMEM,
-								  "building an IVF_FLAT index on column \"%s\" needs more than %llu MB of memory (over %lld vectors read so far)",
-								  b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
+								  "building an %s index on column \"%s\" needs more than %llu MB of memory (over %lld vectors read so far)",
+								  b->type, b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
 			if (rc == LT_OK)
-				rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+				rc = lt_check_interrupt(err, b->what);
 			progress(b, LT_IVF_PHASE_READ, (uint64_t) b->n, b->total_rows);
 		}
 		lt_fragment_scanner_free(sc);
@@ -229,7 +236,7 @@ train(ivf_build *b, lt_error *err)
 	{
 		double		loss = 0;
 
-		if ((rc = lt_check_interrupt(err, "building an IVF_FLAT index")) != LT_OK)
+		if ((rc = lt_check_interrupt(err, b->what)) != LT_OK)
 			goto done;
 		progress(b, LT_IVF_PHASE_TRAIN, it, b->max_iters);
 		memset(sums, 0, (size_t) b->k * b->dim * sizeof(double));
@@ -286,7 +293,7 @@ assign(ivf_build *b, lt_error *err)
 		b->loss += d;
 		if ((i & 0xffff) == 0xffff)
 		{
-			LT_TRY(lt_check_interrupt(err, "building an IVF_FLAT index"));
+			LT_TRY(lt_check_interrupt(err, b->what));
 			progress(b, LT_IVF_PHASE_ASSIGN, (uint64_t) i, (uint64_t) b->n);
 		}
 	}
@@ -350,7 +357,8 @@ write_auxiliary(ivf_build *b, lt_error *err)
 				item,
 				flat;
 	lt_field   *item_ptr = &item;
-	const lt_field *fields[2] = {&rowid, &flat};
+	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.field :
+		b->opts->kind == LT_IVF_BUILD_SQ ? &b->sq.field : &flat};
 	char		logical[64];
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
@@ -387,10 +395,32 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	for (uint32_t c = 1; c < b->k; c++)
 		offsets[c] = offsets[c - 1] + lengths[c - 1];
 
-	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(&flat, &vecs, err)) != LT_OK ||
+	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(fields[1], &vecs, err)) != LT_OK ||
 		(rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
 		goto done;
-	for (int64_t at = 0; rc == LT_OK && at < b->n; at += ROWS_PER_WRITE)
+	/* PQ codes are transposed within a partition: one write per partition (SQ codes likewise) */
+	for (uint32_t c = 0; rc == LT_OK && fields[1] != &flat && c < b->k; c++)
+	{
+		int64_t		n = lengths[c];
+		lt_array   *cols[2] = {ids, vecs};
+
+		if (n == 0)
+			continue;
+		lt_array_clear(ids);
+		if ((rc = lt_array_reserve(ids, n, err)) != LT_OK)
+			break;
+		for (int64_t r = 0; r < n; r++)
+			((uint64_t *) ids->values)[r] = b->ids[order[offsets[c] + r]];
+		ids->length = n;
+		rc = b->opts->kind == LT_IVF_BUILD_SQ ? lt_sq_fill(&b->sq, order + offsets[c], n, vecs, err) :
+			lt_pq_fill_partition(&b->pq, order + offsets[c], n, vecs, err);
+		if (rc == LT_OK)
+			rc = lt_file_writer_write(w, cols, n, err);
+		if (rc == LT_OK)
+			rc = lt_check_interrupt(err, b->what);
+		progress(b, LT_IVF_PHASE_WRITE, offsets[c] + (uint64_t) n, (uint64_t) b->n);
+	}
+	for (int64_t at = 0; rc == LT_OK && fields[1] == &flat && at < b->n; at += ROWS_PER_WRITE)
 	{
 		int64_t		n = b->n - at < ROWS_PER_WRITE ? b->n - at : ROWS_PER_WRITE;
 		lt_array   *cols[2] = {ids, vecs};
@@ -405,7 +435,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		if ((rc = lt_array_append_take(vecs, b->vecs, order + at, n, err)) == LT_OK)
 			rc = lt_file_writer_write(w, cols, n, err);
 		if (rc == LT_OK)
-			rc = lt_check_interrupt(err, "building an IVF_FLAT index");
+			rc = lt_check_interrupt(err, b->what);
 		progress(b, LT_IVF_PHASE_WRITE, (uint64_t) (at + n), (uint64_t) b->n);
 	}
 	if (rc != LT_OK)
@@ -414,15 +444,23 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	ivf.offsets = offsets;
 	ivf.n_lengths = b->k;
 	ivf.lengths = lengths;
-	storage = lt_asprintf("[\"{\\\"dim\\\":%u}\"]", b->dim);
-	if (!storage)
-		rc = lt_nomem(err);
-	if (rc == LT_OK)
-		rc = lt_file_writer_add_metadata_text(w, "storage_metadata", storage, err);
+	if (fields[1] == &flat)
+	{
+		storage = lt_asprintf("[\"{\\\"dim\\\":%u}\"]", b->dim);
+		if (!storage)
+			rc = lt_nomem(err);
+		if (rc == LT_OK)
+			rc = lt_file_writer_add_metadata_text(w, "storage_metadata", storage, err);
+	}
 	if (rc == LT_OK)
 		rc = lt_file_writer_add_metadata_text(w, "distance_type", b->metric, err);
 	if (rc == LT_OK)
 		rc = put_ivf(w, &ivf, err);
+	/* the codebook after the Ivf: global buffer 2, as the engine numbers them */
+	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_PQ)
+		rc = lt_pq_put_storage(&b->pq, w, err);
+	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_SQ)
+		rc = lt_sq_put_storage(&b->sq, w, err);
 	if (rc == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "auxiliary.idx", err);
 done:
@@ -448,7 +486,7 @@ write_index(ivf_build *b, lt_error *err)
 	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
 	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
 	char	   *flat = lt_malloc((size_t) b->k * 3 + 3);
-	char	   *index = lt_asprintf("{\"type\":\"IVF_FLAT\",\"distance_type\":\"%s\"}", b->metric);
+	char	   *index = lt_asprintf("{\"type\":\"%s\",\"distance_type\":\"%s\"}", b->type, b->metric);
 	lt_code		rc = LT_OK;
 
 	if (!zeros64 || !zeros32 || !flat || !index)
@@ -531,8 +569,9 @@ put_param(uint8_t *p, const char *key, const char *value)
 }
 
 /*
- * VectorIndexDetails as the engine records an IVF_FLAT build: metric_type (1: 0 l2, 1 cosine, 2 dot;
- * omitted when 0), the flat compression (8, an empty message) and the build parameters (9).
+ * VectorIndexDetails as the engine records an IVF build: metric_type (1: 0 l2, 1 cosine, 2 dot;
+ * omitted when 0), the compression (IVF_FLAT: flat, 8, an empty message; IVF_PQ: pq, 4, {num_bits 1,
+ * num_sub_vectors 2}) and the build parameters (9; IVF_PQ adds the PQ training's).
  */
 static lt_code
 make_details(ivf_build *b, lt_error *err)
@@ -552,12 +591,45 @@ make_details(ivf_build *b, lt_error *err)
 		*p++ = 0x08;
 		p = put_varint(p, (uint64_t) metric);
 	}
-	*p++ = 0x42;
-	*p++ = 0x00;
+	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	{
+		uint8_t		pq[24],
+				   *q = pq;
+
+		*q++ = 0x08;
+		q = put_varint(q, b->pq.bits);
+		*q++ = 0x10;
+		q = put_varint(q, b->pq.m);
+		*p++ = 0x22;
+		p = put_varint(p, (uint64_t) (q - pq));
+		memcpy(p, pq, (size_t) (q - pq));
+		p += q - pq;
+	}
+	else if (b->opts->kind == LT_IVF_BUILD_SQ)
+	{
+		/* sq (5): {num_bits 8} */
+		*p++ = 0x2a;
+		*p++ = 0x02;
+		*p++ = 0x08;
+		*p++ = 0x08;
+	}
+	else
+	{
+		*p++ = 0x42;
+		*p++ = 0x00;
+	}
 	p = put_param(p, "lance.ivf.max_iters", iters);
 	p = put_param(p, "lance.ivf.sample_rate", rate);
 	p = put_param(p, "lance.ivf.shuffle_partition_batches", "10240");
 	p = put_param(p, "lance.ivf.shuffle_partition_concurrency", "2");
+	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	{
+		p = put_param(p, "lance.pq.kmeans_redos", "1");
+		p = put_param(p, "lance.pq.max_iters", iters);
+		p = put_param(p, "lance.pq.sample_rate", rate);
+	}
+	if (b->opts->kind == LT_IVF_BUILD_SQ)
+		p = put_param(p, "lance.sq.sample_rate", rate);
 	p = put_param(p, "lance.skip_transpose", "false");
 	b->out->details = buf;
 	b->out->details_len = (size_t) (p - buf);
@@ -577,8 +649,8 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 
 	memset(out, 0, sizeof(*out));
 	if ((why = lt_ivf_build_unfit(column)))
-		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an IVF_FLAT index on column \"%s\" (%s): %s",
-							column->name, column->logical_type, why);
+		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an %s index on column \"%s\" (%s): %s",
+							opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT", column->name, column->logical_type, why);
 	b.metric = opts->metric ? opts->metric : "l2";
 	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0)
 		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine or dot)", b.metric);
@@ -586,6 +658,21 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.ds = ds;
 	b.column = column;
 	b.dim = (uint32_t) column->fixed_size;
+	b.type = opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT";
+	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
+		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" : "building an IVF_FLAT index";
+	b.sq.dim = b.dim;
+	b.code_bytes = opts->kind == LT_IVF_BUILD_SQ ? b.dim : 0;
+	if (opts->kind == LT_IVF_BUILD_PQ)
+	{
+		b.pq.dim = b.dim;
+		b.pq.m = opts->num_sub_vectors ? opts->num_sub_vectors : lt_pq_default_sub_vectors(b.dim);
+		b.pq.bits = opts->num_bits ? opts->num_bits : 8;
+		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
+			return lt_error_set(err, LT_EINVALID, "IVF_PQ of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
+								b.pq.m, b.pq.bits, b.dim, why);
+		b.code_bytes = b.pq.m;
+	}
 	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
 	b.max_iters = opts->max_iters ? opts->max_iters : LT_IVF_BUILD_MAX_ITERS;
 	b.rng = opts->seed ? opts->seed : LT_IVF_BUILD_SEED;
@@ -612,6 +699,13 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		rc = train(&b, err);
 	if (rc == LT_OK)
 		rc = assign(&b, err);
+	/* residual PQ for l2 and cosine (normalized vectors), the vectors themselves for dot: the engine's */
+	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_PQ)
+		rc = lt_pq_train_encode(&b.pq, (const float *) b.vecs->children[0]->values, b.n, b.centroids, b.assign,
+								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
+	/* SQ: no residual, the (normalized for cosine) vectors themselves */
+	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_SQ)
+		rc = lt_sq_train_encode(&b.sq, (const float *) b.vecs->children[0]->values, b.n, b.sample_rate, &b.rng, err);
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
@@ -625,6 +719,8 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	lt_free(b.centroids);
 	lt_free(b.assign);
 	lt_free(b.dir);
+	lt_pq_model_free(&b.pq);
+	lt_sq_model_free(&b.sq);
 	if (rc != LT_OK)
 	{
 		lt_built_index_remove(ds, out);

@@ -1,6 +1,7 @@
 /*
- * lt_ivf_build.h — building an IVF_FLAT vector index as the Lance engine writes it (the contract;
- * implemented in lt_ivf_build.c; txn/lt_txn_index.h commits it as any built index).
+ * lt_ivf_build.h — building an IVF_FLAT, IVF_PQ or IVF_SQ vector index as the Lance engine writes it (the
+ * contract; implemented in lt_ivf_build.c, the quantizers in lt_pq_build.c and lt_sq.c;
+ * txn/lt_txn_index.h commits it as any built index).
  *
  * The build reads every live, non-NULL vector of a fixed_size_list<float32, dim> column, trains
  * k-means centroids on a sample (num_partitions * sample_rate vectors, at most max_iters Lloyd
@@ -19,8 +20,20 @@
  * and the IndexMetadata details the engine records: /lance.index.pb.VectorIndexDetails with the
  * metric, the flat compression and the build's parameters, index_version 1.
  *
+ * IVF_PQ (kind LT_IVF_BUILD_PQ) is the same but for: lance:index type "IVF_PQ"; auxiliary.idx holds
+ * column __pq_code (the codes of lt_pq_build.h, transposed within each partition) instead of flat,
+ * global buffer 2 the codebook and storage_metadata the quantizer's parameters; the details record
+ * the pq compression (num_bits, num_sub_vectors) and the PQ training parameters (the same
+ * sample_rate and max_iters as the IVF's).  The PQ codebook is trained after the IVF centroids with
+ * the same seeded generator, so an IVF_PQ build repeats itself too.
+ *
+ * IVF_SQ (LT_IVF_BUILD_SQ): type "IVF_SQ", column __sq_code (lt_sq.h: 8-bit codes of each element
+ * between the least and largest element of a sample of sample_rate * 256 vectors) and its
+ * storage_metadata; the details record the sq compression (num_bits 8) and lance.sq.sample_rate.
+ *
  * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
- * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes), bounded
+ * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes, and the
+ * codes: + num_sub_vectors for PQ, + dim for SQ), bounded
  * by max_memory (LT_ENOMEM before reading further).  Cancel: polled between batches and iterations.
  */
 #ifndef LT_IVF_BUILD_H
@@ -49,9 +62,19 @@ typedef enum lt_ivf_build_phase
 
 typedef void (*lt_ivf_progress_fn) (void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total);
 
+typedef enum lt_ivf_build_kind
+{
+	LT_IVF_BUILD_FLAT = 0,
+	LT_IVF_BUILD_PQ,
+	LT_IVF_BUILD_SQ
+} lt_ivf_build_kind;
+
 typedef struct lt_ivf_build_options
 {
 	const char *name;			/* NULL: "<column>_idx" */
+	lt_ivf_build_kind kind;
+	uint32_t	num_sub_vectors;	/* IVF_PQ; 0: lt_pq_default_sub_vectors (Lance's default) */
+	uint32_t	num_bits;		/* IVF_PQ: 8 (0) or 4 */
 	uint32_t	num_partitions; /* 0: the square root of the live rows (at least 1) */
 	const char *metric;			/* "l2" (NULL), "cosine" or "dot" */
 	uint32_t	sample_rate;	/* 0: LT_IVF_BUILD_SAMPLE_RATE training vectors per partition */

@@ -1,0 +1,319 @@
+/*
+ * lt_sq.c — IVF_SQ storage: reading, searching and building (lt_sq.h).
+ */
+#include "vector/lt_sq.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/lt_alloc.h"
+
+/* The number after key (a quoted name, its quotes maybe escaped) in JSON text. */
+static bool
+json_double(const uint8_t *s, size_t len, const char *key, double *out)
+{
+	size_t		kl = strlen(key);
+
+	for (size_t i = 0; i + kl + 2 < len; i++)
+	{
+		size_t		j;
+		char		num[64];
+		size_t		n = 0;
+		char	   *end;
+
+		if (s[i] != '"' || memcmp(s + i + 1, key, kl) != 0)
+			continue;
+		j = i + 1 + kl;
+		if (j < len && s[j] == '\\')
+			j++;
+		if (j >= len || s[j] != '"')
+			continue;
+		j++;
+		while (j < len && (s[j] == ' ' || s[j] == ':'))
+			j++;
+		while (j < len && n + 1 < sizeof(num) && strchr("+-.0123456789eE", s[j]) && s[j])
+			num[n++] = (char) s[j++];
+		num[n] = 0;
+		*out = strtod(num, &end);
+		return n > 0 && *end == 0;
+	}
+	return false;
+}
+
+bool
+lt_sq_parse_metadata(const uint8_t *m, size_t len, long *dim, long *bits, double *start, double *end)
+{
+	double		d,
+				b;
+
+	if (m == NULL || !json_double(m, len, "dim", &d) || !json_double(m, len, "num_bits", &b) ||
+		!json_double(m, len, "start", start) || !json_double(m, len, "end", end))
+		return false;
+	*dim = (long) d;
+	*bits = (long) b;
+	return isfinite(*start) && isfinite(*end) && *start <= *end;
+}
+
+lt_code
+lt_sq_open_storage(lt_ivf *ix, const char *path, lt_error *err)
+{
+	size_t		len;
+	const uint8_t *m = lt_index_file_meta(ix->aux, "storage_metadata", &len);
+	long		dim,
+				bits;
+
+	if (!lt_sq_parse_metadata(m, m ? len : 0, &dim, &bits, &ix->sq_start, &ix->sq_end))
+		return lt_corrupt(err, "%s: no SQ storage_metadata", path);
+	if (bits != 8 || dim != (long) ix->dim)
+		return lt_corrupt(err, "%s: SQ of %ld bits, dimension %ld for vectors of %u", path, bits, dim, ix->dim);
+	LT_TRY(lt_index_file_field(ix->aux, "__sq_code", LT_TYPE_FIXED_LIST, &ix->sq_field, err));
+	if (ix->sq_field->fixed_size != (int32_t) ix->dim || ix->sq_field->n_children != 1 ||
+		ix->sq_field->children[0]->type != LT_TYPE_UINT8)
+		return lt_corrupt(err, "%s: column __sq_code is not fixed_size_list<uint8, %u>", path, ix->dim);
+	return LT_OK;
+}
+
+/* x as the engine codes it: (x - start) * 255 / range cast as Rust's `as u8` (truncated, saturating, NaN 0) */
+static inline uint8_t
+sq_code(double x, double start, double range)
+{
+	double		v;
+
+	if (range == 0)
+		return 0;
+	v = (x - start) * 255.0 / range;
+	return !(v > 0) ? 0 : v >= 255 ? 255 : (uint8_t) v;
+}
+
+lt_code
+lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
+					   void *arg, lt_topk *topk, uint64_t *scored, lt_error *err)
+{
+	lt_array   *ids = NULL,
+			   *codes = NULL;
+	uint32_t	len = ix->part_len[p],
+				dim = ix->dim;
+	uint8_t    *qc = lt_malloc(dim);
+	double		range = ix->sq_end - ix->sq_start,
+				norm = 0;
+	float		fr = (float) range;
+	float		factor = fr * fr;
+	float		s0 = (float) ix->sq_start,
+				step = (float) (range / 255.0);
+	lt_code		rc;
+
+	if (qc == NULL)
+		return lt_nomem(err);
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		for (uint32_t i = 0; i < dim; i++)
+			norm += (double) q[i] * q[i];
+		norm = sqrt(norm);
+	}
+	for (uint32_t i = 0; i < dim; i++)
+	{
+		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
+
+		qc[i] = sq_code(x, ix->sq_start, range);
+	}
+	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
+		(rc = lt_index_file_read(ix->aux, ix->sq_field, ix->part_start[p], len, &codes, err)) != LT_OK)
+		goto done;
+	if (ids->length != len || codes->length != len || codes->children[0] == NULL ||
+		codes->children[0]->length != (int64_t) len * dim)
+	{
+		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
+		goto done;
+	}
+	if (ix->seq && ix->seq->n + len > ix->seq->cap)
+	{
+		uint64_t	cap = 1024 + 2 * (ix->seq->n + len);
+		uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
+
+		if (ids2 == NULL)
+		{
+			rc = lt_nomem(err);
+			goto done;
+		}
+		ix->seq->ids = ids2;
+		ix->seq->cap = cap;
+	}
+	for (uint32_t r = 0; r < len; r++)
+	{
+		const uint8_t *c = codes->children[0]->values + (size_t) r * dim;
+		uint64_t	id;
+		uint32_t	sum = 0;
+		float		d;
+		double		s;
+
+		if (!lt_array_is_valid(ids, r))
+			continue;
+		memcpy(&id, ids->values + (size_t) r * 8, 8);
+		if (accept && !accept(id, arg))
+			continue;
+		if (ix->metric == LT_VMETRIC_NEG_DOT)
+		{
+			/* the query against the dequantized codes, as Lance 12 scores dot */
+			float		dot = 0;
+
+			for (uint32_t i = 0; i < dim; i++)
+				dot += q[i] * (s0 + (float) c[i] * step);
+			s = -(double) dot;
+		}
+		else
+		{
+			for (uint32_t i = 0; i < dim; i++)
+			{
+				int			x = (int) c[i] - (int) qc[i];
+
+				sum += (uint32_t) (x * x);
+			}
+			d = (float) sum * factor / 65025.0f;
+			/* l2: the square root of the squared distance; cosine: half the normalized squared L2 */
+			s = ix->metric == LT_VMETRIC_L2 ? (d > 0 ? sqrt((double) d) : 0) : (double) d / 2;
+		}
+		if (ix->seq)
+		{
+			ix->seq->ids[ix->seq->n] = id;
+			lt_topk_push(topk, s, ix->seq->n++);
+		}
+		else
+			lt_topk_push(topk, s, id);
+		if (scored)
+			(*scored)++;
+	}
+	rc = LT_OK;
+done:
+	lt_free(qc);
+	lt_array_free(ids);
+	lt_array_free(codes);
+	return rc;
+}
+
+/* ---- building ------------------------------------------------------------------------ */
+
+/* splitmix64 over the build's state */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
+
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return z ^ (z >> 31);
+}
+
+lt_code
+lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sample_rate, uint64_t *rng,
+				   lt_error *err)
+{
+	int64_t		want = (int64_t) sample_rate * 256;
+	int64_t		m = n < want ? n : want;
+	int64_t    *sample = NULL;
+	double		lo = INFINITY,
+				hi = -INFINITY,
+				range;
+	lt_code		rc = LT_OK;
+
+	/* __sq_code: fixed_size_list<uint8, dim>, its element the list's synthetic child (id -1) */
+	memset(&sq->field, 0, sizeof(sq->field));
+	memset(&sq->item, 0, sizeof(sq->item));
+	snprintf(sq->logical, sizeof(sq->logical), "fixed_size_list:uint8:%u", sq->dim);
+	sq->field.id = 1;
+	sq->field.parent_id = -1;
+	sq->field.name = "__sq_code";
+	sq->field.logical_type = sq->logical;
+	sq->field.type = LT_TYPE_FIXED_LIST;
+	sq->field.nullable = true;
+	sq->field.fixed_size = (int32_t) sq->dim;
+	sq->field.n_children = 1;
+	sq->item_ptr = &sq->item;
+	sq->field.children = &sq->item_ptr;
+	sq->item.id = -1;
+	sq->item.parent_id = 1;
+	sq->item.parent = &sq->field;
+	sq->item.name = "item";
+	sq->item.logical_type = "uint8";
+	sq->item.type = LT_TYPE_UINT8;
+	sq->item.byte_width = 1;
+	sq->item.nullable = true;
+
+	sq->codes = lt_malloc((size_t) (n ? n : 1) * sq->dim);
+	sample = lt_malloc((size_t) (n ? n : 1) * sizeof(int64_t));
+	if (!sq->codes || !sample)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	/* the first m of a partial Fisher-Yates shuffle: a uniform sample without repetition */
+	for (int64_t i = 0; i < n; i++)
+		sample[i] = i;
+	for (int64_t i = 0; i < m; i++)
+	{
+		int64_t		j = i + (int64_t) (next_random(rng) % (uint64_t) (n - i));
+		int64_t		t = sample[i];
+		const float *v;
+
+		sample[i] = sample[j];
+		sample[j] = t;
+		v = vecs + (size_t) sample[i] * sq->dim;
+		for (uint32_t d = 0; d < sq->dim; d++)
+		{
+			if (v[d] < lo)
+				lo = v[d];
+			if (v[d] > hi)
+				hi = v[d];
+		}
+	}
+	if (m == 0)
+		lo = hi = 0;
+	sq->start = lo;
+	sq->end = hi;
+	range = hi - lo;
+	for (int64_t i = 0; i < n; i++)
+	{
+		const float *v = vecs + (size_t) i * sq->dim;
+
+		for (uint32_t d = 0; d < sq->dim; d++)
+			sq->codes[(size_t) i * sq->dim + d] = sq_code(v[d], lo, range);
+		if ((i & 0xffff) == 0xffff && (rc = lt_check_interrupt(err, "building an IVF_SQ index")) != LT_OK)
+			break;
+	}
+done:
+	lt_free(sample);
+	return rc;
+}
+
+lt_code
+lt_sq_fill(const lt_sq_model *sq, const int64_t *rows, int64_t n, lt_array *codes, lt_error *err)
+{
+	lt_array   *bytes = codes->children[0];
+
+	lt_array_clear(codes);
+	LT_TRY(lt_array_reserve(codes, n, err));
+	LT_TRY(lt_array_reserve(bytes, n * sq->dim, err));
+	for (int64_t r = 0; r < n; r++)
+		memcpy(bytes->values + (size_t) r * sq->dim, sq->codes + (size_t) rows[r] * sq->dim, sq->dim);
+	bytes->length = n * sq->dim;
+	codes->length = n;
+	return LT_OK;
+}
+
+lt_code
+lt_sq_put_storage(const lt_sq_model *sq, lt_file_writer *w, lt_error *err)
+{
+	char		meta[256];
+
+	snprintf(meta, sizeof(meta), "[\"{\\\"dim\\\":%u,\\\"num_bits\\\":8,\\\"bounds\\\":{\\\"start\\\":%.17g,\\\"end\\\":%.17g}}\"]",
+			 sq->dim, sq->start, sq->end);
+	return lt_file_writer_add_metadata_text(w, "storage_metadata", meta, err);
+}
+
+void
+lt_sq_model_free(lt_sq_model *sq)
+{
+	lt_free(sq->codes);
+	sq->codes = NULL;
+}
