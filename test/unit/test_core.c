@@ -738,6 +738,167 @@ TEST(corrupt_manifests)
 	free(buf);
 }
 
+/* A fragment of one data file (two fields), as a writer adds it; malloc'd in one piece. */
+typedef struct test_frag
+{
+	Lt__Pb__DataFragment f;
+	Lt__Pb__DataFile d;
+	Lt__Pb__DataFile *dp;
+	int32_t		fields[2];
+	int32_t		cols[2];
+	char		path[32];
+} test_frag;
+
+static test_frag *
+make_frag(uint64_t id, uint64_t rows)
+{
+	test_frag  *t = calloc(1, sizeof(test_frag));
+
+	lt__pb__data_fragment__init(&t->f);
+	lt__pb__data_file__init(&t->d);
+	snprintf(t->path, sizeof(t->path), "frag-%llu.lance", (unsigned long long) id);
+	t->d.path = t->path;
+	t->fields[0] = 0;
+	t->fields[1] = 1;
+	t->cols[0] = 0;
+	t->cols[1] = 1;
+	t->d.n_fields = t->d.n_column_indices = 2;
+	t->d.fields = t->fields;
+	t->d.column_indices = t->cols;
+	t->d.file_major_version = 2;
+	t->d.file_minor_version = 1;
+	t->dp = &t->d;
+	t->f.has_id = true;
+	t->f.id = id;
+	t->f.n_files = 1;
+	t->f.files = &t->dp;
+	t->f.has_physical_rows = true;
+	t->f.physical_rows = rows;
+	return t;
+}
+
+/*
+ * A manifest serialised from its predecessor's bytes (lt_manifest_serialize_from: kept fragments copied as
+ * encoded) is byte for byte the full serialisation, and parses back to the same fragments; bytes that do not
+ * hold the predecessor's fragments fall back to packing everything.
+ */
+TEST(manifest_splice)
+{
+	enum {N = 60};
+	Lt__Pb__Manifest m0 = LT__PB__MANIFEST__INIT;
+	Lt__Pb__Field *fields[2] = {pbf("id", 0, -1, "int64"), pbf("s", 1, -1, "string")};
+	Lt__Pb__Manifest__ConfigEntry ce = LT__PB__MANIFEST__CONFIG_ENTRY__INIT;
+	Lt__Pb__Manifest__ConfigEntry *cep = &ce;
+	Lt__Pb__DataFragment *frags0[N];
+	test_frag  *made[N + 3];
+	Lt__Pb__DataFragment *frags1[N + 2];
+	Lt__Pb__DeletionFile del = LT__PB__DELETION_FILE__INIT;
+	Lt__Pb__DataFragment changed;
+	Lt__Pb__Manifest *p0 = NULL,
+			   *p1 = NULL;
+	Lt__Pb__Manifest m1;
+	lt_manifest_prev prev;
+	uint8_t    *b0 = NULL,
+			   *spliced = NULL,
+			   *full = NULL;
+	uint64_t	l0 = 0,
+				ls = 0,
+				lf = 0;
+	size_t		n1 = 0;
+
+	for (int i = 0; i < N; i++)
+	{
+		made[i] = make_frag((uint64_t) i * 2, (uint64_t) i + 1);	/* ids with gaps: 0, 2, 4, ... */
+		frags0[i] = &made[i]->f;
+	}
+	made[N] = make_frag(N * 2, 7);
+	made[N + 1] = make_frag(N * 2 + 1, 8);
+	made[N + 2] = NULL;
+	ce.key = "lance.auto_cleanup.interval";
+	ce.value = "20";
+	m0.n_fields = 2;
+	m0.fields = fields;
+	m0.n_fragments = N;
+	m0.fragments = frags0;
+	m0.has_version = true;
+	m0.version = 1;
+	m0.has_max_fragment_id = true;
+	m0.max_fragment_id = N * 2 - 2;
+	m0.n_config = 1;
+	m0.config = &cep;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &b0, &l0, &err), err);
+	CHECK_OK(lt_manifest_parse(b0, l0, "m0", &p0, NULL, NULL, &err), err);
+	if (!p0)
+		goto out;
+	CHECK(p0->n_fragments == N);
+	{
+		uint64_t	pos = lt_le64(b0 + l0 - 16);
+
+		prev.msg = b0 + pos + 4;
+		prev.len = lt_le32(b0 + pos);
+	}
+	prev.fragments = p0->fragments;
+	prev.n_fragments = p0->n_fragments;
+
+	/* the next version: fragment 20 (id 40) gone, fragment 10 (id 20) given a deletion file, two added */
+	changed = *p0->fragments[10];
+	del.has_id = del.has_num_deleted_rows = true;
+	del.id = 99;
+	del.num_deleted_rows = 1;
+	changed.deletion_file = &del;
+	for (int i = 0; i < N; i++)
+		if (i != 20)
+			frags1[n1++] = i == 10 ? &changed : p0->fragments[i];
+	frags1[n1++] = &made[N]->f;
+	frags1[n1++] = &made[N + 1]->f;
+	m1 = *p0;
+	m1.n_fragments = n1;
+	m1.fragments = frags1;
+	m1.version = 2;
+	m1.max_fragment_id = N * 2 + 1;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &full, &lf, &err), err);
+	CHECK(spliced && full && ls == lf && memcmp(spliced, full, lf) == 0);
+	CHECK(m1.fragments == frags1 && m1.n_fragments == n1);	/* m1 is as it was */
+	CHECK_OK(lt_manifest_parse(spliced, ls, "m1", &p1, NULL, NULL, &err), err);
+	if (p1)
+	{
+		CHECK(p1->version == 2 && p1->n_fields == 2 && p1->n_config == 1 && p1->n_fragments == N + 1);
+		for (size_t i = 0; i < p1->n_fragments && i < n1; i++)
+		{
+			CHECK(p1->fragments[i]->id == frags1[i]->id);
+			CHECK(p1->fragments[i]->physical_rows == frags1[i]->physical_rows);
+			CHECK((p1->fragments[i]->deletion_file != NULL) == (frags1[i]->id == 20));
+			CHECK(p1->fragments[i]->n_files == 1 &&
+				  strcmp(p1->fragments[i]->files[0]->path, frags1[i]->files[0]->path) == 0);
+		}
+		lt__pb__manifest__free_unpacked(p1, lt_protobuf_allocator());
+	}
+	free(spliced);
+	spliced = NULL;
+
+	/* bytes that do not hold the predecessor's fragments: everything packed, the same result */
+	prev.n_fragments = N - 1;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+	free(spliced);
+	spliced = NULL;
+	prev.n_fragments = N;
+	prev.len = 3;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+out:
+	if (p0)
+		lt__pb__manifest__free_unpacked(p0, lt_protobuf_allocator());
+	for (int i = 0; made[i]; i++)
+		free(made[i]);
+	free(fields[0]);
+	free(fields[1]);
+	free(b0);
+	free(spliced);
+	free(full);
+}
+
 /* ---- buffer pool ---- */
 
 static int	pool_live;			/* buffers the pool's allocator has handed out and not freed */
@@ -829,5 +990,6 @@ main(void)
 	RUN(branches);
 	RUN(v1_naming);
 	RUN(corrupt_manifests);
+	RUN(manifest_splice);
 	return unit_report("core");
 }

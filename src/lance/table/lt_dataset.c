@@ -824,6 +824,18 @@ lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path, Lt__Pb__Ma
 	return LT_OK;
 }
 
+bool
+lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out)
+{
+	if (!ds->manifest_msg)
+		return false;
+	out->msg = ds->manifest_msg;
+	out->len = ds->manifest_msg_len;
+	out->fragments = ds->manifest->fragments;
+	out->n_fragments = ds->manifest->n_fragments;
+	return true;
+}
+
 uint64_t
 lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
 {
@@ -1043,7 +1055,10 @@ recount_deleted(lt_dataset *ds, Lt__Pb__DataFragment *f, lt_error *err)
 	if (rc == LT_OK)
 		rc = lt_deletion_parse(buf, (size_t) len, type, 0, 0, path, &dv, err);
 	if (rc == LT_OK)
+	{
 		f->deletion_file->num_deleted_rows = dv->count;
+		ds->manifest_msg = NULL;	/* the bytes no longer say what the fragment does */
+	}
 	lt_deletion_free(dv);
 	lt_free(buf);
 	lt_free(path);
@@ -1077,6 +1092,7 @@ recount_rows(lt_dataset *ds, lt_error *err)
 		lt_free(path);
 		LT_TRY(rc);
 		f->physical_rows = file->num_rows;
+		ds->manifest_msg = NULL;
 		lt_file_close(file);
 		if (f->physical_rows > UINT32_MAX)
 			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
@@ -1194,7 +1210,17 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 	if (rc == LT_OK)
 		rc = lt_manifest_parse(buf, len, ds->manifest_path, &ds->manifest, &ds->index_section,
 							   &ds->transaction, err);
-	lt_free(buf);
+	if (rc == LT_OK)
+	{
+		/* kept: a commit on this version copies the fragments it keeps from these bytes (lt_manifest_write.c) */
+		uint64_t	pos = lt_le64(buf + len - 16);
+
+		ds->manifest_file = buf;
+		ds->manifest_msg = buf + pos + 4;
+		ds->manifest_msg_len = lt_le32(buf + pos);
+	}
+	else
+		lt_free(buf);
 	if (rc == LT_OK && ds->manifest->has_version && ds->manifest->version != version)
 		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
 						(unsigned long long) ds->manifest->version);
@@ -1235,6 +1261,7 @@ lt_dataset_close(lt_dataset *ds)
 	if (ds->transaction)
 		lt__pb__transaction__free_unpacked(ds->transaction, lt_protobuf_allocator());
 	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_file);
 	lt_free(ds->manifest_path);
 	lt_free(ds->prefix);
 	lt_free(ds->root_prefix);

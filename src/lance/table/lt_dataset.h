@@ -79,6 +79,9 @@ typedef struct lt_dataset
 	struct Lt__Pb__Manifest *manifest;
 	struct Lt__Pb__IndexSection *index_section;	/* NULL when there are no indexes */
 	struct Lt__Pb__Transaction *transaction;	/* the inline transaction, or NULL */
+	uint8_t    *manifest_file;	/* the manifest file's bytes, kept for splicing the next one (or NULL) */
+	const uint8_t *manifest_msg;	/* its Manifest message */
+	uint64_t	manifest_msg_len;
 	lt_schema  *schema;
 	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
 	size_t		n_fragments;
@@ -161,6 +164,25 @@ lt_code		lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path,
 lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
 								  const struct Lt__Pb__Transaction *txn, uint8_t **out, uint64_t *len,
 								  lt_error *err);
+
+/*
+ * The previous manifest as encoded, for lt_manifest_serialize_from: fragments of the new manifest that are
+ * prev's (the same DataFragment pointers, unchanged since they were parsed from msg) are copied as bytes
+ * instead of packed again.  The result is byte for byte what lt_manifest_serialize writes.
+ */
+typedef struct lt_manifest_prev
+{
+	const uint8_t *msg;			/* the Manifest message, without the file's framing */
+	uint64_t	len;
+	struct Lt__Pb__DataFragment *const *fragments;	/* parsed from msg, in its order */
+	size_t		n_fragments;
+} lt_manifest_prev;
+
+lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+									   const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
+									   uint8_t **out, uint64_t *len, lt_error *err);
+/* ds's manifest as encoded (false when it is not kept: fragments corrected after parsing). */
+bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);
 
 /* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);
