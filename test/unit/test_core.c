@@ -899,6 +899,165 @@ out:
 	free(full);
 }
 
+/* Write version v of "ds" into the memory store. */
+static void
+put_manifest_bytes(lt_store *s, uint64_t v, const uint8_t *buf, uint64_t len)
+{
+	char		name[64], path[128];
+
+	lt_manifest_name(v, LT_NAMING_V2, name, sizeof(name));
+	snprintf(path, sizeof(path), "ds/_versions/%s", name);
+	CHECK_OK(lt_store_mem_put(s, path, buf, len, &err), err);
+}
+
+/* ds reads like a fresh open of the same version. */
+static void
+check_same_dataset(const lt_dataset *ds, const lt_dataset *fresh)
+{
+	CHECK(ds->version == fresh->version && ds->n_fragments == fresh->n_fragments);
+	CHECK(ds->manifest->n_fragments == fresh->manifest->n_fragments);
+	CHECK(strcmp(ds->manifest_path, fresh->manifest_path) == 0 && ds->manifest_size == fresh->manifest_size);
+	CHECK(ds->schema && ds->schema->n_fields == fresh->schema->n_fields);
+	CHECK(ds->manifest->max_fragment_id == fresh->manifest->max_fragment_id);
+	for (size_t i = 0; i < ds->n_fragments && i < fresh->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *a = ds->fragments[i],
+				   *b = fresh->fragments[i];
+
+		CHECK(a->id == b->id && a->physical_rows == b->physical_rows);
+		CHECK((a->deletion_file == NULL) == (b->deletion_file == NULL));
+		CHECK(a->n_files == b->n_files && strcmp(a->files[0]->path, b->files[0]->path) == 0);
+	}
+	CHECK(lt_dataset_count_rows(ds) == lt_dataset_count_rows(fresh));
+}
+
+/*
+ * lt_dataset_advance: a dataset moved to the next version a commit spliced keeps the fragments it had (the
+ * same parsed objects) and reads like a fresh open; a wholly rewritten manifest advances too; a version that
+ * is not there leaves the dataset as it was.
+ */
+TEST(dataset_advance)
+{
+	enum {N = 40};
+	lt_store   *s = NULL;
+	Lt__Pb__Manifest m0 = LT__PB__MANIFEST__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
+	Lt__Pb__Field *fields[2] = {pbf("id", 0, -1, "int64"), pbf("x", 1, -1, "int64")};
+	Lt__Pb__DataFragment *frags0[N];
+	Lt__Pb__DataFragment *frags1[N + 1];
+	test_frag  *made[N + 3];
+	Lt__Pb__DeletionFile del = LT__PB__DELETION_FILE__INIT;
+	Lt__Pb__DataFragment changed;
+	Lt__Pb__Manifest m1;
+	lt_manifest_prev prev;
+	lt_dataset *ds = NULL,
+			   *fresh = NULL;
+	lt_version_spec spec = {1, NULL};
+	const Lt__Pb__DataFragment *kept;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	size_t		n1 = 0;
+
+	for (int i = 0; i < N; i++)
+	{
+		made[i] = make_frag((uint64_t) i, 10);
+		frags0[i] = &made[i]->f;
+	}
+	made[N] = make_frag(N, 5);
+	made[N + 1] = make_frag(N + 1, 6);
+	made[N + 2] = NULL;
+	wv.library = "lt_fdw";
+	wv.version = "0.1";
+	m0.writer_version = &wv;
+	m0.n_fields = 2;
+	m0.fields = fields;
+	m0.n_fragments = N;
+	m0.fragments = frags0;
+	m0.has_version = true;
+	m0.version = 1;
+	m0.has_max_fragment_id = true;
+	m0.max_fragment_id = N - 1;
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	if (!s)
+		goto out;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &buf, &len, &err), err);
+	put_manifest_bytes(s, 1, buf, len);
+	free(buf);
+	buf = NULL;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (!ds)
+		goto out;
+	CHECK(lt_dataset_manifest_prev(ds, &prev));
+	kept = ds->fragments[0];
+
+	/* version 2 as a commit writes it: fragment 5 gone, fragment 7 given a deletion file, one added */
+	changed = *ds->fragments[7];
+	del.has_id = del.has_num_deleted_rows = del.has_read_version = true;
+	del.id = 3;
+	del.read_version = 1;
+	del.num_deleted_rows = 2;
+	changed.deletion_file = &del;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+		if (i != 5)
+			frags1[n1++] = i == 7 ? &changed : ds->fragments[i];
+	frags1[n1++] = &made[N]->f;
+	m1 = *ds->manifest;
+	m1.n_fragments = n1;
+	m1.fragments = frags1;
+	m1.version = 2;
+	m1.max_fragment_id = N;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &buf, &len, &err), err);
+	put_manifest_bytes(s, 2, buf, len);
+	free(buf);
+	buf = NULL;
+
+	/* a version that is not there: an error, the dataset as it was */
+	CHECK(lt_dataset_advance(ds, 9, &err) == LT_ENOTFOUND);
+	CHECK(ds->version == 1 && ds->n_fragments == N && ds->fragments[0] == kept && ds->fragments[N - 1]->id == N - 1);
+	CHECK(lt_dataset_advance(ds, 1, &err) != LT_OK);	/* not a later version */
+
+	CHECK_OK(lt_dataset_advance(ds, 2, &err), err);
+	spec.version = 2;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &fresh, &err), err);
+	if (fresh)
+	{
+		check_same_dataset(ds, fresh);
+		lt_dataset_close(fresh);
+		fresh = NULL;
+	}
+	CHECK(ds->fragments[0] == kept);	/* moved over, not parsed again */
+	CHECK(ds->n_fragments == N && ds->fragments[6]->deletion_file && ds->fragments[6]->id == 7);
+
+	/* version 3 written from scratch (every fragment new): advances as well */
+	m0.n_fragments = 2;
+	m0.fragments = frags0 + 10;
+	m0.version = 3;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &buf, &len, &err), err);
+	put_manifest_bytes(s, 3, buf, len);
+	CHECK_OK(lt_dataset_advance(ds, 3, &err), err);
+	spec.version = 3;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &fresh, &err), err);
+	if (fresh)
+	{
+		check_same_dataset(ds, fresh);
+		lt_dataset_close(fresh);
+	}
+	/* a torn file: refused, the dataset still readable at version 3 */
+	put_manifest_bytes(s, 4, buf, len - 1);
+	CHECK(lt_dataset_advance(ds, 4, &err) == LT_ECORRUPT);
+	CHECK(ds->version == 3 && ds->n_fragments == 2 && ds->fragments[1]->id == 11);
+out:
+	free(buf);
+	if (ds)
+		lt_dataset_close(ds);
+	if (s)
+		lt_store_close(s);
+	for (int i = 0; made[i]; i++)
+		free(made[i]);
+	free(fields[0]);
+	free(fields[1]);
+}
+
 /* ---- buffer pool ---- */
 
 static int	pool_live;			/* buffers the pool's allocator has handed out and not freed */
@@ -991,5 +1150,6 @@ main(void)
 	RUN(v1_naming);
 	RUN(corrupt_manifests);
 	RUN(manifest_splice);
+	RUN(dataset_advance);
 	return unit_report("core");
 }

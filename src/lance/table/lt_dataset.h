@@ -96,6 +96,15 @@ typedef struct lt_dataset
 lt_code		lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec,
 							lt_dataset **out, lt_error *err);
 void		lt_dataset_close(lt_dataset *ds);
+/*
+ * ds (opened by lt_dataset_open, at version V of main) made a later version of the same dataset, read from its
+ * manifest file, without parsing again the fragments encoded there exactly as in V's manifest (those a commit on
+ * V kept, which lt_manifest_serialize_from copied as bytes): they move over, only added or changed ones and the
+ * small rest of the manifest are parsed.  The cost of reading the next version of a table that grows by small
+ * commits then does not grow with its fragment count.  On an error before the switch ds is as it was; an error
+ * of the new version's checks leaves ds at the new version, to be closed.
+ */
+lt_code		lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err);
 
 /* Every committed version, ascending, and the naming scheme in use. */
 lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
@@ -181,6 +190,12 @@ typedef struct lt_manifest_prev
 lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
 									   const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
 									   uint8_t **out, uint64_t *len, lt_error *err);
+/*
+ * The Manifest.fragments entries of a Manifest message (where each is encoded, tag included, in order) and the
+ * message's other fields copied out (rest), all lt_malloc'd.  LT_ECORRUPT when the fields do not parse.
+ */
+lt_code		lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t **lens, size_t *n,
+							  uint8_t **rest, uint64_t *rest_len, lt_error *err);
 /* ds's manifest as encoded (false when it is not kept: fragments corrected after parsing). */
 bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);
 

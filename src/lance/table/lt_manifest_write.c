@@ -146,6 +146,70 @@ after_fragments_at(const uint8_t *p, uint64_t len)
 	return len;
 }
 
+lt_code
+lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t **lens, size_t *n,
+				  uint8_t **rest, uint64_t *rest_len, lt_error *err)
+{
+	uint64_t	pos = 0;
+	size_t		cap = 0;
+	uint8_t    *r = lt_malloc(len + 1);
+
+	*starts = *lens = NULL;
+	*n = 0;
+	*rest = NULL;
+	*rest_len = 0;
+	if (!r)
+		return lt_nomem(err);
+	while (pos < len)
+	{
+		uint64_t	start = pos,
+					number;
+		int			wire;
+
+		if (!next_field(msg, len, &pos, &number, &wire))
+		{
+			lt_free(r);
+			lt_free(*starts);
+			lt_free(*lens);
+			*starts = *lens = NULL;
+			*n = 0;
+			return lt_corrupt(err, "the manifest's fields do not parse at offset %llu", (unsigned long long) start);
+		}
+		if (number != FIELD_FRAGMENTS || wire != WIRE_LEN)
+		{
+			memcpy(r + *rest_len, msg + start, pos - start);
+			*rest_len += pos - start;
+			continue;
+		}
+		if (*n == cap)
+		{
+			uint64_t   *s2,
+					   *l2;
+
+			cap = cap ? cap * 2 : 64;
+			s2 = lt_realloc(*starts, cap * sizeof(uint64_t));
+			if (s2)
+				*starts = s2;
+			l2 = lt_realloc(*lens, cap * sizeof(uint64_t));
+			if (l2)
+				*lens = l2;
+			if (!s2 || !l2)
+			{
+				lt_free(r);
+				lt_free(*starts);
+				lt_free(*lens);
+				*starts = *lens = NULL;
+				*n = 0;
+				return lt_nomem(err);
+			}
+		}
+		(*starts)[*n] = start;
+		(*lens)[(*n)++] = pos - start;
+	}
+	*rest = r;
+	return LT_OK;
+}
+
 /*
  * The Manifest message of m, its fragments spliced: a fragment that is prev's (the same pointer, found by a
  * merge walk over both ascending id lists) is copied as prev encoded it, every other one packed.  Fields are
