@@ -839,6 +839,7 @@ TEST(manifest_splice)
 	}
 	prev.fragments = p0->fragments;
 	prev.n_fragments = p0->n_fragments;
+	prev.starts = prev.lens = NULL;
 
 	/* the next version: fragment 20 (id 40) gone, fragment 10 (id 20) given a deletion file, two added */
 	changed = *p0->fragments[10];
@@ -876,6 +877,28 @@ TEST(manifest_splice)
 	}
 	free(spliced);
 	spliced = NULL;
+
+	/* with where prev's fragments lie given (as a dataset keeps them): the same bytes */
+	{
+		uint64_t   *st = NULL,
+				   *ln = NULL,
+					rl = 0;
+		uint8_t    *r = NULL;
+		size_t		k = 0;
+
+		CHECK_OK(lt_manifest_split(prev.msg, prev.len, 0, &st, &ln, &k, &r, &rl, &err), err);
+		CHECK(k == N && rl < prev.len);
+		prev.starts = st;
+		prev.lens = ln;
+		CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+		CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+		free(spliced);
+		spliced = NULL;
+		prev.starts = prev.lens = NULL;
+		free(st);
+		free(ln);
+		free(r);
+	}
 
 	/* bytes that do not hold the predecessor's fragments: everything packed, the same result */
 	prev.n_fragments = N - 1;
@@ -1027,6 +1050,23 @@ TEST(dataset_advance)
 	}
 	CHECK(ds->fragments[0] == kept);	/* moved over, not parsed again */
 	CHECK(ds->n_fragments == N && ds->fragments[6]->deletion_file && ds->fragments[6]->id == 7);
+	/* the next commit's splice from the advanced dataset (where its fragments lie kept): the full bytes */
+	CHECK(lt_dataset_manifest_prev(ds, &prev) && prev.starts != NULL);
+	{
+		uint8_t    *a = NULL,
+				   *b = NULL;
+		uint64_t	la = 0,
+					lb = 0;
+
+		m1 = *ds->manifest;
+		m1.n_fragments = ds->n_fragments - 1;
+		m1.fragments = ds->fragments + 1;
+		CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &a, &la, &err), err);
+		CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &b, &lb, &err), err);
+		CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+		free(a);
+		free(b);
+	}
 
 	/* version 3 written from scratch (every fragment new): advances as well */
 	m0.n_fragments = 2;

@@ -833,6 +833,8 @@ lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out)
 	out->len = ds->manifest_msg_len;
 	out->fragments = ds->manifest->fragments;
 	out->n_fragments = ds->manifest->n_fragments;
+	out->starts = ds->frag_starts;
+	out->lens = ds->frag_lens;
 	return true;
 }
 
@@ -976,7 +978,7 @@ lt_dataset_file_path(const lt_dataset *ds, bool has_base, uint32_t base_id, cons
 }
 
 static lt_code
-validate(lt_dataset *ds, lt_error *err)
+validate(lt_dataset *ds, const bool *checked, lt_error *err)
 {
 	Lt__Pb__Manifest *m = ds->manifest;
 	uint64_t	rflags = m->reader_feature_flags;
@@ -1000,6 +1002,8 @@ validate(lt_dataset *ds, lt_error *err)
 		if (i > 0 && f->id <= m->fragments[i - 1]->id)
 			return lt_corrupt(err, "%s: fragment ids are not ascending (%llu after %llu)", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) m->fragments[i - 1]->id);
+		if (checked && checked[i])
+			continue;			/* checked when it was parsed (lt_dataset_advance) */
 		if (f->physical_rows > UINT32_MAX)
 			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) f->physical_rows);
@@ -1225,7 +1229,7 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
 						(unsigned long long) ds->manifest->version);
 	if (rc == LT_OK)
-		rc = validate(ds, err);
+		rc = validate(ds, NULL, err);
 	if (rc == LT_OK)
 		rc = recount_rows(ds, err);
 	if (rc == LT_OK)
@@ -1374,9 +1378,18 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 							(unsigned long long) pos);
 	}
 	if (rc == LT_OK)
-		rc = lt_manifest_split(data, dlen, &ns, &nl, &nn, &rest, &rest_len, err);
-	if (rc == LT_OK)
-		rc = lt_manifest_split(ds->manifest_msg, ds->manifest_msg_len, &os, &ol, &on, &orest, &orest_len, err);
+		rc = lt_manifest_split(data, dlen, om->n_fragments + 16, &ns, &nl, &nn, &rest, &rest_len, err);
+	if (rc == LT_OK && ds->frag_starts)
+	{
+		/* where the held version's fragments are encoded: kept from when it was advanced to */
+		os = ds->frag_starts;
+		ol = ds->frag_lens;
+		on = om->n_fragments;
+		ds->frag_starts = ds->frag_lens = NULL;
+	}
+	else if (rc == LT_OK)
+		rc = lt_manifest_split(ds->manifest_msg, ds->manifest_msg_len, om->n_fragments, &os, &ol, &on, &orest,
+							   &orest_len, err);
 	if (rc == LT_OK && on != om->n_fragments)
 		rc = lt_error_set(err, LT_EINVALID, "%s: the kept bytes do not match the manifest", ds->manifest_path);
 	/* everything but the fragments: the schema, config and the rest, small */
@@ -1408,14 +1421,14 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 		if (rc != LT_OK)
 			lt_error_prefix(err, "%s: schema", path);
 	}
-	lt_free(ns);
-	lt_free(nl);
 	lt_free(os);
 	lt_free(ol);
 	lt_free(rest);
 	lt_free(orest);
 	if (rc != LT_OK)
 	{
+		lt_free(ns);
+		lt_free(nl);
 		/* the moved fragments go back, the parsed ones away: ds is as it was */
 		for (size_t i = 0, j = 0; i < filled; i++)
 		{
@@ -1441,7 +1454,6 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 		lt_free(path);
 		return rc;
 	}
-	lt_free(taken);
 	/* the old version's fragments not carried over, then the rest of it */
 	for (size_t k = 0; k < om->n_fragments; k++)
 		if (om->fragments[k])
@@ -1469,7 +1481,10 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	ds->manifest_msg_len = lt_le32(buf + pos);
 	ds->n_fragments = nn;
 	ds->fragments = frags;
-	rc = validate(ds, err);
+	ds->frag_starts = ns;
+	ds->frag_lens = nl;
+	rc = validate(ds, taken, err);
+	lt_free(taken);
 	if (rc == LT_OK)
 		rc = recount_rows(ds, err);
 	if (nm->data_format && nm->data_format->version && nm->data_format->version[0])
@@ -1492,6 +1507,8 @@ lt_dataset_close(lt_dataset *ds)
 		lt__pb__transaction__free_unpacked(ds->transaction, lt_protobuf_allocator());
 	lt_schema_free(ds->schema);
 	lt_free(ds->manifest_file);
+	lt_free(ds->frag_starts);
+	lt_free(ds->frag_lens);
 	lt_free(ds->manifest_path);
 	lt_free(ds->prefix);
 	lt_free(ds->root_prefix);

@@ -82,6 +82,8 @@ typedef struct lt_dataset
 	uint8_t    *manifest_file;	/* the manifest file's bytes, kept for splicing the next one (or NULL) */
 	const uint8_t *manifest_msg;	/* its Manifest message */
 	uint64_t	manifest_msg_len;
+	uint64_t   *frag_starts;	/* where each fragment is encoded in it, when known (NULL: not yet) */
+	uint64_t   *frag_lens;
 	lt_schema  *schema;
 	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
 	size_t		n_fragments;
@@ -177,7 +179,8 @@ lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__
 /*
  * The previous manifest as encoded, for lt_manifest_serialize_from: fragments of the new manifest that are
  * prev's (the same DataFragment pointers, unchanged since they were parsed from msg) are copied as bytes
- * instead of packed again.  The result is byte for byte what lt_manifest_serialize writes.
+ * instead of packed again.  The result parses to what lt_manifest_serialize's does (byte for byte when prev was
+ * written by lt_fdw; a kept fragment another writer encoded keeps that writer's encoding of it).
  */
 typedef struct lt_manifest_prev
 {
@@ -185,6 +188,8 @@ typedef struct lt_manifest_prev
 	uint64_t	len;
 	struct Lt__Pb__DataFragment *const *fragments;	/* parsed from msg, in its order */
 	size_t		n_fragments;
+	const uint64_t *starts;		/* where each is encoded in msg (tag included), or NULL: found by walking msg */
+	const uint64_t *lens;
 } lt_manifest_prev;
 
 lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
@@ -192,9 +197,10 @@ lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt_
 									   uint8_t **out, uint64_t *len, lt_error *err);
 /*
  * The Manifest.fragments entries of a Manifest message (where each is encoded, tag included, in order) and the
- * message's other fields copied out (rest), all lt_malloc'd.  LT_ECORRUPT when the fields do not parse.
+ * message's other fields copied out (rest), all lt_malloc'd; hint: about how many fragments to expect.  LT_ECORRUPT
+ * when the fields do not parse.
  */
-lt_code		lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t **lens, size_t *n,
+lt_code		lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **starts, uint64_t **lens, size_t *n,
 							  uint8_t **rest, uint64_t *rest_len, lt_error *err);
 /* ds's manifest as encoded (false when it is not kept: fragments corrected after parsing). */
 bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);

@@ -147,7 +147,7 @@ after_fragments_at(const uint8_t *p, uint64_t len)
 }
 
 lt_code
-lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t **lens, size_t *n,
+lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **starts, uint64_t **lens, size_t *n,
 				  uint8_t **rest, uint64_t *rest_len, lt_error *err)
 {
 	uint64_t	pos = 0;
@@ -186,7 +186,7 @@ lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t 
 			uint64_t   *s2,
 					   *l2;
 
-			cap = cap ? cap * 2 : 64;
+			cap = cap ? cap * 2 : hint + 16;
 			s2 = lt_realloc(*starts, cap * sizeof(uint64_t));
 			if (s2)
 				*starts = s2;
@@ -217,7 +217,8 @@ lt_manifest_split(const uint8_t *msg, uint64_t len, uint64_t **starts, uint64_t 
  * bytes lt__pb__manifest__pack writes for the same manifest.
  */
 static lt_code
-pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint8_t **out, uint64_t *out_len, lt_error *err)
+pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, uint64_t tail, uint8_t **out,
+			 uint64_t *out_len, lt_error *err)
 {
 	uint64_t   *starts = NULL,
 			   *lens = NULL;
@@ -232,12 +233,13 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint8_t **out, u
 	uint64_t	split,
 				total;
 	size_t		j = 0;
+	bool		borrowed = false;	/* starts and lens are prev's */
 	lt_code		rc = LT_OK;
 
 	*out = NULL;
 	*out_len = 0;
-	starts = lt_malloc((prev->n_fragments + 1) * sizeof(uint64_t));
-	lens = lt_malloc((prev->n_fragments + 1) * sizeof(uint64_t));
+	starts = lt_malloc((prev->starts ? 0 : prev->n_fragments) * sizeof(uint64_t) + 8);
+	lens = lt_malloc((prev->starts ? 0 : prev->n_fragments) * sizeof(uint64_t) + 8);
 	from = lt_malloc((n + 1) * sizeof(int64_t));
 	sizes = lt_malloc((n + 1) * sizeof(size_t));
 	if (!starts || !lens || !from || !sizes)
@@ -245,7 +247,16 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint8_t **out, u
 		rc = lt_nomem(err);
 		goto out;
 	}
-	if (!fragment_ranges(prev, starts, lens))
+	if (prev->starts && prev->lens)
+	{
+		/* known where prev's fragments are encoded */
+		lt_free(starts);
+		lt_free(lens);
+		starts = (uint64_t *) prev->starts;
+		lens = (uint64_t *) prev->lens;
+		borrowed = true;
+	}
+	else if (!fragment_ranges(prev, starts, lens))
 		prev = NULL;			/* not bytes we can cut: pack every fragment */
 	/* everything but the fragments, packed as usual */
 	m->n_fragments = 0;
@@ -287,12 +298,12 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint8_t **out, u
 						  (unsigned long long) m->version);
 		goto out;
 	}
-	if (!(buf = lt_malloc(total + 1)))
+	if (!(buf = lt_malloc(head + total + tail)))
 	{
 		rc = lt_nomem(err);
 		goto out;
 	}
-	w = buf;
+	w = buf + head;
 	memcpy(w, rest, split);
 	w += split;
 	for (size_t i = 0; i < n;)
@@ -318,15 +329,18 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint8_t **out, u
 	memcpy(w, rest + split, rest_len - split);
 	w += rest_len - split;
 	*out = buf;
-	*out_len = (uint64_t) (w - buf);
+	*out_len = (uint64_t) (w - buf) - head;
 	buf = NULL;
 out:
 	lt_free(buf);
 	lt_free(rest);
 	lt_free(sizes);
 	lt_free(from);
-	lt_free(lens);
-	lt_free(starts);
+	if (!borrowed)
+	{
+		lt_free(lens);
+		lt_free(starts);
+	}
 	return rc;
 }
 
@@ -361,22 +375,25 @@ lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *inde
 	m->transaction_section = pos;
 	if (txn)
 		pos += 4 + tlen;
-	if (prev)
-		LT_TRY(pack_spliced(m, prev, &msg, &mlen, err));
-	else
-		mlen = lt__pb__manifest__get_packed_size(m);
-	if (ilen > MAX_SECTION || tlen > MAX_SECTION || mlen > MAX_SECTION)
-	{
-		lt_free(msg);
+	if (ilen > MAX_SECTION || tlen > MAX_SECTION)
 		return lt_error_set(err, LT_EINVALID, "manifest of version %llu is too large to write",
 							(unsigned long long) m->version);
+	if (prev)
+	{
+		/* the message is written in place, after the sections, by the splice */
+		LT_TRY(pack_spliced(m, prev, pos + 4, 16, &msg, &mlen, err));
+		buf = msg;
+	}
+	else
+	{
+		mlen = lt__pb__manifest__get_packed_size(m);
+		if (mlen > MAX_SECTION)
+			return lt_error_set(err, LT_EINVALID, "manifest of version %llu is too large to write",
+								(unsigned long long) m->version);
+		if (!(buf = lt_malloc(pos + 4 + mlen + 16)))
+			return lt_nomem(err);
 	}
 	total = pos + 4 + mlen + 16;
-	if (!(buf = lt_malloc(total)))
-	{
-		lt_free(msg);
-		return lt_nomem(err);
-	}
 	pos = 0;
 	if (indexes)
 	{
@@ -391,11 +408,8 @@ lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *inde
 		pos += 4 + tlen;
 	}
 	lt_put32(buf + pos, (uint32_t) mlen);
-	if (msg)
-		memcpy(buf + pos + 4, msg, mlen);
-	else
+	if (!msg)
 		lt__pb__manifest__pack(m, buf + pos + 4);
-	lt_free(msg);
 	lt_put64(buf + pos + 4 + mlen, pos);
 	lt_put16(buf + pos + 4 + mlen + 8, 0);
 	lt_put16(buf + pos + 4 + mlen + 10, 2);
