@@ -11,6 +11,13 @@
 # Not a test: nothing is asserted.
 #
 #   bench/write_single.sh [N]          default 1000
+#   CALLGRIND=1 bench/write_single.sh [N]
+#                                      instead count instructions per commit (valgrind's callgrind, one single-user
+#                                      backend, --dump-before=pg_parse_query so that each statement is a part of its
+#                                      own): N single-row INSERTs (default 20) into tables of 100, 1,000 and 10,000
+#                                      fragments (FRAGS="100 1000 10000") and into a heap table, after as many warm-up
+#                                      INSERTs; prints the median per commit, the ratio to the heap and the growth
+#                                      from the first size (issue 20: <= 10x the heap at 100, flat within 25%)
 #   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat /
 #                                      open / mkdir / link / rename calls, with the wall time they took (strace -w)
 set -euo pipefail
@@ -57,6 +64,46 @@ cpu_ms() { paste "$TMP/cpu0.$1" "$TMP/cpu1.$1" | awk -v n="$N" '{ printf "%7.3f 
 stats() { awk '/^Time:/ { if (started) t[n++] = $2; started = 1 }
 	END { for (i = 0; i < n; i++) { s += t[i]; if (i < 100) f += t[i]; if (i >= n - 100) l += t[i] }
 	      printf "%.1f %.3f %.3f\n", s, f / (n < 100 ? n : 100), l / (n < 100 ? n : 100) }'; }
+if [ "${CALLGRIND:-}" = 1 ]; then
+	# tables of F fragments: one INSERT ... SELECT with max_rows_per_file 1 writes F one-row fragments at once
+	FRAGS=${FRAGS:-100 1000 10000}
+	N=${1:-20}
+	for f in $FRAGS; do
+		"${PSQL[@]}" -c "CREATE FOREIGN TABLE lt$f (id bigint, s text) SERVER lake OPTIONS (path 'f$f.lance', max_rows_per_file '1')" \
+			-c "SELECT lt_create_dataset('lt$f')" >/dev/null
+		"${PSQL[@]}" -c "INSERT INTO lt$f SELECT g, 'fragment' FROM generate_series(1, $f) g" >/dev/null
+	done
+	"${PSQL[@]}" -c CHECKPOINT >/dev/null
+	lt_cluster_stop
+	TABLES="heap $(for f in $FRAGS; do printf 'lt%s ' "$f"; done)"
+	for t in $TABLES; do
+		for i in $(seq 1 $((2 * N))); do echo "INSERT INTO $t VALUES ($i, 'one row per transaction');"; done
+	done >"$TMP/cg.sql"
+	echo "SELECT 1;" >>"$TMP/cg.sql"	# the last INSERT's part is dumped before this statement
+	chmod a+r "$TMP/cg.sql"
+	mkdir -p "$TMP/cg" && chown "$LT_PG_OSUSER" "$TMP/cg" 2>/dev/null || true
+	echo "callgrind: one single-user backend, $((2 * N)) INSERTs into each of: $TABLES ..." >&2
+	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$TMP/cg/cg.out" \
+		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$TMP/cg.sql" >"$TMP/single.log" 2>&1 || true
+	grep -q ERROR "$TMP/single.log" && { echo "the single-user backend failed:" >&2; grep ERROR "$TMP/single.log" | head -3 >&2; exit 1; }
+	# statement s of the file is part s + 1 (part 1: startup); the median of each table's last N parts
+	median() { for k in $(seq "$1" "$2"); do awk '/^(summary|totals):/ { print $2; exit }' "$TMP/cg/cg.out.$k"; done |
+		sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+	s=0
+	echo "bench/write_single.sh: instructions per single-row INSERT commit (callgrind, median of $N after $N warm-up)"
+	printf '%-10s %10s %12s %10s %10s\n' table fragments instructions "x heap" "x first"
+	for t in $TABLES; do
+		v=$(median $((s + N + 2)) $((s + 2 * N + 1)))
+		[ -n "${KEEP:-}" ] && cp "$TMP/cg/cg.out.$((s + 2 * N + 1))" "$ROOT/build/callgrind.commit.$t"
+		[ "$t" = heap ] && heap=$v
+		[ "$t" != heap ] && [ -z "${first:-}" ] && first=$v
+		awk -v t="$t" -v v="$v" -v h="$heap" -v f="${first:-}" 'BEGIN {
+			fr = (t == "heap") ? "-" : substr(t, 3)
+			printf "%-10s %10s %12d %10.2f %10s\n", t, fr, v, v / h, (f == "" ? "-" : sprintf("%.2f", v / f)) }'
+		s=$((s + 2 * N))
+	done
+	exit 0
+fi
 if [ "${STRACE:-}" = 1 ]; then
 	# one backend under strace for the whole run: syscall counts of the lt_fdw table's N commits
 	{ echo "SELECT pg_backend_pid();"; echo "\\! sleep 1"; sed "s/TBL/lts/" "$TMP/single.sql"; } |

@@ -22,7 +22,9 @@
  *
  * Cache. Opened datasets are kept per backend, keyed by (dataset directory, version): a new
  * version is a new key, so nothing is ever stale. At most LT_CACHE_SIZE entries are kept; the
- * least recently used unpinned entry goes first.
+ * least recently used unpinned entry goes first. A later version of a dataset the cache holds is read by
+ * advancing the held one in place (cache_advance): fragments encoded alike in both manifests are not parsed
+ * again, so the statement after a single-row commit does not re-parse the manifest it wrote.
  */
 #include "postgres.h"
 
@@ -379,6 +381,56 @@ cache_make_room(void)
 	cache[victim] = cache[--cache_n];
 }
 
+/*
+ * A later version of a dataset the cache holds an earlier version of: that entry advanced in place
+ * (lt_dataset_advance), so that the fragments both manifests encode alike are not parsed again. What a
+ * single-row commit of this backend wrote is the next statement's version: without this it would parse the
+ * whole manifest it has just written. Only an entry no scan pins and no statement of this transaction
+ * looked up (none can hold it); main only. NULL when there is none or it does not advance (then the
+ * entry is dropped, and the caller opens the version as usual, reporting what is wrong with it).
+ */
+static LtDatasetEntry *
+cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint64 version)
+{
+	LtDatasetEntry *e = NULL;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+	int			at = -1;
+
+	if (branch && branch[0])
+		return NULL;
+	for (int i = 0; i < cache_n; i++)
+	{
+		LtDatasetEntry *c = cache[i];
+
+		if (c->pins == 0 && c->last_lxid != MyProc->lxid && c->version < version && c->branch[0] == '\0' &&
+			c->ds->manifest_msg && strcmp(c->dir, dir) == 0 && strcmp(c->identity, store_identity(s3)) == 0 &&
+			(e == NULL || c->version > e->version))
+		{
+			e = c;
+			at = i;
+		}
+	}
+	if (e == NULL)
+		return NULL;
+	old = lt_alloc_target(e->cxt);
+	if (e->planner)
+		lt_index_planner_free(e->planner);	/* of the old version's indexes */
+	e->planner = NULL;
+	rc = lt_dataset_advance(e->ds, version, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+	{
+		cache[at] = cache[--cache_n];
+		entry_free(e);
+		return NULL;
+	}
+	e->version = version;
+	e->live_rows = lt_dataset_count_rows(e->ds);
+	return e;
+}
+
 static LtDatasetEntry *
 cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 version, const char *what)
 {
@@ -389,9 +441,12 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 	lt_error	err;
 	lt_code		rc;
 
+	if (e == NULL)
+		e = cache_advance(s3, dir, branch, version);
 	if (e)
 	{
 		e->last_used = ++cache_clock;
+		e->last_lxid = MyProc->lxid;
 		e->store->no_fsync = !enableFsync;	/* fsync may have changed at a reload */
 		return e;
 	}
@@ -422,6 +477,7 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 	}
 	e->live_rows = lt_dataset_count_rows(e->ds);
 	e->last_used = ++cache_clock;
+	e->last_lxid = MyProc->lxid;
 	cache[cache_n++] = e;
 	return e;
 }

@@ -45,6 +45,7 @@ typedef struct LtDatasetEntry
 	lt_dataset *ds;
 	int			pins;			/* scans using it now; pinned entries are never evicted */
 	uint64		last_used;
+	LocalTransactionId last_lxid;	/* the transaction that last looked it up (lt_dataset_advance not in it) */
 	uint64		live_rows;
 	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
 	struct lt_file_cache *files;	/* data files kept open for point lookups (lt_dataset_file_cache) */

@@ -738,6 +738,366 @@ TEST(corrupt_manifests)
 	free(buf);
 }
 
+/* A fragment of one data file (two fields), as a writer adds it; malloc'd in one piece. */
+typedef struct test_frag
+{
+	Lt__Pb__DataFragment f;
+	Lt__Pb__DataFile d;
+	Lt__Pb__DataFile *dp;
+	int32_t		fields[2];
+	int32_t		cols[2];
+	char		path[32];
+} test_frag;
+
+static test_frag *
+make_frag(uint64_t id, uint64_t rows)
+{
+	test_frag  *t = calloc(1, sizeof(test_frag));
+
+	lt__pb__data_fragment__init(&t->f);
+	lt__pb__data_file__init(&t->d);
+	snprintf(t->path, sizeof(t->path), "frag-%llu.lance", (unsigned long long) id);
+	t->d.path = t->path;
+	t->fields[0] = 0;
+	t->fields[1] = 1;
+	t->cols[0] = 0;
+	t->cols[1] = 1;
+	t->d.n_fields = t->d.n_column_indices = 2;
+	t->d.fields = t->fields;
+	t->d.column_indices = t->cols;
+	t->d.file_major_version = 2;
+	t->d.file_minor_version = 1;
+	t->dp = &t->d;
+	t->f.has_id = true;
+	t->f.id = id;
+	t->f.n_files = 1;
+	t->f.files = &t->dp;
+	t->f.has_physical_rows = true;
+	t->f.physical_rows = rows;
+	return t;
+}
+
+/*
+ * A manifest serialised from its predecessor's bytes (lt_manifest_serialize_from: kept fragments copied as
+ * encoded) is byte for byte the full serialisation, and parses back to the same fragments; bytes that do not
+ * hold the predecessor's fragments fall back to packing everything.
+ */
+TEST(manifest_splice)
+{
+	enum {N = 60};
+	Lt__Pb__Manifest m0 = LT__PB__MANIFEST__INIT;
+	Lt__Pb__Field *fields[2] = {pbf("id", 0, -1, "int64"), pbf("s", 1, -1, "string")};
+	Lt__Pb__Manifest__ConfigEntry ce = LT__PB__MANIFEST__CONFIG_ENTRY__INIT;
+	Lt__Pb__Manifest__ConfigEntry *cep = &ce;
+	Lt__Pb__DataFragment *frags0[N];
+	test_frag  *made[N + 3];
+	Lt__Pb__DataFragment *frags1[N + 2];
+	Lt__Pb__DeletionFile del = LT__PB__DELETION_FILE__INIT;
+	Lt__Pb__DataFragment changed;
+	Lt__Pb__Manifest *p0 = NULL,
+			   *p1 = NULL;
+	Lt__Pb__Manifest m1;
+	lt_manifest_prev prev;
+	uint8_t    *b0 = NULL,
+			   *spliced = NULL,
+			   *full = NULL;
+	uint64_t	l0 = 0,
+				ls = 0,
+				lf = 0;
+	size_t		n1 = 0;
+
+	for (int i = 0; i < N; i++)
+	{
+		made[i] = make_frag((uint64_t) i * 2, (uint64_t) i + 1);	/* ids with gaps: 0, 2, 4, ... */
+		frags0[i] = &made[i]->f;
+	}
+	made[N] = make_frag(N * 2, 7);
+	made[N + 1] = make_frag(N * 2 + 1, 8);
+	made[N + 2] = NULL;
+	ce.key = "lance.auto_cleanup.interval";
+	ce.value = "20";
+	m0.n_fields = 2;
+	m0.fields = fields;
+	m0.n_fragments = N;
+	m0.fragments = frags0;
+	m0.has_version = true;
+	m0.version = 1;
+	m0.has_max_fragment_id = true;
+	m0.max_fragment_id = N * 2 - 2;
+	m0.n_config = 1;
+	m0.config = &cep;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &b0, &l0, &err), err);
+	CHECK_OK(lt_manifest_parse(b0, l0, "m0", &p0, NULL, NULL, &err), err);
+	if (!p0)
+		goto out;
+	CHECK(p0->n_fragments == N);
+	{
+		uint64_t	pos = lt_le64(b0 + l0 - 16);
+
+		prev.msg = b0 + pos + 4;
+		prev.len = lt_le32(b0 + pos);
+	}
+	prev.fragments = p0->fragments;
+	prev.n_fragments = p0->n_fragments;
+	prev.starts = prev.lens = NULL;
+
+	/* the next version: fragment 20 (id 40) gone, fragment 10 (id 20) given a deletion file, two added */
+	changed = *p0->fragments[10];
+	del.has_id = del.has_num_deleted_rows = true;
+	del.id = 99;
+	del.num_deleted_rows = 1;
+	changed.deletion_file = &del;
+	for (int i = 0; i < N; i++)
+		if (i != 20)
+			frags1[n1++] = i == 10 ? &changed : p0->fragments[i];
+	frags1[n1++] = &made[N]->f;
+	frags1[n1++] = &made[N + 1]->f;
+	m1 = *p0;
+	m1.n_fragments = n1;
+	m1.fragments = frags1;
+	m1.version = 2;
+	m1.max_fragment_id = N * 2 + 1;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &full, &lf, &err), err);
+	CHECK(spliced && full && ls == lf && memcmp(spliced, full, lf) == 0);
+	CHECK(m1.fragments == frags1 && m1.n_fragments == n1);	/* m1 is as it was */
+	CHECK_OK(lt_manifest_parse(spliced, ls, "m1", &p1, NULL, NULL, &err), err);
+	if (p1)
+	{
+		CHECK(p1->version == 2 && p1->n_fields == 2 && p1->n_config == 1 && p1->n_fragments == N + 1);
+		for (size_t i = 0; i < p1->n_fragments && i < n1; i++)
+		{
+			CHECK(p1->fragments[i]->id == frags1[i]->id);
+			CHECK(p1->fragments[i]->physical_rows == frags1[i]->physical_rows);
+			CHECK((p1->fragments[i]->deletion_file != NULL) == (frags1[i]->id == 20));
+			CHECK(p1->fragments[i]->n_files == 1 &&
+				  strcmp(p1->fragments[i]->files[0]->path, frags1[i]->files[0]->path) == 0);
+		}
+		lt__pb__manifest__free_unpacked(p1, lt_protobuf_allocator());
+	}
+	free(spliced);
+	spliced = NULL;
+
+	/* with where prev's fragments lie given (as a dataset keeps them): the same bytes */
+	{
+		uint64_t   *st = NULL,
+				   *ln = NULL,
+					rl = 0;
+		uint8_t    *r = NULL;
+		size_t		k = 0;
+
+		CHECK_OK(lt_manifest_split(prev.msg, prev.len, 0, &st, &ln, &k, &r, &rl, &err), err);
+		CHECK(k == N && rl < prev.len);
+		prev.starts = st;
+		prev.lens = ln;
+		CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+		CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+		free(spliced);
+		spliced = NULL;
+		prev.starts = prev.lens = NULL;
+		free(st);
+		free(ln);
+		free(r);
+	}
+
+	/* bytes that do not hold the predecessor's fragments: everything packed, the same result */
+	prev.n_fragments = N - 1;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+	free(spliced);
+	spliced = NULL;
+	prev.n_fragments = N;
+	prev.len = 3;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &spliced, &ls, &err), err);
+	CHECK(spliced && ls == lf && memcmp(spliced, full, lf) == 0);
+out:
+	if (p0)
+		lt__pb__manifest__free_unpacked(p0, lt_protobuf_allocator());
+	for (int i = 0; made[i]; i++)
+		free(made[i]);
+	free(fields[0]);
+	free(fields[1]);
+	free(b0);
+	free(spliced);
+	free(full);
+}
+
+/* Write version v of "ds" into the memory store. */
+static void
+put_manifest_bytes(lt_store *s, uint64_t v, const uint8_t *buf, uint64_t len)
+{
+	char		name[64], path[128];
+
+	lt_manifest_name(v, LT_NAMING_V2, name, sizeof(name));
+	snprintf(path, sizeof(path), "ds/_versions/%s", name);
+	CHECK_OK(lt_store_mem_put(s, path, buf, len, &err), err);
+}
+
+/* ds reads like a fresh open of the same version. */
+static void
+check_same_dataset(const lt_dataset *ds, const lt_dataset *fresh)
+{
+	CHECK(ds->version == fresh->version && ds->n_fragments == fresh->n_fragments);
+	CHECK(ds->manifest->n_fragments == fresh->manifest->n_fragments);
+	CHECK(strcmp(ds->manifest_path, fresh->manifest_path) == 0 && ds->manifest_size == fresh->manifest_size);
+	CHECK(ds->schema && ds->schema->n_fields == fresh->schema->n_fields);
+	CHECK(ds->manifest->max_fragment_id == fresh->manifest->max_fragment_id);
+	for (size_t i = 0; i < ds->n_fragments && i < fresh->n_fragments; i++)
+	{
+		const Lt__Pb__DataFragment *a = ds->fragments[i],
+				   *b = fresh->fragments[i];
+
+		CHECK(a->id == b->id && a->physical_rows == b->physical_rows);
+		CHECK((a->deletion_file == NULL) == (b->deletion_file == NULL));
+		CHECK(a->n_files == b->n_files && strcmp(a->files[0]->path, b->files[0]->path) == 0);
+	}
+	CHECK(lt_dataset_count_rows(ds) == lt_dataset_count_rows(fresh));
+}
+
+/*
+ * lt_dataset_advance: a dataset moved to the next version a commit spliced keeps the fragments it had (the
+ * same parsed objects) and reads like a fresh open; a wholly rewritten manifest advances too; a version that
+ * is not there leaves the dataset as it was.
+ */
+TEST(dataset_advance)
+{
+	enum {N = 40};
+	lt_store   *s = NULL;
+	Lt__Pb__Manifest m0 = LT__PB__MANIFEST__INIT;
+	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
+	Lt__Pb__Field *fields[2] = {pbf("id", 0, -1, "int64"), pbf("x", 1, -1, "int64")};
+	Lt__Pb__DataFragment *frags0[N];
+	Lt__Pb__DataFragment *frags1[N + 1];
+	test_frag  *made[N + 3];
+	Lt__Pb__DeletionFile del = LT__PB__DELETION_FILE__INIT;
+	Lt__Pb__DataFragment changed;
+	Lt__Pb__Manifest m1;
+	lt_manifest_prev prev;
+	lt_dataset *ds = NULL,
+			   *fresh = NULL;
+	lt_version_spec spec = {1, NULL};
+	const Lt__Pb__DataFragment *kept;
+	uint8_t    *buf = NULL;
+	uint64_t	len = 0;
+	size_t		n1 = 0;
+
+	for (int i = 0; i < N; i++)
+	{
+		made[i] = make_frag((uint64_t) i, 10);
+		frags0[i] = &made[i]->f;
+	}
+	made[N] = make_frag(N, 5);
+	made[N + 1] = make_frag(N + 1, 6);
+	made[N + 2] = NULL;
+	wv.library = "lt_fdw";
+	wv.version = "0.1";
+	m0.writer_version = &wv;
+	m0.n_fields = 2;
+	m0.fields = fields;
+	m0.n_fragments = N;
+	m0.fragments = frags0;
+	m0.has_version = true;
+	m0.version = 1;
+	m0.has_max_fragment_id = true;
+	m0.max_fragment_id = N - 1;
+	CHECK_OK(lt_store_mem_open(&s, &err), err);
+	if (!s)
+		goto out;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &buf, &len, &err), err);
+	put_manifest_bytes(s, 1, buf, len);
+	free(buf);
+	buf = NULL;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &ds, &err), err);
+	if (!ds)
+		goto out;
+	CHECK(lt_dataset_manifest_prev(ds, &prev));
+	kept = ds->fragments[0];
+
+	/* version 2 as a commit writes it: fragment 5 gone, fragment 7 given a deletion file, one added */
+	changed = *ds->fragments[7];
+	del.has_id = del.has_num_deleted_rows = del.has_read_version = true;
+	del.id = 3;
+	del.read_version = 1;
+	del.num_deleted_rows = 2;
+	changed.deletion_file = &del;
+	for (size_t i = 0; i < ds->n_fragments; i++)
+		if (i != 5)
+			frags1[n1++] = i == 7 ? &changed : ds->fragments[i];
+	frags1[n1++] = &made[N]->f;
+	m1 = *ds->manifest;
+	m1.n_fragments = n1;
+	m1.fragments = frags1;
+	m1.version = 2;
+	m1.max_fragment_id = N;
+	CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &buf, &len, &err), err);
+	put_manifest_bytes(s, 2, buf, len);
+	free(buf);
+	buf = NULL;
+
+	/* a version that is not there: an error, the dataset as it was */
+	CHECK(lt_dataset_advance(ds, 9, &err) == LT_ENOTFOUND);
+	CHECK(ds->version == 1 && ds->n_fragments == N && ds->fragments[0] == kept && ds->fragments[N - 1]->id == N - 1);
+	CHECK(lt_dataset_advance(ds, 1, &err) != LT_OK);	/* not a later version */
+
+	CHECK_OK(lt_dataset_advance(ds, 2, &err), err);
+	spec.version = 2;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &fresh, &err), err);
+	if (fresh)
+	{
+		check_same_dataset(ds, fresh);
+		lt_dataset_close(fresh);
+		fresh = NULL;
+	}
+	CHECK(ds->fragments[0] == kept);	/* moved over, not parsed again */
+	CHECK(ds->n_fragments == N && ds->fragments[6]->deletion_file && ds->fragments[6]->id == 7);
+	/* the next commit's splice from the advanced dataset (where its fragments lie kept): the full bytes */
+	CHECK(lt_dataset_manifest_prev(ds, &prev) && prev.starts != NULL);
+	{
+		uint8_t    *a = NULL,
+				   *b = NULL;
+		uint64_t	la = 0,
+					lb = 0;
+
+		m1 = *ds->manifest;
+		m1.n_fragments = ds->n_fragments - 1;
+		m1.fragments = ds->fragments + 1;
+		CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &a, &la, &err), err);
+		CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &b, &lb, &err), err);
+		CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+		free(a);
+		free(b);
+	}
+
+	/* version 3 written from scratch (every fragment new): advances as well */
+	m0.n_fragments = 2;
+	m0.fragments = frags0 + 10;
+	m0.version = 3;
+	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &buf, &len, &err), err);
+	put_manifest_bytes(s, 3, buf, len);
+	CHECK_OK(lt_dataset_advance(ds, 3, &err), err);
+	spec.version = 3;
+	CHECK_OK(lt_dataset_open(s, "ds", &spec, &fresh, &err), err);
+	if (fresh)
+	{
+		check_same_dataset(ds, fresh);
+		lt_dataset_close(fresh);
+	}
+	/* a torn file: refused, the dataset still readable at version 3 */
+	put_manifest_bytes(s, 4, buf, len - 1);
+	CHECK(lt_dataset_advance(ds, 4, &err) == LT_ECORRUPT);
+	CHECK(ds->version == 3 && ds->n_fragments == 2 && ds->fragments[1]->id == 11);
+out:
+	free(buf);
+	if (ds)
+		lt_dataset_close(ds);
+	if (s)
+		lt_store_close(s);
+	for (int i = 0; made[i]; i++)
+		free(made[i]);
+	free(fields[0]);
+	free(fields[1]);
+}
+
 /* ---- buffer pool ---- */
 
 static int	pool_live;			/* buffers the pool's allocator has handed out and not freed */
@@ -829,5 +1189,7 @@ main(void)
 	RUN(branches);
 	RUN(v1_naming);
 	RUN(corrupt_manifests);
+	RUN(manifest_splice);
+	RUN(dataset_advance);
 	return unit_report("core");
 }

@@ -824,6 +824,20 @@ lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path, Lt__Pb__Ma
 	return LT_OK;
 }
 
+bool
+lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out)
+{
+	if (!ds->manifest_msg)
+		return false;
+	out->msg = ds->manifest_msg;
+	out->len = ds->manifest_msg_len;
+	out->fragments = ds->manifest->fragments;
+	out->n_fragments = ds->manifest->n_fragments;
+	out->starts = ds->frag_starts;
+	out->lens = ds->frag_lens;
+	return true;
+}
+
 uint64_t
 lt_fragment_live_rows(const Lt__Pb__DataFragment *frag)
 {
@@ -964,7 +978,7 @@ lt_dataset_file_path(const lt_dataset *ds, bool has_base, uint32_t base_id, cons
 }
 
 static lt_code
-validate(lt_dataset *ds, lt_error *err)
+validate(lt_dataset *ds, const bool *checked, lt_error *err)
 {
 	Lt__Pb__Manifest *m = ds->manifest;
 	uint64_t	rflags = m->reader_feature_flags;
@@ -988,6 +1002,8 @@ validate(lt_dataset *ds, lt_error *err)
 		if (i > 0 && f->id <= m->fragments[i - 1]->id)
 			return lt_corrupt(err, "%s: fragment ids are not ascending (%llu after %llu)", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) m->fragments[i - 1]->id);
+		if (checked && checked[i])
+			continue;			/* checked when it was parsed (lt_dataset_advance) */
 		if (f->physical_rows > UINT32_MAX)
 			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) f->physical_rows);
@@ -1043,7 +1059,10 @@ recount_deleted(lt_dataset *ds, Lt__Pb__DataFragment *f, lt_error *err)
 	if (rc == LT_OK)
 		rc = lt_deletion_parse(buf, (size_t) len, type, 0, 0, path, &dv, err);
 	if (rc == LT_OK)
+	{
 		f->deletion_file->num_deleted_rows = dv->count;
+		ds->manifest_msg = NULL;	/* the bytes no longer say what the fragment does */
+	}
 	lt_deletion_free(dv);
 	lt_free(buf);
 	lt_free(path);
@@ -1077,6 +1096,7 @@ recount_rows(lt_dataset *ds, lt_error *err)
 		lt_free(path);
 		LT_TRY(rc);
 		f->physical_rows = file->num_rows;
+		ds->manifest_msg = NULL;
 		lt_file_close(file);
 		if (f->physical_rows > UINT32_MAX)
 			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
@@ -1194,12 +1214,22 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 	if (rc == LT_OK)
 		rc = lt_manifest_parse(buf, len, ds->manifest_path, &ds->manifest, &ds->index_section,
 							   &ds->transaction, err);
-	lt_free(buf);
+	if (rc == LT_OK)
+	{
+		/* kept: a commit on this version copies the fragments it keeps from these bytes (lt_manifest_write.c) */
+		uint64_t	pos = lt_le64(buf + len - 16);
+
+		ds->manifest_file = buf;
+		ds->manifest_msg = buf + pos + 4;
+		ds->manifest_msg_len = lt_le32(buf + pos);
+	}
+	else
+		lt_free(buf);
 	if (rc == LT_OK && ds->manifest->has_version && ds->manifest->version != version)
 		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
 						(unsigned long long) ds->manifest->version);
 	if (rc == LT_OK)
-		rc = validate(ds, err);
+		rc = validate(ds, NULL, err);
 	if (rc == LT_OK)
 		rc = recount_rows(ds, err);
 	if (rc == LT_OK)
@@ -1223,6 +1253,247 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 	return LT_OK;
 }
 
+/* The payload of a length-delimited field encoded at e (tag included, elen bytes): false when it is not one. */
+static bool
+entry_payload(const uint8_t *e, uint64_t elen, const uint8_t **payload, uint64_t *plen)
+{
+	uint64_t	pos = 0;
+
+	for (int field = 0; field < 2; field++)
+	{
+		uint64_t	v = 0;
+		int			shift = 0;
+
+		for (;;)
+		{
+			if (pos >= elen || shift > 63)
+				return false;
+			v |= (uint64_t) (e[pos] & 0x7f) << shift;
+			shift += 7;
+			if (!(e[pos++] & 0x80))
+				break;
+		}
+		if (field == 1 && v != elen - pos)
+			return false;
+	}
+	*payload = e + pos;
+	*plen = elen - pos;
+	return true;
+}
+
+/*
+ * The fragments of the new manifest message (data, its entries at ns/nl): a fragment encoded exactly as one of
+ * ds's manifest (same bytes, found by walking both ascending lists) is moved over from it (its slot in the old
+ * manifest set to NULL); any other is parsed from its own bytes.  taken[i] says which were moved.
+ */
+static lt_code
+advance_fragments(lt_dataset *ds, const uint8_t *data, const uint64_t *ns, const uint64_t *nl, size_t nn,
+				  const uint64_t *os, const uint64_t *ol, size_t on, Lt__Pb__DataFragment **frags, bool *taken,
+				  size_t *filled, lt_error *err)
+{
+	Lt__Pb__Manifest *om = ds->manifest;
+	size_t		j = 0;
+
+	*filled = 0;
+	for (size_t i = 0; i < nn; i++)
+	{
+		const uint8_t *e = data + ns[i],
+				   *payload;
+		uint64_t	plen;
+		Lt__Pb__DataFragment *f;
+
+		if (j < on && ol[j] == nl[i] && memcmp(ds->manifest_msg + os[j], e, nl[i]) == 0)
+		{
+			frags[i] = om->fragments[j];
+			om->fragments[j++] = NULL;
+			taken[i] = true;
+			*filled = i + 1;
+			continue;
+		}
+		/* added or changed since: its own bytes parsed */
+		if (!entry_payload(e, nl[i], &payload, &plen) ||
+			!(f = lt__pb__data_fragment__unpack(lt_protobuf_allocator(), plen, payload)))
+			return lt_corrupt(err, "%s: fragment %zu does not parse", ds->manifest_path, i);
+		frags[i] = f;
+		taken[i] = false;
+		*filled = i + 1;
+		while (j < on && om->fragments[j]->id < f->id)
+			j++;				/* gone */
+		if (j < on && om->fragments[j]->id == f->id)
+			j++;				/* changed */
+	}
+	return LT_OK;
+}
+
+lt_code
+lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
+{
+	ProtobufCAllocator *pa = lt_protobuf_allocator();
+	Lt__Pb__Manifest *om = ds->manifest,
+			   *nm = NULL;
+	Lt__Pb__IndexSection *isec = NULL;
+	Lt__Pb__Transaction *tx = NULL;
+	Lt__Pb__DataFragment **frags = NULL;
+	bool	   *taken = NULL;
+	lt_schema  *schema = NULL;
+	char		name[64];
+	char	   *path;
+	uint8_t    *buf = NULL,
+			   *rest = NULL,
+			   *orest = NULL;
+	uint64_t	len = 0,
+				limit = 0,
+				pos = 0,
+				dlen = 0,
+				rest_len = 0,
+				orest_len = 0;
+	const uint8_t *data = NULL;
+	uint64_t   *ns = NULL,
+			   *nl = NULL,
+			   *os = NULL,
+			   *ol = NULL;
+	size_t		nn = 0,
+				on = 0,
+				filled = 0;
+	lt_code		rc;
+
+	if (!ds->manifest_msg || ds->root_prefix || ds->dv_overrides || version <= ds->version)
+		return lt_error_set(err, LT_EINVALID, "%s: version %llu cannot be read on top of this one",
+							ds->manifest_path, (unsigned long long) version);
+	lt_manifest_name(version, ds->naming, name, sizeof(name));
+	if (!(path = lt_asprintf("%s_versions/%s", ds->prefix, name)))
+		return lt_nomem(err);
+	rc = lt_store_read_all(ds->store, path, MAX_MANIFEST_BYTES, &buf, &len, err);
+	/* the framing, as lt_manifest_parse checks it */
+	if (rc == LT_OK && (len < 16 || memcmp(buf + len - 4, "LANC", 4) != 0 || lt_le16(buf + len - 8) != 0 ||
+						(lt_le16(buf + len - 6) != 2 && lt_le16(buf + len - 6) != 1)))
+		rc = lt_corrupt(err, "%s: not a Lance manifest lt_fdw reads", path);
+	if (rc == LT_OK)
+	{
+		limit = len - 16;
+		pos = lt_le64(buf + limit);
+		rc = section_at(buf, limit, pos, path, "manifest", &data, &dlen, err);
+		if (rc == LT_OK && pos + 4 + dlen != limit)
+			rc = lt_corrupt(err, "%s: manifest at offset %llu does not end at the footer", path,
+							(unsigned long long) pos);
+	}
+	if (rc == LT_OK)
+		rc = lt_manifest_split(data, dlen, om->n_fragments + 16, &ns, &nl, &nn, &rest, &rest_len, err);
+	if (rc == LT_OK && ds->frag_starts)
+	{
+		/* where the held version's fragments are encoded: kept from when it was advanced to */
+		os = ds->frag_starts;
+		ol = ds->frag_lens;
+		on = om->n_fragments;
+		ds->frag_starts = ds->frag_lens = NULL;
+	}
+	else if (rc == LT_OK)
+		rc = lt_manifest_split(ds->manifest_msg, ds->manifest_msg_len, om->n_fragments, &os, &ol, &on, &orest,
+							   &orest_len, err);
+	if (rc == LT_OK && on != om->n_fragments)
+		rc = lt_error_set(err, LT_EINVALID, "%s: the kept bytes do not match the manifest", ds->manifest_path);
+	/* everything but the fragments: the schema, config and the rest, small */
+	if (rc == LT_OK && !(nm = lt__pb__manifest__unpack(pa, rest_len, rest)))
+		rc = lt_corrupt(err, "%s: the manifest protobuf does not parse", path);
+	if (rc == LT_OK && nm->has_version && nm->version != version)
+		rc = lt_corrupt(err, "%s: the manifest says version %llu", path, (unsigned long long) nm->version);
+	if (rc == LT_OK)
+	{
+		frags = pa->alloc(pa->allocator_data, (nn ? nn : 1) * sizeof(*frags));
+		taken = lt_calloc(nn ? nn : 1, sizeof(bool));
+		if (!frags || !taken)
+			rc = lt_nomem(err);
+	}
+	if (rc == LT_OK)
+		rc = advance_fragments(ds, data, ns, nl, nn, os, ol, on, frags, taken, &filled, err);
+	if (rc == LT_OK && nm->has_index_section)
+	{
+		rc = section_at(buf, pos, nm->index_section, path, "index section", &data, &dlen, err);
+		if (rc == LT_OK && !(isec = lt__pb__index_section__unpack(pa, dlen, data)))
+			rc = lt_corrupt(err, "%s: the index section does not parse", path);
+	}
+	if (rc == LT_OK && nm->has_transaction_section &&
+		section_at(buf, pos, nm->transaction_section, path, "transaction", &data, &dlen, NULL) == LT_OK)
+		tx = lt__pb__transaction__unpack(pa, dlen, data);
+	if (rc == LT_OK)
+	{
+		rc = lt_schema_from_pb(nm->fields, nm->n_fields, &schema, err);
+		if (rc != LT_OK)
+			lt_error_prefix(err, "%s: schema", path);
+	}
+	lt_free(os);
+	lt_free(ol);
+	lt_free(rest);
+	lt_free(orest);
+	if (rc != LT_OK)
+	{
+		lt_free(ns);
+		lt_free(nl);
+		/* the moved fragments go back, the parsed ones away: ds is as it was */
+		for (size_t i = 0, j = 0; i < filled; i++)
+		{
+			if (!taken[i])
+			{
+				lt__pb__data_fragment__free_unpacked(frags[i], pa);
+				continue;
+			}
+			while (j < om->n_fragments && om->fragments[j] != NULL)
+				j++;
+			om->fragments[j] = frags[i];
+		}
+		if (frags)
+			pa->free(pa->allocator_data, frags);
+		lt_free(taken);
+		if (nm)
+			lt__pb__manifest__free_unpacked(nm, pa);
+		if (isec)
+			lt__pb__index_section__free_unpacked(isec, pa);
+		if (tx)
+			lt__pb__transaction__free_unpacked(tx, pa);
+		lt_free(buf);
+		lt_free(path);
+		return rc;
+	}
+	/* the old version's fragments not carried over, then the rest of it */
+	for (size_t k = 0; k < om->n_fragments; k++)
+		if (om->fragments[k])
+			lt__pb__data_fragment__free_unpacked(om->fragments[k], pa);
+	om->n_fragments = 0;
+	lt__pb__manifest__free_unpacked(om, pa);
+	if (ds->index_section)
+		lt__pb__index_section__free_unpacked(ds->index_section, pa);
+	if (ds->transaction)
+		lt__pb__transaction__free_unpacked(ds->transaction, pa);
+	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_file);
+	lt_free(ds->manifest_path);
+	nm->n_fragments = nn;
+	nm->fragments = frags;
+	ds->manifest = nm;
+	ds->index_section = isec;
+	ds->transaction = tx;
+	ds->schema = schema;
+	ds->version = version;
+	ds->manifest_path = path;
+	ds->manifest_size = len;
+	ds->manifest_file = buf;
+	ds->manifest_msg = buf + pos + 4;
+	ds->manifest_msg_len = lt_le32(buf + pos);
+	ds->n_fragments = nn;
+	ds->fragments = frags;
+	ds->frag_starts = ns;
+	ds->frag_lens = nl;
+	rc = validate(ds, taken, err);
+	lt_free(taken);
+	if (rc == LT_OK)
+		rc = recount_rows(ds, err);
+	if (nm->data_format && nm->data_format->version && nm->data_format->version[0])
+		ds->storage_version = nm->data_format->version;
+	else
+		ds->storage_version = infer_storage_version(nm);
+	return rc;
+}
+
 void
 lt_dataset_close(lt_dataset *ds)
 {
@@ -1235,6 +1506,9 @@ lt_dataset_close(lt_dataset *ds)
 	if (ds->transaction)
 		lt__pb__transaction__free_unpacked(ds->transaction, lt_protobuf_allocator());
 	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_file);
+	lt_free(ds->frag_starts);
+	lt_free(ds->frag_lens);
 	lt_free(ds->manifest_path);
 	lt_free(ds->prefix);
 	lt_free(ds->root_prefix);

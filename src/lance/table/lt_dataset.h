@@ -79,6 +79,11 @@ typedef struct lt_dataset
 	struct Lt__Pb__Manifest *manifest;
 	struct Lt__Pb__IndexSection *index_section;	/* NULL when there are no indexes */
 	struct Lt__Pb__Transaction *transaction;	/* the inline transaction, or NULL */
+	uint8_t    *manifest_file;	/* the manifest file's bytes, kept for splicing the next one (or NULL) */
+	const uint8_t *manifest_msg;	/* its Manifest message */
+	uint64_t	manifest_msg_len;
+	uint64_t   *frag_starts;	/* where each fragment is encoded in it, when known (NULL: not yet) */
+	uint64_t   *frag_lens;
 	lt_schema  *schema;
 	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
 	size_t		n_fragments;
@@ -93,6 +98,15 @@ typedef struct lt_dataset
 lt_code		lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec,
 							lt_dataset **out, lt_error *err);
 void		lt_dataset_close(lt_dataset *ds);
+/*
+ * ds (opened by lt_dataset_open, at version V of main) made a later version of the same dataset, read from its
+ * manifest file, without parsing again the fragments encoded there exactly as in V's manifest (those a commit on
+ * V kept, which lt_manifest_serialize_from copied as bytes): they move over, only added or changed ones and the
+ * small rest of the manifest are parsed.  The cost of reading the next version of a table that grows by small
+ * commits then does not grow with its fragment count.  On an error before the switch ds is as it was; an error
+ * of the new version's checks leaves ds at the new version, to be closed.
+ */
+lt_code		lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err);
 
 /* Every committed version, ascending, and the naming scheme in use. */
 lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
@@ -161,6 +175,35 @@ lt_code		lt_manifest_parse(const uint8_t *buf, uint64_t len, const char *path,
 lt_code		lt_manifest_serialize(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
 								  const struct Lt__Pb__Transaction *txn, uint8_t **out, uint64_t *len,
 								  lt_error *err);
+
+/*
+ * The previous manifest as encoded, for lt_manifest_serialize_from: fragments of the new manifest that are
+ * prev's (the same DataFragment pointers, unchanged since they were parsed from msg) are copied as bytes
+ * instead of packed again.  The result parses to what lt_manifest_serialize's does (byte for byte when prev was
+ * written by lt_fdw; a kept fragment another writer encoded keeps that writer's encoding of it).
+ */
+typedef struct lt_manifest_prev
+{
+	const uint8_t *msg;			/* the Manifest message, without the file's framing */
+	uint64_t	len;
+	struct Lt__Pb__DataFragment *const *fragments;	/* parsed from msg, in its order */
+	size_t		n_fragments;
+	const uint64_t *starts;		/* where each is encoded in msg (tag included), or NULL: found by walking msg */
+	const uint64_t *lens;
+} lt_manifest_prev;
+
+lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+									   const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
+									   uint8_t **out, uint64_t *len, lt_error *err);
+/*
+ * The Manifest.fragments entries of a Manifest message (where each is encoded, tag included, in order) and the
+ * message's other fields copied out (rest), all lt_malloc'd; hint: about how many fragments to expect.  LT_ECORRUPT
+ * when the fields do not parse.
+ */
+lt_code		lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **starts, uint64_t **lens, size_t *n,
+							  uint8_t **rest, uint64_t *rest_len, lt_error *err);
+/* ds's manifest as encoded (false when it is not kept: fragments corrected after parsing). */
+bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);
 
 /* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);

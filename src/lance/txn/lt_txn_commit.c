@@ -327,6 +327,7 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
 	Lt__Pb__WriterVersion wv = LT__PB__WRITER_VERSION__INIT;
 	ProtobufCBinaryData packed = {0};
+	lt_manifest_prev prev;
 	char		man_name[64];
 	char	   *txn_name,
 			   *txn_path = NULL,
@@ -365,7 +366,9 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 			goto out;
 	}
 	lt_txn_fault(LT_COMMIT_AFTER_TXN_FILE);
-	if ((rc = lt_manifest_serialize(&m, indexes, tx, &buf, &len, err)) != LT_OK)
+	/* the fragments kept from the base are copied from its manifest's bytes, not packed again */
+	if ((rc = lt_manifest_serialize_from(&m, indexes, tx, lt_dataset_manifest_prev(base, &prev) ? &prev : NULL,
+										 &buf, &len, err)) != LT_OK)
 		goto out;
 	lt_manifest_name(m.version, base->naming, man_name, sizeof(man_name));
 	rel = lt_asprintf("_versions/%s", man_name);
