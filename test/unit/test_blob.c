@@ -1,7 +1,9 @@
 /*
  * test_blob.c — blob columns: the markers in a schema, the descriptor a blob column stores, where a descriptor puts
  * a row's bytes (NULL and empty blobs, sidecar names, kinds not read) and the ranged read of them; the writer of
- * legacy blobs in storage 2.1 (its bytes out of line, its descriptors read back) and the forms it refuses.
+ * legacy blobs in storage 2.1 (its bytes out of line, its descriptors read back) and the forms it refuses; the
+ * writer of blob v2 in storage 2.2 (inline, packed and dedicated by the field's thresholds, the sidecars Lance names,
+ * a second pack past the pack threshold) and what it refuses (a URI, a threshold that is no size).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "unit.h"
 #include "blob/lt_blob.h"
 #include "file/lt_file.h"
+#include "file/lt_sidecar.h"
 #include "file/lt_writer.h"
 #include "io/lt_store.h"
 #include "proto/lt_file.pb-c.h"
@@ -46,14 +49,27 @@ pbf(const char *name, int id, int parent, const char *lt, const char *key, const
 	return f;
 }
 
+/* One more metadata entry on f. */
+static void
+pbf_meta(Lt__Pb__Field *f, const char *key, const char *value)
+{
+	Lt__Pb__Field__MetadataEntry *e = calloc(1, sizeof(*e));
+
+	lt__pb__field__metadata_entry__init(e);
+	e->key = (char *) key;
+	e->has_value = true;
+	e->value.data = (uint8_t *) value;
+	e->value.len = strlen(value);
+	f->metadata = realloc(f->metadata, (f->n_metadata + 1) * sizeof(*f->metadata));
+	f->metadata[f->n_metadata++] = e;
+}
+
 static void
 pbf_free(Lt__Pb__Field *f)
 {
-	if (f->n_metadata)
-	{
-		free(f->metadata[0]);
-		free(f->metadata);
-	}
+	for (size_t i = 0; i < f->n_metadata; i++)
+		free(f->metadata[i]);
+	free(f->metadata);
 	free(f);
 }
 
@@ -348,6 +364,196 @@ out:
 	lt_schema_free(s);
 }
 
+
+/* A blob v2 dataset schema {id, payload} whose payload keeps values of up to 100 bytes inline, up to 1000 packed
+ * (in packs of at most 2500 bytes), larger ones dedicated; pack_threshold NULL: the key left out. */
+static lt_schema *
+v2_schema(const char *pack_threshold)
+{
+	Lt__Pb__Field *fs[] = {
+		pbf("id", 0, -1, "int64", NULL, NULL),
+		pbf("payload", 1, -1, "struct", "ARROW:extension:name", "lance.blob.v2"),
+		pbf("data", 2, 1, "large_binary", NULL, NULL),
+		pbf("uri", 3, 1, "string", NULL, NULL),
+	};
+	lt_schema  *s = NULL;
+
+	pbf_meta(fs[1], "lance-encoding:blob-inline-size-threshold", "100");
+	pbf_meta(fs[1], "lance-encoding:blob-dedicated-size-threshold", "1000");
+	if (pack_threshold)
+		pbf_meta(fs[1], "lance-encoding:blob-pack-file-size-threshold", pack_threshold);
+	CHECK_OK(lt_schema_from_pb(fs, 4, &s, &err), err);
+	for (int i = 0; i < 4; i++)
+		pbf_free(fs[i]);
+	return s;
+}
+
+/* the rows: NULL, empty, inline ones, packed ones, a dedicated one, one packed past the pack limit */
+static const int64_t v2_sizes[] = {-1, 0, 50, 100, 101, 1000, 1001, 1500, 10};
+/* what Lance 12 stores for them (its writer, blob.rs): kind, blob id, position in the sidecar (inline: -) */
+static const int v2_kind[] = {-1, 0, 0, 0, 1, 1, 2, 1, 0};
+static const int v2_id[] = {0, 0, 0, 0, 1, 1, 2, 3, 0};
+static const int64_t v2_pos[] = {0, -1, -1, -1, 0, 101, 0, 0, -1};
+
+static void
+v2_rows(const lt_field *id, const lt_field *payload, lt_array **cols, int n)
+{
+	CHECK_OK(lt_array_new(id, &cols[0], &err), err);
+	CHECK_OK(lt_array_new_values(payload, &cols[1], &err), err);
+	CHECK(cols[1]->field->type == LT_TYPE_STRUCT && cols[1]->n_children == 2);
+	CHECK_OK(lt_array_reserve(cols[0], n, &err), err);
+	for (int i = 0; i < n; i++)
+	{
+		int64_t		v = i;
+		lt_array   *st = cols[1],
+				   *data = st->children[0];
+
+		memcpy(cols[0]->values + i * 8, &v, 8);
+		cols[0]->length++;
+		if (v2_sizes[i] < 0)
+		{
+			CHECK_OK(lt_array_append_nulls(st, 1, &err), err);
+			continue;
+		}
+		CHECK_OK(lt_array_reserve(data, 1, &err), err);
+		CHECK_OK(lt_array_reserve_data(data, v2_sizes[i], &err), err);
+		for (int64_t k = 0; k < v2_sizes[i]; k++)
+			data->data[data->data_len + k] = (uint8_t) (i * 17 + k * 3);
+		data->data_len += v2_sizes[i];
+		data->offsets[data->length + 1] = data->data_len;
+		if (data->validity)
+			data->validity[data->length] = 1;
+		data->length++;
+		CHECK_OK(lt_array_append_nulls(st->children[1], 1, &err), err);
+		CHECK_OK(lt_array_reserve(st, 1, &err), err);
+		if (st->validity)
+			st->validity[st->length] = 1;
+		st->length++;
+	}
+}
+
+TEST(v2_write_round_trip)
+{
+	lt_schema  *s = v2_schema("2500");
+	lt_schema  *bad = v2_schema("lots");
+	const lt_field *fields[2];
+	lt_array   *cols[2] = {NULL, NULL};
+	lt_store   *st = NULL;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	lt_file    *f = NULL;
+	lt_field_reader *r = NULL;
+	lt_array   *desc = NULL;
+	char		path[128];
+	int			n = (int) (sizeof(v2_sizes) / sizeof(v2_sizes[0]));
+	uint32_t	id;
+
+	if (!s || !bad)
+		return;
+	CHECK(lt_blob_sidecar_id("01100000000000000000000000000000.blob", &id) && id == 6);
+	CHECK(!lt_blob_sidecar_id("0110000000000000000000000000000.blob", &id) &&
+		  !lt_blob_sidecar_id("01100000000000000000000000000002.blob", &id));
+	fields[0] = lt_schema_find_name(s, "id");
+	fields[1] = lt_schema_find_name(s, "payload");
+	CHECK(fields[1]->blob_sizes.inline_max == 100 && fields[1]->blob_sizes.dedicated_after == 1000 &&
+		  fields[1]->blob_sizes.pack_max == 2500 && !fields[1]->blob_sizes.bad);
+	CHECK_OK(lt_store_mem_open(&st, &err), err);
+	/* refused: blob v2 outside 2.2, a threshold that is no size */
+	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_1, &w, &err), LT_EUNSUPPORTED);
+	fields[1] = lt_schema_find_name(bad, "payload");
+	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "pack-file-size-threshold") != NULL);
+	fields[1] = lt_schema_find_name(s, "payload");
+
+	/* a URI is not written */
+	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), err);
+	v2_rows(fields[0], fields[1], cols, 1);
+	cols[1]->validity[0] = 1;
+	cols[1]->children[1]->validity[0] = 1;
+	CHECK_OK(lt_file_writer_write(w, cols, 1, &err), err);
+	CHECK_CODE(lt_file_writer_finish(w, &wf, &err), LT_EUNSUPPORTED);
+	lt_file_writer_free(w);
+	lt_array_free(cols[0]);
+	lt_array_free(cols[1]);
+
+	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), err);
+	if (!w)
+		goto out;
+	v2_rows(fields[0], fields[1], cols, n);
+	CHECK_OK(lt_file_writer_write(w, cols, n, &err), err);
+	lt_array_free(cols[0]);
+	lt_array_free(cols[1]);
+	CHECK_OK(lt_file_writer_finish(w, &wf, &err), err);
+	lt_file_writer_free(w);
+	/* one column of descriptors for the blob field */
+	CHECK(wf.n_fields == 2 && wf.field_ids[1] == 1);
+	snprintf(path, sizeof(path), "data/%s", wf.name ? wf.name : "?");
+	CHECK_OK(lt_file_open(st, path, &f, &err), err);
+	if (f)
+	{
+		lt_column_map map = {wf.n_fields, wf.field_ids, wf.column_indices};
+
+		CHECK_OK(lt_field_reader_open(f, fields[1], &map, &r, &err), err);
+		CHECK_OK(lt_array_new(fields[1], &desc, &err), err);
+		if (r && desc)
+			CHECK_OK(lt_field_reader_read(r, 0, (uint64_t) n, desc, &err), err);
+	}
+	CHECK(desc && desc->length == n);
+	for (int i = 0; desc && desc->length == n && i < n; i++)
+	{
+		lt_blob_loc loc;
+		uint32_t	bid;
+		uint64_t	pos;
+
+		CHECK_OK(lt_blob_locate(LT_BLOB_V2, desc, i, path, &loc, &err), err);
+		CHECK(loc.is_null == (v2_sizes[i] < 0));
+		if (v2_sizes[i] < 0)
+			continue;
+		memcpy(&bid, desc->children[3]->values + i * 4, 4);
+		memcpy(&pos, desc->children[1]->values + i * 8, 8);
+		CHECK_EQ_INT(desc->children[0]->values[i], v2_kind[i]);
+		CHECK_EQ_INT(bid, v2_id[i]);
+		CHECK_EQ_INT(loc.length, v2_sizes[i]);
+		if (v2_pos[i] >= 0)
+			CHECK_EQ_INT(pos, v2_pos[i]);
+		if (v2_kind[i] == 0)
+			CHECK(v2_sizes[i] == 0 || (loc.path && strcmp(loc.path, path) == 0 && pos % 64 == 0));
+		if (v2_sizes[i] > 0)
+		{
+			uint8_t    *got = malloc((size_t) v2_sizes[i]);
+			bool		same = true;
+
+			CHECK_OK(lt_blob_read(st, loc.path, &loc, got, &err), err);
+			for (int64_t k = 0; k < v2_sizes[i]; k++)
+				same = same && got[k] == (uint8_t) (i * 17 + k * 3);
+			CHECK(same);
+			free(got);
+		}
+		lt_blob_loc_clear(&loc);
+	}
+	/* the sidecars: pack 1 (101 + 1000 bytes), dedicated 2, pack 3 (the 1500 bytes that passed pack 1's limit) */
+	for (uint32_t k = 1; k <= 3; k++)
+	{
+		char	   *sp = lt_blob_sidecar_path(path, k);
+		lt_rfile   *rf = NULL;
+
+		CHECK_OK(lt_store_open_file(st, sp, &rf, &err), err);
+		CHECK_EQ_INT(rf ? rf->size : 0, k == 1 ? 1101 : k == 2 ? 1001 : 1500);
+		if (rf)
+			lt_rfile_close(rf);
+		lt_free(sp);
+	}
+	lt_array_free(desc);
+	lt_field_reader_free(r);
+	if (f)
+		lt_file_close(f);
+	lt_written_file_clear(&wf);
+out:
+	lt_store_close(st);
+	lt_schema_free(s);
+	lt_schema_free(bad);
+}
+
 int
 main(void)
 {
@@ -355,5 +561,6 @@ main(void)
 	RUN(legacy_write_round_trip);
 	RUN(legacy_locations);
 	RUN(v2_locations_and_reads);
+	RUN(v2_write_round_trip);
 	return unit_report("blob");
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blob/lt_blob.h"
+#include "file/lt_sidecar.h"
 #include "util/lt_alloc.h"
 #include "util/lt_bytes.h"
 
@@ -54,21 +55,6 @@ lt_blob_size(lt_blob_form form, const lt_array *desc, int64_t i, bool *is_null, 
 	return LT_OK;
 }
 
-/* "data/x.lance" -> "data/x/<id as 32 binary digits, least significant first>.blob" */
-static char *
-sidecar_path(const char *data_file, uint32_t blob_id)
-{
-	size_t		n = strlen(data_file);
-	char		bits[33];
-
-	if (n > 6 && strcmp(data_file + n - 6, ".lance") == 0)
-		n -= 6;
-	for (int b = 0; b < 32; b++)
-		bits[b] = (blob_id >> b) & 1 ? '1' : '0';
-	bits[32] = '\0';
-	return lt_asprintf("%.*s/%s.blob", (int) n, data_file, bits);
-}
-
 lt_code
 lt_blob_locate(lt_blob_form form, const lt_array *desc, int64_t i, const char *data_file, lt_blob_loc *out,
 			   lt_error *err)
@@ -94,7 +80,7 @@ lt_blob_locate(lt_blob_form form, const lt_array *desc, int64_t i, const char *d
 			{
 				const uint8_t *idv = desc->children[3]->values;
 
-				out->path = sidecar_path(data_file, (uint32_t) lt_le32(idv + (size_t) i * 4));
+				out->path = lt_blob_sidecar_path(data_file, (uint32_t) lt_le32(idv + (size_t) i * 4));
 				break;
 			}
 		case LT_BLOB_KIND_EXTERNAL:

@@ -18,12 +18,6 @@
 #include "types/lt_schema.h"
 #include "util/lt_status.h"
 
-/* blob v2 descriptor kinds */
-#define LT_BLOB_KIND_INLINE		0
-#define LT_BLOB_KIND_PACKED		1
-#define LT_BLOB_KIND_DEDICATED	2
-#define LT_BLOB_KIND_EXTERNAL	3
-
 typedef struct lt_blob_loc
 {
 	bool		is_null;
