@@ -7,17 +7,24 @@
 #      LIMIT 3 read only their rows' blobs (EXPLAIN ANALYZE's Bytes Read, lt-inspect --stats); quals on the blob
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
 #   2. refused writes: every statement that would write data files into a table with a blob column of a form
-#      lt_fdw does not write (legacy in 2.0, blob v2: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
+#      lt_fdw does not write (legacy in 2.0: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
 #      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
 #      matching on it, a primary key of it) fails with
 #      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
 #      engine then still scans the table and reads every blob (every sidecar still there).
-#   3. written (legacy blobs in 2.1, on copies of leg21 / leg21x / leg21m): INSERT, COPY, UPDATE (a blob, a key,
-#      to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert, each mirrored on a heap
-#      table; lt_fdw, Lance 8 and Lance 12 read the heap table's bytes (0 bytes, NULL, 2 MiB); the engine then
-#      appends and deletes, and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs
-#      of 1 MiB in one INSERT make a data file of 64 MiB and less than 64 KiB more (the time is printed).
+#   3. written (legacy blobs in 2.1 on copies of leg21 / leg21x / leg21m, blob v2 on copies of v2 / v2m): INSERT,
+#      COPY, UPDATE (a blob, a key, to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert,
+#      each mirrored on a heap table; lt_fdw, Lance 8 (legacy) and Lance 12 read the heap table's bytes (0 bytes,
+#      NULL, 2 MiB; v2 by Lance 12's blob API, and its scan reads every row); the engine then appends and deletes,
+#      and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs of 1 MiB in one INSERT
+#      make a data file of 64 MiB and less than 64 KiB more (the time is printed).
+#   4. blob v2 placement (v2d, Lance's default thresholds, packs of 6 MiB): the same rows (64 KiB, 64 KiB + 1,
+#      4 MiB, 4 MiB + 1, empty, NULL, ...) written by lt_fdw and by Lance 12 into copies get the same descriptors
+#      and sidecar files; Lance 12 reads lt_fdw's bytes; a rolled back INSERT commits nothing; DELETE and UPDATE.
+#   5. lt_cleanup vs Lance 12's cleanup on copies of a blob v2 table after a rolled back INSERT, TRUNCATE and an
+#      INSERT: the same files removed (the old data file's sidecars; the rolled back ones with delete_unverified),
+#      the dry run lists them, Lance 12 reads the blobs kept.
 #
 #   test/interop/blob.sh                 install (private PostgreSQL copy), generate, compare
 #   test/interop/blob.sh --no-install    the extension is already installed
@@ -302,8 +309,9 @@ check "v2d: after DELETE and UPDATE (to 5 MB, to NULL) Lance 12 and lt_fdw read 
 # a rolled back INSERT (orphans: removed only with delete_unverified), then TRUNCATE and an INSERT (the old data
 # file and its sidecars: verified); lt_cleanup on one copy, the engine's cleanup on another --------------------
 blob make 12 "$LAKE/v2cl.lance" v2 >/dev/null || bad "v2cl: Lance 12 made no dataset"
-"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2cl (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cl.lance');
-	BEGIN; INSERT INTO v2cl VALUES (50, 'rolled back', decode(repeat('aa', 150000), 'hex')), (51, 'packed', decode(repeat('bb', 5000), 'hex')); ROLLBACK;
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2cl (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cl.lance')" \
+	|| bad "v2cl: the foreign table"
+"${PSQL[@]}" -c "BEGIN; INSERT INTO v2cl VALUES (50, 'rolled back', decode(repeat('aa', 150000), 'hex')), (51, 'packed', decode(repeat('bb', 5000), 'hex')); ROLLBACK;
 	TRUNCATE v2cl; INSERT INTO v2cl VALUES (1, 'kept', decode(repeat('cc', 150000), 'hex')), (2, 'packed', decode(repeat('dd', 5000), 'hex')), (3, 'inline', '\\x01');" \
 	|| bad "v2cl: the writes"
 sleep 1	# every commit older than the cleanups' "now"

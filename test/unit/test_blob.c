@@ -219,13 +219,63 @@ TEST(v2_locations_and_reads)
 	CHECK_CODE(lt_blob_read(st, loc.path, &loc, got, &err), LT_ECORRUPT);
 	CHECK(strstr(err.msg, "runs past") != NULL);
 	lt_blob_loc_clear(&loc);
-	/* external URIs are not read (yet): unsupported, never a guess; an unknown kind is corrupt */
-	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 3, "data/f.lance", &loc, &err), LT_EUNSUPPORTED);
-	CHECK(strstr(err.msg, "external URI") != NULL);
+	/* an external blob without its URI is corrupt, never a guess; an unknown kind too */
+	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 3, "data/f.lance", &loc, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "without a URI") != NULL);
 	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 4, "data/f.lance", &loc, &err), LT_ECORRUPT);
 	lt_store_close(st);
 	lt_array_free(a);
 	lt_schema_free(s);
+}
+
+/* External blob URIs: read only under the store's root, never another path or host, "..", or a base path */
+TEST(external_paths)
+{
+	struct
+	{
+		const char *root, *uri;
+		uint32_t	base;
+		const char *want;		/* NULL: refused */
+	}			cases[] = {
+		{"/srv/lake", "file:///srv/lake/media/a%20b.bin", 0, "media/a b.bin"},
+		{"/srv/lake", "/srv/lake/x.bin", 0, "x.bin"},
+		{"/srv/lake/", "file:///srv/lake/x.bin", 0, "x.bin"},
+		{"s3://bucket/pre", "s3://bucket/pre/k/v.bin", 0, "k/v.bin"},
+		{"/srv/lake", "file:///srv/lakeside/x.bin", 0, NULL},
+		{"/srv/lake", "file:///etc/passwd", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/../etc/passwd", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a/%2e%2e/b", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a//b", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a%00b", 0, NULL},
+		{"/srv/lake", "s3://bucket/x", 0, NULL},
+		{"s3://bucket/pre", "s3://other/pre/x", 0, NULL},
+		{"s3://bucket/pre", "https://bucket/pre/x", 0, NULL},
+		{"/srv/lake", "media/x.bin", 2, NULL},
+		{NULL, "file:///srv/lake/x.bin", 0, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		lt_blob_loc loc = {0};
+		char	   *got = NULL;
+		lt_code		rc;
+
+		loc.external = true;
+		loc.base_id = cases[i].base;
+		loc.path = (char *) cases[i].uri;
+		rc = lt_blob_external_path(cases[i].root, &loc, &got, &err);
+		if (cases[i].want)
+		{
+			CHECK_OK(rc, err);
+			CHECK(got && strcmp(got, cases[i].want) == 0);
+		}
+		else
+		{
+			CHECK_CODE(rc, LT_EUNSUPPORTED);
+			CHECK(got == NULL && strstr(err.msg, cases[i].uri) != NULL);
+		}
+		lt_free(got);
+	}
 }
 
 /* Row i of the written blob column: NULL every fifth row, empty every seventh, else up to 200 KB of a pattern. */
@@ -366,7 +416,7 @@ out:
 
 
 /* A blob v2 dataset schema {id, payload} whose payload keeps values of up to 100 bytes inline, up to 1000 packed
- * (in packs of at most 2500 bytes), larger ones dedicated; pack_threshold NULL: the key left out. */
+ * (in packs of at most pack_threshold bytes), larger ones dedicated. */
 static lt_schema *
 v2_schema(const char *pack_threshold)
 {
@@ -380,8 +430,7 @@ v2_schema(const char *pack_threshold)
 
 	pbf_meta(fs[1], "lance-encoding:blob-inline-size-threshold", "100");
 	pbf_meta(fs[1], "lance-encoding:blob-dedicated-size-threshold", "1000");
-	if (pack_threshold)
-		pbf_meta(fs[1], "lance-encoding:blob-pack-file-size-threshold", pack_threshold);
+	pbf_meta(fs[1], "lance-encoding:blob-pack-file-size-threshold", pack_threshold);
 	CHECK_OK(lt_schema_from_pb(fs, 4, &s, &err), err);
 	for (int i = 0; i < 4; i++)
 		pbf_free(fs[i]);
@@ -389,7 +438,7 @@ v2_schema(const char *pack_threshold)
 }
 
 /* the rows: NULL, empty, inline ones, packed ones, a dedicated one, one packed past the pack limit */
-static const int64_t v2_sizes[] = {-1, 0, 50, 100, 101, 1000, 1001, 1500, 10};
+static const int64_t v2_sizes[] = {-1, 0, 50, 100, 101, 1000, 1001, 1000, 10};
 /* what Lance 12 stores for them (its writer, blob.rs): kind, blob id, position in the sidecar (inline: -) */
 static const int v2_kind[] = {-1, 0, 0, 0, 1, 1, 2, 1, 0};
 static const int v2_id[] = {0, 0, 0, 0, 1, 1, 2, 3, 0};
@@ -434,7 +483,7 @@ v2_rows(const lt_field *id, const lt_field *payload, lt_array **cols, int n)
 
 TEST(v2_write_round_trip)
 {
-	lt_schema  *s = v2_schema("2500");
+	lt_schema  *s = v2_schema("2000");
 	lt_schema  *bad = v2_schema("lots");
 	const lt_field *fields[2];
 	lt_array   *cols[2] = {NULL, NULL};
@@ -456,7 +505,7 @@ TEST(v2_write_round_trip)
 	fields[0] = lt_schema_find_name(s, "id");
 	fields[1] = lt_schema_find_name(s, "payload");
 	CHECK(fields[1]->blob_sizes.inline_max == 100 && fields[1]->blob_sizes.dedicated_after == 1000 &&
-		  fields[1]->blob_sizes.pack_max == 2500 && !fields[1]->blob_sizes.bad);
+		  fields[1]->blob_sizes.pack_max == 2000 && !fields[1]->blob_sizes.bad);
 	CHECK_OK(lt_store_mem_open(&st, &err), err);
 	/* refused: blob v2 outside 2.2, a threshold that is no size */
 	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_1, &w, &err), LT_EUNSUPPORTED);
@@ -531,14 +580,14 @@ TEST(v2_write_round_trip)
 		}
 		lt_blob_loc_clear(&loc);
 	}
-	/* the sidecars: pack 1 (101 + 1000 bytes), dedicated 2, pack 3 (the 1500 bytes that passed pack 1's limit) */
+	/* the sidecars: pack 1 (101 + 1000 bytes), dedicated 2, pack 3 (the 1000 bytes that would pass pack 1's limit) */
 	for (uint32_t k = 1; k <= 3; k++)
 	{
 		char	   *sp = lt_blob_sidecar_path(path, k);
 		lt_rfile   *rf = NULL;
 
 		CHECK_OK(lt_store_open_file(st, sp, &rf, &err), err);
-		CHECK_EQ_INT(rf ? rf->size : 0, k == 1 ? 1101 : k == 2 ? 1001 : 1500);
+		CHECK_EQ_INT(rf ? rf->size : 0, k == 1 ? 1101 : k == 2 ? 1001 : 1000);
 		if (rf)
 			lt_rfile_close(rf);
 		lt_free(sp);
@@ -562,5 +611,6 @@ main(void)
 	RUN(legacy_locations);
 	RUN(v2_locations_and_reads);
 	RUN(v2_write_round_trip);
+	RUN(external_paths);
 	return unit_report("blob");
 }
