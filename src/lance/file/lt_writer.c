@@ -507,6 +507,7 @@ put_column(lt_file_writer *w, int col, uint64_t *pos, uint64_t *len, lt_error *e
 	Lt__Pb__DirectEncoding cdir = LT__PB__DIRECT_ENCODING__INIT;
 	Lt__Pb__PbAny any = LT__PB__PB_ANY__INIT;
 	static const uint8_t empty_values[2] = {0x0a, 0x00};	/* ColumnEncoding{values: Empty} */
+	static const uint8_t blob_values[6] = {0x1a, 0x04, 0x0a, 0x02, 0x0a, 0x00};	/* {blob: {inner: {values}}} */
 	uint8_t		anybuf[64];
 	Lt__Pb__ColumnPage *pages = lt_calloc(c->n ? c->n : 1, sizeof(Lt__Pb__ColumnPage));
 	Lt__Pb__ColumnPage **pp = lt_calloc(c->n ? c->n : 1, sizeof(Lt__Pb__ColumnPage *));
@@ -521,8 +522,8 @@ put_column(lt_file_writer *w, int col, uint64_t *pos, uint64_t *len, lt_error *e
 	{
 		any.type_url = (char *) ANY_COLUMN_ENCODING;
 		any.has_value = true;
-		any.value.data = (uint8_t *) empty_values;
-		any.value.len = 2;
+		any.value.data = (uint8_t *) (c->blob20 ? blob_values : empty_values);
+		any.value.len = c->blob20 ? sizeof(blob_values) : sizeof(empty_values);
 		cdir.has_encoding = true;
 		cdir.encoding.len = lt__pb__pb_any__pack(&any, anybuf);
 		cdir.encoding.data = anybuf;

@@ -37,6 +37,7 @@ typedef struct w_column
 	w_page	   *pages;
 	size_t		n, cap;
 	uint64_t	rows;			/* slots in the pages so far */
+	bool		blob20;			/* a 2.0 legacy blob column: its column encoding says Blob */
 } w_column;
 
 struct lt_file_writer
@@ -202,6 +203,9 @@ lt_code		lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *con
 
 /* Write len bytes at the end of the file, then pad it to a multiple of 64 bytes (page alignment). */
 lt_code		lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err);
+
+/* A 2.0 column of legacy blob descriptors (put_column writes its column encoding as Blob). */
+void		lt_writer_mark_blob_column(lt_file_writer *w, int col);
 
 /* Append len bytes where they fall (a blob's bytes, out of line), giving their offset in the file. */
 lt_code		lt_writer_write_blob(lt_file_writer *w, const uint8_t *p, uint64_t len, uint64_t *pos, lt_error *err);
