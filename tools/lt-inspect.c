@@ -300,9 +300,13 @@ blob_json(FILE *out, lt_dataset *ds, const Lt__Pb__DataFragment *frag, const lt_
 		return LT_OK;
 	}
 	bytes = malloc(loc.length ? loc.length : 1);
-	path = loc.path ? lt_dataset_path(ds, loc.path) : NULL;
-	rc = !bytes ? lt_nomem(err) : loc.length && !path ? lt_nomem(err) :
-		loc.length ? lt_blob_read(ds->store, path, &loc, bytes, err) : LT_OK;
+	if (loc.external && loc.length)
+		rc = lt_blob_external_path(ds->store->root, &loc, &path, err);
+	else
+		path = loc.path ? lt_dataset_path(ds, loc.path) : NULL;
+	if (rc == LT_OK)
+		rc = !bytes ? lt_nomem(err) : loc.length && !path ? lt_nomem(err) :
+			loc.length ? lt_blob_read(ds->store, path, &loc, bytes, err) : LT_OK;
 	for (uint64_t i = 0; rc == LT_OK && i < loc.length; i++)
 		h = (h ^ bytes[i]) * 0x100000001b3ull;
 	if (rc == LT_OK)

@@ -808,8 +808,13 @@ blob_datum(const LtConv *c, const lt_array *a, int64 i, bool *isnull)
 		char	   *path;
 
 		old = lt_alloc_target(CurrentMemoryContext);
-		path = lt_dataset_path(src->ds, loc.path);
-		rc = path ? lt_blob_read(src->ds->store, path, &loc, (uint8_t *) VARDATA(out), &err) : lt_nomem(&err);
+		/* an external blob: only under the server's root (lt_blob_external_path), else 0A000 naming the URI */
+		if (loc.external)
+			rc = lt_blob_external_path(src->ds->store->root, &loc, &path, &err);
+		else
+			rc = (path = lt_dataset_path(src->ds, loc.path)) ? LT_OK : lt_nomem(&err);
+		if (rc == LT_OK)
+			rc = lt_blob_read(src->ds->store, path, &loc, (uint8_t *) VARDATA(out), &err);
 		lt_alloc_target(old);
 		if (rc != LT_OK)
 			lt_report(&err, psprintf("blob column \"%s\"", c->field->name));

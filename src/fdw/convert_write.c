@@ -193,7 +193,7 @@ build_conv(const lt_field *f, const char *what, Oid typid, int32 typmod, char **
 
 	check_stack_depth();
 	*why = NULL;
-	if (typid == JSONBOID)
+	if (typid == JSONBOID && f->blob != LT_BLOB_V2)
 		return build_json(f, what, why);
 
 	c = palloc0(sizeof(LtWriteConv));
@@ -201,6 +201,17 @@ build_conv(const lt_field *f, const char *what, Oid typid, int32 typmod, char **
 	c->what = what;
 	c->typid = typid;
 	c->typmod = typmod;
+	if (f->blob == LT_BLOB_V2)
+	{
+		/* a blob v2 struct {data, uri} is written from its bytes (the writer places them by size) */
+		if (typid != BYTEAOID)
+		{
+			*why = psprintf("A %s column is written from bytea (its bytes).", lt_blob_form_name(f->blob));
+			return NULL;
+		}
+		c->kind = LT_CONV_BLOB;
+		return c;
+	}
 	set_natural(c);
 
 	if (is_scalar(f))
@@ -1262,9 +1273,23 @@ append_general(const LtWriteConv *c, lt_array *a, Datum value, bool isnull)
 			}
 		case LT_CONV_BLOB:
 			{
-				/* the writer's array of a blob column holds the bytes, which it stores out of line */
+				/*
+				 * The writer's array of a blob column holds the bytes, which it stores out of line: the
+				 * array itself (legacy), or the data of a blob v2 struct {data, uri} (no URI).
+				 */
 				bytea	   *b = DatumGetByteaPP(value);
 
+				if (a->field->type == LT_TYPE_STRUCT && a->field->blob == LT_BLOB_V2 && a->n_children == 2)
+				{
+					lt_error	err;
+
+					put_bytes(c, a->children[0], VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));
+					if (lt_array_append_nulls(a->children[1], 1, &err) != LT_OK)
+						lib_failed(&err, c);
+					slot_begin(c, a);
+					slot_done(a);
+					return;
+				}
 				if (a->field->type != LT_TYPE_LARGE_BINARY && a->field->type != LT_TYPE_BINARY)
 					elog(ERROR, "lt_fdw: blob column \"%s\" written through its descriptor", c->what);
 				put_bytes(c, a, VARDATA_ANY(b), VARSIZE_ANY_EXHDR(b));

@@ -280,21 +280,28 @@ lt_report_write(const lt_error *err, const char *what)
 }
 
 /*
- * The first blob column a statement could not write: lt_fdw writes legacy blobs in storage 2.1
- * (lt_writer21.c) from rows SQL gives; compaction would copy descriptors, not bytes.
+ * The first blob column a statement could not write: lt_fdw writes legacy blobs in storage 2.0 and 2.1 and
+ * blob v2 in storage 2.2 (lt_writer21.c, lt_sidecar.c) from rows SQL gives; compaction would copy descriptors, not bytes.
  */
 static const lt_field *
 blob_not_written(const lt_dataset *ds, const char *doing)
 {
-	bool		legacy_ok = ds->storage_version && strcmp(ds->storage_version, "2.1") == 0 &&
-		strcmp(doing, "compact") != 0;
+	bool		rows = strcmp(doing, "compact") != 0;
+	bool		legacy_ok = rows && ds->storage_version && (strcmp(ds->storage_version, "2.1") == 0 ||
+															strcmp(ds->storage_version, "2.0") == 0);
+	bool		v2_ok = rows && ds->storage_version && strcmp(ds->storage_version, "2.2") == 0;
 
 	for (int i = 0; ds->schema && i < ds->schema->n_fields; i++)
 	{
 		const lt_field *f = ds->schema->fields[i];
 
-		if (f->blob != LT_BLOB_NONE && !(legacy_ok && f->blob == LT_BLOB_LEGACY && f->type == LT_TYPE_LARGE_BINARY))
-			return f;
+		if (f->blob == LT_BLOB_NONE)
+			continue;
+		if (legacy_ok && f->blob == LT_BLOB_LEGACY && f->type == LT_TYPE_LARGE_BINARY)
+			continue;
+		if (v2_ok && f->blob == LT_BLOB_V2 && f->type == LT_TYPE_STRUCT && f->n_children == 2 && !f->blob_sizes.bad)
+			continue;
+		return f;
 	}
 	return NULL;
 }
@@ -312,7 +319,7 @@ lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *d
 						doing, relname, f->name, lt_blob_form_name(f->blob)),
 				 errdetail("Dataset %s (storage version %s) stores \"%s\" out of line; nothing was written.",
 						   uri, ds->storage_version, f->name),
-				 errhint("lt_fdw writes legacy blob columns in storage 2.1 (not by lt_compact); write this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
+				 errhint("lt_fdw writes legacy blob columns in storage 2.0 and 2.1 and blob v2 columns in storage 2.2 (not by lt_compact); write this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
 }
 
 /* ---- the cache ------------------------------------------------------------------------------ */

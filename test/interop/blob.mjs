@@ -5,6 +5,8 @@
 //                                                         with a blob column `payload` (rows from rowBytes below)
 //        forms: legacy  (large_binary with lance-encoding:blob=true; storage 2.0 or 2.1; Lance 12 refuses it in 2.2)
 //               v2      (Lance 12: lance.blob.v2, storage 2.2; small rows inline, middle rows packed, large dedicated)
+//               v2d     (Lance 12: lance.blob.v2, storage 2.2, Lance's default inline / dedicated thresholds and
+//                        packed sidecars of at most 6 MiB)
 //               v2uri   (Lance 12: lance.blob.v2 whose rows name external files by URI; argument: a directory that
 //                        the URIs point into, made here)
 //   node blob.mjs expect <n> [first]                      the rows make writes (or append, from id first), as JSON lines {id, len, md5} (null: len null)
@@ -14,6 +16,13 @@
 //        several data files, info.json is `lt-inspect info` of the dataset, which names each fragment's file)
 //   node blob.mjs append <8|12> <dir> <first id> <n> <delete id>   the engine appends rows first..first+n-1 (bytes
 //                                                         of rowBytes(id)) and deletes the row `delete id`
+//   node blob.mjs desc   <dir>                            Lance 12's scan of the blob v2 descriptors: JSON lines {id, kind, size,
+//                                                         blob_id, position} ordered by id (position null for inline blobs,
+//                                                         whose offset in the data file depends on its layout)
+//   node blob.mjs addsizes <dir> <first id> <size,...>    Lance 12 appends rows first.. with blobs of those sizes ("null": NULL),
+//                                                         each byte the id mod 251 (as blob.sh's SQL makes them)
+//   node blob.mjs cleanup <dir> <true|false>             Lance 12's cleanup of every version but the latest (optimize with
+//                                                         cleanupOlderThan = now, deleteUnverified as given; one fragment: no compaction)
 //   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
@@ -96,12 +105,13 @@ async function make(v, dir, form, arg, parts) {
       new A.Field("payload", new A.LargeBinary(), true, meta)]);
     rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
     storage = arg || "2.1";
-  } else if (form === "v2" || form === "v2uri") {
+  } else if (form === "v2" || form === "v2d" || form === "v2uri") {
     if (v !== "12") throw new Error("blob v2 is made by Lance 12");
     const { blob } = require12();
-    const field = form === "v2" ? blob("payload", { inlineSizeThreshold: 200, dedicatedSizeThreshold: 100000 }) : blob("payload");
+    const field = form === "v2" ? blob("payload", { inlineSizeThreshold: 200, dedicatedSizeThreshold: 100000 })
+      : form === "v2d" ? blob("payload", { packFileSizeThreshold: 6 * 1024 * 1024 }) : blob("payload");
     schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("note", new A.Utf8(), true), field]);
-    if (form === "v2") rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
+    if (form !== "v2uri") rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
     else {
       fs.mkdirSync(arg, { recursive: true });
       rows = ids.map((i) => {
@@ -132,6 +142,29 @@ async function append(v, dir, first, n, del) {
   await tbl.add(rows);
   await tbl.delete(`id = ${Number(del)}`);
   chmodReadable(dir);
+}
+async function desc(dir) {
+  const tbl = await (await connect(require12(), dir)).openTable("t");
+  const rows = await tbl.query().select(["id", "payload"]).toArray();
+  rows.sort((a, b) => Number(a.id) - Number(b.id));
+  for (const r of rows) {
+    const d = r.payload && r.payload.toJSON();
+    console.log(JSON.stringify(d ? { id: Number(r.id), kind: d.kind, size: Number(d.size), blob_id: d.blob_id,
+      position: d.kind === 0 ? null : Number(d.position) } : { id: Number(r.id), kind: null }));
+  }
+}
+async function addsizes(dir, first, sizes) {
+  const tbl = await (await connect(require12(), dir)).openTable("t");
+  const rows = sizes.split(",").map((n, k) => {
+    const id = Number(first) + k;
+    return { id: BigInt(id), note: "sized", payload: n === "null" ? null : Buffer.alloc(Number(n), id % 251) };
+  });
+  await tbl.add(rows);
+  chmodReadable(dir);
+}
+async function cleanup(dir, unverified) {
+  const tbl = await (await connect(require12(), dir)).openTable("t");
+  await tbl.optimize({ cleanupOlderThan: new Date(), deleteUnverified: unverified === "true" });
 }
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
 
@@ -199,7 +232,10 @@ try {
   else if (cmd === "scan") await scan(args[0], args[1]);
   else if (cmd === "bytes") await bytes(args[0], args[1], args[2]);
   else if (cmd === "append") await append(args[0], args[1], args[2], args[3], args[4]);
-  else { console.error("usage: blob.mjs make|expect|scan|bytes|append ..."); process.exit(2); }
+  else if (cmd === "desc") await desc(args[0]);
+  else if (cmd === "cleanup") await cleanup(args[0], args[1]);
+  else if (cmd === "addsizes") await addsizes(args[0], args[1], args[2]);
+  else { console.error("usage: blob.mjs make|expect|scan|bytes|append|desc|addsizes|cleanup ..."); process.exit(2); }
 } catch (e) {
   console.error(`blob.mjs: ${e.message}`);
   process.exit(1);

@@ -6,18 +6,25 @@
 #      and md5 / FNV-1a per row); a query without the blob column reads none of its bytes, WHERE id = 8 and
 #      LIMIT 3 read only their rows' blobs (EXPLAIN ANALYZE's Bytes Read, lt-inspect --stats); quals on the blob
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
-#   2. refused writes: every statement that would write data files into a table with a blob column of a form
-#      lt_fdw does not write (legacy in 2.0, blob v2: INSERT, COPY, UPDATE, lt_insert_overwrite, the overwrite_where
-#      INSERT, lt_merge_insert, TRUNCATE; any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
+#   2. refused writes: every statement that would write data files into a table with a blob column in a way
+#      lt_fdw does not write (any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
 #      matching on it, a primary key of it) fails with
 #      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
 #      engine then still scans the table and reads every blob (every sidecar still there).
-#   3. written (legacy blobs in 2.1, on copies of leg21 / leg21x / leg21m): INSERT, COPY, UPDATE (a blob, a key,
-#      to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert, each mirrored on a heap
-#      table; lt_fdw, Lance 8 and Lance 12 read the heap table's bytes (0 bytes, NULL, 2 MiB); the engine then
-#      appends and deletes, and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs
-#      of 1 MiB in one INSERT make a data file of 64 MiB and less than 64 KiB more (the time is printed).
+#   3. written (legacy blobs in 2.0 / 2.1 on copies of leg20 / leg21 / leg21x / leg21m, blob v2 on copies of v2 /
+#      v2m): INSERT,
+#      COPY, UPDATE (a blob, a key, to NULL), lt_insert_overwrite, the overwrite_where INSERT and lt_merge_insert,
+#      each mirrored on a heap table; lt_fdw, Lance 8 (legacy) and Lance 12 read the heap table's bytes (0 bytes,
+#      NULL, 2 MiB; v2 by Lance 12's blob API, and its scan reads every row); the engine then appends and deletes,
+#      and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs of 1 MiB in one INSERT
+#      make a data file of 64 MiB and less than 64 KiB more (the time is printed).
+#   4. blob v2 placement (v2d, Lance's default thresholds, packs of 6 MiB): the same rows (64 KiB, 64 KiB + 1,
+#      4 MiB, 4 MiB + 1, empty, NULL, ...) written by lt_fdw and by Lance 12 into copies get the same descriptors
+#      and sidecar files; Lance 12 reads lt_fdw's bytes; a rolled back INSERT commits nothing; DELETE and UPDATE.
+#   5. lt_cleanup vs Lance 12's cleanup on copies of a blob v2 table after a rolled back INSERT, TRUNCATE and an
+#      INSERT: the same files removed (the old data file's sidecars; the rolled back ones with delete_unverified),
+#      the dry run lists them, Lance 12 reads the blobs kept.
 #
 #   test/interop/blob.sh                 install (private PostgreSQL copy), generate, compare
 #   test/interop/blob.sh --no-install    the extension is already installed
@@ -122,20 +129,7 @@ console.log(find(p) ?? "none")'; }
 
 	# ---- 1. every write that would add data files is refused, and leaves the files as they were -----------
 	snapshot "$ds" >"$TMP/before"
-	written=$([ "$form" = legacy ] && [ "$storage" = 2.1 ] && echo yes)
-	refused=()
-	[ -z "$written" ] && refused=(
-		"INSERT INTO $name (id, note) VALUES (100, 'new')"
-		"INSERT INTO $name (id, note) SELECT id, note FROM staging"
-		"COPY $name (id, note) FROM PROGRAM 'echo 100,new' WITH (FORMAT csv)"
-		"UPDATE $name SET note = 'changed' WHERE id = 2"
-		"UPDATE $name SET id = id + 100 WHERE id = 99"
-		"SELECT * FROM lt_insert_overwrite('$name', 'id = 1', 'SELECT 1::bigint, ''x''::text')"
-		"BEGIN; SET LOCAL lt_fdw.overwrite_where = 'id = 1'; INSERT INTO $name (id, note) VALUES (1, 'x'); COMMIT"
-		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note FROM staging', '{id}')"
-		"TRUNCATE $name"
-	)
-	refused+=("SELECT * FROM lt_compact('$name')"
+	refused=("SELECT * FROM lt_compact('$name')"
 		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note, payload FROM staging', '{payload}')"
 		"SELECT lt_set_primary_key('$name', '{payload}')")
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
@@ -175,8 +169,9 @@ done
 rows_of() { "${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
 	coalesce('\"' || md5(payload) || '\"', 'null')) FROM $1 ORDER BY id" 2>&1; }
 printf '104,copied,\\x0a0b0c\n105,copied empty,\\x\n106,copied null,\n' >"$TMP/copy.csv"
-for name in leg21 leg21x leg21m; do
+for name in leg20 leg21 leg21x leg21m v2 v2m; do
 	w=${name}w
+	engines="8 12"; [[ $name == v2* ]] && engines=12	# Lance 8 has no blob v2
 	cp -a "$LAKE/$name.lance" "$LAKE/$w.lance"
 	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $w (id bigint, note text, payload bytea) SERVER lake OPTIONS (path '$w.lance');
 		CREATE TABLE h_$w AS SELECT * FROM $w;" || { bad "$w: the copy or its heap table"; continue; }
@@ -209,12 +204,15 @@ for name in leg21 leg21x leg21m; do
 	rows_of "$w" >"$TMP/sql.jsonl"
 	check "$w: after INSERT, COPY, UPDATE, lt_insert_overwrite, overwrite_where and lt_merge_insert, lt_fdw reads the heap table's bytes ($(wc -l <"$TMP/want.jsonl") rows)" \
 		"$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same || diff "$TMP/want.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
-	for eng in 8 12; do
+	for eng in $engines; do
 		blob bytes "$LAKE/$w.lance" "$eng" "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
 		check "$w: Lance $eng reads every blob lt_fdw wrote with the same bytes (0 bytes, NULL, 2 MiB)" \
 			"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
 	done
-	eng=$([ "$name" = leg21x ] && echo 12 || echo 8)
+	if [[ $name == v2* ]]; then
+		check "$w: Lance 12 scans every row lt_fdw wrote" "$(blob scan 12 "$LAKE/$w.lance" | wc -l)" "$(wc -l <"$TMP/want.jsonl")"
+	fi
+	eng=$([ "$name" = leg20 ] || [ "$name" = leg21 ] || [ "$name" = leg21m ] && echo 8 || echo 12)
 	if blob append "$eng" "$LAKE/$w.lance" 300 3 102 2>"$TMP/append.err"; then
 		{ grep -v '"id":102,' "$TMP/want.jsonl"; blob expect 3 300; } | sort -t: -k2 -n >"$TMP/want2.jsonl"
 		rows_of "$w" >"$TMP/sql.jsonl"
@@ -246,6 +244,87 @@ console.log(require("fs").statSync(process.argv[2] + "/data/" + fr.files[0].path
 		|| bad "$w: 64 MiB of blobs in one INSERT made a data file of $size bytes"
 	check "$w: lt_fdw reads the 64 blobs back" "$("${PSQL[@]}" -At -c "SELECT count(*), sum(length(payload)), count(DISTINCT md5(payload)),
 		bool_and(payload = decode(repeat(lpad(to_hex(id - 1000), 32, '0'), 65536), 'hex')) FROM $w WHERE id > 1000" 2>&1)" "64|67108864|64|t"
+done
+
+# ---- 4. blob v2 placement as Lance 12's writer: the same rows written by lt_fdw and by the engine into copies of a
+# dataset with Lance's default thresholds (inline up to 64 KiB, packed up to 4 MiB, dedicated above; packed sidecars
+# of at most 6 MiB here) get the same descriptors (kind, size, blob id, position in a sidecar) and sidecar files ----
+sizes="65536,65537,4194304,4194305,0,5,null,4194304,100000,1"
+blob make 12 "$LAKE/v2d.lance" v2d >/dev/null || bad "v2d: Lance 12 made no dataset"
+for side in lt eng; do cp -a "$LAKE/v2d.lance" "$LAKE/v2d$side.lance"; done
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2dlt (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2dlt.lance');
+	CREATE TABLE h_v2d AS SELECT * FROM v2dlt;" || bad "v2d: the foreign table"
+vals="SELECT 20 + k - 1, 'sized', CASE WHEN n = 'null' THEN NULL ELSE decode(repeat(lpad(to_hex((20 + k - 1) % 251), 2, '0'), n::int), 'hex') END
+	FROM unnest(string_to_array('$sizes', ',')) WITH ORDINALITY AS s(n, k)"
+"${PSQL[@]}" -c "INSERT INTO v2dlt $vals; INSERT INTO h_v2d $vals" || bad "v2d: the INSERT of sized blobs"
+blob addsizes "$LAKE/v2deng.lance" 20 "$sizes" || bad "v2d: Lance 12 appended no sized blobs"
+blob desc "$LAKE/v2dlt.lance" >"$TMP/desc.lt" 2>&1
+blob desc "$LAKE/v2deng.lance" >"$TMP/desc.eng" 2>&1
+if [ "$(grep -c '"kind":2' "$TMP/desc.lt")" -ge 1 ] && [ "$(grep -c '"kind":1' "$TMP/desc.lt")" -ge 3 ] && cmp -s "$TMP/desc.lt" "$TMP/desc.eng"; then
+	ok "v2d: Lance 12 reads the descriptors lt_fdw wrote as the ones it writes itself (inline, packed, a second pack past 6 MiB, dedicated)"
+else
+	bad "v2d: lt_fdw placed blobs unlike Lance 12"; diff "$TMP/desc.eng" "$TMP/desc.lt" | head -n 10
+fi
+sidecars() { (cd "$1/data" && find . -name '*.blob' -newer "$2" -printf '%s %f\n' | sort); }
+check "v2d: the new data file's sidecars are the engine's (names and sizes)" \
+	"$(sidecars "$LAKE/v2dlt.lance" "$LAKE/v2d.lance/_versions")" "$(sidecars "$LAKE/v2deng.lance" "$LAKE/v2d.lance/_versions")"
+rows_of h_v2d >"$TMP/want.jsonl"
+blob bytes "$LAKE/v2dlt.lance" 12 >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+check "v2d: Lance 12's blob API reads every byte lt_fdw wrote (64 KiB, 4 MiB, 4 MiB + 1, 0 bytes, NULL)" \
+	"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+rows_of v2dlt >"$TMP/sql.jsonl"
+check "v2d: lt_fdw reads back what it wrote" "$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same)" same
+# a rollback leaves the table as it was (its data file and sidecars are orphans nothing names)
+snapshot "$LAKE/v2dlt.lance" | grep -v -e '/data/' -e '_versions/latest' >"$TMP/before"
+"${PSQL[@]}" -c "BEGIN; INSERT INTO v2dlt $vals; ROLLBACK;" || bad "v2d: the rolled back INSERT"
+snapshot "$LAKE/v2dlt.lance" | grep -v -e '/data/' -e '_versions/latest' >"$TMP/after"
+check "v2d: a rolled back INSERT commits nothing" "$(cmp -s "$TMP/before" "$TMP/after" && echo same)" same
+blob bytes "$LAKE/v2dlt.lance" 12 >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+check "v2d: after the rollback Lance 12 reads the same blobs" "$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same)" same
+# DELETE and UPDATE of blob v2 rows: the engine and lt_fdw read the heap table's bytes
+for sql in "DELETE FROM %s WHERE id IN (21, 24)" "UPDATE %s SET payload = decode(repeat('77', 5000000), 'hex') WHERE id = 25" \
+	"UPDATE %s SET payload = NULL, note = 'nulled' WHERE id = 23"; do
+	"${PSQL[@]}" -c "$(printf "$sql" v2dlt); $(printf "$sql" h_v2d)" || bad "v2d: $sql"
+done
+rows_of h_v2d >"$TMP/want.jsonl"
+blob bytes "$LAKE/v2dlt.lance" 12 >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+rows_of v2dlt >"$TMP/sql.jsonl"
+check "v2d: after DELETE and UPDATE (to 5 MB, to NULL) Lance 12 and lt_fdw read the heap table's bytes" \
+	"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same || diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6)" same
+
+# ---- 5. lt_cleanup removes the sidecars of the data files no retained version names, as Lance 12's cleanup does:
+# a rolled back INSERT (orphans: removed only with delete_unverified), then TRUNCATE and an INSERT (the old data
+# file and its sidecars: verified); lt_cleanup on one copy, the engine's cleanup on another --------------------
+blob make 12 "$LAKE/v2cl.lance" v2 >/dev/null || bad "v2cl: Lance 12 made no dataset"
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2cl (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cl.lance')" \
+	|| bad "v2cl: the foreign table"
+"${PSQL[@]}" -c "BEGIN; INSERT INTO v2cl VALUES (50, 'rolled back', decode(repeat('aa', 150000), 'hex')), (51, 'packed', decode(repeat('bb', 5000), 'hex')); ROLLBACK;
+	TRUNCATE v2cl; INSERT INTO v2cl VALUES (1, 'kept', decode(repeat('cc', 150000), 'hex')), (2, 'packed', decode(repeat('dd', 5000), 'hex')), (3, 'inline', '\\x01');" \
+	|| bad "v2cl: the writes"
+sleep 1	# every commit older than the cleanups' "now"
+files_of() { (cd "$1" && find . -type f | grep -v '_versions/latest_version_hint' | sort); }
+for unverified in false true; do
+	for side in a b; do rm -rf "$LAKE/v2cl$side.lance"; cp -a "$LAKE/v2cl.lance" "$LAKE/v2cl$side.lance"; done
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE IF NOT EXISTS v2cla (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cla.lance')" >/dev/null
+	files_of "$LAKE/v2cla.lance" >"$TMP/before"
+	"${PSQL[@]}" -At -c "SELECT path FROM lt_cleanup_files('v2cla', '0 seconds', $unverified, dry_run => true)" >"$TMP/dry" 2>&1
+	"${PSQL[@]}" -At -c "SELECT path FROM lt_cleanup_files('v2cla', '0 seconds', $unverified)" >"$TMP/real" 2>&1 || bad "v2cl: lt_cleanup failed: $(head -c 300 "$TMP/real")"
+	blob cleanup "$LAKE/v2clb.lance" "$unverified" 2>"$TMP/ref.err" || bad "v2cl: the engine's cleanup failed: $(head -c 300 "$TMP/ref.err")"
+	files_of "$LAKE/v2cla.lance" | LC_ALL=C comm -23 "$TMP/before" - >"$TMP/removed_a"
+	files_of "$LAKE/v2clb.lance" | LC_ALL=C comm -23 "$TMP/before" - >"$TMP/removed_b"
+	nblob=$(grep -c '\.blob$' "$TMP/removed_a")
+	want=$([ "$unverified" = true ] && echo 6 || echo 4)	# the old pack and dedicated ones (4); the rolled back pack and dedicated one (2)
+	if [ "$nblob" = "$want" ] && cmp -s "$TMP/removed_a" "$TMP/removed_b"; then
+		ok "v2cl (delete_unverified $unverified): lt_cleanup removes the files the engine's cleanup removes, $nblob sidecars among $(wc -l <"$TMP/removed_a")"
+	else
+		bad "v2cl (delete_unverified $unverified): $nblob sidecars removed (want $want), or not the engine's files"
+		echo "   lt_cleanup removed:"; sed 's/^/     /' "$TMP/removed_a"; echo "   the engine removed:"; sed 's/^/     /' "$TMP/removed_b"
+	fi
+	check "v2cl (delete_unverified $unverified): the dry run lists what the cleanup then removes" \
+		"$(sed 's|^|./|' "$TMP/dry" | sort | cmp -s - <(sed 's|^|./|' "$TMP/real" | sort) && sed 's|^|./|' "$TMP/real" | sort | cmp -s - "$TMP/removed_a" && echo same)" same
+	check "v2cl (delete_unverified $unverified): Lance 12 reads the blobs kept" \
+		"$(blob bytes "$LAKE/v2cla.lance" 12 | sed 's/,"md5".*//' | tr '\n' ' ')" '{"id":1,"len":150000 {"id":2,"len":5000 {"id":3,"len":1 '
+	"${PSQL[@]}" -c "DROP FOREIGN TABLE v2cla" >/dev/null
 done
 
 # ---- a parallel scan: each worker reads the blobs of the fragments it claims ---------------------------------

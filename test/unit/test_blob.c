@@ -1,7 +1,9 @@
 /*
  * test_blob.c — blob columns: the markers in a schema, the descriptor a blob column stores, where a descriptor puts
  * a row's bytes (NULL and empty blobs, sidecar names, kinds not read) and the ranged read of them; the writer of
- * legacy blobs in storage 2.1 (its bytes out of line, its descriptors read back) and the forms it refuses.
+ * legacy blobs in storage 2.1 and 2.0 (its bytes out of line, its descriptors read back) and the forms it refuses; the
+ * writer of blob v2 in storage 2.2 (inline, packed and dedicated by the field's thresholds, the sidecars Lance names,
+ * a second pack past the pack threshold) and what it refuses (a URI, a threshold that is no size).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 #include "unit.h"
 #include "blob/lt_blob.h"
 #include "file/lt_file.h"
+#include "file/lt_sidecar.h"
 #include "file/lt_writer.h"
 #include "io/lt_store.h"
 #include "proto/lt_file.pb-c.h"
@@ -46,14 +49,27 @@ pbf(const char *name, int id, int parent, const char *lt, const char *key, const
 	return f;
 }
 
+/* One more metadata entry on f. */
+static void
+pbf_meta(Lt__Pb__Field *f, const char *key, const char *value)
+{
+	Lt__Pb__Field__MetadataEntry *e = calloc(1, sizeof(*e));
+
+	lt__pb__field__metadata_entry__init(e);
+	e->key = (char *) key;
+	e->has_value = true;
+	e->value.data = (uint8_t *) value;
+	e->value.len = strlen(value);
+	f->metadata = realloc(f->metadata, (f->n_metadata + 1) * sizeof(*f->metadata));
+	f->metadata[f->n_metadata++] = e;
+}
+
 static void
 pbf_free(Lt__Pb__Field *f)
 {
-	if (f->n_metadata)
-	{
-		free(f->metadata[0]);
-		free(f->metadata);
-	}
+	for (size_t i = 0; i < f->n_metadata; i++)
+		free(f->metadata[i]);
+	free(f->metadata);
 	free(f);
 }
 
@@ -203,13 +219,63 @@ TEST(v2_locations_and_reads)
 	CHECK_CODE(lt_blob_read(st, loc.path, &loc, got, &err), LT_ECORRUPT);
 	CHECK(strstr(err.msg, "runs past") != NULL);
 	lt_blob_loc_clear(&loc);
-	/* external URIs are not read (yet): unsupported, never a guess; an unknown kind is corrupt */
-	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 3, "data/f.lance", &loc, &err), LT_EUNSUPPORTED);
-	CHECK(strstr(err.msg, "external URI") != NULL);
+	/* an external blob without its URI is corrupt, never a guess; an unknown kind too */
+	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 3, "data/f.lance", &loc, &err), LT_ECORRUPT);
+	CHECK(strstr(err.msg, "without a URI") != NULL);
 	CHECK_CODE(lt_blob_locate(LT_BLOB_V2, a, 4, "data/f.lance", &loc, &err), LT_ECORRUPT);
 	lt_store_close(st);
 	lt_array_free(a);
 	lt_schema_free(s);
+}
+
+/* External blob URIs: read only under the store's root, never another path or host, "..", or a base path */
+TEST(external_paths)
+{
+	struct
+	{
+		const char *root, *uri;
+		uint32_t	base;
+		const char *want;		/* NULL: refused */
+	}			cases[] = {
+		{"/srv/lake", "file:///srv/lake/media/a%20b.bin", 0, "media/a b.bin"},
+		{"/srv/lake", "/srv/lake/x.bin", 0, "x.bin"},
+		{"/srv/lake/", "file:///srv/lake/x.bin", 0, "x.bin"},
+		{"s3://bucket/pre", "s3://bucket/pre/k/v.bin", 0, "k/v.bin"},
+		{"/srv/lake", "file:///srv/lakeside/x.bin", 0, NULL},
+		{"/srv/lake", "file:///etc/passwd", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/../etc/passwd", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a/%2e%2e/b", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a//b", 0, NULL},
+		{"/srv/lake", "file:///srv/lake/a%00b", 0, NULL},
+		{"/srv/lake", "s3://bucket/x", 0, NULL},
+		{"s3://bucket/pre", "s3://other/pre/x", 0, NULL},
+		{"s3://bucket/pre", "https://bucket/pre/x", 0, NULL},
+		{"/srv/lake", "media/x.bin", 2, NULL},
+		{NULL, "file:///srv/lake/x.bin", 0, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+	{
+		lt_blob_loc loc = {0};
+		char	   *got = NULL;
+		lt_code		rc;
+
+		loc.external = true;
+		loc.base_id = cases[i].base;
+		loc.path = (char *) cases[i].uri;
+		rc = lt_blob_external_path(cases[i].root, &loc, &got, &err);
+		if (cases[i].want)
+		{
+			CHECK_OK(rc, err);
+			CHECK(got && strcmp(got, cases[i].want) == 0);
+		}
+		else
+		{
+			CHECK_CODE(rc, LT_EUNSUPPORTED);
+			CHECK(got == NULL && strstr(err.msg, cases[i].uri) != NULL);
+		}
+		lt_free(got);
+	}
 }
 
 /* Row i of the written blob column: NULL every fifth row, empty every seventh, else up to 200 KB of a pattern. */
@@ -243,7 +309,9 @@ append_blob(lt_array *a, int i)
 	a->length++;
 }
 
-TEST(legacy_write_round_trip)
+/* Legacy blobs written in storage v (2.1 or 2.0) and read back through their descriptors. */
+static void
+legacy_round_trip(lt_file_version v)
 {
 	lt_schema  *s = blob_schema();
 	const lt_field *fields[2];
@@ -262,15 +330,14 @@ TEST(legacy_write_round_trip)
 	fields[0] = lt_schema_find_name(s, "id");
 	fields[1] = lt_schema_find_name(s, "legacy");
 	CHECK_OK(lt_store_mem_open(&st, &err), err);
-	/* the forms not written are refused before anything is: 2.0, and 2.2 (where Lance refuses legacy blobs) */
-	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_0, &w, &err), LT_EUNSUPPORTED);
-	CHECK(strstr(err.msg, "legacy") != NULL);
+	/* the forms not written are refused before anything is: legacy in 2.2 (Lance refuses it), v2 before 2.2 */
 	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "legacy") != NULL);
 	fields[1] = lt_schema_find_name(s, "v2");
-	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_1, &w, &err), LT_EUNSUPPORTED);
+	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, v, &w, &err), LT_EUNSUPPORTED);
 	fields[1] = lt_schema_find_name(s, "legacy");
 
-	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_1, &w, &err), err);
+	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, v, &w, &err), err);
 	if (!w)
 		goto out;
 	/* two writes: two pages of descriptors, each after the blobs it describes */
@@ -317,9 +384,9 @@ TEST(legacy_write_round_trip)
 
 		memcpy(&pos, desc->children[0]->values + i * 8, 8);
 		memcpy(&size, desc->children[1]->values + i * 8, 8);
-		/* Lance's descriptors: NULL is {definition level 1 << 16, 0}, an empty blob {0, 0} */
+		/* Lance's descriptors: NULL is {1, 0} in 2.0, {definition level 1 << 16, 0} in 2.1; an empty blob {0, 0} */
 		if (len <= 0)
-			CHECK(size == 0 && pos == (len < 0 ? (uint64_t) 1 << 16 : 0));
+			CHECK(size == 0 && pos == (len < 0 ? (v == LT_FILE_V2_0 ? 1 : (uint64_t) 1 << 16) : 0));
 		CHECK_OK(lt_blob_locate(LT_BLOB_LEGACY, desc, i, path, &loc, &err), err);
 		CHECK(loc.is_null == (len < 0));
 		CHECK_EQ_INT(loc.length, len < 0 ? 0 : len);
@@ -348,6 +415,201 @@ out:
 	lt_schema_free(s);
 }
 
+TEST(legacy_write_round_trip)
+{
+	legacy_round_trip(LT_FILE_V2_1);
+	legacy_round_trip(LT_FILE_V2_0);
+}
+
+
+/* A blob v2 dataset schema {id, payload} whose payload keeps values of up to 100 bytes inline, up to 1000 packed
+ * (in packs of at most pack_threshold bytes), larger ones dedicated. */
+static lt_schema *
+v2_schema(const char *pack_threshold)
+{
+	Lt__Pb__Field *fs[] = {
+		pbf("id", 0, -1, "int64", NULL, NULL),
+		pbf("payload", 1, -1, "struct", "ARROW:extension:name", "lance.blob.v2"),
+		pbf("data", 2, 1, "large_binary", NULL, NULL),
+		pbf("uri", 3, 1, "string", NULL, NULL),
+	};
+	lt_schema  *s = NULL;
+
+	pbf_meta(fs[1], "lance-encoding:blob-inline-size-threshold", "100");
+	pbf_meta(fs[1], "lance-encoding:blob-dedicated-size-threshold", "1000");
+	pbf_meta(fs[1], "lance-encoding:blob-pack-file-size-threshold", pack_threshold);
+	CHECK_OK(lt_schema_from_pb(fs, 4, &s, &err), err);
+	for (int i = 0; i < 4; i++)
+		pbf_free(fs[i]);
+	return s;
+}
+
+/* the rows: NULL, empty, inline ones, packed ones, a dedicated one, one packed past the pack limit */
+static const int64_t v2_sizes[] = {-1, 0, 50, 100, 101, 1000, 1001, 1000, 10};
+/* what Lance 12 stores for them (its writer, blob.rs): kind, blob id, position in the sidecar (inline: -) */
+static const int v2_kind[] = {-1, 0, 0, 0, 1, 1, 2, 1, 0};
+static const int v2_id[] = {0, 0, 0, 0, 1, 1, 2, 3, 0};
+static const int64_t v2_pos[] = {0, -1, -1, -1, 0, 101, 0, 0, -1};
+
+static void
+v2_rows(const lt_field *id, const lt_field *payload, lt_array **cols, int n)
+{
+	CHECK_OK(lt_array_new(id, &cols[0], &err), err);
+	CHECK_OK(lt_array_new_values(payload, &cols[1], &err), err);
+	CHECK(cols[1]->field->type == LT_TYPE_STRUCT && cols[1]->n_children == 2);
+	CHECK_OK(lt_array_reserve(cols[0], n, &err), err);
+	for (int i = 0; i < n; i++)
+	{
+		int64_t		v = i;
+		lt_array   *st = cols[1],
+				   *data = st->children[0];
+
+		memcpy(cols[0]->values + i * 8, &v, 8);
+		cols[0]->length++;
+		if (v2_sizes[i] < 0)
+		{
+			CHECK_OK(lt_array_append_nulls(st, 1, &err), err);
+			continue;
+		}
+		CHECK_OK(lt_array_reserve(data, 1, &err), err);
+		CHECK_OK(lt_array_reserve_data(data, v2_sizes[i], &err), err);
+		for (int64_t k = 0; k < v2_sizes[i]; k++)
+			data->data[data->data_len + k] = (uint8_t) (i * 17 + k * 3);
+		data->data_len += v2_sizes[i];
+		data->offsets[data->length + 1] = data->data_len;
+		if (data->validity)
+			data->validity[data->length] = 1;
+		data->length++;
+		CHECK_OK(lt_array_append_nulls(st->children[1], 1, &err), err);
+		CHECK_OK(lt_array_reserve(st, 1, &err), err);
+		if (st->validity)
+			st->validity[st->length] = 1;
+		st->length++;
+	}
+}
+
+TEST(v2_write_round_trip)
+{
+	lt_schema  *s = v2_schema("2000");
+	lt_schema  *bad = v2_schema("lots");
+	const lt_field *fields[2];
+	lt_array   *cols[2] = {NULL, NULL};
+	lt_store   *st = NULL;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	lt_file    *f = NULL;
+	lt_field_reader *r = NULL;
+	lt_array   *desc = NULL;
+	char		path[128];
+	int			n = (int) (sizeof(v2_sizes) / sizeof(v2_sizes[0]));
+	uint32_t	id;
+
+	if (!s || !bad)
+		return;
+	CHECK(lt_blob_sidecar_id("01100000000000000000000000000000.blob", &id) && id == 6);
+	CHECK(!lt_blob_sidecar_id("0110000000000000000000000000000.blob", &id) &&
+		  !lt_blob_sidecar_id("01100000000000000000000000000002.blob", &id));
+	fields[0] = lt_schema_find_name(s, "id");
+	fields[1] = lt_schema_find_name(s, "payload");
+	CHECK(fields[1]->blob_sizes.inline_max == 100 && fields[1]->blob_sizes.dedicated_after == 1000 &&
+		  fields[1]->blob_sizes.pack_max == 2000 && !fields[1]->blob_sizes.bad);
+	CHECK_OK(lt_store_mem_open(&st, &err), err);
+	/* refused: blob v2 outside 2.2, a threshold that is no size */
+	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_1, &w, &err), LT_EUNSUPPORTED);
+	fields[1] = lt_schema_find_name(bad, "payload");
+	CHECK_CODE(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), LT_EUNSUPPORTED);
+	CHECK(strstr(err.msg, "pack-file-size-threshold") != NULL);
+	fields[1] = lt_schema_find_name(s, "payload");
+
+	/* a URI is not written */
+	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), err);
+	v2_rows(fields[0], fields[1], cols, 1);
+	cols[1]->validity[0] = 1;
+	cols[1]->children[1]->validity[0] = 1;
+	CHECK_OK(lt_file_writer_write(w, cols, 1, &err), err);
+	CHECK_CODE(lt_file_writer_finish(w, &wf, &err), LT_EUNSUPPORTED);
+	lt_file_writer_free(w);
+	lt_array_free(cols[0]);
+	lt_array_free(cols[1]);
+
+	CHECK_OK(lt_file_writer_open(st, "data/", 2, fields, LT_FILE_V2_2, &w, &err), err);
+	if (!w)
+		goto out;
+	v2_rows(fields[0], fields[1], cols, n);
+	CHECK_OK(lt_file_writer_write(w, cols, n, &err), err);
+	lt_array_free(cols[0]);
+	lt_array_free(cols[1]);
+	CHECK_OK(lt_file_writer_finish(w, &wf, &err), err);
+	lt_file_writer_free(w);
+	/* one column of descriptors for the blob field */
+	CHECK(wf.n_fields == 2 && wf.field_ids[1] == 1);
+	snprintf(path, sizeof(path), "data/%s", wf.name ? wf.name : "?");
+	CHECK_OK(lt_file_open(st, path, &f, &err), err);
+	if (f)
+	{
+		lt_column_map map = {wf.n_fields, wf.field_ids, wf.column_indices};
+
+		CHECK_OK(lt_field_reader_open(f, fields[1], &map, &r, &err), err);
+		CHECK_OK(lt_array_new(fields[1], &desc, &err), err);
+		if (r && desc)
+			CHECK_OK(lt_field_reader_read(r, 0, (uint64_t) n, desc, &err), err);
+	}
+	CHECK(desc && desc->length == n);
+	for (int i = 0; desc && desc->length == n && i < n; i++)
+	{
+		lt_blob_loc loc;
+		uint32_t	bid;
+		uint64_t	pos;
+
+		CHECK_OK(lt_blob_locate(LT_BLOB_V2, desc, i, path, &loc, &err), err);
+		CHECK(loc.is_null == (v2_sizes[i] < 0));
+		if (v2_sizes[i] < 0)
+			continue;
+		memcpy(&bid, desc->children[3]->values + i * 4, 4);
+		memcpy(&pos, desc->children[1]->values + i * 8, 8);
+		CHECK_EQ_INT(desc->children[0]->values[i], v2_kind[i]);
+		CHECK_EQ_INT(bid, v2_id[i]);
+		CHECK_EQ_INT(loc.length, v2_sizes[i]);
+		if (v2_pos[i] >= 0)
+			CHECK_EQ_INT(pos, v2_pos[i]);
+		if (v2_kind[i] == 0)
+			CHECK(v2_sizes[i] == 0 || (loc.path && strcmp(loc.path, path) == 0 && pos % 64 == 0));
+		if (v2_sizes[i] > 0)
+		{
+			uint8_t    *got = malloc((size_t) v2_sizes[i]);
+			bool		same = true;
+
+			CHECK_OK(lt_blob_read(st, loc.path, &loc, got, &err), err);
+			for (int64_t k = 0; k < v2_sizes[i]; k++)
+				same = same && got[k] == (uint8_t) (i * 17 + k * 3);
+			CHECK(same);
+			free(got);
+		}
+		lt_blob_loc_clear(&loc);
+	}
+	/* the sidecars: pack 1 (101 + 1000 bytes), dedicated 2, pack 3 (the 1000 bytes that would pass pack 1's limit) */
+	for (uint32_t k = 1; k <= 3; k++)
+	{
+		char	   *sp = lt_blob_sidecar_path(path, k);
+		lt_rfile   *rf = NULL;
+
+		CHECK_OK(lt_store_open_file(st, sp, &rf, &err), err);
+		CHECK_EQ_INT(rf ? rf->size : 0, k == 1 ? 1101 : k == 2 ? 1001 : 1000);
+		if (rf)
+			lt_rfile_close(rf);
+		lt_free(sp);
+	}
+	lt_array_free(desc);
+	lt_field_reader_free(r);
+	if (f)
+		lt_file_close(f);
+	lt_written_file_clear(&wf);
+out:
+	lt_store_close(st);
+	lt_schema_free(s);
+	lt_schema_free(bad);
+}
+
 int
 main(void)
 {
@@ -355,5 +617,7 @@ main(void)
 	RUN(legacy_write_round_trip);
 	RUN(legacy_locations);
 	RUN(v2_locations_and_reads);
+	RUN(v2_write_round_trip);
+	RUN(external_paths);
 	return unit_report("blob");
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blob/lt_blob.h"
+#include "file/lt_sidecar.h"
 #include "util/lt_alloc.h"
 #include "util/lt_bytes.h"
 
@@ -54,21 +55,6 @@ lt_blob_size(lt_blob_form form, const lt_array *desc, int64_t i, bool *is_null, 
 	return LT_OK;
 }
 
-/* "data/x.lance" -> "data/x/<id as 32 binary digits, least significant first>.blob" */
-static char *
-sidecar_path(const char *data_file, uint32_t blob_id)
-{
-	size_t		n = strlen(data_file);
-	char		bits[33];
-
-	if (n > 6 && strcmp(data_file + n - 6, ".lance") == 0)
-		n -= 6;
-	for (int b = 0; b < 32; b++)
-		bits[b] = (blob_id >> b) & 1 ? '1' : '0';
-	bits[32] = '\0';
-	return lt_asprintf("%.*s/%s.blob", (int) n, data_file, bits);
-}
-
 lt_code
 lt_blob_locate(lt_blob_form form, const lt_array *desc, int64_t i, const char *data_file, lt_blob_loc *out,
 			   lt_error *err)
@@ -94,13 +80,20 @@ lt_blob_locate(lt_blob_form form, const lt_array *desc, int64_t i, const char *d
 			{
 				const uint8_t *idv = desc->children[3]->values;
 
-				out->path = sidecar_path(data_file, (uint32_t) lt_le32(idv + (size_t) i * 4));
+				out->path = lt_blob_sidecar_path(data_file, (uint32_t) lt_le32(idv + (size_t) i * 4));
 				break;
 			}
 		case LT_BLOB_KIND_EXTERNAL:
-			return lt_error_set(err, LT_EUNSUPPORTED,
-								"the blob of row %lld is stored behind an external URI, which lt_fdw does not read yet",
-								(long long) i);
+			{
+				const lt_array *u = desc->children[4];
+
+				if (!u->offsets || !lt_array_is_valid(u, i) || u->offsets[i + 1] <= u->offsets[i])
+					return lt_corrupt(err, "blob descriptor of row %lld is external without a URI", (long long) i);
+				out->external = true;
+				out->base_id = (uint32_t) lt_le32(desc->children[3]->values + (size_t) i * 4);
+				out->path = lt_strndup((const char *) u->data + u->offsets[i], (size_t) (u->offsets[i + 1] - u->offsets[i]));
+				break;
+			}
 		default:
 			return lt_corrupt(err, "blob descriptor of row %lld has unknown kind %u", (long long) i, kind);
 	}
@@ -139,6 +132,75 @@ lt_blob_read(lt_store *store, const char *path, const lt_blob_loc *loc, uint8_t 
 	}
 	lt_rfile_close(rf);
 	return rc;
+}
+
+static int
+hexval(char c)
+{
+	return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+lt_code
+lt_blob_external_path(const char *store_root, const lt_blob_loc *loc, char **out, lt_error *err)
+{
+	const char *uri = loc->path ? loc->path : "";
+	const char *rest;
+	size_t		n;
+	char	   *p,
+			   *w;
+	bool		nul = false;
+
+	*out = NULL;
+	if (loc->base_id != 0)
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"external blob URI \"%s\" is relative to base path %u of the dataset, which lt_fdw does not read",
+							uri, loc->base_id);
+	if (!store_root || !store_root[0])
+		return lt_error_set(err, LT_EUNSUPPORTED, "external blob URI \"%s\": the store has no root to read it under", uri);
+	rest = uri;
+	if (store_root[0] == '/' && strncmp(rest, "file://", 7) == 0)
+		rest += 7;
+	n = strlen(store_root);
+	while (n > 1 && store_root[n - 1] == '/')
+		n--;
+	if (strncmp(rest, store_root, n) != 0 || rest[n] != '/')
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"external blob URI \"%s\" lies outside the server's root %s: lt_fdw reads external blobs only there",
+							uri, store_root);
+	/* the path under the root, percent-decoded, then checked segment by segment */
+	if (!(p = lt_strdup(rest + n + 1)))
+		return lt_nomem(err);
+	w = p;
+	for (const char *r = p; *r; r++)
+	{
+		if (*r == '%' && hexval(r[1]) >= 0 && hexval(r[2]) >= 0)
+		{
+			*w = (char) (hexval(r[1]) * 16 + hexval(r[2]));
+			nul |= *w == '\0';
+			w++;
+			r += 2;
+		}
+		else
+			*w++ = *r;
+	}
+	*w = '\0';
+	for (const char *seg = p;;)
+	{
+		const char *end = strchr(seg, '/');
+		size_t		len = end ? (size_t) (end - seg) : strlen(seg);
+
+		if (nul || len == 0 || (len == 1 && seg[0] == '.') || (len == 2 && seg[0] == '.' && seg[1] == '.'))
+		{
+			lt_free(p);
+			return lt_error_set(err, LT_EUNSUPPORTED,
+								"external blob URI \"%s\" has an empty, \".\" or \"..\" segment (or a NUL): not read", uri);
+		}
+		if (!end)
+			break;
+		seg = end + 1;
+	}
+	*out = p;
+	return LT_OK;
 }
 
 void

@@ -18,15 +18,11 @@
 #include "types/lt_schema.h"
 #include "util/lt_status.h"
 
-/* blob v2 descriptor kinds */
-#define LT_BLOB_KIND_INLINE		0
-#define LT_BLOB_KIND_PACKED		1
-#define LT_BLOB_KIND_DEDICATED	2
-#define LT_BLOB_KIND_EXTERNAL	3
-
 typedef struct lt_blob_loc
 {
 	bool		is_null;
+	bool		external;		/* path is an external URI: lt_blob_external_path resolves it */
+	uint32_t	base_id;		/* external: the base path it is relative to (0: an absolute URI) */
 	char	   *path;			/* the file holding the bytes (relative to the dataset; owned, lt_free) */
 	uint64_t	offset;
 	uint64_t	length;
@@ -34,11 +30,19 @@ typedef struct lt_blob_loc
 
 /*
  * Where row i of a blob column's descriptor array `desc` (of form `form`) keeps its bytes; data_file is the
- * path of the row's data file relative to the dataset ("data/x.lance").  A NULL blob gives is_null and no path.
- * Kinds lt_fdw does not read yet (external URIs) are LT_EUNSUPPORTED.
+ * path of the row's data file relative to the dataset ("data/x.lance").  A NULL blob gives is_null and no path;
+ * an external blob gives external and its URI as path.
  */
 lt_code		lt_blob_locate(lt_blob_form form, const lt_array *desc, int64_t i, const char *data_file,
 						   lt_blob_loc *out, lt_error *err);
+
+/*
+ * An external blob's URI as a path of the store rooted at store_root ("/srv/lake", "s3://bucket/prefix"): only
+ * a URI under that root is read ("file:///srv/lake/..." or "/srv/lake/...", "s3://bucket/prefix/..."), never
+ * another path or host, nor one with "." or ".." segments; anything else, and a URI relative to a base path of
+ * the dataset (base_id other than 0), is LT_EUNSUPPORTED naming it.  *out is lt_malloc'd.
+ */
+lt_code		lt_blob_external_path(const char *store_root, const lt_blob_loc *loc, char **out, lt_error *err);
 
 /* The blob's size without reading it (0 for NULL). */
 lt_code		lt_blob_size(lt_blob_form form, const lt_array *desc, int64_t i, bool *is_null, uint64_t *size,

@@ -333,15 +333,73 @@ lt_file_writer_bytes(const lt_file_writer *w)
 static void
 count_fields(const lt_field *f, size_t *n)
 {
+	if (f->blob == LT_BLOB_V2 && f->blob_desc)
+	{
+		*n += 1 + (size_t) f->blob_desc->n_children;
+		return;
+	}
 	if (f->id >= 0)
 		(*n)++;
 	for (int i = 0; i < f->n_children; i++)
 		count_fields(f->children[i], n);
 }
 
+/*
+ * A blob v2 field as Lance 12's data files describe it: its descriptor struct (the field's id, metadata
+ * lance-encoding:packed and lance-encoding:blob) over the descriptor's fields without ids, in place of the
+ * {data, uri} the dataset's schema shows.
+ */
+static Lt__Pb__Field__MetadataEntry blob_v2_meta[2] = {
+	{PROTOBUF_C_MESSAGE_INIT(&lt__pb__field__metadata_entry__descriptor), "lance-encoding:packed", true,
+	{4, (uint8_t *) "true"}},
+	{PROTOBUF_C_MESSAGE_INIT(&lt__pb__field__metadata_entry__descriptor), "lance-encoding:blob", true,
+	{4, (uint8_t *) "true"}}};
+static Lt__Pb__Field__MetadataEntry *blob_v2_metap[2] = {&blob_v2_meta[0], &blob_v2_meta[1]};
+
+static void
+fill_blob_v2(const lt_field *f, Lt__Pb__Field *pb, Lt__Pb__Field **out, size_t *n)
+{
+	const lt_field *d = f->blob_desc;
+	Lt__Pb__Field *p = &pb[*n];
+
+	lt__pb__field__init(p);
+	p->name = f->name;
+	p->has_id = true;
+	p->id = f->id;
+	p->has_parent_id = true;
+	p->parent_id = f->parent_id;
+	p->logical_type = d->logical_type;
+	p->has_nullable = true;
+	p->nullable = f->nullable;
+	p->n_metadata = 2;
+	p->metadata = blob_v2_metap;
+	out[(*n)++] = p;
+	for (int i = 0; i < d->n_children; i++)
+	{
+		const lt_field *c = d->children[i];
+
+		p = &pb[*n];
+		lt__pb__field__init(p);
+		p->name = c->name;
+		p->has_id = true;
+		p->id = -1;
+		p->has_parent_id = true;
+		p->parent_id = -1;
+		p->logical_type = c->logical_type;
+		p->has_encoding = true;
+		p->encoding = lt_type_is_var_width(c->type) ? LT__PB__LEGACY_ENCODING__ENC_VAR_BINARY : LT__PB__LEGACY_ENCODING__ENC_PLAIN;
+		out[(*n)++] = p;
+	}
+}
+
 static void
 fill_fields(const lt_field *f, Lt__Pb__Field *pb, Lt__Pb__Field **out, size_t *n)
 {
+	if (f->blob == LT_BLOB_V2 && f->blob_desc)
+	{
+		fill_blob_v2(f, pb, out, n);
+		return;
+	}
 	if (f->id >= 0)
 	{
 		Lt__Pb__Field *p = &pb[*n];
@@ -449,6 +507,7 @@ put_column(lt_file_writer *w, int col, uint64_t *pos, uint64_t *len, lt_error *e
 	Lt__Pb__DirectEncoding cdir = LT__PB__DIRECT_ENCODING__INIT;
 	Lt__Pb__PbAny any = LT__PB__PB_ANY__INIT;
 	static const uint8_t empty_values[2] = {0x0a, 0x00};	/* ColumnEncoding{values: Empty} */
+	static const uint8_t blob_values[6] = {0x1a, 0x04, 0x0a, 0x02, 0x0a, 0x00};	/* {blob: {inner: {values}}} */
 	uint8_t		anybuf[64];
 	Lt__Pb__ColumnPage *pages = lt_calloc(c->n ? c->n : 1, sizeof(Lt__Pb__ColumnPage));
 	Lt__Pb__ColumnPage **pp = lt_calloc(c->n ? c->n : 1, sizeof(Lt__Pb__ColumnPage *));
@@ -463,8 +522,8 @@ put_column(lt_file_writer *w, int col, uint64_t *pos, uint64_t *len, lt_error *e
 	{
 		any.type_url = (char *) ANY_COLUMN_ENCODING;
 		any.has_value = true;
-		any.value.data = (uint8_t *) empty_values;
-		any.value.len = 2;
+		any.value.data = (uint8_t *) (c->blob20 ? blob_values : empty_values);
+		any.value.len = c->blob20 ? sizeof(blob_values) : sizeof(empty_values);
 		cdir.has_encoding = true;
 		cdir.encoding.len = lt__pb__pb_any__pack(&any, anybuf);
 		cdir.encoding.data = anybuf;
@@ -557,6 +616,8 @@ lt_file_writer_finish(lt_file_writer *w, lt_written_file *out, lt_error *err)
 		return lt_error_set(err, LT_EINVALID, "%s: finished twice", w->path);
 	for (int i = 0; rc == LT_OK && i < w->n_fields; i++)
 		rc = flush_field(w, i, err);
+	if (rc == LT_OK)
+		rc = lt_writer_pack_close(w, err);	/* every sidecar in place before the file that names them */
 	if (rc != LT_OK)
 		return rc;
 	/* the descriptor starts on a page boundary like the buffers before it */
@@ -656,6 +717,7 @@ lt_file_writer_free(lt_file_writer *w)
 		return;
 	if (w->wf)
 		lt_wfile_abort(w->wf);
+	lt_wfile_abort(w->blob_pack);
 	for (int i = 0; w->pending && i < w->n_fields; i++)
 		lt_array_free(w->pending[i]);
 	for (int c = 0; w->cols && c < w->n_columns; c++)

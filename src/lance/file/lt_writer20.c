@@ -12,6 +12,9 @@
  *                 the next column(s)
  *   structs       SimpleStruct (no buffers); children in the next columns.  2.0 cannot
  *                 store a null struct: such a value is refused.
+ *   legacy blobs  each non-empty blob's bytes out of line in the file, then a PackedStruct of
+ *                 {u64 position, u64 size} per row (NULL: {1, 0}, empty: {0, 0}) in a column whose
+ *                 column encoding says Blob (lt_writer.c's put_column), as Lance 8 writes them
  */
 #include "file/lt_writer_int.h"
 
@@ -57,7 +60,7 @@ lt_w20_check(const lt_field *f, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing dictionary-typed field \"%s\" is not supported", f->name);
 	if (f->type == LT_TYPE_NULL)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing field \"%s\" of the null type is not supported", f->name);
-	if (f->blob != LT_BLOB_NONE)
+	if (f->blob != LT_BLOB_NONE && (f->blob != LT_BLOB_LEGACY || f->type != LT_TYPE_LARGE_BINARY || !f->blob_desc))
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing %s column \"%s\" in storage 2.0 is not supported",
 							lt_blob_form_name(f->blob), f->name);
 	if (f->packed)
@@ -400,6 +403,48 @@ enc_fsl(w20_page *pg, const lt_array *a, int64_t s, int64_t n, lt_error *err, lt
 	return ae_nullable(&pg->ar, nulls == n ? n - 1 : nulls, n, vb, e);
 }
 
+/* A legacy blob column's slots [s, s+n): the bytes out of line now, the descriptors as the page. */
+static ae_t *
+enc_blob20(lt_file_writer *w, w20_page *pg, const lt_array *a, int64_t s, int64_t n, lt_error *err, lt_code *rc)
+{
+	int			b = new_buf(pg);
+	bool		wrote = false;
+	ae_t	   *e = ae_new(&pg->ar);
+	Lt__Enc20__PackedStruct *ps = lt_arena_alloc(&pg->ar, sizeof(*ps));
+	ae_t	  **inner = lt_arena_alloc(&pg->ar, 2 * sizeof(ae_t *));
+
+	for (int64_t i = s; *rc == LT_OK && i < s + n; i++)
+	{
+		uint64_t	pos = 0,
+					len = 0;
+
+		if (!lt_array_is_valid(a, i))
+			pos = 1;			/* Lance 2.0's NULL blob */
+		else if ((len = (uint64_t) (a->offsets[i + 1] - a->offsets[i])) > 0)
+		{
+			*rc = lt_writer_write_blob(w, a->data + a->offsets[i], len, &pos, err);
+			wrote = true;
+		}
+		if (*rc == LT_OK)
+			*rc = lt_wbuf_u64(&pg->buf[b], pos, err);
+		if (*rc == LT_OK)
+			*rc = lt_wbuf_u64(&pg->buf[b], len, err);
+	}
+	if (*rc == LT_OK && wrote)
+		*rc = lt_writer_write_padded(w, (const uint8_t *) "", 0, err);	/* the page starts aligned */
+	if (*rc != LT_OK || !e || !ps || !inner)
+		return NULL;
+	lt__enc20__packed_struct__init(ps);
+	for (int k = 0; k < 2; k++)
+		inner[k] = ae_nullable(&pg->ar, 0, n, -1, ae_flat(&pg->ar, 64, b));
+	ps->n_inner = 2;
+	ps->inner = inner;
+	ps->buffer = page_buffer(&pg->ar, b);
+	e->array_encoding_case = LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_PACKED_STRUCT;
+	e->packed_struct = ps;
+	return e;
+}
+
 static lt_code
 emit20(lt_file_writer *w, int col, w20_page *pg, ae_t *e, uint64_t rows, lt_error *err)
 {
@@ -492,6 +537,11 @@ encode_node(lt_file_writer *w, const lt_field *f, const lt_array *a, int64_t s, 
 			e->array_encoding_case = LT__ENC20__ARRAY_ENCODING__ARRAY_ENCODING_LIST;
 			e->list = l;
 		}
+	}
+	else if (f->blob == LT_BLOB_LEGACY)
+	{
+		e = enc_blob20(w, &pg, a, s, n, err, &rc);
+		lt_writer_mark_blob_column(w, me);
 	}
 	else if (f->type == LT_TYPE_FIXED_LIST)
 		e = enc_fsl(&pg, a, s, n, err, &rc);

@@ -213,7 +213,7 @@ lt_w21_columns(const lt_field *f, int32_t *ids, int cap)
 {
 	int			n = 0;
 
-	if (lt_field_is_leaf(f))
+	if (lt_field_is_leaf(f) || f->blob == LT_BLOB_V2)	/* a blob v2 struct is one column of descriptors */
 	{
 		if (ids && cap > 0)
 			ids[0] = f->id;
@@ -240,7 +240,12 @@ lt_w21_check(const lt_field *f, lt_file_version v, lt_error *err)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing dictionary-typed field \"%s\" is not supported", f->name);
 	if (f->type == LT_TYPE_NULL)
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing field \"%s\" of the null type is not supported", f->name);
-	/* legacy blobs are what 2.1 stores (Lance refuses them in 2.2); blob v2 is not written yet */
+	/* legacy blobs are what 2.1 stores (Lance refuses them in 2.2), blob v2 what 2.2 stores */
+	if (f->blob == LT_BLOB_V2 && v >= LT_FILE_V2_2 && f->blob_desc && f->type == LT_TYPE_STRUCT &&
+		f->n_children == 2 && lt_type_is_var_width(f->children[0]->type) &&
+		lt_type_is_var_width(f->children[1]->type))
+		return f->blob_sizes.bad ? lt_error_set(err, LT_EUNSUPPORTED, "blob field \"%s\": metadata %s is not a size",
+												 f->name, f->blob_sizes.bad) : LT_OK;
 	if (f->blob != LT_BLOB_NONE && (f->blob != LT_BLOB_LEGACY || v != LT_FILE_V2_1 ||
 									f->type != LT_TYPE_LARGE_BINARY || !f->blob_desc))
 		return lt_error_set(err, LT_EUNSUPPORTED, "writing %s column \"%s\" in storage %s is not supported",
@@ -1908,6 +1913,148 @@ encode_blob_legacy(lt_file_writer *w, int col, const lt_field *f, const lt_array
 	return rc;
 }
 
+/*
+ * A blob v2 column (storage 2.2), as Lance 12 writes it: each value stored where its size says
+ * (lt_writer_place_blob: inline in this file, a packed or a dedicated sidecar), and one page of descriptors
+ * {u8 kind, u64 position, u64 size, u32 blob_id, utf8 blob_uri} packed per row (variable packed struct) in a
+ * full-zip layout, a NULL blob a null row; a page of NULLs only is a constant layout.  The rows arrive as
+ * Lance's writer takes them, a struct {data, uri}; lt_fdw gives bytes only (an external URI is refused).
+ */
+#define BLOB_V2_ROW 25				/* the descriptor's fixed fields, and the URI's u32 length */
+
+static enc_t *
+enc_blob_v2_desc(lt_arena *a)
+{
+	static const uint64_t bits[4] = {8, 64, 64, 32};
+	enc_t	   *e = enc_new(a);
+	Lt__Enc21__VariablePackedStruct *vp = lt_arena_alloc(a, sizeof(*vp));
+	Lt__Enc21__VariablePackedStruct__FieldEncoding **fp = lt_arena_alloc(a, 5 * sizeof(*fp));
+
+	if (!e || !vp || !fp)
+		return NULL;
+	lt__enc21__variable_packed_struct__init(vp);
+	for (int i = 0; i < 5; i++)
+	{
+		Lt__Enc21__VariablePackedStruct__FieldEncoding *fe = lt_arena_alloc(a, sizeof(*fe));
+
+		if (!fe)
+			return NULL;
+		lt__enc21__variable_packed_struct__field_encoding__init(fe);
+		if (i < 4)
+		{
+			fe->value = enc_flat(a, bits[i]);
+			fe->layout_case = LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_VALUE;
+			fe->bits_per_value = bits[i];
+		}
+		else
+		{
+			fe->value = enc_variable(a, 32);
+			fe->layout_case = LT__ENC21__VARIABLE_PACKED_STRUCT__FIELD_ENCODING__LAYOUT_BITS_PER_LENGTH;
+			fe->bits_per_length = 32;
+		}
+		fp[i] = fe;
+	}
+	vp->n_fields = 5;
+	vp->fields = fp;
+	e->compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_VARIABLE_PACKED_STRUCT;
+	e->variable_packed_struct = vp;
+	return e;
+}
+
+static lt_code
+encode_blob_v2(lt_file_writer *w, int col, const lt_field *f, const lt_array *a, uint64_t row0, lt_error *err)
+{
+	uint64_t	n = (uint64_t) a->length;
+	const lt_array *data = a->n_children == 2 ? a->children[0] : NULL;
+	const lt_array *uri = a->n_children == 2 ? a->children[1] : NULL;
+	lt_field	rowf;			/* the packed descriptor of a row, as the page's values */
+	lt_array	rows;
+	lt_arena	ar = {0};
+	page_out	po;
+	shred		s;
+	lt_code		rc = LT_OK;
+
+	if (!data || !uri || !data->offsets || !uri->offsets || a->field->type != LT_TYPE_STRUCT)
+		return lt_error_set(err, LT_EINVALID, "blob v2 rows are not a struct {data, uri}");
+	memset(&rowf, 0, sizeof(rowf));
+	rowf.id = f->id;
+	rowf.name = f->name;
+	rowf.type = LT_TYPE_BINARY;
+	rowf.nullable = true;
+	memset(&rows, 0, sizeof(rows));
+	rows.field = &rowf;
+	rc = lt_array_reserve(&rows, a->length, err);
+	if (rc == LT_OK)
+		rc = lt_array_reserve_data(&rows, (int64_t) (n * BLOB_V2_ROW), err);
+	rows.offsets[0] = 0;
+	for (uint64_t i = 0; rc == LT_OK && i < n; i++)
+	{
+		lt_blob_place pl;
+		uint8_t    *d = rows.data + rows.data_len;
+		bool		valid = lt_array_is_valid(a, (int64_t) i) && lt_array_is_valid(data, (int64_t) i);
+
+		if (lt_array_is_valid(a, (int64_t) i) && lt_array_is_valid(uri, (int64_t) i))
+		{
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "writing a blob by its URI is not supported");
+			break;
+		}
+		if (valid)
+			rc = lt_writer_place_blob(w, &f->blob_sizes, data->data + data->offsets[i],
+									  (uint64_t) (data->offsets[i + 1] - data->offsets[i]), &pl, err);
+		if (rc != LT_OK)
+			break;
+		if (!valid)
+		{
+			rc = lt_array_ensure_validity(&rows, err);
+			if (rc != LT_OK)
+				break;
+			rows.validity[i] = 0;
+			rows.null_count++;
+		}
+		else
+		{
+			if (rows.validity)
+				rows.validity[i] = 1;
+			d[0] = pl.kind;
+			lt_put64(d + 1, pl.position);
+			lt_put64(d + 9, pl.size);
+			lt_put32(d + 17, pl.blob_id);
+			lt_put32(d + 21, 0);	/* no URI */
+			rows.data_len += BLOB_V2_ROW;
+		}
+		rows.offsets[i + 1] = rows.data_len;
+		rows.length++;
+	}
+	memset(&s, 0, sizeof(s));
+	memset(&po, 0, sizeof(po));
+	lt__enc21__page_layout__init(&po.layout);
+	if (rc == LT_OK)
+	{
+		s.depth = 1;
+		s.path[0] = &rowf;
+		rc = shred_rows(&s, &rows, err);
+	}
+	if (rc == LT_OK && s.values->length == 0)
+		rc = page_constant(&ar, &s, LT_FILE_V2_2, &po, err);	/* NULLs only */
+	else if (rc == LT_OK)
+	{
+		rc = page_fullzip(&ar, &s, LT_FILE_V2_2, &po, err);
+		if (rc == LT_OK && !(po.layout.full_zip_layout->value_compression = enc_blob_v2_desc(&ar)))
+			rc = lt_nomem(err);
+	}
+	if (rc == LT_OK && ar.oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+		rc = emit_page(w, col, &po, n, row0, err);
+	page_out_free(&po);
+	shred_free(&s);
+	lt_arena_free(&ar);
+	lt_free(rows.validity);
+	lt_free(rows.offsets);
+	lt_free(rows.data);
+	return rc;
+}
+
 typedef struct enc_ctx
 {
 	lt_file_writer *w;
@@ -1925,9 +2072,10 @@ walk(enc_ctx *c, const lt_field *f, int depth, lt_error *err)
 	if (depth >= MAX_DEPTH)
 		return lt_error_set(err, LT_EUNSUPPORTED, "field \"%s\" is nested more than %d levels deep", f->name, MAX_DEPTH);
 	c->s.path[depth] = f;
-	if (depth == 0 && f->blob == LT_BLOB_LEGACY)
+	if (depth == 0 && f->blob != LT_BLOB_NONE)
 	{
-		rc = encode_blob_legacy(c->w, c->col, f, c->top, c->row0, err);
+		rc = f->blob == LT_BLOB_LEGACY ? encode_blob_legacy(c->w, c->col, f, c->top, c->row0, err)
+			: encode_blob_v2(c->w, c->col, f, c->top, c->row0, err);
 		if (rc != LT_OK)
 			return lt_error_prefix(err, "%s: column %d (blob field \"%s\")", lt_writer_path(c->w), c->col, f->name);
 		c->col++;

@@ -7,6 +7,7 @@
  *   lt_writer21.c  2.1 / 2.2 pages: rep/def shredding, mini-block, full-zip,
  *                  constant layouts and their compressions
  *   lt_writer20.c  2.0 pages: one column per field, ArrayEncoding trees
+ *   lt_sidecar.c   blob v2 values: inline in the file, or in packed / dedicated sidecar files
  *   lt_wbuf.h      a growable byte buffer
  */
 #ifndef LT_WRITER_INT_H
@@ -36,6 +37,7 @@ typedef struct w_column
 	w_page	   *pages;
 	size_t		n, cap;
 	uint64_t	rows;			/* slots in the pages so far */
+	bool		blob20;			/* a 2.0 legacy blob column: its column encoding says Blob */
 } w_column;
 
 struct lt_file_writer
@@ -63,7 +65,29 @@ struct lt_file_writer
 	int			n_gbufs;
 	uint8_t   **gbufs;
 	size_t	   *gbuf_lens;
+	/* blob v2 sidecars (lt_sidecar.c): the last blob id given, and the packed sidecar being filled */
+	uint32_t	blob_last_id;
+	uint32_t	blob_pack_id;
+	lt_wfile   *blob_pack;
 };
+
+/* Where lt_writer_place_blob put a blob v2 value: its descriptor but for the URI. */
+typedef struct lt_blob_place
+{
+	uint8_t		kind;			/* LT_BLOB_KIND_INLINE / _PACKED / _DEDICATED */
+	uint64_t	position;
+	uint64_t	size;
+	uint32_t	blob_id;		/* 0 inline */
+} lt_blob_place;
+
+/*
+ * Store one blob v2 value of len bytes where Lance 12 would by its size (thresholds t): inline in the data
+ * file (64-byte aligned), appended to the packed sidecar, or a dedicated sidecar of its own.
+ */
+lt_code		lt_writer_place_blob(lt_file_writer *w, const lt_blob_thresholds *t, const uint8_t *p, uint64_t len,
+								 lt_blob_place *out, lt_error *err);
+/* Make the packed sidecar being filled durable (finish does, before the data file). */
+lt_code		lt_writer_pack_close(lt_file_writer *w, lt_error *err);
 
 /* A growable byte buffer. */
 typedef struct lt_wbuf
@@ -179,6 +203,9 @@ lt_code		lt_writer_page(lt_file_writer *w, int col, int nbuf, const uint8_t *con
 
 /* Write len bytes at the end of the file, then pad it to a multiple of 64 bytes (page alignment). */
 lt_code		lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err);
+
+/* A 2.0 column of legacy blob descriptors (put_column writes its column encoding as Blob). */
+void		lt_writer_mark_blob_column(lt_file_writer *w, int col);
 
 /* Append len bytes where they fall (a blob's bytes, out of line), giving their offset in the file. */
 lt_code		lt_writer_write_blob(lt_file_writer *w, const uint8_t *p, uint64_t len, uint64_t *pos, lt_error *err);

@@ -29,6 +29,12 @@ lt_writer_version(const lt_file_writer *w)
 	return w->version;
 }
 
+void
+lt_writer_mark_blob_column(lt_file_writer *w, int col)
+{
+	w->cols[col].blob20 = true;
+}
+
 lt_code
 lt_writer_write_padded(lt_file_writer *w, const uint8_t *p, uint64_t len, lt_error *err)
 {

@@ -11,6 +11,7 @@
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
 #include "table/lt_deletion.h"
+#include "file/lt_sidecar.h"
 #include "proto/lt_table.pb-c.h"
 
 /*
@@ -358,6 +359,21 @@ unreferenced(const file_ent *f, bool maybe_in_progress, refs *working, refs *ver
 		if (set_has(&working->index_uuids, uuid))
 			return false;
 		return !maybe_in_progress || set_has(&verified->index_uuids, uuid);
+	}
+	if (starts_with(p, "data/") && ends_with(p, ".blob"))
+	{
+		/* a blob v2 sidecar "data/<stem>/<id>.blob" lives and goes with its data file "data/<stem>.lance" */
+		const char *slash = strrchr(p, '/');
+		uint32_t	id;
+		char		owner[512];
+
+		if (slash == p + 4 || !lt_blob_sidecar_id(slash + 1, &id) || memchr(p + 5, '/', (size_t) (slash - p - 5)) ||
+			(size_t) (slash - p) + 7 > sizeof(owner))
+			return false;
+		snprintf(owner, sizeof(owner), "%.*s.lance", (int) (slash - p), p);
+		if (set_has(&working->paths, owner))
+			return false;
+		return !maybe_in_progress || set_has(&verified->paths, owner);
 	}
 	if ((starts_with(p, "data/") && ends_with(p, ".lance")) ||
 		(starts_with(p, "_deletions/") && (ends_with(p, ".arrow") || ends_with(p, ".bin"))) ||

@@ -6,8 +6,9 @@
  * _transactions/ or _indices/<uuid>/ that no manifest of the working set references is removed
  * when it is "verified" (an old manifest referenced it, so it is no write in progress) or when it
  * cannot be in progress: older than 7 days, or delete_unverified.  Files modified at or after the
- * earliest retained commit are never candidates (a write that started after it may still be
- * going on).  A tagged version older than the cutoff is kept, or (Lance's default) refused.  The same goes for temporary files (lt_fdw's "*.tmp-*", Lance's "_versions/.tmp*").
+ * earliest retained commit are never candidates (a write that started after it may still be going on).  A blob
+ * v2 sidecar (data/<stem>/<id>.blob) goes by the rule of its data file data/<stem>.lance, as Lance 12's cleanup
+ * removes it with that file.  A tagged version older than the cutoff is kept, or (Lance's default) refused.  The same goes for temporary files (lt_fdw's "*.tmp-*", Lance's "_versions/.tmp*").
  * This is what the Lance library's cleanup_old_versions does (rust/lance/src/dataset/cleanup.rs).
  */
 #ifndef LT_CLEANUP_H

@@ -378,6 +378,39 @@ field_blob_form(const Lt__Pb__Field *p)
 	return LT_BLOB_NONE;
 }
 
+/* A blob v2 size threshold from the field's metadata: absent keeps *v; not a size (or 0 where 0 is no size) is bad. */
+static void
+blob_size_meta(const Lt__Pb__Field *p, const char *key, bool zero_ok, uint64_t *v, const char **bad)
+{
+	char		buf[24];
+	bool		present = false;
+
+	for (size_t m = 0; m < p->n_metadata; m++)
+		present |= p->metadata[m]->key && strcmp(p->metadata[m]->key, key) == 0;
+	if (!present)
+		return;
+	if (!field_metadata(p, key, buf, sizeof(buf)) || !buf[0] || strspn(buf, "0123456789") != strlen(buf) ||
+		strlen(buf) > 19 || (!zero_ok && strtoull(buf, NULL, 10) == 0))
+	{
+		*bad = key;
+		return;
+	}
+	*v = strtoull(buf, NULL, 10);
+}
+
+/* Where Lance 12 writes a blob v2 field's values (lt_blob_thresholds): its defaults, or the field's own. */
+static void
+blob_thresholds(const Lt__Pb__Field *p, lt_blob_thresholds *t)
+{
+	t->inline_max = LT_BLOB_INLINE_MAX_DEFAULT;
+	t->dedicated_after = LT_BLOB_DEDICATED_MIN_DEFAULT;
+	t->pack_max = LT_BLOB_PACK_MAX_DEFAULT;
+	t->bad = NULL;
+	blob_size_meta(p, "lance-encoding:blob-inline-size-threshold", true, &t->inline_max, &t->bad);
+	blob_size_meta(p, "lance-encoding:blob-dedicated-size-threshold", false, &t->dedicated_after, &t->bad);
+	blob_size_meta(p, "lance-encoding:blob-pack-file-size-threshold", false, &t->pack_max, &t->bad);
+}
+
 /* A synthetic field (id -1) of a primitive logical type, child of parent. */
 static lt_code
 synth_child(lt_field *parent, const char *name, const char *logical_type, lt_error *err)
@@ -521,6 +554,8 @@ lt_schema_from_pb(Lt__Pb__Field *const *pb, size_t n, lt_schema **out, lt_error 
 				f->packed = true;
 		f->primary_key = field_pk_position(p, &f->pk_position);
 		f->blob = field_blob_form(p);
+		if (f->blob == LT_BLOB_V2)
+			blob_thresholds(p, &f->blob_sizes);
 		if (p->dictionary)
 		{
 			f->dict_offset = p->dictionary->offset;

@@ -48,6 +48,29 @@ typedef enum lt_blob_form
 	LT_BLOB_V2					/* storage 2.2+: extension lance.blob.v2, a packed descriptor with a kind */
 } lt_blob_form;
 
+/* blob v2 descriptor kinds: where the bytes are */
+#define LT_BLOB_KIND_INLINE		0	/* in the data file */
+#define LT_BLOB_KIND_PACKED		1	/* in a sidecar shared by several blobs */
+#define LT_BLOB_KIND_DEDICATED	2	/* in a sidecar of its own */
+#define LT_BLOB_KIND_EXTERNAL	3	/* behind a URI */
+
+/*
+ * Where Lance 12 puts a blob v2 value by its size (bytes): inline up to the inline threshold, packed up to
+ * the dedicated threshold, else dedicated; a packed sidecar takes blobs until the next would pass the pack
+ * threshold.  The field's metadata overrides each (lance-encoding:blob-*-size-threshold).
+ */
+#define LT_BLOB_INLINE_MAX_DEFAULT		((uint64_t) 64 << 10)
+#define LT_BLOB_DEDICATED_MIN_DEFAULT	((uint64_t) 4 << 20)
+#define LT_BLOB_PACK_MAX_DEFAULT		((uint64_t) 1 << 30)
+
+typedef struct lt_blob_thresholds
+{
+	uint64_t	inline_max;		/* a value of at most this many bytes stays inline */
+	uint64_t	dedicated_after;	/* ... of more than this many bytes gets a sidecar of its own */
+	uint64_t	pack_max;		/* a packed sidecar grows to at most this (unless one blob is larger) */
+	const char *bad;			/* the metadata key whose value is not a size (writes refuse), or NULL */
+} lt_blob_thresholds;
+
 struct lt_field
 {
 	int32_t		id;				/* Lance field id; -1 for a synthetic FSL item */
@@ -63,6 +86,7 @@ struct lt_field
 	lt_field   *blob_desc;		/* a blob column's storage: the packed descriptor struct its column holds
 								 * (same id; legacy {position, size}, v2 {kind, position, size, blob_id,
 								 * blob_uri}); arrays and readers of the field use it (lt_field_storage) */
+	lt_blob_thresholds blob_sizes;	/* a blob v2 field: where its writes put values by size */
 	uint32_t	pk_position;	/* its position in the key, 1..; 0 = none (ordered by field id) */
 	int			byte_width;		/* fixed-width slot size; 0 for variable/nested */
 	int			precision, scale;	/* decimals */
