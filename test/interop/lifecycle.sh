@@ -99,6 +99,25 @@ for f in "id = 77" "id < 50" "cat = 3" "array_has_any(tags, ['t1'])"; do
 	check "compact: filter $f as the engine answers it" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE $pgf")" "$(ref_count_sum "$LAKE/k.lance" "$f")"
 done
 check12 "compact: Lance 12 filter cat = 3" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 3")" "cat = 3"
+# the indexes moved with the rows: each covers every fragment (the rewritten ones' rows at their new addresses),
+# for lt_fdw, Lance 8 and Lance 12, and every engine plans the filters with them
+check "compact: lt_fdw's indexes cover every fragment" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 0, id_idx 0, tags_idx 0"
+check "compact: lt_fdw plans id = 77 with the index" "$(sql "EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM k WHERE id = 77" | grep -c 'Lance Index: id_idx')" "1"
+ix_unindexed='let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=[];for(const l of s.split("\n")) if(l){const o=JSON.parse(l);r.push(o.name+" "+o.stats.numIndexedRows+" "+o.stats.numUnindexedRows)}console.log(r.sort().join(", "))})'
+live=$(cut -d' ' -f1 <<<"$before")
+check "compact: Lance 8 lists the indexes, none with unindexed rows" "$(ref indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx $live 0, id_idx $live 0, tags_idx $live 0"
+if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+	check "compact: Lance 12 lists the indexes, none with unindexed rows" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx $live 0, id_idx $live 0, tags_idx $live 0"
+fi
+for f in "id = 77" "cat = 3" "array_has_any(tags, ['t1'])"; do
+	check "compact: Lance 8 plans $f with its index" "$(ref plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+		check "compact: Lance 12 plans $f with its index" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	fi
+done
+check12 "compact: Lance 12 filter id = 77" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE id = 77")" "id = 77"
+check12 "compact: Lance 12 filter id < 50" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE id < 50")" "id < 50"
+check12 "compact: Lance 12 filter tags" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE tags && ARRAY['t1']")" "array_has_any(tags, ['t1'])"
 sql "UPDATE k SET s = 'updated' WHERE id <= 20" >/dev/null && sql "DELETE FROM k WHERE id > $((N - 20))" >/dev/null \
 	&& ok "compact: UPDATE and DELETE work after it" || bad "compact: UPDATE or DELETE failed after it"
 check "compact: the engine reads the UPDATE and DELETE" "$(ref_count_sum "$LAKE/k.lance" "s = 'updated'")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE s = 'updated'")"

@@ -123,6 +123,13 @@ lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
  * index is rebuilt.  Anything else in the transaction makes the commit LT_EINVALID.
  */
 void		lt_txn_mark_compaction(lt_txn *t, bool on);	/* on = false: a savepoint rollback undid it */
+/*
+ * One group of a compaction: the fragments it rewrites, and how many fragments it adds (the next
+ * n_new in the order they are added).  The commit writes one RewriteGroup per group and moves each
+ * index segment's coverage group by group (lt_txn_rewrite.c); without groups, all is one group.
+ * lt_txn_mark_compaction(t, false) forgets them.
+ */
+lt_code		lt_txn_compaction_group(lt_txn *t, const uint64_t *old_ids, size_t n_old, size_t n_new, lt_error *err);
 
 /*
  * Field assignment (lt_assignment.h) of a fragment this transaction added, for one tracked field:
