@@ -796,24 +796,27 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		m.has_next_row_id = true;
 		m.next_row_id = next_row_id;
 	}
-	if (op == LT_OP_DELETE || op == LT_OP_UPDATE || op == LT_OP_REWRITE)
-		rc = lt_txn_retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
-	else if (op == LT_OP_OVERWRITE)
-		rc = t->log[r].keep_indexes ? emptied_indexes(base->index_section, &at.a, &indexes, err)
-			: (indexes = NULL, LT_OK);
-	if (rc == LT_OK && op == LT_OP_REWRITE)
+	if (op == LT_OP_REWRITE)
 	{
-		/* the groups, and the indexes' coverage (and payloads) moved with the rows (lt_txn_rewrite.c) */
-		rc = lt_txn_rewrite_plan(t, base, &at, indexes, &rwo, err);
+		/*
+		 * The groups, and the indexes' coverage (and payloads) moved with the rows (lt_txn_rewrite.c);
+		 * then Lance's retention over the result.
+		 */
+		rc = lt_txn_rewrite_plan(t, base, &at, base->index_section, &rwo, err);
 		if (rc == LT_OK)
 		{
-			indexes = rwo.indexes;
 			rw.n_groups = rwo.n_groups;
 			rw.groups = rwo.groups;
 			rw.n_rewritten_indices = rwo.n_rewritten;
 			rw.rewritten_indices = rwo.rewritten;
+			rc = lt_txn_retained_indexes(rwo.indexes, at.frags, at.n_frags, &at.a, &indexes, err);
 		}
 	}
+	else if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
+		rc = lt_txn_retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
+	else if (op == LT_OP_OVERWRITE)
+		rc = t->log[r].keep_indexes ? emptied_indexes(base->index_section, &at.a, &indexes, err)
+			: (indexes = NULL, LT_OK);
 	if (rc != LT_OK)
 		goto out;
 	lt_txn_fault(LT_COMMIT_AFTER_DELETION_FILES);
