@@ -383,8 +383,11 @@ TEST(compaction)
 			lt_index_reader *r = NULL;
 			const lt_field *id = ds->schema->fields[0];
 			const int64_t probe[3] = {4000, 31, 5037};
-			/* id 4000: live row 3997 (ids 30..32 deleted) = file 3, offset 997 = fragment 6 + 3; 31 deleted; 5037 the last */
-			const int64_t want[3] = {((int64_t) 9 << 32) | 997, -1, ((int64_t) 12 << 32) | 10};
+			/*
+			 * id 4000: live row 3997 of the first group (ids 30..32 deleted) = its file 3, offset 997 = fragment
+			 * 6 + 3; 31 deleted; 5037: the second group's (ids 5030..5040) row 7, in fragment 12
+			 */
+			const int64_t want[3] = {((int64_t) 9 << 32) | 997, -1, ((int64_t) 12 << 32) | 7};
 
 			CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
 			CHECK(l && l->n == 1 && l->items[0].n_covered == 7 && l->items[0].n_unindexed == 0);
