@@ -416,6 +416,43 @@ TEST(compaction)
 		}
 		for (size_t i = 0; i < ds->n_fragments; i++)
 			CHECK(ds->fragments[i]->deletion_file == NULL);
+		/*
+		 * As Lance plans: the indexed small fragments (27 and 11 rows) are not grouped with two
+		 * unindexed ones appended after them (a group never mixes index coverage).
+		 */
+		{
+			lt_txn	   *t = NULL;
+			lt_written_file more[2];
+			lt_dataset *d2 = NULL;
+			uint64_t	id;
+
+			write_rows(s, ds->schema, LT_FILE_V2_1, 70000, 4, &more[0]);
+			write_rows(s, ds->schema, LT_FILE_V2_1, 70004, 5, &more[1]);
+			CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+			CHECK_OK(lt_txn_add_fragment(t, 1, &more[0], NULL, &id, &err), err);
+			CHECK_OK(lt_txn_add_fragment(t, 1, &more[1], NULL, &id, &err), err);
+			CHECK_OK(lt_txn_commit(t, NULL, &res, &err), err);
+			lt_txn_free(t);
+			CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &d2, &err), err);
+			if (d2)
+			{
+				CHECK_EQ_INT(d2->n_fragments, 9);
+				CHECK_OK(lt_compact_plan_make(d2, &co, &plan, &err), err);
+				/* {27, 11} rows (both indexed), then {4, 5} (neither): not one group of four */
+				CHECK_EQ_INT(plan.n_groups, 2);
+				if (plan.n_groups == 2)
+				{
+					CHECK_EQ_INT(plan.groups[0].first, 5);
+					CHECK_EQ_INT(plan.groups[0].count, 2);
+					CHECK_EQ_INT(plan.groups[1].first, 7);
+					CHECK_EQ_INT(plan.groups[1].count, 2);
+				}
+				lt_compact_plan_clear(&plan);
+				lt_dataset_close(d2);
+			}
+			lt_written_file_clear(&more[0]);
+			lt_written_file_clear(&more[1]);
+		}
 		/* a compaction that also adds rows is refused at commit */
 		{
 			lt_txn	   *t = NULL;
