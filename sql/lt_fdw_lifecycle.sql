@@ -228,6 +228,25 @@ SELECT (SELECT count(*) || ' ' || sum(id) FROM st WHERE k = 99) AS by_index,
        (SELECT count(*) || ' ' || sum(id) FROM st_heap WHERE k = 99) AS by_scan;
 \! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/stable.lance" --columns id --filter "k = 99" | wc -l
 
+-- an IVF_FLAT index (the engine's, 2 partitions, over 3 fragments with deleted rows): the rows of its
+-- partitions move to their new addresses (deleted ones dropped), it covers the new fragment, and with
+-- every partition probed its answers are a heap sort's; a moved row's own vector finds that row
+\! cp -R "$LT_TEST_TMP/lake/vectors.lance" "$LIFE/vectors.lance" && chmod -R a+rwX "$LIFE/vectors.lance"
+CREATE FOREIGN TABLE cv (id bigint, vec real[]) SERVER life OPTIONS (path 'vectors.lance');
+CREATE TABLE cv_heap AS SELECT * FROM cv;
+SELECT fragments_removed, fragments_added, rows_rewritten FROM lt_compact('cv');
+SELECT name, kind, cardinality(covered_fragments) AS covered, unindexed_fragments FROM lt_indexes('cv');
+SET lt_fdw.nprobes = 2;
+SELECT count(*) FILTER (WHERE line ~ 'Vector Search: IVF_FLAT index vec_idx') AS uses_index
+  FROM life_explain($$SELECT id FROM cv ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10$$) line;
+SELECT (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cv ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10) a) =
+       (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cv_heap ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10) b)
+       AS ann_equals_heap;
+SELECT id, (SELECT c.id FROM cv c ORDER BY c.vec <-> h.vec LIMIT 1) AS nearest
+  FROM cv_heap h WHERE id IN (5, 1234, 2998) ORDER BY id;
+RESET lt_fdw.nprobes;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/vectors.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
+
 -- ---- schema evolution ------------------------------------------------------------------------------
 CREATE FOREIGN TABLE ts (id bigint NOT NULL, a text, b integer) SERVER life OPTIONS (path 'ts.lance');
 SELECT rows_written FROM lt_create_dataset('ts', query => 'SELECT g::bigint, ''a'' || g, g::int FROM generate_series(1, 5) g');

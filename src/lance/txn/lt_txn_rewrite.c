@@ -9,10 +9,11 @@
  * - stable row ids: the payloads are row ids, which the moved rows keep, so the segment stays
  *   (same uuid) with only its bitmap recalculated;
  * - row addresses: the payloads move, so the segment is replaced by a new one (new uuid, the old
- *   one named in rewritten_indices) holding the moved rows at their new addresses.  lt_fdw gets
- *   it by building the segment again over the fragments it now covers — the same entries Lance's
- *   remap of the old files yields (deleted rows gone, moved rows at their new address); btree,
- *   bitmap, label_list and zonemap.  Other kinds (vector indexes) keep their bitmap: the rewritten
+ *   one named in rewritten_indices) holding the moved rows at their new addresses.  btree, bitmap,
+ *   label_list and zonemap: lt_fdw builds the segment again over the fragments it now covers — the
+ *   same entries Lance's remap of the old files yields (deleted rows gone, moved rows at their new
+ *   address).  IVF_FLAT: the old files' rows, partitions and centroids, each row address mapped as
+ *   the data moved (lt_ivf_remap).  Other kinds (IVF_PQ, ...) keep their bitmap: the rewritten
  *   fragments' rows leave their coverage and are scanned until the index is optimized or rebuilt.
  */
 #include "txn/lt_txn.h"
@@ -28,6 +29,7 @@
 #include "proto/lt_transaction.pb-c.h"
 #include "table/lt_roaring.h"
 #include "util/lt_alloc.h"
+#include "vector/lt_ivf_build.h"
 
 /*
  * The groups (lt_txn_compaction_group): per removed fragment and per fresh one (in the order they
@@ -86,6 +88,135 @@ format_uuid(const Lt__Pb__Uuid *u, char out[37])
 			 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
 }
 
+/*
+ * The row mapping of the rewrite (for payloads that are row addresses): a row of an old fragment
+ * moved to the k-th live row of its group, which is in the group's new fragments in order.
+ */
+typedef struct row_map
+{
+	const attempt *at;
+	const int  *old_group,
+			   *new_group;
+	const int  *cov;			/* per group: does the segment being remapped cover it */
+	roaring_bitmap_t **dv;		/* per removed fragment: its deleted rows (NULL: none) */
+	uint64_t   *live_before;	/* per removed fragment: live rows of its group's earlier old fragments */
+	uint64_t   *fresh_start;	/* per fresh fragment: its first row's position in its group */
+	bool		ready;
+} row_map;
+
+static lt_code
+row_map_make(lt_dataset *base, attempt *at, const int *old_group, const int *new_group, int n_groups, row_map *rm,
+			 lt_error *err)
+{
+	uint64_t   *run = lt_calloc((size_t) n_groups + 1, sizeof(uint64_t));
+
+	rm->at = at;
+	rm->old_group = old_group;
+	rm->new_group = new_group;
+	rm->dv = lt_calloc(at->n_removed + 1, sizeof(roaring_bitmap_t *));
+	rm->live_before = lt_calloc(at->n_removed + 1, sizeof(uint64_t));
+	rm->fresh_start = lt_calloc(at->n_fresh + 1, sizeof(uint64_t));
+	if (!run || !rm->dv || !rm->live_before || !rm->fresh_start)
+	{
+		lt_free(run);
+		return lt_nomem(err);
+	}
+	/* old fragments in ascending id order: the order lt_compact copies a group's rows in */
+	for (size_t i = 0; i < at->n_removed; i++)
+	{
+		const Lt__Pb__DataFragment *f = lt_dataset_fragment(base, at->removed[i]);
+		uint64_t	deleted = 0;
+		lt_code		rc;
+
+		if (!f)
+		{
+			lt_free(run);
+			return lt_error_set(err, LT_ECONFLICT, "fragment %llu was removed concurrently",
+								(unsigned long long) at->removed[i]);
+		}
+		if (f->deletion_file)
+		{
+			if ((rc = lt_txn_load_dv(base, f, &rm->dv[i], err)) != LT_OK)
+			{
+				lt_free(run);
+				return rc;
+			}
+			deleted = roaring_bitmap_get_cardinality(rm->dv[i]);
+		}
+		rm->live_before[i] = run[old_group[i]];
+		run[old_group[i]] += f->physical_rows - deleted;
+	}
+	memset(run, 0, ((size_t) n_groups + 1) * sizeof(uint64_t));
+	for (size_t i = 0; i < at->n_fresh; i++)
+	{
+		rm->fresh_start[i] = run[new_group[i]];
+		run[new_group[i]] += at->fresh[i]->physical_rows;
+	}
+	lt_free(run);
+	rm->ready = true;
+	return LT_OK;
+}
+
+static void
+row_map_free(row_map *rm)
+{
+	for (size_t i = 0; rm->dv && i < rm->at->n_removed; i++)
+		if (rm->dv[i])
+			roaring_bitmap_free(rm->dv[i]);
+	lt_free(rm->dv);
+	lt_free(rm->live_before);
+	lt_free(rm->fresh_start);
+}
+
+/* lt_ivf_remap_fn: where an old row address went; false when the row is gone (deleted, or never covered) */
+static bool
+row_map_apply(void *arg, uint64_t old, uint64_t *to)
+{
+	const row_map *rm = arg;
+	const attempt *at = rm->at;
+	uint64_t	frag = old >> 32;
+	uint32_t	off = (uint32_t) old;
+	size_t		lo = 0,
+				hi = at->n_removed;
+	uint64_t	pos;
+
+	while (lo < hi)
+	{
+		size_t		mid = (lo + hi) / 2;
+
+		if (at->removed[mid] < frag)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == at->n_removed || at->removed[lo] != frag)
+	{
+		*to = old;				/* not rewritten */
+		return true;
+	}
+	if (!rm->cov[rm->old_group[lo]] || (rm->dv[lo] && roaring_bitmap_contains(rm->dv[lo], off)))
+		return false;
+	pos = rm->live_before[lo] + off - (rm->dv[lo] ? roaring_bitmap_rank(rm->dv[lo], off) : 0);
+	for (size_t j = 0; j < at->n_fresh; j++)
+		if (rm->new_group[j] == rm->old_group[lo] && pos >= rm->fresh_start[j] &&
+			pos < rm->fresh_start[j] + at->fresh[j]->physical_rows)
+		{
+			*to = (at->fresh[j]->id << 32) | (pos - rm->fresh_start[j]);
+			return true;
+		}
+	return false;
+}
+
+static bool
+is_vector(const Lt__Pb__IndexMetadata *m)
+{
+	const char *url = m->index_details && m->index_details->type_url ? m->index_details->type_url : "";
+	size_t		n = strlen(url),
+				k = strlen("VectorIndexDetails");
+
+	return n >= k && strcmp(url + n - k, "VectorIndexDetails") == 0;
+}
+
 static lt_code
 keep_built(lt_rewrite_out *out, lt_built_index *b, lt_error *err)
 {
@@ -101,7 +232,7 @@ keep_built(lt_rewrite_out *out, lt_built_index *b, lt_error *err)
 /* The segment m as it is after the rewrite (a copy in the arena, or m when nothing changes). */
 static lt_code
 rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *il, Lt__Pb__IndexMetadata *m,
-				int n_groups, const int *old_group, const int *new_group, lt_rewrite_out *out,
+				int n_groups, const int *old_group, const int *new_group, row_map *rm, lt_rewrite_out *out,
 				Lt__Pb__IndexMetadata **res, lt_error *err)
 {
 	uint32_t   *ids = NULL;
@@ -158,41 +289,69 @@ rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *i
 		const lt_index *ix = NULL;
 		lt_index_build_options bo = {0};
 		lt_built_index *b;
-		Lt__Pb__DataFragment **frags;
+		Lt__Pb__DataFragment **frags = NULL;
 		size_t		n = 0;
 		Lt__Pb__Uuid *nu;
 		Lt__Pb__IndexFile *files, **fptr;
 		Lt__Pb__Transaction__RewrittenIndex *ri;
+		const lt_index_segment *seg = NULL;
 
 		format_uuid(m->uuid, uuid);
 		for (size_t i = 0; i < il->n && !ix; i++)
 			for (size_t s = 0; s < il->items[i].n_segments && !ix; s++)
 				if (strcmp(il->items[i].segments[s].uuid, uuid) == 0)
+				{
 					ix = &il->items[i];
-		if (!ix || ix->unusable || !ix->field || ix->kind == LT_INDEX_UNKNOWN)
+					seg = &il->items[i].segments[s];
+				}
+		if (!ix || !ix->field || (is_vector(m) && seg->has_base) ||
+			(!is_vector(m) && (ix->unusable || ix->kind == LT_INDEX_UNKNOWN)))
 		{
-			/* a kind lt_fdw cannot rebuild: the rewritten rows leave its coverage */
+			/* a kind lt_fdw cannot remap: the rewritten rows leave its coverage */
 			goto done;
 		}
-		/* the fragments it covers now, as the new version has them (ascending ids) */
-		if (!(frags = lt_txn_arena_alloc(&at->a, (at->n_frags + 1) * sizeof(*frags))))
-		{
-			rc = lt_nomem(err);
-			goto done;
-		}
-		for (size_t i = 0; i < at->n_frags; i++)
-			if (roaring_bitmap_contains(rb, (uint32_t) at->frags[i]->id))
-				frags[n++] = at->frags[i];
 		if (!(b = lt_calloc(1, sizeof(*b))))
 		{
 			rc = lt_nomem(err);
 			goto done;
 		}
-		bo.kind = ix->kind;
-		bo.name = m->name;
-		bo.fragments = frags;
-		bo.n_fragments = n;
-		if ((rc = lt_index_build(base, ix->field, &bo, b, err)) != LT_OK)
+		if (is_vector(m))
+		{
+			/* IVF_FLAT: the same partitions and vectors, the row addresses moved */
+			char	   *dir = lt_index_segment_dir(base, seg);
+
+			rm->cov = cov;
+			if (!dir)
+				rc = lt_nomem(err);
+			else if (!rm->ready)
+				rc = row_map_make(base, at, old_group, new_group, n_groups, rm, err);
+			if (rc == LT_OK)
+				rc = lt_ivf_remap(base, ix->field, m->name, dir, row_map_apply, rm, b, err);
+			lt_free(dir);
+			if (rc == LT_EUNSUPPORTED)
+			{
+				/* other storages (IVF_PQ, ...): the rewritten rows leave its coverage */
+				lt_free(b);
+				rc = LT_OK;
+				goto done;
+			}
+		}
+		else
+		{
+			/* the fragments it covers now, as the new version has them (ascending ids) */
+			if (!(frags = lt_txn_arena_alloc(&at->a, (at->n_frags + 1) * sizeof(*frags))))
+				rc = lt_nomem(err);
+			for (size_t i = 0; rc == LT_OK && i < at->n_frags; i++)
+				if (roaring_bitmap_contains(rb, (uint32_t) at->frags[i]->id))
+					frags[n++] = at->frags[i];
+			bo.kind = ix->kind;
+			bo.name = m->name;
+			bo.fragments = frags;
+			bo.n_fragments = n;
+			if (rc == LT_OK)
+				rc = lt_index_build(base, ix->field, &bo, b, err);
+		}
+		if (rc != LT_OK)
 		{
 			lt_free(b);
 			goto done;
@@ -279,6 +438,7 @@ lt_txn_rewrite_plan(lt_txn *t, lt_dataset *base, attempt *at, Lt__Pb__IndexSecti
 	int			n_groups = 0;
 	int		   *old_group, *new_group;
 	lt_index_list *il = NULL;
+	row_map		rm = {0};
 	lt_code		rc = LT_OK;
 
 	memset(out, 0, sizeof(*out));
@@ -334,8 +494,8 @@ lt_txn_rewrite_plan(lt_txn *t, lt_dataset *base, attempt *at, Lt__Pb__IndexSecti
 		{
 			rc = lt_check_interrupt(err, "remapping indexes");
 			if (rc == LT_OK)
-				rc = rewrite_segment(t, base, at, il, sec->indices[i], n_groups, old_group, new_group, out, &arr[i],
-									 err);
+				rc = rewrite_segment(t, base, at, il, sec->indices[i], n_groups, old_group, new_group, &rm, out,
+									 &arr[i], err);
 		}
 		if (rc == LT_OK)
 		{
@@ -345,6 +505,8 @@ lt_txn_rewrite_plan(lt_txn *t, lt_dataset *base, attempt *at, Lt__Pb__IndexSecti
 		}
 	}
 	lt_index_list_free(il);
+	if (rm.ready || rm.dv)
+		row_map_free(&rm);
 	if (rc != LT_OK)
 		lt_txn_rewrite_done(base, out, false);
 	return rc;
