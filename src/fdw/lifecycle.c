@@ -724,6 +724,8 @@ lt_compact(PG_FUNCTION_ARGS)
 				 errdetail("A Lance Rewrite commit carries nothing but the compaction; dataset %s.", opts.uri),
 				 errhint("Commit first, then call lt_compact in a transaction of its own.")));
 	ds = xt->base->ds;
+	/* groups an earlier lt_compact of this transaction recorded before it failed in a subtransaction */
+	lt_txn_mark_compaction(xt->txn, false);
 	/* a rewrite copies rows into new fragments: blobs would be written inline */
 	lt_check_blob_writable(relname, opts.uri, ds, "compact");
 	oldlib = lt_alloc_target(CurrentMemoryContext);
