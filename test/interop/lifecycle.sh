@@ -12,6 +12,9 @@
 #             Lance 8 and Lance 12; the indexes remapped: lt_fdw, Lance 8 and Lance 12 list them with no
 #             unindexed rows and plan the filters with them, every filter answered by lt_fdw as by the engines;
 #             UPDATE and DELETE work; the engine appends and compacts on top
+#   vector    the engine's IVF_FLAT index over 3 fragments with deleted rows; lt_compact remaps it: it covers the
+#             new fragment for lt_fdw, and Lance 8 and Lance 12 plan their search with it and answer (every
+#             partition probed) what lt_fdw's exact search answers
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema
 #   tags      lt_create_tag / lt_tags / lt_delete_tag: the engine reads the tagged version; lt_restore: Lance 8
@@ -128,6 +131,26 @@ for i in $(seq 1 30); do echo "INSERT INTO k VALUES ($((10000 + i)), 1, ARRAY['t
 sql "SELECT lt_compact('k')" >/dev/null || bad "compact: a second compaction failed"
 check "compact: after the second, the engine reads what lt_fdw reads" "$(ref_count_sum "$LAKE/k.lance")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")"
 check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.lance" "cat = 1")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 1")"
+
+# ---- compaction with the engine's IVF_FLAT index --------------------------------------------------------
+# (the pg suites' vectors dataset: 3 fragments, rows deleted after the index was built, 2 partitions)
+ref make "$LAKE/vx.lance" "$ROOT/test/pg/specs/vectors.json" >/dev/null || bad "vector: the engine could not make the dataset"
+sql "CREATE FOREIGN TABLE vx (id bigint, vec real[]) SERVER lake OPTIONS (path 'vx.lance')" >/dev/null
+VQ="3,1,4,1,5,9,2,6"
+got=$(sql "SELECT fragments_removed || ' ' || fragments_added FROM lt_compact('vx')")
+check "vector: the three fragments compacted into one" "$got" "3 1"
+check "vector: lt_fdw's IVF_FLAT covers the new fragment" "$(sql "SELECT kind || ' ' || cardinality(covered_fragments) || ' ' || cardinality(unindexed_fragments) FROM lt_indexes('vx')")" "ivf_flat 1 0"
+pg_exact=$(sql "SET lt_fdw.vector_index = off; SELECT string_agg(id::text, ',' ORDER BY id) FROM (SELECT id FROM vx ORDER BY vec <-> '{$VQ}' LIMIT 10) x" | tail -n 1)
+check "vector: lt_fdw's indexed search equals its exact one" "$(sql "SET lt_fdw.nprobes = 2; SELECT string_agg(id::text, ',' ORDER BY id) FROM (SELECT id FROM vx ORDER BY vec <-> '{$VQ}' LIMIT 10) x" | tail -n 1)" "$pg_exact"
+for e in 8 12; do
+	dir=$HERE; [ "$e" = 12 ] && dir=$HERE/lance12
+	[ -d "$dir/node_modules/@lancedb/lancedb" ] || { echo "skip vector: Lance $e (no modules)"; continue; }
+	check "vector: Lance $e lists the index with no unindexed rows" "$(lt_as_pg env LT_REF=$e node "$HERE/ref.mjs" indexes "$LAKE/vx.lance" | node -e "$ix_unindexed")" "vec_idx 0"
+	out=$(lt_as_pg node "$HERE/lifecycle-knn.mjs" "$dir" "$LAKE/vx.lance" vec "$VQ" 10 2)
+	check "vector: Lance $e plans the search with the remapped index" "$(sed -n 's/^plan: //p' <<<"$out")" "ann"
+	check "vector: Lance $e's indexed search equals lt_fdw's exact answer" "$(sed -n 's/^index: //p' <<<"$out")" "$pg_exact"
+	check "vector: Lance $e's exact search equals lt_fdw's" "$(sed -n 's/^exact: //p' <<<"$out")" "$pg_exact"
+done
 
 # ---- schema evolution -----------------------------------------------------------------------------------
 sql "SELECT lt_add_column('c22', 'extra', 'integer')" >/dev/null || bad "evolve: lt_add_column failed"
