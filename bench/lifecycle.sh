@@ -4,6 +4,8 @@
 #   scan      SELECT count(*), sum(id) over every row (the mean of 3 runs), before and after compaction;
 #   update    an UPDATE and a DELETE of a few rows, before (where they may fail) and after compaction;
 #   compact   the time of lt_compact and its commit;
+#   indexed   lt_compact of M rows in 100 fragments, without indexes and with a btree (id) and a bitmap (a)
+#             index, which the commit remaps onto the new fragments (the cost of keeping them valid);
 #   create    lt_create_dataset from a query of M rows x 6 columns against CREATE TABLE AS into a heap.
 # Not a test: nothing is asserted; prints one line per measurement.
 #
@@ -52,3 +54,17 @@ echo "delete   after compaction: $("${PSQL[@]}" -c '\timing on' -c "DELETE FROM 
 Q="SELECT g::bigint AS id, (g % 1000)::int AS a, g / 7.0::float8 AS b, 'row ' || (g % 5000) AS s, DATE '2024-01-01' + (g % 365) AS d, g % 3 = 0 AS f FROM generate_series(1, $M) g"
 echo "create   lt_create_dataset of $M rows x 6 columns: $("${PSQL[@]}" -At -c '\timing on' -c "SELECT * FROM lt_create_dataset('c', query => \$q\$$Q\$q\$)" | tail -n 1)"
 echo "create   CREATE TABLE AS (heap) of the same: $("${PSQL[@]}" -At -c '\timing on' -c "CREATE TABLE h AS $Q" | tail -n 1)"
+# compaction of M rows in 100 fragments, without and with indexes to remap
+for ix in none btree+bitmap; do
+	tb="x_${ix//+/_}"
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $tb (id bigint NOT NULL, a integer, s text) SERVER lake OPTIONS (path '$tb.lance')" \
+		-c "SELECT rows_written FROM lt_create_dataset('$tb')" >/dev/null
+	for k in $(seq 0 99); do
+		echo "INSERT INTO $tb SELECT g, g % 100, 'row ' || g FROM generate_series($((k * M / 100 + 1)), $(((k + 1) * M / 100))) g;"
+	done | "${PSQL[@]}" >/dev/null
+	if [ "$ix" != none ]; then
+		"${PSQL[@]}" -c "SELECT lt_create_index('$tb', 'id', 'btree')" -c "SELECT lt_create_index('$tb', 'a', 'bitmap')" >/dev/null
+	fi
+	echo "indexed  lt_compact of $M rows in 100 fragments, indexes $ix: $("${PSQL[@]}" -At -c '\timing on' -c "SELECT * FROM lt_compact('$tb')" | tr '\n' ' ')"
+	echo "indexed  unindexed fragments after: $("${PSQL[@]}" -At -c "SELECT coalesce(sum(cardinality(unindexed_fragments)), 0) FROM lt_indexes('$tb')")"
+done

@@ -29,6 +29,11 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
   RETURN SQLSTATE || ': ' || regexp_replace(SQLERRM, 'file://[^ ]*/life/', '<life>/', 'g');
 END $$;
+-- the lines of EXPLAIN VERBOSE of q
+CREATE FUNCTION life_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+BEGIN
+  RETURN QUERY EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || q;
+END $$;
 CREATE FUNCTION life_files(ds text) RETURNS bigint LANGUAGE sql AS $$
   SELECT count(*) FROM pg_ls_dir(current_setting('lt_test.life') || '/' || ds || '/data', true, false) $$;
 
@@ -148,9 +153,19 @@ SELECT count(*) AS fragments_after_rollback FROM lt_fragments('tc');
 SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);
 SELECT count(*) AS fragments, sum(physical_rows) AS rows, sum(deleted_rows) AS deleted FROM lt_fragments('tc');
 SELECT operation FROM lt_versions('tc') ORDER BY version DESC LIMIT 1;
--- the same rows; the index still answers (its old fragments are gone, the new ones are scanned)
+-- the same rows; the index covers the new fragments (a new segment, its payloads at the moved rows'
+-- addresses) and its answers equal a scan's
 SELECT count(*) AS differ FROM ((SELECT * FROM tc EXCEPT SELECT * FROM tc_heap) UNION ALL (SELECT * FROM tc_heap EXCEPT SELECT * FROM tc)) x;
 SELECT * FROM tc WHERE id = 77;
+SELECT name, cardinality(covered_fragments) = (SELECT count(*) FROM lt_fragments('tc')) AS covers_all,
+       cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
+SELECT count(*) FILTER (WHERE line ~ 'Lance Index: id_idx') AS uses_index
+  FROM life_explain('SELECT id FROM tc WHERE id BETWEEN 40 AND 160') line;
+SELECT (SELECT count(*) || ' ' || sum(id) FROM tc WHERE id BETWEEN 40 AND 160) AS by_index,
+       (SELECT count(*) || ' ' || sum(id) FROM tc_heap WHERE id BETWEEN 40 AND 160) AS by_scan;
+SELECT (SELECT count(*) FROM tc WHERE id = 70) AS deleted_row_by_index,
+       (SELECT string_agg(id::text, ',' ORDER BY id) FROM tc WHERE id IN (1, 150, 299)) AS moved_rows_by_index,
+       (SELECT string_agg(id::text, ',' ORDER BY id) FROM tc_heap WHERE id IN (1, 150, 299)) AS by_scan;
 SELECT fragments, fragments_to_compact, live_rows, deleted_rows, versions, indexes, unindexed_rows FROM lt_table_stats('tc');
 SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
 -- nothing left to compact: no commit
@@ -195,12 +210,42 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_compact('t_q')$$) AS not_owner;
 RESET ROLE;
 SELECT life_err($$SELECT lt_compact('life_heap')$$) AS not_foreign;
--- stable row ids and an index over fragments to rewrite: refused (the index would find moved rows twice)
-\set lake :tmp '/lake'
-CREATE SERVER life_lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
-CREATE FOREIGN TABLE st (id bigint, k integer) SERVER life_lake OPTIONS (path 'index/stable.lance');
-SELECT life_err($$SELECT lt_compact('st', 100000)$$) AS stable_indexed;
+-- stable row ids (a copy of the engine's dataset with btree and bitmap indexes): the moved rows keep
+-- their row ids, so the indexes stay (same segments) and cover the new fragment instead of the old ones
+\! cp -R "$LT_TEST_TMP/lake/index/stable.lance" "$LIFE/stable.lance" && chmod -R a+rwX "$LIFE/stable.lance"
+CREATE FOREIGN TABLE st (id bigint, k integer) SERVER life OPTIONS (path 'stable.lance');
+CREATE TABLE st_heap AS SELECT * FROM st;
+SELECT name, covered_fragments, unindexed_fragments FROM lt_indexes('st') ORDER BY name;
+SELECT fragments_removed, fragments_added, rows_rewritten FROM lt_compact('st', 100000);
 SELECT count(*) AS st_fragments FROM lt_fragments('st');
+SELECT name, cardinality(covered_fragments) AS covered, unindexed_fragments FROM lt_indexes('st') ORDER BY name;
+SELECT count(*) AS differ FROM ((SELECT * FROM st EXCEPT SELECT * FROM st_heap) UNION ALL (SELECT * FROM st_heap EXCEPT SELECT * FROM st)) x;
+SELECT count(*) FILTER (WHERE line ~ 'Lance Index: (id_idx|k_idx)') AS uses_index
+  FROM life_explain('SELECT id FROM st WHERE id >= 995 AND id < 1015 AND k = 99') line;
+SELECT (SELECT count(*) || ' ' || sum(id) FROM st WHERE id >= 995 AND id < 1015) AS by_index,
+       (SELECT count(*) || ' ' || sum(id) FROM st_heap WHERE id >= 995 AND id < 1015) AS by_scan;
+SELECT (SELECT count(*) || ' ' || sum(id) FROM st WHERE k = 99) AS by_index,
+       (SELECT count(*) || ' ' || sum(id) FROM st_heap WHERE k = 99) AS by_scan;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/stable.lance" --columns id --filter "k = 99" | wc -l
+
+-- an IVF_FLAT index (the engine's, 2 partitions, over 3 fragments with deleted rows): the rows of its
+-- partitions move to their new addresses (deleted ones dropped), it covers the new fragment, and with
+-- every partition probed its answers are a heap sort's; a moved row's own vector finds that row
+\! cp -R "$LT_TEST_TMP/lake/vectors.lance" "$LIFE/vectors.lance" && chmod -R a+rwX "$LIFE/vectors.lance"
+CREATE FOREIGN TABLE cv (id bigint, vec real[]) SERVER life OPTIONS (path 'vectors.lance');
+CREATE TABLE cv_heap AS SELECT * FROM cv;
+SELECT fragments_removed, fragments_added, rows_rewritten FROM lt_compact('cv');
+SELECT name, kind, cardinality(covered_fragments) AS covered, unindexed_fragments FROM lt_indexes('cv');
+SET lt_fdw.nprobes = 2;
+SELECT count(*) FILTER (WHERE line ~ 'Vector Search: IVF_FLAT index vec_idx') AS uses_index
+  FROM life_explain($$SELECT id FROM cv ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10$$) line;
+SELECT (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cv ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10) a) =
+       (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cv_heap ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 10) b)
+       AS ann_equals_heap;
+SELECT id, (SELECT c.id FROM cv c ORDER BY c.vec <-> h.vec LIMIT 1) AS nearest
+  FROM cv_heap h WHERE id IN (5, 1234, 2998) ORDER BY id;
+RESET lt_fdw.nprobes;
+\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/vectors.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
 
 -- ---- schema evolution ------------------------------------------------------------------------------
 CREATE FOREIGN TABLE ts (id bigint NOT NULL, a text, b integer) SERVER life OPTIONS (path 'ts.lance');

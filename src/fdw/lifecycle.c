@@ -728,53 +728,15 @@ lt_compact(PG_FUNCTION_ARGS)
 				 errdetail("A Lance Rewrite commit carries nothing but the compaction; dataset %s.", opts.uri),
 				 errhint("Commit first, then call lt_compact in a transaction of its own.")));
 	ds = xt->base->ds;
-	/* a rewrite copies rows into new fragments: blobs would be written inline, assignment state lost */
+	/* groups an earlier lt_compact of this transaction recorded before it failed in a subtransaction */
+	lt_txn_mark_compaction(xt->txn, false);
+	/* a rewrite copies rows into new fragments: blobs would be written inline */
 	lt_check_blob_writable(relname, opts.uri, ds, "compact");
-	if (lt_assign_any(ds))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("lt_fdw: cannot compact foreign table \"%s\": its dataset tracks field assignment", relname),
-				 errdetail("Dataset %s keeps each tracked field's assignment per fragment; a compaction into new fragments does not carry it over yet, so nothing was written.", opts.uri)));
 	oldlib = lt_alloc_target(CurrentMemoryContext);
 	rc = lt_compact_plan_make(ds, &co, &plan, &err);
 	lt_alloc_target(oldlib);
 	if (rc != LT_OK)
 		lt_report_write(&err, what);
-	if (ds->stable_row_ids && plan.n_groups > 0)
-	{
-		/*
-		 * With stable row ids an index answers with row ids, which a compaction keeps: an index that
-		 * covered a rewritten fragment would find its rows again in the new, unindexed fragments. Lance
-		 * remaps such indexes; until lt_fdw does, it refuses rather than risk a row twice.
-		 */
-		lt_index_list *l = NULL;
-		const char *hit = NULL;
-
-		oldlib = lt_alloc_target(CurrentMemoryContext);
-		rc = lt_dataset_indexes(ds, &l, &err);
-		lt_alloc_target(oldlib);
-		if (rc != LT_OK)
-			lt_report(&err, what);
-		for (size_t i = 0; i < l->n && !hit; i++)
-			for (size_t g = 0; g < plan.n_groups && !hit; g++)
-				for (size_t k = 0; k < plan.groups[g].count && !hit; k++)
-				{
-					uint64		id = ds->fragments[plan.groups[g].first + k]->id;
-
-					for (size_t c = 0; c < l->items[i].n_covered; c++)
-						if (l->items[i].covered[c] == id)
-						{
-							hit = l->items[i].name;
-							break;
-						}
-				}
-		if (hit)
-			ereport(ERROR,
-					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-					 errmsg("lt_fdw: cannot compact foreign table \"%s\": index \"%s\" covers fragments it would rewrite, and the dataset has stable row ids",
-							relname, hit),
-					 errdetail("lt_fdw does not remap indexes yet; dataset %s.", opts.uri)));
-	}
 	for (size_t g = 0; g < plan.n_groups; g++)
 	{
 		lt_compact_file *files = NULL;
@@ -789,10 +751,28 @@ lt_compact(PG_FUNCTION_ARGS)
 		for (size_t i = 0; i < n_files; i++)
 		{
 			lt_xact_add_file(xt, &files[i].file, files[i].row_ids);
+			/* the rows' field assignment moves with them (a compaction never creates any) */
+			if (files[i].n_assign > 0)
+				lt_xact_assign_last_file(xt, files[i].n_assign, files[i].assign_field, files[i].assign_kind,
+										 (const struct roaring_bitmap_s *const *) files[i].assign_rows);
 			rows += files[i].file.num_rows;
 		}
-		for (size_t k = 0; k < plan.groups[g].count; k++)
-			lt_xact_remove_fragment(xt, ds->fragments[plan.groups[g].first + k]->id);
+		{
+			uint64	   *old_ids = palloc(sizeof(uint64) * Max(plan.groups[g].count, 1));
+
+			for (size_t k = 0; k < plan.groups[g].count; k++)
+			{
+				old_ids[k] = ds->fragments[plan.groups[g].first + k]->id;
+				lt_xact_remove_fragment(xt, old_ids[k]);
+			}
+			/* the group, so that the commit moves each index's coverage group by group (the txn's memory) */
+			oldlib = lt_alloc_target(xt->cxt);
+			rc = lt_txn_compaction_group(xt->txn, old_ids, plan.groups[g].count, n_files, &err);
+			lt_alloc_target(oldlib);
+			if (rc != LT_OK)
+				lt_report_write(&err, what);
+			pfree(old_ids);
+		}
 		removed += plan.groups[g].count;
 		added += n_files;
 		oldlib = lt_alloc_target(CurrentMemoryContext);

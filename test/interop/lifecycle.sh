@@ -9,8 +9,12 @@
 #   empty     lt_create_dataset without a query, then INSERTs: the engine reads them
 #   compact   N single-row INSERT transactions (N fragments), DELETEs, the engine's btree / bitmap / label_list
 #             indexes; lt_compact: one Rewrite version, a handful of fragments, the same rows through lt_fdw,
-#             Lance 8 and Lance 12; every filter answered by lt_fdw as by the engine (its indexes over the
-#             rewritten fragments); UPDATE and DELETE work; the engine appends and compacts on top
+#             Lance 8 and Lance 12; the indexes remapped: lt_fdw, Lance 8 and Lance 12 list them with no
+#             unindexed rows and plan the filters with them, every filter answered by lt_fdw as by the engines;
+#             UPDATE and DELETE work; the engine appends and compacts on top
+#   vector    the engine's IVF_FLAT index over 3 fragments with deleted rows; lt_compact remaps it: it covers the
+#             new fragment for lt_fdw, and Lance 8 and Lance 12 plan their search with it and answer (every
+#             partition probed) what lt_fdw's exact search answers
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema; a
 #             column's type cast (lt_alter_column_type) read by Lance 8 and 12; a column added with a value (storage 2.0) read by Lance 8 and 12 in every row, then dropped; a column
@@ -101,6 +105,24 @@ for f in "id = 77" "id < 50" "cat = 3" "array_has_any(tags, ['t1'])"; do
 	check "compact: filter $f as the engine answers it" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE $pgf")" "$(ref_count_sum "$LAKE/k.lance" "$f")"
 done
 check12 "compact: Lance 12 filter cat = 3" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 3")" "cat = 3"
+# the indexes moved with the rows: each covers every fragment (the rewritten ones' rows at their new addresses),
+# for lt_fdw, Lance 8 and Lance 12, and every engine plans the filters with them
+check "compact: lt_fdw's indexes cover every fragment" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 0, id_idx 0, tags_idx 0"
+check "compact: lt_fdw plans id = 77 with the index" "$(sql "EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM k WHERE id = 77" | grep -c 'Lance Index: id_idx')" "1"
+ix_unindexed='let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=[];for(const l of s.split("\n")) if(l){const o=JSON.parse(l);r.push(o.name+" "+o.stats.numUnindexedRows)}console.log(r.sort().join(", "))})'
+check "compact: Lance 8 lists the indexes, none with unindexed rows" "$(ref indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx 0, id_idx 0, tags_idx 0"
+if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+	check "compact: Lance 12 lists the indexes, none with unindexed rows" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx 0, id_idx 0, tags_idx 0"
+fi
+for f in "id = 77" "cat = 3" "array_has_any(tags, ['t1'])"; do
+	check "compact: Lance 8 plans $f with its index" "$(ref plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+		check "compact: Lance 12 plans $f with its index" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	fi
+done
+check12 "compact: Lance 12 filter id = 77" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE id = 77")" "id = 77"
+check12 "compact: Lance 12 filter id < 50" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE id < 50")" "id < 50"
+check12 "compact: Lance 12 filter tags" "$LAKE/k.lance" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE tags && ARRAY['t1']")" "array_has_any(tags, ['t1'])"
 sql "UPDATE k SET s = 'updated' WHERE id <= 20" >/dev/null && sql "DELETE FROM k WHERE id > $((N - 20))" >/dev/null \
 	&& ok "compact: UPDATE and DELETE work after it" || bad "compact: UPDATE or DELETE failed after it"
 check "compact: the engine reads the UPDATE and DELETE" "$(ref_count_sum "$LAKE/k.lance" "s = 'updated'")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE s = 'updated'")"
@@ -111,6 +133,26 @@ for i in $(seq 1 30); do echo "INSERT INTO k VALUES ($((10000 + i)), 1, ARRAY['t
 sql "SELECT lt_compact('k')" >/dev/null || bad "compact: a second compaction failed"
 check "compact: after the second, the engine reads what lt_fdw reads" "$(ref_count_sum "$LAKE/k.lance")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")"
 check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.lance" "cat = 1")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 1")"
+
+# ---- compaction with the engine's IVF_FLAT index --------------------------------------------------------
+# (the pg suites' vectors dataset: 3 fragments, rows deleted after the index was built, 2 partitions)
+ref make "$LAKE/vx.lance" "$ROOT/test/pg/specs/vectors.json" >/dev/null || bad "vector: the engine could not make the dataset"
+sql "CREATE FOREIGN TABLE vx (id bigint, vec real[]) SERVER lake OPTIONS (path 'vx.lance')" >/dev/null
+VQ="3,1,4,1,5,9,2,6"
+got=$(sql "SELECT fragments_removed || ' ' || fragments_added FROM lt_compact('vx')")
+check "vector: the three fragments compacted into one" "$got" "3 1"
+check "vector: lt_fdw's IVF_FLAT covers the new fragment" "$(sql "SELECT kind || ' ' || cardinality(covered_fragments) || ' ' || cardinality(unindexed_fragments) FROM lt_indexes('vx')")" "ivf_flat 1 0"
+pg_exact=$(sql "SET lt_fdw.vector_index = off; SELECT string_agg(id::text, ',' ORDER BY id) FROM (SELECT id FROM vx ORDER BY vec <-> '{$VQ}' LIMIT 10) x" | tail -n 1)
+check "vector: lt_fdw's indexed search equals its exact one" "$(sql "SET lt_fdw.nprobes = 2; SELECT string_agg(id::text, ',' ORDER BY id) FROM (SELECT id FROM vx ORDER BY vec <-> '{$VQ}' LIMIT 10) x" | tail -n 1)" "$pg_exact"
+for e in 8 12; do
+	dir=$HERE; [ "$e" = 12 ] && dir=$HERE/lance12
+	[ -d "$dir/node_modules/@lancedb/lancedb" ] || { echo "skip vector: Lance $e (no modules)"; continue; }
+	check "vector: Lance $e lists the index with no unindexed rows" "$(lt_as_pg env LT_REF=$e node "$HERE/ref.mjs" indexes "$LAKE/vx.lance" | node -e "$ix_unindexed")" "vec_idx 0"
+	out=$(lt_as_pg node "$HERE/lifecycle-knn.mjs" "$dir" "$LAKE/vx.lance" vec "$VQ" 10 2)
+	check "vector: Lance $e plans the search with the remapped index" "$(sed -n 's/^plan: //p' <<<"$out")" "ann"
+	check "vector: Lance $e's indexed search equals lt_fdw's exact answer" "$(sed -n 's/^index: //p' <<<"$out")" "$pg_exact"
+	check "vector: Lance $e's exact search equals lt_fdw's" "$(sed -n 's/^exact: //p' <<<"$out")" "$pg_exact"
+done
 
 # ---- schema evolution -----------------------------------------------------------------------------------
 sql "SELECT lt_add_column('c22', 'extra', 'integer')" >/dev/null || bad "evolve: lt_add_column failed"

@@ -6,7 +6,8 @@
  * centroids; cosine stores unit vectors; every phase reports progress; bad options, an unfit column and a cancel are errors that
  * leave no file behind.  IVF_PQ (8- and 4-bit) and IVF_SQ builds read back as such, their search through every
  * partition finds most of the exact top 15 (the seed makes the share a fixed number), the same seed gives the same
- * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind.
+ * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind; a compaction's
+ * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone).
  */
 #include <math.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "io/lt_store.h"
 #include "table/lt_dataset.h"
+#include "index/lt_index_file.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_ivf_build.h"
 #include "vector/lt_knn.h"
@@ -232,6 +234,114 @@ TEST(build_cosine)
 	close_copy(ds, store);
 }
 
+/* A compaction's mapping for the test: even row offsets move to fragment 100 + the old fragment, odd ones are gone. */
+static bool
+move_even(void *arg, uint64_t old, uint64_t *to)
+{
+	(void) arg;
+	if (old & 1)
+		return false;
+	*to = ((old >> 32) + 100) << 32 | (uint32_t) old;
+	return true;
+}
+
+/* The row ids and vectors of every partition of ivf, as (partition, id, 4 floats) in storage order. */
+static size_t
+partition_rows(lt_ivf *ivf, uint64_t *ids, uint32_t *parts, float *vecs, size_t cap)
+{
+	size_t		n = 0;
+
+	for (uint32_t p = 0; p < ivf->n_partitions; p++)
+	{
+		lt_array   *a = NULL,
+				   *v = NULL;
+
+		if (ivf->part_len[p] == 0)
+			continue;
+		CHECK_OK(lt_index_file_read(ivf->aux, ivf->rowid_field, ivf->part_start[p], ivf->part_len[p], &a, &err), err);
+		CHECK_OK(lt_index_file_read(ivf->aux, ivf->flat_field, ivf->part_start[p], ivf->part_len[p], &v, &err), err);
+		for (int64_t r = 0; a && v && r < a->length && n < cap; r++, n++)
+		{
+			memcpy(&ids[n], a->values + r * 8, 8);
+			parts[n] = p;
+			memcpy(&vecs[n * 4], v->children[0]->values + (size_t) r * 16, 16);
+		}
+		lt_array_free(a);
+		lt_array_free(v);
+	}
+	return n;
+}
+
+TEST(remap)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *vec;
+	lt_ivf_build_options o = {0};
+	lt_built_index b,
+				r;
+	lt_ivf	   *ivf = NULL,
+			   *moved = NULL;
+	char		dir[128];
+	static uint64_t ids[300],
+				ids2[300];
+	static uint32_t parts[300],
+				parts2[300];
+	static float vecs[1200],
+				vecs2[1200];
+	size_t		n = 0,
+				n2 = 0,
+				kept = 0,
+				matched = 0;
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	o.num_partitions = 3;
+	o.metric = "cosine";
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	snprintf(dir, sizeof(dir), "_indices/%s/", b.uuid_text);
+	CHECK_OK(lt_ivf_remap(ds, vec, "vec_idx", dir, move_even, NULL, &r, &err), err);
+	ivf = open_built(ds, &b);
+	moved = open_built(ds, &r);
+	if (ivf && moved)
+	{
+		CHECK(strcmp(moved->type_name, "IVF_FLAT") == 0 && strcmp(moved->distance_type, "cosine") == 0);
+		CHECK_EQ_INT(moved->n_partitions, 3);
+		CHECK(memcmp(ivf->centroids, moved->centroids, sizeof(float) * 12) == 0);
+		n = partition_rows(ivf, ids, parts, vecs, 300);
+		n2 = partition_rows(moved, ids2, parts2, vecs2, 300);
+		for (size_t i = 0; i < n; i++)
+			kept += (ids[i] & 1) == 0;
+		CHECK_EQ_INT(n2, kept);
+		CHECK_EQ_INT(r.rows, kept);
+		/* every kept row: its new id, in the same partition, with the same (unit) vector */
+		for (size_t i = 0; i < n; i++)
+		{
+			uint64_t	to;
+
+			if (!move_even(NULL, ids[i], &to))
+				continue;
+			for (size_t j = 0; j < n2; j++)
+				if (ids2[j] == to)
+				{
+					matched += parts2[j] == parts[i] && memcmp(&vecs2[j * 4], &vecs[i * 4], 16) == 0;
+					break;
+				}
+		}
+		CHECK_EQ_INT(matched, kept);
+		CHECK(kept > 0 && kept < n);
+	}
+	lt_ivf_close(ivf);
+	lt_ivf_close(moved);
+	lt_built_index_clear(&b);
+	lt_built_index_clear(&r);
+	/* a storage that is not IVF_FLAT: LT_EUNSUPPORTED (here: no index there at all is an error too) */
+	CHECK(lt_ivf_remap(ds, vec, "x", "_indices/00000000-0000-0000-0000-000000000000/", move_even, NULL, &r, &err) !=
+		  LT_OK);
+	close_copy(ds, store);
+}
+
 TEST(build_errors)
 {
 	lt_store   *store = NULL;
@@ -408,6 +518,7 @@ main(void)
 {
 	RUN(build_l2);
 	RUN(build_cosine);
+	RUN(remap);
 	RUN(build_errors);
 	RUN(build_pq_sq);
 	return unit_report("ivf_build");

@@ -2,10 +2,11 @@
  * Unit tests of a dataset's lifecycle in the format library: a new dataset's schema (field ids depth-first,
  * nullability, legacy encodings) and its Overwrite commit (version 1; refused over an existing dataset unless
  * overwrite; a new version then), and compaction (Lance's plan; the live rows copied in order into new files;
- * the Rewrite commit with its one group; a compaction carrying other changes refused), schema changes (Merge,
- * Project, ids kept, a concurrent one conflicts; a column added with a value in every row through a data file
- * per fragment; a column added tracked for field assignment, the state of a dropped field going with it and a
- * renamed one keeping it), tags (Lance's _refs/tags files) and the Restore commit.  Everything runs on
+ * the Rewrite commit with a group per planned group; a btree index remapped to the moved rows' addresses
+ * under a new uuid; a compaction carrying other changes refused), schema changes (Merge, Project, ids kept, a
+ * concurrent one conflicts; a column added with a value in every row through a data file per fragment; a column
+ * added tracked for field assignment, the state of a dropped field going with it and a renamed one keeping it),
+ * tags (Lance's _refs/tags files) and the Restore commit.  Everything runs on
  * the in-memory store and is read back through lt_dataset_open and the fragment scanner.
  */
 #include <stdlib.h>
@@ -18,8 +19,12 @@
 #include "table/lt_scan.h"
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
+#include "index/lt_index.h"
+#include "index/lt_index_write.h"
+#include "table/lt_filter.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn.h"
+#include "txn/lt_txn_index.h"
 #include "txn/lt_txn_create.h"
 #include "txn/lt_txn_restore.h"
 #include "txn/lt_txn_schema.h"
@@ -285,6 +290,20 @@ TEST(compaction)
 		CHECK_EQ_INT(plan.groups[1].count, 3);
 		CHECK_EQ_INT(plan.groups[1].live_rows, 11);
 	}
+	/* a btree index on id over every fragment: the compaction remaps it */
+	{
+		lt_index_build_options bo = {LT_INDEX_BTREE, "id_idx", 0};
+		lt_built_index b;
+		const lt_built_index *bp[1] = {&b};
+
+		CHECK_OK(lt_index_build(ds, ds->schema->fields[0], &bo, &b, &err), err);
+		CHECK_OK(lt_commit_create_index(ds, 1, bp, NULL, &res, &err), err);
+		lt_built_index_clear(&b);
+		lt_dataset_close(ds);
+		CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &ds, &err), err);
+		if (!ds)
+			return;
+	}
 	/* a threshold of 0: the big fragment goes too, cut into files of at most 1000 rows */
 	lt_compact_plan_clear(&plan);
 	co.materialize_deletions_threshold = 0;
@@ -294,6 +313,7 @@ TEST(compaction)
 	{
 		lt_txn	   *t = NULL;
 		uint64_t	removed = 0, added = 0;
+		uint64_t	old_ids[6];
 
 		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
 		for (size_t g = 0; t && g < plan.n_groups; g++)
@@ -311,9 +331,11 @@ TEST(compaction)
 			}
 			for (size_t k = 0; k < plan.groups[g].count; k++)
 			{
-				CHECK_OK(lt_txn_remove_fragment(t, ds->fragments[plan.groups[g].first + k]->id, &err), err);
+				old_ids[k] = ds->fragments[plan.groups[g].first + k]->id;
+				CHECK_OK(lt_txn_remove_fragment(t, old_ids[k], &err), err);
 				removed++;
 			}
+			CHECK_OK(lt_txn_compaction_group(t, old_ids, plan.groups[g].count, n, &err), err);
 			lt_compact_files_free(files, n);
 		}
 		lt_txn_mark_compaction(t, true);
@@ -337,12 +359,103 @@ TEST(compaction)
 		CHECK(tx && tx->operation_case == LT__PB__TRANSACTION__OPERATION_REWRITE);
 		if (tx && tx->operation_case == LT__PB__TRANSACTION__OPERATION_REWRITE)
 		{
-			CHECK_EQ_INT(tx->rewrite->n_groups, 1);
-			CHECK_EQ_INT(tx->rewrite->groups[0]->n_old_fragments, 6);
-			CHECK_EQ_INT(tx->rewrite->groups[0]->n_new_fragments, 7);
+			/* {10, 20, 5000 - 3} into 6 files, {7, 3, 1} into 1; the index named old -> new */
+			CHECK_EQ_INT(tx->rewrite->n_groups, 2);
+			if (tx->rewrite->n_groups == 2)
+			{
+				CHECK_EQ_INT(tx->rewrite->groups[0]->n_old_fragments, 3);
+				CHECK_EQ_INT(tx->rewrite->groups[0]->n_new_fragments, 6);
+				CHECK_EQ_INT(tx->rewrite->groups[1]->n_old_fragments, 3);
+				CHECK_EQ_INT(tx->rewrite->groups[1]->n_new_fragments, 1);
+			}
+			CHECK_EQ_INT(tx->rewrite->n_rewritten_indices, 1);
+			if (tx->rewrite->n_rewritten_indices == 1)
+			{
+				const Lt__Pb__Transaction__RewrittenIndex *ri = tx->rewrite->rewritten_indices[0];
+
+				CHECK(ri->old_id && ri->new_id && ri->old_id->uuid.len == 16 && ri->new_id->uuid.len == 16 &&
+					  memcmp(ri->old_id->uuid.data, ri->new_id->uuid.data, 16) != 0);
+				CHECK(ds->index_section && ds->index_section->n_indices == 1 &&
+					  ds->index_section->indices[0]->uuid->uuid.len == 16 &&
+					  memcmp(ds->index_section->indices[0]->uuid->uuid.data, ri->new_id->uuid.data, 16) == 0);
+			}
+		}
+		/* the index covers the 7 new fragments and finds the moved rows at their new addresses */
+		{
+			lt_index_list *l = NULL;
+			lt_index_reader *r = NULL;
+			const lt_field *id = ds->schema->fields[0];
+			const int64_t probe[3] = {4000, 31, 5037};
+			/*
+			 * id 4000: live row 3997 of the first group (ids 30..32 deleted) = its file 3, offset 997 = fragment
+			 * 6 + 3; 31 deleted; 5037: the second group's (ids 5030..5040) row 7, in fragment 12
+			 */
+			const int64_t want[3] = {((int64_t) 9 << 32) | 997, -1, ((int64_t) 12 << 32) | 7};
+
+			CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+			CHECK(l && l->n == 1 && l->items[0].n_covered == 7 && l->items[0].n_unindexed == 0);
+			if (l && l->n == 1)
+				CHECK_OK(lt_index_open(ds, &l->items[0], &r, &err), err);
+			for (int q = 0; r && q < 3; q++)
+			{
+				lt_filter  *f = NULL;
+				lt_value	v = {.kind = LT_VALUE_INT};
+				lt_rowaddr_set *got = NULL;
+				bool		exact;
+
+				v.v.i = probe[q];
+				CHECK_OK(lt_filter_new(1, &id, &f, &err), err);
+				CHECK_OK(lt_filter_set_root(f, lt_expr_cmp(f, LT_CMP_EQ, lt_expr_column(f, 0, &err),
+														   lt_expr_const(f, &v, &err), &err), &err), err);
+				CHECK_OK(lt_index_search(r, f, &got, &exact, NULL, &err), err);
+				CHECK_EQ_INT(lt_rowaddr_set_cardinality(got, NULL), want[q] < 0 ? 0 : 1);
+				if (want[q] >= 0)
+					CHECK(lt_rowaddr_set_contains(got, (uint64_t) want[q]));
+				lt_rowaddr_set_free(got);
+				lt_filter_free(f);
+			}
+			lt_index_close(r);
+			lt_index_list_free(l);
 		}
 		for (size_t i = 0; i < ds->n_fragments; i++)
 			CHECK(ds->fragments[i]->deletion_file == NULL);
+		/*
+		 * As Lance plans: the indexed small fragments (27 and 11 rows) are not grouped with two
+		 * unindexed ones appended after them (a group never mixes index coverage).
+		 */
+		{
+			lt_txn	   *t = NULL;
+			lt_written_file more[2];
+			lt_dataset *d2 = NULL;
+			uint64_t	id;
+
+			write_rows(s, ds->schema, LT_FILE_V2_1, 70000, 4, &more[0]);
+			write_rows(s, ds->schema, LT_FILE_V2_1, 70004, 5, &more[1]);
+			CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+			CHECK_OK(lt_txn_add_fragment(t, 1, &more[0], NULL, &id, &err), err);
+			CHECK_OK(lt_txn_add_fragment(t, 1, &more[1], NULL, &id, &err), err);
+			CHECK_OK(lt_txn_commit(t, NULL, &res, &err), err);
+			lt_txn_free(t);
+			CHECK_OK(lt_dataset_open(s, PREFIX, NULL, &d2, &err), err);
+			if (d2)
+			{
+				CHECK_EQ_INT(d2->n_fragments, 9);
+				CHECK_OK(lt_compact_plan_make(d2, &co, &plan, &err), err);
+				/* {27, 11} rows (both indexed), then {4, 5} (neither): not one group of four */
+				CHECK_EQ_INT(plan.n_groups, 2);
+				if (plan.n_groups == 2)
+				{
+					CHECK_EQ_INT(plan.groups[0].first, 5);
+					CHECK_EQ_INT(plan.groups[0].count, 2);
+					CHECK_EQ_INT(plan.groups[1].first, 7);
+					CHECK_EQ_INT(plan.groups[1].count, 2);
+				}
+				lt_compact_plan_clear(&plan);
+				lt_dataset_close(d2);
+			}
+			lt_written_file_clear(&more[0]);
+			lt_written_file_clear(&more[1]);
+		}
 		/* a compaction that also adds rows is refused at commit */
 		{
 			lt_txn	   *t = NULL;

@@ -415,6 +415,19 @@ push_id(build *b, uint64_t id, lt_error *err)
 	return LT_OK;
 }
 
+/* The fragments a build reads: the options' list, else the dataset's. */
+static size_t
+n_frags(const build *b)
+{
+	return b->opts->fragments ? b->opts->n_fragments : b->ds->n_fragments;
+}
+
+static const Lt__Pb__DataFragment *
+frag_at(const build *b, size_t i)
+{
+	return b->opts->fragments ? b->opts->fragments[i] : b->ds->fragments[i];
+}
+
 /* Every live (value, id) pair of the column (of its elements for label_list). */
 static lt_code
 gather(build *b, lt_error *err)
@@ -428,7 +441,7 @@ gather(build *b, lt_error *err)
 	LT_TRY(lt_array_new(&b->value_field, &b->values, err));
 	if (label && !(b->null_lists = lt_rowaddr_set_create()))
 		return lt_nomem(err);
-	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
+	for (size_t f = 0; rc == LT_OK && f < n_frags(b); f++)
 	{
 		lt_scan_options so = {0};
 		lt_fragment_scanner *sc;
@@ -437,7 +450,7 @@ gather(build *b, lt_error *err)
 		so.n_fields = 1;
 		so.fields = fields;
 		so.want_row_ids = ds->stable_row_ids;
-		rc = lt_fragment_scanner_open(ds, ds->fragments[f], &so, &sc, err);
+		rc = lt_fragment_scanner_open(ds, frag_at(b, f), &so, &sc, err);
 		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &bt, err)) == LT_OK && bt)
 		{
 			const lt_array *col = bt->columns[0];
@@ -1016,16 +1029,16 @@ write_zonemap(build *b, lt_error *err)
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmin, err);
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmax, err);
 	if (rc == LT_OK && is_float_type(tmp.type)) rc = float_consts(&tmp, &z.low, &z.nan, err);
-	for (size_t f = 0; rc == LT_OK && f < ds->n_fragments; f++)
+	for (size_t f = 0; rc == LT_OK && f < n_frags(b); f++)
 	{
 		lt_scan_options so = {0};
 		lt_fragment_scanner *sc;
 		lt_batch   *bt;
-		uint32_t	frag = (uint32_t) ds->fragments[f]->id;
+		uint32_t	frag = (uint32_t) frag_at(b, f)->id;
 
 		so.n_fields = 1;
 		so.fields = scan_fields;
-		rc = lt_fragment_scanner_open(ds, ds->fragments[f], &so, &sc, err);
+		rc = lt_fragment_scanner_open(ds, frag_at(b, f), &so, &sc, err);
 		while (rc == LT_OK && (rc = lt_fragment_scanner_next(sc, &bt, err)) == LT_OK && bt)
 		{
 			for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
@@ -1152,6 +1165,16 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	out->kind = opts->kind;
 	out->index_version = opts->kind == LT_INDEX_LABEL_LIST ? 1 : 0;
 	rc = lt_built_index_begin(ds, column, opts->name, out, &b.dir, err);
+	if (rc == LT_OK && opts->fragments)
+	{
+		/* the segment covers the fragments read, not the dataset's */
+		lt_free(out->fragments);
+		out->n_fragments = 0;
+		if (!(out->fragments = lt_malloc((opts->n_fragments ? opts->n_fragments : 1) * sizeof(uint32_t))))
+			rc = lt_nomem(err);
+		for (size_t i = 0; rc == LT_OK && i < opts->n_fragments; i++)
+			out->fragments[out->n_fragments++] = (uint32_t) opts->fragments[i]->id;
+	}
 	if (rc == LT_OK && opts->kind == LT_INDEX_ZONEMAP)
 		rc = write_zonemap(&b, err);
 	else if (rc == LT_OK)

@@ -46,6 +46,8 @@
 #include "index/lt_index.h"
 #include "util/lt_status.h"
 
+struct Lt__Pb__DataFragment;
+
 #define LT_BTREE_BATCH_SIZE		4096
 #define LT_ZONEMAP_ROWS_PER_ZONE 8192
 
@@ -54,6 +56,9 @@ typedef struct lt_index_build_options
 	lt_index_kind kind;			/* btree, bitmap, label_list or zonemap */
 	const char *name;			/* NULL: "<column>_idx", as Lance names it */
 	uint64_t	max_memory;		/* bytes for the in-memory sort; 0 = 1 GiB */
+	/* the fragments to read (ascending ids; they need not be ds's: a compaction's new ones); NULL = ds's */
+	struct Lt__Pb__DataFragment *const *fragments;
+	size_t		n_fragments;
 } lt_index_build_options;
 
 /* One built index segment: what its IndexMetadata records. */

@@ -5,8 +5,12 @@
 
 #include <string.h>
 
+#include <roaring/roaring.h>
+
+#include "assignment/lt_assignment.h"
 #include "util/lt_alloc.h"
 #include "proto/lt_table.pb-c.h"
+#include "table/lt_roaring.h"
 #include "table/lt_scan.h"
 
 #define DEFAULT_TARGET_ROWS (1024 * 1024)
@@ -46,6 +50,56 @@ grow_groups(lt_compact_plan *p, size_t *cap)
 	return true;
 }
 
+/* The fragment bitmaps of ds's index segments (NULL: a segment without one, which covers nothing here). */
+static lt_code
+segment_bitmaps(const lt_dataset *ds, roaring_bitmap_t ***out, size_t *n, lt_error *err)
+{
+	const Lt__Pb__IndexSection *sec = ds->index_section;
+
+	*out = NULL;
+	*n = 0;
+	if (!sec || sec->n_indices == 0)
+		return LT_OK;
+	if (!(*out = lt_calloc(sec->n_indices, sizeof(roaring_bitmap_t *))))
+		return lt_nomem(err);
+	*n = sec->n_indices;
+	for (size_t i = 0; i < sec->n_indices; i++)
+	{
+		const Lt__Pb__IndexMetadata *m = sec->indices[i];
+		uint32_t   *ids = NULL;
+		uint64_t	n_ids = 0;
+
+		if (!m->has_fragment_bitmap)
+			continue;
+		LT_TRY(lt_roaring_decode_array(m->fragment_bitmap.data, m->fragment_bitmap.len, UINT32_MAX, &ids, &n_ids,
+									   NULL, err));
+		(*out)[i] = roaring_bitmap_of_ptr(n_ids, ids);
+		lt_free(ids);
+		if (!(*out)[i])
+			return lt_nomem(err);
+	}
+	return LT_OK;
+}
+
+static void
+segment_bitmaps_free(roaring_bitmap_t **b, size_t n)
+{
+	for (size_t i = 0; b && i < n; i++)
+		if (b[i])
+			roaring_bitmap_free(b[i]);
+	lt_free(b);
+}
+
+/* Do the same index segments cover fragments a and b? */
+static bool
+same_coverage(roaring_bitmap_t *const *b, size_t n, uint64_t a_id, uint64_t b_id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] && roaring_bitmap_contains(b[i], (uint32_t) a_id) != roaring_bitmap_contains(b[i], (uint32_t) b_id))
+			return false;
+	return true;
+}
+
 lt_code
 lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_compact_plan *out, lt_error *err)
 {
@@ -53,14 +107,27 @@ lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_co
 	lt_compact_group cur = {0};
 	bool		open = false;
 	uint64_t	target = target_rows(opts);
+	roaring_bitmap_t **cover = NULL;
+	size_t		n_cover = 0;
+	lt_code		rc;
 
 	memset(out, 0, sizeof(*out));
+	if ((rc = segment_bitmaps(ds, &cover, &n_cover, err)) != LT_OK)
+	{
+		segment_bitmaps_free(cover, n_cover);
+		return rc;
+	}
 	for (size_t i = 0; i <= ds->n_fragments; i++)
 	{
 		const Lt__Pb__DataFragment *f = i < ds->n_fragments ? ds->fragments[i] : NULL;
 		bool		take = f && is_candidate(f, opts);
 
-		if (open && (!take || cur.live_rows >= target))
+		/*
+		 * As Lance's planner: a group never mixes fragments that different index segments cover, so
+		 * that each index covers all or none of a group's rows (and then of its new fragments).
+		 */
+		if (open && (!take || cur.live_rows >= target ||
+					 !same_coverage(cover, n_cover, ds->fragments[cur.first]->id, f->id)))
 		{
 			/* close the group: one fragment without deletions gains nothing */
 			const Lt__Pb__DataFragment *only = ds->fragments[cur.first];
@@ -70,6 +137,7 @@ lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_co
 				if (!grow_groups(out, &cap))
 				{
 					lt_compact_plan_clear(out);
+					segment_bitmaps_free(cover, n_cover);
 					return lt_nomem(err);
 				}
 				out->groups[out->n_groups++] = cur;
@@ -89,6 +157,7 @@ lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_co
 		cur.count++;
 		cur.live_rows += lt_fragment_live_rows(f);
 	}
+	segment_bitmaps_free(cover, n_cover);
 	return LT_OK;
 }
 
@@ -106,6 +175,12 @@ lt_compact_files_free(lt_compact_file *files, size_t n)
 	{
 		lt_written_file_clear(&files[i].file);
 		lt_free(files[i].row_ids);
+		for (int k = 0; k < files[i].n_assign; k++)
+			if (files[i].assign_rows && files[i].assign_rows[k])
+				roaring_bitmap_free(files[i].assign_rows[k]);
+		lt_free(files[i].assign_field);
+		lt_free(files[i].assign_kind);
+		lt_free(files[i].assign_rows);
 	}
 	lt_free(files);
 }
@@ -121,6 +196,14 @@ typedef struct copy_state
 	size_t		n_files, cap_files;
 	uint64_t   *ids;			/* row ids of the open file */
 	uint64_t	n_ids, cap_ids;
+	/* field assignment: the tracked fields, their state at the read version, the open file's rows */
+	int			n_track;
+	int32_t    *track_ids;
+	lt_assign_field **track;
+	roaring_bitmap_t **assigned;	/* per tracked field: the open file's assigned rows */
+	/* the source fragment's state per tracked field, while it is copied */
+	lt_assign_kind *src_kind;
+	const roaring_bitmap_t **src_rows;
 } copy_state;
 
 static lt_code
@@ -149,7 +232,96 @@ finish_file(copy_state *cs, lt_error *err)
 	cs->ids = NULL;
 	cs->n_ids = cs->cap_ids = 0;
 	cs->n_files++;
+	if (cs->n_track > 0)
+	{
+		f->assign_field = lt_malloc((size_t) cs->n_track * sizeof(int32_t));
+		f->assign_kind = lt_malloc((size_t) cs->n_track);
+		f->assign_rows = lt_calloc((size_t) cs->n_track, sizeof(roaring_bitmap_t *));
+		if (!f->assign_field || !f->assign_kind || !f->assign_rows)
+			return lt_nomem(err);
+		f->n_assign = cs->n_track;
+		for (int k = 0; k < cs->n_track; k++)
+		{
+			uint64_t	n = roaring_bitmap_get_cardinality(cs->assigned[k]);
+
+			f->assign_field[k] = cs->track_ids[k];
+			f->assign_kind[k] = n == 0 ? LT_ASSIGN_NONE : n >= f->file.num_rows ? LT_ASSIGN_ALL : LT_ASSIGN_PARTIAL;
+			if (f->assign_kind[k] == LT_ASSIGN_PARTIAL)
+			{
+				f->assign_rows[k] = cs->assigned[k];
+				if (!(cs->assigned[k] = roaring_bitmap_create()))
+					return lt_nomem(err);
+			}
+			else
+				roaring_bitmap_clear(cs->assigned[k]);
+		}
+	}
 	return LT_OK;
+}
+
+/* Load the tracked fields' state at the read version (none tracked: nothing to do). */
+static lt_code
+track_open(copy_state *cs, lt_error *err)
+{
+	const lt_schema *s = cs->ds->schema;
+
+	if (!lt_assign_any(cs->ds))
+		return LT_OK;
+	cs->track_ids = lt_calloc((size_t) s->n_fields + 1, sizeof(int32_t));
+	cs->track = lt_calloc((size_t) s->n_fields + 1, sizeof(lt_assign_field *));
+	cs->assigned = lt_calloc((size_t) s->n_fields + 1, sizeof(roaring_bitmap_t *));
+	cs->src_kind = lt_calloc((size_t) s->n_fields + 1, sizeof(lt_assign_kind));
+	cs->src_rows = lt_calloc((size_t) s->n_fields + 1, sizeof(roaring_bitmap_t *));
+	if (!cs->track_ids || !cs->track || !cs->assigned || !cs->src_kind || !cs->src_rows)
+		return lt_nomem(err);
+	for (int i = 0; i < s->n_fields; i++)
+	{
+		const lt_field *f = s->fields[i];
+
+		if (f->parent_id != -1 || !lt_assign_is_tracked(cs->ds, f->id, NULL))
+			continue;
+		cs->track_ids[cs->n_track] = f->id;
+		LT_TRY(lt_assign_load(cs->ds, f->id, &cs->track[cs->n_track], err));
+		if (!(cs->assigned[cs->n_track] = roaring_bitmap_create()))
+			return lt_nomem(err);
+		cs->n_track++;
+	}
+	return LT_OK;
+}
+
+static void
+track_close(copy_state *cs)
+{
+	for (int k = 0; k < cs->n_track; k++)
+	{
+		lt_assign_free(cs->track[k]);
+		if (cs->assigned[k])
+			roaring_bitmap_free(cs->assigned[k]);
+	}
+	lt_free(cs->track_ids);
+	lt_free(cs->track);
+	lt_free(cs->assigned);
+	lt_free(cs->src_kind);
+	lt_free(cs->src_rows);
+}
+
+/* The source rows [from, from + n) of batch b become the open file's rows [at, at + n): their assignment moves. */
+static void
+track_rows(copy_state *cs, const lt_batch *b, int64_t from, int64_t n, uint64_t at)
+{
+	for (int k = 0; k < cs->n_track; k++)
+	{
+		if (cs->src_kind[k] == LT_ASSIGN_NONE)
+			continue;
+		if (cs->src_kind[k] == LT_ASSIGN_ALL)
+		{
+			roaring_bitmap_add_range(cs->assigned[k], at, at + (uint64_t) n);
+			continue;
+		}
+		for (int64_t r = 0; r < n; r++)
+			if (roaring_bitmap_contains(cs->src_rows[k], (uint32_t) b->row_addrs[from + r]))
+				roaring_bitmap_add(cs->assigned[k], (uint32_t) (at + (uint64_t) r));
+	}
 }
 
 static lt_code
@@ -188,13 +360,18 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 	LT_TRY(lt_file_version_for_storage(ds->storage_version, &cs.fver, err));
 	if (!(cs.data_dir = lt_dataset_path(ds, "data/")))
 		return lt_nomem(err);
-	rc = LT_OK;
+	rc = track_open(&cs, err);
 	for (size_t k = 0; rc == LT_OK && k < g->count; k++)
 	{
 		const Lt__Pb__DataFragment *frag = ds->fragments[g->first + k];
 		lt_scan_options so = {0};
 		lt_fragment_scanner *sc = NULL;
 		lt_batch   *b;
+
+		for (int t = 0; rc == LT_OK && t < cs.n_track; t++)
+			rc = lt_assign_fragment(cs.track[t], frag->id, frag->physical_rows, &cs.src_kind[t], &cs.src_rows[t], err);
+		if (rc != LT_OK)
+			break;
 
 		so.n_fields = s->n_fields;
 		so.fields = (const lt_field *const *) s->fields;
@@ -220,6 +397,7 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 					break;
 				room = (int64_t) (target - lt_file_writer_rows(cs.w));
 				n = b->length - done < room ? b->length - done : room;
+				track_rows(&cs, b, done, n, lt_file_writer_rows(cs.w));
 				if (done == 0 && n == b->length)
 					rc = lt_file_writer_write(cs.w, b->columns, n, err);
 				else
@@ -255,6 +433,7 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 		lt_file_writer_free(cs.w);	/* an unfinished (empty or failed) file is removed */
 	lt_free(cs.ids);
 	lt_free(cs.data_dir);
+	track_close(&cs);
 	if (rc != LT_OK)
 	{
 		lt_compact_files_free(cs.files, cs.n_files);

@@ -39,17 +39,27 @@ typedef struct lt_compact_plan
  * Lance's plan: walk the fragments in id order; a fragment is a candidate when it has fewer
  * physical rows than the target or (materialize_deletions) more deleted rows than the threshold's
  * share; consecutive candidates form a group, closed once it holds the target's rows; a group of
- * one fragment with no deleted row gains nothing and is dropped.
+ * one fragment with no deleted row gains nothing and is dropped.  A group never mixes fragments
+ * that different index segments cover (the commit moves each segment's coverage, and remaps its
+ * payloads, group by group: lt_txn_rewrite.c).
  */
 lt_code		lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_compact_plan *out,
 								 lt_error *err);
 void		lt_compact_plan_clear(lt_compact_plan *plan);
 
-/* A file a group was copied into, and the row ids of its rows (stable row ids; else NULL). */
+/*
+ * A file a group was copied into, the row ids of its rows (stable row ids; else NULL), and per
+ * tracked field (field assignment, lt_assignment.h) the state its rows had where they came from:
+ * a compaction moves assignment with the rows and never creates any.
+ */
 typedef struct lt_compact_file
 {
 	lt_written_file file;
 	uint64_t   *row_ids;
+	int			n_assign;
+	int32_t    *assign_field;	/* the tracked fields' ids */
+	uint8_t    *assign_kind;	/* lt_assign_kind per field */
+	struct roaring_bitmap_s **assign_rows;	/* PARTIAL: the assigned rows of the file; else NULL */
 } lt_compact_file;
 
 /*

@@ -669,10 +669,49 @@ lt_txn_asserted_keys(const lt_txn *t)
 	return NULL;
 }
 
+static void
+forget_groups(lt_txn *t)
+{
+	lt_free(t->rw_old);
+	lt_free(t->rw_old_group);
+	lt_free(t->rw_new);
+	t->rw_old = NULL;
+	t->rw_old_group = NULL;
+	t->rw_new = NULL;
+	t->n_rw_old = t->n_rw_groups = 0;
+}
+
 void
 lt_txn_mark_compaction(lt_txn *t, bool on)
 {
 	t->compaction = on;
+	if (!on)
+		forget_groups(t);
+}
+
+lt_code
+lt_txn_compaction_group(lt_txn *t, const uint64_t *old_ids, size_t n_old, size_t n_new, lt_error *err)
+{
+	uint64_t   *o = lt_realloc(t->rw_old, (t->n_rw_old + n_old + 1) * sizeof(uint64_t));
+	uint32_t   *og;
+	size_t	   *nn;
+
+	if (o)
+		t->rw_old = o;
+	og = o ? lt_realloc(t->rw_old_group, (t->n_rw_old + n_old + 1) * sizeof(uint32_t)) : NULL;
+	if (og)
+		t->rw_old_group = og;
+	nn = og ? lt_realloc(t->rw_new, (t->n_rw_groups + 1) * sizeof(size_t)) : NULL;
+	if (!nn)
+		return lt_nomem(err);
+	t->rw_new = nn;
+	for (size_t i = 0; i < n_old; i++)
+	{
+		t->rw_old[t->n_rw_old] = old_ids[i];
+		t->rw_old_group[t->n_rw_old++] = (uint32_t) t->n_rw_groups;
+	}
+	t->rw_new[t->n_rw_groups++] = n_new;
+	return LT_OK;
 }
 
 bool
@@ -1014,6 +1053,7 @@ lt_txn_free(lt_txn *t)
 	lt_free(t->bases);
 	lt_free(t->created);
 	lt_txn_free_derived(t);
+	forget_groups(t);
 	lt_free(t);
 }
 

@@ -116,13 +116,21 @@ lt_code		lt_txn_replace_all(lt_txn *t, bool keep_indexes, lt_error *err);
 /*
  * The transaction is a compaction: it removes fragments (lt_txn_remove_fragment) and adds the
  * fragments their live rows were copied into, in the same order (row_ids: their stable row ids),
- * and nothing else.  The commit is a Lance Rewrite (one group: the old fragments, the new ones);
+ * and nothing else.  The commit is a Lance Rewrite (a RewriteGroup per lt_txn_compaction_group);
  * a concurrent commit that deleted from, updated or removed an old fragment conflicts, appends
- * rebase.  Index segments keep their fragment bitmaps: the old fragments vanish from what they
- * cover (as after a Delete that removes a fragment) and the new ones are unindexed until the
- * index is rebuilt.  Anything else in the transaction makes the commit LT_EINVALID.
+ * rebase.  Index segments that covered a group's old fragments cover its new ones (lt_txn_rewrite.c:
+ * the same segment with stable row ids; else a remapped one, named in rewritten_indices; vector
+ * segments keep their bitmaps and the moved rows become unindexed).  Anything else in the
+ * transaction makes the commit LT_EINVALID.
  */
 void		lt_txn_mark_compaction(lt_txn *t, bool on);	/* on = false: a savepoint rollback undid it */
+/*
+ * One group of a compaction: the fragments it rewrites, and how many fragments it adds (the next
+ * n_new in the order they are added).  The commit writes one RewriteGroup per group and moves each
+ * index segment's coverage group by group (lt_txn_rewrite.c); without groups, all is one group.
+ * lt_txn_mark_compaction(t, false) forgets them.
+ */
+lt_code		lt_txn_compaction_group(lt_txn *t, const uint64_t *old_ids, size_t n_old, size_t n_new, lt_error *err);
 
 /*
  * Field assignment (lt_assignment.h) of a fragment this transaction added, for one tracked field:

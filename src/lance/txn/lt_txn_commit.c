@@ -605,12 +605,12 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	bool		replaced = r < t->n_log;
 	Lt__Pb__Transaction__Overwrite ow = LT__PB__TRANSACTION__OVERWRITE__INIT;
 	Lt__Pb__Transaction__Rewrite rw = LT__PB__TRANSACTION__REWRITE__INIT;
-	Lt__Pb__Transaction__RewriteGroup rwg = LT__PB__TRANSACTION__REWRITE_GROUP__INIT;
-	Lt__Pb__Transaction__RewriteGroup *rwg_ptr = &rwg;
+	lt_rewrite_out rwo = {0};
 	Lt__Pb__Manifest__ConfigEntry **cfg = NULL;
 	size_t		n_cfg = 0;
 	bool		cfg_changed = false;
 	bool		config_only = false;	/* field assignment cleared in place, no row changed */
+	bool		tried = false;	/* the manifest's publication was attempted */
 	Lt__Pb__Transaction__UpdateConfig uc = LT__PB__TRANSACTION__UPDATE_CONFIG__INIT;
 	Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry *ups = NULL;
 	Lt__Pb__Transaction__UpdateConfig__UpsertValuesEntry **upp = NULL;
@@ -676,10 +676,9 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	}
 	else if (op == LT_OP_REWRITE)
 	{
-		/* one group: the old fragments as the base has them, the new ones */
-		rwg.n_old_fragments = at.n_removed;
-		rwg.old_fragments = lt_txn_arena_alloc(&at.a, (at.n_removed + 1) * sizeof(Lt__Pb__DataFragment *));
-		if (!rwg.old_fragments)
+		Lt__Pb__DataFragment **olds = lt_txn_arena_alloc(&at.a, (at.n_removed + 1) * sizeof(Lt__Pb__DataFragment *));
+
+		if (!olds)
 		{
 			rc = lt_nomem(err);
 			goto out;
@@ -694,7 +693,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 								  (unsigned long long) at.removed[i], t->name);
 				goto out;
 			}
-			rwg.old_fragments[i] = (Lt__Pb__DataFragment *) f;
+			olds[i] = (Lt__Pb__DataFragment *) f;
 		}
 		/* the rows moved, none added, none deleted: a compaction carries nothing else */
 		{
@@ -703,7 +702,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 			bool		deletions = false;
 
 			for (size_t i = 0; i < at.n_removed; i++)
-				old_rows += lt_fragment_live_rows(rwg.old_fragments[i]);
+				old_rows += lt_fragment_live_rows(olds[i]);
 			for (size_t i = 0; i < at.n_fresh; i++)
 			{
 				new_rows += at.fresh[i]->physical_rows;
@@ -717,10 +716,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 				goto out;
 			}
 		}
-		rwg.n_new_fragments = at.n_fresh;
-		rwg.new_fragments = at.fresh;
-		rw.n_groups = 1;
-		rw.groups = &rwg_ptr;
+		/* the groups and rewritten_indices: below, with the index section */
 		tx.operation_case = LT__PB__TRANSACTION__OPERATION_REWRITE;
 		tx.rewrite = &rw;
 	}
@@ -803,7 +799,23 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 		m.has_next_row_id = true;
 		m.next_row_id = next_row_id;
 	}
-	if (op == LT_OP_DELETE || op == LT_OP_UPDATE || op == LT_OP_REWRITE)
+	if (op == LT_OP_REWRITE)
+	{
+		/*
+		 * The groups, and the indexes' coverage (and payloads) moved with the rows (lt_txn_rewrite.c);
+		 * then Lance's retention over the result.
+		 */
+		rc = lt_txn_rewrite_plan(t, base, &at, base->index_section, &rwo, err);
+		if (rc == LT_OK)
+		{
+			rw.n_groups = rwo.n_groups;
+			rw.groups = rwo.groups;
+			rw.n_rewritten_indices = rwo.n_rewritten;
+			rw.rewritten_indices = rwo.rewritten;
+			rc = lt_txn_retained_indexes(rwo.indexes, at.frags, at.n_frags, &at.a, &indexes, err);
+		}
+	}
+	else if (op == LT_OP_DELETE || op == LT_OP_UPDATE)
 		rc = lt_txn_retained_indexes(base->index_section, at.frags, at.n_frags, &at.a, &indexes, err);
 	else if (op == LT_OP_OVERWRITE)
 		rc = t->log[r].keep_indexes ? emptied_indexes(base->index_section, &at.a, &indexes, err)
@@ -811,6 +823,8 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	if (rc != LT_OK)
 		goto out;
 	lt_txn_fault(LT_COMMIT_AFTER_DELETION_FILES);
+	/* rewritten index files stay unless the slot was lost (the manifest may have landed otherwise) */
+	tried = true;
 	if ((rc = lt_txn_publish(base, &m, indexes, &tx, t->name, lost_race, err)) != LT_OK)
 		goto out;
 	res->op = op;
@@ -821,6 +835,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
 out:
+	lt_txn_rewrite_done(base, &rwo, tried && !*lost_race);
 	lt_free(ups);
 	lt_free(upp);
 	lt_txn_assignment_config_free(cfg, n_cfg, base->manifest);

@@ -173,6 +173,12 @@ struct lt_txn
 	bool		settled;
 	bool		broken;
 	bool		compaction;		/* lt_txn_mark_compaction: committed as a Rewrite */
+	/* lt_txn_compaction_group: per old fragment its group; per group how many fragments it adds */
+	uint64_t   *rw_old;
+	uint32_t   *rw_old_group;
+	size_t		n_rw_old;
+	size_t	   *rw_new;
+	size_t		n_rw_groups;
 	/* creation versions of the rows this transaction deletes, by row id (stable row ids) */
 	bool		created_loaded;
 	id_version *created;
@@ -258,6 +264,25 @@ void		lt_txn_free_added_assign(added *a);
 void		lt_txn_free_derived(lt_txn *t);
 /* Any J_UNASSIGN in the journal? */
 bool		lt_txn_has_unassign(const lt_txn *t);
+/*
+ * A compaction's Rewrite (lt_txn_rewrite.c): its groups, and the index section of the new version
+ * from sec (the retained one): segments covering rewritten fragments cover their new ones, with the
+ * payloads remapped when they are row addresses (new segments, named in rewritten); the files
+ * written are in built until lt_txn_rewrite_done (committed false: removed).
+ */
+typedef struct lt_rewrite_out
+{
+	struct Lt__Pb__Transaction__RewriteGroup **groups;
+	size_t		n_groups;
+	struct Lt__Pb__Transaction__RewrittenIndex **rewritten;
+	size_t		n_rewritten;
+	Lt__Pb__IndexSection *indexes;
+	struct lt_built_index **built;
+	size_t		n_built;
+} lt_rewrite_out;
+lt_code		lt_txn_rewrite_plan(lt_txn *t, lt_dataset *base, attempt *at, Lt__Pb__IndexSection *sec,
+								lt_rewrite_out *out, lt_error *err);
+void		lt_txn_rewrite_done(lt_dataset *base, lt_rewrite_out *out, bool committed);
 lt_code		lt_txn_retained_indexes(Lt__Pb__IndexSection *sec, Lt__Pb__DataFragment *const *frags, size_t n, arena *a,
 				 Lt__Pb__IndexSection **out, lt_error *err);
 

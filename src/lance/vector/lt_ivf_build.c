@@ -19,6 +19,7 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
+#include "vector/lt_ivf.h"
 #include "vector/lt_pq_build.h"
 #include "vector/lt_sq.h"
 
@@ -60,7 +61,7 @@ typedef struct ivf_build
 static void
 progress(const ivf_build *b, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 {
-	if (b->opts->progress)
+	if (b->opts && b->opts->progress)	/* a remap has no options */
 		b->opts->progress(b->opts->progress_arg, phase, done, total);
 }
 
@@ -726,6 +727,104 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		lt_built_index_remove(ds, out);
 		lt_built_index_clear(out);
 		return lt_error_prefix(err, "building index on column \"%s\"", column->name);
+	}
+	return LT_OK;
+}
+
+/* ---- the remap of a compaction ------------------------------------------------------------- */
+
+lt_code
+lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir, lt_ivf_remap_fn map,
+			 void *arg, lt_built_index *out, lt_error *err)
+{
+	ivf_build	b = {0};
+	lt_ivf	   *ix = NULL;
+	int64_t		cap = 0,
+				cap_assign = 0;
+	lt_code		rc;
+
+	memset(out, 0, sizeof(*out));
+	if ((rc = lt_ivf_open(ds->store, old_dir, true, &ix, err)) != LT_OK)
+		return rc;
+	if (strcmp(ix->type_name, "IVF_FLAT") != 0 || ix->pq_field || !ix->flat_field || !ix->rowid_field)
+	{
+		rc = lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+		lt_ivf_close(ix);
+		return rc;
+	}
+	b.ds = ds;
+	b.column = column;
+	b.metric = ix->distance_type;
+	b.dim = ix->dim;
+	b.k = ix->n_partitions;
+	b.centroids = ix->centroids;	/* borrowed: the same model */
+	b.out = out;
+	out->kind = LT_INDEX_UNKNOWN;
+	out->index_version = 1;
+	rc = lt_built_index_begin(ds, column, name, out, &b.dir, err);
+	if (rc == LT_OK)
+		rc = lt_array_new(ix->flat_field, &b.vecs, err);
+	for (uint32_t p = 0; rc == LT_OK && p < ix->n_partitions; p++)
+	{
+		lt_array   *ids = NULL,
+				   *vecs = NULL;
+
+		if (ix->part_len[p] == 0)
+			continue;
+		if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) ==
+			LT_OK)
+			rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err);
+		if (rc == LT_OK && (ids->length != ix->part_len[p] || vecs->length != ix->part_len[p]))
+			rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p,
+							ix->part_len[p]);
+		for (int64_t r = 0; rc == LT_OK && r < ids->length; r++)
+		{
+			uint64_t	id,
+						to;
+
+			if (!lt_array_is_valid(ids, r))
+				continue;
+			memcpy(&id, ids->values + r * 8, 8);
+			if (!map(arg, id, &to))
+				continue;
+			if ((rc = push_id(&b, to, &cap, err)) != LT_OK)
+				break;
+			if (cap > cap_assign)
+			{
+				uint32_t   *a = lt_realloc(b.assign, (size_t) cap * sizeof(uint32_t));
+
+				if (!a)
+				{
+					rc = lt_nomem(err);
+					break;
+				}
+				b.assign = a;
+				cap_assign = cap;
+			}
+			b.assign[b.n - 1] = p;
+			rc = lt_array_append_slice(b.vecs, vecs, r, 1, err);
+		}
+		lt_array_free(ids);
+		lt_array_free(vecs);
+		if (rc == LT_OK)
+			rc = lt_check_interrupt(err, "remapping an IVF_FLAT index");
+	}
+	if (rc == LT_OK)
+		rc = write_auxiliary(&b, err);
+	if (rc == LT_OK)
+		rc = write_index(&b, err);
+	out->rows = (uint64_t) b.n;
+	out->entries = b.k;
+	lt_array_free(b.vecs);
+	lt_free(b.ids);
+	lt_free(b.assign);
+	lt_free(b.dir);
+	lt_ivf_close(ix);
+	if (rc != LT_OK)
+	{
+		lt_built_index_remove(ds, out);
+		lt_built_index_clear(out);
+		return lt_error_prefix(err, "remapping the index on column \"%s\"", column->name);
 	}
 	return LT_OK;
 }
