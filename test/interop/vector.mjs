@@ -130,7 +130,8 @@ for (const metric of ["l2", "cosine", "dot"]) {
       // pq4q (distances equal): the same rows at every distance but the last, whose tied rows the k cut may split
       const last = ref.length ? ref[ref.length - 1].d : 0;
       const group = (l) => l.filter((r) => !close(r.d, last)).map((r) => r.id).sort().join(",");
-      if (name === "pq4q" && np !== 0 && !refine ? group(ours) !== group(ref) || idBad >= 0 :
+      const idBadCut = ours.findIndex((r, i) => !close(r.d, last) && unique(ref, i) && unique(ours, i) && r.id !== ref[i].id);
+      if (name === "pq4q" && np !== 0 && !refine ? group(ours) !== group(ref) || idBadCut >= 0 :
           (name !== "pq4" && name !== "pq4q") || np === 0 || refine ? ids(ours) !== ids(ref) : idBad >= 0) {
         fail(`${what}: ids ${ids(ours)} vs engine ${ids(ref)}`);
         continue;
