@@ -8,8 +8,9 @@
 # the index does not cover and deletions; for queries between clusters, k = 10, nprobes 1, 3, 8 (PQ: also refine 2)
 # and exact, `lt-inspect vector-search` (lt_fdw's C reader of the index files: centroids, partition routing, the
 # flat and PQ storage, distance tables, deleted rows and unindexed fragments) must return the engine's vectorSearch
-# row ids in the same order with the same distances (4-bit codes: a bounded share of answers may differ in a row
-# at tied distances).
+# row ids in the same order with the same distances (4-bit codes: rows at tied distances in any order; answers
+# re-ranked from a candidate cut through tied rows, a bounded share, may differ in a row; pq4q, every fragment
+# indexed, checks the engine's quantized 4-bit scoring strictly).
 # Then the same datasets through PostgreSQL (vector-sql.mjs, a throwaway cluster with lt_fdw installed in a private
 # copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
 # lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against

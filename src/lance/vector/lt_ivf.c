@@ -458,6 +458,8 @@ sat_u8(float x)
  * prefilter go its fast way: the first max(200, k_hint) rows exactly, then rows in blocks of 16 from a
  * table quantized to u8 between the table's minimum and the largest exact distance, summed with
  * saturation and mapped back as q * range + min; the rows after the last whole block exactly.
+ * Lance 8 and 12 both saturate (a wrapping sum would rank far rows nearest: checked against them), and
+ * neither quantizes 8-bit codes, even on a CPU with AVX-512 VBMI (newer Lance's FastScan is not in them).
  */
 static void
 pq_distances(lt_ivf *ix, const uint8_t *codes, uint32_t len, float *dist)
