@@ -17,6 +17,7 @@ typedef struct hnsw_part
 	bool		loaded;
 	uint32_t	n;				/* nodes (rows of the partition's storage) */
 	uint32_t	levels;
+	uint64_t   *count;			/* per level: rows (nodes) the level_offsets give it */
 	uint32_t  **off;			/* per level: n + 1 offsets into nbr */
 	uint32_t  **nbr;			/* per level: the neighbours of every node, node after node */
 	uint64_t   *row_ids;		/* n */
@@ -33,6 +34,13 @@ struct lt_hnsw
 	uint64_t   *graph_start;	/* per partition: its first row in index.idx */
 	uint64_t   *graph_len;		/* per partition: its rows (the model's lengths) */
 	uint64_t  **level_offsets;	/* per partition: levels + 1 offsets within its rows */
+	uint32_t   *entry_point;	/* per partition */
+	/*
+	 * Graphs whose level_offsets count every row (written by Lance 12; Lance 8 left the entry node out
+	 * of the upper levels' counts): searched as that engine searches, from the metadata's entry point
+	 * and greedily down to level 1 only; older ones from node 0 and greedily down to level 0.
+	 */
+	bool		modern;
 	uint32_t   *n_offsets;
 	hnsw_part  *parts;
 };
@@ -300,6 +308,33 @@ parse_levels(lt_hnsw *h, const uint8_t *m, size_t len, const char *path, lt_erro
 	}
 	if (found != np)
 		return lt_corrupt(err, "%s: lance:hnsw holds %u graphs for %u partitions", path, found, np);
+	/* the entry points, in the same order */
+	found = 0;
+	key = "entry_point";
+	kl = strlen(key);
+	for (size_t i = 0; i + kl < len && found < np; i++)
+	{
+		size_t		j;
+		uint64_t	v = 0;
+		size_t		digits = 0;
+
+		if (memcmp(m + i, key, kl) != 0)
+			continue;
+		j = i + kl;
+		while (j < len && (m[j] == '\\' || m[j] == '"' || m[j] == ' ' || m[j] == ':'))
+			j++;
+		while (j < len && m[j] >= '0' && m[j] <= '9' && digits < 10)
+		{
+			v = v * 10 + (uint64_t) (m[j++] - '0');
+			digits++;
+		}
+		if (digits == 0 || v > UINT32_MAX)
+			return lt_corrupt(err, "%s: lance:hnsw entry_point of graph %u is not a node number", path, found);
+		h->entry_point[found++] = (uint32_t) v;
+		i = j;
+	}
+	if (found != np)
+		return lt_corrupt(err, "%s: lance:hnsw holds %u entry points for %u partitions", path, found, np);
 	return LT_OK;
 }
 
@@ -321,6 +356,7 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 		(h->graph_start = lt_calloc(ix->n_partitions, sizeof(uint64_t))) == NULL ||
 		(h->level_offsets = lt_calloc(ix->n_partitions, sizeof(uint64_t *))) == NULL ||
 		(h->n_offsets = lt_calloc(ix->n_partitions, sizeof(uint32_t))) == NULL ||
+		(h->entry_point = lt_calloc(ix->n_partitions, sizeof(uint32_t))) == NULL ||
 		(h->parts = lt_calloc(ix->n_partitions, sizeof(hnsw_part))) == NULL)
 	{
 		rc = lt_nomem(err);
@@ -347,11 +383,20 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 	}
 	if ((rc = lt_ivf_model_lengths(h->xf, ix->n_partitions, h->graph_len, err)) != LT_OK)
 		goto done;
+	h->modern = true;
 	for (uint32_t p = 0; p < ix->n_partitions; p++)
 	{
 		const uint64_t *lo = h->level_offsets[p];
 		uint32_t	no = h->n_offsets[p];
 
+		if (lo[no - 1] != h->graph_len[p])
+			h->modern = false;
+		if (h->graph_len[p] > 0 && no >= 2 && h->entry_point[p] >= lo[1])
+		{
+			rc = lt_corrupt(err, "%s: the entry point %u of partition %u is not one of its %llu nodes", path,
+							h->entry_point[p], p, (unsigned long long) lo[1]);
+			goto done;
+		}
 		h->graph_start[p] = at;
 		at += h->graph_len[p];
 		if (lo[no - 1] > h->graph_len[p] || (h->graph_len[p] > 0 && (no < 2 || lo[1] != ix->part_len[p])))
@@ -398,6 +443,7 @@ part_free(hnsw_part *pt)
 	}
 	lt_free(pt->off);
 	lt_free(pt->nbr);
+	lt_free(pt->count);
 	lt_free(pt->row_ids);
 	lt_free(pt->row_valid);
 	lt_free(pt->codes);
@@ -417,6 +463,7 @@ lt_hnsw_close(lt_hnsw *h)
 		lt_index_file_close(h->xf);
 	lt_free(h->level_offsets);
 	lt_free(h->n_offsets);
+	lt_free(h->entry_point);
 	lt_free(h->graph_start);
 	lt_free(h->graph_len);
 	lt_free(h->parts);
@@ -540,8 +587,11 @@ load_part(lt_hnsw *h, uint32_t p, lt_error *err)
 	}
 	pt->levels = h->n_offsets[p] - 1;
 	if ((pt->off = lt_calloc(pt->levels, sizeof(uint32_t *))) == NULL ||
-		(pt->nbr = lt_calloc(pt->levels, sizeof(uint32_t *))) == NULL)
+		(pt->nbr = lt_calloc(pt->levels, sizeof(uint32_t *))) == NULL ||
+		(pt->count = lt_calloc(pt->levels, sizeof(uint64_t))) == NULL)
 		return lt_nomem(err);
+	for (uint32_t l = 0; l < pt->levels; l++)
+		pt->count[l] = lo[l + 1] - lo[l];
 	for (uint32_t l = 0; rc == LT_OK && l < pt->levels; l++)
 		rc = load_level(h, p, pt, l, h->graph_start[p] + lo[l], h->graph_start[p] + lo[l + 1], err);
 	if (rc != LT_OK)
@@ -615,16 +665,25 @@ flat_search(scorer *s, const uint64_t *pass, uint32_t k, heap *res)
 	return true;
 }
 
-/* The engine's graph search: greedy from node 0 down every level, then best-first on level 0 with ef. */
+/*
+ * The engine's graph search: greedy descent from the entry point through the upper levels (modern: the
+ * top non-empty level down to level 1; else every level down to 0), then best-first on level 0 with ef.
+ */
 static bool
-graph_search(scorer *s, const uint64_t *pass, uint32_t ef, uint64_t *visited, uint32_t *scratch, heap *res)
+graph_search(scorer *s, bool modern, uint32_t entry, const uint64_t *pass, uint32_t ef, uint64_t *visited,
+			 uint32_t *scratch, heap *res)
 {
 	const hnsw_part *pt = s->part;
-	hnode		ep = {score(s, 0), 0};
+	hnode		ep = {score(s, entry), entry};
 	heap		cand = {NULL, 0, 0, true};
 	bool		ok = true;
+	uint32_t	top = pt->levels,
+				bottom = modern ? 1 : 0;
 
-	for (uint32_t l = pt->levels; l-- > 0;)
+	if (modern)
+		while (top > 0 && pt->count[top - 1] == 0)
+			top--;
+	for (uint32_t l = top; l-- > bottom;)
 	{
 		for (;;)
 		{
@@ -668,6 +727,9 @@ graph_search(scorer *s, const uint64_t *pass, uint32_t ef, uint64_t *visited, ui
 
 			set_bit(visited, nbr);
 			d = score(s, nbr);
+			/* Lance 12 compares with the furthest result as it is now, Lance 8 as it was before the node */
+			if (modern)
+				furthest = res->n ? res->v[0].d : INFINITY;
 			if (fcmp(d, furthest) <= 0 || res->n < ef)
 			{
 				if ((pass == NULL || bit(pass, nbr)) && fcmp(d, -FLT_MAX) >= 0 && fcmp(d, FLT_MAX) < 0)
@@ -762,7 +824,8 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 		if (!flat_search(&s, pass, k, &res))
 			rc = lt_nomem(err);
 	}
-	else if (!graph_search(&s, remained == pt->n ? NULL : pass, ef, visited, scratch, &res))
+	else if (!graph_search(&s, h->modern, h->modern ? h->entry_point[p] : 0, remained == pt->n ? NULL : pass, ef,
+						   visited, scratch, &res))
 		rc = lt_nomem(err);
 	if (rc != LT_OK)
 		goto done;
