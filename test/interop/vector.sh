@@ -14,6 +14,9 @@
 # copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
 # lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against
 # the engine's vectorSearch with the same settings; EXPLAIN naming the index.
+# HNSW (vector-hnsw.mjs, vector-hnsw-sql.mjs; once with Lance 8, once with Lance 12): the engine's IVF_HNSW_SQ and
+# IVF_HNSW_PQ over the same kind of data, searched by lt-inspect and by SQL with nprobes, lt_fdw.ef, refine and
+# prefilters, must give the engine's vectorSearch answer on the same files (ids in order, distances).
 # Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
 # metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
@@ -34,6 +37,17 @@ else
 	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/vector.log" | tail -n 20)"
 fi
 grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
+
+# IVF_HNSW_SQ / IVF_HNSW_PQ built by each engine (Lance 8 and 12 search their graphs differently), searched by lt-inspect
+for ref in 8 12; do
+	sub=hnsw$([ "$ref" = 12 ] && echo 12)
+	if LT_REF=$ref node "$HERE/vector-hnsw.mjs" "$TMP/$sub" "$INSPECT" >"$TMP/$sub.log" 2>&1; then
+		ok "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub.log"))"
+	else
+		ko "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub.log" | tail -n 20)"
+	fi
+	grep -E "^(sq|pq)" "$TMP/$sub.log" | sed 's/^/     /'
+done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
 if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/build.log" 2>&1; then
@@ -99,7 +113,7 @@ if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
 	ko "sql: installing lt_fdw into the private PostgreSQL copy failed" "$(tail -n 5 "$TMP/pg-install.log")"
 	finish
 fi
-chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
+chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot "$TMP"/hnsw "$TMP"/hnsw12 2>/dev/null
 mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
@@ -123,6 +137,14 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
 	fi
 	mv "$f.orig" "$f"
+	for ref in 8 12; do
+		sub=hnsw$([ "$ref" = 12 ] && echo 12)
+		if LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub" >"$TMP/$sub-sql.log" 2>&1; then
+			ok "sql: ORDER BY vec <op> q LIMIT k through IVF_HNSW_SQ / IVF_HNSW_PQ (Lance $ref) equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub-sql.log"))"
+		else
+			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
+		fi
+	done
 	if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
 	else

@@ -198,6 +198,8 @@ typedef struct scorer
 	lt_ivf	   *ix;
 	const hnsw_part *part;
 	uint8_t    *qcode;			/* SQ */
+	const float *q;				/* SQ dot, Lance 12: the float query and its sum */
+	float		qsum;
 	uint64_t	scored;
 } scorer;
 
@@ -208,6 +210,8 @@ score(scorer *s, uint32_t node)
 	const hnsw_part *pt = s->part;
 
 	s->scored++;
+	if (ix->sq.field && s->q)
+		return lt_sq_dot_affine(&ix->sq, s->q, s->qsum, pt->codes + (size_t) node * ix->dim);
 	if (ix->sq.field)
 		return lt_sq_distance(&ix->sq, ix->metric, pt->codes + (size_t) node * ix->dim, s->qcode);
 	else
@@ -760,7 +764,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 {
 	lt_ivf	   *ix = h->ix;
 	hnsw_part  *pt;
-	scorer		s = {ix, NULL, NULL, 0};
+	scorer		s = {ix, NULL, NULL, NULL, 0, 0};
 	uint64_t   *pass = NULL,
 			   *visited = NULL;
 	uint32_t   *scratch = NULL;
@@ -816,6 +820,12 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			qq = qn;
 		}
 		lt_sq_encode(&ix->sq, qq, s.qcode);
+		if (h->modern && ix->metric == LT_VMETRIC_NEG_DOT)
+		{
+			s.q = q;
+			for (uint32_t i = 0; i < ix->dim; i++)
+				s.qsum += q[i];
+		}
 	}
 	else
 		lt_ivf_pq_table(ix, p, q);

@@ -115,3 +115,14 @@ lt_sq_distance(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint
 	}
 	return d * (range * range) / (255.0f * 255.0f);
 }
+
+float
+lt_sq_dot_affine(const lt_sq_codes *sq, const float *q, float qsum, const uint8_t *c)
+{
+	float		step = (float) ((sq->hi - sq->lo) / 255.0),
+				s = 0;
+
+	for (uint32_t i = 0; i < sq->dim; i++)
+		s += q[i] * (float) c[i];
+	return 1.0f - ((float) sq->lo * qsum + step * s);
+}

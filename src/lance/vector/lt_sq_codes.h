@@ -10,7 +10,8 @@
  *   l2, cosine   sum (a_i - b_i)^2 over the bytes (integers), as float
  *   dot          1 - sum a_i * b_i over the bytes, as float
  * and the result is scaled back as d * (hi - lo)^2 / 255^2 in float (the dot value keeps the scale: it
- * orders the rows, it is not a dot product of the vectors).
+ * orders the rows, it is not a dot product of the vectors).  Lance 12 scores dot against the values the
+ * codes stand for instead (lance#7481): 1 - sum q_i * (lo + c_i * (hi - lo) / 255) for the float query.
  */
 #ifndef LT_SQ_CODES_H
 #define LT_SQ_CODES_H
@@ -41,5 +42,8 @@ void		lt_sq_encode(const lt_sq_codes *sq, const float *v, uint8_t *out);
  * the dot form), scaled back by the bounds.
  */
 float		lt_sq_distance(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b);
+
+/* Lance 12's dot score of code c for float query q (dim floats) whose sum is qsum. */
+float		lt_sq_dot_affine(const lt_sq_codes *sq, const float *q, float qsum, const uint8_t *c);
 
 #endif
