@@ -105,6 +105,40 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "corrupt: pq8: PQ metadata of 3 sub-vectors (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
 	fi
 	mv "$f.orig" "$f"
+	# the HNSW graph reader under ASan/UBSan: Lance 8's and Lance 12's graphs, SQ and PQ, with ef and refine
+	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw/l2/sq_more.lance" --column vec --query "$q" --nprobes 3 --ef 15 >"$TMP/san-hnsw.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw12/dot/sq.lance" --column vec --query "$q" --nprobes 2 --metric dot >>"$TMP/san-hnsw.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw12/cosine/pq_more.lance" --column vec --query "$q" --nprobes 4 --refine 2 --metric cosine >>"$TMP/san-hnsw.out" 2>&1 &&
+		[ "$(grep -c _rowid "$TMP/san-hnsw.out")" -eq 30 ]; then
+		ok "san: IVF_HNSW_SQ / IVF_HNSW_PQ search (both engines' graphs) under ASan/UBSan"
+	else
+		ko "san: IVF_HNSW search under ASan/UBSan" "$(tail -n 5 "$TMP/san-hnsw.out")"
+	fi
+	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
+	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
+		ds=${f%%/_indices/*}
+		cp "$f" "$f.orig"
+		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+		"$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+			ok "corrupt: $(basename "$ds"): truncated $(basename "$f") is an error naming it"
+		else
+			ko "corrupt: $(basename "$ds"): truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
+	f=$(ls "$TMP"/hnsw/l2/sq.lance/_indices/*/index.idx)
+	cp "$f" "$f.orig"
+	sed -i 's/level_offsets\\":\[0,/level_offsets\\":[7,/' "$f"
+	"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw/l2/sq.lance" --column vec --query "$q" --nprobes 4 >"$TMP/bad.out" 2>&1
+	rc=$?
+	if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "index.idx: lance:hnsw level_offsets" "$TMP/bad.out"; then
+		ok "corrupt: HNSW level offsets not starting at 0 are an error naming index.idx"
+	else
+		ko "corrupt: HNSW level offsets that do not fit (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+	fi
+	mv "$f.orig" "$f"
 fi
 
 # through PostgreSQL
