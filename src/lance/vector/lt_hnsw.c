@@ -200,6 +200,7 @@ typedef struct scorer
 	uint8_t    *qcode;			/* SQ */
 	const float *q;				/* SQ dot, Lance 12: the float query and its sum */
 	float		qsum;
+	float		scale;			/* SQ: the engine's factor of a code score */
 	uint64_t	scored;
 } scorer;
 
@@ -213,7 +214,7 @@ score(scorer *s, uint32_t node)
 	if (ix->sq.field && s->q)
 		return lt_sq_dot_affine(&ix->sq, s->q, s->qsum, pt->codes + (size_t) node * ix->dim);
 	if (ix->sq.field)
-		return lt_sq_distance(&ix->sq, ix->metric, pt->codes + (size_t) node * ix->dim, s->qcode);
+		return lt_sq_code_score(&ix->sq, ix->metric, pt->codes + (size_t) node * ix->dim, s->qcode) * s->scale;
 	else
 	{
 		uint32_t	kc = 1u << ix->pq_bits;
@@ -764,7 +765,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 {
 	lt_ivf	   *ix = h->ix;
 	hnsw_part  *pt;
-	scorer		s = {ix, NULL, NULL, NULL, 0, 0};
+	scorer		s = {ix, NULL, NULL, NULL, 0, 0, 0};
 	uint64_t   *pass = NULL,
 			   *visited = NULL;
 	uint32_t   *scratch = NULL;
@@ -820,6 +821,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			qq = qn;
 		}
 		lt_sq_encode(&ix->sq, qq, s.qcode);
+		s.scale = lt_sq_scale(&ix->sq, h->modern);
 		if (h->modern && ix->metric == LT_VMETRIC_NEG_DOT)
 		{
 			s.q = q;

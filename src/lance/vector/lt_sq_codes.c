@@ -91,29 +91,46 @@ lt_sq_encode(const lt_sq_codes *sq, const float *v, uint8_t *out)
 }
 
 float
-lt_sq_distance(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b)
+lt_sq_code_score(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b)
 {
 	uint32_t	sum = 0;
-	float		d,
-				range = (float) (sq->hi - sq->lo);
 
 	if (m == LT_VMETRIC_NEG_DOT || m == LT_VMETRIC_DOT)
 	{
 		for (uint32_t i = 0; i < sq->dim; i++)
 			sum += (uint32_t) a[i] * b[i];
-		d = 1.0f - (float) sum;
+		return 1.0f - (float) sum;
+	}
+	for (uint32_t i = 0; i < sq->dim; i++)
+	{
+		int			x = (int) a[i] - (int) b[i];
+
+		sum += (uint32_t) (x * x);
+	}
+	return (float) sum;
+}
+
+float
+lt_sq_scale(const lt_sq_codes *sq, bool lance12)
+{
+	if (lance12)
+	{
+		float		step = (float) ((sq->hi - sq->lo) / 255.0);
+
+		return step * step;
 	}
 	else
 	{
-		for (uint32_t i = 0; i < sq->dim; i++)
-		{
-			int			x = (int) a[i] - (int) b[i];
+		float		range = (float) (sq->hi - sq->lo);
 
-			sum += (uint32_t) (x * x);
-		}
-		d = (float) sum;
+		return (range * range) / (255.0f * 255.0f);
 	}
-	return d * (range * range) / (255.0f * 255.0f);
+}
+
+float
+lt_sq_distance(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b)
+{
+	return lt_sq_code_score(sq, m, a, b) * lt_sq_scale(sq, false);
 }
 
 float

@@ -9,13 +9,16 @@
  * The engine scores a query against a row on the codes: the query is encoded the same way, then
  *   l2, cosine   sum (a_i - b_i)^2 over the bytes (integers), as float
  *   dot          1 - sum a_i * b_i over the bytes, as float
- * and the result is scaled back as d * (hi - lo)^2 / 255^2 in float (the dot value keeps the scale: it
- * orders the rows, it is not a dot product of the vectors).  Lance 12 scores dot against the values the
+ * and the result is scaled back as d times (hi - lo)^2 / 255^2 in float (the dot value keeps the scale:
+ * it orders the rows, it is not a dot product of the vectors).  The factor's float rounding differs by
+ * engine (checked against their distances bit for bit): Lance 8 squares the float range and divides by
+ * 255^2, Lance 12 squares the float step (hi - lo) / 255.  Lance 12 scores dot against the values the
  * codes stand for instead (lance#7481): 1 - sum q_i * (lo + c_i * (hi - lo) / 255) for the float query.
  */
 #ifndef LT_SQ_CODES_H
 #define LT_SQ_CODES_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "index/lt_index_file.h"
@@ -42,6 +45,12 @@ void		lt_sq_encode(const lt_sq_codes *sq, const float *v, uint8_t *out);
  * the dot form), scaled back by the bounds.
  */
 float		lt_sq_distance(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b);
+
+/* The same, unscaled (the integer sum, or 1 - the integer dot product, as float). */
+float		lt_sq_code_score(const lt_sq_codes *sq, lt_vmetric m, const uint8_t *a, const uint8_t *b);
+
+/* The factor that scales a code score back: Lance 8's (lt_sq_distance's), or with lance12 Lance 12's. */
+float		lt_sq_scale(const lt_sq_codes *sq, bool lance12);
 
 /* Lance 12's dot score of code c for float query q (dim floats) whose sum is qsum. */
 float		lt_sq_dot_affine(const lt_sq_codes *sq, const float *q, float qsum, const uint8_t *c);
