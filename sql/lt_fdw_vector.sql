@@ -229,6 +229,7 @@ RESET lt_fdw.vector_index;
 RESET lt_fdw.nprobes;
 SHOW lt_fdw.nprobes;
 SHOW lt_fdw.refine_factor;
+SHOW lt_fdw.ef;
 
 -- after deletes through lt_fdw (a new version with deletion files): the same as the heap without those rows
 DELETE FROM vt WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;

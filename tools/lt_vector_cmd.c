@@ -2,13 +2,14 @@
  * lt_vector_cmd.c — lt-inspect's vector search.
  *
  *   vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot] [--nprobes N]
- *                 [--index NAME | --exact] [--version N]
+ *                 [--refine F] [--ef E] [--index NAME | --exact] [--version N]
  *
  * The k nearest live rows to the query, nearest first, one JSON line each: {"_rowid": "...",
  * "_distance": d} (the row address as the row id; the distance as the SQL operator gives it: L2
  * distance, cosine distance, negative dot product).  With --index (or the first IVF index on the
  * column when neither --index nor --exact is given) the search goes through that index: nprobes
- * partitions of each segment, the fragments no segment covers exactly; --exact scores every row.
+ * partitions of each segment (HNSW kinds: ef results kept by each partition's graph search), the
+ * fragments no segment covers exactly; --exact scores every row.
  */
 #include "lt_vector_cmd.h"
 
@@ -29,7 +30,7 @@ static int
 usage_vs(void)
 {
 	fprintf(stderr, "usage: lt-inspect vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot]\n"
-			"                   [--nprobes N] [--refine F] [--index NAME | --exact] [--version N]\n");
+			"                   [--nprobes N] [--refine F] [--ef E] [--index NAME | --exact] [--version N]\n");
 	return 2;
 }
 
@@ -51,7 +52,8 @@ cmd_vector_search(int argc, char **argv)
 	uint64_t	k = 10,
 				version = 0;
 	uint32_t	nprobes = 0,
-				refine = 0;
+				refine = 0,
+				ef = 0;
 	bool		exact = false;
 	lt_vmetric	metric;
 	float	   *qv = NULL;
@@ -80,6 +82,8 @@ cmd_vector_search(int argc, char **argv)
 			nprobes = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--refine") == 0 && i + 1 < argc)
 			refine = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--ef") == 0 && i + 1 < argc)
+			ef = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--metric") == 0 && i + 1 < argc)
 			metric_name = argv[++i];
 		else if (strcmp(argv[i], "--index") == 0 && i + 1 < argc)
@@ -121,7 +125,7 @@ cmd_vector_search(int argc, char **argv)
 	{
 		lt_knn_query q = {lt_schema_find_name(ds->schema, column), metric, LT_VKERNEL_F32, qv, dim, false};
 		lt_vsearch_stats st = {0};
-		lt_vsearch_params vp = {nprobes, refine, NULL, NULL};
+		lt_vsearch_params vp = {nprobes, refine, NULL, NULL, ef};
 		lt_code		rc;
 
 		if (!lt_knn_field_ok(q.field))

@@ -5,7 +5,8 @@
  * query exactly as Lance would: an IVF index (every segment) whose distance type is the operator's
  * metric (<-> l2, <=> cosine, <#> dot), a real[] query on float32 vectors, a dataset without
  * stable row ids, and lt_fdw.vector_index on.  A search then probes lt_fdw.nprobes partitions of
- * each segment, re-ranks lt_fdw.refine_factor x k candidates on the dataset's vectors when the
+ * each segment (IVF_HNSW_*: each probed partition's graph searched keeping lt_fdw.ef results),
+ * re-ranks lt_fdw.refine_factor x k candidates on the dataset's vectors when the
  * index scores approximately, and leaves out deleted rows and the rows the pushed filter rejects:
  * the prefilter is a row mask of the covered fragments, built once per (re)scan from the scalar
  * index verdicts and the filter evaluated on its columns (as Lance's prefilter), so that a filtered
@@ -35,6 +36,7 @@
 bool		lt_vector_index = true;
 int			lt_nprobes = 20;
 int			lt_refine_factor = 0;
+int			lt_ef = 0;
 
 void
 ltfdw_ann_init(void)
@@ -49,6 +51,10 @@ ltfdw_ann_init(void)
 	DefineCustomIntVariable("lt_fdw.refine_factor",
 							"Candidates re-ranked on the dataset's vectors, as a multiple of k (0: none; Lance's refine_factor).",
 							NULL, &lt_refine_factor, 0, 0, 10000, PGC_USERSET, 0, NULL, NULL, NULL);
+	DefineCustomIntVariable("lt_fdw.ef",
+							"Results kept by each partition's HNSW graph search (Lance's ef; 0: the engine's default, 1.5 x k x refine_factor).",
+							"At least k x refine_factor when set.",
+							&lt_ef, 0, 0, 1000000, PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* The passing offsets of one covered fragment. */
@@ -329,6 +335,13 @@ ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk
 	}
 	p.nprobes = (uint32) lt_nprobes;
 	p.refine_factor = (uint32) lt_refine_factor;
+	p.ef = (uint32) lt_ef;
+	if (lt_vindex_is_hnsw(as->vx) && lt_ef > 0 && (double) lt_ef < (double) topk->k * Max(lt_refine_factor, 1))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lt_fdw: lt_fdw.ef %d is less than the %.0f candidates asked of the %s index %s", lt_ef,
+						(double) topk->k * Max(lt_refine_factor, 1), lt_vindex_type(as->vx), as->ix->name),
+				 errhint("Set lt_fdw.ef to at least k x lt_fdw.refine_factor, or to 0 for the engine's default.")));
 	if (!as->mask_all)
 	{
 		p.accept = mask_accept;
@@ -358,6 +371,13 @@ ltfdw_ann_explain(LtAnnState *as, ExplainState *es, const char *attname, lt_vmet
 		if (limit >= 1)
 			appendStringInfo(&s, ", k %.0f", limit);
 		appendStringInfo(&s, ", nprobes %d", lt_nprobes);
+		if (lt_vindex_is_hnsw(as->vx))
+		{
+			if (lt_ef > 0)
+				appendStringInfo(&s, ", ef %d", lt_ef);
+			else
+				appendStringInfoString(&s, ", ef default");
+		}
 		if (lt_refine_factor > 0)
 			appendStringInfo(&s, ", refine_factor %d", lt_refine_factor);
 	}

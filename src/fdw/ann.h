@@ -10,10 +10,11 @@
 #include "vector/lt_knn.h"
 #include "vector/lt_topk.h"
 
-/* GUCs lt_fdw.vector_index (on), lt_fdw.nprobes (20), lt_fdw.refine_factor (0: none) */
+/* GUCs lt_fdw.vector_index (on), lt_fdw.nprobes (20), lt_fdw.refine_factor (0: none), lt_fdw.ef (0: the engine's) */
 extern bool lt_vector_index;
 extern int	lt_nprobes;
 extern int	lt_refine_factor;
+extern int	lt_ef;
 extern void ltfdw_ann_init(void);
 
 typedef struct LtAnnState LtAnnState;

@@ -15,6 +15,9 @@
 # copy): ORDER BY vec <op> q LIMIT k searched through the index with lt_fdw.nprobes, exactly with
 # lt_fdw.vector_index off, with a prefilter of half the rows and with a selective one (k rows when k exist), against
 # the engine's vectorSearch with the same settings; EXPLAIN naming the index.
+# HNSW (vector-hnsw.mjs, vector-hnsw-sql.mjs; once with Lance 8, once with Lance 12): the engine's IVF_HNSW_SQ and
+# IVF_HNSW_PQ over the same kind of data, searched by lt-inspect and by SQL with nprobes, lt_fdw.ef, refine and
+# prefilters, must give the engine's vectorSearch answer on the same files (ids in order, distances).
 # Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
 # metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
@@ -38,6 +41,17 @@ else
 	ko "ivf_flat, ivf_pq: lt-inspect vector-search differs from the engine's vectorSearch" "$(grep '^FAIL' "$TMP/vector.log"; grep -v '^ok' "$TMP/vector.log" | grep -v '^FAIL' | tail -n 12)"
 fi
 grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
+
+# IVF_HNSW_SQ / IVF_HNSW_PQ built by each engine (Lance 8 and 12 search their graphs differently), searched by lt-inspect
+for ref in 8 12; do
+	sub=hnsw$([ "$ref" = 12 ] && echo 12)
+	if LT_REF=$ref node "$HERE/vector-hnsw.mjs" "$TMP/$sub" "$INSPECT" >"$TMP/$sub.log" 2>&1; then
+		ok "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub.log"))"
+	else
+		ko "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub.log" | tail -n 20)"
+	fi
+	grep -E "^(sq|pq)" "$TMP/$sub.log" | sed 's/^/     /'
+done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
 if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/build.log" 2>&1; then
@@ -133,6 +147,40 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "corrupt: pq8: PQ metadata of 3 sub-vectors (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
 	fi
 	mv "$f.orig" "$f"
+	# the HNSW graph reader under ASan/UBSan: Lance 8's and Lance 12's graphs, SQ and PQ, with ef and refine
+	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw/l2/sq_more.lance" --column vec --query "$q" --nprobes 3 --ef 15 >"$TMP/san-hnsw.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw12/dot/sq.lance" --column vec --query "$q" --nprobes 2 --metric dot >>"$TMP/san-hnsw.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw12/cosine/pq_more.lance" --column vec --query "$q" --nprobes 4 --refine 2 --metric cosine >>"$TMP/san-hnsw.out" 2>&1 &&
+		[ "$(grep -c _rowid "$TMP/san-hnsw.out")" -eq 30 ]; then
+		ok "san: IVF_HNSW_SQ / IVF_HNSW_PQ search (both engines' graphs) under ASan/UBSan"
+	else
+		ko "san: IVF_HNSW search under ASan/UBSan" "$(tail -n 5 "$TMP/san-hnsw.out")"
+	fi
+	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
+	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
+		ds=${f%%/_indices/*}
+		cp "$f" "$f.orig"
+		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+		"$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+			ok "corrupt: $(basename "$ds"): truncated $(basename "$f") is an error naming it"
+		else
+			ko "corrupt: $(basename "$ds"): truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
+	f=$(ls "$TMP"/hnsw/l2/sq.lance/_indices/*/index.idx)
+	cp "$f" "$f.orig"
+	sed -i 's/level_offsets\\":\[0,/level_offsets\\":[7,/' "$f"
+	"$ROOT/build/lt-inspect-san" vector-search "$TMP/hnsw/l2/sq.lance" --column vec --query "$q" --nprobes 4 >"$TMP/bad.out" 2>&1
+	rc=$?
+	if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "index.idx: lance:hnsw level_offsets" "$TMP/bad.out"; then
+		ok "corrupt: HNSW level offsets not starting at 0 are an error naming index.idx"
+	else
+		ko "corrupt: HNSW level offsets that do not fit (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+	fi
+	mv "$f.orig" "$f"
 fi
 
 # through PostgreSQL
@@ -141,7 +189,7 @@ if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
 	ko "sql: installing lt_fdw into the private PostgreSQL copy failed" "$(tail -n 5 "$TMP/pg-install.log")"
 	finish
 fi
-chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
+chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot "$TMP"/hnsw "$TMP"/hnsw12 2>/dev/null
 mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
@@ -165,6 +213,14 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
 	fi
 	mv "$f.orig" "$f"
+	for ref in 8 12; do
+		sub=hnsw$([ "$ref" = 12 ] && echo 12)
+		if LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub" >"$TMP/$sub-sql.log" 2>&1; then
+			ok "sql: ORDER BY vec <op> q LIMIT k through IVF_HNSW_SQ / IVF_HNSW_PQ (Lance $ref) equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub-sql.log"))"
+		else
+			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
+		fi
+	done
 	if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
 	else

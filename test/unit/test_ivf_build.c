@@ -488,7 +488,7 @@ TEST(build_pq_sq)
 		int			hits;
 
 		CHECK(strcmp(ivf->type_name, "IVF_SQ") == 0);
-		CHECK(ivf->sq_field != NULL && ivf->sq_start < ivf->sq_end);
+		CHECK(ivf->sq.field != NULL && ivf->sq.lo < ivf->sq.hi);
 		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_L2, &s);
 		printf("  sq l2: %d of 120 exact neighbours found\n", hits);
 		CHECK(hits >= 108);

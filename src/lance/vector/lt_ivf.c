@@ -113,6 +113,23 @@ read_ivf(lt_index_file *xf, Lt__Vec__Ivf **out, lt_error *err)
 	return LT_OK;
 }
 
+lt_code
+lt_ivf_model_lengths(lt_index_file *xf, uint32_t n, uint64_t *lengths, lt_error *err)
+{
+	Lt__Vec__Ivf *pb = NULL;
+
+	LT_TRY(read_ivf(xf, &pb, err));
+	if (pb->n_lengths != n)
+	{
+		lt__vec__ivf__free_unpacked(pb, lt_protobuf_allocator());
+		return lt_corrupt(err, "%s: %zu partition lengths for %u partitions", lt_index_file_path(xf), pb->n_lengths, n);
+	}
+	for (uint32_t p = 0; p < n; p++)
+		lengths[p] = pb->lengths[p];
+	lt__vec__ivf__free_unpacked(pb, lt_protobuf_allocator());
+	return LT_OK;
+}
+
 static lt_code
 load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *err)
 {
@@ -237,7 +254,7 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		uint64_t	at = 0;
 
 		if (strcmp(ix->type_name, "IVF_FLAT") != 0 && strcmp(ix->type_name, "IVF_PQ") != 0 &&
-			strcmp(ix->type_name, "IVF_SQ") != 0)
+			strcmp(ix->type_name, "IVF_SQ") != 0 && !lt_ivf_is_hnsw(ix))
 		{
 			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: searching an %s index", path, ix->type_name);
 			goto done;
@@ -279,14 +296,14 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		if ((rc = lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err)) != LT_OK)
 			goto done;
-		if (strcmp(ix->type_name, "IVF_PQ") == 0)
+		if (strcmp(ix->type_name, "IVF_SQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_SQ") == 0)
 		{
-			if ((rc = open_pq(ix, path, err)) != LT_OK)
+			if ((rc = lt_sq_codes_open(ix->aux, ix->dim, &ix->sq, err)) != LT_OK)
 				goto done;
 		}
-		else if (strcmp(ix->type_name, "IVF_SQ") == 0)
+		else if (strcmp(ix->type_name, "IVF_PQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_PQ") == 0)
 		{
-			if ((rc = lt_sq_open_storage(ix, path, err)) != LT_OK)
+			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
 		}
 		else
@@ -331,6 +348,12 @@ lt_ivf_close(lt_ivf *ix)
 	lt_free(ix->table);
 	lt_free(ix->residual);
 	lt_free(ix);
+}
+
+bool
+lt_ivf_is_hnsw(const lt_ivf *ix)
+{
+	return strcmp(ix->type_name, "IVF_HNSW_PQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_SQ") == 0;
 }
 
 bool
@@ -379,8 +402,8 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
  * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
  * centroid for l2 and cosine, against every codeword of every sub-vector.
  */
-static void
-pq_table(lt_ivf *ix, uint32_t p, const float *q)
+void
+lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 {
 	uint32_t	k = 1u << ix->pq_bits,
 				sw = ix->dim / ix->pq_m;
@@ -568,7 +591,7 @@ search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_i
 		ix->seq->ids = ids2;
 		ix->seq->cap = cap;
 	}
-	pq_table(ix, p, q);
+	lt_ivf_pq_table(ix, p, q);
 	pq_distances(ix, codes->children[0]->values, len, dist);
 	for (uint32_t r = 0; r < len; r++)
 	{
@@ -611,11 +634,13 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return lt_error_set(err, LT_EINVALID, "the IVF index was opened without its storage");
 	if (p >= ix->n_partitions)
 		return lt_error_set(err, LT_EINVALID, "partition %u of %u", p, ix->n_partitions);
+	if (lt_ivf_is_hnsw(ix))
+		return lt_error_set(err, LT_EINVALID, "an %s partition is searched through its graph", ix->type_name);
 	if (ix->part_len[p] == 0)
 		return LT_OK;
 	if (ix->pq_field)
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
-	if (ix->sq_field)
+	if (ix->sq.field)
 		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
 		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)

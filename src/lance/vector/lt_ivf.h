@@ -23,6 +23,8 @@
  * scored: IVF_FLAT exactly; IVF_PQ by the engine's distance table over the query's residual to the
  * partition's centroid (l2, and cosine on the normalized query: the squared L2 of each sub-vector to
  * each codeword; dot, no residual: 1 - the sub-vector's dot product), summed over the row's codes.
+ * IVF_HNSW_PQ and IVF_HNSW_SQ keep the same model and storage (SQ: lt_sq_codes.h) plus a graph per
+ * partition in index.idx, searched by lt_hnsw.h, not by lt_ivf_search_partition.
  * Other kinds are recognised (type name, metric) for listing, and refused (LT_EUNSUPPORTED) for search.
  */
 #ifndef LT_IVF_H
@@ -34,6 +36,7 @@
 #include "index/lt_index_file.h"
 #include "io/lt_store.h"
 #include "util/lt_status.h"
+#include "vector/lt_sq_codes.h"
 #include "vector/lt_topk.h"
 #include "vector/lt_vdist.h"
 
@@ -62,10 +65,8 @@ typedef struct lt_ivf
 	float	   *codebook;		/* pq_m * 2^pq_bits * (dim / pq_m) */
 	float	   *table;			/* scratch: pq_m * 2^pq_bits distances */
 	float	   *residual;		/* scratch: dim */
-	/* IVF_SQ (lt_sq.h) */
-	const lt_field *sq_field;
-	double		sq_start;
-	double		sq_end;
+	/* IVF_SQ (searched in lt_sq.c) and IVF_HNSW_SQ: the scalar quantizer (sq.field set) */
+	lt_sq_codes sq;
 	/*
 	 * Set by the caller before a search: 4-bit codes scored as the engine scores a partition when its
 	 * search has no prefilter (no filter, no deleted rows): the first max(200, k_hint) rows exactly,
@@ -99,6 +100,21 @@ void		lt_ivf_close(lt_ivf *ix);
 
 /* Whether the storage's scores are exact distances (IVF_FLAT), not approximations of them. */
 bool		lt_ivf_exact_scores(const lt_ivf *ix);
+
+/*
+ * The rows of each of the n partitions in the IVF model of index file xf (its "lance:ivf" global
+ * buffer): an HNSW segment's graph rows in index.idx.  LT_ECORRUPT naming the file.
+ */
+lt_code		lt_ivf_model_lengths(lt_index_file *xf, uint32_t n, uint64_t *lengths, lt_error *err);
+
+/* Whether the kind is searched through HNSW graphs (lt_hnsw.h): IVF_HNSW_PQ, IVF_HNSW_SQ. */
+bool		lt_ivf_is_hnsw(const lt_ivf *ix);
+
+/*
+ * IVF_PQ storage: the distance table of partition p for q into ix->table (the query normalized for
+ * cosine, its residual to the centroid for l2 and cosine; the engine's 1 - dot for dot).
+ */
+void		lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q);
 
 /* The nprobes partitions nearest to q (dim floats), nearest first, into parts; returns how many. */
 uint32_t	lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts);

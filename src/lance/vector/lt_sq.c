@@ -10,71 +10,6 @@
 
 #include "util/lt_alloc.h"
 
-/* The number after key (a quoted name, its quotes maybe escaped) in JSON text. */
-static bool
-json_double(const uint8_t *s, size_t len, const char *key, double *out)
-{
-	size_t		kl = strlen(key);
-
-	for (size_t i = 0; i + kl + 2 < len; i++)
-	{
-		size_t		j;
-		char		num[64];
-		size_t		n = 0;
-		char	   *end;
-
-		if (s[i] != '"' || memcmp(s + i + 1, key, kl) != 0)
-			continue;
-		j = i + 1 + kl;
-		if (j < len && s[j] == '\\')
-			j++;
-		if (j >= len || s[j] != '"')
-			continue;
-		j++;
-		while (j < len && (s[j] == ' ' || s[j] == ':'))
-			j++;
-		while (j < len && n + 1 < sizeof(num) && strchr("+-.0123456789eE", s[j]) && s[j])
-			num[n++] = (char) s[j++];
-		num[n] = 0;
-		*out = strtod(num, &end);
-		return n > 0 && *end == 0;
-	}
-	return false;
-}
-
-bool
-lt_sq_parse_metadata(const uint8_t *m, size_t len, long *dim, long *bits, double *start, double *end)
-{
-	double		d,
-				b;
-
-	if (m == NULL || !json_double(m, len, "dim", &d) || !json_double(m, len, "num_bits", &b) ||
-		!json_double(m, len, "start", start) || !json_double(m, len, "end", end))
-		return false;
-	*dim = (long) d;
-	*bits = (long) b;
-	return isfinite(*start) && isfinite(*end) && *start <= *end;
-}
-
-lt_code
-lt_sq_open_storage(lt_ivf *ix, const char *path, lt_error *err)
-{
-	size_t		len;
-	const uint8_t *m = lt_index_file_meta(ix->aux, "storage_metadata", &len);
-	long		dim,
-				bits;
-
-	if (!lt_sq_parse_metadata(m, m ? len : 0, &dim, &bits, &ix->sq_start, &ix->sq_end))
-		return lt_corrupt(err, "%s: no SQ storage_metadata", path);
-	if (bits != 8 || dim != (long) ix->dim)
-		return lt_corrupt(err, "%s: SQ of %ld bits, dimension %ld for vectors of %u", path, bits, dim, ix->dim);
-	LT_TRY(lt_index_file_field(ix->aux, "__sq_code", LT_TYPE_FIXED_LIST, &ix->sq_field, err));
-	if (ix->sq_field->fixed_size != (int32_t) ix->dim || ix->sq_field->n_children != 1 ||
-		ix->sq_field->children[0]->type != LT_TYPE_UINT8)
-		return lt_corrupt(err, "%s: column __sq_code is not fixed_size_list<uint8, %u>", path, ix->dim);
-	return LT_OK;
-}
-
 /* x as the engine codes it: (x - start) * 255 / range cast as Rust's `as u8` (truncated, saturating, NaN 0) */
 static inline uint8_t
 sq_code(double x, double start, double range)
@@ -96,11 +31,11 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	uint32_t	len = ix->part_len[p],
 				dim = ix->dim;
 	uint8_t    *qc = lt_malloc(dim);
-	double		range = ix->sq_end - ix->sq_start,
+	double		range = ix->sq.hi - ix->sq.lo,
 				norm = 0;
 	float		fr = (float) range;
 	float		factor = fr * fr;
-	float		s0 = (float) ix->sq_start,
+	float		s0 = (float) ix->sq.lo,
 				step = (float) (range / 255.0);
 	lt_code		rc;
 
@@ -116,10 +51,10 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	{
 		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
 
-		qc[i] = sq_code(x, ix->sq_start, range);
+		qc[i] = sq_code(x, ix->sq.lo, range);
 	}
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, ix->sq_field, ix->part_start[p], len, &codes, err)) != LT_OK)
+		(rc = lt_index_file_read(ix->aux, ix->sq.field, ix->part_start[p], len, &codes, err)) != LT_OK)
 		goto done;
 	if (ids->length != len || codes->length != len || codes->children[0] == NULL ||
 		codes->children[0]->length != (int64_t) len * dim)

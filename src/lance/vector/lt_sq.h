@@ -1,7 +1,7 @@
 /*
- * lt_sq.h — the scalar quantizer (SQ, 8 bits) of Lance's IVF_SQ indexes: its storage read and
- * searched as the engine searches it, and built as the engine builds it (implemented in lt_sq.c;
- * lt_ivf.c and lt_ivf_build.c call in).
+ * lt_sq.h — the scalar quantizer (SQ, 8 bits) of Lance's IVF_SQ indexes: searched as the engine
+ * searches it, and built as the engine builds it (implemented in lt_sq.c; lt_ivf.c and lt_ivf_build.c
+ * call in).  Its storage is opened by lt_sq_codes_open (lt_sq_codes.h), as IVF_HNSW_SQ's is.
  *
  * Storage, in auxiliary.idx: column __sq_code fixed_size_list<uint8, dim> (one byte per element, rows
  * grouped by partition, not transposed) and schema metadata storage_metadata =
@@ -30,12 +30,6 @@
 #include "types/lt_schema.h"
 #include "util/lt_status.h"
 #include "vector/lt_ivf.h"
-
-/* The storage_metadata of an SQ storage: false when it is not one this reader understands. */
-bool		lt_sq_parse_metadata(const uint8_t *m, size_t len, long *dim, long *bits, double *start, double *end);
-
-/* Open the SQ storage of ix->aux (path names it in errors): the __sq_code column and the bounds. */
-lt_code		lt_sq_open_storage(lt_ivf *ix, const char *path, lt_error *err);
 
 /* Score every row of partition p (IVF_SQ storage open in ix) against q; as lt_ivf_search_partition. */
 lt_code		lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q,

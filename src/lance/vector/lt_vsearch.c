@@ -10,6 +10,7 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_sort.h"
+#include "vector/lt_hnsw.h"
 #include "vector/lt_ivf.h"
 
 struct lt_vindex
@@ -18,6 +19,7 @@ struct lt_vindex
 	const lt_index *idx;
 	size_t		n_segments;
 	lt_ivf	  **segments;		/* idx->segments[i], opened */
+	lt_hnsw   **graphs;			/* of IVF_HNSW_* segments, else NULL */
 	uint32_t   *parts;			/* scratch: the probed partitions */
 	uint32_t	max_partitions;
 	/* the deleted offsets of each dataset fragment (parallel to ds->fragments), read on first use */
@@ -114,8 +116,11 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 	if (idx->n_segments == 0)
 		return lt_error_set(err, LT_EUNSUPPORTED, "index %s has no segments", idx->name);
 	if ((vx = lt_calloc(1, sizeof(lt_vindex))) == NULL ||
-		(vx->segments = lt_calloc(idx->n_segments, sizeof(lt_ivf *))) == NULL)
+		(vx->segments = lt_calloc(idx->n_segments, sizeof(lt_ivf *))) == NULL ||
+		(vx->graphs = lt_calloc(idx->n_segments, sizeof(lt_hnsw *))) == NULL)
 	{
+		if (vx)
+			lt_free(vx->segments);
 		lt_free(vx);
 		return lt_nomem(err);
 	}
@@ -131,10 +136,13 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			break;
 		}
 		rc = lt_ivf_open(ds->store, dir, true, &vx->segments[s], err);
+		if (rc == LT_OK)
+			vx->n_segments++;
+		if (rc == LT_OK && lt_ivf_is_hnsw(vx->segments[s]))
+			rc = lt_hnsw_open(ds->store, dir, vx->segments[s], &vx->graphs[s], err);
 		lt_free(dir);
 		if (rc != LT_OK)
 			break;
-		vx->n_segments++;
 		if (s > 0 && (vx->segments[s]->dim != vx->segments[0]->dim ||
 					  vx->segments[s]->metric != vx->segments[0]->metric ||
 					  strcmp(vx->segments[s]->type_name, vx->segments[0]->type_name) != 0))
@@ -163,7 +171,11 @@ lt_vindex_close(lt_vindex *vx)
 	if (vx == NULL)
 		return;
 	for (size_t s = 0; s < vx->n_segments; s++)
+	{
+		lt_hnsw_close(vx->graphs[s]);
 		lt_ivf_close(vx->segments[s]);
+	}
+	lt_free(vx->graphs);
 	lt_free(vx->segments);
 	lt_free(vx->parts);
 	for (size_t i = 0; vx->deleted && i < vx->ds->n_fragments; i++)
@@ -202,6 +214,12 @@ bool
 lt_vindex_exact_scores(const lt_vindex *vx)
 {
 	return lt_ivf_exact_scores(vx->segments[0]);
+}
+
+bool
+lt_vindex_is_hnsw(const lt_vindex *vx)
+{
+	return vx->graphs[0] != NULL;
 }
 
 bool
@@ -328,8 +346,18 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		stats->segments++;
 		for (uint32_t i = 0; rc == LT_OK && i < n; i++)
 		{
-			rc = lt_ivf_search_partition(ivf, vx->parts[i], q->query, q->metric, accept_row, &acc, into,
-										 &stats->index_rows_scored, err);
+			if (vx->graphs[s])
+			{
+				/* the engine asks each partition's graph for the candidates it wants (k x refine_factor) */
+				uint32_t	k = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
+
+				rc = lt_hnsw_search_partition(vx->graphs[s], vx->parts[i], q->query, k,
+											  p->ef ? p->ef : lt_hnsw_default_ef(k), accept_row, &acc, into,
+											  &stats->index_rows_scored, err);
+			}
+			else
+				rc = lt_ivf_search_partition(ivf, vx->parts[i], q->query, q->metric, accept_row, &acc, into,
+											 &stats->index_rows_scored, err);
 			if (rc == LT_OK && acc.rc != LT_OK)
 				rc = acc.rc;
 			if (rc == LT_OK)

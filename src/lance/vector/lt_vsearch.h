@@ -38,9 +38,11 @@ typedef struct lt_vsearch_params
 	/* the prefilter: false for a row address to leave out (NULL: every live row) */
 	bool		(*accept) (uint64_t addr, void *arg);
 	void	   *accept_arg;
+	uint32_t	ef;				/* HNSW kinds: results kept by each partition's graph search (Lance's ef);
+								 * 0: the engine's default, 1.5 x the candidates asked of it */
 } lt_vsearch_params;
 
-/* An IVF index opened for searching: every segment's model and storage. */
+/* An IVF index opened for searching: every segment's model and storage (and HNSW graphs). */
 typedef struct lt_vindex lt_vindex;
 
 /* Whether idx is a vector index (by its details' type). */
@@ -58,6 +60,7 @@ lt_vmetric	lt_vindex_metric(const lt_vindex *vx);	/* of its distance type (dot: 
 uint32_t	lt_vindex_dim(const lt_vindex *vx);
 uint32_t	lt_vindex_partitions(const lt_vindex *vx);	/* of the first segment */
 bool		lt_vindex_exact_scores(const lt_vindex *vx);	/* the storage holds the vectors (IVF_FLAT) */
+bool		lt_vindex_is_hnsw(const lt_vindex *vx);	/* searched through HNSW graphs (ef applies) */
 /* live rows in the fragments the segments cover (what a full probe scores without a prefilter) */
 uint64_t	lt_vindex_covered_rows(const lt_vindex *vx);
 

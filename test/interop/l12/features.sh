@@ -109,11 +109,13 @@ const t = await (await lancedb.connect(process.argv[2])).openTable("memwal");
 const ids = (await t.query().select(["id"]).where("id % 3 = 1").toArray()).map((r) => Number(r.id));
 console.log(ids.length + " " + ids.reduce((a, b) => a + b, 0));' "$HERE" "$LAKE")
 check "a filter on the MemWAL dataset: Lance 12's rows (count, sum)" "$(q "SELECT count(*) || ' ' || sum(id) FROM memwal WHERE id % 3 = 1")" "$want"
+# the HNSW index answers (approximately, as the engine: vector.sh compares it with the engine's search); with the
+# index off the answer is exact
 explain=$(q "EXPLAIN SELECT id FROM memwal ORDER BY vec <-> array_fill(0.5::real, ARRAY[16]) LIMIT 3")
-[ -n "$explain" ] && [[ $explain != *ERROR* ]] && ok "a kNN query over a column with HNSW / RQ indexes plans (exact search)" ||
+[[ $explain == *"Vector Search: IVF_HNSW_SQ index vec_hnsw on vec"* ]] && ok "a kNN query over a column with HNSW / RQ indexes plans through the IVF_HNSW_SQ index" ||
 	bad "kNN over memwal: $explain"
-check "the kNN query answers as PostgreSQL's own sort" \
-	"$(q "SELECT string_agg(id::text, ',') FROM (SELECT id FROM memwal ORDER BY vec <-> array_fill(0.5::real, ARRAY[16]), id LIMIT 5) s")" \
+check "the kNN query with lt_fdw.vector_index off answers as PostgreSQL's own sort" \
+	"$(q "SET lt_fdw.vector_index = off; SELECT string_agg(id::text, ',') FROM (SELECT id FROM memwal ORDER BY vec <-> array_fill(0.5::real, ARRAY[16]), id LIMIT 5) s")" \
 	"$(q "CREATE TEMP TABLE h AS SELECT id, vec FROM memwal; SELECT string_agg(id::text, ',') FROM (SELECT id FROM h ORDER BY vec <-> array_fill(0.5::real, ARRAY[16]), id LIMIT 5) s" | tail -n 1)"
 
 # ---------------------------------------------------- each engine's dataset, written by lt_fdw, read by both
