@@ -125,6 +125,9 @@ lt_code
 lt_spill_rewind(lt_spill_file *f, lt_error *err)
 {
 	LT_TRY(flush(f, err));
+	/* a file waiting to be read holds no buffer (a merge reads some of many at a time) */
+	lt_free(f->buf);
+	f->buf = NULL;
 	f->reading = true;
 	f->pos = f->len = 0;
 	f->eof = false;
@@ -146,6 +149,8 @@ fill(lt_spill_file *f, lt_error *err)
 	}
 	if (f->eof || f->len == f->cap)
 		return LT_OK;
+	if (!f->buf && !(f->buf = lt_malloc(f->cap)))
+		return lt_nomem(err);
 	want = f->cap - f->len;
 	LT_TRY(f->ops->read(f->h, f->buf + f->len, want, &got, err));
 	f->len += got;
