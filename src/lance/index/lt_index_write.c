@@ -839,7 +839,7 @@ run_refill(run_reader *r, lt_error *err)
 
 /* x's next pair before y's: the in-memory sort's order, ties to the earlier run. */
 static bool
-run_before(const build *b, const run_reader *x, const run_reader *y)
+run_before(const run_reader *x, const run_reader *y)
 {
 	int			c = 0;
 
@@ -859,7 +859,6 @@ run_before(const build *b, const run_reader *x, const run_reader *y)
 		if (c == 0)
 			c = CMP(x->ids[x->pos], y->ids[y->pos]);
 	}
-	(void) b;
 	return c ? c < 0 : x->order < y->order;
 }
 
@@ -872,9 +871,9 @@ heap_down(build *b, int i)
 					m = i;
 		run_reader *t;
 
-		if (l < b->n_heap && run_before(b, b->heap[l], b->heap[m]))
+		if (l < b->n_heap && run_before(b->heap[l], b->heap[m]))
 			m = l;
-		if (l + 1 < b->n_heap && run_before(b, b->heap[l + 1], b->heap[m]))
+		if (l + 1 < b->n_heap && run_before(b->heap[l + 1], b->heap[m]))
 			m = l + 1;
 		if (m == i)
 			return;
