@@ -32,6 +32,7 @@
 #include "dataset.h"
 #include "index_build.h"
 #include "option.h"
+#include "spill.h"
 #include "store.h"
 #include "xact.h"
 #include "index/lt_index_write.h"
@@ -385,6 +386,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 		bo.kind = kind;
 		bo.name = name;
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
+		bo.spill = lt_fdw_spill_ops();	/* past it, sorted runs go to temporary files */
 		vo.name = name;
 		vo.max_memory = bo.max_memory;
 		vo.progress = ivf_progress;
@@ -406,9 +408,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: %s", err.msg),
 					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
 							   e->version),
-					 errhint(ivf ? "An IVF build holds every vector, bounded by maintenance_work_mem (%d kB); raise it." :
-							 "The sort of the index is bounded by maintenance_work_mem (%d kB); raise it.",
-							 maintenance_work_mem)));
+					 ivf ? errhint("An IVF build holds every vector, bounded by maintenance_work_mem (%d kB); raise it.",
+								   maintenance_work_mem) : 0));
 		if (rc == LT_EINVALID && ivf)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

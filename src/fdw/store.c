@@ -23,6 +23,7 @@
 #include "commands/defrem.h"
 #include "foreign/foreign.h"
 #include "miscadmin.h"
+#include "storage/fd.h"
 #include "storage/latch.h"
 #include "utils/wait_event.h"
 #include "utils/builtins.h"
@@ -60,10 +61,18 @@ lt_fdw_sleep(uint64_t us)
 	ResetLatch(MyLatch);
 }
 
+/*
+ * The descriptors the library keeps open (data files in the file caches, files a scan reads) count
+ * against max_files_per_process as PostgreSQL's own "external" descriptors: past a third of the
+ * backend's budget the library closes idle cached files rather than open more (lt_store.h).
+ */
+static const lt_fd_hooks fd_hooks = {AcquireExternalFD, ReserveExternalFD, ReleaseExternalFD};
+
 void
 lt_store_init(void)
 {
 	lt_set_interrupt_hooks(lt_fdw_interrupt_pending, lt_fdw_sleep);
+	lt_set_fd_hooks(&fd_hooks);
 }
 
 /* The options of the user mapping of userid (or PUBLIC) on the server; NIL when there is none. */

@@ -14,6 +14,9 @@
 #             statement_timeout, lt_cleanup before removing anything
 #             (with LT_ROBUST_VERSIONS versions: enough that reading them outlasts the 20 ms timeout), and a
 #             btree lt_create_index over a million text values, then built in full and looked up;
+#   spill     the same btree under maintenance_work_mem 1MB: sorted runs spill to temporary files (logged)
+#             and merge in passes; its files are the in-memory build's bytes; no temporary file is left,
+#             after a cancelled spilling build either;
 #   frags     UPDATE / DELETE on a table of more than 2,048 fragments;
 #   replace   DELETE + INSERT in one transaction while another session appends a row matching the DELETE:
 #             40001 (a non-matching append, or a DELETE alone, commits);
@@ -22,7 +25,10 @@
 #             so) and answers, a cancel ends it and leaves no temporary file;
 #   create    INSERT into a foreign table whose path holds no dataset says creating one is not supported;
 #   perms     a file the server's OS user cannot read, a directory it cannot write: 42501 naming that OS
-#             user and what it needs.
+#             user and what it needs;
+#   fds       (last: restarts the cluster with max_files_per_process = 80) point lookups in three datasets
+#             of 100 two-row fragments find their rows and the backend's open descriptors stay under the
+#             limit (the file caches, 32 files per dataset version, close idle files past PostgreSQL's budget).
 # Every wait is bounded by an outer `timeout`; nothing asserts on time.
 #
 #   test/pg/robust.sh                install (private PostgreSQL copy), run
@@ -36,7 +42,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step robust 32 "$@"
+lt_step robust 38 "$@"
 lt_step_prepare
 NVERSIONS=${LT_ROBUST_VERSIONS:-3000}
 NFRAGS=${LT_ROBUST_FRAGS:-2100}
@@ -230,6 +236,31 @@ check "cancel: ... a range through the index" \
 	"$(q "SET lt_fdw.enable_index_scan = off; SELECT count(*) FROM sortme WHERE value >= 'f' AND value < 'f1'" 2>&1 | tail -1)"
 fi
 
+# ---- spill: an index build past maintenance_work_mem sorts externally -------------------------------------
+if want spill && want cancel; then
+tmplogs() { grep -c 'LOG:  temporary file: ' "$LT_PGLOG"; }
+logs0=$(tmplogs)
+OUTER=600 sql "spilled build" "SET maintenance_work_mem = '1MB'; SET log_temp_files = 0; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree', 'value_spilled')"
+expect "spill: the btree over a million text values built again under maintenance_work_mem 1MB" "1000100"
+logs1=$(tmplogs)
+check "spill: ... its sorted runs went to temporary files (log_temp_files logged more than 100)" "$((logs1 - logs0 > 100))" 1
+# "name uuid" of each index segment
+segs() { "$ROOT/build/lt-inspect" index "$LAKE/sortme.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);for(const g of o.segments)console.log(o.name+" "+g.uuid)}})'; }
+u1=$(segs | awk '$1 == "value_idx" {print $2}') u2=$(segs | awk '$1 == "value_spilled" {print $2}')
+same=0
+if [ -n "$u1" ] && [ -n "$u2" ] && [ "$(ls "$LAKE/sortme.lance/_indices/$u1")" = "$(ls "$LAKE/sortme.lance/_indices/$u2")" ]; then
+	same=1
+	for f in $(ls "$LAKE/sortme.lance/_indices/$u1"); do
+		cmp -s "$LAKE/sortme.lance/_indices/$u1/$f" "$LAKE/sortme.lance/_indices/$u2/$f" || same=0
+	done
+fi
+check "spill: ... its files are the in-memory build's, byte for byte ($(ls "$LAKE/sortme.lance/_indices/$u1" 2>/dev/null | paste -sd' '))" "$same" 1
+check "spill: ... and it left no temporary file" "$(q "SELECT count(*) FROM pg_ls_tmpdir()")" 0
+sql "spill cancel" "SET maintenance_work_mem = '1MB'; SET statement_timeout = '1s'; SELECT rows_indexed FROM lt_create_index('sortme', 'value', 'btree', 'value_cancel')"
+expect "spill: a spilling build ends with 57014 under statement_timeout" "57014"
+check "spill: ... and leaves no temporary file" "$(q "SELECT count(*) FROM pg_ls_tmpdir()")" 0
+fi
+
 # ---- frags: UPDATE / DELETE past 2,048 fragments -------------------------------------------------------
 if want frags; then
 copy frags
@@ -318,6 +349,50 @@ if [ "$(id -u)" -eq 0 ] || [ "$LT_PG_OSUSER" = "$(id -un)" ]; then
 		"42501" "OS user \"$LT_PG_OSUSER\"" "needs write and create access"
 	chmod 0755 "$LAKE/perms.lance/data"
 fi
+fi
+
+# ---- fds: the backend's descriptors stay under max_files_per_process ----------------------------------
+if want fds; then
+# three datasets of 100 two-row fragments, btree-indexed: point lookups keep the files they read open, up
+# to 32 per cached dataset version, 96 in all
+for t in fds1 fds2 fds3; do
+	copy $t
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $t (id bigint, value text) SERVER lake OPTIONS (path '$t.lance', max_rows_per_file '2')" >/dev/null
+	OUTER=600 sql "$t rows" "INSERT INTO $t SELECT g, 'v' || g FROM generate_series(1000, 1199) g"
+	check "fds: 100 two-row fragments appended to $t" "$(q "SELECT count(*) FROM lt_fragments('$t')")" 102
+	q "SELECT rows_indexed FROM lt_create_index('$t', 'id', 'btree')" >/dev/null
+done
+"${PSQL[@]}" >"$TMP/fn.out" 2>&1 <<'SQL' || { cat "$TMP/fn.out"; bad "fds: the lookup function created"; }
+CREATE FUNCTION lookups(t regclass) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE n bigint := 0; s bigint := 0; v bigint;
+BEGIN
+	FOR g IN 1000..1199 LOOP
+		EXECUTE format('SELECT id FROM %s WHERE id = %s', t, g) INTO v;
+		IF v IS NOT NULL THEN n := n + 1; s := s + v; END IF;
+	END LOOP;
+	RETURN n || '|' || s;
+END $$;
+SQL
+check "fds: the lookups go through the btree" \
+	"$(q "EXPLAIN (COSTS OFF) SELECT id FROM fds1 WHERE id = 1042" | grep -c 'id_idx')" 1
+q1="SELECT lookups('fds1') || ',' || lookups('fds2') || ',' || lookups('fds3')"
+q2="SELECT count(*) || '|' || sum(length(value)) FROM (SELECT * FROM fds1 UNION ALL SELECT * FROM fds2 UNION ALL SELECT * FROM fds3) u WHERE id > 1100"
+want1=$(q "SELECT string_agg(x, ',') FROM (SELECT count(*) || '|' || sum(id) AS x FROM generate_series(1000, 1199) id, generate_series(1, 3)
+	GROUP BY generate_series) s")
+want2=$(q "$q2")
+q "CHECKPOINT" >/dev/null	# the stop is immediate and commits asynchronous: keep the function
+lt_cluster_stop
+echo "max_files_per_process = 80" >>"$LT_PGDATA/postgresql.conf"
+lt_cluster_start || finish "the cluster did not restart with max_files_per_process = 80"
+# in one session: the scans, then the descriptors the backend holds (as the server sees them)
+out=$(timeout -k 5 300 "$LT_PGBIN/psql" -X -At -d postgres -c "SHOW max_files_per_process" -c "$q1" -c "$q2" \
+	-c "SELECT count(*) FROM pg_ls_dir('/proc/self/fd')" 2>&1)
+check "fds: the server runs with max_files_per_process = 80" "$(sed -n 1p <<<"$out")" 80
+check "fds: ... 600 point lookups in 306 fragments of three datasets find their rows" "$(sed -n 2p <<<"$out")" "$want1"
+check "fds: ... and a scan of them answers as before" "$(sed -n 3p <<<"$out")" "$want2"
+fds=$(sed -n 4p <<<"$out")
+check "fds: ... the backend then holds fewer descriptors than the limit ($fds open)" \
+	"$([ -n "$fds" ] && [ "$fds" -lt 80 ] && echo 1)" 1
 fi
 
 echo "robust: $passed passed, $failed failed"

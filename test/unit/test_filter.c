@@ -1460,6 +1460,116 @@ TEST(scanner_file_cache)
 	lt_store_close(store);
 }
 
+/* A descriptor budget (lt_store.h hooks) of 2, counted as PostgreSQL's external descriptors would be. */
+static int	fds_open, fds_max, fds_reserved;
+
+static bool
+fd_acquire(void)
+{
+	if (fds_open >= 2)
+		return false;
+	fds_max = ++fds_open > fds_max ? fds_open : fds_max;
+	return true;
+}
+
+static void
+fd_reserve(void)
+{
+	fds_reserved++;
+	fds_max = ++fds_open > fds_max ? fds_open : fds_max;
+}
+
+static void
+fd_release(void)
+{
+	fds_open--;
+}
+
+/* Caches of 512 files under a budget of 2 descriptors: idle cached files of either cache close first. */
+TEST(file_cache_fd_budget)
+{
+	static const lt_fd_hooks hooks = {fd_acquire, fd_reserve, fd_release};
+	lt_store   *store;
+	lt_dataset *ds = NULL;
+	lt_version_spec spec = {0};
+	char		root[1024];
+	const lt_field *all[5];
+	scan_out	full, cached;
+	lt_file_cache *other;
+	size_t		files = 0;
+
+	snprintf(root, sizeof(root), "%s/filter_scan", unit_data_dir());
+	CHECK_OK(lt_store_local_open(root, &store, &err), err);
+	CHECK_OK(lt_dataset_open(store, "", &spec, &ds, &err), err);
+	if (!ds)
+		return;
+	for (int i = 0; i < 5; i++)
+		all[i] = ds->schema->fields[i];
+	for (size_t fi = 0; fi < ds->n_fragments; fi++)
+		files += ds->fragments[fi]->n_files;
+	CHECK(files > 2);
+	scan_all(ds, all, 5, NULL, 100, NULL, 0, &full);
+	lt_set_fd_hooks(&hooks);
+	CHECK_OK(lt_file_cache_create(NULL, 512, &other, &err), err);
+	CHECK_OK(lt_file_cache_create(NULL, 512, &scan_cache, &err), err);
+	/* one idle file in the other cache, then every file through scan_cache, twice */
+	{
+		lt_file    *f;
+		bool		owned;
+		char	   *p = lt_asprintf("data/%s", ds->fragments[0]->files[0]->path);
+
+		CHECK_OK(lt_file_cache_get(other, store, p, &f, &owned, &err), err);
+		CHECK(!owned);
+		lt_file_cache_release(other, f);
+		lt_free(p);
+	}
+	CHECK_EQ_INT(fds_open, 1);
+	for (int round = 0; round < 2; round++)
+	{
+		scan_all(ds, all, 5, NULL, 100, NULL, 0, &cached);
+		CHECK_EQ_INT(cached.n, full.n);
+		for (int i = 0; i < 5 && cached.n == full.n; i++)
+			CHECK(lt_array_equal(cached.cols[i], full.cols[i]));
+		scan_free(&cached);
+	}
+	/* a scan holds one fragment's files at a time: within the budget, nothing reserved past it */
+	CHECK(fds_max <= 2);
+	CHECK_EQ_INT(fds_reserved, 0);
+	/* every data file was opened again and again: the caches closed idle files rather than exceed it */
+	CHECK(lt_file_cache_opens(scan_cache) > files);
+	lt_file_cache_free(scan_cache);
+	lt_file_cache_free(other);
+	scan_cache = NULL;
+	CHECK_EQ_INT(fds_open, 0);
+	/* three files held at once: the third is reserved past the budget rather than refused */
+	{
+		lt_file_cache *c;
+		lt_file    *f[3];
+		bool		owned[3];
+		int			n = 0;
+
+		CHECK_OK(lt_file_cache_create(NULL, 512, &c, &err), err);
+		for (size_t fi = 0; fi < ds->n_fragments && n < 3; fi++)
+			for (size_t j = 0; j < ds->fragments[fi]->n_files && n < 3; j++, n++)
+			{
+				char	   *p = lt_asprintf("data/%s", ds->fragments[fi]->files[j]->path);
+
+				CHECK_OK(lt_file_cache_get(c, store, p, &f[n], &owned[n], &err), err);
+				lt_free(p);
+			}
+		CHECK_EQ_INT(fds_open, 3);
+		CHECK_EQ_INT(fds_reserved, 1);
+		for (int i = 0; i < n; i++)
+			lt_file_cache_release(c, f[i]);
+		lt_file_cache_free(c);
+		CHECK_EQ_INT(fds_open, 0);
+	}
+	lt_set_fd_hooks(NULL);
+	scan_free(&full);
+	lt_dataset_close(ds);
+	lt_store_close(store);
+}
+
 int
 main(void)
 {
@@ -1475,5 +1585,6 @@ main(void)
 	RUN(render);
 	RUN(scanner_late_materialization);
 	RUN(scanner_file_cache);
+	RUN(file_cache_fd_budget);
 	return unit_report("filter");
 }

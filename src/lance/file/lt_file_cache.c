@@ -18,14 +18,42 @@ typedef struct cached_file
 
 struct lt_file_cache
 {
+	lt_file_cache *next;		/* every cache of the process, for lt_fd_reclaim */
 	lt_allocator alloc;
 	int			max_files;
 	int			n;
 	cached_file *files;
-	uint64_t	tick;
 	uint64_t	hits,
 				opens;
 };
+
+static lt_file_cache *caches;
+static uint64_t tick;			/* one clock for every cache: the least recently used file of all goes first */
+
+static void drop(lt_file_cache *c, int i);
+
+/*
+ * The descriptor budget is spent (lt_store.h): close the least recently used file no scanner holds, of
+ * whichever cache.
+ */
+static bool
+reclaim_one(void)
+{
+	lt_file_cache *best = NULL;
+	int			slot = -1;
+
+	for (lt_file_cache *c = caches; c; c = c->next)
+		for (int i = 0; i < c->n; i++)
+			if (c->files[i].held == 0 && (!best || c->files[i].used < best->files[slot].used))
+			{
+				best = c;
+				slot = i;
+			}
+	if (!best)
+		return false;
+	drop(best, slot);
+	return true;
+}
 
 lt_code
 lt_file_cache_create(const lt_allocator *alloc, int max_files, lt_file_cache **out, lt_error *err)
@@ -44,6 +72,9 @@ lt_file_cache_create(const lt_allocator *alloc, int max_files, lt_file_cache **o
 	}
 	c->alloc = alloc ? *alloc : saved;
 	c->max_files = max_files;
+	c->next = caches;
+	caches = c;
+	lt_set_fd_reclaim(reclaim_one);
 	*out = c;
 	return LT_OK;
 }
@@ -66,6 +97,12 @@ lt_file_cache_free(lt_file_cache *c)
 		return;
 	while (c->n > 0)
 		drop(c, c->n - 1);
+	for (lt_file_cache **p = &caches; *p; p = &(*p)->next)
+		if (*p == c)
+		{
+			*p = c->next;
+			break;
+		}
 	lt_free(c->files);
 	lt_free(c);
 }
@@ -85,7 +122,7 @@ lt_file_cache_get(lt_file_cache *c, lt_store *store, const char *path, lt_file *
 		if (c->files[i].store == store && strcmp(c->files[i].path, path) == 0)
 		{
 			c->files[i].held++;
-			c->files[i].used = ++c->tick;
+			c->files[i].used = ++tick;
 			c->hits++;
 			*out = c->files[i].file;
 			return LT_OK;
@@ -107,6 +144,9 @@ lt_file_cache_get(lt_file_cache *c, lt_store *store, const char *path, lt_file *
 	copy = rc == LT_OK && slot >= 0 ? lt_strdup(path) : NULL;
 	lt_alloc_restore(&saved);
 	LT_TRY(rc);
+	/* the open may have closed idle files of this cache (reclaim_one): the first free slot is at n */
+	if (slot >= 0)
+		slot = c->n;
 	c->opens++;
 	if (slot < 0 || !copy || f->version < LT_FILE_V2_1)
 	{
@@ -120,7 +160,7 @@ lt_file_cache_get(lt_file_cache *c, lt_store *store, const char *path, lt_file *
 		return LT_OK;
 	}
 	f->owner = &c->alloc;
-	c->files[slot] = (cached_file) {store, copy, f, 1, ++c->tick};
+	c->files[slot] = (cached_file) {store, copy, f, 1, ++tick};
 	c->n++;
 	*out = f;
 	return LT_OK;

@@ -7,6 +7,12 @@
  * array, sorted by value (NULL first, then ascending; ties by id), and written
  * out: as pages for a btree, as one RowAddrTreeMap per run of equal values
  * for the bitmap kinds.  Zone maps are computed while streaming.
+ *
+ * When the pairs outgrow max_memory the sort is external, as PostgreSQL's own:
+ * each memory's worth is sorted as above and spilled as a run to a temporary
+ * file (lt_spill.h: the host's, BufFile in the FDW), and the writers read the
+ * runs merged.  Ties between runs go to the earlier run, so the merged order is
+ * the in-memory sort's exactly and the files are the same bytes.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* qsort_r */
@@ -19,6 +25,7 @@
 
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
+#include "util/lt_spill.h"
 #include "table/lt_scan.h"
 #include "proto/lt_table.pb-c.h"
 #include "file/lt_writer.h"
@@ -26,6 +33,12 @@
 #define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
 /* bitmap keys written per batch (the writer pages them itself) */
 #define KEYS_PER_WRITE 4096
+/* external merge: the memory one run being merged takes (its read buffer and decoded batch) */
+#define RUN_READ_BUFFER (32 * 1024)
+#define RUN_BATCH_ROWS 256
+#define RUN_BATCH_BYTES (16 * 1024)
+#define MERGE_RUN_MEMORY (2 * RUN_READ_BUFFER + RUN_BATCH_BYTES)
+#define MAX_FAN_IN 512
 
 /* ---- kinds and types ---------------------------------------------------- */
 
@@ -308,6 +321,16 @@ plain_field(lt_field *dst, const char *name, int32_t id, lt_type_id type, bool n
 
 /* ---- the build state -------------------------------------------------------- */
 
+/* A spilled run being merged: its next pairs decoded into a batch. */
+typedef struct run_reader
+{
+	lt_spill_file *f;
+	int			order;			/* ties go to the lower: the earlier run */
+	lt_array   *vals;
+	uint64_t	ids[RUN_BATCH_ROWS];
+	int64_t		n, pos;
+} run_reader;
+
 typedef struct build
 {
 	lt_dataset *ds;
@@ -324,6 +347,14 @@ typedef struct build
 	int64_t		n_ids, cap_ids;
 	lt_rowaddr_set *null_lists;
 	int64_t    *perm;
+	int64_t		next;			/* in-memory: the next of perm to write */
+	/* external merge */
+	const lt_spill_ops *spill;
+	lt_spill_file **runs;
+	int			n_runs, cap_runs;
+	run_reader *readers;
+	run_reader **heap;
+	int			n_readers, n_heap;
 } build;
 
 lt_code
@@ -382,6 +413,9 @@ check_interrupt(const build *b, lt_error *err)
 	return LT_OK;
 }
 
+static lt_code spill_run(build *b, lt_error *err);
+
+/* Past max_memory (with what the sort will take), the pairs so far go to a run. */
 static lt_code
 check_memory(build *b, lt_error *err)
 {
@@ -390,11 +424,8 @@ check_memory(build *b, lt_error *err)
 
 	/* the sort's permutation and its two key buffers come on top */
 	used += (uint64_t) n * (8 + 2 * sizeof(keyed));
-	if (used > b->max_memory)
-		return lt_error_set(err, LT_ENOMEM,
-							"building a %s index on column \"%s\" needs more than %llu MB of memory (over %lld values read so far)",
-							lt_index_kind_name(b->kind), b->column->name,
-							(unsigned long long) (b->max_memory >> 20), (long long) n);
+	if (used > b->max_memory && n > 0)
+		return spill_run(b, err);
 	return LT_OK;
 }
 
@@ -703,12 +734,344 @@ sort_pairs(build *b, lt_error *err)
 	return merge_sort_pairs(b, err);
 }
 
+/* ---- external merge ------------------------------------------------------------- */
+
+/*
+ * A run is a file of records in sorted order: a byte (1: the value is valid), the value's bytes as the
+ * array holds them (var-width types: a uint64 length first; null slots keep their bytes, so a merged
+ * page is the in-memory page byte for byte), then the uint64 id.
+ */
+static lt_code
+put_record(lt_spill_file *f, const lt_array *a, int64_t i, uint64_t id, lt_error *err)
+{
+	uint8_t		valid = lt_array_is_valid(a, i);
+
+	LT_TRY(lt_spill_write(f, &valid, 1, err));
+	if (lt_type_is_var_width(a->field->type))
+	{
+		uint64_t	len = (uint64_t) (a->offsets[i + 1] - a->offsets[i]);
+
+		LT_TRY(lt_spill_write(f, &len, 8, err));
+		LT_TRY(lt_spill_write(f, a->data + a->offsets[i], (size_t) len, err));
+	}
+	else
+		LT_TRY(lt_spill_write(f, a->values + i * a->field->byte_width, (size_t) a->field->byte_width, err));
+	return lt_spill_write(f, &id, 8, err);
+}
+
+/* The next record of f appended to a. */
+static lt_code
+get_record(lt_spill_file *f, lt_array *a, uint64_t *id, lt_error *err)
+{
+	uint8_t		valid;
+	int64_t		n = a->length;
+
+	LT_TRY(lt_spill_read(f, &valid, 1, err));
+	LT_TRY(lt_array_reserve(a, 1, err));
+	if (lt_type_is_var_width(a->field->type))
+	{
+		uint64_t	len;
+
+		LT_TRY(lt_spill_read(f, &len, 8, err));
+		if (len > ((uint64_t) 1 << 40))
+			return lt_error_set(err, LT_EIO, "a temporary file of an index build is damaged");
+		LT_TRY(lt_array_reserve_data(a, (int64_t) len, err));
+		LT_TRY(lt_spill_read(f, a->data + a->data_len, (size_t) len, err));
+		a->data_len += (int64_t) len;
+		a->offsets[n + 1] = a->data_len;
+	}
+	else
+		LT_TRY(lt_spill_read(f, a->values + n * a->field->byte_width, (size_t) a->field->byte_width, err));
+	if (!valid)
+	{
+		LT_TRY(lt_array_ensure_validity(a, err));
+		a->validity[n] = 0;
+		a->null_count++;
+	}
+	else if (a->validity)
+		a->validity[n] = 1;
+	a->length++;
+	return lt_spill_read(f, id, 8, err);
+}
+
+/* The gathered pairs, sorted, as a new run; the in-memory arrays are emptied for the next. */
+static lt_code
+spill_run(build *b, lt_error *err)
+{
+	int64_t		n = b->values->length;
+	lt_spill_file *f = NULL;
+	lt_code		rc;
+
+	if (b->n_runs == b->cap_runs)
+	{
+		int			cap = b->cap_runs ? b->cap_runs * 2 : 16;
+		lt_spill_file **r = lt_realloc(b->runs, (size_t) cap * sizeof(*r));
+
+		if (!r)
+			return lt_nomem(err);
+		b->runs = r;
+		b->cap_runs = cap;
+	}
+	LT_TRY(sort_pairs(b, err));
+	LT_TRY(lt_spill_open(b->spill, RUN_READ_BUFFER, &f, err));
+	b->runs[b->n_runs++] = f;
+	rc = LT_OK;
+	for (int64_t k = 0; rc == LT_OK && k < n; k++)
+	{
+		rc = put_record(f, b->values, b->perm[k], b->ids[b->perm[k]], err);
+		if (rc == LT_OK && k % 65536 == 65535)
+			rc = check_interrupt(b, err);
+	}
+	if (rc == LT_OK)
+		rc = lt_spill_rewind(f, err);
+	lt_free(b->perm);
+	b->perm = NULL;
+	lt_array_clear(b->values);
+	b->n_ids = 0;
+	return rc;
+}
+
+/* The next batch of r's run (r->n == 0: the run is done). */
+static lt_code
+run_refill(run_reader *r, lt_error *err)
+{
+	bool		end = false;
+
+	lt_array_clear(r->vals);
+	r->n = r->pos = 0;
+	while (r->n < RUN_BATCH_ROWS && r->vals->data_len < RUN_BATCH_BYTES)
+	{
+		LT_TRY(lt_spill_at_end(r->f, &end, err));
+		if (end)
+			break;
+		LT_TRY(get_record(r->f, r->vals, &r->ids[r->n], err));
+		r->n++;
+	}
+	return LT_OK;
+}
+
+/* x's next pair before y's: the in-memory sort's order, ties to the earlier run. */
+static bool
+run_before(const run_reader *x, const run_reader *y)
+{
+	int			c = 0;
+
+	if (has_order_key(x->vals->field))
+	{
+		bool		vx = lt_array_is_valid(x->vals, x->pos),
+					vy = lt_array_is_valid(y->vals, y->pos);
+
+		if (vx != vy)
+			return vy;
+		if (vx)
+			c = CMP(order_key(x->vals, x->pos), order_key(y->vals, y->pos));
+	}
+	else
+	{
+		c = cmp_slots(x->vals, x->pos, y->vals, y->pos);
+		if (c == 0)
+			c = CMP(x->ids[x->pos], y->ids[y->pos]);
+	}
+	return c ? c < 0 : x->order < y->order;
+}
+
+static void
+heap_down(build *b, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					m = i;
+		run_reader *t;
+
+		if (l < b->n_heap && run_before(b->heap[l], b->heap[m]))
+			m = l;
+		if (l + 1 < b->n_heap && run_before(b->heap[l + 1], b->heap[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = b->heap[i];
+		b->heap[i] = b->heap[m];
+		b->heap[m] = t;
+		i = m;
+	}
+}
+
+static void
+merge_close(build *b)
+{
+	for (int i = 0; i < b->n_readers; i++)
+	{
+		lt_spill_close(b->readers[i].f);
+		lt_array_free(b->readers[i].vals);
+	}
+	lt_free(b->readers);
+	lt_free(b->heap);
+	b->readers = NULL;
+	b->heap = NULL;
+	b->n_readers = b->n_heap = 0;
+}
+
+/* Merge runs[first, first + n): they move to the merge, which closes them. */
+static lt_code
+merge_open(build *b, int first, int n, lt_error *err)
+{
+	b->readers = lt_calloc((size_t) n, sizeof(run_reader));
+	b->heap = lt_calloc((size_t) n, sizeof(run_reader *));
+	if (!b->readers || !b->heap)
+		return lt_nomem(err);
+	for (int i = 0; i < n; i++)
+	{
+		run_reader *r = &b->readers[b->n_readers++];
+
+		r->f = b->runs[first + i];
+		r->order = i;
+		b->runs[first + i] = NULL;
+		LT_TRY(lt_array_new(&b->value_field, &r->vals, err));
+		LT_TRY(run_refill(r, err));
+		if (r->n > 0)
+			b->heap[b->n_heap++] = r;
+	}
+	for (int i = b->n_heap / 2 - 1; i >= 0; i--)
+		heap_down(b, i);
+	return LT_OK;
+}
+
+/* Up to want merged pairs appended to vals and ids (fewer only at the end). */
+static lt_code
+merge_next(build *b, int64_t want, lt_array *vals, uint64_t *ids, int64_t *got, lt_error *err)
+{
+	int64_t		k = 0;
+
+	while (k < want && b->n_heap > 0)
+	{
+		run_reader *r = b->heap[0];
+
+		LT_TRY(lt_array_append_slice(vals, r->vals, r->pos, 1, err));
+		ids[k++] = r->ids[r->pos];
+		if (++r->pos == r->n)
+		{
+			LT_TRY(run_refill(r, err));
+			if (r->n == 0)
+				b->heap[0] = b->heap[--b->n_heap];
+		}
+		heap_down(b, 0);
+	}
+	*got = k;
+	return LT_OK;
+}
+
+/* Runs merged at once: what max_memory holds, at least two. */
+static int
+fan_in(const build *b)
+{
+	uint64_t	n = b->max_memory / MERGE_RUN_MEMORY;
+
+	return n < 2 ? 2 : n > MAX_FAN_IN ? MAX_FAN_IN : (int) n;
+}
+
+/* Merge runs fan_in at a time into longer runs until one merge takes them all. */
+static lt_code
+merge_passes(build *b, lt_error *err)
+{
+	int			width = fan_in(b);
+	lt_field	idf;
+	lt_array   *vals = NULL;
+	uint64_t   *ids = NULL;
+	lt_code		rc = LT_OK;
+
+	if (b->n_runs <= width)
+		return LT_OK;
+	if (!(ids = lt_malloc(RUN_BATCH_ROWS * sizeof(uint64_t))))
+		return lt_nomem(err);
+	plain_field(&idf, "ids", 1, LT_TYPE_UINT64, false);
+	rc = lt_array_new(&b->value_field, &vals, err);
+	while (rc == LT_OK && b->n_runs > width)
+	{
+		int			out = 0;
+
+		for (int g = 0; rc == LT_OK && g < b->n_runs; g += width)
+		{
+			int			n = b->n_runs - g < width ? b->n_runs - g : width;
+			lt_spill_file *f = NULL;
+			int64_t		got = 1;
+
+			if (n == 1)
+			{
+				f = b->runs[g];
+				b->runs[g] = NULL;
+				b->runs[out++] = f;
+				continue;
+			}
+			rc = merge_open(b, g, n, err);
+			if (rc == LT_OK)
+				rc = lt_spill_open(b->spill, RUN_READ_BUFFER, &f, err);
+			while (rc == LT_OK && got > 0)
+			{
+				lt_array_clear(vals);
+				rc = merge_next(b, RUN_BATCH_ROWS, vals, ids, &got, err);
+				for (int64_t k = 0; rc == LT_OK && k < got; k++)
+					rc = put_record(f, vals, k, ids[k], err);
+				if (rc == LT_OK)
+					rc = check_interrupt(b, err);
+			}
+			if (rc == LT_OK)
+				rc = lt_spill_rewind(f, err);
+			merge_close(b);
+			/* g's runs are closed: the merged one takes the first free slot (out <= g) */
+			b->runs[out++] = f;
+		}
+		/* the slots past out are empty (merged) or closed */
+		for (int i = out; i < b->n_runs; i++)
+			lt_spill_close(b->runs[i]);
+		b->n_runs = out;
+	}
+	lt_array_free(vals);
+	lt_free(ids);
+	return rc;
+}
+
+/* The next up to want sorted pairs appended to vals and ids (*got < want only at the end). */
+static lt_code
+next_pairs(build *b, int64_t want, lt_array *vals, uint64_t *ids, int64_t *got, lt_error *err)
+{
+	int64_t		n;
+
+	if (b->readers)
+		return merge_next(b, want, vals, ids, got, err);
+	n = b->values->length - b->next < want ? b->values->length - b->next : want;
+	LT_TRY(lt_array_append_take(vals, b->values, b->perm + b->next, n, err));
+	for (int64_t k = 0; k < n; k++)
+		ids[k] = b->ids[b->perm[b->next + k]];
+	b->next += n;
+	*got = n;
+	return LT_OK;
+}
+
+/* The gathered pairs ready for next_pairs: sorted in memory, or the last run spilled and the runs merged. */
+static lt_code
+sort_all(build *b, lt_error *err)
+{
+	if (b->n_runs == 0)
+		return sort_pairs(b, err);
+	if (b->values->length > 0)
+		LT_TRY(spill_run(b, err));
+	/* the merge's memory is the runs' buffers */
+	lt_array_free(b->values);
+	b->values = NULL;
+	lt_free(b->ids);
+	b->ids = NULL;
+	b->cap_ids = b->n_ids = 0;
+	LT_TRY(merge_passes(b, err));
+	return merge_open(b, 0, b->n_runs, err);
+}
+
 /* ---- btree ---------------------------------------------------------------- */
 
 static lt_code
 write_btree(build *b, lt_error *err)
 {
-	int64_t		n = b->values->length;
+	int64_t		n = 0;
 	lt_field	vf, idf, mnf, mxf, ncf, pif;
 	const lt_field *data_fields[2] = {&vf, &idf};
 	const lt_field *lookup_fields[4] = {&mnf, &mxf, &ncf, &pif};
@@ -731,32 +1094,31 @@ write_btree(build *b, lt_error *err)
 	if (rc == LT_OK) rc = lt_array_new(&pif, &pi, err);
 	if (rc == LT_OK)
 		rc = lt_built_index_open_file(b->ds, b->dir, "page_data.lance", 2, data_fields, &w, err);
-	for (int64_t start = 0, page = 0; rc == LT_OK && start < n; start += LT_BTREE_BATCH_SIZE, page++)
+	for (int64_t page = 0; rc == LT_OK; page++)
 	{
-		int64_t		len = n - start < LT_BTREE_BATCH_SIZE ? n - start : LT_BTREE_BATCH_SIZE;
+		int64_t		len = 0;
 		lt_array   *cols[2] = {vals, ids};
 		int64_t		nulls = 0;
 
 		lt_array_clear(vals);
 		lt_array_clear(ids);
-		rc = lt_array_append_take(vals, b->values, b->perm + start, len, err);
+		rc = lt_array_reserve(ids, LT_BTREE_BATCH_SIZE, err);
 		if (rc == LT_OK)
-			rc = lt_array_reserve(ids, len, err);
-		for (int64_t k = 0; rc == LT_OK && k < len; k++)
-		{
-			((uint64_t *) ids->values)[k] = b->ids[b->perm[start + k]];
-			nulls += !lt_array_is_valid(b->values, b->perm[start + k]);
-		}
+			rc = next_pairs(b, LT_BTREE_BATCH_SIZE, vals, (uint64_t *) ids->values, &len, err);
+		if (rc != LT_OK || len == 0)
+			break;
+		for (int64_t k = 0; k < len; k++)
+			nulls += !lt_array_is_valid(vals, k);
 		ids->length = len;
-		if (rc == LT_OK)
-			rc = lt_file_writer_write(w, cols, len, err);
+		n += len;
+		rc = lt_file_writer_write(w, cols, len, err);
 		if (rc == LT_OK && page % 64 == 63)
 			rc = check_interrupt(b, err);
 		/* the page's summary: its first and last value (sorted), its nulls */
 		if (rc == LT_OK)
-			rc = lt_array_append_take(mn, b->values, b->perm + start, 1, err);
+			rc = lt_array_append_slice(mn, vals, 0, 1, err);
 		if (rc == LT_OK)
-			rc = lt_array_append_take(mx, b->values, b->perm + start + len - 1, 1, err);
+			rc = lt_array_append_slice(mx, vals, len - 1, 1, err);
 		if (rc == LT_OK)
 			rc = push_uint(nc, (uint64_t) nulls, err);
 		if (rc == LT_OK)
@@ -794,59 +1156,98 @@ write_btree(build *b, lt_error *err)
 
 /* ---- bitmap, label_list ------------------------------------------------------ */
 
+/* The key of the current run of equal values (cur, one slot) with its rows, as one more bitmap row. */
+static lt_code
+put_bitmap(build *b, lt_file_writer *w, lt_array *keys, lt_array *maps, const lt_array *cur, lt_rowaddr_set *set,
+		   lt_error *err)
+{
+	uint8_t    *bytes = NULL;
+	size_t		len = 0;
+	lt_code		rc = lt_rowaddr_set_serialize(set, &bytes, &len, err);
+
+	if (rc == LT_OK)
+		rc = lt_array_append_slice(keys, cur, 0, 1, err);
+	if (rc == LT_OK)
+		rc = push_binary(maps, bytes, len, err);
+	lt_free(bytes);
+	if (rc == LT_OK && keys->length >= KEYS_PER_WRITE)
+	{
+		lt_array   *cols[2] = {keys, maps};
+
+		rc = lt_file_writer_write(w, cols, keys->length, err);
+		lt_array_clear(keys);
+		lt_array_clear(maps);
+		if (rc == LT_OK)
+			rc = check_interrupt(b, err);
+	}
+	return rc;
+}
+
 static lt_code
 write_bitmaps(build *b, lt_error *err)
 {
 	bool		label = b->kind == LT_INDEX_LABEL_LIST;
-	int64_t		n = b->values->length;
 	lt_field	kf, bf;
 	const lt_field *fields[2] = {&kf, &bf};
-	lt_array   *keys = NULL, *maps = NULL;
+	lt_array   *keys = NULL, *maps = NULL, *batch = NULL, *cur = NULL;
+	uint64_t   *ids = lt_malloc(KEYS_PER_WRITE * sizeof(uint64_t));
+	lt_rowaddr_set *set = NULL;
 	lt_file_writer *w = NULL;
 	uint64_t	n_keys = 0;
+	int64_t		got = 1;
 	lt_code		rc;
 
 	key_field(&kf, &b->value_field, "keys", 0);
 	plain_field(&bf, "bitmaps", 1, LT_TYPE_BINARY, true);
-	rc = lt_array_new(&kf, &keys, err);
+	rc = ids ? lt_array_new(&kf, &keys, err) : lt_nomem(err);
 	if (rc == LT_OK)
 		rc = lt_array_new(&bf, &maps, err);
 	if (rc == LT_OK)
+		rc = lt_array_new(&b->value_field, &batch, err);
+	if (rc == LT_OK)
+		rc = lt_array_new(&b->value_field, &cur, err);
+	if (rc == LT_OK)
 		rc = lt_built_index_open_file(b->ds, b->dir, "bitmap_page_lookup.lance", 2, fields, &w, err);
-	for (int64_t k = 0; rc == LT_OK && k < n;)
+	/* one bitmap per run of equal values, runs crossing batches */
+	while (rc == LT_OK && got > 0)
 	{
-		int64_t		j = k + 1;
-		lt_rowaddr_set *set = lt_rowaddr_set_create();
-		uint8_t    *bytes = NULL;
-		size_t		len = 0;
-
-		while (j < n && cmp_slots(b->values, b->perm[j], b->values, b->perm[k]) == 0)
-			j++;
-		if (!set)
-			rc = lt_nomem(err);
-		for (int64_t m = k; rc == LT_OK && m < j; m++)
-			rc = lt_rowaddr_set_add(set, b->ids[b->perm[m]], err);
-		if (rc == LT_OK)
-			rc = lt_rowaddr_set_serialize(set, &bytes, &len, err);
-		if (rc == LT_OK)
-			rc = lt_array_append_take(keys, b->values, b->perm + k, 1, err);
-		if (rc == LT_OK)
-			rc = push_binary(maps, bytes, len, err);
-		lt_free(bytes);
-		lt_rowaddr_set_free(set);
-		n_keys++;
-		k = j;
-		if (rc == LT_OK && (keys->length >= KEYS_PER_WRITE || k == n))
+		lt_array_clear(batch);
+		rc = next_pairs(b, KEYS_PER_WRITE, batch, ids, &got, err);
+		for (int64_t k = 0; rc == LT_OK && k < got; k++)
 		{
-			lt_array   *cols[2] = {keys, maps};
-
-			rc = lt_file_writer_write(w, cols, keys->length, err);
-			lt_array_clear(keys);
-			lt_array_clear(maps);
+			if (set && cmp_slots(batch, k, cur, 0) != 0)
+			{
+				rc = put_bitmap(b, w, keys, maps, cur, set, err);
+				lt_rowaddr_set_free(set);
+				set = NULL;
+				n_keys++;
+			}
+			if (rc == LT_OK && !set)
+			{
+				lt_array_clear(cur);
+				rc = lt_array_append_slice(cur, batch, k, 1, err);
+				if (rc == LT_OK && !(set = lt_rowaddr_set_create()))
+					rc = lt_nomem(err);
+			}
 			if (rc == LT_OK)
-				rc = check_interrupt(b, err);
+				rc = lt_rowaddr_set_add(set, ids[k], err);
 		}
 	}
+	if (rc == LT_OK && set)
+	{
+		rc = put_bitmap(b, w, keys, maps, cur, set, err);
+		n_keys++;
+	}
+	if (rc == LT_OK && keys->length > 0)
+	{
+		lt_array   *cols[2] = {keys, maps};
+
+		rc = lt_file_writer_write(w, cols, keys->length, err);
+	}
+	lt_rowaddr_set_free(set);
+	lt_array_free(batch);
+	lt_array_free(cur);
+	lt_free(ids);
 	if (rc == LT_OK)
 	{
 		char		stats[64];
@@ -1161,6 +1562,7 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	b.kind = opts->kind;
 	b.max_memory = opts->max_memory ? opts->max_memory : DEFAULT_MAX_MEMORY;
 	b.opts = opts;
+	b.spill = opts->spill;
 	b.out = out;
 	out->kind = opts->kind;
 	out->index_version = opts->kind == LT_INDEX_LABEL_LIST ? 1 : 0;
@@ -1181,10 +1583,14 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	{
 		rc = gather(&b, err);
 		if (rc == LT_OK)
-			rc = sort_pairs(&b, err);
+			rc = sort_all(&b, err);
 		if (rc == LT_OK)
 			rc = opts->kind == LT_INDEX_BTREE ? write_btree(&b, err) : write_bitmaps(&b, err);
 	}
+	merge_close(&b);
+	for (int i = 0; i < b.n_runs; i++)
+		lt_spill_close(b.runs[i]);
+	lt_free(b.runs);
 	lt_array_free(b.values);
 	lt_free(b.ids);
 	lt_free(b.perm);

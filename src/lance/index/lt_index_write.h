@@ -30,9 +30,12 @@
  * ids (btree, bitmap, label_list; zone maps of such datasets are refused).
  *
  * Memory: btree, bitmap and label_list sort every (value, id) pair of the
- * column in memory: about (key bytes + 20) per row (per list element for
- * label_list).  A build that would need more than max_memory fails with
- * LT_ENOMEM before reading further.  Zone maps stream (one zone at a time).
+ * column: about (key bytes + 56) per row (per list element for label_list)
+ * while in memory.  Past max_memory the sort is external: sorted runs of
+ * max_memory each go to temporary files (opts->spill: the host's, NULL:
+ * tmpfile(3)), merged at most max_memory / 80 kB at a time (in passes when
+ * there are more), and the index files are the same bytes as an in-memory
+ * build's.  Zone maps stream (one zone at a time).
  */
 #ifndef LT_INDEX_WRITE_H
 #define LT_INDEX_WRITE_H
@@ -44,6 +47,7 @@
 #include "file/lt_writer.h"
 #include "table/lt_dataset.h"
 #include "index/lt_index.h"
+#include "util/lt_spill.h"
 #include "util/lt_status.h"
 
 struct Lt__Pb__DataFragment;
@@ -55,7 +59,8 @@ typedef struct lt_index_build_options
 {
 	lt_index_kind kind;			/* btree, bitmap, label_list or zonemap */
 	const char *name;			/* NULL: "<column>_idx", as Lance names it */
-	uint64_t	max_memory;		/* bytes for the in-memory sort; 0 = 1 GiB */
+	uint64_t	max_memory;		/* bytes for the sort; 0 = 1 GiB; past it, sorted runs spill */
+	const lt_spill_ops *spill;	/* the temporary files of spilled runs; NULL: tmpfile(3) */
 	/* the fragments to read (ascending ids; they need not be ds's: a compaction's new ones); NULL = ds's */
 	struct Lt__Pb__DataFragment *const *fragments;
 	size_t		n_fragments;

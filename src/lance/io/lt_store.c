@@ -16,6 +16,52 @@ lt_store_close(lt_store *s)
 		s->ops->destroy(s);
 }
 
+/* ---- descriptor budget (lt_store.h) ---------------------------------------------------------- */
+
+static lt_fd_hooks fd_hooks;
+static bool (*fd_reclaim) (void);
+
+void
+lt_set_fd_hooks(const lt_fd_hooks *hooks)
+{
+	if (hooks)
+		fd_hooks = *hooks;
+	else
+		memset(&fd_hooks, 0, sizeof(fd_hooks));
+}
+
+void
+lt_set_fd_reclaim(bool (*reclaim) (void))
+{
+	fd_reclaim = reclaim;
+}
+
+void
+lt_fd_acquire(void)
+{
+	if (!fd_hooks.acquire)
+		return;
+	while (!fd_hooks.acquire())
+		if (!fd_reclaim || !fd_reclaim())
+		{
+			fd_hooks.reserve();
+			return;
+		}
+}
+
+bool
+lt_fd_reclaim(void)
+{
+	return fd_reclaim && fd_reclaim();
+}
+
+void
+lt_fd_release(void)
+{
+	if (fd_hooks.release)
+		fd_hooks.release();
+}
+
 lt_code
 lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
 {

@@ -136,6 +136,29 @@ lt_code		lt_store_mem_put(lt_store *s, const char *path, const uint8_t *data, ui
 
 lt_code		lt_store_open_file(lt_store *s, const char *path, lt_rfile **out, lt_error *err);
 void		lt_rfile_close(lt_rfile *f);
+
+/*
+ * The descriptors open read files of the local store hold, counted by the host (the FDW: PostgreSQL's
+ * AcquireExternalFD / ReserveExternalFD / ReleaseExternalFD, so that they count against
+ * max_files_per_process).  When acquire says the budget is spent, the reclaim hook (the file caches,
+ * lt_file_cache.c) closes an idle file kept open and acquire is asked again; when nothing is idle, reserve
+ * takes the descriptor anyway (every open file is in use).  Without hooks nothing is counted.
+ */
+typedef struct lt_fd_hooks
+{
+	bool		(*acquire) (void);	/* false: the budget is spent */
+	void		(*reserve) (void);	/* count one past the budget */
+	void		(*release) (void);
+} lt_fd_hooks;
+
+void		lt_set_fd_hooks(const lt_fd_hooks *hooks);
+/* reclaim: close one idle descriptor, false when there is none */
+void		lt_set_fd_reclaim(bool (*reclaim) (void));
+/* For stores: count one descriptor about to be opened / one closed. */
+void		lt_fd_acquire(void);
+void		lt_fd_release(void);
+/* Close one idle descriptor through the reclaim hook; false when there is none. */
+bool		lt_fd_reclaim(void);
 /* Read exactly [offset, offset+length); a short file is LT_ECORRUPT naming the path. */
 lt_code		lt_rfile_read(lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *dst, lt_error *err);
 /*

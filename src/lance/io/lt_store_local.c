@@ -110,19 +110,25 @@ local_open(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
 	 * FIFO would wait for a writer forever, deaf to cancel); the check below then refuses it.  For a
 	 * regular file the flag changes nothing.
 	 */
-	fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	lt_fd_acquire();			/* counted until local_close */
+	/* out of descriptors all the same (another library's, a low ulimit): close idle cached files first */
+	while ((fd = open(full, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)) < 0 && (errno == EMFILE || errno == ENFILE) &&
+		   lt_fd_reclaim())
+		;
 	if (fd < 0 || fstat(fd, &st) != 0)
 	{
 		lt_code		rc = errno_error(err, "open", full);
 
 		if (fd >= 0)
 			close(fd);
+		lt_fd_release();
 		lt_free(full);
 		return rc;
 	}
 	if (!S_ISREG(st.st_mode))
 	{
 		close(fd);
+		lt_fd_release();
 		lt_error_set(err, LT_EIO, "%s: not a regular file (%s)", full, lt_file_kind(st.st_mode));
 		lt_free(full);
 		return LT_EIO;
@@ -131,6 +137,7 @@ local_open(lt_store *s, const char *path, lt_rfile **out, lt_error *err)
 	if (!f)
 	{
 		close(fd);
+		lt_fd_release();
 		lt_free(full);
 		return lt_nomem(err);
 	}
@@ -173,6 +180,7 @@ local_close(lt_rfile *rf)
 	local_file *f = (local_file *) rf;
 
 	close(f->fd);
+	lt_fd_release();
 	lt_free(rf->path);
 	lt_free(f);
 }
