@@ -733,22 +733,83 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 
 /* ---- the remap of a compaction ------------------------------------------------------------- */
 
+/*
+ * The model of the old segment ix as the writers want it: IVF_FLAT keeps the vectors (gathered in b->vecs),
+ * IVF_PQ its codebook (borrowed from ix) and IVF_SQ its bounds; the codes are gathered by the caller.
+ * Sets *store to the storage column and *code_bytes to a row's code (0 for IVF_FLAT).
+ */
+static lt_code
+remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **store, uint32_t *code_bytes,
+			lt_error *err)
+{
+	*code_bytes = 0;
+	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field &&
+		!ix->pq_field)
+	{
+		o->kind = LT_IVF_BUILD_FLAT;
+		*store = ix->flat_field;
+		return lt_array_new(ix->flat_field, &b->vecs, err);
+	}
+	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_PQ") == 0 && ix->pq_field &&
+		ix->codebook)
+	{
+		o->kind = LT_IVF_BUILD_PQ;
+		b->pq.dim = ix->dim;
+		b->pq.m = ix->pq_m;
+		b->pq.bits = ix->pq_bits;
+		lt_pq_model_declare(&b->pq);
+		if (b->pq.code_bytes != ix->pq_bytes)
+			return lt_corrupt(err, "%s: codes of %u bytes for %u sub-vectors of %u bits",
+							  lt_index_file_path(ix->aux), ix->pq_bytes, ix->pq_m, ix->pq_bits);
+		b->pq.codebook = ix->codebook;	/* borrowed: the same quantizer */
+		*store = ix->pq_field;
+		*code_bytes = ix->pq_bytes;
+		return LT_OK;
+	}
+	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_SQ") == 0 && ix->sq.field)
+	{
+		o->kind = LT_IVF_BUILD_SQ;
+		b->sq.dim = ix->dim;
+		b->sq.start = ix->sq.lo;
+		b->sq.end = ix->sq.hi;
+		lt_sq_model_declare(&b->sq);
+		*store = ix->sq.field;
+		*code_bytes = ix->dim;
+		return LT_OK;
+	}
+	return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+}
+
+/* Byte j of row r of a partition of len rows read from the storage (PQ codes may be transposed). */
+static inline uint8_t
+code_byte(const lt_ivf *ix, const uint8_t *codes, uint32_t cb, uint32_t len, int64_t r, uint32_t j)
+{
+	if (ix->pq_field && ix->pq_transposed)
+		return codes[(size_t) j * len + (size_t) r];
+	return codes[(size_t) r * cb + j];
+}
+
 lt_code
 lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir, lt_ivf_remap_fn map,
 			 void *arg, lt_built_index *out, lt_error *err)
 {
 	ivf_build	b = {0};
+	lt_ivf_build_options o = {0};
 	lt_ivf	   *ix = NULL;
+	const lt_field *store = NULL;
+	uint32_t	cb = 0;
+	uint8_t    *codes = NULL;	/* IVF_PQ, IVF_SQ: the kept rows' codes, row-major */
 	int64_t		cap = 0,
-				cap_assign = 0;
+				cap_assign = 0,
+				cap_codes = 0;
 	lt_code		rc;
 
 	memset(out, 0, sizeof(*out));
 	if ((rc = lt_ivf_open(ds->store, old_dir, true, &ix, err)) != LT_OK)
 		return rc;
-	if (strcmp(ix->type_name, "IVF_FLAT") != 0 || ix->pq_field || !ix->flat_field || !ix->rowid_field)
+	if ((rc = remap_model(&b, &o, ix, &store, &cb, err)) != LT_OK)
 	{
-		rc = lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+		lt_array_free(b.vecs);
 		lt_ivf_close(ix);
 		return rc;
 	}
@@ -759,24 +820,28 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	b.k = ix->n_partitions;
 	b.centroids = ix->centroids;	/* borrowed: the same model */
 	b.out = out;
+	b.opts = &o;
+	b.type = ix->type_name;
+	b.what = o.kind == LT_IVF_BUILD_PQ ? "remapping an IVF_PQ index" :
+		o.kind == LT_IVF_BUILD_SQ ? "remapping an IVF_SQ index" : "remapping an IVF_FLAT index";
 	out->kind = LT_INDEX_UNKNOWN;
 	out->index_version = 1;
 	rc = lt_built_index_begin(ds, column, name, out, &b.dir, err);
-	if (rc == LT_OK)
-		rc = lt_array_new(ix->flat_field, &b.vecs, err);
 	for (uint32_t p = 0; rc == LT_OK && p < ix->n_partitions; p++)
 	{
 		lt_array   *ids = NULL,
 				   *vecs = NULL;
+		uint32_t	len = ix->part_len[p];
 
-		if (ix->part_len[p] == 0)
+		if (len == 0)
 			continue;
-		if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) ==
-			LT_OK)
-			rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err);
-		if (rc == LT_OK && (ids->length != ix->part_len[p] || vecs->length != ix->part_len[p]))
+		if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) == LT_OK)
+			rc = lt_index_file_read(ix->aux, store, ix->part_start[p], len, &vecs, err);
+		if (rc == LT_OK && (ids->length != len || vecs->length != len ||
+							(cb && (vecs->children[0] == NULL ||
+									vecs->children[0]->length != (int64_t) len * cb))))
 			rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p,
-							ix->part_len[p]);
+							len);
 		for (int64_t r = 0; rc == LT_OK && r < ids->length; r++)
 		{
 			uint64_t	id,
@@ -802,13 +867,36 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 				cap_assign = cap;
 			}
 			b.assign[b.n - 1] = p;
-			rc = lt_array_append_slice(b.vecs, vecs, r, 1, err);
+			if (cb == 0)
+			{
+				rc = lt_array_append_slice(b.vecs, vecs, r, 1, err);
+				continue;
+			}
+			/* the row keeps its code: the quantizer and its partition are the same */
+			if (cap > cap_codes)
+			{
+				uint8_t    *c = lt_realloc(codes, (size_t) cap * cb);
+
+				if (!c)
+				{
+					rc = lt_nomem(err);
+					break;
+				}
+				codes = c;
+				cap_codes = cap;
+			}
+			for (uint32_t j = 0; j < cb; j++)
+				codes[(size_t) (b.n - 1) * cb + j] = code_byte(ix, vecs->children[0]->values, cb, len, r, j);
 		}
 		lt_array_free(ids);
 		lt_array_free(vecs);
 		if (rc == LT_OK)
-			rc = lt_check_interrupt(err, "remapping an IVF_FLAT index");
+			rc = lt_check_interrupt(err, b.what);
 	}
+	if (o.kind == LT_IVF_BUILD_PQ)
+		b.pq.codes = codes;
+	else if (o.kind == LT_IVF_BUILD_SQ)
+		b.sq.codes = codes;
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
@@ -819,6 +907,11 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	lt_free(b.ids);
 	lt_free(b.assign);
 	lt_free(b.dir);
+	b.pq.codebook = NULL;		/* ix's */
+	lt_pq_model_free(&b.pq);
+	lt_sq_model_free(&b.sq);
+	if (o.kind == LT_IVF_BUILD_FLAT)
+		lt_free(codes);
 	lt_ivf_close(ix);
 	if (rc != LT_OK)
 	{

@@ -97,12 +97,13 @@ lt_code		lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build
 						 lt_built_index *out, lt_error *err);
 
 /*
- * A compaction's remap of an IVF_FLAT segment (its files under old_dir, the store path
- * "<prefix>_indices/<uuid>/"): every stored row is kept in its partition with its vector, its row id
- * replaced by map's answer (map returns false for a row that is gone: it is dropped), the centroids
- * kept; written as a new segment of column (out as lt_ivf_build fills it, without details: the old
- * segment's stay).  LT_EUNSUPPORTED for other storages (IVF_PQ, ...), which the caller leaves as they
- * are.  Memory: every kept vector is held.  On error the files written so far are removed.
+ * A compaction's remap of an IVF_FLAT, IVF_PQ or IVF_SQ segment (its files under old_dir, the store
+ * path "<prefix>_indices/<uuid>/"): every stored row is kept in its partition with its vector (PQ, SQ:
+ * its code), its row id replaced by map's answer (map returns false for a row that is gone: it is
+ * dropped), the centroids and the quantizer (PQ codebook, SQ bounds) kept; written as a new segment of
+ * column (out as lt_ivf_build fills it, without details: the old segment's stay).  LT_EUNSUPPORTED for
+ * other storages (IVF_HNSW_*, ...), which the caller leaves as they are.  Memory: every kept vector or
+ * code is held.  On error the files written so far are removed.
  */
 typedef bool (*lt_ivf_remap_fn) (void *arg, uint64_t old_id, uint64_t *new_id);
 lt_code		lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir,

@@ -171,25 +171,9 @@ pq_input(const float *vecs, int64_t i, uint32_t dim, const float *centroids, con
 		memcpy(out, v, dim * sizeof(float));
 }
 
-lt_code
-lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *centroids, const uint32_t *assign,
-				   bool residual, uint32_t sample_rate, uint32_t max_iters, uint64_t *rng, lt_error *err)
+void
+lt_pq_model_declare(lt_pq_model *pq)
 {
-	uint32_t	k = 1u << pq->bits,
-				sw = pq->dim / pq->m;
-	int64_t		want = (int64_t) sample_rate * k;
-	int64_t		m = n < want ? n : want;
-	int64_t    *sample = NULL;
-	float	   *sub = NULL,
-			   *x = NULL,
-			   *bt = NULL,
-			   *acc = NULL;
-	lt_code		rc = LT_OK;
-
-	if (n < (int64_t) k)
-		return lt_error_set(err, LT_EINVALID,
-							"%lld vectors are too few to train PQ codes of %u bits: it needs at least %u",
-							(long long) n, pq->bits, k);
 	pq->code_bytes = pq->bits == 4 ? pq->m / 2 : pq->m;
 	/* __pq_code: fixed_size_list<uint8, code_bytes>, its element the list's synthetic child (id -1) */
 	memset(&pq->field, 0, sizeof(pq->field));
@@ -213,6 +197,28 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 	pq->item.type = LT_TYPE_UINT8;
 	pq->item.byte_width = 1;
 	pq->item.nullable = true;
+}
+
+lt_code
+lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *centroids, const uint32_t *assign,
+				   bool residual, uint32_t sample_rate, uint32_t max_iters, uint64_t *rng, lt_error *err)
+{
+	uint32_t	k = 1u << pq->bits,
+				sw = pq->dim / pq->m;
+	int64_t		want = (int64_t) sample_rate * k;
+	int64_t		m = n < want ? n : want;
+	int64_t    *sample = NULL;
+	float	   *sub = NULL,
+			   *x = NULL,
+			   *bt = NULL,
+			   *acc = NULL;
+	lt_code		rc = LT_OK;
+
+	if (n < (int64_t) k)
+		return lt_error_set(err, LT_EINVALID,
+							"%lld vectors are too few to train PQ codes of %u bits: it needs at least %u",
+							(long long) n, pq->bits, k);
+	lt_pq_model_declare(pq);
 	pq->codebook = lt_malloc((size_t) k * pq->dim * sizeof(float));
 	pq->codes = lt_calloc((size_t) n * pq->code_bytes, 1);
 	sample = lt_malloc((size_t) n * sizeof(int64_t));

@@ -58,6 +58,9 @@ lt_code		lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const
 							   const uint32_t *assign, bool residual, uint32_t sample_rate, uint32_t max_iters,
 							   uint64_t *rng, lt_error *err);
 
+/* code_bytes and the __pq_code field of pq (dim, m, bits set): training does it, a remap too. */
+void		lt_pq_model_declare(lt_pq_model *pq);
+
 /* The codes of rows[0..n) (one whole partition) into codes (a __pq_code array), transposed. */
 lt_code		lt_pq_fill_partition(const lt_pq_model *pq, const int64_t *rows, int64_t n, lt_array *codes,
 								 lt_error *err);

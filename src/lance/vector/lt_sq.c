@@ -140,18 +140,9 @@ next_random(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-lt_code
-lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sample_rate, uint64_t *rng,
-				   lt_error *err)
+void
+lt_sq_model_declare(lt_sq_model *sq)
 {
-	int64_t		want = (int64_t) sample_rate * 256;
-	int64_t		m = n < want ? n : want;
-	int64_t    *sample = NULL;
-	double		lo = INFINITY,
-				hi = -INFINITY,
-				range;
-	lt_code		rc = LT_OK;
-
 	/* __sq_code: fixed_size_list<uint8, dim>, its element the list's synthetic child (id -1) */
 	memset(&sq->field, 0, sizeof(sq->field));
 	memset(&sq->item, 0, sizeof(sq->item));
@@ -174,7 +165,21 @@ lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sampl
 	sq->item.type = LT_TYPE_UINT8;
 	sq->item.byte_width = 1;
 	sq->item.nullable = true;
+}
 
+lt_code
+lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sample_rate, uint64_t *rng,
+				   lt_error *err)
+{
+	int64_t		want = (int64_t) sample_rate * 256;
+	int64_t		m = n < want ? n : want;
+	int64_t    *sample = NULL;
+	double		lo = INFINITY,
+				hi = -INFINITY,
+				range;
+	lt_code		rc = LT_OK;
+
+	lt_sq_model_declare(sq);
 	sq->codes = lt_malloc((size_t) (n ? n : 1) * sq->dim);
 	sample = lt_malloc((size_t) (n ? n : 1) * sizeof(int64_t));
 	if (!sq->codes || !sample)

@@ -53,6 +53,8 @@ typedef struct lt_sq_model
 /* The bounds from a sample (rng: the build's splitmix64 state) and the codes of all n vectors. */
 lt_code		lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sample_rate, uint64_t *rng,
 							   lt_error *err);
+/* The __sq_code field of sq (dim set): training does it, a remap too. */
+void		lt_sq_model_declare(lt_sq_model *sq);
 /* The codes of rows[0..n) into codes (a __sq_code array). */
 lt_code		lt_sq_fill(const lt_sq_model *sq, const int64_t *rows, int64_t n, lt_array *codes, lt_error *err);
 /* storage_metadata of the auxiliary file. */
