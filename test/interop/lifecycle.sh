@@ -15,6 +15,8 @@
 #   vector    the engine's IVF_FLAT index over 3 fragments with deleted rows; lt_compact remaps it: it covers the
 #             new fragment for lt_fdw, and Lance 8 and Lance 12 plan their search with it and answer (every
 #             partition probed) what lt_fdw's exact search answers
+#   vector pq/sq  the same with the engine's IVF_PQ and lt_fdw's IVF_SQ (lifecycle-vq.sh): remapped codes, so
+#             lt_fdw's and the engines' indexed answers are those before the compaction and equal each other
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema; a
 #             column's type cast (lt_alter_column_type) read by Lance 8 and 12; a column added with a value (storage 2.0) read by Lance 8 and 12 in every row, then dropped; a column
@@ -153,6 +155,9 @@ for e in 8 12; do
 	check "vector: Lance $e's indexed search equals lt_fdw's exact answer" "$(sed -n 's/^index: //p' <<<"$out")" "$pg_exact"
 	check "vector: Lance $e's exact search equals lt_fdw's" "$(sed -n 's/^exact: //p' <<<"$out")" "$pg_exact"
 done
+
+# ---- compaction with IVF_PQ and IVF_SQ indexes (remapped) -----------------------------------------------
+. "$HERE/lifecycle-vq.sh"
 
 # ---- schema evolution -----------------------------------------------------------------------------------
 sql "SELECT lt_add_column('c22', 'extra', 'integer')" >/dev/null || bad "evolve: lt_add_column failed"

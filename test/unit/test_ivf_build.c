@@ -7,7 +7,8 @@
  * leave no file behind.  IVF_PQ (8- and 4-bit) and IVF_SQ builds read back as such, their search through every
  * partition finds most of the exact top 15 (the seed makes the share a fixed number), the same seed gives the same
  * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind; a compaction's
- * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone).
+ * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone);
+ * for IVF_PQ (8- and 4-bit) and IVF_SQ it keeps the quantizer and each kept row's partition and code.
  */
 #include <math.h>
 #include <stdio.h>
@@ -342,6 +343,131 @@ TEST(remap)
 	close_copy(ds, store);
 }
 
+/* The (partition, id, code) of every stored row of an IVF_PQ / IVF_SQ segment, codes row-major (cb bytes each). */
+static size_t
+partition_codes(lt_ivf *ivf, uint32_t cb, uint64_t *ids, uint32_t *parts, uint8_t *codes, size_t cap)
+{
+	const lt_field *f = ivf->pq_field ? ivf->pq_field : ivf->sq.field;
+	size_t		n = 0;
+
+	for (uint32_t p = 0; f && p < ivf->n_partitions; p++)
+	{
+		lt_array   *a = NULL,
+				   *c = NULL;
+		uint32_t	len = ivf->part_len[p];
+
+		if (len == 0)
+			continue;
+		CHECK_OK(lt_index_file_read(ivf->aux, ivf->rowid_field, ivf->part_start[p], len, &a, &err), err);
+		CHECK_OK(lt_index_file_read(ivf->aux, f, ivf->part_start[p], len, &c, &err), err);
+		for (int64_t r = 0; a && c && r < a->length && n < cap; r++, n++)
+		{
+			memcpy(&ids[n], a->values + r * 8, 8);
+			parts[n] = p;
+			for (uint32_t j = 0; j < cb; j++)
+				codes[n * cb + j] = ivf->pq_field && ivf->pq_transposed ?
+					c->children[0]->values[(size_t) j * len + r] : c->children[0]->values[(size_t) r * cb + j];
+		}
+		lt_array_free(a);
+		lt_array_free(c);
+	}
+	return n;
+}
+
+/*
+ * IVF_PQ (8- and 4-bit) and IVF_SQ remapped: the same centroids and quantizer (codebook, bounds), every kept row
+ * with its new id in its old partition with its old code, the dropped rows gone; searching every partition of
+ * the remapped segment scores each kept row as the old segment did.
+ */
+TEST(remap_pq_sq)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *vec;
+	static uint64_t ids[300],
+				ids2[300];
+	static uint32_t parts[300],
+				parts2[300];
+	static uint8_t codes[300 * 4],
+				codes2[300 * 4];
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	for (int v = 0; v < 3; v++)
+	{
+		lt_ivf_build_options o = {0};
+		lt_built_index b,
+					r;
+		lt_ivf	   *ivf = NULL,
+				   *moved = NULL;
+		char		dir[128],
+					name[16];
+		uint32_t	cb = v == 2 ? 4 : v == 1 ? 1 : 2;
+		size_t		n,
+					n2,
+					kept = 0,
+					matched = 0;
+
+		o.kind = v == 2 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_PQ;
+		o.num_partitions = 3;
+		o.num_sub_vectors = 2;
+		o.num_bits = v == 1 ? 4 : 8;
+		o.metric = v == 2 ? "cosine" : "l2";
+		snprintf(name, sizeof(name), "q%d", v);
+		o.name = name;
+		CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+		snprintf(dir, sizeof(dir), "_indices/%s/", b.uuid_text);
+		CHECK_OK(lt_ivf_remap(ds, vec, name, dir, move_even, NULL, &r, &err), err);
+		ivf = open_built(ds, &b);
+		moved = open_built(ds, &r);
+		if (ivf && moved)
+		{
+			CHECK(strcmp(moved->type_name, v == 2 ? "IVF_SQ" : "IVF_PQ") == 0);
+			CHECK(strcmp(moved->distance_type, o.metric) == 0);
+			CHECK_EQ_INT(moved->n_partitions, 3);
+			CHECK(memcmp(ivf->centroids, moved->centroids, sizeof(float) * 12) == 0);
+			if (v < 2)
+			{
+				CHECK_EQ_INT(moved->pq_m, 2);
+				CHECK_EQ_INT(moved->pq_bits, o.num_bits);
+				CHECK_EQ_INT(moved->pq_bytes, cb);
+				CHECK(memcmp(ivf->codebook, moved->codebook, sizeof(float) * (1u << o.num_bits) * 4) == 0);
+			}
+			else
+				CHECK(moved->sq.lo == ivf->sq.lo && moved->sq.hi == ivf->sq.hi);
+			n = partition_codes(ivf, cb, ids, parts, codes, 300);
+			n2 = partition_codes(moved, cb, ids2, parts2, codes2, 300);
+			CHECK_EQ_INT(n, 259);
+			for (size_t i = 0; i < n; i++)
+				kept += (ids[i] & 1) == 0;
+			CHECK_EQ_INT(n2, kept);
+			CHECK_EQ_INT(r.rows, kept);
+			for (size_t i = 0; i < n; i++)
+			{
+				uint64_t	to;
+
+				if (!move_even(NULL, ids[i], &to))
+					continue;
+				for (size_t j = 0; j < n2; j++)
+					if (ids2[j] == to)
+					{
+						matched += parts2[j] == parts[i] && memcmp(&codes2[j * cb], &codes[i * cb], cb) == 0;
+						break;
+					}
+			}
+			printf("  remap %s: %zu of %zu rows kept, %zu with their partition and code\n", name, kept, n, matched);
+			CHECK_EQ_INT(matched, kept);
+			CHECK(kept > 0 && kept < n);
+		}
+		lt_ivf_close(ivf);
+		lt_ivf_close(moved);
+		lt_built_index_clear(&b);
+		lt_built_index_clear(&r);
+	}
+	close_copy(ds, store);
+}
+
 TEST(build_errors)
 {
 	lt_store   *store = NULL;
@@ -519,6 +645,7 @@ main(void)
 	RUN(build_l2);
 	RUN(build_cosine);
 	RUN(remap);
+	RUN(remap_pq_sq);
 	RUN(build_errors);
 	RUN(build_pq_sq);
 	return unit_report("ivf_build");
