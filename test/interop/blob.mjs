@@ -23,6 +23,7 @@
 //                                                         each byte the id mod 251 (as blob.sh's SQL makes them)
 //   node blob.mjs cleanup <dir> <true|false>             Lance 12's cleanup of every version but the latest (optimize with
 //                                                         cleanupOlderThan = now, deleteUnverified as given; one fragment: no compaction)
+//   node blob.mjs compact <dir>                          Lance 12's compaction (optimize: compacts, removes no file)
 //   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
@@ -166,6 +167,11 @@ async function cleanup(dir, unverified) {
   const tbl = await (await connect(require12(), dir)).openTable("t");
   await tbl.optimize({ cleanupOlderThan: new Date(), deleteUnverified: unverified === "true" });
 }
+async function compact(dir) {
+  const tbl = await (await connect(require12(), dir)).openTable("t");
+  await tbl.optimize();
+  chmodReadable(dir);
+}
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
 
 async function scan(v, dir) {
@@ -234,6 +240,7 @@ try {
   else if (cmd === "append") await append(args[0], args[1], args[2], args[3], args[4]);
   else if (cmd === "desc") await desc(args[0]);
   else if (cmd === "cleanup") await cleanup(args[0], args[1]);
+  else if (cmd === "compact") await compact(args[0]);
   else if (cmd === "addsizes") await addsizes(args[0], args[1], args[2]);
   else { console.error("usage: blob.mjs make|expect|scan|bytes|append|desc|addsizes|cleanup ..."); process.exit(2); }
 } catch (e) {
