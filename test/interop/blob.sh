@@ -24,7 +24,6 @@
 #      lt_fdw, Lance 8 (legacy) and Lance 12 read the same bytes; v2: the descriptors and sidecars are those of Lance
 #      12's own compaction of a copy; lt_cleanup then removes the old data files and sidecars and both engines still
 #      read every blob; the engine appends and deletes on top and a second lt_compact keeps every byte.
-#      A blob stored by external URI is not compacted: 0A000, nothing committed.
 #   4. blob v2 placement (v2d, Lance's default thresholds, packs of 6 MiB): the same rows (64 KiB, 64 KiB + 1,
 #      4 MiB, 4 MiB + 1, empty, NULL, ...) written by lt_fdw and by Lance 12 into copies get the same descriptors
 #      and sidecar files; Lance 12 reads lt_fdw's bytes; a rolled back INSERT commits nothing; DELETE and UPDATE.
@@ -316,19 +315,6 @@ for name in leg20 leg21m leg21x v2m; do
 		bad "$c: Lance $eng could not append after lt_compact: $(head -c 300 "$TMP/append.err")"
 	fi
 done
-
-# a blob stored by external URI is not rewritten: lt_compact refuses (0A000 naming the column) and writes nothing
-blob make 12 "$LAKE/v2uric.lance" v2uri "$LAKE/v2uri-ext" 2 >/dev/null || bad "v2uric: Lance 12 made no dataset"
-"${PSQL[@]}" -c "CREATE FOREIGN TABLE v2uric (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2uric.lance')" \
-	|| bad "v2uric: the foreign table"
-snapshot "$LAKE/v2uric.lance" >"$TMP/before"
-out=$(printf '\\set VERBOSITY verbose\nSELECT * FROM lt_compact('"'v2uric'"');\n' | "${PSQL[@]}" 2>&1)
-case $out in
-	*"ERROR:  0A000:"*'"payload"'*"external URI"*) ok "v2uric: lt_compact of blobs stored by external URI is refused with 0A000" ;;
-	*) bad "v2uric: lt_compact of external blobs gave: ${out:0:300}" ;;
-esac
-snapshot "$LAKE/v2uric.lance" >"$TMP/after"
-check "v2uric: the refused lt_compact commits nothing" "$(grep -v '/data/' "$TMP/before" | cmp -s - <(grep -v '/data/' "$TMP/after") && echo same)" same
 
 # ---- 4. blob v2 placement as Lance 12's writer: the same rows written by lt_fdw and by the engine into copies of a
 # dataset with Lance's default thresholds (inline up to 64 KiB, packed up to 4 MiB, dedicated above; packed sidecars
