@@ -17,7 +17,7 @@
 #   interop-index-build test/interop/index-build.sh    indexes lt-inspect builds, listed, planned and used by the reference
 #   interop-old    test/interop/old.sh                datasets of old Lance releases (the Lance repository's test_data/), read vs the reference
 #   interop-write test/interop/write.sh                files of our writer read by the reference (every type), sizes
-#   interop-blob test/interop/blob.sh                  blob columns of both engines: bytes read, legacy 2.0 / 2.1 and v2 written, compaction refused
+#   interop-blob test/interop/blob.sh                  blob columns of both engines: bytes read, legacy 2.0 / 2.1 and v2 written and compacted
 #   interop-pgwrite test/interop/pgwrite.sh            what PostgreSQL writes through lt_fdw, read by the reference engine
 #   interop-overwrite test/interop/overwrite.sh        INSERT OVERWRITE … WHERE: the engine reads the replaces, its indexes, races, crashes
 #   interop-keys test/interop/keys.sh                  keyed tables: the engine's key marks and inserted-key filters, bit for bit

@@ -281,15 +281,15 @@ lt_report_write(const lt_error *err, const char *what)
 
 /*
  * The first blob column a statement could not write: lt_fdw writes legacy blobs in storage 2.0 and 2.1 and
- * blob v2 in storage 2.2 (lt_writer21.c, lt_sidecar.c) from rows SQL gives; compaction would copy descriptors, not bytes.
+ * blob v2 in storage 2.2 (lt_writer21.c, lt_sidecar.c), from rows SQL gives and, in lt_compact, from the bytes
+ * the old descriptors point at (lt_compact.c).
  */
 static const lt_field *
-blob_not_written(const lt_dataset *ds, const char *doing)
+blob_not_written(const lt_dataset *ds)
 {
-	bool		rows = strcmp(doing, "compact") != 0;
-	bool		legacy_ok = rows && ds->storage_version && (strcmp(ds->storage_version, "2.1") == 0 ||
-															strcmp(ds->storage_version, "2.0") == 0);
-	bool		v2_ok = rows && ds->storage_version && strcmp(ds->storage_version, "2.2") == 0;
+	bool		legacy_ok = ds->storage_version && (strcmp(ds->storage_version, "2.1") == 0 ||
+													strcmp(ds->storage_version, "2.0") == 0);
+	bool		v2_ok = ds->storage_version && strcmp(ds->storage_version, "2.2") == 0;
 
 	for (int i = 0; ds->schema && i < ds->schema->n_fields; i++)
 	{
@@ -309,7 +309,7 @@ blob_not_written(const lt_dataset *ds, const char *doing)
 void
 lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *ds, const char *doing)
 {
-	const lt_field *f = blob_not_written(ds, doing);
+	const lt_field *f = blob_not_written(ds);
 
 	/* writing would store the blob as an ordinary column, which the Lance engine can no longer scan */
 	if (f)
@@ -319,7 +319,7 @@ lt_check_blob_writable(const char *relname, const char *uri, const lt_dataset *d
 						doing, relname, f->name, lt_blob_form_name(f->blob)),
 				 errdetail("Dataset %s (storage version %s) stores \"%s\" out of line; nothing was written.",
 						   uri, ds->storage_version, f->name),
-				 errhint("lt_fdw writes legacy blob columns in storage 2.0 and 2.1 and blob v2 columns in storage 2.2 (not by lt_compact); write this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
+				 errhint("lt_fdw writes legacy blob columns in storage 2.0 and 2.1 and blob v2 columns in storage 2.2; write this dataset with a Lance engine. DELETE and reads work through lt_fdw.")));
 }
 
 /* ---- the cache ------------------------------------------------------------------------------ */

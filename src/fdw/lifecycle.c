@@ -730,7 +730,7 @@ lt_compact(PG_FUNCTION_ARGS)
 	ds = xt->base->ds;
 	/* groups an earlier lt_compact of this transaction recorded before it failed in a subtransaction */
 	lt_txn_mark_compaction(xt->txn, false);
-	/* a rewrite copies rows into new fragments: blobs would be written inline */
+	/* a rewrite copies each blob's bytes into the new files: only the forms lt_fdw writes */
 	lt_check_blob_writable(relname, opts.uri, ds, "compact");
 	oldlib = lt_alloc_target(CurrentMemoryContext);
 	rc = lt_compact_plan_make(ds, &co, &plan, &err);

@@ -23,6 +23,8 @@
 //                                                         each byte the id mod 251 (as blob.sh's SQL makes them)
 //   node blob.mjs cleanup <dir> <true|false>             Lance 12's cleanup of every version but the latest (optimize with
 //                                                         cleanupOlderThan = now, deleteUnverified as given; one fragment: no compaction)
+//   node blob.mjs compact <dir>                          Lance 12's compaction (optimize: compacts, removes no file)
+//   (scan, bytes (blob v2) and desc also take s3://bucket/prefix/name.lance, on the server LT_S3_ENDPOINT names)
 //   (expect and bytes with --fnv: {id, len, fnv}, FNV-1a 64 as `lt-inspect scan --blobs` prints it)
 //
 // Errors: message on stderr, exit 1.
@@ -77,7 +79,16 @@ const FNV = process.argv.includes("--fnv");
 const describe = (id, b) => JSON.stringify(FNV ? { id, len: b === null ? null : b.length, fnv: b === null ? null : fnv(b) }
   : { id, len: b === null ? null : b.length, md5: b === null ? null : md5(b) });
 
+// s3://bucket/prefix/name.lance (test/s3/run.sh): the engine's own S3 storage options, pointed at LT_S3_ENDPOINT
+const isS3 = (dir) => dir.startsWith("s3://");
+const tname = (dir) => (isS3(dir) ? path.posix.basename(dir).replace(/\.lance$/, "") : "t");
 async function connect(lancedb, dir) {
+  if (isS3(dir)) {
+    return lancedb.connect(path.posix.dirname(dir), { storageOptions: {
+      endpoint: process.env.LT_S3_ENDPOINT, region: process.env.AWS_REGION ?? "us-east-1", allow_http: "true",
+      aws_access_key_id: process.env.AWS_ACCESS_KEY_ID ?? "S3RVER",
+      aws_secret_access_key: process.env.AWS_SECRET_ACCESS_KEY ?? "S3RVER", virtual_hosted_style_request: "false" } });
+  }
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "lt-blob-"));
   process.on("exit", () => fs.rmSync(tmp, { recursive: true, force: true }));
   fs.mkdirSync(path.dirname(path.resolve(dir)), { recursive: true });
@@ -135,7 +146,7 @@ async function make(v, dir, form, arg, parts) {
 }
 async function append(v, dir, first, n, del) {
   const { A, lancedb } = await engine(v);
-  const tbl = await (await connect(lancedb, dir)).openTable("t");
+  const tbl = await (await connect(lancedb, dir)).openTable(tname(dir));
   const schema = await tbl.schema();
   const ids = [...Array(Number(n)).keys()].map((k) => Number(first) + k);
   const rows = ids.map((i) => ({ id: BigInt(i), note: `row ${i}`, payload: rowBytes(i) }));
@@ -144,7 +155,7 @@ async function append(v, dir, first, n, del) {
   chmodReadable(dir);
 }
 async function desc(dir) {
-  const tbl = await (await connect(require12(), dir)).openTable("t");
+  const tbl = await (await connect(require12(), dir)).openTable(tname(dir));
   const rows = await tbl.query().select(["id", "payload"]).toArray();
   rows.sort((a, b) => Number(a.id) - Number(b.id));
   for (const r of rows) {
@@ -154,7 +165,7 @@ async function desc(dir) {
   }
 }
 async function addsizes(dir, first, sizes) {
-  const tbl = await (await connect(require12(), dir)).openTable("t");
+  const tbl = await (await connect(require12(), dir)).openTable(tname(dir));
   const rows = sizes.split(",").map((n, k) => {
     const id = Number(first) + k;
     return { id: BigInt(id), note: "sized", payload: n === "null" ? null : Buffer.alloc(Number(n), id % 251) };
@@ -163,14 +174,19 @@ async function addsizes(dir, first, sizes) {
   chmodReadable(dir);
 }
 async function cleanup(dir, unverified) {
-  const tbl = await (await connect(require12(), dir)).openTable("t");
+  const tbl = await (await connect(require12(), dir)).openTable(tname(dir));
   await tbl.optimize({ cleanupOlderThan: new Date(), deleteUnverified: unverified === "true" });
+}
+async function compact(dir) {
+  const tbl = await (await connect(require12(), dir)).openTable(tname(dir));
+  await tbl.optimize();
+  chmodReadable(dir);
 }
 function require12() { return createRequire(path.join(engineDir("12"), "package.json"))("@lancedb/lancedb"); }
 
 async function scan(v, dir) {
   const { lancedb } = await engine(v);
-  const tbl = await (await connect(lancedb, dir)).openTable("t");
+  const tbl = await (await connect(lancedb, dir)).openTable(tname(dir));
   const out = await tbl.query().select(["id", "note"]).toArray();
   out.sort((a, b) => Number(a.id) - Number(b.id));
   for (const r of out) console.log(JSON.stringify({ id: Number(r.id), note: r.note }));
@@ -181,7 +197,7 @@ async function scan(v, dir) {
 // dataset). Blob v2: Lance 12's fetchBlobs.
 async function bytes(dir, v = "8", info = null) {
   const { A, lancedb } = await engine(v);
-  let tbl = await (await connect(lancedb, dir)).openTable("t");
+  let tbl = await (await connect(lancedb, dir)).openTable(tname(dir));
   const legacy = (await tbl.schema()).fields.find((f) => f.name === "payload").type.typeId === A.Type.LargeBinary;
   if (legacy) {
     // the data file of each fragment that holds payload (the last field of the schema)
@@ -215,7 +231,7 @@ async function bytes(dir, v = "8", info = null) {
     }
     return;
   }
-  tbl = await (await connect(require12(), dir)).openTable("t");
+  tbl = await (await connect(require12(), dir)).openTable(tname(dir));
   const rows = await tbl.query().select(["id"]).withRowId().toArray();
   rows.sort((a, b) => Number(a.id) - Number(b.id));
   const got = await tbl.fetchBlobs("payload", rows.map((r) => r._rowid));
@@ -234,6 +250,7 @@ try {
   else if (cmd === "append") await append(args[0], args[1], args[2], args[3], args[4]);
   else if (cmd === "desc") await desc(args[0]);
   else if (cmd === "cleanup") await cleanup(args[0], args[1]);
+  else if (cmd === "compact") await compact(args[0]);
   else if (cmd === "addsizes") await addsizes(args[0], args[1], args[2]);
   else { console.error("usage: blob.mjs make|expect|scan|bytes|append|desc|addsizes|cleanup ..."); process.exit(2); }
 } catch (e) {

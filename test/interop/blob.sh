@@ -7,7 +7,7 @@
 #      LIMIT 3 read only their rows' blobs (EXPLAIN ANALYZE's Bytes Read, lt-inspect --stats); quals on the blob
 #      column stay in PostgreSQL; IMPORT declares bytea; aggregates and ANALYZE; a truncated sidecar is XX001.
 #   2. refused writes: every statement that would write data files into a table with a blob column in a way
-#      lt_fdw does not write (any form: lt_compact, lt_create_index on the blob column, lt_merge_insert
+#      lt_fdw does not write (any form: lt_create_index on the blob column, lt_merge_insert
 #      matching on it, a primary key of it) fails with
 #      0A000 naming the column, and the dataset's files are byte-identical afterwards;
 #      a DELETE (deletion files only), an index on another column, a primary key and lt_cleanup work, and the
@@ -19,6 +19,11 @@
 #      NULL, 2 MiB; v2 by Lance 12's blob API, and its scan reads every row); the engine then appends and deletes,
 #      and lt_fdw reads that; TRUNCATE and an INSERT leave just the rows inserted; 64 blobs of 1 MiB in one INSERT
 #      make a data file of 64 MiB and less than 64 KiB more (the time is printed).
+#   3b. lt_compact of the written copies (legacy 2.0, 2.1 of both engines, v2 of several fragments), as Lance 12
+#      compacts them: each blob's bytes rewritten with the new data file (v2: into its own sidecars); one fragment,
+#      lt_fdw, Lance 8 (legacy) and Lance 12 read the same bytes; v2: the descriptors and sidecars are those of Lance
+#      12's own compaction of a copy; lt_cleanup then removes the old data files and sidecars and both engines still
+#      read every blob; the engine appends and deletes on top and a second lt_compact keeps every byte.
 #   4. blob v2 placement (v2d, Lance's default thresholds, packs of 6 MiB): the same rows (64 KiB, 64 KiB + 1,
 #      4 MiB, 4 MiB + 1, empty, NULL, ...) written by lt_fdw and by Lance 12 into copies get the same descriptors
 #      and sidecar files; Lance 12 reads lt_fdw's bytes; a rolled back INSERT commits nothing; DELETE and UPDATE.
@@ -129,8 +134,7 @@ console.log(find(p) ?? "none")'; }
 
 	# ---- 1. every write that would add data files is refused, and leaves the files as they were -----------
 	snapshot "$ds" >"$TMP/before"
-	refused=("SELECT * FROM lt_compact('$name')"
-		"SELECT * FROM lt_merge_insert('$name', 'SELECT id, note, payload FROM staging', '{payload}')"
+	refused=("SELECT * FROM lt_merge_insert('$name', 'SELECT id, note, payload FROM staging', '{payload}')"
 		"SELECT lt_set_primary_key('$name', '{payload}')")
 	[[ $cols == *payload* ]] && refused+=("SELECT * FROM lt_create_index('$name', 'payload', 'zonemap')")
 	for sql in "${refused[@]}"; do
@@ -166,6 +170,7 @@ done
 # ---- 3. writes of the form lt_fdw writes (legacy blobs in storage 2.1), on copies of the datasets: each
 # statement is applied to a heap table too, then lt_fdw, Lance 8 and Lance 12 read the bytes the heap table has;
 # then the engine appends and deletes on top and lt_fdw reads that --------------------------------------------
+files_of() { (cd "$1" && find . -type f | grep -v '_versions/latest_version_hint' | sort); }
 rows_of() { "${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
 	coalesce('\"' || md5(payload) || '\"', 'null')) FROM $1 ORDER BY id" 2>&1; }
 printf '104,copied,\\x0a0b0c\n105,copied empty,\\x\n106,copied null,\n' >"$TMP/copy.csv"
@@ -246,6 +251,71 @@ console.log(require("fs").statSync(process.argv[2] + "/data/" + fr.files[0].path
 		bool_and(payload = decode(repeat(lpad(to_hex(id - 1000), 32, '0'), 65536), 'hex')) FROM $w WHERE id > 1000" 2>&1)" "64|67108864|64|t"
 done
 
+# ---- 3b. lt_compact of the written copies, as Lance 12 compacts them: the blobs' bytes rewritten with the new
+# data file (blob v2: into its sidecars), the old files then removable by lt_cleanup ------------------------------
+for name in leg20 leg21m leg21x v2m; do
+	c=${name}c
+	engines="8 12"; [[ $name == v2* ]] && engines=12
+	eng=$([ "$name" = leg20 ] || [ "$name" = leg21m ] && echo 8 || echo 12)
+	rm -rf "$LAKE/$c.lance" "$LAKE/${c}e.lance"
+	cp -a "$LAKE/${name}w.lance" "$LAKE/$c.lance"
+	cp -a "$LAKE/${name}w.lance" "$LAKE/${c}e.lance"
+	"${PSQL[@]}" -c "CREATE FOREIGN TABLE $c (id bigint, note text, payload bytea) SERVER lake OPTIONS (path '$c.lance')" \
+		|| { bad "$c: the foreign table"; continue; }
+	rows_of "$c" >"$TMP/want.jsonl"
+	nfrag=$("$ROOT/build/lt-inspect" info "$LAKE/$c.lance" | node -e 'console.log(JSON.parse(require("fs").readFileSync(0, "utf8")).fragments.length)')
+	files_of "$LAKE/$c.lance" >"$TMP/before"
+	got=$("${PSQL[@]}" -At -c "SELECT fragments_removed || ' ' || fragments_added || ' ' || rows_rewritten FROM lt_compact('$c')" 2>&1)
+	check "$c: lt_compact rewrites the $nfrag fragments into one" "$got" "$nfrag 1 $(wc -l <"$TMP/want.jsonl")"
+	"$ROOT/build/lt-inspect" info "$LAKE/$c.lance" >"$TMP/info.json" 2>&1
+	rows_of "$c" >"$TMP/sql.jsonl"
+	check "$c: after lt_compact lt_fdw reads every blob as before ($(wc -l <"$TMP/want.jsonl") rows)" \
+		"$(cmp -s "$TMP/sql.jsonl" "$TMP/want.jsonl" && echo same || diff "$TMP/want.jsonl" "$TMP/sql.jsonl" | head -n 6)" same
+	for e in $engines; do
+		blob bytes "$LAKE/$c.lance" "$e" "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+		check "$c: after lt_compact Lance $e reads every blob's bytes" \
+			"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	done
+	if [[ $name == v2* ]]; then
+		# Lance 12's own compaction of a copy: the same descriptors, and sidecars of the same sizes
+		blob compact "$LAKE/${c}e.lance" 2>"$TMP/compact.err" || bad "$c: Lance 12's compaction failed: $(head -c 300 "$TMP/compact.err")"
+		blob desc "$LAKE/$c.lance" >"$TMP/desc.lt" 2>&1
+		blob desc "$LAKE/${c}e.lance" >"$TMP/desc.eng" 2>&1
+		check "$c: the descriptors after lt_compact are those after Lance 12's compaction ($(grep -c '"kind":[12]' "$TMP/desc.lt") in sidecars)" \
+			"$(cmp -s "$TMP/desc.lt" "$TMP/desc.eng" && echo same || diff "$TMP/desc.eng" "$TMP/desc.lt" | head -n 6)" same
+		newside() { (cd "$1" && LC_ALL=C comm -13 <(sed 's|^\./||' "$2") <(find . -type f -name '*.blob' | sed 's|^\./||' | sort) | xargs -r stat -c '%s' | sort -n | tr '\n' ' '); }
+		check "$c: lt_compact wrote new sidecars of the sizes Lance 12's compaction writes" \
+			"$(newside "$LAKE/$c.lance" "$TMP/before")" "$(newside "$LAKE/${c}e.lance" "$TMP/before")"
+	fi
+	# lt_cleanup: the old data files and their sidecars go; both engines still read every blob
+	sleep 1
+	"${PSQL[@]}" -At -c "SELECT path FROM lt_cleanup_files('$c', '0 seconds')" >"$TMP/removed" 2>&1 || bad "$c: lt_cleanup failed: $(head -c 300 "$TMP/removed")"
+	nold=$(grep -c '^data/.*\.lance$' "$TMP/removed")
+	nside=$(grep -c '\.blob$' "$TMP/removed")
+	nside_before=$(grep -c '\.blob$' "$TMP/before")
+	[ "$nold" -ge "$nfrag" ] && [ "$nside" = "$nside_before" ] \
+		&& ok "$c: lt_cleanup removes the $nold old data files and all $nside old sidecars" \
+		|| bad "$c: lt_cleanup removed $nold data files (want at least $nfrag) and $nside sidecars (want $nside_before)"
+	for e in $engines; do
+		blob bytes "$LAKE/$c.lance" "$e" "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+		check "$c: after lt_cleanup Lance $e reads every blob's bytes" \
+			"$(cmp -s "$TMP/bytes.jsonl" "$TMP/want.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	done
+	# the engine appends and deletes on top; a second lt_compact keeps every byte
+	if blob append "$eng" "$LAKE/$c.lance" 400 3 0 2>"$TMP/append.err"; then
+		{ grep -v '"id":0,' "$TMP/want.jsonl"; blob expect 3 400; } | sort -t: -k2 -n >"$TMP/want2.jsonl"
+		got=$("${PSQL[@]}" -At -c "SELECT fragments_removed || ' ' || fragments_added FROM lt_compact('$c')" 2>&1)
+		check "$c: a second lt_compact, after Lance $eng appended and deleted, merges the two fragments" "$got" "2 1"
+		rows_of "$c" >"$TMP/sql.jsonl"
+		"$ROOT/build/lt-inspect" info "$LAKE/$c.lance" >"$TMP/info.json" 2>&1
+		blob bytes "$LAKE/$c.lance" 12 "$TMP/info.json" >"$TMP/bytes.jsonl" 2>"$TMP/bytes.err"
+		check "$c: after the engine's append and a second lt_compact, lt_fdw and Lance 12 read every blob" \
+			"$(cmp -s "$TMP/sql.jsonl" "$TMP/want2.jsonl" && cmp -s "$TMP/bytes.jsonl" "$TMP/want2.jsonl" && echo same || { head -c 300 "$TMP/bytes.err"; diff "$TMP/want2.jsonl" "$TMP/bytes.jsonl" | head -n 6; })" same
+	else
+		bad "$c: Lance $eng could not append after lt_compact: $(head -c 300 "$TMP/append.err")"
+	fi
+done
+
 # ---- 4. blob v2 placement as Lance 12's writer: the same rows written by lt_fdw and by the engine into copies of a
 # dataset with Lance's default thresholds (inline up to 64 KiB, packed up to 4 MiB, dedicated above; packed sidecars
 # of at most 6 MiB here) get the same descriptors (kind, size, blob id, position in a sidecar) and sidecar files ----
@@ -302,7 +372,6 @@ blob make 12 "$LAKE/v2cl.lance" v2 >/dev/null || bad "v2cl: Lance 12 made no dat
 	TRUNCATE v2cl; INSERT INTO v2cl VALUES (1, 'kept', decode(repeat('cc', 150000), 'hex')), (2, 'packed', decode(repeat('dd', 5000), 'hex')), (3, 'inline', '\\x01');" \
 	|| bad "v2cl: the writes"
 sleep 1	# every commit older than the cleanups' "now"
-files_of() { (cd "$1" && find . -type f | grep -v '_versions/latest_version_hint' | sort); }
 for unverified in false true; do
 	for side in a b; do rm -rf "$LAKE/v2cl$side.lance"; cp -a "$LAKE/v2cl.lance" "$LAKE/v2cl$side.lance"; done
 	"${PSQL[@]}" -c "CREATE FOREIGN TABLE IF NOT EXISTS v2cla (id bigint, note text, payload bytea) SERVER lake OPTIONS (path 'v2cla.lance')" >/dev/null

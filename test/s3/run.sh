@@ -2,7 +2,7 @@
 # test/s3/run.sh — lt_fdw on S3: the test S3 server (test/s3/server.mjs: @20minutes/s3rver, which checks SigV4
 # signatures, plus conditional PUT and a fault mode) on 127.0.0.1 and an ephemeral port, stopped at the end.
 #
-#   test/s3/run.sh                 every part: store cond read inspect pg race faults vhost token
+#   test/s3/run.sh                 every part: store cond read inspect pg race faults vhost token blob
 #   test/s3/run.sh store pg        only some parts
 #
 #   store   build/s3/test_s3_store: the S3 backend itself (reads, listings, conditional create, multipart,
@@ -21,6 +21,9 @@
 #           resolves to the loopback address): scans and a commit, read back by the reference (path style)
 #   token   the server requires a session token: the user mapping's aws_session_token works; a wrong or
 #           missing one is 42501 naming S3's error code, never showing the token
+#   blob    (LT_REF=12 only: Lance 8 has no blob v2) a blob v2 table of Lance 12 on S3: INSERT (inline, packed and
+#           dedicated sizes, empty, NULL), UPDATE and DELETE write its data files and sidecars over S3, then lt_compact;
+#           Lance 12 reads every blob's bytes over S3 as a heap table mirroring the statements holds them
 # LT_REF=12 runs it against Lance 12 (with LT_S3_SKIP_SPECS="fsl_struct": specs left out of the read part).
 # Ends with "N passed, M failed"; exits non-zero when anything failed. Leaves nothing running.
 set -uo pipefail
@@ -31,7 +34,7 @@ export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 MAKE=${MAKE:-make}
 
 parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(store cond read inspect pg race faults vhost token)
+[ ${#parts[@]} -gt 0 ] || parts=(store cond read inspect pg race faults vhost token blob)
 want() { local p; for p in "${parts[@]}"; do [ "$p" = "$1" ] && return 0; done; return 1; }
 
 pass=0 fail=0
@@ -181,7 +184,7 @@ if want inspect; then
 fi
 
 # ---- a cluster for pg, race and faults -------------------------------------------------------------------
-if want pg || want race || want faults || want vhost || want token; then
+if want pg || want race || want faults || want vhost || want token || want blob; then
 	. test/pg/cluster.sh
 	mkdir -p build
 	if ! lt_pg_install "$ROOT" build/s3-pg-install.log; then
@@ -365,6 +368,67 @@ SQL
 			ko "token: a $t session token" "$(head -c 400 "$TMP/tok.$t")"
 		fi
 	done
+fi
+
+# ---- blob ---------------------------------------------------------------------------------------------
+if want blob && [ "${LT_REF:-8}" != 12 ]; then
+	echo "skip blob: blob v2 is read back by Lance 12 (LT_REF=12); Lance 8 has none"
+elif want blob; then
+	BLOB() { NODE_OPTIONS=--openssl-legacy-provider node test/interop/blob.mjs "$@" 2> >(grep -v -e '^npm WARN' -e 'EBADENGINE' >&2); }
+	blobs_on_s3() { curl -sf "${SIGN[@]}" "$LT_S3_ENDPOINT/lake?prefix=blob%2Fv2s3.lance%2Fdata%2F" | grep -o '<Key>[^<]*\.blob</Key>' | sort -u | wc -l; }
+	rows_of() { "${PSQL[@]}" -At -c "SELECT format('{\"id\":%s,\"len\":%s,\"md5\":%s}', id, coalesce(length(payload)::text, 'null'),
+		coalesce('\"' || md5(payload) || '\"', 'null')) FROM $1 ORDER BY id" 2>&1; }
+	# Lance 12's blob v2 table (inline up to 200 bytes, packed up to 100000, dedicated above), uploaded
+	up=0
+	if BLOB make 12 "$TMP/v2s3.lance" v2 >/dev/null 2>"$TMP/blob.err"; then
+		(cd "$TMP/v2s3.lance" && find . -type f | sed 's|^\./||') >"$TMP/blob.files"
+		while read -r f; do
+			curl -sf "${SIGN[@]}" -X PUT --data-binary "@$TMP/v2s3.lance/$f" "$LT_S3_ENDPOINT/lake/blob/v2s3.lance/$f" >/dev/null || up=1
+		done <"$TMP/blob.files"
+	else
+		up=1
+	fi
+	before=$(blobs_on_s3)
+	big="decode(repeat(md5('s3 blob'), 131072), 'hex')"	# 2 MiB: a dedicated sidecar
+	if [ "$up" = 0 ] && "${PSQL[@]}" >"$TMP/blob.out" 2>&1 <<SQL
+SET client_min_messages = warning;
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+CREATE SERVER s3blob FOREIGN DATA WRAPPER lt_fdw
+  OPTIONS (root 's3://lake/blob', endpoint '$LT_S3_ENDPOINT', path_style 'true', allow_http 'true');
+CREATE USER MAPPING FOR CURRENT_USER SERVER s3blob OPTIONS (aws_access_key_id 'S3RVER', aws_secret_access_key 'S3RVER');
+CREATE FOREIGN TABLE v2s3 (id bigint, note text, payload bytea) SERVER s3blob OPTIONS (path 'v2s3.lance');
+CREATE TABLE h_v2s3 AS SELECT * FROM v2s3;
+INSERT INTO v2s3 VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'inline', '\\xdeadbeef'),
+  (104, 'packed', decode(repeat('ab', 5000), 'hex')), (105, 'packed', decode(repeat('cd', 20000), 'hex'));
+INSERT INTO h_v2s3 VALUES (100, 'empty', '\\x'), (101, 'null', NULL), (102, 'big', $big), (103, 'inline', '\\xdeadbeef'),
+  (104, 'packed', decode(repeat('ab', 5000), 'hex')), (105, 'packed', decode(repeat('cd', 20000), 'hex'));
+UPDATE v2s3 SET payload = decode(repeat('ef', 150000), 'hex') WHERE id = 2;
+UPDATE h_v2s3 SET payload = decode(repeat('ef', 150000), 'hex') WHERE id = 2;
+DELETE FROM v2s3 WHERE id IN (4, 104);
+DELETE FROM h_v2s3 WHERE id IN (4, 104);
+SQL
+	then
+		after=$(blobs_on_s3)
+		rows_of h_v2s3 >"$TMP/blob.want"
+		rows_of v2s3 >"$TMP/blob.sql"
+		BLOB bytes s3://lake/blob/v2s3.lance 12 >"$TMP/blob.got" 2>"$TMP/blob.err"
+		n=$(wc -l <"$TMP/blob.want")
+		if [ "$after" -gt "$before" ] && [ "$n" -gt 12 ] && cmp -s "$TMP/blob.got" "$TMP/blob.want" && cmp -s "$TMP/blob.sql" "$TMP/blob.want"; then
+			ok "blob: INSERT, UPDATE and DELETE of a blob v2 table on S3 ($((after - before)) new sidecars); Lance 12 reads all $n rows' bytes over S3"
+		else
+			ko "blob: blob v2 writes over S3" "sidecars $before -> $after; $(head -c 300 "$TMP/blob.err")" \
+				"$(diff "$TMP/blob.want" "$TMP/blob.got" | head -n 6)" "$(diff "$TMP/blob.want" "$TMP/blob.sql" | head -n 4)"
+		fi
+		got=$("${PSQL[@]}" -At -c "SELECT fragments_removed || ' ' || fragments_added FROM lt_compact('v2s3')" 2>&1)
+		BLOB bytes s3://lake/blob/v2s3.lance 12 >"$TMP/blob.got" 2>"$TMP/blob.err"
+		if [[ $got == *" 1" ]] && cmp -s "$TMP/blob.got" "$TMP/blob.want"; then
+			ok "blob: lt_compact over S3 ($got fragments); Lance 12 reads every blob's bytes after it"
+		else
+			ko "blob: lt_compact of a blob v2 table on S3" "$got" "$(head -c 300 "$TMP/blob.err")" "$(diff "$TMP/blob.want" "$TMP/blob.got" | head -n 6)"
+		fi
+	else
+		ko "blob: setup or the writes" "$(head -c 500 "$TMP/blob.err" "$TMP/blob.out")"
+	fi
 fi
 
 finish

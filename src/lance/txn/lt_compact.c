@@ -8,12 +8,16 @@
 #include <roaring/roaring.h>
 
 #include "assignment/lt_assignment.h"
+#include "blob/lt_blob.h"
 #include "util/lt_alloc.h"
 #include "proto/lt_table.pb-c.h"
 #include "table/lt_roaring.h"
 #include "table/lt_scan.h"
 
 #define DEFAULT_TARGET_ROWS (1024 * 1024)
+
+/* Blob bytes read for one slice of a batch: more rows wait for the next slice (a larger blob goes alone). */
+#define BLOB_SLICE_BYTES ((uint64_t) 64 << 20)
 
 static uint64_t
 target_rows(const lt_compact_options *opts)
@@ -204,6 +208,9 @@ typedef struct copy_state
 	/* the source fragment's state per tracked field, while it is copied */
 	lt_assign_kind *src_kind;
 	const roaring_bitmap_t **src_rows;
+	/* blob columns: the source fragment's file holding each (NULL: not a blob column), relative to the dataset */
+	bool		any_blob;
+	char	  **blob_file;
 } copy_state;
 
 static lt_code
@@ -346,6 +353,140 @@ keep_ids(copy_state *cs, const uint64_t *ids, int64_t n, lt_error *err)
 	return LT_OK;
 }
 
+/* ---- blob columns: the writer takes their bytes, the scan gives their descriptors ---------------------- */
+
+/*
+ * As Lance's compaction: a blob's bytes are read where its descriptor says and written anew with the
+ * new file (legacy: into it; blob v2: inline or into its own packed / dedicated sidecars, by size),
+ * so that nothing of the new fragment points into the old files, which lt_cleanup may remove.
+ */
+static lt_code
+blob_files_of(copy_state *cs, const Lt__Pb__DataFragment *frag, lt_error *err)
+{
+	const lt_schema *s = cs->ds->schema;
+
+	for (int c = 0; c < s->n_fields; c++)
+	{
+		const lt_field *f = s->fields[c];
+		const char *file = NULL;
+
+		lt_free(cs->blob_file[c]);
+		cs->blob_file[c] = NULL;
+		if (f->blob == LT_BLOB_NONE)
+			continue;
+		for (size_t j = 0; j < frag->n_files && !file; j++)
+			for (size_t k = 0; k < frag->files[j]->n_fields; k++)
+				if (frag->files[j]->fields[k] == f->id)
+					file = frag->files[j]->path;
+		if (!file)
+			return lt_corrupt(err, "fragment %llu has no data file for blob field \"%s\"",
+							  (unsigned long long) frag->id, f->name);
+		if (!(cs->blob_file[c] = lt_asprintf("data/%s", file)))
+			return lt_nomem(err);
+	}
+	return LT_OK;
+}
+
+/* How many of the n rows from `from` on to copy at once: their blobs' bytes within BLOB_SLICE_BYTES. */
+static lt_code
+blob_slice_rows(const copy_state *cs, const lt_batch *b, int64_t from, int64_t *n, lt_error *err)
+{
+	const lt_schema *s = cs->ds->schema;
+	uint64_t	bytes = 0;
+
+	for (int64_t r = 0; r < *n; r++)
+	{
+		uint64_t	row = 0;
+
+		for (int c = 0; c < s->n_fields; c++)
+		{
+			bool		is_null;
+			uint64_t	size;
+
+			if (!cs->blob_file[c])
+				continue;
+			LT_TRY(lt_blob_size(s->fields[c]->blob, b->columns[c], from + r, &is_null, &size, err));
+			row += size;
+		}
+		if (r > 0 && bytes + row > BLOB_SLICE_BYTES)
+		{
+			*n = r;
+			break;
+		}
+		bytes += row;
+	}
+	return LT_OK;
+}
+
+/* One more slot of a binary array, of len bytes: *dst is where they go. */
+static lt_code
+binary_slot(lt_array *a, uint64_t len, uint8_t **dst, lt_error *err)
+{
+	LT_TRY(lt_array_reserve(a, 1, err));
+	LT_TRY(lt_array_reserve_data(a, (int64_t) len, err));
+	if (a->validity)
+		a->validity[a->length] = 1;
+	*dst = a->data + a->data_len;
+	a->data_len += (int64_t) len;
+	a->offsets[a->length + 1] = a->data_len;
+	a->length++;
+	return LT_OK;
+}
+
+/*
+ * Rows [from, from + n) of the descriptors `desc` of blob field f (kept in data_file) as the writer
+ * takes them, appended to dst (lt_array_new_values): legacy the bytes, blob v2 a struct {data, uri}
+ * with the bytes as data.  A blob stored by external URI is refused (lt_fdw writes none).
+ */
+static lt_code
+blob_values(lt_dataset *ds, const lt_field *f, const lt_array *desc, int64_t from, int64_t n, const char *data_file,
+			lt_array *dst, lt_error *err)
+{
+	lt_code		rc = LT_OK;
+
+	for (int64_t r = 0; rc == LT_OK && r < n; r++)
+	{
+		lt_blob_loc loc;
+		lt_array   *bin = f->blob == LT_BLOB_V2 ? (dst->n_children == 2 ? dst->children[0] : NULL) : dst;
+		uint8_t    *p;
+		char	   *path;
+
+		if ((rc = lt_check_interrupt(err, "compacting blobs")) != LT_OK)
+			break;
+		if (!bin)
+			return lt_error_set(err, LT_EINVALID, "blob v2 field \"%s\" is not a struct {data, uri}", f->name);
+		if ((rc = lt_blob_locate(f->blob, desc, from + r, data_file, &loc, err)) != LT_OK)
+			break;
+		if (loc.is_null)
+			rc = lt_array_append_nulls(dst, 1, err);
+		else if (loc.external)
+			rc = lt_error_set(err, LT_EUNSUPPORTED,
+							  "blob field \"%s\": a blob stored by external URI (%s) is not compacted by lt_fdw",
+							  f->name, loc.path ? loc.path : "?");
+		else if (f->blob == LT_BLOB_V2)
+		{
+			/* the struct's slot, its data, and no URI */
+			if ((rc = lt_array_reserve(dst, 1, err)) == LT_OK)
+			{
+				if (dst->validity)
+					dst->validity[dst->length] = 1;
+				dst->length++;
+				rc = lt_array_append_nulls(dst->children[1], 1, err);
+			}
+		}
+		if (rc == LT_OK && !loc.is_null && (rc = binary_slot(bin, loc.length, &p, err)) == LT_OK && loc.length)
+		{
+			if (!(path = lt_dataset_path(ds, loc.path)))
+				rc = lt_nomem(err);
+			else
+				rc = lt_blob_read(ds->store, path, &loc, p, err);
+			lt_free(path);
+		}
+		lt_blob_loc_clear(&loc);
+	}
+	return rc == LT_OK ? LT_OK : lt_error_prefix(err, "%s: blob field \"%s\"", data_file, f->name);
+}
+
 lt_code
 lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compact_options *opts,
 					  lt_compact_file **files, size_t *n_files, lt_error *err)
@@ -361,6 +502,9 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 	if (!(cs.data_dir = lt_dataset_path(ds, "data/")))
 		return lt_nomem(err);
 	rc = track_open(&cs, err);
+	cs.any_blob = lt_schema_first_blob(s) != NULL;
+	if (rc == LT_OK && cs.any_blob && !(cs.blob_file = lt_calloc((size_t) s->n_fields + 1, sizeof(char *))))
+		rc = lt_nomem(err);
 	for (size_t k = 0; rc == LT_OK && k < g->count; k++)
 	{
 		const Lt__Pb__DataFragment *frag = ds->fragments[g->first + k];
@@ -370,6 +514,8 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 
 		for (int t = 0; rc == LT_OK && t < cs.n_track; t++)
 			rc = lt_assign_fragment(cs.track[t], frag->id, frag->physical_rows, &cs.src_kind[t], &cs.src_rows[t], err);
+		if (rc == LT_OK && cs.any_blob)
+			rc = blob_files_of(&cs, frag, err);
 		if (rc != LT_OK)
 			break;
 
@@ -397,16 +543,24 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 					break;
 				room = (int64_t) (target - lt_file_writer_rows(cs.w));
 				n = b->length - done < room ? b->length - done : room;
+				if (cs.any_blob && (rc = blob_slice_rows(&cs, b, done, &n, err)) != LT_OK)
+					break;
 				track_rows(&cs, b, done, n, lt_file_writer_rows(cs.w));
-				if (done == 0 && n == b->length)
+				if (!cs.any_blob && done == 0 && n == b->length)
 					rc = lt_file_writer_write(cs.w, b->columns, n, err);
 				else
 				{
-					/* slices of the batch's columns */
+					/* slices of the batch's columns; a blob column's bytes in place of its descriptors */
 					if (!(cols = lt_calloc((size_t) b->n_columns, sizeof(lt_array *))))
 						rc = lt_nomem(err);
 					for (int c = 0; rc == LT_OK && c < b->n_columns; c++)
-						if ((rc = lt_array_new(b->columns[c]->field, &cols[c], err)) == LT_OK)
+						if (cs.blob_file && cs.blob_file[c])
+						{
+							if ((rc = lt_array_new_values(s->fields[c], &cols[c], err)) == LT_OK)
+								rc = blob_values(ds, s->fields[c], b->columns[c], done, n, cs.blob_file[c], cols[c],
+												 err);
+						}
+						else if ((rc = lt_array_new(b->columns[c]->field, &cols[c], err)) == LT_OK)
 							rc = lt_array_append_slice(cols[c], b->columns[c], done, n, err);
 					if (rc == LT_OK)
 						rc = lt_file_writer_write(cs.w, cols, n, err);
@@ -433,6 +587,9 @@ lt_compact_copy_group(lt_dataset *ds, const lt_compact_group *g, const lt_compac
 		lt_file_writer_free(cs.w);	/* an unfinished (empty or failed) file is removed */
 	lt_free(cs.ids);
 	lt_free(cs.data_dir);
+	for (int c = 0; cs.blob_file && c < s->n_fields; c++)
+		lt_free(cs.blob_file[c]);
+	lt_free(cs.blob_file);
 	track_close(&cs);
 	if (rc != LT_OK)
 	{
