@@ -336,6 +336,7 @@ lt_xact_table(Relation rel, const LtTableOptions *opts)
 	}
 	xt->base = base;
 	xt->txn = txn;
+	xt->auto_compact = lt_option_auto_compact(RelationGetRelid(rel));
 	if (opts->ns_managed_versioning)
 	{
 		MemoryContext o = MemoryContextSwitchTo(xt->cxt);
@@ -1108,7 +1109,8 @@ xact_callback(XactEvent event, void *arg)
 				LtXactTable *xt = lfirst(lc);
 
 				if (xt->committed_version > 0 && xt->base != NULL && !OidIsValid(xt->ns_serverid))
-					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version);
+					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version,
+											 xt->auto_compact);
 			}
 			break;
 		default:

@@ -219,5 +219,29 @@ else
 	cat "$TMP/auto_c.out"; bad "auto-cleanup: an unparsable config is a WARNING after the commit"
 fi
 
+# ---- auto_compact: after each committed write, Lance's compaction plan runs when it rewrites >= N fragments --------
+# 100 rows in one fragment, then ten single-row INSERTs (each its own transaction) with auto_compact '4': every third
+# INSERT makes four small fragments, which the compaction after that commit rewrites into one (a Rewrite version).
+rm -rf "$LAKE/auto_d.lance"
+ref make "$LAKE/auto_d.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+chown -R "$LT_PG_OSUSER" "$LAKE/auto_d.lance" 2>/dev/null
+"${PSQL[@]}" >"$TMP/auto_d.out" 2>&1 <<'SQL' || { cat "$TMP/auto_d.out"; finish "the auto_compact INSERTs failed"; }
+CREATE FOREIGN TABLE auto_d (id bigint, value text) SERVER lake OPTIONS (path 'auto_d.lance', auto_compact '4');
+SELECT format('INSERT INTO auto_d VALUES (%s, %L)', 3000 + i, 'autoc-' || i) FROM generate_series(1, 10) i \gexec
+SQL
+check "auto_compact: two fragments after ten single-row INSERTs (compacted after the 3rd, 6th and 9th)" \
+	"$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('auto_d')")" 2
+check "auto_compact: three Rewrite versions" "$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_versions('auto_d') WHERE operation = 'Rewrite'")" 3
+check "auto_compact: lt_fdw reads the rows" \
+	"$("${PSQL[@]}" -At -c "SELECT count(*) || ' ' || string_agg(id::text, ',' ORDER BY id) FILTER (WHERE value LIKE 'autoc-%') FROM auto_d")" \
+	"110 3001,3002,3003,3004,3005,3006,3007,3008,3009,3010"
+ref scan "$LAKE/auto_d.lance" >"$TMP/auto_d.jsonl" 2>&1
+check "auto_compact: the engine reads the rows" "$(wc -l <"$TMP/auto_d.jsonl") $(grep -c 'autoc-' "$TMP/auto_d.jsonl")" "110 10"
+if "${PSQL[@]}" -c "ALTER FOREIGN TABLE auto_d OPTIONS (SET auto_compact '1')" 2>"$TMP/auto_d.err"; then
+	bad "auto_compact: '1' refused"
+else
+	check "auto_compact: '1' refused" "$(grep -c 'invalid value for option "auto_compact"' "$TMP/auto_d.err")" 1
+fi
+
 echo "cleanup: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
