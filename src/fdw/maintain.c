@@ -58,7 +58,8 @@ auto_cleanup(lt_store *store, uint64 version, lt_cleanup_result *res, bool *due,
  * over later appends.  *res.op stays LT_OP_NONE when nothing was compacted.
  */
 static lt_code
-auto_compact(lt_store *store, uint64 version, int min_fragments, lt_commit_result *res, lt_error *err)
+auto_compact(lt_store *store, const char *uri, const char *relname, uint64 version, int min_fragments,
+			 lt_commit_result *res, lt_error *err)
 {
 	lt_version_spec spec = {version, NULL};
 	lt_dataset *ds = NULL;
@@ -76,6 +77,8 @@ auto_compact(lt_store *store, uint64 version, int min_fragments, lt_commit_resul
 		rc = lt_compact_plan_make(ds, &co, &plan, err);
 	if (rc == LT_OK && plan.n_fragments >= (size_t) min_fragments)
 	{
+		/* a rewrite would write blobs inline: refused as lt_compact refuses it (an ERROR: the caller's WARNING) */
+		lt_check_blob_writable(relname, uri, ds, "auto-compact");
 		rc = lt_txn_begin(ds, &t, err);
 		for (size_t g = 0; rc == LT_OK && g < plan.n_groups; g++)
 		{
@@ -154,7 +157,7 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 		{
 			lt_commit_result res;
 			lt_error	err;
-			lt_code		rc = auto_compact(store, version, auto_compact_min, &res, &err);
+			lt_code		rc = auto_compact(store, uri, relname, version, auto_compact_min, &res, &err);
 
 			if (rc == LT_ECONFLICT)
 				ereport(NOTICE,
