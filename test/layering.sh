@@ -23,7 +23,7 @@ FDW_LAYERS=(
 	"store spill"
 	"option"
 	"dataset"
-	"namespace"
+	"namespace maintain"
 	"xact"
 	"convert convert_write quals vector"
 	"index index_build keys assign"

@@ -67,6 +67,7 @@ usage(void)
 			"       lt-inspect index-file FILE [--bits]               # one index file: schema, metadata, rows (--bits: floats as their bits)\n"
 			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--branch B]\n"
+			"       lt-inspect set-config DIR KEY [VALUE]   # one UpdateConfig commit (no VALUE: remove KEY)\n"
 			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"
 			"       (scan and take accept --stats: pages decoded and bytes read, on stderr; and --blobs: blob columns as\n"
 			"        {\"len\":N,\"fnv\":FNV-1a 64 of the bytes} instead of their descriptors)\n"

@@ -46,7 +46,8 @@ static const char *const OPS[] = {"", "append", "delete", "update", "overwrite"}
 bool
 lt_is_commit_cmd(const char *cmd)
 {
-	return strcmp(cmd, "append") == 0 || strcmp(cmd, "delete") == 0 || strcmp(cmd, "update") == 0;
+	return strcmp(cmd, "append") == 0 || strcmp(cmd, "delete") == 0 || strcmp(cmd, "update") == 0 ||
+		strcmp(cmd, "set-config") == 0;
 }
 
 static int
@@ -306,6 +307,34 @@ delete_addrs(lt_txn *t, const char *list, lt_error *err)
 	return rc;
 }
 
+/* lt-inspect set-config DIR KEY [VALUE]: one UpdateConfig commit (no VALUE: the key is removed) */
+static int
+set_config(int argc, char **argv)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = NULL;
+	lt_commit_result res;
+	lt_error	err;
+	int			rc = 0;
+
+	if (argc < 3 || argc > 4)
+	{
+		fprintf(stderr, "usage: lt-inspect set-config DIR KEY [VALUE]\n");
+		return 2;
+	}
+	if (lt_store_open_location(argv[1], &store, &err) != LT_OK)
+		return cfail(&err);
+	if (lt_dataset_open(store, "", NULL, &ds, &err) != LT_OK ||
+		lt_commit_config(ds, argv[2], argc == 4 ? argv[3] : NULL, NULL, &res, &err) != LT_OK)
+		rc = cfail(&err);
+	else
+		printf("%llu\n", (unsigned long long) res.version);
+	if (ds)
+		lt_dataset_close(ds);
+	lt_store_close(store);
+	return rc;
+}
+
 int
 lt_commit_cmd(int argc, char **argv)
 {
@@ -326,6 +355,8 @@ lt_commit_cmd(int argc, char **argv)
 	lt_error	err;
 	int			rc = 0;
 
+	if (strcmp(cmd, "set-config") == 0)
+		return set_config(argc, argv);
 	for (int i = 2; i < argc; i++)
 	{
 		if (strcmp(argv[i], "--rowaddrs") == 0 && i + 1 < argc)

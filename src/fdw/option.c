@@ -23,6 +23,8 @@
  *   server, table batch_size    rows per ExecForeignBatchInsert call (default 1: Postgres's own
  *                               INSERT path; rows are buffered into column builders either way)
  *                 max_rows_per_file  a new data file (and fragment) every this many rows (1048576)
+ *                 auto_compact  off (default), or N: after a committed write, compact when Lance's plan
+ *                               would rewrite at least N small fragments (maintain.c)
  *
  * Writes (INSERT, UPDATE, DELETE, COPY FROM) need superuser or the privileges of
  * pg_write_server_files, checked when a write starts (lt_check_write_privilege).
@@ -86,6 +88,8 @@ static const LtFdwOption lt_fdw_options[] = {
 	{"batch_size", ForeignTableRelationId},
 	{"max_rows_per_file", ForeignServerRelationId},
 	{"max_rows_per_file", ForeignTableRelationId},
+	{"auto_compact", ForeignServerRelationId},
+	{"auto_compact", ForeignTableRelationId},
 	{"endpoint", ForeignServerRelationId},
 	{"region", ForeignServerRelationId},
 	{"path_style", ForeignServerRelationId},
@@ -214,6 +218,22 @@ lt_check_write_privilege(Oid userid, const char *relname, const char *uri)
 						   uri, "pg_write_server_files")));
 }
 
+static int64 parse_positive(const char *name, const char *value, int64 max);
+
+/* An integer option from min to max. */
+static int64
+parse_positive_min(const char *name, const char *value, int64 min, int64 max)
+{
+	int64		v = parse_positive(name, value, max);
+
+	if (v < min)
+		ereport(ERROR,
+				(errcode(ERRCODE_FDW_INVALID_ATTRIBUTE_VALUE),
+				 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", name, value),
+				 errhint("Option \"%s\" is \"off\" or an integer from " INT64_FORMAT " to " INT64_FORMAT ".", name, min, max)));
+	return v;
+}
+
 /* A positive integer option (batch_size, max_rows_per_file) up to max. */
 static int64
 parse_positive(const char *name, const char *value, int64 max)
@@ -229,6 +249,15 @@ parse_positive(const char *name, const char *value, int64 max)
 				 errmsg("lt_fdw: invalid value for option \"%s\": \"%s\"", name, value),
 				 errhint("Option \"%s\" is an integer from 1 to " INT64_FORMAT ".", name, max)));
 	return (int64) v;
+}
+
+/* auto_compact: "off" (0), or the fragments (2 to 1000000) a compaction after a commit must at least rewrite */
+static int
+parse_auto_compact(const char *value)
+{
+	if (pg_strcasecmp(value, "off") == 0)
+		return 0;
+	return (int) parse_positive_min("auto_compact", value, 2, 1000000);
 }
 
 #define LT_MAX_BATCH_SIZE		((int64) 65535)		/* Postgres's own bound on a batch */
@@ -264,6 +293,22 @@ int
 lt_option_batch_size(Oid relid)
 {
 	return (int) write_option(relid, "batch_size", LT_MAX_BATCH_SIZE, 1);
+}
+
+int
+lt_option_auto_compact(Oid relid)
+{
+	ForeignTable *table = GetForeignTable(relid);
+	ForeignServer *server = GetForeignServer(table->serverid);
+	ListCell   *lc;
+
+	foreach(lc, table->options)
+		if (strcmp(((DefElem *) lfirst(lc))->defname, "auto_compact") == 0)
+			return parse_auto_compact(defGetString((DefElem *) lfirst(lc)));
+	foreach(lc, server->options)
+		if (strcmp(((DefElem *) lfirst(lc))->defname, "auto_compact") == 0)
+			return parse_auto_compact(defGetString((DefElem *) lfirst(lc)));
+	return 0;
 }
 
 int64
@@ -469,6 +514,8 @@ lt_fdw_validator(PG_FUNCTION_ARGS)
 			(void) parse_positive(def->defname, value, LT_MAX_BATCH_SIZE);
 		else if (strcmp(def->defname, "max_rows_per_file") == 0)
 			(void) parse_positive(def->defname, value, LT_MAX_ROWS_PER_FILE);
+		else if (strcmp(def->defname, "auto_compact") == 0)
+			(void) parse_auto_compact(value);
 		else if (strcmp(def->defname, "endpoint") == 0)
 		{
 			if (strncmp(value, "https://", 8) != 0 && strncmp(value, "http://", 7) != 0)

@@ -59,6 +59,8 @@ extern void lt_check_table_owner(Oid relid);
 /* Write options of a foreign table (table option, else server option, else the default). */
 extern int	lt_option_batch_size(Oid relid);
 extern int64 lt_option_max_rows_per_file(Oid relid);
+/* auto_compact (table, else server): the fragments Lance's compaction plan must rewrite to compact after a commit; 0 = off */
+extern int	lt_option_auto_compact(Oid relid);
 /* "file:///x" or "/x" -> "/x"; errors for s3:// and other schemes. */
 extern char *lt_local_path_from_uri(const char *value, const char *option);
 /* A local path as lt_local_path_from_uri, or a checked and normalised s3:// URI. */

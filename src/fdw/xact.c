@@ -58,6 +58,7 @@
 #include "utils/memutils.h"
 
 #include "dataset.h"
+#include "maintain.h"
 #include "namespace.h"
 #include "option.h"
 #include "store.h"
@@ -335,6 +336,7 @@ lt_xact_table(Relation rel, const LtTableOptions *opts)
 	}
 	xt->base = base;
 	xt->txn = txn;
+	xt->auto_compact = lt_option_auto_compact(RelationGetRelid(rel));
 	if (opts->ns_managed_versioning)
 	{
 		MemoryContext o = MemoryContextSwitchTo(xt->cxt);
@@ -1058,6 +1060,7 @@ commit_all(void)
 			txn_failed(xt, &err);
 		elog(DEBUG1, "lt_fdw: committed version " UINT64_FORMAT " of %s (%d attempts)", res.version, xt->uri,
 			 res.attempts);
+		xt->committed_version = res.version;
 	}
 }
 
@@ -1097,6 +1100,17 @@ xact_callback(XactEvent event, void *arg)
 			{
 				discard_indexes(lfirst(lc), InvalidSubTransactionId);
 				discard_op(lfirst(lc), InvalidSubTransactionId);
+			}
+			break;
+		case XACT_EVENT_COMMIT:
+			/* committed: Lance's writers clean up now, after the commit and never failing it (maintain.c) */
+			foreach(lc, tables)
+			{
+				LtXactTable *xt = lfirst(lc);
+
+				if (xt->committed_version > 0 && xt->base != NULL && !OidIsValid(xt->ns_serverid))
+					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version,
+											 xt->auto_compact);
 			}
 			break;
 		default:

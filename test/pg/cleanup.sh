@@ -155,5 +155,93 @@ check "assignment: one root (the newest version's) stays" "$(grep -c '^_assignme
 check "assignment: lt_fdw reads the same state after the cleanup" "$(assigned_of)" "$state_before"
 check "assignment: the engine reads the same rows" "$(ref scan "$LAKE/t.lance" | wc -l)" "$(echo "$state_before" | sed 's|^[0-9]*/\([0-9]*\) .*|\1|')"
 
+# ---- auto-cleanup: the dataset's lance.auto_cleanup.* config, run after lt_fdw's commits as the engine's writers run it --
+# The same six commits (single-row INSERTs and a DELETE that empties a fragment) by lt_fdw on one copy and by the
+# engine on the other, with interval 3 and retain_versions 2 set (lt-inspect set-config: the engines' JS APIs cannot
+# set a dataset's config): each cleans up after versions 6 and 9, and both keep the same versions and remove the same
+# files of the versions before (the new files' names differ: compared per directory by count).
+INSPECT="$ROOT/build/lt-inspect"
+rm -rf "$LAKE/auto_a.lance"
+ref make "$LAKE/auto_a.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+"$INSPECT" set-config "$LAKE/auto_a.lance" lance.auto_cleanup.retain_versions 2 >/dev/null &&
+	"$INSPECT" set-config "$LAKE/auto_a.lance" lance.auto_cleanup.interval 3 >/dev/null || finish "lt-inspect set-config failed"
+cp -a "$LAKE/auto_a.lance" "$LAKE/auto_b.lance"
+chown -R "$LT_PG_OSUSER" "$LAKE/auto_a.lance" "$LAKE/auto_b.lance" 2>/dev/null
+files_of "$LAKE/auto_a.lance" >"$TMP/auto_before"
+"${PSQL[@]}" >"$TMP/auto.out" 2>&1 <<SQL || { cat "$TMP/auto.out"; finish "the commits through lt_fdw failed"; }
+CREATE FOREIGN TABLE auto_a (id bigint, value text) SERVER lake OPTIONS (path 'auto_a.lance');
+INSERT INTO auto_a VALUES (1001, 'a');
+INSERT INTO auto_a VALUES (1002, 'b');
+DELETE FROM auto_a WHERE id = 1001;
+INSERT INTO auto_a VALUES (1003, 'c');
+INSERT INTO auto_a VALUES (1004, 'd');
+INSERT INTO auto_a VALUES (1005, 'e');
+SQL
+cat >"$TMP/auto_ops.json" <<'JSON'
+{"ops": [{"op": "append", "rows": [{"id": 1001, "value": "a"}]}, {"op": "append", "rows": [{"id": 1002, "value": "b"}]},
+ {"op": "delete", "where": "id = 1001"}, {"op": "append", "rows": [{"id": 1003, "value": "c"}]},
+ {"op": "append", "rows": [{"id": 1004, "value": "d"}]}, {"op": "append", "rows": [{"id": 1005, "value": "e"}]}]}
+JSON
+chmod a+r "$TMP/auto_ops.json"
+ref apply "$LAKE/auto_b.lance" "$TMP/auto_ops.json" >/dev/null 2>"$TMP/auto_ref.err" || { cat "$TMP/auto_ref.err"; bad "auto-cleanup: the engine's commits"; }
+versions_of() { (cd "$1/_versions" && ls | grep '\.manifest$' | LC_ALL=C sort | tr '\n' ' '); }
+check "auto-cleanup: lt_fdw's commits keep the versions the engine's keep" "$(versions_of "$LAKE/auto_a.lance")" "$(versions_of "$LAKE/auto_b.lance")"
+check "auto-cleanup: two versions stay (retain_versions 2, cleaned after version 9)" "$(versions_of "$LAKE/auto_a.lance" | wc -w)" 2
+files_of "$LAKE/auto_a.lance" >"$TMP/auto_after_a"
+files_of "$LAKE/auto_b.lance" >"$TMP/auto_after_b"
+LC_ALL=C comm -23 "$TMP/auto_before" "$TMP/auto_after_a" >"$TMP/auto_removed_a"
+LC_ALL=C comm -23 "$TMP/auto_before" "$TMP/auto_after_b" >"$TMP/auto_removed_b"
+if [ -s "$TMP/auto_removed_a" ] && cmp -s "$TMP/auto_removed_a" "$TMP/auto_removed_b"; then
+	ok "auto-cleanup: the same $(wc -l <"$TMP/auto_removed_a") files of the versions before removed"
+else
+	echo "   lt_fdw's commits removed:"; sed 's/^/     /' "$TMP/auto_removed_a"
+	echo "   the engine's removed:"; sed 's/^/     /' "$TMP/auto_removed_b"
+	bad "auto-cleanup: the same files of the versions before removed"
+fi
+per_dir() { cut -d/ -f1 "$1" | LC_ALL=C sort | uniq -c | tr -s ' ' | tr '\n' ';'; }
+check "auto-cleanup: as many files stay in each directory" "$(per_dir "$TMP/auto_after_a")" "$(per_dir "$TMP/auto_after_b")"
+check "auto-cleanup: the engine reads the same rows from both" \
+	"$(ref scan "$LAKE/auto_a.lance" | LC_ALL=C sort | md5sum)" "$(ref scan "$LAKE/auto_b.lance" | LC_ALL=C sort | md5sum)"
+check "auto-cleanup: lt_fdw reads them" \
+	"$("${PSQL[@]}" -At -c "SELECT count(*) || ' ' || string_agg(id::text, ',' ORDER BY id) FILTER (WHERE id BETWEEN 1001 AND 1005) FROM auto_a")" \
+	"$(($(ref scan "$LAKE/auto_b.lance" | wc -l))) 1002,1003,1004,1005"
+# a config Lance's hook cannot parse: a WARNING after the commit, which stays committed
+cp -a "$LAKE/auto_b.lance" "$LAKE/auto_c.lance"
+"$INSPECT" set-config "$LAKE/auto_c.lance" lance.auto_cleanup.interval x >/dev/null || finish "lt-inspect set-config failed"
+chown -R "$LT_PG_OSUSER" "$LAKE/auto_c.lance" 2>/dev/null
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE auto_c (id bigint, value text) SERVER lake OPTIONS (path 'auto_c.lance')" \
+	-c "INSERT INTO auto_c VALUES (2000, 'w')" >"$TMP/auto_c.out" 2>&1
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q 'WARNING:  lt_fdw: auto-cleanup of foreign table "auto_c" failed: invalid lance.auto_cleanup.interval "x"' "$TMP/auto_c.out" &&
+	[ "$("${PSQL[@]}" -At -c "SELECT count(*) FROM auto_c WHERE id = 2000")" = 1 ]; then
+	ok "auto-cleanup: an unparsable config is a WARNING after the commit, which stays committed"
+else
+	cat "$TMP/auto_c.out"; bad "auto-cleanup: an unparsable config is a WARNING after the commit"
+fi
+
+# ---- auto_compact: after each committed write, Lance's compaction plan runs when it rewrites >= N fragments --------
+# 100 rows in one fragment, then ten single-row INSERTs (each its own transaction) with auto_compact '4': every third
+# INSERT makes four small fragments, which the compaction after that commit rewrites into one (a Rewrite version).
+rm -rf "$LAKE/auto_d.lance"
+ref make "$LAKE/auto_d.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
+chown -R "$LT_PG_OSUSER" "$LAKE/auto_d.lance" 2>/dev/null
+"${PSQL[@]}" >"$TMP/auto_d.out" 2>&1 <<'SQL' || { cat "$TMP/auto_d.out"; finish "the auto_compact INSERTs failed"; }
+CREATE FOREIGN TABLE auto_d (id bigint, value text) SERVER lake OPTIONS (path 'auto_d.lance', auto_compact '4');
+SELECT format('INSERT INTO auto_d VALUES (%s, %L)', 3000 + i, 'autoc-' || i) FROM generate_series(1, 10) i \gexec
+SQL
+check "auto_compact: two fragments after ten single-row INSERTs (compacted after the 3rd, 6th and 9th)" \
+	"$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('auto_d')")" 2
+check "auto_compact: three Rewrite versions" "$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_versions('auto_d') WHERE operation = 'Rewrite'")" 3
+check "auto_compact: lt_fdw reads the rows" \
+	"$("${PSQL[@]}" -At -c "SELECT count(*) || ' ' || string_agg(id::text, ',' ORDER BY id) FILTER (WHERE value LIKE 'autoc-%') FROM auto_d")" \
+	"110 3001,3002,3003,3004,3005,3006,3007,3008,3009,3010"
+ref scan "$LAKE/auto_d.lance" >"$TMP/auto_d.jsonl" 2>&1
+check "auto_compact: the engine reads the rows" "$(wc -l <"$TMP/auto_d.jsonl") $(grep -c 'autoc-' "$TMP/auto_d.jsonl")" "110 10"
+if "${PSQL[@]}" -c "ALTER FOREIGN TABLE auto_d OPTIONS (SET auto_compact '1')" 2>"$TMP/auto_d.err"; then
+	bad "auto_compact: '1' refused"
+else
+	check "auto_compact: '1' refused" "$(grep -c 'invalid value for option "auto_compact"' "$TMP/auto_d.err")" 1
+fi
+
 echo "cleanup: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

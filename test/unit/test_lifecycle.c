@@ -17,6 +17,7 @@
 #include "util/lt_alloc.h"
 #include "table/lt_dataset.h"
 #include "table/lt_scan.h"
+#include "table/lt_cleanup.h"
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
 #include "index/lt_index.h"
@@ -947,6 +948,77 @@ TEST(tags_and_restore)
 	lt_store_close(s);
 }
 
+/* Lance's auto_cleanup_hook rules: humantime durations, the interval, older_than and retain_versions. */
+TEST(auto_cleanup_policy)
+{
+	Lt__Pb__Manifest m = LT__PB__MANIFEST__INIT;
+	Lt__Pb__Manifest__ConfigEntry e[3] = {LT__PB__MANIFEST__CONFIG_ENTRY__INIT, LT__PB__MANIFEST__CONFIG_ENTRY__INIT,
+	LT__PB__MANIFEST__CONFIG_ENTRY__INIT};
+	Lt__Pb__Manifest__ConfigEntry *ep[3] = {&e[0], &e[1], &e[2]};
+	lt_dataset	ds = {0};
+	lt_cleanup_policy p;
+	lt_error	err;
+	int64_t		ms;
+	bool		due;
+	const int64_t now = 1700000000000;
+
+	CHECK_OK(lt_parse_duration_ms("14days", &ms, &err), err);
+	CHECK_EQ_INT(ms, 14LL * 86400 * 1000);
+	CHECK_OK(lt_parse_duration_ms("1h 30m", &ms, &err), err);
+	CHECK_EQ_INT(ms, 5400 * 1000);
+	CHECK_OK(lt_parse_duration_ms("2h37min", &ms, &err), err);
+	CHECK_EQ_INT(ms, (2 * 3600 + 37 * 60) * 1000);
+	CHECK_OK(lt_parse_duration_ms("0s", &ms, &err), err);
+	CHECK_EQ_INT(ms, 0);
+	CHECK_OK(lt_parse_duration_ms("1M", &ms, &err), err);
+	CHECK_EQ_INT(ms, 2630016LL * 1000);
+	CHECK_CODE(lt_parse_duration_ms("", &ms, &err), LT_EINVALID);
+	CHECK_CODE(lt_parse_duration_ms("14", &ms, &err), LT_EINVALID);
+	CHECK_CODE(lt_parse_duration_ms("1 fortnight", &ms, &err), LT_EINVALID);
+	CHECK_CODE(lt_parse_duration_ms("1.5h", &ms, &err), LT_EINVALID);
+
+	ds.manifest = &m;
+	m.config = ep;
+	/* no interval: never due */
+	ds.version = 20;
+	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK(!due);
+	e[0].key = "lance.auto_cleanup.interval";
+	e[0].value = "20";
+	e[1].key = "lance.auto_cleanup.older_than";
+	e[1].value = "1h";
+	m.n_config = 2;
+	ds.version = 39;
+	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK(!due);				/* 39 is no multiple of 20 */
+	ds.version = 40;
+	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK(due);
+	CHECK_EQ_INT(p.before_ms, now - 3600 * 1000);
+	CHECK_EQ_INT(p.retain_versions, 0);
+	CHECK(!p.delete_unverified && !p.error_if_tagged_old_versions);
+	e[2].key = "lance.auto_cleanup.retain_versions";
+	e[2].value = "5";
+	m.n_config = 3;
+	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK(due);
+	CHECK_EQ_INT(p.retain_versions, 5);
+	/* without older_than, the time holds nothing back */
+	e[1] = e[2];
+	m.n_config = 2;
+	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK(due);
+	CHECK_EQ_INT(p.before_ms, INT64_MAX);
+	/* what Lance's hook fails on */
+	e[1].value = "0";
+	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+	e[1].value = "5";
+	e[0].value = "x";
+	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+	e[0].value = "0";
+	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+}
+
 int
 main(void)
 {
@@ -956,5 +1028,6 @@ main(void)
 	RUN(schema_changes);
 	RUN(schema_values_and_assignment);
 	RUN(tags_and_restore);
+	RUN(auto_cleanup_policy);
 	return unit_report("lifecycle");
 }

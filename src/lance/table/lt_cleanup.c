@@ -471,8 +471,10 @@ lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 		if (rc != LT_OK)
 			break;
 		ts = manifest_ms(ds);
-		keep = i == n_versions - 1 || tagged || ts >= policy->before_ms;
-		if (tagged && i != n_versions - 1 && ts < policy->before_ms)
+		keep = i == n_versions - 1 || tagged || ts >= policy->before_ms ||
+			(policy->retain_versions > 0 && i + policy->retain_versions >= n_versions);
+		if (tagged && i != n_versions - 1 && ts < policy->before_ms &&
+			!(policy->retain_versions > 0 && i + policy->retain_versions >= n_versions))
 		{
 			size_t		l = strlen(held);
 

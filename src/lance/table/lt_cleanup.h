@@ -34,6 +34,8 @@ typedef struct lt_cleanup_policy
 {
 	int64_t		before_ms;		/* versions committed before this (ms since the epoch) are old */
 	int64_t		now_ms;			/* for the age of unverified files */
+	uint64_t	retain_versions;	/* > 0: the newest this many versions are kept as well (Lance's
+									 * retain_n_versions: a version goes only when both rules let it) */
 	bool		delete_unverified;	/* remove unreferenced files of any age (no write may be running) */
 	bool		dry_run;		/* only report what would go */
 	bool		error_if_tagged_old_versions;	/* LT_EINVALID, nothing removed, when a tag holds an old
@@ -56,5 +58,20 @@ typedef struct lt_cleanup_result
 lt_code		lt_cleanup(lt_store *store, const char *prefix, const lt_cleanup_policy *policy,
 					   lt_cleanup_result *result, lt_error *err);
 void		lt_cleanup_result_clear(lt_cleanup_result *r);
+
+/*
+ * Lance's auto-cleanup (auto_cleanup_hook in rust/lance/src/dataset/cleanup.rs), which its writers run after
+ * each commit they make, outside the commit: due when the committed version's config sets
+ * lance.auto_cleanup.interval and the version is a multiple of it.  The cleanup then removes the versions
+ * committed before now - lance.auto_cleanup.older_than (a humantime duration: "14days", "1h 30m"; without
+ * it, every version's time qualifies) that are not among the newest lance.auto_cleanup.retain_versions;
+ * unverified files stay, and a tag keeps its version without error.  *due false: nothing to do (policy
+ * untouched).  A value that does not parse is LT_EINVALID, as Lance's hook fails.  Lance 8's
+ * delete_rate_limit (a throttle) and referenced_branch (branches, which lt_cleanup refuses) are not read.
+ */
+lt_code		lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_policy *policy,
+								   bool *due, lt_error *err);
+/* A humantime duration ("14days", "2h 37min", "0s") in milliseconds (saturating); LT_EINVALID if malformed. */
+lt_code		lt_parse_duration_ms(const char *text, int64_t *ms, lt_error *err);
 
 #endif

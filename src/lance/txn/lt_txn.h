@@ -214,6 +214,13 @@ lt_code		lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_resul
 void		lt_txn_free(lt_txn *t);
 
 /*
+ * Set config key of the dataset to value (NULL: remove it) as one Lance UpdateConfig commit on read, rebased over
+ * concurrent commits that do not touch the key (lt_txn_config.c).
+ */
+lt_code		lt_commit_config(lt_dataset *read, const char *key, const char *value, const lt_commit_options *opts,
+							 lt_commit_result *result, lt_error *err);
+
+/*
  * Fault injection for crash tests: the points of a commit, in order.  Production code never
  * sets the hook (it is NULL); a test program sets it to a function that kills the process at
  * the point it wants.  At LT_COMMIT_MID_MANIFEST a torn copy of the manifest has just been

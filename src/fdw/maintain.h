@@ -1,0 +1,19 @@
+/*
+ * maintain.h — what a Lance writer does after its commit succeeded: auto-cleanup by the dataset's own
+ * lance.auto_cleanup.* config, and (opt-in: the auto_compact option) compaction of small fragments (maintain.c).
+ */
+#ifndef LT_FDW_MAINTAIN_H
+#define LT_FDW_MAINTAIN_H
+
+#include "io/lt_store.h"
+
+/*
+ * Run after the Postgres transaction that made Lance version `version` of the dataset in store committed
+ * (XACT_EVENT_COMMIT): auto-cleanup; with auto_compact > 0 a compaction (its own Rewrite commit, then its
+ * auto-cleanup) when Lance's plan rewrites at least that many fragments.  An error or a cancel is a WARNING,
+ * a lost race a NOTICE, never an error of the committed transaction.
+ */
+extern void lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version,
+									 int auto_compact);
+
+#endif
