@@ -379,6 +379,7 @@ held() {
 	q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lt_phold'" >/dev/null
 	wait_done "$name"
 	HELD_RC=$(cat "$TMP/$name.rc" 2>/dev/null)
+	[ "$HELD_RC" = 0 ] || sed 's/^/     /' "$TMP/$name.out"
 	GONE=$(q "SELECT count(*) FROM lt_stat_progress p JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '$name'")
 }
 lt_row="SELECT p.operation || '|' || p.phase || '|' || coalesce(p.fragments_total::text, '-') || '|' || coalesce(p.rows_total::text, '-')
@@ -393,10 +394,10 @@ check "progress: lt_compact shows in lt_stat_progress while held (fragments and 
 check "progress: ... then finishes, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT fragments FROM lt_table_stats('prog')")" "0|0|1"
 
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE prog_new (id bigint, value text) SERVER lake OPTIONS (path 'prog_new.lance')" >/dev/null
-held lt_pn "SELECT rows FROM lt_create_dataset('prog_new', NULL, 'SELECT g::bigint, ''v'' || g FROM generate_series(1, 20000) g')" "$lt_row"
+held lt_pn "SELECT rows_written FROM lt_create_dataset('prog_new', NULL, 'SELECT g::bigint, ''v'' || g FROM generate_series(1, 20000) g')" "$lt_row"
 check "progress: lt_create_dataset from a query shows its rows so far (totals unknown)" \
 	"$(cut -d'|' -f1-7 <<<"$HELD")" "create dataset|writing data files|-|-|true|true|true"
-check "progress: ... held mid-way (rows done less than the query's 20000)" "$(cut -d'|' -f8 <<<"$HELD" | awk '{print ($1 < 20000)}')" 1
+check "progress: ... held mid-way (rows done less than the query's 20000)" "$(cut -d'|' -f8 <<<"$HELD" | awk '$1 != "" {print ($1 < 20000)}')" 1
 check "progress: ... then finishes with every row, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT count(*) FROM prog_new")" "0|0|20000"
 
 held lt_pa "SELECT lt_add_column('prog2', 'extra', 'integer', '7')" "$lt_row"
