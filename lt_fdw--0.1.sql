@@ -248,12 +248,13 @@ COMMENT ON FUNCTION lt_optimize_indexes(regclass, text) IS
 CREATE FUNCTION lt_table_stats(target regclass, OUT version bigint, OUT fragments bigint,
                                OUT fragments_to_compact bigint, OUT live_rows bigint, OUT deleted_rows bigint,
                                OUT data_bytes bigint, OUT versions bigint, OUT indexes bigint,
-                               OUT unindexed_rows bigint)
+                               OUT unindexed_rows bigint, OUT column_bytes jsonb,
+                               OUT unindexed_rows_by_index jsonb)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION lt_table_stats(regclass) IS
-  'fragments (and how many lt_compact would rewrite), live and deleted rows, data bytes, versions, indexes and the rows they do not cover (needs SELECT)';
+  'fragments (and how many lt_compact would rewrite), live and deleted rows, data bytes (in all and per field), versions, indexes and the rows they do not cover (in all and per index) (needs SELECT)';
 COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
   'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_drop_column(regclass, text) IS

@@ -29,6 +29,8 @@
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "nodes/value.h"
@@ -2046,8 +2048,9 @@ lt_optimize_indexes(PG_FUNCTION_ARGS)
 
 /*
  * What a user (or pg_cron) needs to decide when to compact or optimize: the version read, its fragments and
- * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files,
- * committed versions, indexes and the rows they do not cover.
+ * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files
+ * (in all, and per field from the files' column metadata), committed versions, indexes and the rows they do
+ * not cover (in all, and per index).
  */
 Datum
 lt_table_stats(PG_FUNCTION_ARGS)
@@ -2071,8 +2074,12 @@ lt_table_stats(PG_FUNCTION_ARGS)
 	lt_code		rc;
 	MemoryContext oldlib;
 	TupleDesc	rtd;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
+	uint64	   *field_bytes;
+	bool		complete = true;
+	StringInfoData cols,
+				ixs;
 
 	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_table_stats must return a record");
@@ -2090,6 +2097,9 @@ lt_table_stats(PG_FUNCTION_ARGS)
 		rc = lt_dataset_indexes(ds, &l, &err);
 	if (rc == LT_OK)
 		rc = lt_dataset_versions(e->store, ds->prefix, (uint64_t **) &versions, &n_versions, &naming, &err);
+	field_bytes = palloc0(sizeof(uint64) * Max(ds->schema->n_fields, 1));
+	if (rc == LT_OK)
+		rc = lt_dataset_column_sizes(ds, field_bytes, &complete, &err);
 	lt_alloc_target(oldlib);
 	if (rc != LT_OK)
 	{
@@ -2105,17 +2115,38 @@ lt_table_stats(PG_FUNCTION_ARGS)
 		for (size_t k = 0; k < f->n_files; k++)
 			bytes += f->files[k]->file_size_bytes;
 	}
+	initStringInfo(&ixs);
+	appendStringInfoChar(&ixs, '{');
 	for (size_t i = 0; i < l->n; i++)
 	{
+		uint64		these = 0;
+
 		n_indexes++;
 		for (size_t k = 0; k < l->items[i].n_unindexed; k++)
 		{
 			const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, l->items[i].unindexed[k]);
 
 			if (f)
-				unindexed_rows += lt_fragment_live_rows(f);
+				these += lt_fragment_live_rows(f);
 		}
+		unindexed_rows += these;
+		if (i > 0)
+			appendStringInfoString(&ixs, ", ");
+		escape_json(&ixs, l->items[i].name);
+		appendStringInfo(&ixs, ": " UINT64_FORMAT, these);
 	}
+	appendStringInfoChar(&ixs, '}');
+	/* by field name: the dataset's, which a column_name option may map to another column name */
+	initStringInfo(&cols);
+	appendStringInfoChar(&cols, '{');
+	for (int i = 0; i < ds->schema->n_fields; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&cols, ", ");
+		escape_json(&cols, ds->schema->fields[i]->name);
+		appendStringInfo(&cols, ": " UINT64_FORMAT, field_bytes[i]);
+	}
+	appendStringInfoChar(&cols, '}');
 	values[0] = Int64GetDatum((int64) e->version);
 	values[1] = Int64GetDatum((int64) ds->n_fragments);
 	values[2] = Int64GetDatum((int64) plan.n_fragments);
@@ -2125,6 +2156,10 @@ lt_table_stats(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) n_versions);
 	values[7] = Int64GetDatum(n_indexes);
 	values[8] = Int64GetDatum((int64) unindexed_rows);
+	/* v1 (legacy) files have no column metadata to read sizes from */
+	values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(cols.data));
+	nulls[9] = !complete;
+	values[10] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ixs.data));
 	lt_dataset_unpin(e);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
 }
