@@ -248,12 +248,13 @@ COMMENT ON FUNCTION lt_optimize_indexes(regclass, text) IS
 CREATE FUNCTION lt_table_stats(target regclass, OUT version bigint, OUT fragments bigint,
                                OUT fragments_to_compact bigint, OUT live_rows bigint, OUT deleted_rows bigint,
                                OUT data_bytes bigint, OUT versions bigint, OUT indexes bigint,
-                               OUT unindexed_rows bigint)
+                               OUT unindexed_rows bigint, OUT column_bytes jsonb,
+                               OUT unindexed_rows_by_index jsonb)
 RETURNS record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
 COMMENT ON FUNCTION lt_table_stats(regclass) IS
-  'fragments (and how many lt_compact would rewrite), live and deleted rows, data bytes, versions, indexes and the rows they do not cover (needs SELECT)';
+  'fragments (and how many lt_compact would rewrite), live and deleted rows, data bytes (in all and per field), versions, indexes and the rows they do not cover (in all and per index) (needs SELECT)';
 COMMENT ON FUNCTION lt_add_column(regclass, text, text) IS
   'adds a field (every row NULL) to the table''s dataset and the column to the table, as one Lance Merge at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_drop_column(regclass, text) IS
@@ -295,3 +296,19 @@ COMMENT ON FUNCTION lt_alter_column_type(regclass, text, text) IS
   'changes the type of a field within its family (integers, floats, decimals, temporal types, strings) as Lance''s alter_columns casts: the values rewritten into new data files, the field a new id, one Lance Merge at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_add_column(regclass, text, text, text, text) IS
   'adds a field to the table''s dataset with default_value in every row (NULL: every row NULL, no data written) and, with track_assignment ''unassigned'' or ''assigned'', tracks its assignment from the same Lance commit at COMMIT (needs the table''s owner)';
+-- issue 18 point 7: the progress of long work (src/fdw/progress.c). lt_compact, lt_create_dataset from a
+-- query, lt_add_column with a value and lt_alter_column_type report as PostgreSQL's COPY FROM (an extension
+-- cannot add a command type; COPY's rows counter is kept true), marked 19540 ('LT') in the last slot;
+-- index builds report in pg_stat_progress_create_index.
+CREATE VIEW lt_stat_progress AS
+SELECT s.pid, s.datid, d.datname, s.relid,
+       CASE s.param11 WHEN 1 THEN 'compact' WHEN 2 THEN 'create dataset' WHEN 3 THEN 'add column'
+                      WHEN 4 THEN 'alter column type' END AS operation,
+       CASE s.param12 WHEN 1 THEN 'planning' WHEN 2 THEN 'writing data files' END AS phase,
+       NULLIF(s.param13, -1) AS fragments_total, s.param14 AS fragments_done,
+       NULLIF(s.param15, -1) AS rows_total, s.param16 AS rows_done
+  FROM pg_stat_get_progress_info('COPY') s LEFT JOIN pg_database d ON s.datid = d.oid
+ WHERE s.param20 = 19540;
+GRANT SELECT ON lt_stat_progress TO PUBLIC;
+COMMENT ON VIEW lt_stat_progress IS
+  'one row per backend running lt_compact, lt_create_dataset from a query, lt_add_column with a value or lt_alter_column_type: its phase, fragments and rows done of total (NULL: not known ahead)';

@@ -168,6 +168,26 @@ SELECT (SELECT count(*) FROM tc WHERE id = 70) AS deleted_row_by_index,
        (SELECT string_agg(id::text, ',' ORDER BY id) FROM tc_heap WHERE id IN (1, 150, 299)) AS by_scan;
 SELECT fragments, fragments_to_compact, live_rows, deleted_rows, versions, indexes, unindexed_rows FROM lt_table_stats('tc');
 SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tc');
+-- bytes per field, from the data files' column metadata: every field of the version, each with data, within
+-- the files' bytes; rows per index that it does not cover (here none, then the rows appended)
+SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(column_bytes) k) =
+       (SELECT array_agg(attname::text ORDER BY attname::text) FROM pg_attribute
+         WHERE attrelid = 'tc'::regclass AND attnum > 0 AND NOT attisdropped) AS every_field,
+       (SELECT bool_and(v::bigint > 0) FROM jsonb_each_text(column_bytes) e(k, v)) AS each_has_bytes,
+       (SELECT sum(v::bigint) FROM jsonb_each_text(column_bytes) e(k, v)) <= data_bytes AS within_data_bytes,
+       unindexed_rows_by_index
+  FROM lt_table_stats('tc');
+-- storage 2.0 writes a non-nullable bigint plain: 8 bytes a row; 1000 distinct md5 strings: at least their 32 bytes each
+CREATE FOREIGN TABLE tcb (id bigint NOT NULL, s text) SERVER life OPTIONS (path 'tcb.lance');
+SELECT rows_written FROM lt_create_dataset('tcb', '2.0', 'SELECT g, md5(g::text) FROM generate_series(1, 1000) g');
+SELECT (column_bytes->>'id')::bigint = 8 * live_rows AS id_plain, (column_bytes->>'s')::bigint >= 32 * live_rows AS s_holds_its_text
+  FROM lt_table_stats('tcb');
+SELECT lt_add_column('tcb', 'extra', 'integer');
+SELECT column_bytes->'extra' AS all_null_column_bytes FROM lt_table_stats('tcb');
+SELECT lt_create_index('tcb', 'id', 'btree') IS NOT NULL AS built;
+INSERT INTO tcb VALUES (5000, 'a', 1), (5001, 'b', 2);
+SELECT unindexed_rows_by_index, unindexed_rows FROM lt_table_stats('tcb');
+DROP FOREIGN TABLE tcb;
 -- nothing left to compact: no commit
 SELECT * FROM lt_compact('tc', target_rows_per_fragment => 100);
 SELECT count(*) AS versions FROM lt_versions('tc');

@@ -20,7 +20,7 @@ rooms=($(sed -nE 's/^LANCE_ROOMS := //p' Makefile))
 # src/fdw, lowest layer first: a file may include and call files of its own layer and of the layers below
 # (a header of src/fdw/ belongs to the layer of its .c file; within a layer the calls must not loop)
 FDW_LAYERS=(
-	"store spill"
+	"store spill progress"
 	"option"
 	"dataset"
 	"namespace maintain"

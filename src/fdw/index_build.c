@@ -32,6 +32,7 @@
 #include "dataset.h"
 #include "index_build.h"
 #include "option.h"
+#include "progress.h"
 #include "spill.h"
 #include "store.h"
 #include "xact.h"
@@ -158,6 +159,38 @@ ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 	const int64 value[] = {4, (int64) phase, (int64) total, (int64) done};
 
 	pgstat_progress_update_multi_param(4, index, value);
+	lt_progress_test_pause();
+}
+
+/*
+ * A scalar build's progress, the same way: tuples_done / tuples_total of the rows read, and the step
+ * (1 read, 2 sort, 3 write; a zonemap reads and writes in step 1) in partitions_done of 3.
+ */
+static void
+scalar_progress(void *arg, lt_index_build_step step, uint64_t done, uint64_t total)
+{
+	const int	index[] = {PROGRESS_CREATEIDX_PARTITIONS_TOTAL, PROGRESS_CREATEIDX_PARTITIONS_DONE,
+		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
+	int64		value[] = {3, (int64) step, (int64) total, (int64) done};
+
+	if (step != LT_INDEX_BUILD_READ)
+	{
+		/* the later steps keep the rows read */
+		pgstat_progress_update_multi_param(2, index, value);
+		return;
+	}
+	pgstat_progress_update_multi_param(4, index, value);
+	if (done > 0)
+		lt_progress_test_pause();
+}
+
+/* lt_optimize_indexes rebuilds through lt_create_index: its builds say REINDEX */
+static bool building_for_optimize = false;
+
+void
+lt_index_build_for_optimize(bool on)
+{
+	building_for_optimize = on;
 }
 
 /*
@@ -390,17 +423,15 @@ lt_create_index(PG_FUNCTION_ARGS)
 		vo.name = name;
 		vo.max_memory = bo.max_memory;
 		vo.progress = ivf_progress;
-		if (ivf)
-		{
-			pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, relid);
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_COMMAND, PROGRESS_CREATEIDX_COMMAND_CREATE);
-			pgstat_progress_update_param(PROGRESS_CREATEIDX_PHASE, PROGRESS_CREATEIDX_PHASE_BUILD);
-		}
+		bo.progress = scalar_progress;
+		pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, relid);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_COMMAND, building_for_optimize ?
+									 PROGRESS_CREATEIDX_COMMAND_REINDEX : PROGRESS_CREATEIDX_COMMAND_CREATE);
+		pgstat_progress_update_param(PROGRESS_CREATEIDX_PHASE, PROGRESS_CREATEIDX_PHASE_BUILD);
 		oldtarget = lt_alloc_target(xt->meta_cxt);
 		rc = ivf ? lt_ivf_build(e->ds, field, &vo, p->built, &err) : lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
-		if (ivf)
-			pgstat_progress_end_command();
+		pgstat_progress_end_command();
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
 			ereport(ERROR,

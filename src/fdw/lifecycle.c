@@ -29,6 +29,8 @@
 #include "parser/parse_type.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
 #include "utils/ruleutils.h"
 #include "utils/lsyscache.h"
 #include "nodes/value.h"
@@ -39,10 +41,12 @@
 #include "convert.h"
 #include "convert_write.h"
 #include "dataset.h"
+#include "index_build.h"
 #include "lifecycle.h"
 #include "modify.h"
 #include "namespace.h"
 #include "option.h"
+#include "progress.h"
 #include "store.h"
 #include "xact.h"
 #include "proto/lt_table.pb-c.h"
@@ -365,6 +369,7 @@ qw_flush(QueryWriter *qw, PendingCreate *pc)
 	qw->buffered = 0;
 	if (lt_file_writer_rows(qw->w) >= (uint64) qw->max_rows_per_file)
 		qw_finish(qw, pc);
+	lt_progress_done(pc->n_files, (int64) pc->rows);
 }
 
 static void
@@ -618,10 +623,13 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 		qw.what = psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname);
 		PG_TRY();
 		{
+			/* the query's rows are not known ahead: rows and files (fragments) so far */
+			lt_progress_begin(relid, LT_PROGRESS_CREATE, LT_PROGRESS_WRITING, -1, -1);
 			write_query(query, relid, relname, col_att, pc, &qw);
 		}
 		PG_FINALLY();
 		{
+			lt_progress_end();
 			if (qw.w)
 			{
 				MemoryContext oldlib = lt_alloc_target(qw.cxt);
@@ -668,6 +676,22 @@ lt_create_dataset(PG_FUNCTION_ARGS)
 }
 
 /* ---- lt_compact ------------------------------------------------------------------------------- */
+
+/* lt_stat_progress of a compaction: the fragments the plan rewrites and their live rows */
+static void
+compact_progress_totals(const lt_dataset *ds, const lt_compact_plan *plan)
+{
+	int64		frags = 0,
+				rows = 0;
+
+	for (size_t g = 0; g < plan->n_groups; g++)
+		for (size_t k = 0; k < plan->groups[g].count; k++)
+		{
+			frags++;
+			rows += (int64) lt_fragment_live_rows(ds->fragments[plan->groups[g].first + k]);
+		}
+	lt_progress_phase(LT_PROGRESS_WRITING, frags, rows);
+}
 
 Datum
 lt_compact(PG_FUNCTION_ARGS)
@@ -732,11 +756,13 @@ lt_compact(PG_FUNCTION_ARGS)
 	lt_txn_mark_compaction(xt->txn, false);
 	/* a rewrite copies each blob's bytes into the new files: only the forms lt_fdw writes */
 	lt_check_blob_writable(relname, opts.uri, ds, "compact");
+	lt_progress_begin(relid, LT_PROGRESS_COMPACT, LT_PROGRESS_PLANNING, -1, -1);
 	oldlib = lt_alloc_target(CurrentMemoryContext);
 	rc = lt_compact_plan_make(ds, &co, &plan, &err);
 	lt_alloc_target(oldlib);
 	if (rc != LT_OK)
 		lt_report_write(&err, what);
+	compact_progress_totals(ds, &plan);
 	for (size_t g = 0; g < plan.n_groups; g++)
 	{
 		lt_compact_file *files = NULL;
@@ -775,6 +801,7 @@ lt_compact(PG_FUNCTION_ARGS)
 		}
 		removed += plan.groups[g].count;
 		added += n_files;
+		lt_progress_done((int64) removed, (int64) rows);
 		oldlib = lt_alloc_target(CurrentMemoryContext);
 		lt_compact_files_free(files, n_files);
 		lt_alloc_target(oldlib);
@@ -782,6 +809,7 @@ lt_compact(PG_FUNCTION_ARGS)
 	}
 	if (plan.n_groups > 0)
 		lt_xact_mark_compaction(xt);
+	lt_progress_end();
 	table_close(rel, AccessShareLock);
 	values[0] = Int64GetDatum((int64) removed);
 	values[1] = Int64GetDatum((int64) added);
@@ -953,6 +981,22 @@ column_field(Oid relid, const char *colname, char **field)
 	return attnum;
 }
 
+/* lt_stat_progress of a column written into every fragment: the fragments that have rows, and those rows */
+static void
+column_progress_totals(const lt_dataset *ds)
+{
+	int64		frags = 0,
+				rows = 0;
+
+	for (size_t i = 0; i < ds->n_fragments; i++)
+		if (ds->fragments[i]->physical_rows > 0)
+		{
+			frags++;
+			rows += (int64) ds->fragments[i]->physical_rows;
+		}
+	lt_progress_phase(LT_PROGRESS_WRITING, frags, rows);
+}
+
 /*
  * An added column's value in every row: per fragment of the version read, one data file holding the new
  * field with physical_rows copies of value (deleted rows too: Lance's add_columns writes a value per physical
@@ -979,6 +1023,7 @@ write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEn
 	lt_error	err;
 	static const AttrNumber att_of_field[1] = {1};
 	bool		isnull = false;
+	uint64		rows_written = 0;
 
 	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
 		ereport(ERROR,
@@ -1014,6 +1059,7 @@ write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEn
 	/* ps->c names the files as they are finished, so that ROLLBACK (schema_discard) finds each one */
 	ps->c.files = files;
 	ps->c.file_fragments = frag_ids;
+	column_progress_totals(ds);
 	for (size_t i = 0; i < ds->n_fragments; i++)
 	{
 		uint64		rows = ds->fragments[i]->physical_rows;
@@ -1046,6 +1092,8 @@ write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEn
 				lt_report_write(&err, what);
 			since[0] = buffers[0]->data_len;
 			done += k;
+			rows_written += k;
+			lt_progress_done((int64) n, (int64) rows_written);
 		}
 		lt_alloc_target(keep);
 		rc = lt_file_writer_finish(w, &files[n], &err);
@@ -1055,6 +1103,7 @@ write_column_values(const LtTableOptions *opts, const char *relname, LtDatasetEn
 			lt_report_write(&err, what);
 		frag_ids[n] = ds->fragments[i]->id;
 		ps->c.n_files = ++n;
+		lt_progress_done((int64) n, (int64) rows_written);
 	}
 	lt_store_close(store);
 	lt_alloc_target(oldlib);
@@ -1167,10 +1216,15 @@ lt_add_column(PG_FUNCTION_ARGS)
 		}
 		queued = schema_change_queue(relid, &opts, e, &ps);
 		if (valtext)
+		{
+			lt_progress_begin(relid, LT_PROGRESS_ADD_COLUMN, LT_PROGRESS_WRITING, -1, -1);
 			write_column_values(&opts, get_rel_name(relid), e, queued, colname, typid, typmod, value);
+		}
 	}
 	PG_FINALLY();
 	{
+		if (valtext)
+			lt_progress_end();
 		lt_dataset_unpin(e);
 	}
 	PG_END_TRY();
@@ -1346,6 +1400,7 @@ write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntr
 	size_t		n = 0;
 	lt_error	err;
 	static const AttrNumber att_of_field[1] = {1};
+	uint64		rows_written = 0;
 
 	if (lt_file_version_for_storage(ds->storage_version, &fver, &err) != LT_OK)
 		ereport(ERROR,
@@ -1377,6 +1432,7 @@ write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntr
 	frag_ids = MemoryContextAllocZero(keep, sizeof(uint64) * (ds->n_fragments + 1));
 	ps->c.files = files;
 	ps->c.file_fragments = frag_ids;
+	column_progress_totals(ds);
 	for (size_t i = 0; i < ds->n_fragments; i++)
 	{
 		const struct Lt__Pb__DataFragment *frag = ds->fragments[i];
@@ -1471,7 +1527,9 @@ write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntr
 				if (lt_file_writer_advance(w, buffered, &err) != LT_OK)
 					lt_report_write(&err, what);
 				since[0] = buffers[0]->data_len;
+				rows_written += (uint64) buffered;
 				buffered = 0;
+				lt_progress_done((int64) n, (int64) rows_written);
 			}
 			MemoryContextReset(rowcxt);
 			if (!b)
@@ -1491,6 +1549,7 @@ write_cast_values(const LtTableOptions *opts, const char *relname, LtDatasetEntr
 			lt_report_write(&err, what);
 		frag_ids[n] = frag->id;
 		ps->c.n_files = ++n;
+		lt_progress_done((int64) n, (int64) rows_written);
 	}
 	lt_store_close(store);
 	lt_alloc_target(oldlib);
@@ -1571,7 +1630,9 @@ lt_alter_column_type(PG_FUNCTION_ARGS)
 		}
 		check_column_readable(e, &ps, colname, typid, typmod);
 		queued = schema_change_queue_unchecked(relid, &opts, e, &ps);
+		lt_progress_begin(relid, LT_PROGRESS_ALTER_TYPE, LT_PROGRESS_WRITING, -1, -1);
 		write_cast_values(&opts, get_rel_name(relid), e, queued, colname, oldtyp, oldmod, typid, typmod);
+		lt_progress_end();
 		if (lt_schema_change_check(e->ds, &queued->c, &err) != LT_OK)
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
@@ -1956,20 +2017,29 @@ lt_optimize_indexes(PG_FUNCTION_ARGS)
 				   quote_identifier(get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid))));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "lt_fdw: SPI_connect failed");
-	foreach(lc, todo)
+	lt_index_build_for_optimize(true);
+	PG_TRY();
 	{
-		List	   *t = lfirst(lc);
-		Oid			argtypes[4] = {REGCLASSOID, TEXTOID, TEXTOID, TEXTOID};
-		Datum		args[4];
+		foreach(lc, todo)
+		{
+			List	   *t = lfirst(lc);
+			Oid			argtypes[4] = {REGCLASSOID, TEXTOID, TEXTOID, TEXTOID};
+			Datum		args[4];
 
-		args[0] = ObjectIdGetDatum(relid);
-		args[1] = CStringGetTextDatum(strVal(linitial(t)));
-		args[2] = CStringGetTextDatum(strVal(lsecond(t)));
-		args[3] = CStringGetTextDatum(strVal(lthird(t)));
-		if (SPI_execute_with_args(sql, 4, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
-			elog(ERROR, "lt_fdw: rebuilding index \"%s\" failed", strVal(lthird(t)));
-		n++;
+			args[0] = ObjectIdGetDatum(relid);
+			args[1] = CStringGetTextDatum(strVal(linitial(t)));
+			args[2] = CStringGetTextDatum(strVal(lsecond(t)));
+			args[3] = CStringGetTextDatum(strVal(lthird(t)));
+			if (SPI_execute_with_args(sql, 4, argtypes, args, NULL, false, 0) != SPI_OK_SELECT)
+				elog(ERROR, "lt_fdw: rebuilding index \"%s\" failed", strVal(lthird(t)));
+			n++;
+		}
 	}
+	PG_FINALLY();
+	{
+		lt_index_build_for_optimize(false);
+	}
+	PG_END_TRY();
 	SPI_finish();
 	PG_RETURN_INT32(n);
 }
@@ -1978,8 +2048,9 @@ lt_optimize_indexes(PG_FUNCTION_ARGS)
 
 /*
  * What a user (or pg_cron) needs to decide when to compact or optimize: the version read, its fragments and
- * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files,
- * committed versions, indexes and the rows they do not cover.
+ * how many of them Lance's default compaction plan would rewrite, live and deleted rows, bytes of data files
+ * (in all, and per field from the files' column metadata), committed versions, indexes and the rows they do
+ * not cover (in all, and per index).
  */
 Datum
 lt_table_stats(PG_FUNCTION_ARGS)
@@ -2003,8 +2074,12 @@ lt_table_stats(PG_FUNCTION_ARGS)
 	lt_code		rc;
 	MemoryContext oldlib;
 	TupleDesc	rtd;
-	Datum		values[9];
-	bool		nulls[9] = {0};
+	Datum		values[11];
+	bool		nulls[11] = {0};
+	uint64	   *field_bytes;
+	bool		complete = true;
+	StringInfoData cols,
+				ixs;
 
 	if (get_call_result_type(fcinfo, NULL, &rtd) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "lt_table_stats must return a record");
@@ -2022,6 +2097,9 @@ lt_table_stats(PG_FUNCTION_ARGS)
 		rc = lt_dataset_indexes(ds, &l, &err);
 	if (rc == LT_OK)
 		rc = lt_dataset_versions(e->store, ds->prefix, (uint64_t **) &versions, &n_versions, &naming, &err);
+	field_bytes = palloc0(sizeof(uint64) * Max(ds->schema->n_fields, 1));
+	if (rc == LT_OK)
+		rc = lt_dataset_column_sizes(ds, field_bytes, &complete, &err);
 	lt_alloc_target(oldlib);
 	if (rc != LT_OK)
 	{
@@ -2037,17 +2115,38 @@ lt_table_stats(PG_FUNCTION_ARGS)
 		for (size_t k = 0; k < f->n_files; k++)
 			bytes += f->files[k]->file_size_bytes;
 	}
+	initStringInfo(&ixs);
+	appendStringInfoChar(&ixs, '{');
 	for (size_t i = 0; i < l->n; i++)
 	{
+		uint64		these = 0;
+
 		n_indexes++;
 		for (size_t k = 0; k < l->items[i].n_unindexed; k++)
 		{
 			const Lt__Pb__DataFragment *f = lt_dataset_fragment(ds, l->items[i].unindexed[k]);
 
 			if (f)
-				unindexed_rows += lt_fragment_live_rows(f);
+				these += lt_fragment_live_rows(f);
 		}
+		unindexed_rows += these;
+		if (i > 0)
+			appendStringInfoString(&ixs, ", ");
+		escape_json(&ixs, l->items[i].name);
+		appendStringInfo(&ixs, ": " UINT64_FORMAT, these);
 	}
+	appendStringInfoChar(&ixs, '}');
+	/* by field name: the dataset's, which a column_name option may map to another column name */
+	initStringInfo(&cols);
+	appendStringInfoChar(&cols, '{');
+	for (int i = 0; i < ds->schema->n_fields; i++)
+	{
+		if (i > 0)
+			appendStringInfoString(&cols, ", ");
+		escape_json(&cols, ds->schema->fields[i]->name);
+		appendStringInfo(&cols, ": " UINT64_FORMAT, field_bytes[i]);
+	}
+	appendStringInfoChar(&cols, '}');
 	values[0] = Int64GetDatum((int64) e->version);
 	values[1] = Int64GetDatum((int64) ds->n_fragments);
 	values[2] = Int64GetDatum((int64) plan.n_fragments);
@@ -2057,6 +2156,10 @@ lt_table_stats(PG_FUNCTION_ARGS)
 	values[6] = Int64GetDatum((int64) n_versions);
 	values[7] = Int64GetDatum(n_indexes);
 	values[8] = Int64GetDatum((int64) unindexed_rows);
+	/* v1 (legacy) files have no column metadata to read sizes from */
+	values[9] = DirectFunctionCall1(jsonb_in, CStringGetDatum(cols.data));
+	nulls[9] = !complete;
+	values[10] = DirectFunctionCall1(jsonb_in, CStringGetDatum(ixs.data));
 	lt_dataset_unpin(e);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(rtd, values, nulls)));
 }

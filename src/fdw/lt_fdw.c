@@ -58,6 +58,7 @@
 #include "store.h"
 #include "upper.h"
 #include "upper_exec.h"
+#include "progress.h"
 #include "xact.h"
 #include "knn.h"
 
@@ -77,6 +78,7 @@ _PG_init(void)
 	lt_index_init();
 	lt_upper_init();
 	lt_xact_init();
+	lt_progress_init();
 	lt_assign_init();
 	lt_overwrite_init();
 	lt_merge_init();

@@ -24,6 +24,9 @@
 #             statistics claiming 10 keys (pushed down) it spills to temporary files (EXPLAIN ANALYZE says
 #             so) and answers, a cancel ends it and leaves no temporary file;
 #   create    INSERT into a foreign table whose path holds no dataset says creating one is not supported;
+#   progress  lt_compact, lt_create_dataset from a query, lt_add_column, lt_alter_column_type, a btree build and
+#             lt_optimize_indexes, each held mid-way (lt_fdw.test_progress_wait_lock): a second session sees
+#             its row in lt_stat_progress / pg_stat_progress_create_index, gone once it finishes;
 #   perms     a file the server's OS user cannot read, a directory it cannot write: 42501 naming that OS
 #             user and what it needs;
 #   fds       (last: restarts the cluster with max_files_per_process = 80) point lookups in three datasets
@@ -42,7 +45,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 cd "$ROOT" || exit 2
 . "$ROOT/test/pg/step.sh"
-lt_step robust 38 "$@"
+lt_step robust 41 "$@"
 lt_step_prepare
 NVERSIONS=${LT_ROBUST_VERSIONS:-3000}
 NFRAGS=${LT_ROBUST_FRAGS:-2100}
@@ -349,6 +352,77 @@ if [ "$(id -u)" -eq 0 ] || [ "$LT_PG_OSUSER" = "$(id -un)" ]; then
 		"42501" "OS user \"$LT_PG_OSUSER\"" "needs write and create access"
 	chmod 0755 "$LAKE/perms.lance/data"
 fi
+fi
+
+# ---- progress: long work is visible to a second session while it runs --------------------------------
+# Each operation runs with lt_fdw.test_progress_wait_lock: after its first reported step it waits for an
+# advisory lock another session holds, so the progress row is read while the work is held mid-way (no
+# timing); then the lock is released and the work must finish and its row go away.
+if want progress; then
+copy prog; table prog
+copy prog2; table prog2
+for i in 1 2 3 4 5; do q "INSERT INTO prog VALUES ($((2000 + i)), 'p')" >/dev/null; done
+# held NAME SQL VIEW-QUERY: SQL runs held; the VIEW-QUERY's answer (for session NAME) once it shows a row
+held() {
+	local name=$1 sql=$2 view=$3 got=""
+	rm -f "$TMP/$name.rc" "$TMP/lt_phold.rc"
+	apsql lt_phold "SELECT pg_advisory_lock(4343), pg_sleep(300)"
+	for _ in $(seq 100); do [ "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4343 AND granted")" = 1 ] && break; sleep 0.1; done
+	apsql "$name" "SET lt_fdw.test_progress_wait_lock = 4343; $sql"
+	for _ in $(seq 600); do
+		# held: waiting at the pause (wait event Extension), so the row no longer moves
+		got=$(q "SELECT ($view) FROM pg_stat_activity a WHERE a.application_name = '$name' AND a.wait_event = 'Extension'")
+		{ [ -n "$got" ] || [ -f "$TMP/$name.rc" ]; } && break
+		sleep 0.1
+	done
+	HELD=$got
+	q "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'lt_phold'" >/dev/null
+	wait_done "$name"
+	HELD_RC=$(cat "$TMP/$name.rc" 2>/dev/null)
+	[ "$HELD_RC" = 0 ] || sed 's/^/     /' "$TMP/$name.out"
+	GONE=$(q "SELECT count(*) FROM lt_stat_progress p JOIN pg_stat_activity a USING (pid) WHERE a.application_name = '$name'")
+}
+lt_row="SELECT p.operation || '|' || p.phase || '|' || coalesce(p.fragments_total::text, '-') || '|' || coalesce(p.rows_total::text, '-')
+	|| '|' || (p.fragments_done BETWEEN 0 AND coalesce(p.fragments_total, p.fragments_done))
+	|| '|' || (p.rows_done BETWEEN 1 AND coalesce(p.rows_total, p.rows_done)) || '|' || (c.tuples_processed = p.rows_done)
+	|| '|' || p.rows_done || '|' || p.fragments_done
+	FROM lt_stat_progress p JOIN pg_stat_progress_copy c USING (pid) WHERE p.pid = a.pid"
+plan=$(q "SELECT fragments_to_compact || '|' || live_rows FROM lt_table_stats('prog')")
+held lt_pc "SELECT fragments_removed FROM lt_compact('prog')" "$lt_row"
+check "progress: lt_compact shows in lt_stat_progress while held (fragments and rows of the plan, COPY's rows counter)" \
+	"$(cut -d'|' -f1-7 <<<"$HELD")" "compact|writing data files|${plan%|*}|${plan#*|}|true|true|true"
+check "progress: ... then finishes, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT fragments FROM lt_table_stats('prog')")" "0|0|1"
+
+"${PSQL[@]}" -c "CREATE FOREIGN TABLE prog_new (id bigint, value text) SERVER lake OPTIONS (path 'prog_new.lance')" >/dev/null
+held lt_pn "SELECT rows_written FROM lt_create_dataset('prog_new', NULL, 'SELECT g::bigint, ''v'' || g FROM generate_series(1, 20000) g')" "$lt_row"
+check "progress: lt_create_dataset from a query shows its rows so far (totals unknown)" \
+	"$(cut -d'|' -f1-7 <<<"$HELD")" "create dataset|writing data files|-|-|true|true|true"
+check "progress: ... held mid-way (rows done less than the query's 20000)" "$(cut -d'|' -f8 <<<"$HELD" | awk '$1 != "" {print ($1 < 20000)}')" 1
+check "progress: ... then finishes with every row, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT count(*) FROM prog_new")" "0|0|20000"
+
+held lt_pa "SELECT lt_add_column('prog2', 'extra', 'integer', '7')" "$lt_row"
+check "progress: lt_add_column with a value shows fragments and rows of total, held after the first fragment's rows" \
+	"$(cut -d'|' -f1-9 <<<"$HELD")" "add column|writing data files|2|100|true|true|true|50|0"
+check "progress: ... then finishes, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT count(*) FROM prog2 WHERE extra = 7")" "0|0|100"
+
+held lt_pt "SELECT lt_alter_column_type('prog2', 'extra', 'bigint')" "$lt_row"
+check "progress: lt_alter_column_type shows fragments and rows of total, held after the first fragment's rows" \
+	"$(cut -d'|' -f1-9 <<<"$HELD")" "alter column type|writing data files|2|100|true|true|true|50|0"
+check "progress: ... then finishes, and its row is gone" "$HELD_RC|$GONE|$(q "SELECT sum(extra) FROM prog2")" "0|0|700"
+
+ix_row="SELECT c.command || '|' || c.phase || '|' || c.tuples_total || '|' || c.tuples_done || '|' || c.partitions_done || '/' || c.partitions_total
+	FROM pg_stat_progress_create_index c WHERE c.pid = a.pid"
+held lt_pi "SELECT index_name FROM lt_create_index('prog2', 'id', 'btree')" "$ix_row"
+check "progress: a btree build shows in pg_stat_progress_create_index (rows read of the live rows, step 1 of 3)" \
+	"$HELD" "CREATE INDEX|building index|100|50|1/3"
+check "progress: ... then finishes, and its row is gone" \
+	"$HELD_RC|$(q "SELECT count(*) FROM pg_stat_progress_create_index")" "0|0"
+q "INSERT INTO prog2 VALUES (3001, 'new', 1)" >/dev/null
+held lt_po "SELECT lt_optimize_indexes('prog2')" "$ix_row"
+check "progress: lt_optimize_indexes' rebuild shows as REINDEX in pg_stat_progress_create_index" \
+	"$HELD" "REINDEX|building index|101|50|1/3"
+check "progress: ... then finishes, and its row is gone" \
+	"$HELD_RC|$(q "SELECT count(*) FROM pg_stat_progress_create_index")|$(q "SELECT unindexed_rows FROM lt_table_stats('prog2')")" "0|0|0"
 fi
 
 # ---- fds: the backend's descriptors stay under max_files_per_process ----------------------------------

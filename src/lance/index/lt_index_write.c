@@ -26,6 +26,7 @@
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
 #include "util/lt_spill.h"
+#include "table/lt_dataset.h"
 #include "table/lt_scan.h"
 #include "proto/lt_table.pb-c.h"
 #include "file/lt_writer.h"
@@ -355,6 +356,7 @@ typedef struct build
 	run_reader *readers;
 	run_reader **heap;
 	int			n_readers, n_heap;
+	uint64_t	rows_total;		/* live rows of the fragments read (progress) */
 } build;
 
 lt_code
@@ -402,6 +404,17 @@ lt_built_index_finish_file(lt_built_index *b, lt_file_writer *w, const char *nam
 		lt_written_file_clear(&wf);
 	}
 	return rc;
+}
+
+/* The rows the read step covers: the live rows of the fragments read. */
+static uint64_t rows_to_read(const build *b);
+
+static void
+report(const build *b, lt_index_build_step step)
+{
+	if (b->opts->progress)
+		b->opts->progress(b->opts->progress_arg, step, step == LT_INDEX_BUILD_READ ? b->out->rows : 0,
+						  step == LT_INDEX_BUILD_READ ? b->rows_total : 0);
 }
 
 static lt_code
@@ -459,6 +472,16 @@ frag_at(const build *b, size_t i)
 	return b->opts->fragments ? b->opts->fragments[i] : b->ds->fragments[i];
 }
 
+static uint64_t
+rows_to_read(const build *b)
+{
+	uint64_t	n = 0;
+
+	for (size_t f = 0; f < n_frags(b); f++)
+		n += lt_fragment_live_rows(frag_at(b, f));
+	return n;
+}
+
 /* Every live (value, id) pair of the column (of its elements for label_list). */
 static lt_code
 gather(build *b, lt_error *err)
@@ -511,6 +534,7 @@ gather(build *b, lt_error *err)
 				}
 			}
 			b->out->rows += (uint64_t) bt->length;
+			report(b, LT_INDEX_BUILD_READ);
 			if (rc == LT_OK)
 				rc = check_memory(b, err);
 			if (rc == LT_OK)
@@ -1449,6 +1473,7 @@ write_zonemap(build *b, lt_error *err)
 					rc = zone_flush(&z, frag, err);
 			}
 			b->out->rows += (uint64_t) bt->length;
+			report(b, LT_INDEX_BUILD_READ);
 			if (rc == LT_OK)
 				rc = check_interrupt(b, err);
 		}
@@ -1577,15 +1602,26 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 		for (size_t i = 0; rc == LT_OK && i < opts->n_fragments; i++)
 			out->fragments[out->n_fragments++] = (uint32_t) opts->fragments[i]->id;
 	}
+	if (rc == LT_OK)
+	{
+		b.rows_total = rows_to_read(&b);
+		report(&b, LT_INDEX_BUILD_READ);
+	}
 	if (rc == LT_OK && opts->kind == LT_INDEX_ZONEMAP)
-		rc = write_zonemap(&b, err);
+		rc = write_zonemap(&b, err);	/* reads and writes zone by zone: one step */
 	else if (rc == LT_OK)
 	{
 		rc = gather(&b, err);
 		if (rc == LT_OK)
+		{
+			report(&b, LT_INDEX_BUILD_SORT);
 			rc = sort_all(&b, err);
+		}
 		if (rc == LT_OK)
+		{
+			report(&b, LT_INDEX_BUILD_WRITE);
 			rc = opts->kind == LT_INDEX_BTREE ? write_btree(&b, err) : write_bitmaps(&b, err);
+		}
 	}
 	merge_close(&b);
 	for (int i = 0; i < b.n_runs; i++)

@@ -55,6 +55,17 @@ struct Lt__Pb__DataFragment;
 #define LT_BTREE_BATCH_SIZE		4096
 #define LT_ZONEMAP_ROWS_PER_ZONE 8192
 
+/* A build's steps, for progress reporting: reading the column, sorting (btree, bitmap, label_list), writing */
+typedef enum lt_index_build_step
+{
+	LT_INDEX_BUILD_READ = 1,
+	LT_INDEX_BUILD_SORT = 2,
+	LT_INDEX_BUILD_WRITE = 3
+} lt_index_build_step;
+
+/* done / total rows of the read step (0, 0 for the others); called at each step and between batches */
+typedef void (*lt_index_progress_fn) (void *arg, lt_index_build_step step, uint64_t done, uint64_t total);
+
 typedef struct lt_index_build_options
 {
 	lt_index_kind kind;			/* btree, bitmap, label_list or zonemap */
@@ -64,6 +75,8 @@ typedef struct lt_index_build_options
 	/* the fragments to read (ascending ids; they need not be ds's: a compaction's new ones); NULL = ds's */
 	struct Lt__Pb__DataFragment *const *fragments;
 	size_t		n_fragments;
+	lt_index_progress_fn progress;	/* NULL: none */
+	void	   *progress_arg;
 } lt_index_build_options;
 
 /* One built index segment: what its IndexMetadata records. */

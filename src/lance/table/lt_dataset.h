@@ -207,6 +207,13 @@ bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);
 
 /* Live rows of a fragment: physical rows minus deleted ones (from the manifest). */
 uint64_t	lt_fragment_live_rows(const struct Lt__Pb__DataFragment *frag);
+
+/*
+ * Bytes of each top-level field (bytes[i] for ds->schema->fields[i]) in the version's data files: the
+ * buffers of the columns' pages and the columns' own buffers, from each 2.x file's column metadata
+ * (every file is opened). *complete is false when a v1 (legacy) file was left out: it has no such metadata.
+ */
+lt_code		lt_dataset_column_sizes(const lt_dataset *ds, uint64_t *bytes, bool *complete, lt_error *err);
 /* The fragment of ds with that id (ds->fragments is sorted by id), or NULL; its position, or ds->n_fragments. */
 const struct Lt__Pb__DataFragment *lt_dataset_fragment(const lt_dataset *ds, uint64_t id);
 size_t		lt_dataset_fragment_index(const lt_dataset *ds, uint64_t id);
