@@ -75,6 +75,12 @@ next_field(const uint8_t *p, uint64_t len, uint64_t *pos, uint64_t *number, int 
 	return true;
 }
 
+bool
+lt_manifest_next_field(const uint8_t *p, uint64_t len, uint64_t *pos, uint64_t *number, int *wire)
+{
+	return next_field(p, len, pos, number, wire);
+}
+
 static size_t
 varint_size(uint64_t v)
 {
@@ -232,7 +238,8 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	size_t		rest_len;
 	uint64_t	split,
 				total;
-	size_t		j = 0;
+	size_t		j = 0,
+				shared = 0;		/* the leading fragments of m that are prev's at the same places */
 	bool		borrowed = false;	/* starts and lens are prev's */
 	lt_code		rc = LT_OK;
 
@@ -273,7 +280,24 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	}
 	split = after_fragments_at(rest, rest_len);
 	total = rest_len;
-	for (size_t i = 0; i < n; i++)
+	/* the leading fragments that are prev's at the same places: one comparison of the pointer arrays */
+	if (prev)
+	{
+		size_t		both = n < prev->n_fragments ? n : prev->n_fragments;
+
+		shared = (size_t) (lt_common_prefix((const uint8_t *) frags, (const uint8_t *) prev->fragments,
+											both * sizeof(*frags)) / sizeof(*frags));
+		if (shared > 0 && prev->contiguous)
+			total += starts[shared - 1] + lens[shared - 1] - starts[0];
+		else
+			for (size_t i = 0; i < shared; i++)
+			{
+				from[i] = (int64_t) i;
+				total += lens[i];
+			}
+		j = shared;
+	}
+	for (size_t i = shared; i < n; i++)
 	{
 		const Lt__Pb__DataFragment *f = frags[i];
 
@@ -306,7 +330,13 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	w = buf + head;
 	memcpy(w, rest, split);
 	w += split;
-	for (size_t i = 0; i < n;)
+	if (shared > 0 && prev->contiguous)
+	{
+		/* prev's leading fragments, encoded back to back: one copy */
+		memcpy(w, prev->msg + starts[0], starts[shared - 1] + lens[shared - 1] - starts[0]);
+		w += starts[shared - 1] + lens[shared - 1] - starts[0];
+	}
+	for (size_t i = shared && prev->contiguous ? shared : 0; i < n;)
 	{
 		if (from[i] >= 0)
 		{
