@@ -1084,6 +1084,34 @@ TEST(dataset_advance)
 		CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &b, &lb, &err), err);
 		CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
 		free(a);
+		a = NULL;
+		/* as parts (the kept run pointed at in prev's bytes, not copied): joined, the same bytes */
+		{
+			lt_part		parts[3];
+			int			np = 0;
+			uint64_t	at = 0;
+
+			CHECK_OK(lt_manifest_serialize_parts(&m1, NULL, NULL, &prev, &a, parts, &np, &err), err);
+			CHECK(np == 3 && parts[1].data >= prev.msg && parts[1].data < prev.msg + prev.len);
+			for (int i = 0; i < np && b; i++)
+			{
+				CHECK(at + parts[i].len <= lb && memcmp(b + at, parts[i].data, parts[i].len) == 0);
+				at += parts[i].len;
+			}
+			CHECK(at == lb);
+			/* written through a store in parts: the file holds the same bytes */
+			{
+				uint8_t    *back = NULL;
+				uint64_t	lback = 0;
+
+				CHECK_OK(lt_store_put_if_absent_parts(s, "parts.bin", parts, np, &err), err);
+				CHECK_OK(lt_store_read_all(s, "parts.bin", 1 << 20, &back, &lback, &err), err);
+				CHECK(back && lback == lb && memcmp(back, b, lb) == 0);
+				free(back);
+				CHECK(lt_store_put_if_absent_parts(s, "parts.bin", parts, np, &err) == LT_ECONFLICT);
+			}
+		}
+		free(a);
 		free(b);
 	}
 

@@ -201,6 +201,14 @@ lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt_
 									   const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
 									   uint8_t **out, uint64_t *len, lt_error *err);
 /*
+ * lt_manifest_serialize_from as parts of the file (1 or 3, into parts[3]) for lt_store_put_if_absent_parts: the
+ * run of prev's leading fragments is pointed at in prev->msg instead of copied (prev must outlive the parts).
+ * *buf holds the rest, to be lt_free'd.
+ */
+lt_code		lt_manifest_serialize_parts(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+										const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
+										uint8_t **buf, lt_part *parts, int *n_parts, lt_error *err);
+/*
  * The Manifest.fragments entries of a Manifest message (where each is encoded, tag included, in order) and the
  * message's other fields copied out (rest), all lt_malloc'd; hint: about how many fragments to expect.  LT_ECORRUPT
  * when the fields do not parse.

@@ -223,8 +223,8 @@ lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **star
  * bytes lt__pb__manifest__pack writes for the same manifest.
  */
 static lt_code
-pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, uint64_t tail, uint8_t **out,
-			 uint64_t *out_len, lt_error *err)
+pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, uint64_t tail, lt_part *hole,
+			 uint64_t *hole_at, uint8_t **out, uint64_t *out_len, lt_error *err)
 {
 	uint64_t   *starts = NULL,
 			   *lens = NULL;
@@ -332,9 +332,18 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	w += split;
 	if (shared > 0 && prev->contiguous)
 	{
-		/* prev's leading fragments, encoded back to back: one copy */
-		memcpy(w, prev->msg + starts[0], starts[shared - 1] + lens[shared - 1] - starts[0]);
-		w += starts[shared - 1] + lens[shared - 1] - starts[0];
+		/* prev's leading fragments, encoded back to back: one copy, or none (a hole the caller fills) */
+		uint64_t	run = starts[shared - 1] + lens[shared - 1] - starts[0];
+
+		if (hole)
+		{
+			hole->data = prev->msg + starts[0];
+			hole->len = run;
+			*hole_at = (uint64_t) (w - buf);
+		}
+		else
+			memcpy(w, prev->msg + starts[0], run);
+		w += run;
 	}
 	for (size_t i = shared && prev->contiguous ? shared : 0; i < n;)
 	{
@@ -374,6 +383,10 @@ out:
 	return rc;
 }
 
+static lt_code serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
+						 const lt_manifest_prev *prev, lt_part *hole, uint64_t *hole_at, uint8_t **out,
+						 uint64_t *out_len, lt_error *err);
+
 lt_code
 lt_manifest_serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
 					  uint8_t **out, uint64_t *out_len, lt_error *err)
@@ -385,6 +398,37 @@ lt_code
 lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes,
 						   const Lt__Pb__Transaction *txn, const lt_manifest_prev *prev, uint8_t **out,
 						   uint64_t *out_len, lt_error *err)
+{
+	return serialize(m, indexes, txn, prev, NULL, NULL, out, out_len, err);
+}
+
+lt_code
+lt_manifest_serialize_parts(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes,
+							const Lt__Pb__Transaction *txn, const lt_manifest_prev *prev, uint8_t **buf,
+							lt_part *parts, int *n_parts, lt_error *err)
+{
+	lt_part		hole = {NULL, 0};
+	uint64_t	hole_at = 0,
+				len = 0;
+
+	*n_parts = 0;
+	LT_TRY(serialize(m, indexes, txn, prev, &hole, &hole_at, buf, &len, err));
+	if (hole.len == 0)
+	{
+		parts[(*n_parts)++] = (lt_part) {*buf, len};
+		return LT_OK;
+	}
+	parts[(*n_parts)++] = (lt_part) {*buf, hole_at};
+	parts[(*n_parts)++] = hole;
+	parts[(*n_parts)++] = (lt_part) {*buf + hole_at + hole.len, len - hole_at - hole.len};
+	return LT_OK;
+}
+
+/* The manifest file in buf (*out_len bytes); with hole, the bytes at *hole_at are left for the caller's hole. */
+static lt_code
+serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
+		  const lt_manifest_prev *prev, lt_part *hole, uint64_t *hole_at, uint8_t **out, uint64_t *out_len,
+		  lt_error *err)
 {
 	size_t		ilen = indexes ? lt__pb__index_section__get_packed_size(indexes) : 0;
 	size_t		tlen = txn ? lt__pb__transaction__get_packed_size(txn) : 0;
@@ -411,7 +455,7 @@ lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *inde
 	if (prev)
 	{
 		/* the message is written in place, after the sections, by the splice */
-		LT_TRY(pack_spliced(m, prev, pos + 4, 16, &msg, &mlen, err));
+		LT_TRY(pack_spliced(m, prev, pos + 4, 16, hole, hole_at, &msg, &mlen, err));
 		buf = msg;
 	}
 	else
