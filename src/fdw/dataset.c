@@ -434,7 +434,7 @@ cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint6
 		return NULL;
 	}
 	e->version = version;
-	e->live_rows = lt_dataset_count_rows(e->ds);
+	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	return e;
 }
 
@@ -482,7 +482,7 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 		entry_free(e);
 		lt_report(&err, what);
 	}
-	e->live_rows = lt_dataset_count_rows(e->ds);
+	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	e->last_used = ++cache_clock;
 	e->last_lxid = MyProc->lxid;
 	cache[cache_n++] = e;

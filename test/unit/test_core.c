@@ -976,7 +976,8 @@ TEST(dataset_advance)
 	lt_dataset *ds = NULL,
 			   *fresh = NULL;
 	lt_version_spec spec = {1, NULL};
-	const Lt__Pb__DataFragment *kept;
+	const Lt__Pb__DataFragment *kept,
+			   *last;
 	uint8_t    *buf = NULL;
 	uint64_t	len = 0;
 	size_t		n1 = 0;
@@ -1012,6 +1013,8 @@ TEST(dataset_advance)
 		goto out;
 	CHECK(lt_dataset_manifest_prev(ds, &prev));
 	kept = ds->fragments[0];
+	last = ds->fragments[N - 1];
+	CHECK(ds->live_rows == N * 10);
 
 	/* version 2 as a commit writes it: fragment 5 gone, fragment 7 given a deletion file, one added */
 	changed = *ds->fragments[7];
@@ -1049,7 +1052,10 @@ TEST(dataset_advance)
 		fresh = NULL;
 	}
 	CHECK(ds->fragments[0] == kept);	/* moved over, not parsed again */
+	/* the fragments after the changed one, found again at a shifted place: moved over as well */
+	CHECK(ds->fragments[N - 2] == last);
 	CHECK(ds->n_fragments == N && ds->fragments[6]->deletion_file && ds->fragments[6]->id == 7);
+	CHECK(ds->live_rows == lt_dataset_count_rows(ds) && ds->live_rows == (N - 1) * 10 - 2 + 5);
 	/* the next commit's splice from the advanced dataset (where its fragments lie kept): the full bytes */
 	CHECK(lt_dataset_manifest_prev(ds, &prev) && prev.starts != NULL);
 	{
@@ -1066,6 +1072,47 @@ TEST(dataset_advance)
 		CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
 		free(a);
 		free(b);
+		a = b = NULL;
+		/* all kept and one added (the kept ones, back to back, copied at once): the full bytes too */
+		CHECK(prev.contiguous);
+		for (size_t i = 0; i < ds->n_fragments; i++)
+			frags1[i] = ds->fragments[i];
+		frags1[ds->n_fragments] = &made[N + 1]->f;
+		m1.n_fragments = ds->n_fragments + 1;
+		m1.fragments = frags1;
+		CHECK_OK(lt_manifest_serialize_from(&m1, NULL, NULL, &prev, &a, &la, &err), err);
+		CHECK_OK(lt_manifest_serialize(&m1, NULL, NULL, &b, &lb, &err), err);
+		CHECK(a && b && la == lb && memcmp(a, b, la) == 0);
+		free(a);
+		a = NULL;
+		/* as parts (the kept run pointed at in prev's bytes, not copied): joined, the same bytes */
+		{
+			lt_part		parts[3];
+			int			np = 0;
+			uint64_t	at = 0;
+
+			CHECK_OK(lt_manifest_serialize_parts(&m1, NULL, NULL, &prev, &a, parts, &np, &err), err);
+			CHECK(np == 3 && parts[1].data >= prev.msg && parts[1].data < prev.msg + prev.len);
+			for (int i = 0; i < np && b; i++)
+			{
+				CHECK(at + parts[i].len <= lb && memcmp(b + at, parts[i].data, parts[i].len) == 0);
+				at += parts[i].len;
+			}
+			CHECK(at == lb);
+			/* written through a store in parts: the file holds the same bytes */
+			{
+				uint8_t    *back = NULL;
+				uint64_t	lback = 0;
+
+				CHECK_OK(lt_store_put_if_absent_parts(s, "parts.bin", parts, np, &err), err);
+				CHECK_OK(lt_store_read_all(s, "parts.bin", 1 << 20, &back, &lback, &err), err);
+				CHECK(back && lback == lb && memcmp(back, b, lb) == 0);
+				free(back);
+				CHECK(lt_store_put_if_absent_parts(s, "parts.bin", parts, np, &err) == LT_ECONFLICT);
+			}
+		}
+		free(a);
+		free(b);
 	}
 
 	/* version 3 written from scratch (every fragment new): advances as well */
@@ -1075,6 +1122,7 @@ TEST(dataset_advance)
 	CHECK_OK(lt_manifest_serialize(&m0, NULL, NULL, &buf, &len, &err), err);
 	put_manifest_bytes(s, 3, buf, len);
 	CHECK_OK(lt_dataset_advance(ds, 3, &err), err);
+	CHECK(ds->live_rows == 20 && lt_dataset_count_rows(ds) == 20);
 	spec.version = 3;
 	CHECK_OK(lt_dataset_open(s, "ds", &spec, &fresh, &err), err);
 	if (fresh)

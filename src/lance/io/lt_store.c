@@ -299,6 +299,31 @@ lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint6
 }
 
 lt_code
+lt_store_put_if_absent_parts(lt_store *s, const char *path, const lt_part *parts, int n, lt_error *err)
+{
+	uint64_t	len = 0;
+	uint8_t    *buf,
+			   *w;
+	lt_code		rc;
+
+	if (s->ops->put_if_absent_parts)
+		return s->ops->put_if_absent_parts(s, path, parts, n, err);
+	for (int i = 0; i < n; i++)
+		len += parts[i].len;
+	if (!(buf = w = lt_malloc(len + 1)))
+		return lt_nomem(err);
+	for (int i = 0; i < n; i++)
+	{
+		if (parts[i].len)
+			memcpy(w, parts[i].data, parts[i].len);
+		w += parts[i].len;
+	}
+	rc = s->ops->put_if_absent(s, path, buf, len, err);
+	lt_free(buf);
+	return rc;
+}
+
+lt_code
 lt_store_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
 	return s->ops->put_unsynced ? s->ops->put_unsynced(s, path, data, len, err) : s->ops->put(s, path, data, len, err);

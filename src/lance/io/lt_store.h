@@ -55,6 +55,13 @@ typedef struct lt_stat
 	bool		special;		/* neither a file nor a directory (a FIFO, socket or device) */
 } lt_stat;
 
+/* Some bytes of a file written in parts. */
+typedef struct lt_part
+{
+	const uint8_t *data;
+	uint64_t	len;
+} lt_part;
+
 typedef struct lt_store_ops
 {
 	lt_code		(*open) (lt_store *s, const char *path, lt_rfile **out, lt_error *err);
@@ -80,6 +87,9 @@ typedef struct lt_store_ops
 	lt_code		(*stat) (lt_store *s, const char *path, lt_stat *st, lt_error *err);
 	/* Get ready to open these files soon (a remote store fetches their tails at once); NULL: nothing to do. */
 	lt_code		(*prefetch) (lt_store *s, int n, const char *const *paths, lt_error *err);
+	/* put_if_absent of the bytes of n parts one after another (no joined copy made); NULL: joined first. */
+	lt_code		(*put_if_absent_parts) (lt_store *s, const char *path, const struct lt_part *parts, int n,
+										lt_error *err);
 } lt_store_ops;
 
 struct lt_store
@@ -181,6 +191,8 @@ lt_code		lt_store_prefetch(lt_store *s, int n, const char *const *paths, lt_erro
 lt_code		lt_store_stat(lt_store *s, const char *path, lt_stat *st, lt_error *err);
 lt_code		lt_store_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
 lt_code		lt_store_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err);
+/* lt_store_put_if_absent of the parts' bytes, in order, without joining them first where the store can. */
+lt_code		lt_store_put_if_absent_parts(lt_store *s, const char *path, const lt_part *parts, int n, lt_error *err);
 /*
  * A put (atomic for readers) of an object nothing needs after a crash: a hint, or a copy of what a
  * durable object also holds (the transaction file, which the manifest carries inline).  The local

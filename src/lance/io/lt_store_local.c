@@ -317,28 +317,35 @@ sync_parent(char *full)
 	*slash = '/';
 }
 
+/* A new file of the parts' bytes, one after another. */
 static lt_code
-write_file(char *full, const uint8_t *data, uint64_t len, bool sync, lt_error *err)
+write_file(char *full, const lt_part *parts, int n_parts, bool sync, lt_error *err)
 {
 	int			fd;
 
 	LT_TRY(create_file(full, &fd, err));
-	while (len > 0)
+	for (int i = 0; i < n_parts; i++)
 	{
-		ssize_t		n = write(fd, data, len > (1u << 30) ? (1u << 30) : len);
+		const uint8_t *data = parts[i].data;
+		uint64_t	len = parts[i].len;
 
-		if (n < 0)
+		while (len > 0)
 		{
-			if (errno == EINTR)
-				continue;
-			lt_code		rc = errno_error(err, "write", full);
+			ssize_t		n = write(fd, data, len > (1u << 30) ? (1u << 30) : len);
 
-			close(fd);
-			unlink(full);
-			return rc;
+			if (n < 0)
+			{
+				if (errno == EINTR)
+					continue;
+				lt_code		rc = errno_error(err, "write", full);
+
+				close(fd);
+				unlink(full);
+				return rc;
+			}
+			data += n;
+			len -= (uint64_t) n;
 		}
-		data += n;
-		len -= (uint64_t) n;
 	}
 	if ((sync && fsync(fd) != 0) || close(fd) != 0)
 	{
@@ -356,7 +363,7 @@ write_file(char *full, const uint8_t *data, uint64_t len, bool sync, lt_error *e
  * a manifest's name is the commit itself, a deletion file's what the manifest points to).
  */
 static lt_code
-put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, bool exclusive, bool sync,
+put_via_temp(lt_store *s, const char *path, const lt_part *parts, int n_parts, bool exclusive, bool sync,
 			 lt_error *err)
 {
 	char	   *full = full_path(s, path);
@@ -372,7 +379,7 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 		lt_free(full);
 		return lt_nomem(err);
 	}
-	rc = write_file(tmp, data, len, sync, err);
+	rc = write_file(tmp, parts, n_parts, sync, err);
 	if (rc == LT_OK)
 	{
 		if (exclusive)
@@ -401,19 +408,31 @@ put_via_temp(lt_store *s, const char *path, const uint8_t *data, uint64_t len, b
 static lt_code
 local_put(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, false, !s->no_fsync, err);
+	lt_part		part = {data, len};
+
+	return put_via_temp(s, path, &part, 1, false, !s->no_fsync, err);
 }
 
 static lt_code
 local_put_unsynced(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, false, false, err);
+	lt_part		part = {data, len};
+
+	return put_via_temp(s, path, &part, 1, false, false, err);
 }
 
 static lt_code
 local_put_if_absent(lt_store *s, const char *path, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	return put_via_temp(s, path, data, len, true, !s->no_fsync, err);
+	lt_part		part = {data, len};
+
+	return put_via_temp(s, path, &part, 1, true, !s->no_fsync, err);
+}
+
+static lt_code
+local_put_if_absent_parts(lt_store *s, const char *path, const lt_part *parts, int n, lt_error *err)
+{
+	return put_via_temp(s, path, parts, n, true, !s->no_fsync, err);
 }
 
 static lt_code
@@ -558,7 +577,7 @@ local_finish(lt_wfile *wf, lt_error *err)
 
 static const lt_store_ops local_ops = {
 	.open = local_open, .read = local_read, .close = local_close, .list = local_list, .put = local_put,
-	.put_if_absent = local_put_if_absent, .remove = local_remove, .destroy = local_destroy,
+	.put_if_absent = local_put_if_absent, .put_if_absent_parts = local_put_if_absent_parts, .remove = local_remove, .destroy = local_destroy,
 	.create = local_create, .write = local_write, .finish = local_finish, .abort = local_abort,
 	.put_unsynced = local_put_unsynced, .stat = local_stat
 };

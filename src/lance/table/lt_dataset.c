@@ -835,6 +835,7 @@ lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out)
 	out->n_fragments = ds->manifest->n_fragments;
 	out->starts = ds->frag_starts;
 	out->lens = ds->frag_lens;
+	out->contiguous = ds->frag_starts && ds->frags_contiguous;
 	return true;
 }
 
@@ -977,8 +978,9 @@ lt_dataset_file_path(const lt_dataset *ds, bool has_base, uint32_t base_id, cons
 	return b ? prefixed(b->prefix, rel) : NULL;
 }
 
+/* The manifest's checks; fragments before from were checked when they were read, as were those checked[i - from]. */
 static lt_code
-validate(lt_dataset *ds, const bool *checked, lt_error *err)
+validate(lt_dataset *ds, size_t from, const bool *checked, lt_error *err)
 {
 	Lt__Pb__Manifest *m = ds->manifest;
 	uint64_t	rflags = m->reader_feature_flags;
@@ -992,7 +994,7 @@ validate(lt_dataset *ds, const bool *checked, lt_error *err)
 							(unsigned long long) ds->version,
 							(unsigned long long) (rflags & ~(uint64_t) (KNOWN_READER_FLAGS | LT_FLAG_BASE_PATHS)));
 	ds->stable_row_ids = (rflags & LT_FLAG_STABLE_ROW_IDS) != 0;
-	for (i = 0; i < m->n_fragments; i++)
+	for (i = from; i < m->n_fragments; i++)
 	{
 		const Lt__Pb__DataFragment *f = m->fragments[i];
 
@@ -1002,7 +1004,7 @@ validate(lt_dataset *ds, const bool *checked, lt_error *err)
 		if (i > 0 && f->id <= m->fragments[i - 1]->id)
 			return lt_corrupt(err, "%s: fragment ids are not ascending (%llu after %llu)", ds->manifest_path,
 							  (unsigned long long) f->id, (unsigned long long) m->fragments[i - 1]->id);
-		if (checked && checked[i])
+		if (checked && checked[i - from])
 			continue;			/* checked when it was parsed (lt_dataset_advance) */
 		if (f->physical_rows > UINT32_MAX)
 			return lt_corrupt(err, "%s: fragment %llu has %llu rows", ds->manifest_path,
@@ -1069,13 +1071,14 @@ recount_deleted(lt_dataset *ds, Lt__Pb__DataFragment *f, lt_error *err)
 	return rc;
 }
 
+/* from: the fragments before it were counted when they were read (ignored when the counts are not trusted) */
 static lt_code
-recount_rows(lt_dataset *ds, lt_error *err)
+recount_rows(lt_dataset *ds, size_t from, lt_error *err)
 {
 	const Lt__Pb__Manifest *m = ds->manifest;
 	bool		trusted = m->writer_version != NULL;
 
-	for (size_t i = 0; i < m->n_fragments; i++)
+	for (size_t i = trusted ? from : 0; i < m->n_fragments; i++)
 	{
 		Lt__Pb__DataFragment *f = m->fragments[i];
 		char	   *rel,
@@ -1229,9 +1232,9 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 		rc = lt_corrupt(err, "%s: the manifest says version %llu", ds->manifest_path,
 						(unsigned long long) ds->manifest->version);
 	if (rc == LT_OK)
-		rc = validate(ds, NULL, err);
+		rc = validate(ds, 0, NULL, err);
 	if (rc == LT_OK)
-		rc = recount_rows(ds, err);
+		rc = recount_rows(ds, 0, err);
 	if (rc == LT_OK)
 	{
 		rc = lt_schema_from_pb(ds->manifest->fields, ds->manifest->n_fields, &ds->schema, err);
@@ -1245,6 +1248,8 @@ lt_dataset_open(lt_store *store, const char *prefix, const lt_version_spec *spec
 	}
 	ds->n_fragments = ds->manifest->n_fragments;
 	ds->fragments = ds->manifest->fragments;
+	ds->frag_cap = ds->n_fragments;
+	ds->live_rows = lt_dataset_count_rows(ds);
 	if (ds->manifest->data_format && ds->manifest->data_format->version && ds->manifest->data_format->version[0])
 		ds->storage_version = ds->manifest->data_format->version;
 	else
@@ -1281,47 +1286,188 @@ entry_payload(const uint8_t *e, uint64_t elen, const uint8_t **payload, uint64_t
 	return true;
 }
 
+/* How many of the old fragments from..n (encoded back to back from starts[from]) end at or before limit. */
+static size_t
+fragments_within(const uint64_t *starts, const uint64_t *lens, size_t from, size_t n, uint64_t limit)
+{
+	size_t		lo = from,
+				hi = n;
+
+	while (lo < hi)
+	{
+		size_t		mid = lo + (hi - lo) / 2;
+
+		if (starts[mid] + lens[mid] <= limit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo - from;
+}
+
+/* A fragment entry of the new manifest after the prefix it shares with the held one. */
+typedef struct advance_entry
+{
+	uint64_t	start;			/* where it is encoded (tag included) */
+	uint64_t	len;
+	Lt__Pb__DataFragment *frag;
+	int64_t		from;			/* the held manifest's slot it moved over from, or -1: parsed */
+} advance_entry;
+
+/* What walking the new manifest message found. */
+typedef struct advance_walk
+{
+	size_t		k;				/* the held manifest's first k fragments lie at the same place in the new bytes */
+	advance_entry *tail;		/* the new manifest's fragments after those */
+	size_t		n_tail;
+	size_t		cap;
+	uint8_t    *rest;			/* the new manifest's other fields, for parsing */
+	uint64_t	rest_len;
+} advance_walk;
+
+static bool
+walk_push(advance_walk *w, uint64_t start, uint64_t len, Lt__Pb__DataFragment *frag, int64_t from)
+{
+	if (w->n_tail == w->cap)
+	{
+		size_t		cap = w->cap ? w->cap * 2 : 16;
+		advance_entry *t = lt_realloc(w->tail, cap * sizeof(advance_entry));
+
+		if (!t)
+			return false;
+		w->tail = t;
+		w->cap = cap;
+	}
+	w->tail[w->n_tail].start = start;
+	w->tail[w->n_tail].len = len;
+	w->tail[w->n_tail].frag = frag;
+	w->tail[w->n_tail++].from = from;
+	return true;
+}
+
 /*
- * The fragments of the new manifest message (data, its entries at ns/nl): a fragment encoded exactly as one of
- * ds's manifest (same bytes, found by walking both ascending lists) is moved over from it (its slot in the old
- * manifest set to NULL); any other is parsed from its own bytes.  taken[i] says which were moved.
+ * Walk the new manifest message (data) against the held one (ds, whose fragment entries lie at frag_starts):
+ * the bytes both begin with are compared at once, and so is each run of held fragments that follows a changed
+ * or added one (found again at a shifted place); only the fields between are stepped over one by one, and a
+ * fragment among them is parsed unless it is encoded exactly as the held one of its place.  The bulk
+ * comparisons need the held fragment entries back to back (ds->frags_contiguous); a fragment moves over only
+ * on exact byte equality either way.
  */
 static lt_code
-advance_fragments(lt_dataset *ds, const uint8_t *data, const uint64_t *ns, const uint64_t *nl, size_t nn,
-				  const uint64_t *os, const uint64_t *ol, size_t on, Lt__Pb__DataFragment **frags, bool *taken,
-				  size_t *filled, lt_error *err)
+walk_new_manifest(lt_dataset *ds, const uint8_t *data, uint64_t dlen, const char *path, advance_walk *w,
+				  lt_error *err)
 {
-	Lt__Pb__Manifest *om = ds->manifest;
-	size_t		j = 0;
+	const Lt__Pb__Manifest *om = ds->manifest;
+	const uint8_t *old = ds->manifest_msg;
+	const uint64_t *os = ds->frag_starts,
+			   *ol = ds->frag_lens;
+	size_t		on = om->n_fragments,
+				j = 0;
+	bool		bulk = ds->frags_contiguous && on > 0;
+	uint64_t	q = 0,
+				oend = on ? os[on - 1] + ol[on - 1] : 0;
 
-	*filled = 0;
-	for (size_t i = 0; i < nn; i++)
+	if (!(w->rest = lt_malloc(dlen + 1)))
+		return lt_nomem(err);
+	if (bulk)
 	{
-		const uint8_t *e = data + ns[i],
-				   *payload;
-		uint64_t	plen;
+		uint64_t	shared = lt_common_prefix(data, old, dlen < ds->manifest_msg_len ? dlen : ds->manifest_msg_len);
+
+		if (shared >= os[0])
+		{
+			/* the fields before the first fragment, and every held fragment wholly inside the shared bytes */
+			w->k = j = fragments_within(os, ol, 0, on, shared);
+			memcpy(w->rest, data, os[0]);
+			w->rest_len = os[0];
+			q = j ? os[j - 1] + ol[j - 1] : os[0];
+		}
+	}
+	while (q < dlen)
+	{
+		uint64_t	start = q,
+					number,
+					plen;
+		int			wire;
+		const uint8_t *payload;
 		Lt__Pb__DataFragment *f;
 
-		if (j < on && ol[j] == nl[i] && memcmp(ds->manifest_msg + os[j], e, nl[i]) == 0)
+		if (bulk && j < on)
 		{
-			frags[i] = om->fragments[j];
-			om->fragments[j++] = NULL;
-			taken[i] = true;
-			*filled = i + 1;
+			/* the held fragments from j on, found again here (shifted by what changed before them) */
+			uint64_t	span = oend - os[j];
+			uint64_t	same = lt_common_prefix(data + q, old + os[j], span < dlen - q ? span : dlen - q);
+			size_t		run = fragments_within(os, ol, j, on, os[j] + same);
+
+			if (run > 0)
+			{
+				uint64_t	base = os[j];
+
+				for (size_t t = 0; t < run; t++, j++)
+					if (!walk_push(w, q + os[j] - base, ol[j], om->fragments[j], (int64_t) j))
+						return lt_nomem(err);
+				q += os[j - 1] + ol[j - 1] - base;
+				continue;
+			}
+		}
+		if (!lt_manifest_next_field(data, dlen, &q, &number, &wire))
+			return lt_corrupt(err, "%s: the manifest's fields do not parse at offset %llu", path,
+							  (unsigned long long) start);
+		if (number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2)
+		{
+			memcpy(w->rest + w->rest_len, data + start, q - start);
+			w->rest_len += q - start;
+			continue;
+		}
+		if (j < on && ol[j] == q - start && memcmp(old + os[j], data + start, ol[j]) == 0)
+		{
+			if (!walk_push(w, start, q - start, om->fragments[j], (int64_t) j))
+				return lt_nomem(err);
+			j++;
 			continue;
 		}
 		/* added or changed since: its own bytes parsed */
-		if (!entry_payload(e, nl[i], &payload, &plen) ||
+		if (!entry_payload(data + start, q - start, &payload, &plen) ||
 			!(f = lt__pb__data_fragment__unpack(lt_protobuf_allocator(), plen, payload)))
-			return lt_corrupt(err, "%s: fragment %zu does not parse", ds->manifest_path, i);
-		frags[i] = f;
-		taken[i] = false;
-		*filled = i + 1;
+			return lt_corrupt(err, "%s: fragment %zu does not parse", path, w->k + w->n_tail);
+		if (!walk_push(w, start, q - start, f, -1))
+		{
+			lt__pb__data_fragment__free_unpacked(f, lt_protobuf_allocator());
+			return lt_nomem(err);
+		}
 		while (j < on && om->fragments[j]->id < f->id)
 			j++;				/* gone */
 		if (j < on && om->fragments[j]->id == f->id)
 			j++;				/* changed */
 	}
+	return LT_OK;
+}
+
+/* Where the held manifest's fragment entries are encoded (once: an advanced dataset keeps them). */
+static lt_code
+find_held_fragments(lt_dataset *ds, lt_error *err)
+{
+	uint64_t   *os,
+			   *ol;
+	size_t		on;
+	uint8_t    *orest;
+	uint64_t	orest_len;
+
+	LT_TRY(lt_manifest_split(ds->manifest_msg, ds->manifest_msg_len, ds->manifest->n_fragments, &os, &ol, &on,
+							 &orest, &orest_len, err));
+	lt_free(orest);
+	if (on != ds->manifest->n_fragments)
+	{
+		lt_free(os);
+		lt_free(ol);
+		return lt_error_set(err, LT_EINVALID, "%s: the kept bytes do not match the manifest", ds->manifest_path);
+	}
+	ds->frag_starts = os;
+	ds->frag_lens = ol;
+	ds->pos_cap = on;
+	ds->frags_contiguous = true;
+	for (size_t i = 1; i < on; i++)
+		if (os[i] != os[i - 1] + ol[i - 1])
+			ds->frags_contiguous = false;
 	return LT_OK;
 }
 
@@ -1333,28 +1479,24 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 			   *nm = NULL;
 	Lt__Pb__IndexSection *isec = NULL;
 	Lt__Pb__Transaction *tx = NULL;
-	Lt__Pb__DataFragment **frags = NULL;
-	bool	   *taken = NULL;
+	Lt__Pb__DataFragment **grown = NULL;
+	advance_walk w = {0};
+	bool	   *taken = NULL,
+			   *kept = NULL;
 	lt_schema  *schema = NULL;
 	char		name[64];
 	char	   *path;
-	uint8_t    *buf = NULL,
-			   *rest = NULL,
-			   *orest = NULL;
+	uint8_t    *buf = NULL;
 	uint64_t	len = 0,
 				limit = 0,
 				pos = 0,
 				dlen = 0,
-				rest_len = 0,
-				orest_len = 0;
+				gone_rows = 0;
 	const uint8_t *data = NULL;
-	uint64_t   *ns = NULL,
-			   *nl = NULL,
-			   *os = NULL,
-			   *ol = NULL;
-	size_t		nn = 0,
-				on = 0,
-				filled = 0;
+	size_t		on = om->n_fragments,
+				nn = 0,
+				cap;
+	bool		contiguous;
 	lt_code		rc;
 
 	if (!ds->manifest_msg || ds->root_prefix || ds->dv_overrides || version <= ds->version)
@@ -1377,35 +1519,16 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 			rc = lt_corrupt(err, "%s: manifest at offset %llu does not end at the footer", path,
 							(unsigned long long) pos);
 	}
+	if (rc == LT_OK && !ds->frag_starts)
+		rc = find_held_fragments(ds, err);
 	if (rc == LT_OK)
-		rc = lt_manifest_split(data, dlen, om->n_fragments + 16, &ns, &nl, &nn, &rest, &rest_len, err);
-	if (rc == LT_OK && ds->frag_starts)
-	{
-		/* where the held version's fragments are encoded: kept from when it was advanced to */
-		os = ds->frag_starts;
-		ol = ds->frag_lens;
-		on = om->n_fragments;
-		ds->frag_starts = ds->frag_lens = NULL;
-	}
-	else if (rc == LT_OK)
-		rc = lt_manifest_split(ds->manifest_msg, ds->manifest_msg_len, om->n_fragments, &os, &ol, &on, &orest,
-							   &orest_len, err);
-	if (rc == LT_OK && on != om->n_fragments)
-		rc = lt_error_set(err, LT_EINVALID, "%s: the kept bytes do not match the manifest", ds->manifest_path);
+		rc = walk_new_manifest(ds, data, dlen, path, &w, err);
+	nn = w.k + w.n_tail;
 	/* everything but the fragments: the schema, config and the rest, small */
-	if (rc == LT_OK && !(nm = lt__pb__manifest__unpack(pa, rest_len, rest)))
+	if (rc == LT_OK && !(nm = lt__pb__manifest__unpack(pa, w.rest_len, w.rest)))
 		rc = lt_corrupt(err, "%s: the manifest protobuf does not parse", path);
 	if (rc == LT_OK && nm->has_version && nm->version != version)
 		rc = lt_corrupt(err, "%s: the manifest says version %llu", path, (unsigned long long) nm->version);
-	if (rc == LT_OK)
-	{
-		frags = pa->alloc(pa->allocator_data, (nn ? nn : 1) * sizeof(*frags));
-		taken = lt_calloc(nn ? nn : 1, sizeof(bool));
-		if (!frags || !taken)
-			rc = lt_nomem(err);
-	}
-	if (rc == LT_OK)
-		rc = advance_fragments(ds, data, ns, nl, nn, os, ol, on, frags, taken, &filled, err);
 	if (rc == LT_OK && nm->has_index_section)
 	{
 		rc = section_at(buf, pos, nm->index_section, path, "index section", &data, &dlen, err);
@@ -1421,43 +1544,92 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 		if (rc != LT_OK)
 			lt_error_prefix(err, "%s: schema", path);
 	}
-	lt_free(os);
-	lt_free(ol);
-	lt_free(rest);
-	lt_free(orest);
+	/* room for the new version's arrays, taken before anything of ds changes */
+	cap = ds->frag_cap > on ? ds->frag_cap : on;
+	if (rc == LT_OK && nn > cap && !(grown = pa->alloc(pa->allocator_data, 2 * nn * sizeof(*grown))))
+		rc = lt_nomem(err);
+	if (rc == LT_OK && nn > ds->pos_cap)
+	{
+		uint64_t   *s2 = lt_realloc(ds->frag_starts, 2 * nn * sizeof(uint64_t)),
+				   *l2;
+
+		if (s2)
+			ds->frag_starts = s2;
+		l2 = s2 ? lt_realloc(ds->frag_lens, 2 * nn * sizeof(uint64_t)) : NULL;
+		if (l2)
+		{
+			ds->frag_lens = l2;
+			ds->pos_cap = 2 * nn;
+		}
+		else
+			rc = lt_nomem(err);
+	}
+	if (rc == LT_OK && (!(taken = lt_malloc(w.n_tail + 1)) || !(kept = lt_calloc(on - w.k + 1, 1))))
+		rc = lt_nomem(err);
+	lt_free(w.rest);
 	if (rc != LT_OK)
 	{
-		lt_free(ns);
-		lt_free(nl);
-		/* the moved fragments go back, the parsed ones away: ds is as it was */
-		for (size_t i = 0, j = 0; i < filled; i++)
-		{
-			if (!taken[i])
-			{
-				lt__pb__data_fragment__free_unpacked(frags[i], pa);
-				continue;
-			}
-			while (j < om->n_fragments && om->fragments[j] != NULL)
-				j++;
-			om->fragments[j] = frags[i];
-		}
-		if (frags)
-			pa->free(pa->allocator_data, frags);
+		/* the parsed fragments go away; the held ones never left: ds is as it was */
+		for (size_t t = 0; t < w.n_tail; t++)
+			if (w.tail[t].from < 0)
+				lt__pb__data_fragment__free_unpacked(w.tail[t].frag, pa);
+		lt_free(w.tail);
 		lt_free(taken);
+		lt_free(kept);
+		if (grown)
+			pa->free(pa->allocator_data, grown);
 		if (nm)
 			lt__pb__manifest__free_unpacked(nm, pa);
 		if (isec)
 			lt__pb__index_section__free_unpacked(isec, pa);
 		if (tx)
 			lt__pb__transaction__free_unpacked(tx, pa);
+		lt_schema_free(schema);
 		lt_free(buf);
 		lt_free(path);
 		return rc;
 	}
-	/* the old version's fragments not carried over, then the rest of it */
-	for (size_t k = 0; k < om->n_fragments; k++)
-		if (om->fragments[k])
-			lt__pb__data_fragment__free_unpacked(om->fragments[k], pa);
+	/* the held fragments after the shared prefix: those not carried over freed, all their rows counted out */
+	for (size_t t = 0; t < w.n_tail; t++)
+	{
+		taken[t] = w.tail[t].from >= 0;
+		if (taken[t])
+			kept[w.tail[t].from - w.k] = true;
+	}
+	for (size_t j = w.k; j < on; j++)
+	{
+		gone_rows += lt_fragment_live_rows(om->fragments[j]);
+		if (!kept[j - w.k])
+			lt__pb__data_fragment__free_unpacked(om->fragments[j], pa);
+	}
+	lt_free(kept);
+	/* the fragment array: the held one, its first k kept in place, unless it has no room */
+	if (grown)
+	{
+		if (w.k)
+			memcpy(grown, om->fragments, w.k * sizeof(*grown));
+		ds->frag_cap = 2 * nn;
+		nm->fragments = grown;	/* the held array goes with om */
+	}
+	else
+	{
+		ds->frag_cap = cap;
+		nm->fragments = om->fragments;
+		om->fragments = NULL;
+	}
+	contiguous = w.k == 0 || ds->frags_contiguous;
+	for (size_t t = 0; t < w.n_tail; t++)
+	{
+		size_t		i = w.k + t;
+
+		nm->fragments[i] = w.tail[t].frag;
+		ds->frag_starts[i] = w.tail[t].start;
+		ds->frag_lens[i] = w.tail[t].len;
+		if (i > 0 && ds->frag_starts[i] != ds->frag_starts[i - 1] + ds->frag_lens[i - 1])
+			contiguous = false;
+	}
+	lt_free(w.tail);
+	nm->n_fragments = nn;
 	om->n_fragments = 0;
 	lt__pb__manifest__free_unpacked(om, pa);
 	if (ds->index_section)
@@ -1467,8 +1639,6 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	lt_schema_free(ds->schema);
 	lt_free(ds->manifest_file);
 	lt_free(ds->manifest_path);
-	nm->n_fragments = nn;
-	nm->fragments = frags;
 	ds->manifest = nm;
 	ds->index_section = isec;
 	ds->transaction = tx;
@@ -1479,14 +1649,22 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	ds->manifest_file = buf;
 	ds->manifest_msg = buf + pos + 4;
 	ds->manifest_msg_len = lt_le32(buf + pos);
+	ds->frags_contiguous = contiguous;
 	ds->n_fragments = nn;
-	ds->fragments = frags;
-	ds->frag_starts = ns;
-	ds->frag_lens = nl;
-	rc = validate(ds, taken, err);
+	ds->fragments = nm->fragments;
+	/* the kept prefix was checked when it was read; the rest is checked and counted now */
+	rc = validate(ds, w.k, taken, err);
 	lt_free(taken);
 	if (rc == LT_OK)
-		rc = recount_rows(ds, err);
+		rc = recount_rows(ds, nm->writer_version ? w.k : 0, err);
+	if (nm->writer_version)
+	{
+		ds->live_rows -= gone_rows;
+		for (size_t i = w.k; i < nn; i++)
+			ds->live_rows += lt_fragment_live_rows(ds->fragments[i]);
+	}
+	else
+		ds->live_rows = lt_dataset_count_rows(ds);
 	if (nm->data_format && nm->data_format->version && nm->data_format->version[0])
 		ds->storage_version = nm->data_format->version;
 	else

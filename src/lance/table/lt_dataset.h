@@ -84,6 +84,10 @@ typedef struct lt_dataset
 	uint64_t	manifest_msg_len;
 	uint64_t   *frag_starts;	/* where each fragment is encoded in it, when known (NULL: not yet) */
 	uint64_t   *frag_lens;
+	size_t		pos_cap;		/* room in frag_starts / frag_lens */
+	size_t		frag_cap;		/* room in manifest->fragments (at least n_fragments) */
+	bool		frags_contiguous;	/* the fragment entries lie back to back in manifest_msg (when known) */
+	uint64_t	live_rows;		/* rows of all fragments less deleted ones, kept by open and advance (not by views) */
 	lt_schema  *schema;
 	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
 	size_t		n_fragments;
@@ -190,11 +194,20 @@ typedef struct lt_manifest_prev
 	size_t		n_fragments;
 	const uint64_t *starts;		/* where each is encoded in msg (tag included), or NULL: found by walking msg */
 	const uint64_t *lens;
+	bool		contiguous;		/* with starts: the entries lie back to back */
 } lt_manifest_prev;
 
 lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
 									   const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
 									   uint8_t **out, uint64_t *len, lt_error *err);
+/*
+ * lt_manifest_serialize_from as parts of the file (1 or 3, into parts[3]) for lt_store_put_if_absent_parts: the
+ * run of prev's leading fragments is pointed at in prev->msg instead of copied (prev must outlive the parts).
+ * *buf holds the rest, to be lt_free'd.
+ */
+lt_code		lt_manifest_serialize_parts(struct Lt__Pb__Manifest *m, const struct Lt__Pb__IndexSection *indexes,
+										const struct Lt__Pb__Transaction *txn, const lt_manifest_prev *prev,
+										uint8_t **buf, lt_part *parts, int *n_parts, lt_error *err);
 /*
  * The Manifest.fragments entries of a Manifest message (where each is encoded, tag included, in order) and the
  * message's other fields copied out (rest), all lt_malloc'd; hint: about how many fragments to expect.  LT_ECORRUPT
@@ -202,6 +215,9 @@ lt_code		lt_manifest_serialize_from(struct Lt__Pb__Manifest *m, const struct Lt_
  */
 lt_code		lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **starts, uint64_t **lens, size_t *n,
 							  uint8_t **rest, uint64_t *rest_len, lt_error *err);
+/* Step over the protobuf field at *pos of p: its number and wire type. False on bytes that do not parse. */
+bool		lt_manifest_next_field(const uint8_t *p, uint64_t len, uint64_t *pos, uint64_t *number, int *wire);
+#define LT_MANIFEST_FIELD_FRAGMENTS 2	/* Manifest.fragments */
 /* ds's manifest as encoded (false when it is not kept: fragments corrected after parsing). */
 bool		lt_dataset_manifest_prev(const lt_dataset *ds, lt_manifest_prev *out);
 

@@ -75,6 +75,12 @@ next_field(const uint8_t *p, uint64_t len, uint64_t *pos, uint64_t *number, int 
 	return true;
 }
 
+bool
+lt_manifest_next_field(const uint8_t *p, uint64_t len, uint64_t *pos, uint64_t *number, int *wire)
+{
+	return next_field(p, len, pos, number, wire);
+}
+
 static size_t
 varint_size(uint64_t v)
 {
@@ -217,8 +223,8 @@ lt_manifest_split(const uint8_t *msg, uint64_t len, size_t hint, uint64_t **star
  * bytes lt__pb__manifest__pack writes for the same manifest.
  */
 static lt_code
-pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, uint64_t tail, uint8_t **out,
-			 uint64_t *out_len, lt_error *err)
+pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, uint64_t tail, lt_part *hole,
+			 uint64_t *hole_at, uint8_t **out, uint64_t *out_len, lt_error *err)
 {
 	uint64_t   *starts = NULL,
 			   *lens = NULL;
@@ -232,7 +238,8 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	size_t		rest_len;
 	uint64_t	split,
 				total;
-	size_t		j = 0;
+	size_t		j = 0,
+				shared = 0;		/* the leading fragments of m that are prev's at the same places */
 	bool		borrowed = false;	/* starts and lens are prev's */
 	lt_code		rc = LT_OK;
 
@@ -273,7 +280,24 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	}
 	split = after_fragments_at(rest, rest_len);
 	total = rest_len;
-	for (size_t i = 0; i < n; i++)
+	/* the leading fragments that are prev's at the same places: one comparison of the pointer arrays */
+	if (prev)
+	{
+		size_t		both = n < prev->n_fragments ? n : prev->n_fragments;
+
+		shared = (size_t) (lt_common_prefix((const uint8_t *) frags, (const uint8_t *) prev->fragments,
+											both * sizeof(*frags)) / sizeof(*frags));
+		if (shared > 0 && prev->contiguous)
+			total += starts[shared - 1] + lens[shared - 1] - starts[0];
+		else
+			for (size_t i = 0; i < shared; i++)
+			{
+				from[i] = (int64_t) i;
+				total += lens[i];
+			}
+		j = shared;
+	}
+	for (size_t i = shared; i < n; i++)
 	{
 		const Lt__Pb__DataFragment *f = frags[i];
 
@@ -306,7 +330,22 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	w = buf + head;
 	memcpy(w, rest, split);
 	w += split;
-	for (size_t i = 0; i < n;)
+	if (shared > 0 && prev->contiguous)
+	{
+		/* prev's leading fragments, encoded back to back: one copy, or none (a hole the caller fills) */
+		uint64_t	run = starts[shared - 1] + lens[shared - 1] - starts[0];
+
+		if (hole)
+		{
+			hole->data = prev->msg + starts[0];
+			hole->len = run;
+			*hole_at = (uint64_t) (w - buf);
+		}
+		else
+			memcpy(w, prev->msg + starts[0], run);
+		w += run;
+	}
+	for (size_t i = shared && prev->contiguous ? shared : 0; i < n;)
 	{
 		if (from[i] >= 0)
 		{
@@ -344,6 +383,10 @@ out:
 	return rc;
 }
 
+static lt_code serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
+						 const lt_manifest_prev *prev, lt_part *hole, uint64_t *hole_at, uint8_t **out,
+						 uint64_t *out_len, lt_error *err);
+
 lt_code
 lt_manifest_serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
 					  uint8_t **out, uint64_t *out_len, lt_error *err)
@@ -355,6 +398,37 @@ lt_code
 lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes,
 						   const Lt__Pb__Transaction *txn, const lt_manifest_prev *prev, uint8_t **out,
 						   uint64_t *out_len, lt_error *err)
+{
+	return serialize(m, indexes, txn, prev, NULL, NULL, out, out_len, err);
+}
+
+lt_code
+lt_manifest_serialize_parts(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes,
+							const Lt__Pb__Transaction *txn, const lt_manifest_prev *prev, uint8_t **buf,
+							lt_part *parts, int *n_parts, lt_error *err)
+{
+	lt_part		hole = {NULL, 0};
+	uint64_t	hole_at = 0,
+				len = 0;
+
+	*n_parts = 0;
+	LT_TRY(serialize(m, indexes, txn, prev, &hole, &hole_at, buf, &len, err));
+	if (hole.len == 0)
+	{
+		parts[(*n_parts)++] = (lt_part) {*buf, len};
+		return LT_OK;
+	}
+	parts[(*n_parts)++] = (lt_part) {*buf, hole_at};
+	parts[(*n_parts)++] = hole;
+	parts[(*n_parts)++] = (lt_part) {*buf + hole_at + hole.len, len - hole_at - hole.len};
+	return LT_OK;
+}
+
+/* The manifest file in buf (*out_len bytes); with hole, the bytes at *hole_at are left for the caller's hole. */
+static lt_code
+serialize(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *indexes, const Lt__Pb__Transaction *txn,
+		  const lt_manifest_prev *prev, lt_part *hole, uint64_t *hole_at, uint8_t **out, uint64_t *out_len,
+		  lt_error *err)
 {
 	size_t		ilen = indexes ? lt__pb__index_section__get_packed_size(indexes) : 0;
 	size_t		tlen = txn ? lt__pb__transaction__get_packed_size(txn) : 0;
@@ -381,7 +455,7 @@ lt_manifest_serialize_from(Lt__Pb__Manifest *m, const Lt__Pb__IndexSection *inde
 	if (prev)
 	{
 		/* the message is written in place, after the sections, by the splice */
-		LT_TRY(pack_spliced(m, prev, pos + 4, 16, &msg, &mlen, err));
+		LT_TRY(pack_spliced(m, prev, pos + 4, 16, hole, hole_at, &msg, &mlen, err));
 		buf = msg;
 	}
 	else

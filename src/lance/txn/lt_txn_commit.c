@@ -335,6 +335,8 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 			   *rel;
 	uint8_t    *buf = NULL;
 	uint64_t	len = 0;
+	lt_part		parts[3];
+	int			n_parts = 0;
 	struct timespec now;
 	lt_code		rc = LT_OK;
 
@@ -366,10 +368,36 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 			goto out;
 	}
 	lt_txn_fault(LT_COMMIT_AFTER_TXN_FILE);
-	/* the fragments kept from the base are copied from its manifest's bytes, not packed again */
-	if ((rc = lt_manifest_serialize_from(&m, indexes, tx, lt_dataset_manifest_prev(base, &prev) ? &prev : NULL,
-										 &buf, &len, err)) != LT_OK)
+	/*
+	 * the fragments kept from the base are copied from its manifest's bytes, not packed again; the leading run
+	 * of them not even copied: written from the base's bytes (parts)
+	 */
+	if ((rc = lt_manifest_serialize_parts(&m, indexes, tx, lt_dataset_manifest_prev(base, &prev) ? &prev : NULL,
+										  &buf, parts, &n_parts, err)) != LT_OK)
 		goto out;
+	for (int i = 0; i < n_parts; i++)
+		len += parts[i].len;
+	if ((lt_commit_fault_hook || base->store->publish_manifest) && n_parts > 1)
+	{
+		/* the whole file in one buffer, for a torn copy or a catalog */
+		uint8_t    *flat = lt_malloc(len + 1),
+				   *w = flat;
+
+		if (!flat)
+		{
+			rc = lt_nomem(err);
+			goto out;
+		}
+		for (int i = 0; i < n_parts; i++)
+		{
+			memcpy(w, parts[i].data, parts[i].len);
+			w += parts[i].len;
+		}
+		lt_free(buf);
+		buf = flat;
+		parts[0] = (lt_part) {buf, len};
+		n_parts = 1;
+	}
 	lt_manifest_name(m.version, base->naming, man_name, sizeof(man_name));
 	rel = lt_asprintf("_versions/%s", man_name);
 	man_path = rel ? lt_dataset_path(base, rel) : NULL;
@@ -392,7 +420,7 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 	if (base->store->publish_manifest)
 		rc = publish_staged(base, m.version, tx->uuid, man_path, buf, len, err);
 	else
-		rc = lt_store_put_if_absent(base->store, man_path, buf, len, err);
+		rc = lt_store_put_if_absent_parts(base->store, man_path, parts, n_parts, err);
 	if (rc == LT_ECONFLICT)
 	{
 		*lost_race = true;

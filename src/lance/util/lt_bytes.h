@@ -15,6 +15,37 @@ static inline void lt_put16(uint8_t *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void lt_put32(uint8_t *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void lt_put64(uint8_t *p, uint64_t v) { memcpy(p, &v, 8); }
 
+/*
+ * How many leading bytes a and b (n each) share: memcmp over large blocks, then halving the block that
+ * differs, so that long equal runs cost what memcmp costs (not a loop per byte).
+ */
+static inline uint64_t
+lt_common_prefix(const uint8_t *a, const uint8_t *b, uint64_t n)
+{
+	uint64_t	at = 0,
+				step = 16384;
+
+	while (n - at >= step && memcmp(a + at, b + at, step) == 0)
+		at += step;
+	if (n - at < step)
+		step = n - at;
+	while (step > 32)
+	{
+		uint64_t	half = step / 2;
+
+		if (memcmp(a + at, b + at, half) == 0)
+		{
+			at += half;
+			step -= half;
+		}
+		else
+			step = half;
+	}
+	for (uint64_t end = at + step; at < end && a[at] == b[at];)
+		at++;
+	return at;
+}
+
 /* A read cursor; every take fails (returns false) instead of running past len. */
 typedef struct lt_cursor
 {
