@@ -737,7 +737,8 @@ lt_code
 lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir, lt_ivf_remap_fn map,
 			 void *arg, lt_built_index *out, lt_error *err)
 {
-	ivf_build	b = {0};
+	static const lt_ivf_build_options flat = {.kind = LT_IVF_BUILD_FLAT};	/* what the files are written as */
+	ivf_build	b = {.opts = &flat};
 	lt_ivf	   *ix = NULL;
 	int64_t		cap = 0,
 				cap_assign = 0;
