@@ -429,23 +429,6 @@ check_memory(build *b, lt_error *err)
 	return LT_OK;
 }
 
-static lt_code
-push_id(build *b, uint64_t id, lt_error *err)
-{
-	if (b->n_ids == b->cap_ids)
-	{
-		int64_t		cap = b->cap_ids ? b->cap_ids * 2 : 4096;
-		uint64_t   *p = lt_realloc(b->ids, (size_t) cap * sizeof(uint64_t));
-
-		if (!p)
-			return lt_nomem(err);
-		b->ids = p;
-		b->cap_ids = cap;
-	}
-	b->ids[b->n_ids++] = id;
-	return LT_OK;
-}
-
 /* The fragments a build reads: the options' list, else the dataset's. */
 static size_t
 n_frags(const build *b)
@@ -491,7 +474,7 @@ gather(build *b, lt_error *err)
 			{
 				rc = lt_array_append_slice(b->values, col, 0, bt->length, err);
 				for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
-					rc = push_id(b, ids[r], err);
+					rc = lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[r]) ? LT_OK : lt_nomem(err);
 			}
 			else
 			{
@@ -506,7 +489,7 @@ gather(build *b, lt_error *err)
 					{
 						rc = lt_array_append_slice(b->values, col->children[0], lo, hi - lo, err);
 						for (int64_t k = lo; rc == LT_OK && k < hi; k++)
-							rc = push_id(b, ids[r], err);
+							rc = lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[r]) ? LT_OK : lt_nomem(err);
 					}
 				}
 			}

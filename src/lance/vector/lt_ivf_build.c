@@ -92,23 +92,6 @@ vec_at(const ivf_build *b, int64_t i)
 	return (const float *) b->vecs->children[0]->values + (size_t) i * b->dim;
 }
 
-static lt_code
-push_id(ivf_build *b, uint64_t id, int64_t *cap, lt_error *err)
-{
-	if (b->n == *cap)
-	{
-		int64_t		c = *cap ? *cap * 2 : 4096;
-		uint64_t   *p = lt_realloc(b->ids, (size_t) c * sizeof(uint64_t));
-
-		if (!p)
-			return lt_nomem(err);
-		b->ids = p;
-		*cap = c;
-	}
-	b->ids[b->n++] = id;
-	return LT_OK;
-}
-
 /* Every live, non-NULL vector of the column with its row id (row address without stable row ids). */
 static lt_code
 gather(ivf_build *b, lt_error *err)
@@ -144,7 +127,7 @@ gather(ivf_build *b, lt_error *err)
 					continue;	/* Lance leaves NULL vectors out of the index */
 				rc = lt_array_append_slice(b->vecs, col, r, 1, err);
 				if (rc == LT_OK)
-					rc = push_id(b, ids[r], &cap, err);
+					rc = lt_push_u64(&b->ids, &b->n, &cap, ids[r]) ? LT_OK : lt_nomem(err);
 			}
 			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16 + b->code_bytes) > b->max_memory)
 				rc = lt_error_set(err, LT_ENOMEM,
@@ -788,8 +771,11 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 			memcpy(&id, ids->values + r * 8, 8);
 			if (!map(arg, id, &to))
 				continue;
-			if ((rc = push_id(&b, to, &cap, err)) != LT_OK)
+			if (!lt_push_u64(&b.ids, &b.n, &cap, to))
+			{
+				rc = lt_nomem(err);
 				break;
+			}
 			if (cap > cap_assign)
 			{
 				uint32_t   *a = lt_realloc(b.assign, (size_t) cap * sizeof(uint32_t));
