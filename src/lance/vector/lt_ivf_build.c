@@ -287,20 +287,6 @@ assign(ivf_build *b, lt_error *err)
 
 /* ---- files ------------------------------------------------------------------------ */
 
-static void
-plain_field(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
-			bool nullable)
-{
-	memset(f, 0, sizeof(*f));
-	f->id = id;
-	f->parent_id = -1;
-	f->name = (char *) name;
-	f->logical_type = (char *) logical;
-	f->type = type;
-	f->byte_width = width;
-	f->nullable = nullable;
-}
-
 /* Pack ivf into global buffer 1 of w and name it in metadata lance:ivf. */
 static lt_code
 put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
@@ -359,14 +345,14 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		rc = lt_nomem(err);
 		goto done;
 	}
-	plain_field(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
+	lt_field_plain(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
 	snprintf(logical, sizeof(logical), "fixed_size_list:float:%u", b->dim);
-	plain_field(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
+	lt_field_plain(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
 	flat.fixed_size = (int32_t) b->dim;
 	flat.n_children = 1;
 	flat.children = &item_ptr;
 	/* the element is the list's synthetic child (id -1), as in a dataset schema */
-	plain_field(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
+	lt_field_plain(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
 	item.parent_id = 1;
 	item.parent = &flat;
 
@@ -493,7 +479,7 @@ write_index(ivf_build *b, lt_error *err)
 		*p++ = ']';
 		*p = 0;
 	}
-	plain_field(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
+	lt_field_plain(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
 	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
 	t.n_shape = 2;
 	t.shape = shape;
