@@ -29,6 +29,10 @@ struct Lt__Pb__Transaction *lt_txn_committed(lt_dataset *ds, bool *owned);
  * read, must be an Append (when append_ok), a Delete or a CreateIndex; else LT_ECONFLICT naming it.
  */
 lt_code		lt_txn_check_schema_read(lt_dataset *next, const char *name, bool append_ok, lt_error *err);
+/* d (initialised here) names the written file w, borrowing its name and field lists (lt_txn_create.c). */
+struct Lt__Pb__DataFile;
+struct lt_written_file;
+void		lt_txn_borrow_data_file(struct Lt__Pb__DataFile *d, const struct lt_written_file *w);
 
 /*
  * The conflict check every commit kind uses: lift the transaction that made `next` (prev: the

@@ -427,16 +427,7 @@ fragments_with_files(const schema_commit *sc, const lt_dataset *base, Lt__Pb__Da
 								"fragment %llu of %s was added since the column's values were written",
 								(unsigned long long) f->id, sc->name);
 		}
-		lt__pb__data_file__init(d);
-		d->path = w->name;
-		d->n_fields = d->n_column_indices = (size_t) (w->n_fields > 0 ? w->n_fields : 0);
-		d->fields = w->field_ids;
-		d->column_indices = w->column_indices;
-		d->has_file_major_version = d->has_file_minor_version = true;
-		d->file_major_version = w->major;
-		d->file_minor_version = w->minor;
-		d->has_file_size_bytes = w->size > 0;
-		d->file_size_bytes = w->size;
+		lt_txn_borrow_data_file(d, w);
 		copies[i] = *f;
 		copies[i].files = &file_ptrs[total];
 		copies[i].n_files = 0;
