@@ -707,7 +707,7 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 			 void *arg, lt_built_index *out, lt_error *err)
 {
 	static const lt_ivf_build_options flat = {.kind = LT_IVF_BUILD_FLAT};	/* what the files are written as */
-	ivf_build	b = {.opts = &flat};
+	ivf_build	b = {.opts = &flat, .type = "IVF_FLAT"};
 	lt_ivf	   *ix = NULL;
 	int64_t		cap = 0,
 				cap_assign = 0;
