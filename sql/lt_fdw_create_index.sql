@@ -14,7 +14,7 @@ RESET client_min_messages;
 \getenv root LT_ROOT
 \set lake :tmp '/lake'
 \set ref :root '/test/interop/ref.mjs'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv CI_LAKE :lake
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
 SET timezone = 'UTC';
@@ -101,8 +101,8 @@ SELECT ci_same('SELECT id FROM ci WHERE s = ''a'' OR s IS NULL');
 SELECT (SELECT count(*) FROM ci WHERE k = 3) = (SELECT count(*) FROM ci_heap WHERE k = 3) AS same_as_heap;
 
 -- ---- the reference engine plans with them and returns the same rows ----------------------------------------
-\! cd "$(dirname "$LT_REF")" && for w in "id = 17" "k = 3" "array_has_any(tags, ['lance'])" "s = 'a'" "f > 30000"; do node ref.mjs plan "$CI_LAKE/write/w_ixbuild.lance" --filter "$w" | grep -o 'ScalarIndexQuery: query=.*@[a-z_]*([A-Za-z]*)'; done
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_ixbuild.lance" --columns id --filter "k = 3" > "$CI_LAKE/../ci_ref_k3.jsonl"
+\! cd "$(dirname "$LT_REF_MJS")" && for w in "id = 17" "k = 3" "array_has_any(tags, ['lance'])" "s = 'a'" "f > 30000"; do node ref.mjs plan "$CI_LAKE/write/w_ixbuild.lance" --filter "$w" | grep -o 'ScalarIndexQuery: query=.*@[a-z_]*([A-Za-z]*)'; done
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$CI_LAKE/write/w_ixbuild.lance" --columns id --filter "k = 3" > "$CI_LAKE/../ci_ref_k3.jsonl"
 SELECT count(*) AS ref_rows,
        count(*) FILTER (WHERE (l::jsonb ->> 'id')::bigint NOT IN (SELECT id FROM ci WHERE k = 3)) AS not_ours
   FROM regexp_split_to_table(pg_read_file(current_setting('lt_test.lake') || '/../ci_ref_k3.jsonl'), E'\n') l
@@ -140,7 +140,7 @@ SELECT ci_same('SELECT id FROM ci WHERE k = 3');
 SELECT ci_same('SELECT id FROM ci WHERE tags && ARRAY[''lance'']');
 SELECT (SELECT array_agg(id ORDER BY id) FROM ci WHERE id IN (1, 2, 8, 100001, 100002))
      = (SELECT array_agg(id ORDER BY id) FROM ci_heap WHERE id IN (1, 2, 8, 100001, 100002)) AS same_as_heap;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_ixbuild.lance" --columns id --filter "id < 300 OR id > 100000" > "$CI_LAKE/../ci_ref_w.jsonl"
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$CI_LAKE/write/w_ixbuild.lance" --columns id --filter "id < 300 OR id > 100000" > "$CI_LAKE/../ci_ref_w.jsonl"
 SELECT count(*) AS ref_rows,
        count(*) = (SELECT count(*) FROM ci WHERE id < 300 OR id > 100000) AS same_count
   FROM regexp_split_to_table(pg_read_file(current_setting('lt_test.lake') || '/../ci_ref_w.jsonl'), E'\n') l
@@ -234,7 +234,7 @@ SELECT ci_same('SELECT id FROM ci WHERE s = ''a''');
 SELECT ci_versions() AS v \gset
 BEGIN;
 SELECT built_on_version AS first_version FROM lt_create_index('ci', 'k', 'zonemap', 'k_zone') \gset
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"900000","k":1,"s":"z","tags":["x"],"f":1.5,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../ci_add.json" && node ref.mjs apply "$CI_LAKE/write/w_ixbuild.lance" "$CI_LAKE/../ci_add.json" > /dev/null
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"900000","k":1,"s":"z","tags":["x"],"f":1.5,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../ci_add.json" && node ref.mjs apply "$CI_LAKE/write/w_ixbuild.lance" "$CI_LAKE/../ci_add.json" > /dev/null
 SELECT count(*) AS engine_row_seen FROM ci WHERE id = 900000;
 SELECT index_name, built_on_version = :first_version AS same_version FROM lt_create_index('ci', 'id', 'zonemap', 'id_zone');
 COMMIT;

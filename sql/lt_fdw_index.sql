@@ -15,7 +15,7 @@ RESET client_min_messages;
 \getenv root LT_ROOT
 \set lake :tmp '/lake'
 \set ref :root '/test/interop/ref.mjs'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv IX_LAKE :lake
 SELECT set_config('lt_test.tmp', :'tmp', false) IS NOT NULL AS tmp_set;
 SET timezone = 'UTC';
@@ -124,8 +124,8 @@ SELECT w, ix_same('SELECT * FROM ix.stable WHERE ' || w) FROM unnest(ARRAY[
   'NOT (k = 99) AND k < 4', 'k IS NULL']) w;
 
 -- the reference engine's own indexed answers
-\! node "$LT_REF" scan "$IX_LAKE/index/appended.lance" --columns id --filter "k = 5 AND id < 12500" > "$IX_LAKE/../ix_ref1.jsonl"
-\! node "$LT_REF" scan "$IX_LAKE/index/compacted.lance" --columns id --filter "id BETWEEN 3000 AND 3100" > "$IX_LAKE/../ix_ref2.jsonl"
+\! node "$LT_REF_MJS" scan "$IX_LAKE/index/appended.lance" --columns id --filter "k = 5 AND id < 12500" > "$IX_LAKE/../ix_ref1.jsonl"
+\! node "$LT_REF_MJS" scan "$IX_LAKE/index/compacted.lance" --columns id --filter "id BETWEEN 3000 AND 3100" > "$IX_LAKE/../ix_ref2.jsonl"
 SELECT ix_ref('ix_ref1.jsonl', 'SELECT id FROM ix.appended WHERE k = 5 AND id < 12500');
 SELECT ix_ref('ix_ref2.jsonl', 'SELECT id FROM ix.compacted WHERE id BETWEEN 3000 AND 3100');
 

@@ -17,7 +17,7 @@ RESET client_min_messages;
 \set lake :tmp '/lake'
 \set ref :root '/test/interop/ref.mjs'
 \set inspect :root '/build/lt-inspect'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv LT_INSPECT_BIN :inspect
 \setenv CI_LAKE :lake
 SELECT set_config('lt_test.lake', :'lake', false) IS NOT NULL AS lake_set;
@@ -171,21 +171,21 @@ SELECT id, v FROM kt WHERE id >= 7000000 ORDER BY id;
 -- the reference engine's plain add does not say which keys it inserted: 40001 even for another key
 BEGIN;
 INSERT INTO kt VALUES (7000003, 'postgres');
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000004","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000004","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
 \set VERBOSITY terse
 COMMIT;
 \set VERBOSITY default
 -- and of the same key
 BEGIN;
 INSERT INTO kt VALUES (7000005, 'postgres');
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000005","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"7000005","v":"engine add"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
 \set VERBOSITY terse
 COMMIT;
 \set VERBOSITY default
 -- the engine's mergeInsert on the key inserting the same key meanwhile: 40001
 BEGIN;
 INSERT INTO kt VALUES (7000006, 'postgres');
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"merge_insert","on":"id","insert_only":true,"rows":[{"id":"7000006","v":"engine merge"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"merge_insert","on":"id","insert_only":true,"rows":[{"id":"7000006","v":"engine merge"}]}]}' > "$CI_LAKE/../k_add.json" && node ref.mjs apply "$CI_LAKE/write/w_keyed.lance" "$CI_LAKE/../k_add.json" > /dev/null
 \set VERBOSITY terse
 COMMIT;
 \set VERBOSITY default
@@ -198,10 +198,10 @@ SELECT operation FROM lt_versions('kt') ORDER BY version DESC LIMIT 1;
 \! t=$(ls -t "$CI_LAKE"/write/w_keyed.lance/_transactions/*.txn | head -n 1); printf '{"id":"8000000"}\n{"id":"8000001"}\n' > "$CI_LAKE/../k_keys.jsonl"; "$LT_INSPECT_BIN" key-filter "$t" --dataset "$CI_LAKE/write/w_keyed.lance" --keys "$CI_LAKE/../k_keys.jsonl" | sed 's/"probability":[^,]*,//'
 
 -- ---- the reference engine reads what we wrote and still sees the key -------------------------------------
-\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$CI_LAKE/write/w_keyed.lance"
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | sort | uniq -d | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs schema "$CI_LAKE/write/w_keyed.lance"
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | sort | uniq -d | wc -l
 SELECT count(*) AS ours FROM kt;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$CI_LAKE/write/w_keyed.lance" --columns id | wc -l
 
 -- ---- lt_set_primary_key: failures -------------------------------------------------------------------------
 SELECT k_versions('w_unkeyed') AS u0 \gset
@@ -255,8 +255,8 @@ SELECT k_try($$INSERT INTO ku VALUES (17, 1, 'dup?', 0, NULL)$$);
 SELECT k_try($$INSERT INTO ku VALUES (17, (SELECT k FROM ku WHERE id = 17 AND s <> 'dup?'), 'dup', 0, NULL)$$);
 SELECT k_try($$SELECT lt_set_primary_key('ku', ARRAY['id'])$$);
 -- the reference sees the key, and its mergeInsert on (k, id) records the inserted keys over fields [1, 0]
-\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$CI_LAKE/write/w_unkeyed.lance"
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"merge_insert","on":["k","id"],"insert_only":true,"rows":[{"id":"9000","k":3,"s":"m","n":1,"d":"2021-01-01"},{"id":"9001","k":4,"s":"m","n":1,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../k_merge.json" && node ref.mjs apply "$CI_LAKE/write/w_unkeyed.lance" "$CI_LAKE/../k_merge.json" | sed 's/"dataset":"[^"]*",//'
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs schema "$CI_LAKE/write/w_unkeyed.lance"
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"merge_insert","on":["k","id"],"insert_only":true,"rows":[{"id":"9000","k":3,"s":"m","n":1,"d":"2021-01-01"},{"id":"9001","k":4,"s":"m","n":1,"d":"2021-01-01"}]}]}' > "$CI_LAKE/../k_merge.json" && node ref.mjs apply "$CI_LAKE/write/w_unkeyed.lance" "$CI_LAKE/../k_merge.json" | sed 's/"dataset":"[^"]*",//'
 \! t=$(ls -t "$CI_LAKE"/write/w_unkeyed.lance/_transactions/*.txn | head -n 1); printf '{"k":3,"id":"9000"}\n{"k":4,"id":"9001"}\n' > "$CI_LAKE/../k_keys.jsonl"; "$LT_INSPECT_BIN" key-filter "$t" --dataset "$CI_LAKE/write/w_unkeyed.lance" --keys "$CI_LAKE/../k_keys.jsonl" | sed 's/"probability":[^,]*,//'
 SELECT id, k, s FROM ku WHERE id IN (17, 9000, 9001) ORDER BY id, k;
 

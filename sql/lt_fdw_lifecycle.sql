@@ -10,7 +10,7 @@ RESET client_min_messages;
 \getenv root LT_ROOT
 \set life :tmp '/life'
 \set ref :root '/test/interop/ref.mjs'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv LIFE :life
 SELECT set_config('lt_test.life', :'life', false) IS NOT NULL AS life_set;
 SET timezone = 'UTC';
@@ -56,10 +56,10 @@ INSERT INTO t1 VALUES (1, 'one', 1.50, ARRAY['a','b'], '2024-01-02', '2024-01-02
 SELECT * FROM t1 ORDER BY id;
 INSERT INTO t1 (id) VALUES (NULL);	-- NOT NULL is a non-nullable field: 23502
 -- the engine reads the schema (id not nullable) and the rows
-\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/t1.lance" | cut -c1-60
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/t1.lance" --columns id,name,price,tags,d,ok,n,doc
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs schema "$LIFE/t1.lance" | cut -c1-60
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/t1.lance" --columns id,name,price,tags,d,ok,n,doc
 -- ... and writes on top; lt_fdw reads that
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"3","name":"three","price":"2.25","tags":["c"],"d":"2024-03-04","ts":null,"ok":false,"score":1.5,"n":3,"doc":"[]"}]},{"op":"delete","where":"id = 2"}]}' > "$LIFE/../t1_ops.json" && node ref.mjs apply "$LIFE/t1.lance" "$LIFE/../t1_ops.json" | sed 's/"dataset":"[^"]*",//' 
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"3","name":"three","price":"2.25","tags":["c"],"d":"2024-03-04","ts":null,"ok":false,"score":1.5,"n":3,"doc":"[]"}]},{"op":"delete","where":"id = 2"}]}' > "$LIFE/../t1_ops.json" && node ref.mjs apply "$LIFE/t1.lance" "$LIFE/../t1_ops.json" | sed 's/"dataset":"[^"]*",//' 
 SELECT id, name, price, tags, d, ok, score, n, doc FROM t1 ORDER BY id;
 SELECT version, operation, row_count FROM lt_versions('t1');
 
@@ -121,15 +121,15 @@ SELECT storage_version_written, rows_written, files_written FROM lt_create_datas
 SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t20;
 SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t21;
 SELECT count(*), sum(id), sum(v), count(DISTINCT s) FROM t22;
-\! cd "$(dirname "$LT_REF")" && for v in 20 21 22; do node ref.mjs scan "$LIFE/sub/t$v.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let n=0,id=0n,v=0;for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);n++;id+=BigInt(o.id);v+=Number(o.v)}console.log(`engine: ${n} rows, sum(id) ${id}, sum(v) ${v}`)})'; done
+\! cd "$(dirname "$LT_REF_MJS")" && for v in 20 21 22; do node ref.mjs scan "$LIFE/sub/t$v.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{let n=0,id=0n,v=0;for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);n++;id+=BigInt(o.id);v+=Number(o.v)}console.log(`engine: ${n} rows, sum(id) ${id}, sum(v) ${v}`)})'; done
 -- the storage version the manifest records
-\! cd "$(dirname "$LT_REF")" && for v in 20 21 22; do node ref.mjs pages "$LIFE/sub/t$v.lance" | head -n 1 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.file_version ?? o.version ?? Object.keys(o).join(","))})'; done
+\! cd "$(dirname "$LT_REF_MJS")" && for v in 20 21 22; do node ref.mjs pages "$LIFE/sub/t$v.lance" | head -n 1 | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const o=JSON.parse(s);console.log(o.file_version ?? o.version ?? Object.keys(o).join(","))})'; done
 -- overwrite: one Overwrite commit on top, the old version still readable
 SELECT rows_written FROM lt_create_dataset('t22', query => 'SELECT g, ''new'', 0.5::float8 FROM generate_series(1, 10) g', overwrite => true);
 SELECT count(*), min(s), max(s), sum(v) FROM t22;
 SELECT version, operation, row_count FROM lt_versions('t22');
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id,s | head -n 3
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --version 1 --columns id | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id,s | head -n 3
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/sub/t22.lance" --version 1 --columns id | wc -l
 
 -- ---- compaction ----------------------------------------------------------------------------------
 CREATE FOREIGN TABLE tc (id bigint NOT NULL, s text) SERVER life OPTIONS (path 'tc.lance');
@@ -196,9 +196,9 @@ UPDATE tc SET s = 'upd' WHERE id BETWEEN 1 AND 5;
 DELETE FROM tc WHERE id > 290;
 SELECT count(*), count(*) FILTER (WHERE s = 'upd') FROM tc;
 -- the engine reads it, filters with the index, appends and compacts on top; lt_fdw reads that
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tc.lance" --columns id | wc -l
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tc.lance" --columns id,s --filter "id = 77"
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"1000","s":"eng"}]},{"op":"optimize"}]}' > "$LIFE/../tc_ops.json" && node ref.mjs apply "$LIFE/tc.lance" "$LIFE/../tc_ops.json" | sed 's/"dataset":"[^"]*",//' 
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/tc.lance" --columns id | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/tc.lance" --columns id,s --filter "id = 77"
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"1000","s":"eng"}]},{"op":"optimize"}]}' > "$LIFE/../tc_ops.json" && node ref.mjs apply "$LIFE/tc.lance" "$LIFE/../tc_ops.json" | sed 's/"dataset":"[^"]*",//' 
 SELECT count(*), max(id) FROM tc;
 SELECT count(*) AS fragments FROM lt_fragments('tc');
 -- compaction errors
@@ -246,7 +246,7 @@ SELECT (SELECT count(*) || ' ' || sum(id) FROM st WHERE id >= 995 AND id < 1015)
        (SELECT count(*) || ' ' || sum(id) FROM st_heap WHERE id >= 995 AND id < 1015) AS by_scan;
 SELECT (SELECT count(*) || ' ' || sum(id) FROM st WHERE k = 99) AS by_index,
        (SELECT count(*) || ' ' || sum(id) FROM st_heap WHERE k = 99) AS by_scan;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/stable.lance" --columns id --filter "k = 99" | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/stable.lance" --columns id --filter "k = 99" | wc -l
 
 -- an IVF_FLAT index (the engine's, 2 partitions, over 3 fragments with deleted rows): the rows of its
 -- partitions move to their new addresses (deleted ones dropped), it covers the new fragment, and with
@@ -265,7 +265,7 @@ SELECT (SELECT array_agg(id ORDER BY id) FROM (SELECT id FROM cv ORDER BY vec <-
 SELECT id, (SELECT c.id FROM cv c ORDER BY c.vec <-> h.vec LIMIT 1) AS nearest
   FROM cv_heap h WHERE id IN (5, 1234, 2998) ORDER BY id;
 RESET lt_fdw.nprobes;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/vectors.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs indexes "$LIFE/vectors.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
 
 -- ---- schema evolution ------------------------------------------------------------------------------
 CREATE FOREIGN TABLE ts (id bigint NOT NULL, a text, b integer) SERVER life OPTIONS (path 'ts.lance');
@@ -290,11 +290,11 @@ SELECT * FROM ts ORDER BY id;
 SELECT version, operation FROM lt_versions('ts') ORDER BY version;
 SELECT count(*) AS indexes FROM lt_indexes('ts');
 -- the engine reads each step's schema and rows; an old version keeps its schema
-\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/ts.lance" | cut -c1-50
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance"
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version 3 | head -n 2
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs schema "$LIFE/ts.lance" | cut -c1-50
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/ts.lance"
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/ts.lance" --version 3 | head -n 2
 -- ... and writes on top (an append with the new schema, its compaction); lt_fdw reads that
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"append","rows":[{"id":"7","label":"e7","c":7.5,"tags":["y"]}]},{"op":"optimize"}]}' > "$LIFE/../ts_ops.json" && node ref.mjs apply "$LIFE/ts.lance" "$LIFE/../ts_ops.json" | sed 's/"dataset":"[^"]*",//'
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"append","rows":[{"id":"7","label":"e7","c":7.5,"tags":["y"]}]},{"op":"optimize"}]}' > "$LIFE/../ts_ops.json" && node ref.mjs apply "$LIFE/ts.lance" "$LIFE/../ts_ops.json" | sed 's/"dataset":"[^"]*",//'
 SELECT * FROM ts ORDER BY id;
 -- errors
 SELECT life_err($$SELECT lt_add_column('ts', 'c', 'integer')$$) AS add_existing;
@@ -335,7 +335,7 @@ SELECT version, operation FROM lt_versions('tv') ORDER BY version DESC LIMIT 4;
 -- rows written after it carry their own values; the engine reads the same
 INSERT INTO tv (id, a, score) VALUES (8, 'a8', 1.25);
 SELECT id, score, label, n FROM tv WHERE id >= 7 ORDER BY id;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tv.lance" --columns id,score,label,n,at
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/tv.lance" --columns id,score,label,n,at
 -- a value that does not fit the type: its own error, nothing written
 SELECT life_err($$SELECT lt_add_column('tv', 'x', 'integer', 'abc')$$) AS not_integer;
 SELECT life_err($$SELECT lt_add_column('tv', 'x', 'smallint', '70000')$$) AS out_of_range;
@@ -368,7 +368,7 @@ SELECT count(*) AS indexes FROM lt_indexes('ta');
 SELECT fragment_id, cardinality(data_files) AS files FROM lt_fragments('ta') ORDER BY 1;
 -- the engine reads the new types (an int64 is a JSON string), the rows written after take them
 INSERT INTO ta VALUES (9, 9000000000, 0.1, 's9');
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ta.lance" --columns id,n,f
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/ta.lance" --columns id,n,f
 -- errors: a value that does not fit the new type, another family, an unknown column, the same type
 SELECT life_err($$SELECT lt_alter_column_type('ta', 'n', 'smallint')$$) AS too_big;
 SELECT life_err($$SELECT lt_alter_column_type('ta', 's', 'integer')$$) AS other_family;
@@ -381,8 +381,8 @@ SELECT rows_written FROM lt_create_dataset('tb', query => 'SELECT g, ''v'' || g 
 DELETE FROM tb WHERE k IN (1, 2, 5, 8);
 SELECT lt_alter_column_type('tb', 'k', 'bigint');
 SELECT * FROM tb ORDER BY k;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs schema "$LIFE/tb.lance" | head -n 1
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tb.lance" --columns k | tr '\n' ' '; echo
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs schema "$LIFE/tb.lance" | head -n 1
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/tb.lance" --columns k | tr '\n' ' '; echo
 -- ---- tags and restore --------------------------------------------------------------------------------
 SELECT lt_create_tag('ts', 'v1', 1);
 BEGIN;
@@ -394,8 +394,8 @@ SELECT * FROM lt_tags('ts') ORDER BY tag;
 CREATE FOREIGN TABLE ts_v1 (id bigint, a text, b integer) SERVER life OPTIONS (path 'ts.lance', tag 'v1');
 SELECT * FROM ts_v1 ORDER BY id;
 -- the engine reads the tags
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version v1 | head -n 2
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/ts.lance" --version newest --columns id | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/ts.lance" --version v1 | head -n 2
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/ts.lance" --version newest --columns id | wc -l
 SELECT lt_delete_tag('ts', 'newest');
 SELECT * FROM lt_tags('ts') ORDER BY tag;
 SELECT life_err($$SELECT lt_create_tag('ts', 'v1')$$) AS tag_exists;
@@ -410,13 +410,13 @@ SELECT count(*) AS before_commit FROM t22;
 COMMIT;
 SELECT count(*), sum(id) FROM t22;
 SELECT version, operation, row_count FROM lt_versions('t22') ORDER BY version;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id | wc -l
 SELECT life_err($$SELECT lt_restore('t22', 3)$$) AS restore_latest;
 SELECT life_err($$SELECT lt_restore('t22', 0)$$) AS restore_zero;
 -- writes after a restore
 INSERT INTO t22 VALUES (9999, 'after', 1.0);
 SELECT count(*) FROM t22;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/sub/t22.lance" --columns id --filter "id = 9999"
 
 -- ---- index maintenance ---------------------------------------------------------------------------------
 CREATE FOREIGN TABLE tx (id bigint NOT NULL, k integer, tags text[]) SERVER life OPTIONS (path 'tx.lance');
@@ -437,8 +437,8 @@ SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fr
 SELECT lt_optimize_indexes('tx') AS nothing_to_do;
 SELECT count(*), sum(id) FROM tx WHERE id > 3050;
 SELECT count(*) FROM tx WHERE tags && ARRAY['t9'];
-\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
-\! cd "$(dirname "$LT_REF")" && node ref.mjs scan "$LIFE/tx.lance" --columns id --filter "id > 3050" | wc -l
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})'
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs scan "$LIFE/tx.lance" --columns id --filter "id > 3050" | wc -l
 -- drop: one CreateIndex that only removes; the engine no longer lists it
 BEGIN;
 SELECT lt_drop_index('tx', 'k_idx');
@@ -446,7 +446,7 @@ SELECT count(*) AS indexes_in_txn FROM lt_indexes('tx');
 COMMIT;
 SELECT name FROM lt_indexes('tx') ORDER BY name;
 SELECT operation FROM lt_versions('tx') ORDER BY version DESC LIMIT 1;
-\! cd "$(dirname "$LT_REF")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)) console.log(JSON.parse(l).name)})'
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs indexes "$LIFE/tx.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)) console.log(JSON.parse(l).name)})'
 SELECT count(*) FROM tx WHERE k = 3;
 SELECT life_err($$SELECT lt_drop_index('tx', 'k_idx')$$) AS drop_missing;
 SELECT life_err($$SELECT lt_optimize_indexes('tx', 'nope')$$) AS optimize_missing;

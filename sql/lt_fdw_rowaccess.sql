@@ -13,7 +13,7 @@ RESET client_min_messages;
 \getenv root LT_ROOT
 \set lake :tmp '/lake'
 \set ref :root '/test/interop/ref.mjs'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv CI_LAKE :lake
 CREATE SERVER ra_lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE ra (id bigint, x double precision, s text) SERVER ra_lake OPTIONS (path 'write/w_rowaccess.lance');
@@ -90,7 +90,7 @@ SELECT s FROM ra WHERE id = 778;
 SELECT ra_check();
 
 -- another writer (the reference engine) commits: the next lookup reads its version
-\! cd "$(dirname "$LT_REF")" && printf '{"ops":[{"op":"update","set":{"s":"'"'"'by the engine'"'"'"},"where":"id = 4242"}]}' > "$CI_LAKE/../ra_upd.json" && node ref.mjs apply "$CI_LAKE/write/w_rowaccess.lance" "$CI_LAKE/../ra_upd.json" > /dev/null
+\! cd "$(dirname "$LT_REF_MJS")" && printf '{"ops":[{"op":"update","set":{"s":"'"'"'by the engine'"'"'"},"where":"id = 4242"}]}' > "$CI_LAKE/../ra_upd.json" && node ref.mjs apply "$CI_LAKE/write/w_rowaccess.lance" "$CI_LAKE/../ra_upd.json" > /dev/null
 SELECT s FROM ra WHERE id = 4242;
 UPDATE ra_heap SET s = 'by the engine' WHERE id = 4242;
 SELECT ra_check();

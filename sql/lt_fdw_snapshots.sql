@@ -12,10 +12,10 @@ CREATE EXTENSION lt_fdw;
 \setenv LT_SNAP :snap
 \set ref :root '/test/interop/ref.mjs'
 \set ops :root '/test/pg/ops'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \setenv LT_OPS :ops
 -- v1: ids 0..9999, v2: ids 10000..19999
-\! node "$LT_REF" make "$LT_SNAP" "$LT_OPS/snap.json" >/dev/null
+\! node "$LT_REF_MJS" make "$LT_SNAP" "$LT_OPS/snap.json" >/dev/null
 SELECT set_config('lt_test.tmp', :'tmp', false) IS NOT NULL AS tmp_set;
 CREATE FUNCTION snap_explain(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE ln text;
@@ -54,10 +54,10 @@ END $$;
 -- READ COMMITTED: every statement reads the newest version
 BEGIN;
 SELECT * FROM snap_state();
-\! node "$LT_REF" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
 SELECT * FROM snap_state();
 SELECT count(*) AS n, max(id) AS max_id FROM snap WHERE id >= 100000;
-\! node "$LT_REF" apply "$LT_SNAP" "$LT_OPS/snap-delete.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_SNAP" "$LT_OPS/snap-delete.json" >/dev/null
 SELECT * FROM snap_state();
 SELECT min(id) AS min_id FROM snap;
 COMMIT;
@@ -65,7 +65,7 @@ COMMIT;
 -- REPEATABLE READ: the version first read holds for the whole transaction ...
 BEGIN ISOLATION LEVEL REPEATABLE READ;
 SELECT * FROM snap_state();
-\! node "$LT_REF" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
 SELECT * FROM snap_state();
 SELECT count(*) AS n FROM snap WHERE id >= 100000;
 -- ... also for parallel workers, which start after the commit: they read the leader's version
@@ -90,7 +90,7 @@ SELECT * FROM snap_state();
 -- SERIALIZABLE: the same
 BEGIN ISOLATION LEVEL SERIALIZABLE;
 SELECT * FROM snap_state();
-\! node "$LT_REF" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_SNAP" "$LT_OPS/snap-append.json" >/dev/null
 SELECT * FROM snap_state();
 SET LOCAL max_parallel_workers_per_gather = 2;
 SET LOCAL parallel_setup_cost = 0;
@@ -110,7 +110,7 @@ SELECT * FROM snap_state();
 CREATE FOREIGN TABLE snap_v2 (id bigint, g integer) SERVER lake OPTIONS (path 'snap.lance', version '2');
 BEGIN;
 SELECT count(*) AS n, sum(id) AS sum_id FROM snap_v2;
-\! node "$LT_REF" apply "$LT_SNAP" "$LT_OPS/snap-delete.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_SNAP" "$LT_OPS/snap-delete.json" >/dev/null
 SELECT count(*) AS n, sum(id) AS sum_id FROM snap_v2;
 COMMIT;
 -- the delete matched nothing new (ids < 20 are gone since v4), yet it made a version

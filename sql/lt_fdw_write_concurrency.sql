@@ -12,7 +12,7 @@ CREATE EXTENSION dblink;
 \set ds :lake '/write/w_v2_2.lance'
 \setenv LT_WDS :ds
 \set ref :root '/test/interop/ref.mjs'
-\setenv LT_REF :ref
+\setenv LT_REF_MJS :ref
 \set ops :root '/test/pg/ops'
 \setenv LT_OPS :ops
 CREATE SERVER wlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
@@ -68,7 +68,7 @@ SELECT dblink_disconnect('s2');
 SELECT lt_test.versions('write/w_v2_2.lance') AS v0 \gset
 BEGIN;
 INSERT INTO cc VALUES (50010, 'postgres');
-\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-append.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_WDS" "$LT_OPS/write-append.json" >/dev/null
 SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
 COMMIT;
 SELECT id, value FROM cc WHERE id BETWEEN 50010 AND 50019 ORDER BY id;
@@ -77,7 +77,7 @@ SELECT lt_test.versions('write/w_v2_2.lance') - :v0 AS new_versions;
 INSERT INTO cc VALUES (50020, 'contended with the engine');
 BEGIN;
 DELETE FROM cc WHERE id = 50020;
-\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-delete.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_WDS" "$LT_OPS/write-delete.json" >/dev/null
 \set VERBOSITY sqlstate
 COMMIT;
 \set VERBOSITY default
@@ -89,11 +89,11 @@ SELECT dblink_connect('s3', format('dbname=%s port=%s host=%s', current_database
                                    split_part(current_setting('unix_socket_directories'), ',', 1))) AS connected;
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT dblink_exec('s3', $$INSERT INTO cc VALUES (50030, 'before the merge')$$);
-\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-add-column.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_WDS" "$LT_OPS/write-add-column.json" >/dev/null
 SELECT lt_test.try($$SELECT dblink_exec('s3', 'COMMIT')$$);
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT dblink_exec('s3', $$DELETE FROM cc WHERE id = 50010$$);
-\! node "$LT_REF" apply "$LT_WDS" "$LT_OPS/write-drop-column.json" >/dev/null
+\! node "$LT_REF_MJS" apply "$LT_WDS" "$LT_OPS/write-drop-column.json" >/dev/null
 SELECT lt_test.try($$SELECT dblink_exec('s3', 'COMMIT')$$);
 SELECT dblink_disconnect('s3');
 -- nothing of the session's was committed; only the engine's two versions were added

@@ -55,6 +55,7 @@
 #include "table/lt_scan.h"
 #include "txn/lt_compact.h"
 #include "txn/lt_txn_create.h"
+#include "txn/lt_txn_index.h"
 #include "txn/lt_txn_restore.h"
 #include "txn/lt_txn_schema.h"
 

@@ -541,37 +541,66 @@ cmp_unassign(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr ? 1 : 0;
 }
 
-/* In-place clears of unassign[from, to): sorted, then one call per field and fragment. */
+/*
+ * The shared walk of the deletes and the unassigns: items[0, n) (each `size` bytes) sorted so that equal keys are
+ * adjacent; key gives an item's run key (its fragment, and field) and its row offset; apply gets each run's first
+ * item and offsets.
+ */
+typedef uint64 (*run_key_fn) (const void *items, int64 i, uint32 *offset);
+typedef lt_code (*run_apply_fn) (lt_txn *txn, const void *first, const uint32 *offsets, uint64 n, lt_error *err);
+
 static void
-apply_unassign(LtXactTable *xt, int64 from, int64 to)
+apply_by_fragment(LtXactTable *xt, const void *items, size_t size, int64 n, run_key_fn key, run_apply_fn apply)
 {
-	LtPendingUnassign *u = xt->unassign + from;
-	int64		n = to - from;
-	uint32	   *offsets;
+	uint32	   *offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
 	int64		i = 0;
 
-	if (n <= 0)
-		return;
-	qsort(u, n, sizeof(LtPendingUnassign), cmp_unassign);
-	offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
 	while (i < n)
 	{
-		int32		field = u[i].field_id;
-		uint64		frag = u[i].addr >> 32;
-		int64		k = 0;
+		int64		first = i;
+		uint64		run = key(items, i, &offsets[0]);
+		int64		k = 1;
 		lt_error	err;
 		lt_code		rc;
 		MemoryContext old;
 
-		for (; i < n && u[i].field_id == field && (u[i].addr >> 32) == frag; i++)
-			offsets[k++] = (uint32) u[i].addr;
+		for (i++; i < n && key(items, i, &offsets[k]) == run; i++)
+			k++;
 		old = lt_alloc_target(xt->cxt);
-		rc = lt_txn_unassign_rows(xt->txn, frag, field, offsets, (uint64) k, &err);
+		rc = apply(xt->txn, (const char *) items + first * size, offsets, (uint64) k, &err);
 		lt_alloc_target(old);
 		if (rc != LT_OK)
 			txn_failed(xt, &err);
 	}
 	pfree(offsets);
+}
+
+/* unassign entries run by field and fragment */
+static uint64
+unassign_key(const void *items, int64 i, uint32 *offset)
+{
+	const LtPendingUnassign *u = (const LtPendingUnassign *) items + i;
+
+	*offset = (uint32) u->addr;
+	return ((uint64) (uint32) u->field_id << 32) | (u->addr >> 32);
+}
+
+static lt_code
+unassign_run(lt_txn *txn, const void *first, const uint32 *offsets, uint64 n, lt_error *err)
+{
+	const LtPendingUnassign *u = first;
+
+	return lt_txn_unassign_rows(txn, u->addr >> 32, u->field_id, offsets, n, err);
+}
+
+/* In-place clears of unassign[from, to): sorted, then one call per field and fragment. */
+static void
+apply_unassign(LtXactTable *xt, int64 from, int64 to)
+{
+	if (to <= from)
+		return;
+	qsort(xt->unassign + from, to - from, sizeof(LtPendingUnassign), cmp_unassign);
+	apply_by_fragment(xt, xt->unassign + from, sizeof(LtPendingUnassign), to - from, unassign_key, unassign_run);
 }
 
 void
@@ -693,36 +722,30 @@ apply_files(LtXactTable *xt, int from, int to)
 	}
 }
 
+/* row addresses run by fragment */
+static uint64
+delete_key(const void *items, int64 i, uint32 *offset)
+{
+	uint64		addr = ((const uint64 *) items)[i];
+
+	*offset = (uint32) addr;
+	return addr >> 32;
+}
+
+static lt_code
+delete_run(lt_txn *txn, const void *first, const uint32 *offsets, uint64 n, lt_error *err)
+{
+	return lt_txn_delete_rows(txn, *(const uint64 *) first >> 32, offsets, n, err);
+}
+
 /* Deletes of addrs[from, to): sorted, then one call per fragment. */
 static void
 apply_deletes(LtXactTable *xt, int64 from, int64 to)
 {
-	uint64	   *a = xt->addrs + from;
-	int64		n = to - from;
-	uint32	   *offsets;
-	int64		i = 0;
-
-	if (n <= 0)
+	if (to <= from)
 		return;
-	qsort(a, n, sizeof(uint64), lt_cmp_u64);
-	offsets = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(uint32) * n);
-	while (i < n)
-	{
-		uint64		frag = a[i] >> 32;
-		int64		k = 0;
-		lt_error	err;
-		lt_code		rc;
-		MemoryContext old;
-
-		for (; i < n && (a[i] >> 32) == frag; i++)
-			offsets[k++] = (uint32) a[i];
-		old = lt_alloc_target(xt->cxt);
-		rc = lt_txn_delete_rows(xt->txn, frag, offsets, (uint64) k, &err);
-		lt_alloc_target(old);
-		if (rc != LT_OK)
-			txn_failed(xt, &err);
-	}
-	pfree(offsets);
+	qsort(xt->addrs + from, to - from, sizeof(uint64), lt_cmp_u64);
+	apply_by_fragment(xt, xt->addrs + from, sizeof(uint64), to - from, delete_key, delete_run);
 }
 
 /* Fragments removed by id (a replace's fully matched fragments): no row is read. */

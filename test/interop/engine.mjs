@@ -12,10 +12,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-// The pg_regress suites (sql/*.sql) use an LT_REF of their own, the path of ref.mjs, inherited by the harness they
-// start: a value naming ref.mjs means the default engine.
-const asked = process.env.LT_REF || "8";
-export const REF = asked.endsWith("ref.mjs") ? "8" : asked;
+export const REF = process.env.LT_REF || "8";
 const roots = { 8: here, 12: path.join(here, "lance12") };
 if (!roots[REF]) {
   console.error(`engine.mjs: LT_REF must be 8 or 12, not '${REF}'`);

@@ -295,31 +295,6 @@ key_field(lt_field *dst, const lt_field *src, const char *name, int32_t id)
 	dst->parent = NULL;
 }
 
-static void
-plain_field(lt_field *dst, const char *name, int32_t id, lt_type_id type, bool nullable)
-{
-	memset(dst, 0, sizeof(*dst));
-	dst->name = (char *) name;
-	dst->id = id;
-	dst->parent_id = -1;
-	dst->nullable = nullable;
-	dst->type = type;
-	switch (type)
-	{
-		case LT_TYPE_UINT32:
-			dst->logical_type = (char *) "uint32";
-			dst->byte_width = 4;
-			break;
-		case LT_TYPE_UINT64:
-			dst->logical_type = (char *) "uint64";
-			dst->byte_width = 8;
-			break;
-		default:
-			dst->logical_type = (char *) "binary";
-			break;
-	}
-}
-
 /* ---- the build state -------------------------------------------------------- */
 
 /* A spilled run being merged: its next pairs decoded into a batch. */
@@ -442,23 +417,6 @@ check_memory(build *b, lt_error *err)
 	return LT_OK;
 }
 
-static lt_code
-push_id(build *b, uint64_t id, lt_error *err)
-{
-	if (b->n_ids == b->cap_ids)
-	{
-		int64_t		cap = b->cap_ids ? b->cap_ids * 2 : 4096;
-		uint64_t   *p = lt_realloc(b->ids, (size_t) cap * sizeof(uint64_t));
-
-		if (!p)
-			return lt_nomem(err);
-		b->ids = p;
-		b->cap_ids = cap;
-	}
-	b->ids[b->n_ids++] = id;
-	return LT_OK;
-}
-
 /* The fragments a build reads: the options' list, else the dataset's. */
 static size_t
 n_frags(const build *b)
@@ -514,7 +472,7 @@ gather(build *b, lt_error *err)
 			{
 				rc = lt_array_append_slice(b->values, col, 0, bt->length, err);
 				for (int64_t r = 0; rc == LT_OK && r < bt->length; r++)
-					rc = push_id(b, ids[r], err);
+					rc = lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[r]) ? LT_OK : lt_nomem(err);
 			}
 			else
 			{
@@ -529,7 +487,7 @@ gather(build *b, lt_error *err)
 					{
 						rc = lt_array_append_slice(b->values, col->children[0], lo, hi - lo, err);
 						for (int64_t k = lo; rc == LT_OK && k < hi; k++)
-							rc = push_id(b, ids[r], err);
+							rc = lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[r]) ? LT_OK : lt_nomem(err);
 					}
 				}
 			}
@@ -1008,7 +966,7 @@ merge_passes(build *b, lt_error *err)
 		return LT_OK;
 	if (!(ids = lt_malloc(RUN_BATCH_ROWS * sizeof(uint64_t))))
 		return lt_nomem(err);
-	plain_field(&idf, "ids", 1, LT_TYPE_UINT64, false);
+	lt_field_plain(&idf, "ids", 1, LT_TYPE_UINT64, "uint64", 8, false);
 	rc = lt_array_new(&b->value_field, &vals, err);
 	while (rc == LT_OK && b->n_runs > width)
 	{
@@ -1105,11 +1063,11 @@ write_btree(build *b, lt_error *err)
 	lt_code		rc;
 
 	key_field(&vf, &b->value_field, "values", 0);
-	plain_field(&idf, "ids", 1, LT_TYPE_UINT64, false);
+	lt_field_plain(&idf, "ids", 1, LT_TYPE_UINT64, "uint64", 8, false);
 	key_field(&mnf, &b->value_field, "min", 0);
 	key_field(&mxf, &b->value_field, "max", 1);
-	plain_field(&ncf, "null_count", 2, LT_TYPE_UINT32, false);
-	plain_field(&pif, "page_idx", 3, LT_TYPE_UINT32, false);
+	lt_field_plain(&ncf, "null_count", 2, LT_TYPE_UINT32, "uint32", 4, false);
+	lt_field_plain(&pif, "page_idx", 3, LT_TYPE_UINT32, "uint32", 4, false);
 	rc = lt_array_new(&vf, &vals, err);
 	if (rc == LT_OK) rc = lt_array_new(&idf, &ids, err);
 	if (rc == LT_OK) rc = lt_array_new(&mnf, &mn, err);
@@ -1222,7 +1180,7 @@ write_bitmaps(build *b, lt_error *err)
 	lt_code		rc;
 
 	key_field(&kf, &b->value_field, "keys", 0);
-	plain_field(&bf, "bitmaps", 1, LT_TYPE_BINARY, true);
+	lt_field_plain(&bf, "bitmaps", 1, LT_TYPE_BINARY, "binary", 0, true);
 	rc = ids ? lt_array_new(&kf, &keys, err) : lt_nomem(err);
 	if (rc == LT_OK)
 		rc = lt_array_new(&bf, &maps, err);
@@ -1438,11 +1396,11 @@ write_zonemap(build *b, lt_error *err)
 
 	key_field(&mnf, b->column, "min", 0);
 	key_field(&mxf, b->column, "max", 1);
-	plain_field(&nuf, "null_count", 2, LT_TYPE_UINT32, false);
-	plain_field(&naf, "nan_count", 3, LT_TYPE_UINT32, false);
-	plain_field(&frf, "fragment_id", 4, LT_TYPE_UINT64, false);
-	plain_field(&stf, "zone_start", 5, LT_TYPE_UINT64, false);
-	plain_field(&lnf, "zone_length", 6, LT_TYPE_UINT64, false);
+	lt_field_plain(&nuf, "null_count", 2, LT_TYPE_UINT32, "uint32", 4, false);
+	lt_field_plain(&naf, "nan_count", 3, LT_TYPE_UINT32, "uint32", 4, false);
+	lt_field_plain(&frf, "fragment_id", 4, LT_TYPE_UINT64, "uint64", 8, false);
+	lt_field_plain(&stf, "zone_start", 5, LT_TYPE_UINT64, "uint64", 8, false);
+	lt_field_plain(&lnf, "zone_length", 6, LT_TYPE_UINT64, "uint64", 8, false);
 	key_field(&tmp, b->column, "value", 0);
 	rc = lt_array_new(&mnf, &z.min, err);
 	if (rc == LT_OK) rc = lt_array_new(&mxf, &z.max, err);

@@ -205,6 +205,21 @@ lt_dataset_exists(lt_store *store, const char *prefix, bool *exists, lt_error *e
 	return rc == LT_ENOTFOUND ? LT_OK : rc;
 }
 
+void
+lt_txn_borrow_data_file(Lt__Pb__DataFile *d, const lt_written_file *w)
+{
+	lt__pb__data_file__init(d);
+	d->path = w->name;
+	d->n_fields = d->n_column_indices = (size_t) (w->n_fields > 0 ? w->n_fields : 0);
+	d->fields = w->field_ids;
+	d->column_indices = w->column_indices;
+	d->has_file_major_version = d->has_file_minor_version = true;
+	d->file_major_version = w->major;
+	d->file_minor_version = w->minor;
+	d->has_file_size_bytes = w->size > 0;
+	d->file_size_bytes = w->size;
+}
+
 /* What one attempt commits. */
 typedef struct create_commit
 {
@@ -238,16 +253,7 @@ build_fragments(create_commit *c, lt_error *err)
 		if (w->num_rows == 0 || w->num_rows > UINT32_MAX || !w->name || strchr(w->name, '/'))
 			return lt_error_set(err, LT_EINVALID, "data file %llu of the new dataset is not a valid fragment",
 								(unsigned long long) i);
-		lt__pb__data_file__init(d);
-		d->path = w->name;
-		d->n_fields = d->n_column_indices = (size_t) (w->n_fields > 0 ? w->n_fields : 0);
-		d->fields = w->field_ids;
-		d->column_indices = w->column_indices;
-		d->has_file_major_version = d->has_file_minor_version = true;
-		d->file_major_version = w->major;
-		d->file_minor_version = w->minor;
-		d->has_file_size_bytes = w->size > 0;
-		d->file_size_bytes = w->size;
+		lt_txn_borrow_data_file(d, w);
 		c->df_ptrs[i] = d;
 		lt__pb__data_fragment__init(f);
 		f->has_id = true;

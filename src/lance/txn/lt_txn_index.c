@@ -318,3 +318,101 @@ lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *bui
 	new_meta_free(&nm);
 	return rc;
 }
+
+/* ---- dropping an index ---------------------------------------------------------------------------- */
+
+typedef struct drop_commit
+{
+	char		name[512];
+	const char *index;
+} drop_commit;
+
+lt_code
+lt_txn_check_schema_read(lt_dataset *next, const char *name, bool append_ok, lt_error *err)
+{
+	bool		owned = false;
+	Lt__Pb__Transaction *tx = lt_txn_committed(next, &owned);
+	const char *op = lt_transaction_op_name(tx);
+	bool		fine = op && ((append_ok && strcmp(op, "Append") == 0) || strcmp(op, "Delete") == 0 ||
+							  strcmp(op, "CreateIndex") == 0);
+	lt_code		rc = LT_OK;
+
+	if (!fine)
+		rc = lt_error_set(err, LT_ECONFLICT, "version %llu of %s (%s) was committed since the schema was read",
+						  (unsigned long long) next->version, name, op ? op : "unreadable transaction");
+	if (owned && tx)
+		lt__pb__transaction__free_unpacked(tx, lt_protobuf_allocator());
+	return rc;
+}
+
+/* A version committed since ours was read: an index drop takes what a schema change without data files takes. */
+static lt_code
+drop_check(void *arg, lt_dataset *prev, lt_dataset *next, lt_error *err)
+{
+	drop_commit *dc = arg;
+
+	return lt_txn_check_schema_read(next, dc->name, true, err);
+}
+
+static lt_code
+drop_attempt(void *arg, lt_dataset *base, lt_commit_result *res, bool *lost_race, lt_error *err)
+{
+	drop_commit *dc = arg;
+	const Lt__Pb__IndexSection *old = base->index_section;
+	size_t		n_old = old ? old->n_indices : 0;
+	Lt__Pb__IndexMetadata **kept = lt_calloc(n_old + 1, sizeof(*kept));
+	Lt__Pb__IndexMetadata **removed = lt_calloc(n_old + 1, sizeof(*removed));
+	Lt__Pb__IndexSection sec = LT__PB__INDEX_SECTION__INIT;
+	Lt__Pb__Transaction tx = LT__PB__TRANSACTION__INIT;
+	Lt__Pb__Transaction__CreateIndex ci = LT__PB__TRANSACTION__CREATE_INDEX__INIT;
+	uint8_t		uuid[16];
+	char		uuid_text[40];
+	lt_code		rc = LT_OK;
+
+	if (!kept || !removed)
+		rc = lt_nomem(err);
+	if (rc == LT_OK)
+		rc = lt_txn_check_writable(base, dc->name, err);
+	for (size_t i = 0; rc == LT_OK && i < n_old; i++)
+	{
+		if (old->indices[i]->name && strcmp(old->indices[i]->name, dc->index) == 0)
+			removed[ci.n_removed_indices++] = old->indices[i];
+		else
+			kept[sec.n_indices++] = old->indices[i];
+	}
+	if (rc == LT_OK && ci.n_removed_indices == 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s has no index \"%s\"", dc->name, dc->index);
+	if (rc == LT_OK)
+	{
+		sec.indices = kept;
+		ci.removed_indices = removed;
+		lt_uuid_v4(uuid, uuid_text);
+		tx.has_read_version = true;
+		tx.read_version = base->version;
+		tx.uuid = uuid_text;
+		tx.operation_case = LT__PB__TRANSACTION__OPERATION_CREATE_INDEX;
+		tx.create_index = &ci;
+		rc = lt_txn_publish(base, base->manifest, sec.n_indices ? &sec : NULL, &tx, dc->name, lost_race, err);
+	}
+	if (rc == LT_OK)
+	{
+		res->op = LT_OP_CREATE_INDEX;
+		res->version = base->version + 1;
+	}
+	lt_free(kept);
+	lt_free(removed);
+	return rc;
+}
+
+lt_code
+lt_commit_drop_index(lt_dataset *read, const char *name, const lt_commit_options *opts, lt_commit_result *result,
+					 lt_error *err)
+{
+	drop_commit dc = {{0}};
+	lt_commit_kind kind = {dc.name, drop_check, drop_attempt, &dc};
+
+	memset(result, 0, sizeof(*result));
+	lt_txn_dataset_name(read, dc.name, sizeof(dc.name));
+	dc.index = name;
+	return lt_txn_commit_loop(read, &kind, opts ? opts->max_attempts : 0, result, err);
+}

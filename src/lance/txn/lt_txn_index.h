@@ -28,4 +28,12 @@
 lt_code		lt_commit_create_index(lt_dataset *read, int n, const lt_built_index *const *built,
 								   const lt_commit_options *opts, lt_commit_result *result, lt_error *err);
 
+/*
+ * Drop every segment of the index `name` (LT_ENOTFOUND when there is none): a CreateIndex commit that
+ * only removes, as Lance's drop_index.  Rebased over concurrent Append, Delete and CreateIndex commits;
+ * result->op is LT_OP_CREATE_INDEX.
+ */
+lt_code		lt_commit_drop_index(lt_dataset *read, const char *name, const lt_commit_options *opts,
+								 lt_commit_result *result, lt_error *err);
+
 #endif

@@ -24,6 +24,15 @@ lt_code		lt_txn_check_writable(const lt_dataset *ds, const char *name, lt_error 
 void		lt_txn_dataset_name(const lt_dataset *ds, char *buf, size_t len);
 /* The transaction that made version ds (inline or _transactions/), NULL when unreadable; free when *owned. */
 struct Lt__Pb__Transaction *lt_txn_committed(lt_dataset *ds, bool *owned);
+/*
+ * The check of a schema change and of an index drop (lt_txn_index.c): version `next`, committed since the schema was
+ * read, must be an Append (when append_ok), a Delete or a CreateIndex; else LT_ECONFLICT naming it.
+ */
+lt_code		lt_txn_check_schema_read(lt_dataset *next, const char *name, bool append_ok, lt_error *err);
+/* d (initialised here) names the written file w, borrowing its name and field lists (lt_txn_create.c). */
+struct Lt__Pb__DataFile;
+struct lt_written_file;
+void		lt_txn_borrow_data_file(struct Lt__Pb__DataFile *d, const struct lt_written_file *w);
 
 /*
  * The conflict check every commit kind uses: lift the transaction that made `next` (prev: the

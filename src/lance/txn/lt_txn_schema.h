@@ -73,11 +73,4 @@ lt_code		lt_schema_change_new_fields(const lt_dataset *read, const lt_schema_cha
 lt_code		lt_commit_schema_change(lt_dataset *read, const lt_schema_change *c, const lt_commit_options *opts,
 									lt_commit_result *result, lt_error *err);
 
-/*
- * Drop every segment of the index `name` (LT_ENOTFOUND when there is none): a CreateIndex commit that
- * only removes, as Lance's drop_index.  Rebased as a schema change is; result->op is LT_OP_CREATE_INDEX.
- */
-lt_code		lt_commit_drop_index(lt_dataset *read, const char *name, const lt_commit_options *opts,
-								 lt_commit_result *result, lt_error *err);
-
 #endif

@@ -100,6 +100,20 @@ lt_type_is_nested(lt_type_id t)
 		t == LT_TYPE_STRUCT || t == LT_TYPE_MAP;
 }
 
+void
+lt_field_plain(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
+			   bool nullable)
+{
+	memset(f, 0, sizeof(*f));
+	f->id = id;
+	f->parent_id = -1;
+	f->name = (char *) name;
+	f->logical_type = (char *) logical;
+	f->type = type;
+	f->byte_width = width;
+	f->nullable = nullable;
+}
+
 bool
 lt_field_is_leaf(const lt_field *f)
 {

@@ -137,6 +137,13 @@ bool		lt_type_is_var_width(lt_type_id t);	/* utf8/binary and large forms */
 bool		lt_type_is_nested(lt_type_id t);	/* list/fsl/struct/map */
 const char *lt_type_name(lt_type_id t);
 
+/*
+ * A top-level field of no children for the columns a writer makes itself (index files): name and logical are
+ * borrowed, width is the type's bytes per slot (0 when not fixed).
+ */
+void		lt_field_plain(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
+						   bool nullable);
+
 /* True when the field (or a descendant) is a leaf that owns a column in 2.1. */
 bool		lt_field_is_leaf(const lt_field *f);
 

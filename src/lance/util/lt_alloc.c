@@ -119,3 +119,20 @@ lt_protobuf_allocator(void)
 {
 	return &pb_allocator;
 }
+
+bool
+lt_push_u64(uint64_t **arr, int64_t *n, int64_t *cap, uint64_t v)
+{
+	if (*n == *cap)
+	{
+		int64_t		c = *cap ? *cap * 2 : 4096;
+		uint64_t   *p = lt_realloc(*arr, (size_t) c * sizeof(uint64_t));
+
+		if (!p)
+			return false;
+		*arr = p;
+		*cap = c;
+	}
+	(*arr)[(*n)++] = v;
+	return true;
+}

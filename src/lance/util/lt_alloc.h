@@ -8,7 +8,9 @@
 #ifndef LT_ALLOC_H
 #define LT_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct lt_allocator
 {
@@ -36,6 +38,9 @@ void		lt_free(void *ptr);
 char	   *lt_strdup(const char *s);
 char	   *lt_strndup(const char *s, size_t n);
 char	   *lt_asprintf(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+
+/* Append v to the growable array *arr of *n values and *cap slots (doubling, from 4096); false when out of memory. */
+bool		lt_push_u64(uint64_t **arr, int64_t *n, int64_t *cap, uint64_t v);
 
 /* Allocator for protobuf-c, so decoded messages use the same hooks. */
 struct ProtobufCAllocator;

@@ -92,23 +92,6 @@ vec_at(const ivf_build *b, int64_t i)
 	return (const float *) b->vecs->children[0]->values + (size_t) i * b->dim;
 }
 
-static lt_code
-push_id(ivf_build *b, uint64_t id, int64_t *cap, lt_error *err)
-{
-	if (b->n == *cap)
-	{
-		int64_t		c = *cap ? *cap * 2 : 4096;
-		uint64_t   *p = lt_realloc(b->ids, (size_t) c * sizeof(uint64_t));
-
-		if (!p)
-			return lt_nomem(err);
-		b->ids = p;
-		*cap = c;
-	}
-	b->ids[b->n++] = id;
-	return LT_OK;
-}
-
 /* Every live, non-NULL vector of the column with its row id (row address without stable row ids). */
 static lt_code
 gather(ivf_build *b, lt_error *err)
@@ -144,7 +127,7 @@ gather(ivf_build *b, lt_error *err)
 					continue;	/* Lance leaves NULL vectors out of the index */
 				rc = lt_array_append_slice(b->vecs, col, r, 1, err);
 				if (rc == LT_OK)
-					rc = push_id(b, ids[r], &cap, err);
+					rc = lt_push_u64(&b->ids, &b->n, &cap, ids[r]) ? LT_OK : lt_nomem(err);
 			}
 			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16 + b->code_bytes) > b->max_memory)
 				rc = lt_error_set(err, LT_ENOMEM,
@@ -304,20 +287,6 @@ assign(ivf_build *b, lt_error *err)
 
 /* ---- files ------------------------------------------------------------------------ */
 
-static void
-plain_field(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
-			bool nullable)
-{
-	memset(f, 0, sizeof(*f));
-	f->id = id;
-	f->parent_id = -1;
-	f->name = (char *) name;
-	f->logical_type = (char *) logical;
-	f->type = type;
-	f->byte_width = width;
-	f->nullable = nullable;
-}
-
 /* Pack ivf into global buffer 1 of w and name it in metadata lance:ivf. */
 static lt_code
 put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
@@ -376,14 +345,14 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		rc = lt_nomem(err);
 		goto done;
 	}
-	plain_field(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
+	lt_field_plain(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
 	snprintf(logical, sizeof(logical), "fixed_size_list:float:%u", b->dim);
-	plain_field(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
+	lt_field_plain(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
 	flat.fixed_size = (int32_t) b->dim;
 	flat.n_children = 1;
 	flat.children = &item_ptr;
 	/* the element is the list's synthetic child (id -1), as in a dataset schema */
-	plain_field(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
+	lt_field_plain(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
 	item.parent_id = 1;
 	item.parent = &flat;
 
@@ -510,7 +479,7 @@ write_index(ivf_build *b, lt_error *err)
 		*p++ = ']';
 		*p = 0;
 	}
-	plain_field(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
+	lt_field_plain(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
 	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
 	t.n_shape = 2;
 	t.shape = shape;
@@ -852,8 +821,11 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 			memcpy(&id, ids->values + r * 8, 8);
 			if (!map(arg, id, &to))
 				continue;
-			if ((rc = push_id(&b, to, &cap, err)) != LT_OK)
+			if (!lt_push_u64(&b.ids, &b.n, &cap, to))
+			{
+				rc = lt_nomem(err);
 				break;
+			}
 			if (cap > cap_assign)
 			{
 				uint32_t   *a = lt_realloc(b.assign, (size_t) cap * sizeof(uint32_t));

@@ -10,18 +10,6 @@
 
 #include "util/lt_alloc.h"
 
-/* x as the engine codes it: (x - start) * 255 / range cast as Rust's `as u8` (truncated, saturating, NaN 0) */
-static inline uint8_t
-sq_code(double x, double start, double range)
-{
-	double		v;
-
-	if (range == 0)
-		return 0;
-	v = (x - start) * 255.0 / range;
-	return !(v > 0) ? 0 : v >= 255 ? 255 : (uint8_t) v;
-}
-
 lt_code
 lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
 					   void *arg, lt_topk *topk, uint64_t *scored, lt_error *err)
@@ -51,7 +39,7 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	{
 		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
 
-		qc[i] = sq_code(x, ix->sq.lo, range);
+		qc[i] = lt_sq_code(x, ix->sq.lo, range);
 	}
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
 		(rc = lt_index_file_read(ix->aux, ix->sq.field, ix->part_start[p], len, &codes, err)) != LT_OK)
@@ -217,7 +205,7 @@ lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sampl
 		const float *v = vecs + (size_t) i * sq->dim;
 
 		for (uint32_t d = 0; d < sq->dim; d++)
-			sq->codes[(size_t) i * sq->dim + d] = sq_code(v[d], lo, range);
+			sq->codes[(size_t) i * sq->dim + d] = lt_sq_code(v[d], lo, range);
 		if ((i & 0xffff) == 0xffff && (rc = lt_check_interrupt(err, "building an IVF_SQ index")) != LT_OK)
 			break;
 	}

@@ -76,18 +76,7 @@ lt_sq_encode(const lt_sq_codes *sq, const float *v, uint8_t *out)
 	double		range = sq->hi - sq->lo;
 
 	for (uint32_t i = 0; i < sq->dim; i++)
-	{
-		double		x;
-
-		if (sq->lo == sq->hi)
-		{
-			out[i] = 0;
-			continue;
-		}
-		x = ((double) v[i] - sq->lo) * 255.0 / range;
-		/* Rust's `as u8`: truncation toward zero, saturating, NaN to 0 */
-		out[i] = !(x > 0) ? 0 : x >= 255 ? 255 : (uint8_t) x;
-	}
+		out[i] = lt_sq_code(v[i], sq->lo, range);
 }
 
 float

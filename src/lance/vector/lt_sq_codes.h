@@ -37,6 +37,21 @@ typedef struct lt_sq_codes
 /* The quantizer of storage file aux for vectors of dim; LT_ECORRUPT naming the file when it does not hold. */
 lt_code		lt_sq_codes_open(lt_index_file *aux, uint32_t dim, lt_sq_codes *sq, lt_error *err);
 
+/*
+ * x as the engine codes it: (x - lo) * 255 / range cast as Rust's `as u8` (truncation toward zero, saturating, NaN
+ * to 0); 0 when range is 0.
+ */
+static inline uint8_t
+lt_sq_code(double x, double lo, double range)
+{
+	double		v;
+
+	if (range == 0)
+		return 0;
+	v = (x - lo) * 255.0 / range;
+	return !(v > 0) ? 0 : v >= 255 ? 255 : (uint8_t) v;
+}
+
 /* v (dim floats) as the engine encodes it, into out (dim bytes). */
 void		lt_sq_encode(const lt_sq_codes *sq, const float *v, uint8_t *out);
 
