@@ -11,9 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* splitmix64: only for the fallback */
-static uint64_t
-mix(uint64_t *s)
+uint64_t
+lt_splitmix64(uint64_t *s)
 {
 	uint64_t	z = (*s += UINT64_C(0x9E3779B97F4A7C15));
 
@@ -48,7 +47,7 @@ lt_random_bytes(void *dst, size_t n)
 		clock_gettime(CLOCK_REALTIME, &ts);
 		s = (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec + ((uint64_t) getpid() << 40) + ++counter;
 		for (; got < n; got++)
-			p[got] = (uint8_t) mix(&s);
+			p[got] = (uint8_t) lt_splitmix64(&s);
 	}
 }
 
@@ -80,5 +79,20 @@ lt_uuid_v4(uint8_t bytes[16], char *text)
 			*o++ = hex[bytes[i] & 15];
 		}
 		*o = '\0';
+	}
+}
+
+void
+lt_sample_indices(int64_t *idx, int64_t n, int64_t m, uint64_t *state)
+{
+	for (int64_t i = 0; i < n; i++)
+		idx[i] = i;
+	for (int64_t i = 0; i < m; i++)
+	{
+		int64_t		j = i + (int64_t) (lt_splitmix64(state) % (uint64_t) (n - i));
+		int64_t		t = idx[i];
+
+		idx[i] = idx[j];
+		idx[j] = t;
 	}
 }

@@ -75,17 +75,6 @@ lt_ivf_build_unfit(const lt_field *column)
 	return NULL;
 }
 
-/* splitmix64: a small, seedable generator (the build must repeat itself given the seed) */
-static uint64_t
-next_random(ivf_build *b)
-{
-	uint64_t	z = (b->rng += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 static inline const float *
 vec_at(const ivf_build *b, int64_t i)
 {
@@ -203,17 +192,7 @@ train(ivf_build *b, lt_error *err)
 		rc = lt_nomem(err);
 		goto done;
 	}
-	/* the first m of a partial Fisher-Yates shuffle: a uniform sample without repetition */
-	for (int64_t i = 0; i < b->n; i++)
-		sample[i] = i;
-	for (int64_t i = 0; i < m; i++)
-	{
-		int64_t		j = i + (int64_t) (next_random(b) % (uint64_t) (b->n - i));
-		int64_t		t = sample[i];
-
-		sample[i] = sample[j];
-		sample[j] = t;
-	}
+	lt_sample_indices(sample, b->n, m, &b->rng);
 	for (uint32_t c = 0; c < b->k; c++)
 		memcpy(b->centroids + (size_t) c * b->dim, vec_at(b, sample[c]), b->dim * sizeof(float));
 	for (uint32_t it = 0; it < b->max_iters; it++)
@@ -244,7 +223,7 @@ train(ivf_build *b, lt_error *err)
 			if (counts[c] == 0)
 			{
 				/* an empty partition restarts at a random sample point */
-				memcpy(cv, vec_at(b, sample[next_random(b) % (uint64_t) m]), b->dim * sizeof(float));
+				memcpy(cv, vec_at(b, sample[lt_splitmix64(&b->rng) % (uint64_t) m]), b->dim * sizeof(float));
 				continue;
 			}
 			for (uint32_t k = 0; k < b->dim; k++)

@@ -10,20 +10,10 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "util/lt_random.h"
 
 /* Lloyd iterations stop once the loss improves by less than this fraction (as the IVF's) */
 #define KMEANS_TOLERANCE 1e-4
-
-/* splitmix64 over the build's state (the build repeats itself given its seed) */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
 
 uint32_t
 lt_pq_default_sub_vectors(uint32_t dim)
@@ -135,7 +125,7 @@ kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters
 			if (counts[c] == 0)
 			{
 				/* an empty cell restarts at a random sample point */
-				memcpy(cv, data + (size_t) (next_random(rng) % (uint64_t) m) * sw, sw * sizeof(float));
+				memcpy(cv, data + (size_t) (lt_splitmix64(rng) % (uint64_t) m) * sw, sw * sizeof(float));
 				continue;
 			}
 			for (uint32_t j = 0; j < sw; j++)
@@ -231,17 +221,7 @@ lt_pq_train_encode(lt_pq_model *pq, const float *vecs, int64_t n, const float *c
 		rc = lt_nomem(err);
 		goto done;
 	}
-	/* the first m of a partial Fisher-Yates shuffle: a uniform sample without repetition */
-	for (int64_t i = 0; i < n; i++)
-		sample[i] = i;
-	for (int64_t i = 0; i < m; i++)
-	{
-		int64_t		j = i + (int64_t) (next_random(rng) % (uint64_t) (n - i));
-		int64_t		t = sample[i];
-
-		sample[i] = sample[j];
-		sample[j] = t;
-	}
+	lt_sample_indices(sample, n, m, rng);
 	for (uint32_t s = 0; rc == LT_OK && s < pq->m; s++)
 	{
 		for (int64_t i = 0; i < m; i++)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/lt_alloc.h"
+#include "util/lt_random.h"
 
 lt_code
 lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
@@ -117,17 +118,6 @@ done:
 
 /* ---- building ------------------------------------------------------------------------ */
 
-/* splitmix64 over the build's state */
-static uint64_t
-next_random(uint64_t *state)
-{
-	uint64_t	z = (*state += 0x9E3779B97F4A7C15ULL);
-
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return z ^ (z >> 31);
-}
-
 void
 lt_sq_model_declare(lt_sq_model *sq)
 {
@@ -175,18 +165,11 @@ lt_sq_train_encode(lt_sq_model *sq, const float *vecs, int64_t n, uint32_t sampl
 		rc = lt_nomem(err);
 		goto done;
 	}
-	/* the first m of a partial Fisher-Yates shuffle: a uniform sample without repetition */
-	for (int64_t i = 0; i < n; i++)
-		sample[i] = i;
+	lt_sample_indices(sample, n, m, rng);
 	for (int64_t i = 0; i < m; i++)
 	{
-		int64_t		j = i + (int64_t) (next_random(rng) % (uint64_t) (n - i));
-		int64_t		t = sample[i];
-		const float *v;
+		const float *v = vecs + (size_t) sample[i] * sq->dim;
 
-		sample[i] = sample[j];
-		sample[j] = t;
-		v = vecs + (size_t) sample[i] * sq->dim;
 		for (uint32_t d = 0; d < sq->dim; d++)
 		{
 			if (v[d] < lo)
