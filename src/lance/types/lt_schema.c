@@ -3,6 +3,7 @@
  */
 #include "types/lt_schema.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <strings.h>
 #include <string.h>
@@ -112,6 +113,21 @@ lt_field_plain(lt_field *f, const char *name, int32_t id, lt_type_id type, const
 	f->type = type;
 	f->byte_width = width;
 	f->nullable = nullable;
+}
+
+void
+lt_field_fixed_list(lt_fixed_list_field *f, const char *name, int32_t id, uint32_t size, bool nullable,
+					lt_type_id item_type, const char *item_logical, int item_width)
+{
+	snprintf(f->logical, sizeof(f->logical), "fixed_size_list:%s:%u", item_logical, size);
+	lt_field_plain(&f->list, name, id, LT_TYPE_FIXED_LIST, f->logical, 0, nullable);
+	f->list.fixed_size = (int32_t) size;
+	f->list.n_children = 1;
+	f->item_ptr = &f->item;
+	f->list.children = &f->item_ptr;
+	lt_field_plain(&f->item, "item", -1, item_type, item_logical, item_width, true);
+	f->item.parent_id = id;
+	f->item.parent = &f->list;
 }
 
 bool

@@ -144,6 +144,22 @@ const char *lt_type_name(lt_type_id t);
 void		lt_field_plain(lt_field *f, const char *name, int32_t id, lt_type_id type, const char *logical, int width,
 						   bool nullable);
 
+/*
+ * A top-level fixed_size_list<item, size> field a writer makes itself (index files: IVF vectors, PQ and SQ codes),
+ * its element the list's synthetic child (id -1) as in a dataset schema.  It points into itself: set it up in place
+ * with lt_field_fixed_list and never copy it.
+ */
+typedef struct lt_fixed_list_field
+{
+	lt_field	list;
+	lt_field	item;
+	lt_field   *item_ptr;
+	char		logical[64];	/* "fixed_size_list:<item logical>:<size>" */
+} lt_fixed_list_field;
+
+void		lt_field_fixed_list(lt_fixed_list_field *f, const char *name, int32_t id, uint32_t size, bool nullable,
+								lt_type_id item_type, const char *item_logical, int item_width);
+
 /* True when the field (or a descendant) is a leaf that owns a column in 2.1. */
 bool		lt_field_is_leaf(const lt_field *f);
 

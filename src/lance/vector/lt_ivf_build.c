@@ -302,13 +302,10 @@ cmp_rows(const void *x, const void *y, void *arg)
 static lt_code
 write_auxiliary(ivf_build *b, lt_error *err)
 {
-	lt_field	rowid,
-				item,
-				flat;
-	lt_field   *item_ptr = &item;
-	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.field :
-		b->opts->kind == LT_IVF_BUILD_SQ ? &b->sq.field : &flat};
-	char		logical[64];
+	lt_field	rowid;
+	lt_fixed_list_field flat;
+	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.code.list :
+		b->opts->kind == LT_IVF_BUILD_SQ ? &b->sq.code.list : &flat.list};
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
 			   *vecs = NULL;
@@ -325,15 +322,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		goto done;
 	}
 	lt_field_plain(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
-	snprintf(logical, sizeof(logical), "fixed_size_list:float:%u", b->dim);
-	lt_field_plain(&flat, "flat", 1, LT_TYPE_FIXED_LIST, logical, 0, false);
-	flat.fixed_size = (int32_t) b->dim;
-	flat.n_children = 1;
-	flat.children = &item_ptr;
-	/* the element is the list's synthetic child (id -1), as in a dataset schema */
-	lt_field_plain(&item, "item", -1, LT_TYPE_FLOAT32, "float", 4, true);
-	item.parent_id = 1;
-	item.parent = &flat;
+	lt_field_fixed_list(&flat, "flat", 1, b->dim, false, LT_TYPE_FLOAT32, "float", 4);
 
 	for (int64_t i = 0; i < b->n; i++)
 	{
@@ -348,7 +337,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		(rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
 		goto done;
 	/* PQ codes are transposed within a partition: one write per partition (SQ codes likewise) */
-	for (uint32_t c = 0; rc == LT_OK && fields[1] != &flat && c < b->k; c++)
+	for (uint32_t c = 0; rc == LT_OK && fields[1] != &flat.list && c < b->k; c++)
 	{
 		int64_t		n = lengths[c];
 		lt_array   *cols[2] = {ids, vecs};
@@ -369,7 +358,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 			rc = lt_check_interrupt(err, b->what);
 		progress(b, LT_IVF_PHASE_WRITE, offsets[c] + (uint64_t) n, (uint64_t) b->n);
 	}
-	for (int64_t at = 0; rc == LT_OK && fields[1] == &flat && at < b->n; at += ROWS_PER_WRITE)
+	for (int64_t at = 0; rc == LT_OK && fields[1] == &flat.list && at < b->n; at += ROWS_PER_WRITE)
 	{
 		int64_t		n = b->n - at < ROWS_PER_WRITE ? b->n - at : ROWS_PER_WRITE;
 		lt_array   *cols[2] = {ids, vecs};
@@ -393,7 +382,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	ivf.offsets = offsets;
 	ivf.n_lengths = b->k;
 	ivf.lengths = lengths;
-	if (fields[1] == &flat)
+	if (fields[1] == &flat.list)
 	{
 		storage = lt_asprintf("[\"{\\\"dim\\\":%u}\"]", b->dim);
 		if (!storage)

@@ -165,28 +165,7 @@ void
 lt_pq_model_declare(lt_pq_model *pq)
 {
 	pq->code_bytes = pq->bits == 4 ? pq->m / 2 : pq->m;
-	/* __pq_code: fixed_size_list<uint8, code_bytes>, its element the list's synthetic child (id -1) */
-	memset(&pq->field, 0, sizeof(pq->field));
-	memset(&pq->item, 0, sizeof(pq->item));
-	snprintf(pq->logical, sizeof(pq->logical), "fixed_size_list:uint8:%u", pq->code_bytes);
-	pq->field.id = 1;
-	pq->field.parent_id = -1;
-	pq->field.name = "__pq_code";
-	pq->field.logical_type = pq->logical;
-	pq->field.type = LT_TYPE_FIXED_LIST;
-	pq->field.nullable = true;
-	pq->field.fixed_size = (int32_t) pq->code_bytes;
-	pq->field.n_children = 1;
-	pq->item_ptr = &pq->item;
-	pq->field.children = &pq->item_ptr;
-	pq->item.id = -1;
-	pq->item.parent_id = 1;
-	pq->item.parent = &pq->field;
-	pq->item.name = "item";
-	pq->item.logical_type = "uint8";
-	pq->item.type = LT_TYPE_UINT8;
-	pq->item.byte_width = 1;
-	pq->item.nullable = true;
+	lt_field_fixed_list(&pq->code, "__pq_code", 1, pq->code_bytes, true, LT_TYPE_UINT8, "uint8", 1);
 }
 
 lt_code

@@ -36,10 +36,7 @@ typedef struct lt_pq_model
 	float	   *codebook;		/* m * 2^bits * (dim / m) */
 	uint8_t    *codes;			/* n * code_bytes, row-major (transposed when written) */
 	/* the __pq_code field (and its element) the auxiliary file declares */
-	lt_field	field;
-	lt_field	item;
-	lt_field   *item_ptr;
-	char		logical[64];
+	lt_fixed_list_field code;
 } lt_pq_model;
 
 /* Lance's default number of sub-vectors for dim: dim / 16, else dim / 8, else 1. */

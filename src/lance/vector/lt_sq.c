@@ -121,28 +121,7 @@ done:
 void
 lt_sq_model_declare(lt_sq_model *sq)
 {
-	/* __sq_code: fixed_size_list<uint8, dim>, its element the list's synthetic child (id -1) */
-	memset(&sq->field, 0, sizeof(sq->field));
-	memset(&sq->item, 0, sizeof(sq->item));
-	snprintf(sq->logical, sizeof(sq->logical), "fixed_size_list:uint8:%u", sq->dim);
-	sq->field.id = 1;
-	sq->field.parent_id = -1;
-	sq->field.name = "__sq_code";
-	sq->field.logical_type = sq->logical;
-	sq->field.type = LT_TYPE_FIXED_LIST;
-	sq->field.nullable = true;
-	sq->field.fixed_size = (int32_t) sq->dim;
-	sq->field.n_children = 1;
-	sq->item_ptr = &sq->item;
-	sq->field.children = &sq->item_ptr;
-	sq->item.id = -1;
-	sq->item.parent_id = 1;
-	sq->item.parent = &sq->field;
-	sq->item.name = "item";
-	sq->item.logical_type = "uint8";
-	sq->item.type = LT_TYPE_UINT8;
-	sq->item.byte_width = 1;
-	sq->item.nullable = true;
+	lt_field_fixed_list(&sq->code, "__sq_code", 1, sq->dim, true, LT_TYPE_UINT8, "uint8", 1);
 }
 
 lt_code

@@ -44,10 +44,7 @@ typedef struct lt_sq_model
 	double		start;
 	double		end;
 	uint8_t    *codes;			/* n * dim, row-major */
-	lt_field	field;			/* __sq_code */
-	lt_field	item;
-	lt_field   *item_ptr;
-	char		logical[64];
+	lt_fixed_list_field code;	/* __sq_code */
 } lt_sq_model;
 
 /* The bounds from a sample (rng: the build's splitmix64 state) and the codes of all n vectors. */
