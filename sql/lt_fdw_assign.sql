@@ -400,5 +400,66 @@ SELECT lt_drop_column('evo', 'score');
 \! cd "$AS_ROOT/test/interop" && node assign-engines.mjs lance12 "$AS_LAKE/assign/evo.lance" id 2>/dev/null | tail -n 1
 SELECT count(*) AS rows FROM evo;
 
+-- ---- is_assigned in a vector search (issues 16 and 17): the state narrows the rows before the limit ---------------
+-- A copy of the lake's vectors.lance (3,000 rows in 3 fragments, the engine's IVF_FLAT index of 2 partitions
+-- on vec, rows with id % 7 = 3 deleted).  Invalidation in place keeps the rows in the index's fragments.
+\! cp -R "$AS_LAKE/vectors.lance" "$AS_LAKE/assign/vec.lance" && chmod -R a+rwX "$AS_LAKE/assign/vec.lance"
+CREATE FOREIGN TABLE av (id bigint, cat integer, vec real[], v64 double precision[], vec_assigned boolean OPTIONS (is_assigned 'vec'))
+  SERVER asl OPTIONS (path 'assign/vec.lance');
+CREATE FOREIGN TABLE av_plain (id bigint, cat integer, vec real[]) SERVER asl OPTIONS (path 'assign/vec.lance');
+SELECT lt_track_assignment('av_plain', 'vec', 'assigned');
+UPDATE av SET vec_assigned = false WHERE id % 3 = 0;
+SELECT name, kind, covered_fragments, unindexed_fragments FROM lt_indexes('av');
+CREATE TEMP TABLE avh AS SELECT id, cat, vec, vec_assigned FROM av;
+SELECT count(*) AS live, count(*) FILTER (WHERE vec_assigned) AS assigned FROM avh;
+CREATE FUNCTION pg_temp.knn_lines(q text) RETURNS SETOF text LANGUAGE plpgsql AS $f$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) ' || q LOOP
+    IF ln ~ '(Vector Search|Prefilter Rows|Exact \(Small Prefilter\)|Index Searches):' THEN RETURN NEXT btrim(ln); END IF;
+  END LOOP;
+END $f$;
+-- one probe of two: the index search takes the state as its prefilter, and still returns k rows, all assigned
+SET lt_fdw.nprobes = 1;
+SELECT pg_temp.knn_lines($$SELECT id FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 50$$);
+SELECT count(*) AS rows, bool_and(vec_assigned) AS all_assigned
+  FROM (SELECT vec_assigned FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 50) s;
+SELECT count(*) AS rows, bool_and(NOT vec_assigned AND cat = 4) AS all_pass
+  FROM (SELECT vec_assigned, cat FROM av WHERE NOT vec_assigned AND cat = 4 ORDER BY vec <=> '{8,7,6,5,4,3,2,1}' LIMIT 200) s;
+SELECT count(*) AS expected FROM avh WHERE NOT vec_assigned AND cat = 4;
+-- every partition probed (IVF_FLAT scores exactly) and the exact path: the heap's answer, with the state
+-- alone and with another filter
+CREATE FUNCTION pg_temp.av_differ() RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE q text; w text; a text; b text; tried int := 0; bad text := '';
+BEGIN
+  PERFORM setseed(0.5);
+  FOR i IN 1..6 LOOP
+    SELECT '{' || string_agg((random() * 2000 - 1000)::real::text, ',') || '}' INTO q FROM generate_series(1, 8);
+    FOREACH w IN ARRAY ARRAY['vec_assigned', 'NOT vec_assigned', 'vec_assigned AND cat < 3'] LOOP
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM av WHERE %s ORDER BY vec <-> %L::real[] LIMIT 25) s', w, q) INTO a;
+      EXECUTE format('SELECT array_agg(id) FROM (SELECT id FROM avh WHERE %s ORDER BY vec <-> %L::real[] LIMIT 25) s', w, q) INTO b;
+      tried := tried + 1;
+      IF a IS DISTINCT FROM b THEN bad := bad || w || ' ' || q || E'\n'; END IF;
+    END LOOP;
+  END LOOP;
+  RETURN tried || ' queries, differ: ' || CASE WHEN bad = '' THEN 'none' ELSE bad END;
+END $f$;
+SET lt_fdw.nprobes = 2;
+SELECT pg_temp.av_differ() AS through_index;
+SET lt_fdw.vector_index = off;
+SELECT pg_temp.av_differ() AS exact;
+RESET lt_fdw.vector_index;
+-- few rows assigned: the mask is searched exactly (EXPLAIN counts it), every one of them returned
+SET lt_fdw.nprobes = 1;
+UPDATE av SET vec_assigned = false WHERE id % 25 <> 0;
+SELECT pg_temp.knn_lines($$SELECT id FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 500$$);
+UPDATE avh SET vec_assigned = false WHERE id % 25 <> 0;
+SELECT count(*) AS rows, bool_and(vec_assigned) AS all_assigned, bool_and(id % 25 = 0) AS all_kept,
+       array_agg(id ORDER BY id) = (SELECT array_agg(id ORDER BY id) FROM avh WHERE vec_assigned) AS every_one
+  FROM (SELECT id, vec_assigned FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 500) s;
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}', id LIMIT 500) a) =
+       (SELECT array_agg(id) FROM (SELECT id FROM avh WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}', id LIMIT 500) b) AS heap_order;
+RESET lt_fdw.nprobes;
+
 DROP SERVER asl CASCADE;
 DROP EXTENSION dblink;

@@ -239,6 +239,26 @@ mask_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * The rows of fragment i that the is_assigned quals keep (and the pushed filter passes) into m: true
+ * when those quals narrowed the fragment's rows, false when every row of them passes (the caller goes on).
+ */
+static bool
+assign_masked(LtScanState *st, size_t i, const lt_frag_plan *fp, FragMask *m, MemoryContext cxt)
+{
+	bool		selected = fp && (fp->verdict == LT_FRAG_ROWS || fp->verdict == LT_FRAG_CANDIDATES);
+	const uint32 *offsets = selected ? fp->offsets : NULL;
+	uint64		n = selected ? fp->n_offsets : 0;
+
+	if (!ltfdw_assign_narrow(st, st->entry->ds->fragments[i], &offsets, &n))
+		m->n = 0;
+	else if (offsets != (selected ? fp->offsets : NULL))
+		mask_scan(st, i, offsets, n, m, cxt);
+	else
+		return false;
+	return true;
+}
+
 /* The prefilter of this (re)scan over the covered fragments. */
 static void
 build_mask(LtAnnState *as, LtScanState *st)
@@ -262,6 +282,8 @@ build_mask(LtAnnState *as, LtScanState *st)
 		m->fragment_id = id;
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
 			m->n = 0;
+		else if (st->n_amask > 0 && assign_masked(st, i, fp, m, as->mask_cxt))
+			;
 		else if (fp && fp->verdict == LT_FRAG_ROWS)
 		{
 			m->offsets = MemoryContextAlloc(as->mask_cxt, sizeof(uint32) * Max(fp->n_offsets, 1));

@@ -950,6 +950,27 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 	return any;
 }
 
+/*
+ * The rows of fragment frag among *offsets (NULL: every row) that the scan's is_assigned quals keep,
+ * for the vector search's prefilter (knn.c, ann.c): false when none is left, else *offsets / *n
+ * narrowed (in lib_cxt) where a partial state applies, unchanged where every row passes.
+ */
+bool
+ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, const uint32 **offsets, uint64 *n)
+{
+	lt_scan_options so = {0};
+
+	if (st->n_amask == 0)
+		return true;
+	so.offsets = *offsets;
+	so.n_offsets = *offsets ? *n : 0;
+	if (!assign_mask(st, frag, &so))
+		return false;
+	*offsets = so.offsets;
+	*n = so.n_offsets;
+	return true;
+}
+
 /* Open the scanner of the next fragment; false at the end. */
 static bool
 next_fragment(LtScanState *st)
