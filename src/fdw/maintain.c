@@ -144,7 +144,8 @@ cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 vers
 }
 
 void
-lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version, int auto_compact_min)
+lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version, bool cleanup_due,
+						 int auto_compact_min)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw after commit", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -152,7 +153,9 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 
 	PG_TRY();
 	{
-		cleanup_after(store, uri, relname, version);
+		/* the commit read the config it wrote: no manifest is opened unless the cleanup is due */
+		if (cleanup_due)
+			cleanup_after(store, uri, relname, version);
 		if (auto_compact_min > 0)
 		{
 			lt_commit_result res;
@@ -175,7 +178,8 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 			{
 				elog(DEBUG1, "lt_fdw: auto-compaction of %s: version " UINT64_FORMAT ", " UINT64_FORMAT " fragments into " UINT64_FORMAT,
 					 uri, res.version, (uint64) res.fragments_removed, (uint64) res.fragments_added);
-				cleanup_after(store, uri, relname, res.version);
+				if (res.cleanup_due)
+					cleanup_after(store, uri, relname, res.version);
 			}
 		}
 	}

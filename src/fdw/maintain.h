@@ -9,11 +9,11 @@
 
 /*
  * Run after the Postgres transaction that made Lance version `version` of the dataset in store committed
- * (XACT_EVENT_COMMIT): auto-cleanup; with auto_compact > 0 a compaction (its own Rewrite commit, then its
+ * (XACT_EVENT_COMMIT): auto-cleanup when the commit found it due (cleanup_due); with auto_compact > 0 a compaction (its own Rewrite commit, then its
  * auto-cleanup) when Lance's plan rewrites at least that many fragments.  An error or a cancel is a WARNING,
  * a lost race a NOTICE, never an error of the committed transaction.
  */
 extern void lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version,
-									 int auto_compact);
+									 bool cleanup_due, int auto_compact);
 
 #endif

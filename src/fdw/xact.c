@@ -1084,6 +1084,7 @@ commit_all(void)
 		elog(DEBUG1, "lt_fdw: committed version " UINT64_FORMAT " of %s (%d attempts)", res.version, xt->uri,
 			 res.attempts);
 		xt->committed_version = res.version;
+		xt->cleanup_due = res.cleanup_due;
 	}
 }
 
@@ -1132,7 +1133,7 @@ xact_callback(XactEvent event, void *arg)
 				LtXactTable *xt = lfirst(lc);
 
 				if (xt->committed_version > 0 && xt->base != NULL && !OidIsValid(xt->ns_serverid))
-					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version,
+					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version, xt->cleanup_due,
 											 xt->auto_compact);
 			}
 			break;

@@ -111,6 +111,7 @@ struct LtXactTable
 	/* a table whose REST namespace manages its versions: commits go through it (namespace.c) */
 	Oid			ns_serverid;	/* InvalidOid: an ordinary commit */
 	uint64		committed_version;	/* the row changes' Lance commit made this version (0: none yet) */
+	bool		cleanup_due;	/* and Lance's auto-cleanup is due after it (lt_commit_result) */
 	int			auto_compact;	/* the table's auto_compact option: compact after the commit when Lance's
 								 * plan rewrites at least this many fragments (0: off) */
 	char	   *ns_identifier;

@@ -99,6 +99,19 @@ parse_u64(const char *key, const char *value, uint64_t *out, lt_error *err)
 	return LT_OK;
 }
 
+bool
+lt_auto_cleanup_due(const Lt__Pb__Manifest *m, uint64_t version)
+{
+	const char *interval_s = config_get(m, "lance.auto_cleanup.interval");
+	uint64_t	interval;
+	lt_error	err;
+
+	if (!interval_s)
+		return false;
+	return parse_u64("lance.auto_cleanup.interval", interval_s, &interval, &err) != LT_OK || interval == 0 ||
+		version % interval == 0;
+}
+
 lt_code
 lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_policy *policy, bool *due,
 					   lt_error *err)

@@ -71,6 +71,12 @@ void		lt_cleanup_result_clear(lt_cleanup_result *r);
  */
 lt_code		lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_policy *policy,
 								   bool *due, lt_error *err);
+/*
+ * Whether Lance's auto-cleanup is due after committing `version` with manifest m, read from m's config
+ * without building a dataset: lance.auto_cleanup.interval set and version a multiple of it, or a value
+ * that does not parse (lt_auto_cleanup_policy then reports it).  A commit records it (lt_commit_result).
+ */
+bool		lt_auto_cleanup_due(const struct Lt__Pb__Manifest *m, uint64_t version);
 /* A humantime duration ("14days", "2h 37min", "0s") in milliseconds (saturating); LT_EINVALID if malformed. */
 lt_code		lt_parse_duration_ms(const char *text, int64_t *ms, lt_error *err);
 

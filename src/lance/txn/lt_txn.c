@@ -35,8 +35,8 @@ lt_commit_fault_fn lt_commit_fault_hook;
 
 /* ---- small helpers ------------------------------------------------------ */
 
-void *
-lt_txn_arena_alloc(arena *a, size_t size)
+static void *
+arena_take(arena *a, size_t size, bool zeroed)
 {
 	void	   *p;
 
@@ -55,13 +55,25 @@ lt_txn_arena_alloc(arena *a, size_t size)
 		a->p = np;
 		a->cap = cap;
 	}
-	if (!(p = lt_calloc(1, size ? size : 1)))
+	if (!(p = zeroed ? lt_calloc(1, size ? size : 1) : lt_malloc(size ? size : 1)))
 	{
 		a->oom = true;
 		return NULL;
 	}
 	a->p[a->n++] = p;
 	return p;
+}
+
+void *
+lt_txn_arena_alloc(arena *a, size_t size)
+{
+	return arena_take(a, size, true);
+}
+
+void *
+lt_txn_arena_array(arena *a, size_t n, size_t size)
+{
+	return n > SIZE_MAX / size ? (a->oom = true, NULL) : arena_take(a, n * size, false);
 }
 
 void

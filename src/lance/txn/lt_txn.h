@@ -68,6 +68,7 @@ typedef struct lt_commit_result
 	int			attempts;		/* 1 + the lost races that were rebased */
 	uint64_t	rows_added, rows_deleted;
 	uint64_t	fragments_added, fragments_updated, fragments_removed;
+	bool		cleanup_due;	/* Lance's auto-cleanup is due after this version (lt_auto_cleanup_due) */
 } lt_commit_result;
 
 /* Start a transaction on `read` (an opened dataset at its read version; borrowed until lt_txn_free). */

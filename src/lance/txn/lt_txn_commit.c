@@ -17,6 +17,7 @@
 #include "util/lt_alloc.h"
 #include "txn/lt_keys.h"
 #include "util/lt_random.h"
+#include "table/lt_cleanup.h"
 #include "table/lt_roaring.h"
 #include "table/lt_rowids.h"
 #include "table/lt_scan.h"
@@ -134,7 +135,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	size_t		cap = base->n_fragments + t->n_adds;
 	arena	   *a = &at->a;
 
-	at->frags = lt_txn_arena_alloc(a, (cap ? cap : 1) * sizeof(Lt__Pb__DataFragment *));
+	at->frags = lt_txn_arena_array(a, cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
 	at->updated = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(Lt__Pb__DataFragment *));
 	at->removed = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(uint64_t));
 	at->fresh = lt_txn_arena_alloc(a, (t->n_adds ? t->n_adds : 1) * sizeof(Lt__Pb__DataFragment *));
@@ -142,20 +143,26 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	if (a->oom)
 		return lt_nomem(err);
 
-	/* the base's fragments, with ours deleted from */
-	for (size_t i = 0; i < base->n_fragments; i++)
+	/*
+	 * the base's fragments as they are, then the ones ours delete from replaced (or taken out): the work
+	 * grows with the fragments this transaction touched, not with the table (a pointer copy aside)
+	 */
+	if (base->n_fragments)
+		memcpy(at->frags, base->fragments, base->n_fragments * sizeof(*at->frags));
+	at->n_frags = base->n_fragments;
+	for (size_t k = 0; k < t->n_changes; k++)
 	{
-		Lt__Pb__DataFragment *f = base->fragments[i];
-		change	   *c = lt_txn_change_of(t, f->id);
+		change	   *c = &t->changes[k];
+		size_t		i;
+		Lt__Pb__DataFragment *f;
 		roaring_bitmap_t *now_rows, *final;
 		Lt__Pb__DataFragment *copy;
 		lt_code		rc;
 
-		if (!c || !c->orig || roaring_bitmap_is_empty(c->ours))
-		{
-			at->frags[at->n_frags++] = f;
-			continue;
-		}
+		if (!c->orig || roaring_bitmap_is_empty(c->ours) ||
+			(i = lt_dataset_fragment_index(base, c->id)) >= base->n_fragments)
+			continue;			/* a fragment gone from the base: a conflict, below */
+		f = base->fragments[i];
 		if (!lt_txn_same_files(f, c->orig))
 			return lt_error_set(err, LT_ECONFLICT,
 								"concurrent commit (version %llu of %s) rewrote fragment %llu, which this transaction deletes from",
@@ -177,6 +184,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 		{
 			roaring_bitmap_free(final);
 			at->removed[at->n_removed++] = f->id;
+			at->frags[i] = NULL;
 			continue;
 		}
 		if (!(copy = lt_txn_arena_alloc(a, sizeof(*copy))))
@@ -188,8 +196,17 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 		}
 		roaring_bitmap_free(final);
 		LT_TRY(rc);
-		at->frags[at->n_frags++] = copy;
+		at->frags[i] = copy;
 		at->updated[at->n_updated++] = copy;
+	}
+	if (at->n_removed)
+	{
+		size_t		n = 0;
+
+		for (size_t i = 0; i < at->n_frags; i++)
+			if (at->frags[i])
+				at->frags[n++] = at->frags[i];
+		at->n_frags = n;
 	}
 	/* fragments of the read version we delete from must still be there */
 	for (size_t i = 0; i < t->n_changes; i++)
@@ -772,8 +789,18 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	m = *base->manifest;
 	m.n_fragments = at.n_frags;
 	m.fragments = at.frags;
-	for (size_t i = 0; i < at.n_frags; i++)
-		any_deletion |= at.frags[i]->deletion_file != NULL;
+	/*
+	 * the deletion-files flag: a base that records flags without it has no deletion file (writers set it
+	 * when one exists), so only the fragments written here can bring one; else look until the first
+	 */
+	if (!base->manifest->has_reader_feature_flags ||
+		((base->manifest->reader_feature_flags | base->manifest->writer_feature_flags) & LT_FLAG_DELETION_FILES))
+		for (size_t i = 0; i < at.n_frags && !any_deletion; i++)
+			any_deletion = at.frags[i]->deletion_file != NULL;
+	for (size_t i = 0; i < at.n_updated && !any_deletion; i++)
+		any_deletion = at.updated[i]->deletion_file != NULL;
+	for (size_t i = 0; i < at.n_fresh && !any_deletion; i++)
+		any_deletion = at.fresh[i]->deletion_file != NULL;
 	/* the tracked fields' roots, for the fragments added and gone (lt_txn_assign.c) */
 	if ((rc = lt_txn_assignment_config(t, base, &at, op == LT_OP_OVERWRITE, &cfg, &n_cfg, &cfg_changed,
 									   err)) != LT_OK)
@@ -862,6 +889,7 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_added = at.n_fresh;
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
+	res->cleanup_due = lt_auto_cleanup_due(&m, res->version);
 out:
 	lt_txn_rewrite_done(base, &rwo, tried && !*lost_race);
 	lt_free(ups);

@@ -240,6 +240,8 @@ typedef struct attempt
 } attempt;
 
 void	   *lt_txn_arena_alloc(arena *a, size_t size);
+/* n items of size bytes, not zeroed: for an array the caller fills before reading (a table's fragments) */
+void	   *lt_txn_arena_array(arena *a, size_t n, size_t size);
 void		lt_txn_arena_free(arena *a);
 uint64_t	lt_txn_next_fragment_id(const lt_dataset *ds);
 lt_code		lt_txn_load_dv(lt_dataset *ds, const Lt__Pb__DataFragment *frag, roaring_bitmap_t **out, lt_error *err);
