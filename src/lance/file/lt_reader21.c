@@ -81,7 +81,7 @@ typedef struct reader21
  * slice's buffers stay small enough to be reused (no fresh pages to fault in per page, and the copies
  * stay in cache), and the reader's memory no longer grows with the page.
  */
-#define STREAM_SLICE_BYTES ((uint64_t) 1 << 20)
+#define STREAM_SLICE_BYTES ((uint64_t) 256 << 10)
 
 static void
 reader21_free(lt_field_reader *r)

@@ -144,6 +144,22 @@ score_batch(const lt_knn_query *q, const lt_array *a, const uint64_t *addrs, voi
 	return LT_OK;
 }
 
+/*
+ * Rows of a batch: about KNN_BATCH_BYTES of vectors.  The decoded batch is scored and dropped at
+ * once; small batches keep it (and the reader's slice under it) in cache and in memory the
+ * allocator reuses, instead of fresh megabytes that the kernel must fault in batch after batch.
+ */
+#define KNN_BATCH_BYTES ((uint64_t) 256 << 10)
+
+static uint64_t
+knn_batch_rows(const lt_knn_query *q)
+{
+	uint64_t	row = (uint64_t) (q->dim ? q->dim : 1) * 4;
+	uint64_t	n = KNN_BATCH_BYTES / row;
+
+	return n < 64 ? 64 : n > LT_DEFAULT_BATCH_ROWS ? LT_DEFAULT_BATCH_ROWS : n;
+}
+
 lt_code
 lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
 				lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
@@ -165,6 +181,7 @@ lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const l
 	so.offsets = offsets;
 	so.n_offsets = n_offsets;
 	so.bufpool = pool;
+	so.batch_rows = knn_batch_rows(q);
 	rc = lt_fragment_scanner_open(ds, frag, &so, &sc, err);
 	while (rc == LT_OK)
 	{
