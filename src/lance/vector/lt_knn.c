@@ -165,6 +165,15 @@ lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const l
 				lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
 				struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats, lt_error *err)
 {
+	return lt_knn_fragment_range(ds, frag, q, filter, offsets, n_offsets, 0, 0, pool, topk, stats, err);
+}
+
+lt_code
+lt_knn_fragment_range(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
+					  lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets, uint64_t range_start,
+					  uint64_t range_end, struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats,
+					  lt_error *err)
+{
 	lt_scan_options so = {0};
 	const lt_field *fields[1] = {q->field};
 	lt_fragment_scanner *sc = NULL;
@@ -180,6 +189,8 @@ lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const l
 	so.filter = filter;
 	so.offsets = offsets;
 	so.n_offsets = n_offsets;
+	so.range_start = range_start;
+	so.range_end = range_end;
 	so.bufpool = pool;
 	so.batch_rows = knn_batch_rows(q);
 	rc = lt_fragment_scanner_open(ds, frag, &so, &sc, err);
