@@ -13,7 +13,8 @@
 # vectors plus noise; k = 10. Latency: per query the best of REPEAT runs (lt_fdw and heap: clock_timestamp()
 # around the query in PL/pgSQL, warm, one session; the engine: in-process in node), then the median over the
 # queries. Recall@10: against lt_fdw's exact answer (the engine's exact answer is reported beside it). CPU time
-# of the backend for the whole timed loop (from /proc) is printed for lt_fdw's settings. Nothing is asserted;
+# of the backend for the whole timed loop (from /proc) is printed for lt_fdw's settings. exact_par2: the exact
+# search under 2 parallel workers (Gather Merge; the leader's CPU only). Nothing is asserted;
 # the cluster is always stopped and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -98,6 +99,7 @@ SQL
 for s in "exact|SET lt_fdw.vector_index = off;|lt|" "np10|SET lt_fdw.nprobes = 10;|lt|" "np20|SET lt_fdw.nprobes = 20;|lt|" \
 	"np50|SET lt_fdw.nprobes = 50;|lt|" "np20_refine5|SET lt_fdw.nprobes = 20; SET lt_fdw.refine_factor = 5;|lt|" \
 	"cat7_np20|SET lt_fdw.nprobes = 20;|lt|WHERE cat = 7" "cat7_exact|SET lt_fdw.vector_index = off;|lt|WHERE cat = 7" \
+	"exact_par2|SET lt_fdw.vector_index = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;|lt|" \
 	"heap||heap|" "heap_cat7||heap|WHERE cat = 7"; do
 	IFS='|' read -r name settings tbl filter <<<"$s"
 	log "lt_fdw / heap: $name ..."
@@ -138,6 +140,10 @@ for (const s of ["heap", "heap_cat7"]) {
   if (!a) continue;
   const base = s === "heap" ? pg.exact : pg.cat7_exact;
   console.log(`${s.padEnd(14)} | ${a.median_ms.toFixed(2).padStart(9)} | heap / lt_fdw exact: ${(a.median_ms / base.median_ms).toFixed(1)}x | CPU ms/query ${a.cpu_ms_per_query.toFixed(2)} | recall ${recall(a.ids, s === "heap" ? truth.all : truth.cat7).toFixed(3)}`);
+}
+if (pg.exact_par2) {
+  const a = pg.exact_par2;
+  console.log(`exact_par2     | ${a.median_ms.toFixed(2).padStart(9)} | exact kNN, 2 parallel workers + the leader: ${(pg.exact.median_ms / a.median_ms).toFixed(2)}x the serial | leader CPU ms/query ${a.cpu_ms_per_query.toFixed(2)} (the workers' not counted) | recall ${recall(a.ids, truth.all).toFixed(3)}`);
 }
 console.log(`lt_fdw exact kNN scans ${(bytes / 2 ** 30 / (pg.exact.median_ms / 1000)).toFixed(2)} GiB/s of vectors`);
 JS

@@ -242,6 +242,34 @@ SELECT count(*) AS deleted_returned FROM (SELECT id FROM vt ORDER BY vec <-> '{9
 WHERE id % 5 = 1 OR id BETWEEN 1000 AND 1100;
 RESET lt_fdw.nprobes;
 
+-- exact kNN under parallel workers: each process ranks the fragments it claims and returns its rows in
+-- order, Gather Merge merges them; the same ids and distances as the heap copy (deleted rows included)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;	-- the workers rank the fragments (the leader only merges)
+SET lt_fdw.vector_index = off;
+SELECT explain_knn($$EXPLAIN (COSTS OFF) SELECT id FROM vt WHERE cat = 6 ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$);
+SELECT knn_differ(12, ARRAY['', 'WHERE cat = 6', 'WHERE id < 1500']);
+SELECT count(*) AS gather_merges FROM explain_knn($$EXPLAIN (COSTS OFF) SELECT id FROM vt WHERE id < 1500 ORDER BY vec <=> '{1,2,3,4,5,6,7,8}' LIMIT 37$$) l
+WHERE l LIKE '%Gather Merge%';
+-- more rows than a round ranks (a local qual): each process ranks again, over the same fragments
+SET enable_sort = off;
+SELECT (SELECT array_agg(id) FROM (SELECT id FROM vt WHERE (id::text || 'x') LIKE '%3x' ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 20) s) =
+       (SELECT array_agg(id) FROM (SELECT id FROM vh WHERE (id::text || 'x') LIKE '%3x' ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 20) s) AS parallel_local_qual_same;
+RESET enable_sort;
+-- with the vector index usable no parallel exact path is offered (it would win at these costs); PostgreSQL's own
+-- parallel Sort may (the parallel costs are zero here)
+RESET lt_fdw.vector_index;
+SELECT count(*) AS parallel_exact FROM explain_knn($$EXPLAIN (COSTS OFF) SELECT id FROM vt ORDER BY vec <-> '{9,9,9,9,9,9,9,9}' LIMIT 10$$) l
+WHERE l LIKE '%Vector Search: exact%';
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
+
 DROP SERVER vlake CASCADE;
 DROP TABLE vh;
 DROP FUNCTION explain_ann(text), explain_knn(text), knn_differ(int, text[]), knn_generic(int), ann_stats(int, int);

@@ -24,6 +24,10 @@
  * later round's ranking need not extend the earlier one: the rows already returned are taken out
  * of it.  A round through the index that finds fewer rows than asked (a selective prefilter) is
  * ranked exactly instead, and so are the rounds after it: never fewer rows than exist.
+ *
+ * Under parallel workers (a partial path, offered only when no vector index may answer): each
+ * process ranks the units of work it claims from the scan's shared state (fragments, or row ranges
+ * of big ones), every round the same units, and returns its rows in order; Gather Merge merges them.
  */
 #include "postgres.h"
 
@@ -38,6 +42,7 @@
 #include "nodes/makefuncs.h"
 #include "nodes/nodeFuncs.h"
 #include "optimizer/optimizer.h"
+#include "optimizer/cost.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
 #include "utils/array.h"
@@ -63,6 +68,8 @@
 #include "util/lt_alloc.h"
 #include "util/lt_sort.h"
 #include "vector/lt_knn.h"
+#include "vector/lt_vsearch.h"
+#include "index/lt_index.h"
 
 /* Rows of a fetch group: fetched by address together, returned in rank order. */
 #define LT_KNN_FETCH	64
@@ -147,6 +154,65 @@ query_expr_ok(Expr *e)
 		!contain_volatile_functions((Node *) e);
 }
 
+/* Whether a vector index of the dataset may answer the search (ann.c): then no parallel exact path. */
+static bool
+index_may_answer(LtDatasetEntry *e, const lt_field *f, bool f8)
+{
+	lt_index_list *list = NULL;
+	MemoryContext old;
+	lt_error	err;
+	lt_code		rc;
+	bool		found = false;
+
+	if (!lt_vector_index || f8 || f->children[0]->type != LT_TYPE_FLOAT32)
+		return false;
+	old = lt_alloc_target(CurrentMemoryContext);
+	rc = lt_dataset_indexes(e->ds, &list, &err);
+	lt_alloc_target(old);
+	if (rc != LT_OK)
+		return true;			/* the scan reports it */
+	for (size_t i = 0; i < list->n; i++)
+		if (lt_index_is_vector(&list->items[i]) && list->items[i].field == f)
+			found = true;
+	old = lt_alloc_target(CurrentMemoryContext);
+	lt_index_list_free(list);
+	lt_alloc_target(old);
+	return found;
+}
+
+/*
+ * The same search under parallel workers, when no vector index answers it: each process ranks the
+ * units of work it claims (fragments, or row ranges of big ones) and returns its own rows in order;
+ * Gather Merge above merges them, the LIMIT above that stops it.
+ */
+static void
+knn_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, PathKey *pk, Cost startup,
+					 List *fdw_private)
+{
+	double		width = Max(baserel->reltarget->width, 1);
+	double		pages = ceil(Max(ps->tuples, 0) * width / BLCKSZ);
+	int			workers;
+	double		divisor;
+	Path	   *path;
+
+	if (!baserel->consider_parallel)
+		return;
+	workers = compute_parallel_worker(baserel, pages, -1, max_parallel_workers_per_gather);
+	if (workers <= 0)
+		return;
+	divisor = workers;
+	if (parallel_leader_participation && workers < 4)
+		divisor += 1.0 - 0.3 * workers;
+	startup /= Max(divisor, 1.0);
+	path = (Path *) create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup,
+											startup + cpu_tuple_cost * baserel->rows / divisor,
+											list_make1(pk), NULL, NULL, fdw_private);
+	path->parallel_aware = true;
+	path->parallel_safe = true;
+	path->parallel_workers = workers;
+	add_partial_path(baserel, path);
+}
+
 void
 ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost scan_total)
 {
@@ -222,6 +288,8 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 																	  makeInteger(commuted ? 1 : 0)),
 														   copyObject(q)));
 		add_path(baserel, path);
+		if (!index_may_answer(e, f, f8))
+			knn_add_partial_path(root, baserel, ps, pk, startup, ((ForeignPath *) path)->fdw_private);
 		return;
 	}
 }
@@ -263,6 +331,16 @@ struct LtKnnState
 	uint64	   *returned;		/* addresses returned so far, when a round may follow */
 	size_t		n_returned;
 	size_t		cap_returned;
+	/* a parallel scan: the units of work this process claimed, ranked again by every later round */
+	bool		claimed;
+	int			n_units;
+	int			cap_units;
+	struct
+	{
+		size_t		fragment;
+		uint64		start;
+		uint64		end;
+	}		   *units;
 	MemoryContext lib_cxt;		/* a fragment's library allocations while ranking or fetching */
 	MemoryContext rows_cxt;		/* the fetched group's values */
 	bool		ranked;
@@ -332,7 +410,9 @@ ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
 	ks->attnum = intVal(list_nth(knn, KnnAttnum));
 	ks->metric = (lt_vmetric) intVal(list_nth(knn, KnnMetric));
 	ks->f8 = intVal(list_nth(knn, KnnKernel)) != 0;
-	ks->limit = floatVal(list_nth(knn, KnnLimit));
+	/* a plan copied to a parallel worker (nodeToString / stringToNode) reads "10" back as an Integer */
+	ks->limit = IsA(list_nth(knn, KnnLimit), Integer) ? (double) intVal(list_nth(knn, KnnLimit))
+		: floatVal(list_nth(knn, KnnLimit));
 	ks->commuted = intVal(list_nth(knn, KnnCommuted)) != 0;
 	q = list_nth(fsplan->fdw_exprs, intVal(list_nth(knn, KnnFilterExprs)));
 	ks->query_state = ExecInitExpr(q, &node->ss.ps);
@@ -369,6 +449,9 @@ ltfdw_knn_rescan(LtKnnState *ks)
 	ks->returned = NULL;
 	ks->n_returned = ks->cap_returned = 0;
 	ks->ranked_n = 0;
+	ks->claimed = false;
+	ks->units = NULL;
+	ks->n_units = ks->cap_units = 0;
 	ltfdw_ann_rescan(ks->ann);
 }
 
@@ -411,9 +494,13 @@ rank_check(LtKnnState *ks, LtScanState *st, lt_code rc, const lt_knn_stats *stat
 		lt_report(err, psprintf("dataset %s version " UINT64_FORMAT, st->opts.uri, st->entry->version));
 }
 
-/* Score the live rows of fragment i passing the pushed filter into ks->topk (exactly). */
+/*
+ * Score the live rows of fragment i (its physical rows [start, end) for a parallel unit; end 0: to its
+ * end) passing the pushed filter into ks->topk (exactly).
+ */
 static void
-rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, lt_knn_stats *stats)
+rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, uint64 start, uint64 end, const lt_knn_query *q,
+			  lt_knn_stats *stats)
 {
 	lt_dataset *ds = st->entry->ds;
 	MemoryContext old;
@@ -433,7 +520,7 @@ rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, 
 			offsets = fp->offsets;
 			n_offsets = fp->n_offsets;
 		}
-		else if (ks->rounds == 1)
+		else if (ks->rounds == 1 && start == 0)
 			st->rows_deleted += ds->fragments[i]->physical_rows - lt_fragment_live_rows(ds->fragments[i]);
 		/* the is_assigned quals narrow the rows before ranking: a prefilter, as the pushed filter */
 		if (!ltfdw_assign_narrow(st, ds->fragments[i], &offsets, &n_offsets))
@@ -445,7 +532,8 @@ rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, const lt_knn_query *q, 
 			/* every row of ROWS and ALL fragments passes the filter: the index proved it */
 			if (st->filter && (!fp || fp->verdict == LT_FRAG_SCAN || fp->verdict == LT_FRAG_CANDIDATES))
 				filter = ltfdw_filter_for_scan(st->filter);
-			rc = lt_knn_fragment(ds, ds->fragments[i], q, filter, offsets, n_offsets, NULL, &ks->topk, stats, &err);
+			rc = lt_knn_fragment_range(ds, ds->fragments[i], q, filter, offsets, n_offsets, start, end, NULL,
+									   &ks->topk, stats, &err);
 			MemoryContextSwitchTo(oldcxt);
 		}
 		lt_alloc_target(old);
@@ -501,8 +589,41 @@ rank(LtKnnState *ks, LtScanState *st)
 	}
 	lt_alloc_target(old);
 	ks->rounds++;
-	by_index = !ks->exact_only && ltfdw_ann_search(ks->ann, st, &q, &ks->topk);
-	for (size_t i = 0; i < ds->n_fragments; i++)
+	if (st->pstate)
+	{
+		/*
+		 * A parallel scan (no index answers it: knn_add_partial_path): this process ranks the units it
+		 * claims, every round the same ones; Gather Merge merges the processes' ordered streams.
+		 */
+		if (!ks->claimed)
+		{
+			size_t		fi;
+			uint64		start,
+						end;
+
+			while (ltfdw_scan_claim_unit(st, &fi, &start, &end))
+			{
+				if (ks->n_units == ks->cap_units)
+				{
+					ks->cap_units = Max(8, ks->cap_units * 2);
+					ks->units = ks->units ? repalloc(ks->units, sizeof(*ks->units) * ks->cap_units)
+						: MemoryContextAlloc(ks->cxt, sizeof(*ks->units) * ks->cap_units);
+				}
+				ks->units[ks->n_units].fragment = fi;
+				ks->units[ks->n_units].start = start;
+				ks->units[ks->n_units].end = end;
+				ks->n_units++;
+				/* rank as it claims: a slow process leaves the other units to the others */
+				rank_fragment(ks, st, fi, start, end, &q, &stats);
+			}
+			ks->claimed = true;
+		}
+		else
+			for (int u = 0; u < ks->n_units; u++)
+				rank_fragment(ks, st, ks->units[u].fragment, ks->units[u].start, ks->units[u].end, &q, &stats);
+	}
+	by_index = !st->pstate && !ks->exact_only && ltfdw_ann_search(ks->ann, st, &q, &ks->topk);
+	for (size_t i = 0; !st->pstate && i < ds->n_fragments; i++)
 	{
 		uint32		id = (uint32) ds->fragments[i]->id;
 		const uint32 *rows;
@@ -515,7 +636,7 @@ rank(LtKnnState *ks, LtScanState *st)
 		if (!ks->null_query && ltfdw_ann_mask(ks->ann, id, &rows, &n, &all) && !all)
 			rank_rows(ks, st, i, &q, rows, n, &stats);
 		else
-			rank_fragment(ks, st, i, &q, &stats);
+			rank_fragment(ks, st, i, 0, 0, &q, &stats);
 	}
 	lt_topk_finish(&ks->topk);
 	if (by_index && ks->topk.n < ks->want)

@@ -788,6 +788,19 @@ build_units(LtScanState *st)
 	}
 }
 
+bool
+ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *start, uint64 *end)
+{
+	uint64		u = pg_atomic_fetch_add_u64(&st->pstate->next_unit, 1);
+
+	if (u >= (uint64) st->n_units)
+		return false;
+	*fragment = st->units[u].fragment;
+	*start = st->units[u].start;
+	*end = st->units[u].end;
+	return true;
+}
+
 /*
  * On a remote store, open the files of the next LT_PREFETCH_FRAGMENTS fragments to read (from fi on, the
  * index's pruned ones left out) in one round of requests instead of a round trip per fragment.  Their data files
@@ -1483,6 +1496,7 @@ ltInitializeWorkerForeignScan(ForeignScanState *node, shm_toc *toc, void *coordi
 						RelationGetRelationName(st->rel)),
 				 errhint("Plan the query again (it was planned before the changes), or set max_parallel_workers_per_gather = 0.")));
 	scan_open(node, st, true, ps->version);
+	st->knn = ltfdw_knn_begin(node, st);
 	params_now(st, node);
 	st->pstate = ps;
 	build_units(st);

@@ -160,6 +160,13 @@ typedef struct LtScanState
 } LtScanState;
 
 
+/*
+ * A parallel scan's next unit of work, claimed from shared memory (every process claims each unit
+ * once): the fragment index and its physical rows [start, end) (end 0: to its end); false when all
+ * are taken.
+ */
+extern bool ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *start, uint64 *end);
+
 extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, int proven_cols,
 									   int other_cols, bool filter, MemoryContext cxt, const char *what);
 extern bool ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag,

@@ -905,9 +905,93 @@ TEST(buffers_advance)
 	lt_schema_free(s);
 }
 
+/*
+ * A sequential read of a big full-zip page of vectors goes through it a slice at a time (the reader
+ * does not hold the whole page): the rows read back equal the rows written, whether read whole
+ * (whole_pages), in a stream of small reads, in a stream with gaps (rows skipped do not end it),
+ * or in reads that start in one slice and end in another.
+ */
+TEST(vector_stream)
+{
+	const char *sp[1] = {"v;-1;fixed_size_list:float:128"};
+	lt_schema  *s = schema_of(sp, 1);
+	const int64_t n = 20000;
+	lt_array  **cols;
+	lt_store   *st = NULL;
+	lt_file_writer *w = NULL;
+	lt_written_file wf = {0};
+	lt_file    *f = NULL;
+	char		path[128];
+
+	rng_state = 16;
+	cols = make_cols(s, n, &(gen_opts) {10, 0, 0, 0, 0, 0});
+	CHECK_OK(lt_store_mem_open(&st, &err), err);
+	CHECK_OK(lt_file_writer_open(st, "data/", 1, (const lt_field *const *) s->fields, LT_FILE_V2_1, &w, &err), err);
+	if (w)
+	{
+		CHECK_OK(lt_file_writer_write(w, cols, n, &err), err);
+		CHECK_OK(lt_file_writer_finish(w, &wf, &err), err);
+		lt_file_writer_free(w);
+	}
+	snprintf(path, sizeof(path), "data/%s", wf.name ? wf.name : "?");
+	CHECK_OK(lt_file_open(st, path, &f, &err), err);
+	if (f)
+	{
+		lt_column_map map = {wf.n_fields, wf.field_ids, wf.column_indices};
+		rt_result	r;
+		Lt__Pb__ColumnMetadata *cm = NULL;
+		/* chunk, gap: rows read, then rows skipped; 0 gap = back to back */
+		static const int64_t ways[][3] = {{700, 0, 1}, {700, 0, 0}, {333, 250, 0}, {5000, 0, 0}, {97, 3, 0}};
+
+		memset(&r, 0, sizeof(r));
+		describe_pages(f, &r);
+		CHECK(strcmp(r.layouts, "F") == 0);
+		CHECK_OK(lt_file_column(f, 0, &cm, &err), err);
+		/* big enough to be read in slices (8 slices of 256 KiB at least) */
+		CHECK(cm && cm->n_pages >= 1 && cm->pages[0]->buffer_sizes[0] >= ((uint64_t) 2 << 20));
+		for (size_t k = 0; k < sizeof(ways) / sizeof(ways[0]); k++)
+		{
+			lt_field_reader *rd = NULL;
+			lt_array   *got = NULL,
+					   *want = NULL;
+
+			CHECK_OK(lt_field_reader_open(f, s->fields[0], &map, &rd, &err), err);
+			CHECK_OK(lt_array_new(s->fields[0], &got, &err), err);
+			CHECK_OK(lt_array_new(s->fields[0], &want, &err), err);
+			if (rd && got && want)
+			{
+				rd->whole_pages = ways[k][2] != 0;
+				for (int64_t r0 = 0; r0 < n; r0 += ways[k][0] + ways[k][1])
+				{
+					int64_t		m = n - r0 < ways[k][0] ? n - r0 : ways[k][0];
+
+					CHECK_OK(lt_field_reader_read(rd, (uint64_t) r0, (uint64_t) m, got, &err), err);
+					CHECK_OK(lt_array_append_slice(want, cols[0], r0, m, &err), err);
+				}
+				if (!lt_array_equal(got, want))
+				{
+					fprintf(stderr, "  vectors read in chunks of %lld (gaps %lld, whole pages %lld) differ\n",
+							(long long) ways[k][0], (long long) ways[k][1], (long long) ways[k][2]);
+					CHECK(false);
+				}
+				CHECK_EQ_INT(rd->pages_decoded, 1);
+			}
+			lt_array_free(got);
+			lt_array_free(want);
+			lt_field_reader_free(rd);
+		}
+		lt_file_close(f);
+	}
+	lt_written_file_clear(&wf);
+	lt_store_close(st);
+	free_cols(s, cols);
+	lt_schema_free(s);
+}
+
 int
 main(void)
 {
+	RUN(vector_stream);
 	RUN(store_streaming);
 	RUN(buffers_advance);
 	RUN(refusals);

@@ -75,6 +75,14 @@ typedef struct reader21
 #define WINDOW_MIN_BYTES ((uint64_t) 64 << 10)
 #define SEQUENTIAL_ROWS 4096
 
+/*
+ * A sequential stream over a big full-zip page of fixed-width records (vectors: a 100,000-row page of
+ * 128 float32 is 51 MB) reads it a slice of about this many bytes at a time instead of whole: the
+ * slice's buffers stay small enough to be reused (no fresh pages to fault in per page, and the copies
+ * stay in cache), and the reader's memory no longer grows with the page.
+ */
+#define STREAM_SLICE_BYTES ((uint64_t) 256 << 10)
+
 static void
 reader21_free(lt_field_reader *r)
 {
@@ -484,7 +492,7 @@ ra_get(lt_file *f, const lt21_where *w, const Lt__Pb__ColumnPage *page, uint64_t
  * whole instead.
  */
 static lt_code
-load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *done, lt_error *err)
+load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool stream, bool *done, lt_error *err)
 {
 	lt_file    *f = rd->base.file;
 	lt21_where	w = {f->path, lf->column, p};
@@ -510,18 +518,32 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 		return LT_OK;
 	for (int i = 0; i < nb; i++)
 		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
-	if (bytes < rd->window_min || nb < 1)
+	if (!stream && (bytes < rd->window_min || nb < 1))
+		return LT_OK;
+	if (stream && (nb < 1 || nb > 64 || (nb >= 2 && page->buffer_sizes[1] > 0) ||
+				   page->buffer_sizes[0] < 8 * STREAM_SLICE_BYTES))
 		return LT_OK;
 	LT_TRY(ra_get(f, &w, page, rows, &e, err));
 	if (!e)
 		return LT_OK;
+	if (stream)
+	{
+		/* fixed-width records only (no repetition index): the slice is rows [r0, r0 + records per slice) */
+		uint64_t	per_row = page->buffer_sizes[0] / (rows ? rows : 1);
+		uint64_t	n = per_row ? STREAM_SLICE_BYTES / per_row : rows;
+
+		if (e->layout->layout_case != LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+			return LT_OK;
+		if (r1 - r0 < n)
+			r1 = r0 + n < rows ? r0 + n : rows;
+	}
 	if (lf->win_page != p)
 	{
 		lf->win_page = p;
 		lf->win_bytes = 0;
 	}
 	/* many rows of one page: once windows have fetched a quarter of its rows' bytes, read it whole */
-	if (lf->win_bytes > page->buffer_sizes[e->layout->layout_case ==
+	if (!stream && lf->win_bytes > page->buffer_sizes[e->layout->layout_case ==
 										   LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT && nb > 1] / 4)
 		return LT_OK;
 	lf->cur = -1;
@@ -564,7 +586,7 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool *don
 			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->aux, err));
 			LT_TRY(lt21_fz_window(&w, fz, rows, nb, lens, lf->aux, r0, r1, &win, err));
 		}
-		if (win.buf != 0 || win.len > lens[0] / 4)
+		if (win.buf != 0 || (!stream && win.len > lens[0] / 4))
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 0, win.off, win.len, &r, err));
 		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
@@ -603,9 +625,9 @@ load(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_error *err)
 	bool		sequential = rd->base.whole_pages ||
 		(!rd->base.independent_reads && (lf->stream >= SEQUENTIAL_ROWS || r1 - r0 >= SEQUENTIAL_ROWS));
 
-	if (!sequential && lf->mult == 1)
+	if (lf->mult == 1 && (!sequential || !rd->base.whole_pages))
 	{
-		lt_code		rc = load_window(rd, lf, p, r0, r1, &done, err);
+		lt_code		rc = load_window(rd, lf, p, r0, r1, sequential, &done, err);
 
 		/*
 		 * A window that its index places wrongly (levels that disagree with

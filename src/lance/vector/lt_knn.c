@@ -144,10 +144,35 @@ score_batch(const lt_knn_query *q, const lt_array *a, const uint64_t *addrs, voi
 	return LT_OK;
 }
 
+/*
+ * Rows of a batch: about KNN_BATCH_BYTES of vectors.  The decoded batch is scored and dropped at
+ * once; small batches keep it (and the reader's slice under it) in cache and in memory the
+ * allocator reuses, instead of fresh megabytes that the kernel must fault in batch after batch.
+ */
+#define KNN_BATCH_BYTES ((uint64_t) 256 << 10)
+
+static uint64_t
+knn_batch_rows(const lt_knn_query *q)
+{
+	uint64_t	row = (uint64_t) (q->dim ? q->dim : 1) * 4;
+	uint64_t	n = KNN_BATCH_BYTES / row;
+
+	return n < 64 ? 64 : n > LT_DEFAULT_BATCH_ROWS ? LT_DEFAULT_BATCH_ROWS : n;
+}
+
 lt_code
 lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
 				lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
 				struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats, lt_error *err)
+{
+	return lt_knn_fragment_range(ds, frag, q, filter, offsets, n_offsets, 0, 0, pool, topk, stats, err);
+}
+
+lt_code
+lt_knn_fragment_range(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
+					  lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets, uint64_t range_start,
+					  uint64_t range_end, struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats,
+					  lt_error *err)
 {
 	lt_scan_options so = {0};
 	const lt_field *fields[1] = {q->field};
@@ -164,7 +189,10 @@ lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const l
 	so.filter = filter;
 	so.offsets = offsets;
 	so.n_offsets = n_offsets;
+	so.range_start = range_start;
+	so.range_end = range_end;
 	so.bufpool = pool;
+	so.batch_rows = knn_batch_rows(q);
 	rc = lt_fragment_scanner_open(ds, frag, &so, &sc, err);
 	while (rc == LT_OK)
 	{

@@ -70,6 +70,12 @@ lt_code		lt_knn_fragment(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag
 							lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
 							struct lt_bufpool *pool, lt_topk *topk, lt_knn_stats *stats, lt_error *err);
 
+/* The same over the physical rows [range_start, range_end) of frag only (range_end 0: to its end). */
+lt_code		lt_knn_fragment_range(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, const lt_knn_query *q,
+								  lt_filter *filter, const uint32_t *offsets, uint64_t n_offsets,
+								  uint64_t range_start, uint64_t range_end, struct lt_bufpool *pool,
+								  lt_topk *topk, lt_knn_stats *stats, lt_error *err);
+
 /* Score every live row of the dataset's fragments (a convenience for tools and tests). */
 lt_code		lt_knn_dataset(lt_dataset *ds, const lt_knn_query *q, lt_filter *filter, lt_topk *topk,
 						   lt_knn_stats *stats, lt_error *err);
