@@ -17,8 +17,9 @@
 #            manifest names) read by Lance 12, which commits on top
 #   latest   latest.sh: the latest version from the hint and by listing, racing Lance 12's commits
 #   overwrite overwrite.sh: INSERT OVERWRITE … WHERE replaces read by Lance 12, its indexes, races, crashes
-#   vector   vector.sh (only when named): IVF_FLAT / IVF_PQ indexes Lance 12 builds, searched by lt-inspect and SQL
-#            vs its vectorSearch, and the IVF_FLAT index lt_fdw builds, searched by Lance 12
+#   vector   vector.sh with LT_REF=12: IVF_FLAT / IVF_PQ indexes Lance 12 builds, searched by lt-inspect and SQL vs
+#            its vectorSearch (vector.sh's parts that name both engines themselves, HNSW / RQ / lt_fdw's builds, run
+#            in interop-vector)
 #   s3       test/s3/run.sh (all but the fsl_struct spec): the S3 store's reads, commits and SQL, Lance 12 writing and
 #            reading over the test S3 server
 #   features l12/features.sh: what only Lance 12 writes (default storage 2.2, the primary key it records, branches,
@@ -37,8 +38,7 @@ cd "$ROOT" || exit 2
 export LT_REF=12
 export LT_INTEROP_DIR=${LT_INTEROP_DIR:-$ROOT/build/interop}-l12
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
-# vector is run by name only: one run of twelve under load failed two of its 323 checks (not reproduced since)
-ALL_PARTS=(read sql write index keys merge txn latest overwrite s3 features)
+ALL_PARTS=(read sql write index keys merge txn latest overwrite vector s3 features)
 parts=("$@")
 [ ${#parts[@]} -gt 0 ] || parts=("${ALL_PARTS[@]}")
 

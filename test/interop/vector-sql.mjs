@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // vector-sql.mjs: ORDER BY vec <op> q LIMIT k through lt_fdw (SQL) against the real Lance engine's vectorSearch
-// (lancedb 0.31.0 = lance 8.0.0), on the datasets vector.mjs made (WORKDIR/{l2,cosine,dot}/{v,pq8}.lance: IVF_FLAT
-// and IVF_PQ of 8 partitions over three fragments, a fragment the index does not cover, deletions).
+// (LT_REF picks it, see engine.mjs: the engine that built the indexes), on the datasets vector.mjs made
+// (WORKDIR/{l2,cosine,dot}/{v,pq8}.lance: IVF_FLAT and IVF_PQ of 8 partitions over three fragments, a fragment the
+// index does not cover, deletions).
 //
 //   node vector-sql.mjs WORKDIR      (psql on PATH; PGHOST/PGPORT/PGUSER name a cluster where the extension and
 //                                     the server "lake" with root WORKDIR exist)
@@ -18,11 +19,8 @@
 // Prints one line per failing check and ends with "N passed, M failed".
 import path from "node:path";
 import { execFileSync } from "node:child_process";
-import { createRequire } from "node:module";
 
-const require = createRequire(import.meta.url);
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = await import("@lancedb/lancedb");
+import { lancedb } from "./engine.mjs"; // LT_REF=8|12: the engine that built the datasets (vector.mjs) answers
 
 const [work] = process.argv.slice(2);
 if (!work) { console.error("usage: node vector-sql.mjs WORKDIR"); process.exit(2); }

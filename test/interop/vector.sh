@@ -18,6 +18,10 @@
 # HNSW (vector-hnsw.mjs, vector-hnsw-sql.mjs; once with Lance 8, once with Lance 12): the engine's IVF_HNSW_SQ and
 # IVF_HNSW_PQ over the same kind of data, searched by lt-inspect and by SQL with nprobes, lt_fdw.ef, refine and
 # prefilters, must give the engine's vectorSearch answer on the same files (ids in order, distances).
+# IVF_RQ (vector-rq.mjs, vector-rq-sql.mjs; once with Lance 8, once with Lance 12): the engine's RaBitQ indexes over
+# the same kind of data, searched by lt-inspect and SQL with nprobes, refine and prefilters: the engine's answer on
+# the same files (ids in order, distances); the RaBitQ reader under ASan, damaged RQ files an error naming the file
+# (SQL: XX001), codes of a form not read searched exactly with EXPLAIN saying why.
 # Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
 # metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
@@ -26,6 +30,7 @@
 # IVF_PQ and IVF_SQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
 # 8-bit codes; one 4-bit build; then IVF_SQ): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
 # lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
+# With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
 
@@ -42,6 +47,11 @@ else
 fi
 grep -E "^(l2|cosine|dot|pq4|pq8|v):" "$TMP/vector.log" | sed 's/^/     /'
 
+# With LT_REF=12 (test/interop/l12.sh's vector part) only what depends on the engine LT_REF names runs: vector.mjs
+# and vector-sql.mjs against Lance 12. The rest names its engines itself (HNSW of Lance 8 and 12,
+# lt_fdw's builds searched by both, RQ of both) or none (the readers under ASan) and runs, unchanged, in interop-vector.
+every_part=$([ "${LT_REF:-8}" = 12 ] || echo 1)
+if [ -n "$every_part" ]; then
 # IVF_HNSW_SQ / IVF_HNSW_PQ built by each engine (Lance 8 and 12 search their graphs differently), searched by lt-inspect
 for ref in 8 12; do
 	sub=hnsw$([ "$ref" = 12 ] && echo 12)
@@ -51,6 +61,16 @@ for ref in 8 12; do
 		ko "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub.log" | tail -n 20)"
 	fi
 	grep -E "^(sq|pq)" "$TMP/$sub.log" | sed 's/^/     /'
+done
+
+# IVF_RQ built by each engine (both write 1-bit codes, fast rotation, the raw-query estimate), searched by lt-inspect
+for ref in 8 12; do
+	if LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rq$ref" "$INSPECT" >"$TMP/rq$ref.log" 2>&1; then
+		ok "ivf_rq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/rq$ref.log"))"
+	else
+		ko "ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref.log" | tail -n 20)"
+	fi
+	grep -E "^rq" "$TMP/rq$ref.log" | sed 's/^/     /'
 done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
@@ -156,6 +176,46 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	else
 		ko "san: IVF_HNSW search under ASan/UBSan" "$(tail -n 5 "$TMP/san-hnsw.out")"
 	fi
+	# the RaBitQ reader under ASan/UBSan (Lance 12's IVF_RQ: an unindexed fragment, deletions, refine), then damaged:
+	# truncated files, no rotation signs, a code_dim that does not fit: an error naming the file;
+	# multi-bit codes (not read): an error saying so
+	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/l2/rq_more.lance" --column vec --query "$q" --nprobes 2 >"$TMP/san-rq.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/dot/rq.lance" --column vec --query "$q" --nprobes 4 --metric dot >>"$TMP/san-rq.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/cosine/rq_more.lance" --column vec --query "$q" --nprobes 3 --refine 2 --metric cosine >>"$TMP/san-rq.out" 2>&1 &&
+		[ "$(grep -c _rowid "$TMP/san-rq.out")" -eq 30 ]; then
+		ok "san: IVF_RQ search under ASan/UBSan"
+	else
+		ko "san: IVF_RQ search under ASan/UBSan" "$(tail -n 5 "$TMP/san-rq.out")"
+	fi
+	rqds=$TMP/rq12/l2/rq.lance
+	for f in "$rqds"/_indices/*/*.idx; do
+		cp "$f" "$f.orig"
+		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+		"$ROOT/build/lt-inspect-san" vector-search "$rqds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+			ok "corrupt: rq: truncated $(basename "$f") is an error naming it"
+		else
+			ko "corrupt: rq: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
+	f=$(ls "$rqds"/_indices/*/auxiliary.idx)
+	# (edits of the same length: the file's metadata keeps its size)
+	for how in 'signs:s/fast_rotation_signs\\"/fast_rotation_signx\\"/:fast_rotation_signs' \
+		'code_dim:s/code_dim\\":16/code_dim\\":12/:code_dim 12' 'bits:s/num_bits\\":1/num_bits\\":2/:2 bits'; do
+		what=${how%%:*} rest=${how#*:}
+		cp "$f" "$f.orig"
+		sed -i "${rest%:*}" "$f"
+		"$ROOT/build/lt-inspect-san" vector-search "$rqds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+		rc=$?
+		if ! cmp -s "$f" "$f.orig" && [ "$rc" -eq 1 ] && grep -q "auxiliary.idx: RaBitQ.*${rest##*:}" "$TMP/bad.out"; then
+			ok "corrupt: rq: storage metadata with a wrong $what is an error naming auxiliary.idx"
+		else
+			ko "corrupt: rq: storage metadata with a wrong $what (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+		fi
+		mv "$f.orig" "$f"
+	done
 	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
 	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
 		ds=${f%%/_indices/*}
@@ -182,6 +242,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	fi
 	mv "$f.orig" "$f"
 fi
+fi # every_part
 
 # through PostgreSQL
 . "$ROOT/test/pg/cluster.sh"
@@ -189,7 +250,8 @@ if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
 	ko "sql: installing lt_fdw into the private PostgreSQL copy failed" "$(tail -n 5 "$TMP/pg-install.log")"
 	finish
 fi
-chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot "$TMP"/hnsw "$TMP"/hnsw12 2>/dev/null
+chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
+[ -n "$every_part" ] && chmod -R a+rX "$TMP"/hnsw "$TMP"/hnsw12 "$TMP"/rq8 "$TMP"/rq12 2>/dev/null
 mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
@@ -213,6 +275,7 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: a truncated IVF_PQ auxiliary.idx" "$out"
 	fi
 	mv "$f.orig" "$f"
+	if [ -n "$every_part" ]; then
 	for ref in 8 12; do
 		sub=hnsw$([ "$ref" = 12 ] && echo 12)
 		if LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub" >"$TMP/$sub-sql.log" 2>&1; then
@@ -221,6 +284,32 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
 		fi
 	done
+	for ref in 8 12; do
+		if LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref >"$TMP/rq$ref-sql.log" 2>&1; then
+			ok "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ (Lance $ref) equals the engine's vectorSearch ($(tail -n 1 "$TMP/rq$ref-sql.log"))"
+		else
+			ko "sql: IVF_RQ (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref-sql.log" | tail -n 20)"
+		fi
+	done
+	# a damaged RaBitQ file fails the query with XX001 naming it; codes of a form not read: exact, EXPLAIN says why
+	f=$(ls "$TMP"/rq12/l2/rq.lance/_indices/*/auxiliary.idx)
+	cp "$f" "$f.orig"
+	head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+	out=$(psql -X -q -d postgres -c "\set VERBOSITY verbose" -c "SELECT id FROM r_rq12_rq_l2 ORDER BY vec <-> array_fill(1, ARRAY[16])::real[] LIMIT 3" 2>&1)
+	if grep -q "XX001" <<<"$out" && grep -q "auxiliary.idx" <<<"$out"; then
+		ok "sql: a truncated IVF_RQ auxiliary.idx fails the query with XX001 naming the file"
+	else
+		ko "sql: a truncated IVF_RQ auxiliary.idx" "$out"
+	fi
+	cp "$f.orig" "$f"
+	sed -i 's/num_bits\\":1/num_bits\\":2/' "$f"
+	out=$(psql -X -q -At -d postgres -c "EXPLAIN SELECT id FROM r_rq12_rq_l2 ORDER BY vec <-> array_fill(1, ARRAY[16])::real[] LIMIT 3" 2>&1)
+	if ! cmp -s "$f" "$f.orig" && grep -q "exact kNN on vec.*index vec_idx not used: .*auxiliary.idx: RaBitQ storage of 2 bits" <<<"$out"; then
+		ok "sql: IVF_RQ codes of 2 bits (not read) are searched exactly, EXPLAIN saying why"
+	else
+		ko "sql: IVF_RQ codes of 2 bits" "$out"
+	fi
+	mv "$f.orig" "$f"
 	if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
 	else
@@ -231,6 +320,7 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 	else
 		ko "sql: lt_create_index(..., 'ivf_pq', ...)" "$(grep -v '^ok' "$TMP/sqlpqbuild.log" | tail -n 20)"
 	fi
+	fi # every_part
 else
 	ko "sql: the test cluster did not start"
 fi

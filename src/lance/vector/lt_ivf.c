@@ -10,6 +10,7 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "vector/lt_rq.h"
 #include "vector/lt_sq.h"
 
 static inline uint32_t
@@ -254,7 +255,7 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		uint64_t	at = 0;
 
 		if (strcmp(ix->type_name, "IVF_FLAT") != 0 && strcmp(ix->type_name, "IVF_PQ") != 0 &&
-			strcmp(ix->type_name, "IVF_SQ") != 0 && !lt_ivf_is_hnsw(ix))
+			strcmp(ix->type_name, "IVF_SQ") != 0 && strcmp(ix->type_name, "IVF_RQ") != 0 && !lt_ivf_is_hnsw(ix))
 		{
 			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: searching an %s index", path, ix->type_name);
 			goto done;
@@ -306,6 +307,11 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
 		}
+		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
+		{
+			if ((rc = lt_rq_open(ix->aux, ix->dim, &ix->rq, err)) != LT_OK)
+				goto done;
+		}
 		else
 		{
 			if ((rc = lt_index_file_field(ix->aux, "flat", LT_TYPE_FIXED_LIST, &ix->flat_field, err)) != LT_OK)
@@ -347,6 +353,7 @@ lt_ivf_close(lt_ivf *ix)
 	lt_free(ix->codebook);
 	lt_free(ix->table);
 	lt_free(ix->residual);
+	lt_rq_free(ix->rq);
 	lt_free(ix);
 }
 
@@ -642,6 +649,8 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
 	if (ix->sq.field)
 		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
+	if (ix->rq)
+		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
 		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)
 		goto done;

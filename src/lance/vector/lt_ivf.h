@@ -16,7 +16,8 @@
  *                byte j + 1, ...), and schema metadata "storage_metadata" = a JSON list holding one JSON
  *                object {"codebook_position": global buffer of the codebook Tensor, "nbits", "num_sub_vectors",
  *                "dimension", "transposed"}; the codebook is [M][2^nbits][dim / M] floats.
- *                For IVF_SQ, column "__sq_code" and the bounds of the scalar quantizer (vector/lt_sq.h).
+ *                For IVF_SQ, column "__sq_code" and the bounds of the scalar quantizer (vector/lt_sq.h);
+ *                for IVF_RQ, the RaBitQ codes and factors (vector/lt_rq.h).
  *
  * Search (as the engine routes): the query's nprobes nearest centroids (by L2 on the normalized
  * query for cosine, by L2 for l2, by the dot product for dot), then every row of those partitions
@@ -67,6 +68,8 @@ typedef struct lt_ivf
 	float	   *residual;		/* scratch: dim */
 	/* IVF_SQ (searched in lt_sq.c) and IVF_HNSW_SQ: the scalar quantizer (sq.field set) */
 	lt_sq_codes sq;
+	/* IVF_RQ: the RaBitQ storage (searched in lt_rq.c) */
+	struct lt_rq *rq;
 	/*
 	 * Set by the caller before a search: 4-bit codes scored as the engine scores a partition when its
 	 * search has no prefilter (no filter, no deleted rows): the first max(200, k_hint) rows exactly,
@@ -92,7 +95,7 @@ typedef struct lt_ivf_seq
 
 /*
  * Open the segment in directory dir ("_indices/<uuid>/" relative to the store).  with_storage: also
- * the auxiliary file (IVF_FLAT, IVF_PQ, IVF_SQ; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
+ * the auxiliary file (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_RQ; LT_EUNSUPPORTED for other kinds).  Corrupt files: LT_ECORRUPT
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);

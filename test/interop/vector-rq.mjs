@@ -1,0 +1,99 @@
+#!/usr/bin/env node
+// vector-rq.mjs: lt-inspect's search of the engine's IVF_RQ (RaBitQ) indexes against the engine's own vectorSearch
+// through the same index files (LT_REF=8|12 picks the engine, see engine.mjs; both write 1-bit codes, the fast
+// rotation and the raw-query estimate).
+//
+//   node vector-rq.mjs WORKDIR LT_INSPECT
+//
+// For each distance type (l2, cosine, dot), a dataset of clustered fixed_size_list<float32, 16> vectors (seeded PRNG)
+// in three fragments of 1,000 rows indexed by the engine with IVF_RQ (4 partitions, 1-bit codes); then (rq_more) one
+// more fragment the index does not cover and deletions in every fragment. The engine draws its rotation and trains
+// its IVF without a seed, so every answer is compared with the engine's answer on the same files. For queries between
+// two clusters, k = 10: nprobes 1, 2 and 4, refine 2, and exact; lt-inspect vector-search must return the engine's row
+// ids in the same order with the same distances (the engine's conventions: l2 the squared distance, and an RQ estimate
+// may be negative, so ours is squared with its sign; cosine as it is; 1 - dot). Settings must matter: per dataset some
+// query's 1-probe answer differs from its exact one. Ends with "N passed, M failed"; one line per failing comparison.
+import fs from "node:fs";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+
+import { A, lancedb } from "./engine.mjs";
+
+const [work, inspect] = process.argv.slice(2);
+if (!work || !inspect) { console.error("usage: node vector-rq.mjs WORKDIR LT_INSPECT"); process.exit(2); }
+const DIM = 16, CLUSTERS = 12, NPART = 4, K = 10;
+
+let seed = 777;
+const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIM }, () => rnd() * 20 - 10));
+const vecOf = () => { const c = centers[Math.floor(rnd() * CLUSTERS)]; return c.map((x) => Math.fround(x + (rnd() - 0.5) * 4)); };
+const schema = new A.Schema([
+  new A.Field("id", new A.Int64(), false),
+  new A.Field("vec", new A.FixedSizeList(DIM, new A.Field("item", new A.Float32(), true)), false),
+]);
+const rows = (start, n) => Array.from({ length: n }, (_, i) => ({ id: BigInt(start + i), vec: vecOf() }));
+// ours (the SQL operator's scale: L2, cosine distance, negative dot) in the engine's
+const engineDistance = (metric, d) => metric === "l2" ? Math.sign(d) * d * d : metric === "dot" ? d + 1 : d;
+
+let passed = 0, failed = 0;
+const fail = (msg) => { failed++; console.log("FAIL " + msg); };
+const stats = {};
+for (const metric of ["l2", "cosine", "dot"]) {
+  const dbdir = path.join(work, metric);
+  fs.mkdirSync(dbdir, { recursive: true });
+  const db = await lancedb.connect(dbdir);
+  const saved = seed;
+  for (const more of [false, true]) {
+    seed = saved;                                 // both datasets of a distance type hold the same rows
+    const name = more ? "rq_more" : "rq";
+    fs.rmSync(path.join(dbdir, `${name}.lance`), { recursive: true, force: true });
+    const tbl = await db.createTable(name, rows(0, 1000), { schema });
+    await tbl.add(rows(1000, 1000));
+    await tbl.add(rows(2000, 1000));
+    await tbl.createIndex("vec", { config: lancedb.Index.ivfRq({ numPartitions: NPART, distanceType: metric }) });
+    if (more) {
+      await tbl.add(rows(3000, 400));             // a fragment the index does not cover
+      await tbl.delete("id % 11 = 5");
+    }
+    const ds = path.join(dbdir, `${name}.lance`);
+    execFileSync("chmod", ["-R", "a+rX", dbdir]);
+    const st = (stats[name] ??= { n: 0, ok: 0, routed: 0 });
+    let routed = 0;
+    for (let qi = 0; qi < 6; qi++) {
+      const answers = {};
+      const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
+      const q = a.map((x, i) => Math.fround((x + b[i]) / 2 + (rnd() - 0.5) * 2));
+      for (const [np, refine] of [[1, 0], [2, 0], [4, 0], [2, 2], [0, 0]]) {
+        let vq = tbl.vectorSearch(q).distanceType(metric).limit(K).withRowId();
+        vq = np === 0 ? vq.bypassVectorIndex() : vq.nprobes(np);
+        if (refine) vq = vq.refineFactor(refine);
+        const ref = (await vq.toArray()).map((r) => ({ id: BigInt(r._rowid).toString(), d: r._distance }));
+        answers[`${np}/${refine}`] = ref.map((r) => r.id).join(",");
+        const args = ["vector-search", ds, "--column", "vec", "--query", q.join(","), "--k", String(K), "--metric", metric];
+        if (np === 0) args.push("--exact"); else args.push("--nprobes", String(np));
+        if (refine) args.push("--refine", String(refine));
+        const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
+          .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+        const ours = out.map((r) => ({ id: r._rowid, d: engineDistance(metric, r._distance) }));
+        const what = `${metric} ${name} query ${qi} ${np ? `nprobes ${np}` : "exact"}${refine ? ` refine ${refine}` : ""}`;
+        const close = (x, y) => Math.abs(x - y) <= 1e-4 * Math.max(1, Math.abs(y));
+        const show = (l) => l.map((r) => `${r.id}:${r.d.toPrecision(7)}`).join(" ");
+        st.n++;
+        if (ours.length !== ref.length || ours.some((r, i) => r.id !== ref[i].id || !close(r.d, ref[i].d))) {
+          fail(`${what}:\n     ours   ${show(ours)}\n     engine ${show(ref)}`);
+          continue;
+        }
+        st.ok++;
+        passed++;
+      }
+      if (answers["1/0"] !== answers["0/0"]) routed++;
+    }
+    if (routed === 0) fail(`${metric} ${name}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
+    else passed++;
+    st.routed += routed;
+  }
+}
+for (const [k, s] of Object.entries(stats))
+  console.log(`${k}: ${s.ok} of ${s.n} answers equal the engine's; ${s.routed} of 18 queries answered differently with 1 probe than exactly`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
