@@ -448,6 +448,20 @@ SET lt_fdw.nprobes = 2;
 SELECT pg_temp.av_differ() AS through_index;
 SET lt_fdw.vector_index = off;
 SELECT pg_temp.av_differ() AS exact;
+-- and under parallel workers (the exact path: each process ranks the rows of its fragments that the state keeps)
+SET max_parallel_workers_per_gather = 2;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET parallel_leader_participation = off;
+SELECT count(*) AS gather_merge FROM lt_test.explain($$EXPLAIN (COSTS OFF) SELECT id FROM av WHERE vec_assigned ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 25$$) l
+ WHERE l LIKE '%Gather Merge%';
+SELECT pg_temp.av_differ() AS parallel_exact;
+RESET max_parallel_workers_per_gather;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET parallel_leader_participation;
 RESET lt_fdw.vector_index;
 -- few rows assigned: the mask is searched exactly (EXPLAIN counts it), every one of them returned
 SET lt_fdw.nprobes = 1;

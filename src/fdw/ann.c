@@ -250,7 +250,7 @@ assign_masked(LtScanState *st, size_t i, const lt_frag_plan *fp, FragMask *m, Me
 	const uint32 *offsets = selected ? fp->offsets : NULL;
 	uint64		n = selected ? fp->n_offsets : 0;
 
-	if (!ltfdw_assign_narrow(st, st->entry->ds->fragments[i], &offsets, &n))
+	if (!ltfdw_assign_narrow(st, st->entry->ds->fragments[i], 0, 0, &offsets, &n))
 		m->n = 0;
 	else if (offsets != (selected ? fp->offsets : NULL))
 		mask_scan(st, i, offsets, n, m, cxt);

@@ -964,17 +964,21 @@ assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_op
 }
 
 /*
- * The rows of fragment frag among *offsets (NULL: every row) that the scan's is_assigned quals keep,
- * for the vector search's prefilter (knn.c, ann.c): false when none is left, else *offsets / *n
- * narrowed (in lib_cxt) where a partial state applies, unchanged where every row passes.
+ * The rows of fragment frag among *offsets (NULL: its physical rows [start, end), end 0: to its end) that
+ * the scan's is_assigned quals keep, for the vector search's prefilter (knn.c, ann.c): false when none is
+ * left, else *offsets / *n narrowed (in lib_cxt, within the range) where a partial state applies,
+ * unchanged where every row passes.
  */
 bool
-ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, const uint32 **offsets, uint64 *n)
+ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, uint64 start, uint64 end,
+					const uint32 **offsets, uint64 *n)
 {
 	lt_scan_options so = {0};
 
 	if (st->n_amask == 0)
 		return true;
+	so.range_start = start;
+	so.range_end = end;
 	so.offsets = *offsets;
 	so.n_offsets = *offsets ? *n : 0;
 	if (!assign_mask(st, frag, &so))

@@ -169,7 +169,7 @@ extern bool ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *sta
 
 extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, int proven_cols,
 									   int other_cols, bool filter, MemoryContext cxt, const char *what);
-extern bool ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag,
-								const uint32 **offsets, uint64 *n);
+extern bool ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, uint64 start,
+								uint64 end, const uint32 **offsets, uint64 *n);
 
 #endif
