@@ -281,7 +281,11 @@ create_commit(LtXactTable *xt, LtPendingOp *op)
 
 	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
 	if (rc == LT_OK)
+	{
+		lt_xact_arm_crash(true);
 		rc = lt_commit_create(store, "", pc->nd, pc->overwrite, (size_t) pc->n_files, pc->files, &res, &err);
+		lt_xact_arm_crash(false);
+	}
 	if (store)
 		lt_store_close(store);
 	lt_alloc_target(old);
@@ -1694,9 +1698,11 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 					lt_version_spec spec = {vo->read_version, NULL};
 
 					rc = lt_dataset_open(store, "", &spec, &ds, &err);
+					lt_xact_arm_crash(true);
 					if (rc == LT_OK)
 						rc = vo->kind == VOP_RESTORE ? lt_commit_restore(ds, vo->version, NULL, &res, &err)
 							: lt_commit_drop_index(ds, vo->tag, NULL, &res, &err);
+					lt_xact_arm_crash(false);
 					break;
 				}
 		}
