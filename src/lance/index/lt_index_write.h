@@ -100,7 +100,7 @@ typedef struct lt_built_index
 	size_t		n_files;
 	char	  **files;			/* names inside _indices/<uuid>/, ascending */
 	uint64_t   *file_sizes;
-	uint64_t	rows;			/* live rows indexed */
+	uint64_t	rows;			/* live rows indexed (a merge: rows read and entries taken over; label_list: elements) */
 	uint64_t	entries;		/* btree rows / bitmap keys / zones */
 	uint64_t	bytes;			/* total file bytes */
 	/* kinds this header does not know (vector indexes): the IndexMetadata's details as built */
