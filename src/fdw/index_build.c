@@ -184,7 +184,7 @@ scalar_progress(void *arg, lt_index_build_step step, uint64_t done, uint64_t tot
 		lt_progress_test_pause();
 }
 
-/* lt_optimize_indexes rebuilds through lt_create_index: its builds say REINDEX */
+/* lt_optimize_indexes builds through lt_create_index: its builds merge the old index and say REINDEX */
 static bool building_for_optimize = false;
 
 void

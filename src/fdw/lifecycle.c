@@ -1942,10 +1942,11 @@ lt_drop_index(PG_FUNCTION_ARGS)
 }
 
 /*
- * Bring the rows appended since an index was built into it: each scalar index (or the one named) that
- * leaves fragments unindexed is built again under its name over the version the statement reads
- * (lt_create_index's replace: one CreateIndex at COMMIT). Lance's own optimize can add a delta segment
- * instead; a rebuild answers the same and is what lt_fdw's builder does.
+ * Bring the rows appended since an index was built into it, as Lance's optimize_indices does for scalar
+ * indexes: each scalar index (or the one named) that leaves fragments unindexed gets one new segment under
+ * its name, its old segments' entries (read from their files) merged with the unindexed fragments' rows
+ * (lt_create_index with lt_index_build_for_optimize on: index_build.c passes the old index as the build's
+ * merge), committed as lt_create_index's replace: one CreateIndex at COMMIT, the old segments removed.
  */
 Datum
 lt_optimize_indexes(PG_FUNCTION_ARGS)
