@@ -1929,6 +1929,60 @@ TEST(merged_builds)
 			lt_built_index_clear(&merged);
 		}
 	}
+	/* an index of two segments (disjoint fragments, as another writer's CreateIndex may leave): merged into one */
+	if ((ds = latest(mem)) && ds->n_fragments == 3)
+	{
+		static const lt_index_kind kinds[] = {LT_INDEX_BTREE, LT_INDEX_BITMAP, LT_INDEX_ZONEMAP};
+
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		{
+			const lt_field *col = lt_schema_find_name(ds->schema, kinds[i] == LT_INDEX_BITMAP ? "k" : "id");
+			lt_index_build_options bo = {kinds[i], "two", 0};
+			lt_built_index whole, b0, b1, merged;
+			lt_index_segment segs[2] = {{0}};
+			uint32_t	covered[2] = {(uint32_t) ds->fragments[0]->id, (uint32_t) ds->fragments[1]->id};
+			uint32_t	unindexed[1] = {(uint32_t) ds->fragments[2]->id};
+			lt_index	two = {0};
+
+			CHECK_OK(lt_index_build(ds, col, &bo, &whole, &err), err);
+			bo.n_fragments = 1;
+			bo.fragments = &ds->fragments[0];
+			CHECK_OK(lt_index_build(ds, col, &bo, &b0, &err), err);
+			bo.fragments = &ds->fragments[1];
+			CHECK_OK(lt_index_build(ds, col, &bo, &b1, &err), err);
+			memcpy(segs[0].uuid, b0.uuid_text, 37);
+			memcpy(segs[1].uuid, b1.uuid_text, 37);
+			segs[0].fragments = b0.fragments;
+			segs[0].n_fragments = b0.n_fragments;
+			segs[1].fragments = b1.fragments;
+			segs[1].n_fragments = b1.n_fragments;
+			two.name = "two";
+			two.kind = kinds[i];
+			two.field = col;
+			two.n_segments = 2;
+			two.segments = segs;
+			two.covered = covered;
+			two.n_covered = 2;
+			two.unindexed = unindexed;
+			two.n_unindexed = 1;
+			bo.fragments = &ds->fragments[2];
+			bo.merge = &two;
+			CHECK_OK(lt_index_build(ds, col, &bo, &merged, &err), err);
+			CHECK_EQ_INT(merged.n_fragments, 3);
+			CHECK(same_files(mem, &whole, &merged));
+			lt_built_index_remove(ds, &whole);
+			lt_built_index_remove(ds, &b0);
+			lt_built_index_remove(ds, &b1);
+			lt_built_index_remove(ds, &merged);
+			lt_built_index_clear(&whole);
+			lt_built_index_clear(&b0);
+			lt_built_index_clear(&b1);
+			lt_built_index_clear(&merged);
+		}
+		lt_dataset_close(ds);
+	}
+	else if (ds)
+		lt_dataset_close(ds);
 	/* a merge of another kind, or without the fragments to add, is refused */
 	if ((ds = latest(mem)))
 	{
