@@ -442,6 +442,11 @@ lt_create_index(PG_FUNCTION_ARGS)
 		oldtarget = lt_alloc_target(xt->meta_cxt);
 		rc = ivf ? lt_ivf_build(e->ds, field, &vo, p->built, &err) : lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
+		oldtarget = lt_alloc_target(CurrentMemoryContext);
+		lt_index_list_free(l);
+		lt_alloc_target(oldtarget);
+		l = NULL;
+		same = NULL;
 		pgstat_progress_end_command();
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)
