@@ -243,7 +243,7 @@ LANGUAGE C VOLATILE;
 COMMENT ON FUNCTION lt_drop_index(regclass, text) IS
   'drops an index of the table''s dataset, as one Lance CreateIndex at COMMIT (needs the table''s owner)';
 COMMENT ON FUNCTION lt_optimize_indexes(regclass, text) IS
-  'rebuilds the scalar indexes (or the one named) that leave fragments unindexed, committed with the transaction; returns how many (needs the table''s owner)';
+  'merges the rows appended since each scalar index (or the one named) was built into it, as Lance''s optimize: one new segment per index, committed with the transaction; returns how many (needs the table''s owner)';
 -- What to decide compaction and index maintenance on.
 CREATE FUNCTION lt_table_stats(target regclass, OUT version bigint, OUT fragments bigint,
                                OUT fragments_to_compact bigint, OUT live_rows bigint, OUT deleted_rows bigint,

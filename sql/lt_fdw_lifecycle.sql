@@ -454,6 +454,51 @@ SET ROLE life_other;
 SELECT life_err($$SELECT lt_drop_index('t_q', 'x')$$) AS not_owner;
 RESET ROLE;
 
+-- optimize merges as Lance's does: per index one new segment (a new uuid under the same name) holding the
+-- old segment's entries and the appended rows, covering both; btree, bitmap, label_list and zonemap; rows
+-- deleted before and after the build, NULLs, a second append merged into the merged segment
+CREATE FOREIGN TABLE tm (id bigint NOT NULL, k integer, tags text[], v double precision) SERVER life OPTIONS (path 'tm.lance');
+SELECT rows_written FROM lt_create_dataset('tm', query => 'SELECT g::bigint, (g % 7)::int, ARRAY[''t'' || (g % 3)], (g * 0.5)::float8 FROM generate_series(1, 2500) g');
+DELETE FROM tm WHERE id % 11 = 0;
+SELECT index_name FROM lt_create_index('tm', 'id', 'btree');
+SELECT index_name FROM lt_create_index('tm', 'k', 'bitmap');
+SELECT index_name FROM lt_create_index('tm', 'tags', 'label_list');
+SELECT index_name FROM lt_create_index('tm', 'v', 'zonemap');
+DELETE FROM tm WHERE id % 13 = 0;
+INSERT INTO tm SELECT g, g % 7, ARRAY['t9', 't' || (g % 3)], g * 0.5 FROM generate_series(2501, 2800) g;
+INSERT INTO tm VALUES (2801, NULL, NULL, NULL), (2802, 3, ARRAY[]::text[], -1.5);
+SELECT unindexed_rows, unindexed_rows_by_index FROM lt_table_stats('tm');
+SELECT lt_optimize_indexes('tm') AS merged;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tm') ORDER BY name;
+SELECT unindexed_rows, unindexed_rows_by_index FROM lt_table_stats('tm');
+SELECT operation FROM lt_versions('tm') ORDER BY version DESC LIMIT 1;
+-- a second append, merged into the merged segment
+INSERT INTO tm SELECT g, g % 7, ARRAY['t8'], g * 0.5 FROM generate_series(2803, 2900) g;
+SELECT lt_optimize_indexes('tm', 'id_idx') AS merged_one;
+SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tm') ORDER BY name;
+SELECT lt_optimize_indexes('tm') AS merged_rest;
+-- every index answer equals a scan's
+CREATE TEMP TABLE tm_q (q text);
+INSERT INTO tm_q VALUES ('id = 2600'), ('id BETWEEN 2490 AND 2510'), ('id > 2795'), ('id = 2002'), ('k = 3'),
+  ('k IS NULL'), ('k IN (0, 6)'), ('tags @> ARRAY[''t9'']'), ('tags && ARRAY[''t8'', ''t1'']'), ('v > 1400'),
+  ('v < 0'), ('v BETWEEN 1000 AND 1010'), ('v IS NULL');
+CREATE FUNCTION tm_sig(q text) RETURNS text LANGUAGE plpgsql AS $$
+DECLARE r text;
+BEGIN
+  EXECUTE 'SELECT count(*) || '':'' || coalesce(sum(id), 0) FROM tm WHERE ' || q INTO r;
+  RETURN r;
+END $$;
+CREATE TEMP TABLE tm_idx AS SELECT q, tm_sig(q) AS sig FROM tm_q;
+SET lt_fdw.enable_index_scan = off;
+SELECT q.q, i.sig AS indexed, tm_sig(q.q) AS scanned FROM tm_q q JOIN tm_idx i USING (q) WHERE i.sig IS DISTINCT FROM tm_sig(q.q);
+RESET lt_fdw.enable_index_scan;
+SELECT q, sig FROM tm_idx ORDER BY q;
+SELECT count(*) FILTER (WHERE line ~ 'Lance Index: (id|k|tags|v)_idx') AS uses_indexes
+  FROM tm_q, LATERAL life_explain('SELECT id FROM tm WHERE ' || q) line;
+-- the engine lists every index with no unindexed rows, and its filters equal ours
+\! cd "$(dirname "$LT_REF_MJS")" && node ref.mjs indexes "$LIFE/tm.lance" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{for(const l of s.split("\n").filter(Boolean)){const o=JSON.parse(l);console.log(o.name, o.indexType, o.stats && o.stats.numIndexedRows, o.stats && o.stats.numUnindexedRows)}})' | sort
+\! cd "$(dirname "$LT_REF_MJS")" && for f in "id > 2795" "k = 3" "v > 1400" "array_has_any(tags, ['t8', 't1'])"; do printf '%s: ' "$f"; node ref.mjs scan "$LIFE/tm.lance" --columns id --filter "$f" | wc -l; node ref.mjs plan "$LIFE/tm.lance" --filter "$f" | grep -o 'ScalarIndexQuery: query=.*@[a-z_]*([A-Za-z]*)'; done
+
 -- ---- concurrent writers -------------------------------------------------------------------------------
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;

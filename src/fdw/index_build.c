@@ -184,7 +184,7 @@ scalar_progress(void *arg, lt_index_build_step step, uint64_t done, uint64_t tot
 		lt_progress_test_pause();
 }
 
-/* lt_optimize_indexes rebuilds through lt_create_index: its builds say REINDEX */
+/* lt_optimize_indexes builds through lt_create_index: its builds merge the old index and say REINDEX */
 static bool building_for_optimize = false;
 
 void
@@ -269,6 +269,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 	char	   *options = NULL;
 	LtXactTable *xt;
 	LtPendingIndex *p;
+	lt_index_list *l = NULL;	/* the dataset's indexes, kept through the build (an optimize merges one) */
+	const lt_index *same = NULL;
 	MemoryContext old,
 				oldtarget;
 	lt_error	err;
@@ -373,8 +375,6 @@ lt_create_index(PG_FUNCTION_ARGS)
 		if (!name)
 			name = psprintf("%s_idx", field->name);
 		{
-			lt_index_list *l = NULL;
-			const lt_index *same;
 			bool		other_column;
 
 			oldtarget = lt_alloc_target(CurrentMemoryContext);
@@ -384,9 +384,6 @@ lt_create_index(PG_FUNCTION_ARGS)
 				lt_report(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
 			same = lt_index_list_find(l, name);
 			other_column = same && !(same->n_fields == 1 && same->field_ids[0] == field->id);
-			oldtarget = lt_alloc_target(CurrentMemoryContext);
-			lt_index_list_free(l);
-			lt_alloc_target(oldtarget);
 			if (other_column)
 				ereport(ERROR,
 						(errcode(ERRCODE_DUPLICATE_OBJECT),
@@ -418,6 +415,20 @@ lt_create_index(PG_FUNCTION_ARGS)
 
 		bo.kind = kind;
 		bo.name = name;
+		if (building_for_optimize && !ivf && same && same->kind == kind && !same->unusable && same->n_unindexed > 0)
+		{
+			/*
+			 * lt_optimize_indexes: Lance's optimize of a scalar index, one new segment holding the old
+			 * segments' entries (read from their files) and the unindexed fragments' rows
+			 */
+			struct Lt__Pb__DataFragment **frags = palloc(sizeof(struct Lt__Pb__DataFragment *) * same->n_unindexed);
+
+			for (size_t i = 0; i < same->n_unindexed; i++)
+				frags[i] = (struct Lt__Pb__DataFragment *) lt_dataset_fragment(e->ds, same->unindexed[i]);
+			bo.merge = same;
+			bo.fragments = frags;
+			bo.n_fragments = same->n_unindexed;
+		}
 		bo.max_memory = (uint64) maintenance_work_mem * 1024;
 		bo.spill = lt_fdw_spill_ops();	/* past it, sorted runs go to temporary files */
 		vo.name = name;
@@ -431,6 +442,11 @@ lt_create_index(PG_FUNCTION_ARGS)
 		oldtarget = lt_alloc_target(xt->meta_cxt);
 		rc = ivf ? lt_ivf_build(e->ds, field, &vo, p->built, &err) : lt_index_build(e->ds, field, &bo, p->built, &err);
 		lt_alloc_target(oldtarget);
+		oldtarget = lt_alloc_target(CurrentMemoryContext);
+		lt_index_list_free(l);
+		lt_alloc_target(oldtarget);
+		l = NULL;
+		same = NULL;
 		pgstat_progress_end_command();
 		CHECK_FOR_INTERRUPTS();
 		if (rc == LT_ENOMEM)

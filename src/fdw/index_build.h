@@ -11,7 +11,7 @@
 extern void lt_index_build_commit(LtXactTable *xt);
 /* xact.c's abort: remove the files of an index not committed (best effort) */
 extern void lt_index_build_discard(LtXactTable *xt, LtPendingIndex *p);
-/* lt_optimize_indexes' rebuilds: pg_stat_progress_create_index says REINDEX while on */
+/* lt_optimize_indexes' builds: each merges the index of its name (Lance's optimize); progress says REINDEX while on */
 extern void lt_index_build_for_optimize(bool on);
 
 #endif

@@ -281,7 +281,11 @@ create_commit(LtXactTable *xt, LtPendingOp *op)
 
 	rc = lt_open_store(xt->s3, xt->dir, &store, &err);
 	if (rc == LT_OK)
+	{
+		lt_xact_arm_crash(true);
 		rc = lt_commit_create(store, "", pc->nd, pc->overwrite, (size_t) pc->n_files, pc->files, &res, &err);
+		lt_xact_arm_crash(false);
+	}
 	if (store)
 		lt_store_close(store);
 	lt_alloc_target(old);
@@ -1694,9 +1698,11 @@ version_op_commit(LtXactTable *xt, LtPendingOp *op)
 					lt_version_spec spec = {vo->read_version, NULL};
 
 					rc = lt_dataset_open(store, "", &spec, &ds, &err);
+					lt_xact_arm_crash(true);
 					if (rc == LT_OK)
 						rc = vo->kind == VOP_RESTORE ? lt_commit_restore(ds, vo->version, NULL, &res, &err)
 							: lt_commit_drop_index(ds, vo->tag, NULL, &res, &err);
+					lt_xact_arm_crash(false);
 					break;
 				}
 		}
@@ -1936,10 +1942,11 @@ lt_drop_index(PG_FUNCTION_ARGS)
 }
 
 /*
- * Bring the rows appended since an index was built into it: each scalar index (or the one named) that
- * leaves fragments unindexed is built again under its name over the version the statement reads
- * (lt_create_index's replace: one CreateIndex at COMMIT). Lance's own optimize can add a delta segment
- * instead; a rebuild answers the same and is what lt_fdw's builder does.
+ * Bring the rows appended since an index was built into it, as Lance's optimize_indices does for scalar
+ * indexes: each scalar index (or the one named) that leaves fragments unindexed gets one new segment under
+ * its name, its old segments' entries (read from their files) merged with the unindexed fragments' rows
+ * (lt_create_index with lt_index_build_for_optimize on: index_build.c passes the old index as the build's
+ * merge), committed as lt_create_index's replace: one CreateIndex at COMMIT, the old segments removed.
  */
 Datum
 lt_optimize_indexes(PG_FUNCTION_ARGS)

@@ -1308,6 +1308,12 @@ lt_xact_set_hooks(const LtXactHooks *h)
 	hooks = *h;
 }
 
+void
+lt_xact_arm_crash(bool on)
+{
+	lt_commit_fault_hook = on && crash_at >= 0 ? crash_hook : NULL;
+}
+
 lt_code
 lt_xact_commit_on_version(LtXactTable *xt, uint64 version, LtVersionCommit commit, void *arg, lt_error *err)
 {
@@ -1321,7 +1327,11 @@ lt_xact_commit_on_version(LtXactTable *xt, uint64 version, LtVersionCommit commi
 	if (rc == LT_OK)
 		rc = lt_dataset_open(store, "", &spec, &ds, err);
 	if (rc == LT_OK)
+	{
+		lt_xact_arm_crash(true);
 		rc = commit(ds, arg, err);
+		lt_xact_arm_crash(false);
+	}
 	if (ds)
 		lt_dataset_close(ds);
 	if (store)

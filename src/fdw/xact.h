@@ -200,6 +200,12 @@ typedef struct LtXactHooks
 extern void lt_xact_set_hooks(const LtXactHooks *hooks);
 
 /*
+ * lt_fdw.crash_at_commit_point for a commit made outside lt_txn_commit (an index, a schema change, a new
+ * dataset, a restore): on arms it as set, off disarms it.
+ */
+extern void lt_xact_arm_crash(bool on);
+
+/*
  * A metadata commit at PRE_COMMIT (an index, a primary key, a schema change, ...): opens xt's dataset at
  * version through the transaction's store, runs commit on it, closes both; the library allocates in
  * whatever target the caller set.  The error, if any, is in *err for the caller to report.

@@ -12,6 +12,9 @@
 #             Lance 8 and Lance 12; the indexes remapped: lt_fdw, Lance 8 and Lance 12 list them with no
 #             unindexed rows and plan the filters with them, every filter answered by lt_fdw as by the engines;
 #             UPDATE and DELETE work; the engine appends and compacts on top
+#   optimize  rows appended through lt_fdw after those indexes were remapped; lt_optimize_indexes merges them
+#             (Lance's optimize): lt_fdw, Lance 8 and Lance 12 list the indexes with no unindexed rows, plan
+#             with them and answer the filters as lt_fdw's scan; the engine appends and optimizes on top
 #   vector    the engine's IVF_FLAT index over 3 fragments with deleted rows; lt_compact remaps it: it covers the
 #             new fragment for lt_fdw, and Lance 8 and Lance 12 plan their search with it and answer (every
 #             partition probed) what lt_fdw's exact search answers
@@ -135,6 +138,42 @@ for i in $(seq 1 30); do echo "INSERT INTO k VALUES ($((10000 + i)), 1, ARRAY['t
 sql "SELECT lt_compact('k')" >/dev/null || bad "compact: a second compaction failed"
 check "compact: after the second, the engine reads what lt_fdw reads" "$(ref_count_sum "$LAKE/k.lance")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k")"
 check "compact: the engine's filter after the second" "$(ref_count_sum "$LAKE/k.lance" "cat = 1")" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 1")"
+
+# ---- lt_optimize_indexes: rows appended since the build merged into each index, as Lance's optimize ------
+# the engine's btree / bitmap / label_list (remapped twice above); 3 appends through lt_fdw, a delete; one
+# CreateIndex replacing each segment with a merged one; both engines list them with no unindexed rows, plan
+# with them and answer the filters as lt_fdw does; the engine appends and optimizes on top, lt_fdw reads that
+for i in 1 2 3; do sql "INSERT INTO k SELECT g, g % 7, ARRAY['t' || (g % 4), 'o$i'], 'opt' FROM generate_series($((20000 + i * 100)), $((20000 + i * 100 + 49))) g" >/dev/null; done
+sql "DELETE FROM k WHERE id % 10 = 3" >/dev/null
+check "optimize: the appended fragments unindexed before" "$(sql "SELECT string_agg(name || ' ' || (cardinality(unindexed_fragments) >= 3), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx true, id_idx true, tags_idx true"
+check "optimize: every index merged" "$(sql "SELECT lt_optimize_indexes('k')")" "3"
+check "optimize: one CreateIndex version" "$(sql "SELECT operation FROM lt_versions('k') ORDER BY version DESC LIMIT 1")" "CreateIndex"
+check "optimize: lt_fdw's indexes cover every fragment" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 0, id_idx 0, tags_idx 0"
+check "optimize: Lance 8 lists the indexes, none with unindexed rows" "$(ref indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx 0, id_idx 0, tags_idx 0"
+if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+	check "optimize: Lance 12 lists the indexes, none with unindexed rows" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" indexes "$LAKE/k.lance" | node -e "$ix_unindexed")" "cat_idx 0, id_idx 0, tags_idx 0"
+fi
+for f in "id = 20205" "id > 20290" "cat = 3" "array_has_any(tags, ['o2'])" "array_has_any(tags, ['t1'])"; do
+	case $f in
+		"array_has_any(tags, ['o2'])") pgf="tags && ARRAY['o2']" ;;
+		"array_has_any(tags, ['t1'])") pgf="tags && ARRAY['t1']" ;;
+		*) pgf=$f ;;
+	esac
+	want=$(sql "SET lt_fdw.enable_index_scan = off; SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE $pgf" | tail -n 1)
+	check "optimize: lt_fdw's indexed $f equals its scan" "$(sql "SELECT count(*) || ' ' || coalesce(sum(id), 0) FROM k WHERE $pgf")" "$want"
+	check "optimize: Lance 8 answers $f as lt_fdw's scan" "$(ref_count_sum "$LAKE/k.lance" "$f")" "$want"
+	check "optimize: Lance 8 plans $f with its index" "$(ref plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	check12 "optimize: Lance 12 answers $f as lt_fdw's scan" "$LAKE/k.lance" "$want" "$f"
+	if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+		check "optimize: Lance 12 plans $f with its index" "$(lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" plan "$LAKE/k.lance" --filter "$f" | grep -q ScalarIndexQuery && echo index)" "index"
+	fi
+done
+check "optimize: lt_fdw plans id = 20205 with the merged index" "$(sql "EXPLAIN (VERBOSE, COSTS OFF) SELECT id FROM k WHERE id = 20205" | grep -c 'Lance Index: id_idx')" "1"
+printf '{"ops":[{"op":"append","rows":[{"id":"30001","cat":3,"tags":["o9"],"s":"eng"}]},{"op":"optimize"}]}' >"$TMP/ops_opt.json"
+ref apply "$LAKE/k.lance" "$TMP/ops_opt.json" >/dev/null || bad "optimize: the engine could not append and optimize on top"
+check "optimize: lt_fdw reads the engine's optimize on top" "$(sql "SELECT count(*) || ' ' || sum(id) FROM k WHERE cat = 3")" "$(ref_count_sum "$LAKE/k.lance" "cat = 3")"
+check "optimize: lt_fdw's indexes after the engine's optimize" "$(sql "SELECT string_agg(name || ' ' || cardinality(unindexed_fragments), ', ' ORDER BY name) FROM lt_indexes('k')")" "cat_idx 0, id_idx 0, tags_idx 0"
+check "optimize: lt_fdw's id = 30001 after the engine's optimize" "$(sql "SELECT count(*) FROM k WHERE id = 30001")" "1"
 
 # ---- compaction with the engine's IVF_FLAT index --------------------------------------------------------
 # (the pg suites' vectors dataset: 3 fragments, rows deleted after the index was built, 2 partitions)

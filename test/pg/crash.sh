@@ -13,6 +13,9 @@
 #     delete_unverified removes what the crash left (temp and torn files, the data, deletion and
 #     transaction files no version names: data/ then holds exactly the files lt_fragments names)
 #     while the engine still reads the same rows.
+# The commits of lt_compact, lt_create_dataset, lt_add_column and lt_optimize_indexes are killed the same way
+# at each of their points: the engine and lt_fdw read the old or the new state (rows, versions, fragments,
+# indexes and their unindexed rows), the operation lost before its manifest runs again, the next write commits.
 # One more case kills a backend from outside (kill -9 of its pid) while its big INSERT runs.
 #
 #   test/pg/crash.sh                install (private PostgreSQL copy), run
@@ -59,6 +62,7 @@ fresh() {	# name: a copy of base.lance and its foreign table
 	"${PSQL[@]}" -c "DROP FOREIGN TABLE IF EXISTS $1; CREATE FOREIGN TABLE $1 (id bigint, value text) SERVER lake OPTIONS (path '$1.lance');"
 }
 rows_of() { ref scan "$LAKE/$1.lance" | LC_ALL=C sort; }
+ref_count_where() { ref scan "$LAKE/$1.lance" --columns id --filter "$2" | wc -l; }
 pg_sig() { "${PSQL[@]}" -At -c "SELECT count(*) || '/' || coalesce(sum(id), 0) || '/' || count(value) FROM $1"; }
 versions() { ls "$LAKE/$1.lance/_versions" | grep -c '\.manifest$'; }
 
@@ -131,6 +135,74 @@ for c in insert:start insert:after_txn_file insert:mid_manifest insert:after_man
 	expect=old
 	[ "$point" = after_manifest ] && expect=new
 	check_case "$op killed at $point" "$w" "$n" "$TMP/old.jsonl" "$oldsig" "$v0" "$expect"
+done
+
+# ---- the lifecycle commits: lt_compact (a Rewrite), lt_create_dataset (an Overwrite), lt_add_column (a Merge),
+# lt_optimize_indexes (a CreateIndex), each killed at the points of the commit it makes (the commits made outside
+# the write path have no start and deletion-file points). The state compared: the engine's rows, the versions,
+# lt_fdw's fragments, count and sum, and the engine's indexes with their unindexed rows ("none": no dataset yet).
+ix_unindexed='let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const r=[];for(const l of s.split("\n")) if(l){const o=JSON.parse(l);r.push(o.name+" "+o.stats.numUnindexedRows)}console.log(r.sort().join(", "))})'
+state_of() {	# table
+	ls "$LAKE/$1.lance/_versions" 2>/dev/null | grep -q '\.manifest$' || { echo none; return; }
+	echo "rows $(rows_of "$1" | md5sum | cut -c1-16) versions $(versions "$1")" \
+		"fragments $("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('$1')") lt_fdw $(pg_sig "$1")" \
+		"indexes [$(ref indexes "$LAKE/$1.lance" | node -e "$ix_unindexed")]"
+}
+prepare() {	# op table: the dataset before the operation
+	case $1 in
+		compact) fresh "$2" && for i in 1 2 3 4 5; do "${PSQL[@]}" -c "INSERT INTO $2 VALUES ($((5000 + i)), 'single $i')"; done ;;
+		create) rm -rf "$LAKE/$2.lance" && "${PSQL[@]}" -c "DROP FOREIGN TABLE IF EXISTS $2; CREATE FOREIGN TABLE $2 (id bigint NOT NULL, value text) SERVER lake OPTIONS (path '$2.lance');" ;;
+		add_column) fresh "$2" ;;
+		optimize) fresh "$2" && "${PSQL[@]}" -c "SELECT index_name FROM lt_create_index('$2', 'id', 'btree')" \
+			-c "INSERT INTO $2 SELECT g, 'new' FROM generate_series(7001, 7300) g" ;;
+	esac
+}
+life_statement() {	# op table
+	case $1 in
+		compact) echo "SELECT lt_compact('$2')" ;;
+		create) echo "SELECT lt_create_dataset('$2', query => 'SELECT g::bigint, ''v'' || g FROM generate_series(1, 500) g')" ;;
+		add_column) echo "SELECT lt_add_column('$2', 'extra', 'integer', '7')" ;;
+		optimize) echo "SELECT lt_optimize_indexes('$2')" ;;
+	esac
+}
+for c in compact:start compact:after_txn_file compact:mid_manifest compact:after_manifest \
+		create:after_txn_file create:mid_manifest create:after_manifest \
+		add_column:after_txn_file add_column:mid_manifest add_column:after_manifest \
+		optimize:after_txn_file optimize:mid_manifest optimize:after_manifest; do
+	op=${c%%:*} point=${c#*:}
+	k=$((k + 1))
+	w=w$k n=n$k label="$op killed at $point"
+	prepare "$op" "$w" >/dev/null 2>&1 && prepare "$op" "$n" >/dev/null 2>&1 || { bad "$label: preparing the copies"; continue; }
+	old=$(state_of "$w")
+	"${PSQL[@]}" -c "$(life_statement "$op" "$n")" >/dev/null || { bad "$label: the statement without a crash"; continue; }
+	new=$(state_of "$n")
+	[ "$old" != "$new" ] || { bad "$label: the operation changes nothing to compare"; continue; }
+	if "${PSQL[@]}" -c "SET lt_fdw.crash_at_commit_point = '$point'" -c "$(life_statement "$op" "$w")" >"$TMP/crash.out" 2>&1; then
+		bad "$label: the backend did not die"; continue
+	fi
+	grep -q "server closed the connection\|terminated abnormally\|connection to server" "$TMP/crash.out" \
+		|| { cat "$TMP/crash.out"; bad "$label: the backend did not die"; continue; }
+	wait_ready || finish "the server did not come back after the crash"
+	got=$(state_of "$w")
+	expect=old
+	[ "$point" = after_manifest ] && expect=new
+	if [ "$got" = "$old" ]; then got=old; elif [ "$got" = "$new" ]; then got=new; else echo "   old: $old"; echo "   new: $new"; echo "   got: $got"; got=between; fi
+	if [ "$got" = "$expect" ]; then
+		ok "$label: the engine and lt_fdw read the $got state"
+	else
+		bad "$label: the engine and lt_fdw read the $got state (expected $expect)"
+	fi
+	# what was killed before its manifest can be done again; then the dataset takes the next write
+	if [ "$got" = old ] && ! "${PSQL[@]}" -c "$(life_statement "$op" "$w")" >"$TMP/again.out" 2>&1; then
+		cat "$TMP/again.out"; bad "$label: the operation runs again after the crash"
+	elif [ "$got" = old ] && [ "$(state_of "$w")" != "$new" ]; then
+		bad "$label: run again, it reaches the new state"
+	elif "${PSQL[@]}" -c "INSERT INTO $w VALUES (-1, 'after the crash')" >"$TMP/next.out" 2>&1 &&
+		[ "$(ref_count_where "$w" "value = 'after the crash'")" = 1 ]; then
+		ok "$label: run again if it was lost, then the next write commits and the engine reads it"
+	else
+		cat "$TMP/next.out"; bad "$label: the next write after the crash"
+	fi
 done
 
 # kill -9 from outside, while a big INSERT writes its data files (or commits: either state is right)

@@ -194,7 +194,7 @@ rand_leaf(gen *g)
 				lt_expr    *p = lt_expr_param(f, slot, k, &err);
 
 				if (v.kind != LT_VALUE_NULL && v.kind != k)
-					v = k == LT_VALUE_INT ? vint((int64_t) (v.kind == LT_VALUE_FLOAT && isfinite(v.v.f) ? v.v.f : 3))
+					v = k == LT_VALUE_INT ? vint((int64_t) (v.kind == LT_VALUE_FLOAT && fabs(v.v.f) < 9e18 ? v.v.f : 3))
 						: vflt((double) v.v.i);
 				lt_filter_set_param(f, slot, &v, &err);
 				return lt_expr_cmp(f, (lt_cmp_op) rndn(6), x, p, &err);
@@ -1778,6 +1778,229 @@ TEST(spilled_builds)
 	lt_store_close(mem);
 }
 
+/* --- Lance's optimize: a segment merged from an index's entries and the unindexed fragments' rows ------ */
+
+static uint64_t read_total;
+
+static void
+count_read(void *arg, lt_index_build_step step, uint64_t done, uint64_t total)
+{
+	(void) arg;
+	(void) done;
+	if (step == LT_INDEX_BUILD_READ)
+		read_total = total;
+}
+
+/* Merge the index `name` (on col, of kind) with ds's fragments it does not cover, commit, check. */
+static void
+merge_commit(lt_store *mem, const char *col, lt_index_kind kind, const char *name, uint64_t max_memory,
+			 lt_built_index *merged)
+{
+	lt_dataset *ds = latest(mem);
+	lt_index_list *l = NULL;
+	const lt_index *ix;
+	Lt__Pb__DataFragment *frags[8];
+	lt_index_build_options bo = {kind, name, max_memory, &mem_spill_ops};
+	const lt_built_index *bp[1] = {merged};
+	lt_commit_result res;
+	uint64_t	want_read = 0;
+
+	if (!ds)
+		return;
+	CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+	ix = l ? lt_index_list_find(l, name) : NULL;
+	CHECK(ix && ix->n_unindexed > 0 && ix->n_unindexed <= 8);
+	if (!ix || ix->n_unindexed == 0 || ix->n_unindexed > 8)
+	{
+		lt_index_list_free(l);
+		lt_dataset_close(ds);
+		return;
+	}
+	for (size_t i = 0; i < ix->n_unindexed; i++)
+	{
+		frags[i] = (Lt__Pb__DataFragment *) lt_dataset_fragment(ds, ix->unindexed[i]);
+		want_read += lt_fragment_live_rows(frags[i]);
+	}
+	bo.fragments = frags;
+	bo.n_fragments = ix->n_unindexed;
+	bo.merge = ix;
+	bo.progress = count_read;
+	read_total = 0;
+	CHECK_OK(lt_index_build(ds, lt_schema_find_name(ds->schema, col), &bo, merged, &err), err);
+	/* only the unindexed fragments are read from the data; the segment covers every fragment */
+	CHECK_EQ_INT(read_total, want_read);
+	CHECK_EQ_INT(merged->n_fragments, ds->n_fragments);
+	CHECK_OK(lt_commit_create_index(ds, 1, bp, NULL, &res, &err), err);
+	lt_index_list_free(l);
+	lt_dataset_close(ds);
+	/* one segment under the name, covering everything */
+	if ((ds = latest(mem)))
+	{
+		CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+		ix = l ? lt_index_list_find(l, name) : NULL;
+		CHECK(ix && ix->n_segments == 1 && ix->n_unindexed == 0 && strcmp(ix->segments[0].uuid, merged->uuid_text) == 0);
+		lt_index_list_free(l);
+		lt_dataset_close(ds);
+	}
+}
+
+TEST(merged_builds)
+{
+	char		root[1024];
+	lt_store   *mem = NULL;
+	lt_dataset *ds;
+	static const struct { const char *col; lt_index_kind kind; bool exact; } ix[] = {
+		{"id", LT_INDEX_BTREE, true}, {"f", LT_INDEX_BTREE, true}, {"k", LT_INDEX_BITMAP, true},
+		{"tags", LT_INDEX_LABEL_LIST, true}, {"id", LT_INDEX_ZONEMAP, false}, {"f", LT_INDEX_ZONEMAP, false},
+	};
+	static const uint64_t budgets[] = {0, 4096};
+
+	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
+	CHECK_OK(lt_store_mem_open(&mem, &err), err);
+	load_dir(mem, root, "");
+	for (size_t i = 0; i < sizeof(ix) / sizeof(ix[0]); i++)
+		for (size_t m = 0; m < sizeof(budgets) / sizeof(budgets[0]); m++)
+		{
+			char		name[32];
+			lt_built_index whole, part, merged;
+			const lt_built_index *bp[1] = {&part};
+			lt_index_build_options bo = {ix[i].kind, name, 0};
+			lt_commit_result res;
+			const lt_field *col;
+
+			snprintf(name, sizeof(name), "m%zu_%zu", i, m);
+			if (!(ds = latest(mem)))
+				return;
+			col = lt_schema_find_name(ds->schema, ix[i].col);
+			/* the whole column, and a segment over all fragments but the last, committed */
+			CHECK_OK(lt_index_build(ds, col, &bo, &whole, &err), err);
+			bo.fragments = ds->fragments;
+			bo.n_fragments = ds->n_fragments - 1;
+			CHECK_OK(lt_index_build(ds, col, &bo, &part, &err), err);
+			CHECK_OK(lt_commit_create_index(ds, 1, bp, NULL, &res, &err), err);
+			lt_dataset_close(ds);
+			/* merged with the last fragment: the same bytes as the whole column's build */
+			spill_created = 0;
+			merge_commit(mem, ix[i].col, ix[i].kind, name, budgets[m], &merged);
+			/* past the budget the merged entries and the new rows each spill a run */
+			CHECK(budgets[m] == 0 || ix[i].kind == LT_INDEX_ZONEMAP || spill_created >= 2);
+			CHECK_EQ_INT(spill_open, 0);
+			/* a merged label_list counts the elements taken over, a zone map the rows read */
+			if (ix[i].kind != LT_INDEX_LABEL_LIST && ix[i].kind != LT_INDEX_ZONEMAP)
+				CHECK_EQ_INT(merged.rows, whole.rows);
+			CHECK_EQ_INT(merged.entries, whole.entries);
+			CHECK(same_files(mem, &whole, &merged));
+			if (ix[i].kind != LT_INDEX_LABEL_LIST && (ds = latest(mem)))
+			{
+				int			nonempty = 0;
+
+				lt_built_index_remove(ds, &whole);
+				random_lookups_in(ds, name, 60, ix[i].exact, &nonempty);
+				CHECK(nonempty > 10);
+				lt_dataset_close(ds);
+			}
+			lt_built_index_clear(&whole);
+			lt_built_index_clear(&part);
+			lt_built_index_clear(&merged);
+		}
+	/*
+	 * the engine's indexes (built before a delete, fragment 2 appended after): merged, their entries of
+	 * deleted rows kept as Lance keeps them, the answers still a filtered scan's
+	 */
+	{
+		static const struct { const char *col; lt_index_kind kind; const char *name; } eng[] = {
+			{"id", LT_INDEX_BTREE, "id_idx"}, {"k", LT_INDEX_BITMAP, "k_idx"}, {"f", LT_INDEX_BTREE, "f_idx"},
+			{"tags", LT_INDEX_LABEL_LIST, "tags_idx"},
+		};
+
+		for (size_t i = 0; i < sizeof(eng) / sizeof(eng[0]); i++)
+		{
+			lt_built_index merged;
+
+			merge_commit(mem, eng[i].col, eng[i].kind, eng[i].name, 0, &merged);
+			if (eng[i].kind != LT_INDEX_LABEL_LIST && (ds = latest(mem)))
+			{
+				int			nonempty = 0;
+
+				random_lookups_in(ds, eng[i].name, 100, true, &nonempty);
+				CHECK(nonempty > 20);
+				lt_dataset_close(ds);
+			}
+			lt_built_index_clear(&merged);
+		}
+	}
+	/* an index of two segments (disjoint fragments, as another writer's CreateIndex may leave): merged into one */
+	if ((ds = latest(mem)) && ds->n_fragments == 3)
+	{
+		static const lt_index_kind kinds[] = {LT_INDEX_BTREE, LT_INDEX_BITMAP, LT_INDEX_ZONEMAP};
+
+		for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		{
+			const lt_field *col = lt_schema_find_name(ds->schema, kinds[i] == LT_INDEX_BITMAP ? "k" : "id");
+			lt_index_build_options bo = {kinds[i], "two", 0};
+			lt_built_index whole, b0, b1, merged;
+			lt_index_segment segs[2] = {{0}};
+			uint32_t	covered[2] = {(uint32_t) ds->fragments[0]->id, (uint32_t) ds->fragments[1]->id};
+			uint32_t	unindexed[1] = {(uint32_t) ds->fragments[2]->id};
+			lt_index	two = {0};
+
+			CHECK_OK(lt_index_build(ds, col, &bo, &whole, &err), err);
+			bo.n_fragments = 1;
+			bo.fragments = &ds->fragments[0];
+			CHECK_OK(lt_index_build(ds, col, &bo, &b0, &err), err);
+			bo.fragments = &ds->fragments[1];
+			CHECK_OK(lt_index_build(ds, col, &bo, &b1, &err), err);
+			memcpy(segs[0].uuid, b0.uuid_text, 37);
+			memcpy(segs[1].uuid, b1.uuid_text, 37);
+			segs[0].fragments = b0.fragments;
+			segs[0].n_fragments = b0.n_fragments;
+			segs[1].fragments = b1.fragments;
+			segs[1].n_fragments = b1.n_fragments;
+			two.name = "two";
+			two.kind = kinds[i];
+			two.field = col;
+			two.n_segments = 2;
+			two.segments = segs;
+			two.covered = covered;
+			two.n_covered = 2;
+			two.unindexed = unindexed;
+			two.n_unindexed = 1;
+			bo.fragments = &ds->fragments[2];
+			bo.merge = &two;
+			CHECK_OK(lt_index_build(ds, col, &bo, &merged, &err), err);
+			CHECK_EQ_INT(merged.n_fragments, 3);
+			CHECK(same_files(mem, &whole, &merged));
+			lt_built_index_remove(ds, &whole);
+			lt_built_index_remove(ds, &b0);
+			lt_built_index_remove(ds, &b1);
+			lt_built_index_remove(ds, &merged);
+			lt_built_index_clear(&whole);
+			lt_built_index_clear(&b0);
+			lt_built_index_clear(&b1);
+			lt_built_index_clear(&merged);
+		}
+		lt_dataset_close(ds);
+	}
+	else if (ds)
+		lt_dataset_close(ds);
+	/* a merge of another kind, or without the fragments to add, is refused */
+	if ((ds = latest(mem)))
+	{
+		lt_index_list *l = NULL;
+		lt_index_build_options bo = {LT_INDEX_BITMAP, "x", 0};
+		lt_built_index b;
+
+		CHECK_OK(lt_dataset_indexes(ds, &l, &err), err);
+		bo.merge = l ? lt_index_list_find(l, "id_idx") : NULL;
+		CHECK_CODE(lt_index_build(ds, lt_schema_find_name(ds->schema, "id"), &bo, &b, &err), LT_EINVALID);
+		bo.kind = LT_INDEX_BTREE;
+		CHECK_CODE(lt_index_build(ds, lt_schema_find_name(ds->schema, "id"), &bo, &b, &err), LT_EINVALID);
+		lt_index_list_free(l);
+		lt_dataset_close(ds);
+	}
+	lt_store_close(mem);
+}
+
 int
 main(void)
 {
@@ -1794,5 +2017,6 @@ main(void)
 	RUN(rowaddr_set_dataset);
 	RUN(built_indexes);
 	RUN(spilled_builds);
+	RUN(merged_builds);
 	return unit_report("index");
 }

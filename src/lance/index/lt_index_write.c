@@ -332,6 +332,9 @@ typedef struct build
 	run_reader **heap;
 	int			n_readers, n_heap;
 	uint64_t	rows_total;		/* live rows of the fragments read (progress) */
+	/* a merge that fell back to the data: the merged index's live fragments and the options' */
+	const Lt__Pb__DataFragment **own_frags;
+	size_t		n_own_frags;
 } build;
 
 lt_code
@@ -421,13 +424,120 @@ check_memory(build *b, lt_error *err)
 static size_t
 n_frags(const build *b)
 {
+	if (b->own_frags)
+		return b->n_own_frags;
 	return b->opts->fragments ? b->opts->n_fragments : b->ds->n_fragments;
 }
 
 static const Lt__Pb__DataFragment *
 frag_at(const build *b, size_t i)
 {
+	if (b->own_frags)
+		return b->own_frags[i];
 	return b->opts->fragments ? b->opts->fragments[i] : b->ds->fragments[i];
+}
+
+/* ---- merging an existing index (Lance's optimize) ------------------------------------ */
+
+static bool
+in_options(const build *b, uint64_t id)
+{
+	for (size_t i = 0; i < b->opts->n_fragments; i++)
+		if (b->opts->fragments[i]->id == id)
+			return true;
+	return false;
+}
+
+/*
+ * The merged index's keys are of another layout than the column's: read its live fragments from the
+ * data, with the options' (the segment then holds what a build over those fragments would).
+ */
+static lt_code
+merge_fallback(build *b, lt_error *err)
+{
+	const lt_index *m = b->opts->merge;
+
+	b->own_frags = lt_malloc((b->ds->n_fragments ? b->ds->n_fragments : 1) * sizeof(*b->own_frags));
+	if (!b->own_frags)
+		return lt_nomem(err);
+	b->n_own_frags = 0;
+	for (size_t i = 0; i < b->ds->n_fragments; i++)
+	{
+		uint64_t	id = b->ds->fragments[i]->id;
+
+		if ((id <= UINT32_MAX && lt_index_covers(m, (uint32_t) id)) || in_options(b, id))
+			b->own_frags[b->n_own_frags++] = b->ds->fragments[i];
+	}
+	b->rows_total = rows_to_read(b);
+	return LT_OK;
+}
+
+static lt_code
+take_pairs(void *arg, const lt_array *values, int64_t n, const uint64_t *ids, lt_error *err)
+{
+	build	   *b = arg;
+
+	LT_TRY(lt_array_append_slice(b->values, values, 0, n, err));
+	for (int64_t i = 0; i < n; i++)
+		if (!lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[i]))
+			return lt_nomem(err);
+	b->out->rows += (uint64_t) n;
+	return check_memory(b, err);
+}
+
+static lt_code
+take_key(void *arg, const lt_array *values, int64_t row, const uint64_t *ids, int64_t n, lt_error *err)
+{
+	build	   *b = arg;
+
+	for (int64_t i = 0; i < n; i++)
+	{
+		LT_TRY(lt_array_append_slice(b->values, values, row, 1, err));
+		if (!lt_push_u64(&b->ids, &b->n_ids, &b->cap_ids, ids[i]))
+			return lt_nomem(err);
+		if (i % 65536 == 65535)
+			LT_TRY(check_memory(b, err));
+	}
+	b->out->rows += (uint64_t) n;
+	return check_memory(b, err);
+}
+
+static lt_code
+take_null_lists(void *arg, const uint64_t *ids, int64_t n, lt_error *err)
+{
+	build	   *b = arg;
+
+	for (int64_t i = 0; i < n; i++)
+		LT_TRY(lt_rowaddr_set_add(b->null_lists, ids[i], err));
+	return LT_OK;
+}
+
+/* The (value, id) pairs of the merged index, before the fragments' (gather). */
+static lt_code
+gather_merged(build *b, lt_error *err)
+{
+	lt_index_entry_sink sink = {take_pairs, take_key, take_null_lists, NULL, b};
+	lt_code		rc;
+
+	if (!b->opts->merge)
+		return LT_OK;
+	rc = lt_index_read_entries(b->ds, b->opts->merge, &b->value_field, &sink, err);
+	if (rc != LT_EUNSUPPORTED)
+		return rc;
+	/* start again from the data: drop what the merge took */
+	for (int i = 0; i < b->n_runs; i++)
+		lt_spill_close(b->runs[i]);
+	b->n_runs = 0;
+	lt_array_clear(b->values);
+	b->n_ids = 0;
+	b->out->rows = 0;
+	if (b->null_lists)
+	{
+		lt_rowaddr_set_free(b->null_lists);
+		if (!(b->null_lists = lt_rowaddr_set_create()))
+			return lt_nomem(err);
+	}
+	return merge_fallback(b, err);
 }
 
 static uint64_t
@@ -453,6 +563,7 @@ gather(build *b, lt_error *err)
 	LT_TRY(lt_array_new(&b->value_field, &b->values, err));
 	if (label && !(b->null_lists = lt_rowaddr_set_create()))
 		return lt_nomem(err);
+	rc = gather_merged(b, err);
 	for (size_t f = 0; rc == LT_OK && f < n_frags(b); f++)
 	{
 		lt_scan_options so = {0};
@@ -1383,6 +1494,35 @@ zone_add(zones *z, const lt_array *col, int64_t i, uint64_t offset, lt_error *er
 }
 
 static lt_code
+take_zone(void *arg, const lt_array *const *cols, int64_t row, lt_error *err)
+{
+	zones	   *z = arg;
+	lt_array   *dst[7] = {z->min, z->max, z->nulls, z->nans, z->frag, z->start, z->len};
+
+	for (int c = 0; c < 7; c++)
+		LT_TRY(lt_array_append_slice(dst[c], cols[c], row, 1, err));
+	return LT_OK;
+}
+
+/* The zones of the merged index, before the fragments' (Lance's optimize keeps them and adds the new). */
+static lt_code
+zones_merged(build *b, zones *z, const lt_field *value_field, lt_error *err)
+{
+	lt_index_entry_sink sink = {NULL, NULL, NULL, take_zone, z};
+	lt_array   *cols[7] = {z->min, z->max, z->nulls, z->nans, z->frag, z->start, z->len};
+	lt_code		rc;
+
+	if (!b->opts->merge)
+		return LT_OK;
+	rc = lt_index_read_entries(b->ds, b->opts->merge, value_field, &sink, err);
+	if (rc != LT_EUNSUPPORTED)
+		return rc;
+	for (int c = 0; c < 7; c++)
+		lt_array_clear(cols[c]);
+	return merge_fallback(b, err);
+}
+
+static lt_code
 write_zonemap(build *b, lt_error *err)
 {
 	lt_dataset *ds = b->ds;
@@ -1412,6 +1552,8 @@ write_zonemap(build *b, lt_error *err)
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmin, err);
 	if (rc == LT_OK) rc = lt_array_new(&tmp, &z.zmax, err);
 	if (rc == LT_OK && is_float_type(tmp.type)) rc = float_consts(&tmp, &z.low, &z.nan, err);
+	if (rc == LT_OK)
+		rc = zones_merged(b, &z, &tmp, err);
 	for (size_t f = 0; rc == LT_OK && f < n_frags(b); f++)
 	{
 		lt_scan_options so = {0};
@@ -1528,6 +1670,47 @@ lt_built_index_begin(lt_dataset *ds, const lt_field *column, const char *name, l
 	return *dir ? LT_OK : lt_nomem(err);
 }
 
+static int
+cmp_u32(const void *x, const void *y)
+{
+	uint32_t	a = *(const uint32_t *) x,
+				b = *(const uint32_t *) y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * A merged segment covers the fragments of the index it takes over (every segment's fragment bitmap as
+ * stored, as Lance's optimize records it) and the fragments read.
+ */
+static lt_code
+merged_coverage(const lt_index_build_options *opts, lt_built_index *out, lt_error *err)
+{
+	const lt_index *m = opts->merge;
+	size_t		n = out->n_fragments,
+				k = 0;
+	uint32_t   *all;
+
+	for (size_t s = 0; s < m->n_segments; s++)
+		n += (size_t) m->segments[s].n_fragments;
+	if (!(all = lt_malloc((n ? n : 1) * sizeof(uint32_t))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < out->n_fragments; i++)
+		all[k++] = out->fragments[i];
+	for (size_t s = 0; s < m->n_segments; s++)
+		for (uint64_t i = 0; i < m->segments[s].n_fragments; i++)
+			all[k++] = m->segments[s].fragments[i];
+	qsort(all, k, sizeof(uint32_t), cmp_u32);
+	n = 0;
+	for (size_t i = 0; i < k; i++)
+		if (n == 0 || all[n - 1] != all[i])
+			all[n++] = all[i];
+	lt_free(out->fragments);
+	out->fragments = all;
+	out->n_fragments = n;
+	return LT_OK;
+}
+
 lt_code
 lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_options *opts,
 			   lt_built_index *out, lt_error *err)
@@ -1540,6 +1723,10 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	if ((why = lt_index_kind_unfit(ds, opts->kind, column)))
 		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build a %s index on column \"%s\" (%s): %s",
 							lt_index_kind_name(opts->kind), column->name, column->logical_type, why);
+	if (opts->merge && (opts->merge->kind != opts->kind || !opts->merge->field ||
+						opts->merge->field->id != column->id || !opts->fragments))
+		return lt_error_set(err, LT_EINVALID, "index \"%s\" cannot be merged into a %s index on column \"%s\"",
+							opts->merge->name, lt_index_kind_name(opts->kind), column->name);
 	b.ds = ds;
 	b.column = column;
 	b.kind = opts->kind;
@@ -1560,6 +1747,8 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 		for (size_t i = 0; rc == LT_OK && i < opts->n_fragments; i++)
 			out->fragments[out->n_fragments++] = (uint32_t) opts->fragments[i]->id;
 	}
+	if (rc == LT_OK && opts->merge)
+		rc = merged_coverage(opts, out, err);
 	if (rc == LT_OK)
 	{
 		b.rows_total = rows_to_read(&b);
@@ -1589,6 +1778,7 @@ lt_index_build(lt_dataset *ds, const lt_field *column, const lt_index_build_opti
 	lt_free(b.ids);
 	lt_free(b.perm);
 	lt_rowaddr_set_free(b.null_lists);
+	lt_free(b.own_frags);
 	lt_free(b.dir);
 	if (rc != LT_OK)
 	{

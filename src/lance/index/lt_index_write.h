@@ -75,6 +75,12 @@ typedef struct lt_index_build_options
 	/* the fragments to read (ascending ids; they need not be ds's: a compaction's new ones); NULL = ds's */
 	struct Lt__Pb__DataFragment *const *fragments;
 	size_t		n_fragments;
+	/*
+	 * Lance's optimize: an index of this kind on the column whose entries the new segment takes over from
+	 * its files (lt_index_read_entries) beside the rows of `fragments` (the unindexed ones); the segment
+	 * covers its segments' fragments and those.  NULL: none.
+	 */
+	const lt_index *merge;
 	lt_index_progress_fn progress;	/* NULL: none */
 	void	   *progress_arg;
 } lt_index_build_options;
@@ -94,7 +100,7 @@ typedef struct lt_built_index
 	size_t		n_files;
 	char	  **files;			/* names inside _indices/<uuid>/, ascending */
 	uint64_t   *file_sizes;
-	uint64_t	rows;			/* live rows indexed */
+	uint64_t	rows;			/* live rows indexed (a merge: rows read and entries taken over; label_list: elements) */
 	uint64_t	entries;		/* btree rows / bitmap keys / zones */
 	uint64_t	bytes;			/* total file bytes */
 	/* kinds this header does not know (vector indexes): the IndexMetadata's details as built */
@@ -128,6 +134,31 @@ lt_code		lt_built_index_open_file(lt_dataset *ds, const char *dir, const char *n
 lt_code		lt_built_index_finish_file(lt_built_index *b, lt_file_writer *w, const char *name, lt_error *err);
 /* Remove a built index's files (an index that will not be committed). */
 void		lt_built_index_remove(lt_dataset *ds, const lt_built_index *b);
+
+/*
+ * Where lt_index_read_entries hands an existing index's entries (ids are the payloads: row addresses, or
+ * row ids on a stable-row-id dataset).
+ */
+typedef struct lt_index_entry_sink
+{
+	/* btree: values[0 .. n) with ids[0 .. n), one each */
+	lt_code		(*pairs) (void *arg, const lt_array *values, int64_t n, const uint64_t *ids, lt_error *err);
+	/* bitmap / label_list: the key values[row] with each of ids[0 .. n) */
+	lt_code		(*key) (void *arg, const lt_array *values, int64_t row, const uint64_t *ids, int64_t n, lt_error *err);
+	/* label_list: rows whose list is NULL */
+	lt_code		(*null_lists) (void *arg, const uint64_t *ids, int64_t n, lt_error *err);
+	/* zonemap: row `row` of the columns min, max, null_count, nan_count, fragment_id, zone_start, zone_length */
+	lt_code		(*zone) (void *arg, const lt_array *const *cols, int64_t row, lt_error *err);
+	void	   *arg;
+} lt_index_entry_sink;
+
+/*
+ * Hand every entry of idx's segments over fragments ds still has (lt_index_merge.c) to sink.  Keys of
+ * another layout than value_field (the column's, as the builder writes it) are LT_EUNSUPPORTED before any
+ * entry of that segment is handed on: the caller then reads those fragments from the data instead.
+ */
+lt_code		lt_index_read_entries(lt_dataset *ds, const lt_index *idx, const lt_field *value_field,
+								  const lt_index_entry_sink *sink, lt_error *err);
 
 /* Whether kind can index column (NULL), else why not (a static message). */
 const char *lt_index_kind_unfit(const lt_dataset *ds, lt_index_kind kind, const lt_field *column);
