@@ -6,7 +6,7 @@
 #             before (where they may fail) and after lt_compact;
 #   create    lt_create_dataset from a query of M rows x 6 columns, against the engine's createTable() of the
 #             same rows (read back from lt_fdw's dataset into memory before the clock starts) and against
-#             CREATE TABLE AS into a heap (target: <= 1.0x the engine);
+#             CREATE TABLE AS into a heap (target: <= 1.0x the engine), and the query alone (its share);
 #   compact   a dataset of F fragments of R rows each (F INSERT transactions through lt_fdw), copied twice:
 #             lt_compact of one against the engine's optimize() (its compaction) of the other, both at
 #             1,048,576 target rows per fragment (target: <= 1.0x the engine); both copies must end with
@@ -90,6 +90,7 @@ gen() {	# the rows lo..hi of the 6-column generator
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE c ($COLS) SERVER lake OPTIONS (path 'c.lance')"
 cr_lt=$(cputimed "SELECT rows_written FROM lt_create_dataset('c', query => \$q\$$(gen 1 "$M")\$q\$);")
 cr_heap=$(cputimed "CREATE TABLE h AS $(gen 1 "$M");")
+cr_query=$(cputimed "SELECT count(q) FROM ($(gen 1 "$M")) q;")	# the query alone, every column formed
 lt_as_pg node --max-old-space-size=8000 bench/ref_lifecycle.mjs create "$TMP/lake/c.lance" "$TMP/lake/ref_c.lance" >"$TMP/ref_create.out"
 cr_ref=$(awk '$1 == "RESULT" { printf "%.0f %.0f %s\n", $3 * 1000, $5 * 1000, $4 }' "$TMP/ref_create.out")
 "${PSQL[@]}" -c "CREATE FOREIGN TABLE rc ($COLS) SERVER lake OPTIONS (path 'ref_c.lance')"
@@ -142,6 +143,7 @@ echo "bench/lifecycle.sh: M=$M rows x 6 columns; F=$F fragments x R=$R rows; loa
 row "operation" "lt ms" "other ms" "ratio" "lt cpu" "other cpu" "ratio" "other"
 vs "create from a query, $M rows" "$cr_lt" "$cr_ref" "engine createTable() (cpu: all threads); same rows: $cr_check" target
 vs "create from a query, $M rows" "$cr_lt" "$cr_heap" "CREATE TABLE AS (heap)"
+row "the query alone (in both of the above)" "$(w "$cr_query")" "" "" "$(c "$cr_query")" "" "" "SELECT count(q) FROM (query) q"
 vs "compact $F fragments x $R rows" "$cp_lt" "$cp_ref" "engine optimize() (cpu: all threads); same rows: $cp_check" target
 echo "fill     $F INSERT transactions of $R rows: $fill_s s"
 echo "fragments lt_fdw: $frags_before before, $frags_after after; engine: $ref_frags (lt_fdw counts $frags_after_ref)"
