@@ -17,7 +17,8 @@
 # Reads: EXPLAIN ANALYZE's "Bytes Read" and "Read Requests" of one point lookup in a warm session.
 # Instructions: the cluster is stopped and one single-user backend runs under callgrind (--dump-before=
 # pg_parse_query, so that every statement is a profile part of its own): 50 point lookups, 50 SELECT * LIMIT 10
-# and 50 single-row INSERTs per table, each after as many warm-up statements; the median part is printed (parse, plan,
+# and 50 single-row INSERTs per table, each after as many warm-up statements, then 50 point lookups of keys the
+# 50 before them looked up (a working set that stays cached); the median part is printed (parse, plan,
 # execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
 # for callgrind_annotate). CALLGRIND=0 skips it, WALL=0 skips pgbench. Not a test: nothing is asserted.
 set -euo pipefail
@@ -156,10 +157,15 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 				echo "INSERT INTO $table VALUES ($i, 1, DATE '2024-03-01', 0.5, 's-row', $ROW_T);"
 			done
 		done
+		# point lookups of keys looked up before (the measured half repeats the warm-up's keys): a
+		# working set that stays in the backend's caches (decoded btree pages, open files)
+		for table in heap lt; do
+			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table WHERE id = $(( (((i - 1) % N) * 7907 + 11) % ROWS ));"; done
+		done
 	} >"$TMP/single.sql"
 	chmod a+r "$TMP/single.sql"
 	mkdir -p "$TMP/cg" && chown "$LT_PG_OSUSER" "$TMP/cg" 2>/dev/null || true
-	log "callgrind: one single-user backend, $((12 * N)) statements ..."
+	log "callgrind: one single-user backend, $((16 * N)) statements ..."
 	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$TMP/cg/cg.out" \
 		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$TMP/single.sql" >"$OUT/single.log" 2>&1 || true
 	# part k (k >= 1) holds the statement read before it; statement s of the file is part s + 1 (part 1: startup)
@@ -171,7 +177,7 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 	}
 	# which part files exist: cg.out.1 .. cg.out.M
 	s=0
-	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins; do
+	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins repeat.heap repeat.lt; do
 		echo "INSTR $what $(median $((s + N + 2)) $((s + 2 * N + 1)))" >>"$OUT/instr.out"
 		cp "$TMP/cg/cg.out.$((s + 2 * N))" "$OUT/callgrind.$what" 2>/dev/null || true
 		s=$((s + 2 * N))
@@ -204,6 +210,7 @@ row "INSERT tps, next $NCOMMIT" "$(r ins.heap_ins.next 3)" "$(r ins.lt_ins.next 
 awk -v a="$(r ins.lt_ins.first 3)" -v b="$(r ins.lt_ins.next 3)" 'BEGIN {
 	if (a > 0) printf "%-26s %12s %12.2f %8s  %s\n", "lt INSERT tps next/first", "", b / a, "", "flat: >= 0.75" }'
 row "instructions / lookup" "$(i point.heap)" "$(i point.lt)" "" lower ""
+row "instr. / repeated lookup" "$(i repeat.heap)" "$(i repeat.lt)" "" lower ""
 row "instructions / LIMIT 10" "$(i limit.heap)" "$(i limit.lt)" "" lower ""
 row "instructions / commit" "$(i ins.heap_ins)" "$(i ins.lt_ins)" "<= 10x" lower 10
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
