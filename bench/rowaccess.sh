@@ -20,7 +20,9 @@
 # and 50 single-row INSERTs per table, each after as many warm-up statements, then 50 point lookups of keys the
 # 50 before them looked up (a working set that stays cached); the median part is printed (parse, plan,
 # execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
-# for callgrind_annotate). CALLGRIND=0 skips it, WALL=0 skips pgbench. Not a test: nothing is asserted.
+# for callgrind_annotate). Planning: the median "Planning Time" of EXPLAINs of a point lookup on heap, lt and lt_frags
+# (the one-row dataset copied into 1,009 fragments by lt-inspect append, a btree on id). CALLGRIND=0 skips the
+# instructions, WALL=0 skips pgbench. Not a test: nothing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -57,6 +59,13 @@ chmod 0755 "$TMP"
 mkdir -p "$TMP/lake"
 # the INSERT target: one row of the same columns, written by the reference library, owned by the server
 node bench/ref_bench.mjs make-scan "$TMP/lake/ins.lance" 1
+# planning at ~1,000 fragments: the one-row fragment copied 1,008 times (16 Appends, lt-inspect), a btree on id
+cp -r "$TMP/lake/ins.lance" "$TMP/one.lance"
+cp -r "$TMP/one.lance" "$TMP/lake/frags.lance"
+COPIES=()
+for i in $(seq 1 63); do COPIES+=(--copy-fragment "$TMP/one.lance:0"); done
+for i in $(seq 1 16); do build/lt-inspect append "$TMP/lake/frags.lance" "${COPIES[@]}" >/dev/null; done
+build/lt-inspect create-index "$TMP/lake/frags.lance" --column id --kind btree >/dev/null
 chown -R "$LT_PG_OSUSER" "$TMP/lake" 2>/dev/null || true
 lt_cluster_create "$TMP/pg"
 cat >>"$LT_PGDATA/postgresql.conf" <<CONF
@@ -78,6 +87,8 @@ CREATE FOREIGN TABLE lt (id bigint, grp integer, dt date, x double precision, s 
 	SERVER bench OPTIONS (path '$NAME.lance');
 CREATE FOREIGN TABLE lt_ins (id bigint, grp integer, dt date, x double precision, s text, t text)
 	SERVER lake OPTIONS (path 'ins.lance');
+CREATE FOREIGN TABLE lt_frags (id bigint, grp integer, dt date, x double precision, s text, t text)
+	SERVER lake OPTIONS (path 'frags.lance');
 ANALYZE lt;
 CREATE TABLE heap AS SELECT * FROM lt;
 CREATE INDEX heap_id ON heap (id);
@@ -138,6 +149,15 @@ BYTES=$(awk '/^ *Bytes Read:/ { print $3; exit }' "$OUT/point.plan")
 REQS=$(awk '/Read Requests:/ { print $3; exit }' "$OUT/point.plan")
 FRAGS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt')")
 COMMITS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_ins')")
+# planning a point lookup: the median "Planning Time" of 30 EXPLAINs in one session (after 10), heap and 1,009 fragments
+plan_ms() {
+	{ for i in $(seq 1 40); do echo "EXPLAIN (SUMMARY ON, COSTS OFF) SELECT * FROM $1 WHERE id = $((i * 7 + 3));"; done; } |
+		"${PSQL[@]}" -At | awk '/^Planning Time:/ { n++; if (n > 10) print $3 }' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+PLAN_HEAP=$(plan_ms heap)
+PLAN_LT=$(plan_ms lt)
+PLAN_FRAGS=$(plan_ms lt_frags)
+NFRAGS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_frags')")
 
 # --- instructions: one single-user backend under callgrind ----------------------------------------------
 : >"$OUT/instr.out"
@@ -213,6 +233,8 @@ row "instructions / lookup" "$(i point.heap)" "$(i point.lt)" "" lower ""
 row "instr. / repeated lookup" "$(i repeat.heap)" "$(i repeat.lt)" "" lower ""
 row "instructions / LIMIT 10" "$(i limit.heap)" "$(i limit.lt)" "" lower ""
 row "instructions / commit" "$(i ins.heap_ins)" "$(i ins.lt_ins)" "<= 10x" lower 10
+row "planning (ms), 1 fragment" "$PLAN_HEAP" "$PLAN_LT" "" lower ""
+printf '%-26s %12s %12s %8s  %s\n' "planning (ms), $NFRAGS frags" "" "$PLAN_FRAGS" "" "<= 0.3 $(awk -v p="${PLAN_FRAGS:-9}" 'BEGIN { print (p <= 0.3 ? "met" : "missed") }')"
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
 printf '%-26s %12s %12s %8s  %s\n' "read requests / lookup" "" "$REQS" "" "<= 8 $([ "${REQS:-999}" -le 8 ] && echo met || echo missed)"
 echo "lt_ins: $COMMITS fragments after the pgbench INSERTs; plan of the lookup: $OUT/point.plan; pgbench logs: $OUT/"
