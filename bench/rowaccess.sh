@@ -17,9 +17,12 @@
 # Reads: EXPLAIN ANALYZE's "Bytes Read" and "Read Requests" of one point lookup in a warm session.
 # Instructions: the cluster is stopped and one single-user backend runs under callgrind (--dump-before=
 # pg_parse_query, so that every statement is a profile part of its own): 50 point lookups, 50 SELECT * LIMIT 10
-# and 50 single-row INSERTs per table, each after as many warm-up statements; the median part is printed (parse, plan,
+# and 50 single-row INSERTs per table, each after as many warm-up statements, then 50 point lookups of keys the
+# 50 before them looked up (a working set that stays cached); the median part is printed (parse, plan,
 # execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
-# for callgrind_annotate). CALLGRIND=0 skips it, WALL=0 skips pgbench. Not a test: nothing is asserted.
+# for callgrind_annotate). Planning: the median "Planning Time" of EXPLAINs of a point lookup on heap, lt and lt_frags
+# (the one-row dataset copied into 1,009 fragments by lt-inspect append, a btree on id). CALLGRIND=0 skips the
+# instructions, WALL=0 skips pgbench. Not a test: nothing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -56,6 +59,13 @@ chmod 0755 "$TMP"
 mkdir -p "$TMP/lake"
 # the INSERT target: one row of the same columns, written by the reference library, owned by the server
 node bench/ref_bench.mjs make-scan "$TMP/lake/ins.lance" 1
+# planning at ~1,000 fragments: the one-row fragment copied 1,008 times (16 Appends, lt-inspect), a btree on id
+cp -r "$TMP/lake/ins.lance" "$TMP/one.lance"
+cp -r "$TMP/one.lance" "$TMP/lake/frags.lance"
+COPIES=()
+for i in $(seq 1 63); do COPIES+=(--copy-fragment "$TMP/one.lance:0"); done
+for i in $(seq 1 16); do build/lt-inspect append "$TMP/lake/frags.lance" "${COPIES[@]}" >/dev/null; done
+build/lt-inspect create-index "$TMP/lake/frags.lance" --column id --kind btree >/dev/null
 chown -R "$LT_PG_OSUSER" "$TMP/lake" 2>/dev/null || true
 lt_cluster_create "$TMP/pg"
 cat >>"$LT_PGDATA/postgresql.conf" <<CONF
@@ -77,6 +87,8 @@ CREATE FOREIGN TABLE lt (id bigint, grp integer, dt date, x double precision, s 
 	SERVER bench OPTIONS (path '$NAME.lance');
 CREATE FOREIGN TABLE lt_ins (id bigint, grp integer, dt date, x double precision, s text, t text)
 	SERVER lake OPTIONS (path 'ins.lance');
+CREATE FOREIGN TABLE lt_frags (id bigint, grp integer, dt date, x double precision, s text, t text)
+	SERVER lake OPTIONS (path 'frags.lance');
 ANALYZE lt;
 CREATE TABLE heap AS SELECT * FROM lt;
 CREATE INDEX heap_id ON heap (id);
@@ -137,6 +149,15 @@ BYTES=$(awk '/^ *Bytes Read:/ { print $3; exit }' "$OUT/point.plan")
 REQS=$(awk '/Read Requests:/ { print $3; exit }' "$OUT/point.plan")
 FRAGS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt')")
 COMMITS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_ins')")
+# planning a point lookup: the median "Planning Time" of 30 EXPLAINs in one session (after 10), heap and 1,009 fragments
+plan_ms() {
+	{ for i in $(seq 1 40); do echo "EXPLAIN (SUMMARY ON, COSTS OFF) SELECT * FROM $1 WHERE id = $((i * 7 + 3));"; done; } |
+		"${PSQL[@]}" -At | awk '/^Planning Time:/ { n++; if (n > 10) print $3 }' | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+PLAN_HEAP=$(plan_ms heap)
+PLAN_LT=$(plan_ms lt)
+PLAN_FRAGS=$(plan_ms lt_frags)
+NFRAGS=$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('lt_frags')")
 
 # --- instructions: one single-user backend under callgrind ----------------------------------------------
 : >"$OUT/instr.out"
@@ -156,10 +177,15 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 				echo "INSERT INTO $table VALUES ($i, 1, DATE '2024-03-01', 0.5, 's-row', $ROW_T);"
 			done
 		done
+		# point lookups of keys looked up before (the measured half repeats the warm-up's keys): a
+		# working set that stays in the backend's caches (decoded btree pages, open files)
+		for table in heap lt; do
+			for i in $(seq 1 $((2 * N))); do echo "SELECT * FROM $table WHERE id = $(( (((i - 1) % N) * 7907 + 11) % ROWS ));"; done
+		done
 	} >"$TMP/single.sql"
 	chmod a+r "$TMP/single.sql"
 	mkdir -p "$TMP/cg" && chown "$LT_PG_OSUSER" "$TMP/cg" 2>/dev/null || true
-	log "callgrind: one single-user backend, $((12 * N)) statements ..."
+	log "callgrind: one single-user backend, $((16 * N)) statements ..."
 	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$TMP/cg/cg.out" \
 		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$TMP/single.sql" >"$OUT/single.log" 2>&1 || true
 	# part k (k >= 1) holds the statement read before it; statement s of the file is part s + 1 (part 1: startup)
@@ -171,7 +197,7 @@ if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null; then
 	}
 	# which part files exist: cg.out.1 .. cg.out.M
 	s=0
-	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins; do
+	for what in point.heap point.lt limit.heap limit.lt ins.heap_ins ins.lt_ins repeat.heap repeat.lt; do
 		echo "INSTR $what $(median $((s + N + 2)) $((s + 2 * N + 1)))" >>"$OUT/instr.out"
 		cp "$TMP/cg/cg.out.$((s + 2 * N))" "$OUT/callgrind.$what" 2>/dev/null || true
 		s=$((s + 2 * N))
@@ -204,8 +230,11 @@ row "INSERT tps, next $NCOMMIT" "$(r ins.heap_ins.next 3)" "$(r ins.lt_ins.next 
 awk -v a="$(r ins.lt_ins.first 3)" -v b="$(r ins.lt_ins.next 3)" 'BEGIN {
 	if (a > 0) printf "%-26s %12s %12.2f %8s  %s\n", "lt INSERT tps next/first", "", b / a, "", "flat: >= 0.75" }'
 row "instructions / lookup" "$(i point.heap)" "$(i point.lt)" "" lower ""
+row "instr. / repeated lookup" "$(i repeat.heap)" "$(i repeat.lt)" "" lower ""
 row "instructions / LIMIT 10" "$(i limit.heap)" "$(i limit.lt)" "" lower ""
 row "instructions / commit" "$(i ins.heap_ins)" "$(i ins.lt_ins)" "<= 10x" lower 10
+row "planning (ms), 1 fragment" "$PLAN_HEAP" "$PLAN_LT" "" lower ""
+printf '%-26s %12s %12s %8s  %s\n' "planning (ms), $NFRAGS frags" "" "$PLAN_FRAGS" "" "<= 0.3 $(awk -v p="${PLAN_FRAGS:-9}" 'BEGIN { print (p <= 0.3 ? "met" : "missed") }')"
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
 printf '%-26s %12s %12s %8s  %s\n' "read requests / lookup" "" "$REQS" "" "<= 8 $([ "${REQS:-999}" -le 8 ] && echo met || echo missed)"
 echo "lt_ins: $COMMITS fragments after the pgbench INSERTs; plan of the lookup: $OUT/point.plan; pgbench logs: $OUT/"

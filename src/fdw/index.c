@@ -46,8 +46,12 @@
 #include "xact.h"
 #include "util/lt_alloc.h"
 #include "vector/lt_ivf.h"
+#include "index/lt_btree_pages.h"
 #include "index/lt_index_plan.h"
 #include "proto/lt_table.pb-c.h"
+
+/* the decoded btree page cache's budget per backend */
+#define LT_BTREE_PAGE_CACHE_BYTES ((size_t) 16 << 20)
 
 PG_FUNCTION_INFO_V1(lt_indexes);
 
@@ -60,6 +64,16 @@ lt_index_init(void)
 							 "Answers pushed-down quals with the dataset's scalar indexes.",
 							 "Off scans every fragment with the filter (for comparisons).",
 							 &lt_enable_index_scan, true, PGC_USERSET, 0, NULL, NULL, NULL);
+	/*
+	 * Decoded btree pages, kept across statements and versions (lt_btree_pages.h): a fixed 16 MB per
+	 * backend (about 500 pages of 4,096 int64 keys: every page of an 2M-row index), in memory of their own.
+	 */
+	{
+		lt_allocator a;
+
+		lt_allocator_in(AllocSetContextCreate(TopMemoryContext, "lt_fdw btree pages", ALLOCSET_DEFAULT_SIZES), &a);
+		lt_btree_pages_configure(&a, LT_BTREE_PAGE_CACHE_BYTES);
+	}
 }
 
 /* ---- scans ---------------------------------------------------------------------------------- */

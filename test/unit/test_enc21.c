@@ -570,6 +570,44 @@ TEST(fastlanes_roundtrip)
 		}
 }
 
+/* The lone-value path equals the block decode at every index, word size and bit width (any alignment). */
+TEST(fastlanes_one_value)
+{
+	static uint8_t src[8192],
+				packed[8192 + 1],
+				out[8192];
+	uint64_t	seed = 7;
+
+	for (unsigned t = 8; t <= 64; t *= 2)
+		for (unsigned w = 0; w <= t; w++)
+		{
+			unsigned	b = t / 8;
+			int			bad = 0;
+
+			for (int i = 0; i < 8192; i++)
+				src[i] = (uint8_t) unit_xorshift(&seed);
+			lt_fl_pack(t, w, src, packed);
+			lt_fl_unpack(t, w, packed, out);
+			for (unsigned i = 0; i < 1024; i++)
+			{
+				uint64_t	o = 0;
+
+				memcpy(&o, out + i * b, b);
+				bad += lt_fl_unpack_one(t, w, packed, i) != o;
+			}
+			/* unaligned input: the same values */
+			memmove(packed + 1, packed, lt_fl_packed_bytes(w));
+			for (unsigned i = 0; i < 1024; i += 7)
+			{
+				uint64_t	o = 0;
+
+				memcpy(&o, out + i * b, b);
+				bad += lt_fl_unpack_one(t, w, packed + 1, i) != o;
+			}
+			CHECK_EQ_INT(bad, 0);
+		}
+}
+
 TEST(fastlanes_layout)
 {
 	/* value i = i at width 10 in u16 words: check a known transposition */
@@ -2693,6 +2731,7 @@ main(void)
 	enc_flat16.compression_case = LT__ENC21__COMPRESSIVE_ENCODING__COMPRESSION_FLAT;
 	enc_flat16.flat = &flat16;
 	RUN(fastlanes_roundtrip);
+	RUN(fastlanes_one_value);
 	RUN(fastlanes_layout);
 	RUN(fsst);
 	RUN(fsst_full_table);

@@ -29,6 +29,15 @@ counting_list(lt_store *s, const char *dir, const lt_list_opts *opts, lt_list_cb
 	return local_ops->list(s, dir, opts, cb, arg, e);
 }
 
+static int	stats;
+
+static lt_code
+counting_stat(lt_store *s, const char *path, lt_stat *st, lt_error *e)
+{
+	stats++;
+	return local_ops->stat(s, path, st, e);
+}
+
 static lt_store *
 open_local(void)
 {
@@ -42,6 +51,7 @@ open_local(void)
 	local_ops = s->ops;
 	counting_ops = *s->ops;
 	counting_ops.list = counting_list;
+	counting_ops.stat = counting_stat;
 	s->ops = &counting_ops;
 	return s;
 }
@@ -338,6 +348,69 @@ TEST(no_dataset)
 	lt_store_close(s);
 }
 
+/*
+ * The answer remembered while _versions/ keeps its change time: one stat, no probes; a new manifest (its
+ * change time later) is seen at once.  Only settled change times are trusted: by default (2 s) a dataset
+ * changed just now is looked up in full each time.
+ */
+TEST(remembered_while_unchanged)
+{
+	lt_store   *s = open_local();
+	int64_t		c0;
+
+	reset_dataset();
+	for (uint64_t v = 1; v <= 3; v++)
+		put_manifest(v, LT_NAMING_V2);
+	put_hint("{\"version\":3}");
+	lt_dataset_latest_settle(0);
+	CHECK_LATEST(s, 3, LT_NAMING_V2, false);
+	stats = 0;
+	CHECK_LATEST(s, 3, LT_NAMING_V2, false);
+	CHECK_EQ_INT(stats, 1);
+	/* a commit: _versions/ shows a later change time (waited for, file system clocks being coarse) */
+	c0 = ctime_ns("ds/_versions");
+	put_manifest(4, LT_NAMING_V2);
+	for (int i = 0; i < 500 && ctime_ns("ds/_versions") == c0; i++)
+	{
+		struct timespec ts = {0, 2 * 1000 * 1000};
+		char		path[512];
+
+		nanosleep(&ts, NULL);
+		put_file("ds/_versions/.tmp_nudge", "");
+		snprintf(path, sizeof(path), "%s/ds/_versions/.tmp_nudge", root);
+		unlink(path);
+	}
+	CHECK_LATEST(s, 4, LT_NAMING_V2, true);
+	put_hint("{\"version\":4}");
+	CHECK_LATEST(s, 4, LT_NAMING_V2, false);
+	stats = 0;
+	CHECK_LATEST(s, 4, LT_NAMING_V2, false);
+	CHECK_EQ_INT(stats, 1);
+	/* a removal is a change too */
+	c0 = ctime_ns("ds/_versions");
+	drop_manifest(4, LT_NAMING_V2);
+	for (int i = 0; i < 500 && ctime_ns("ds/_versions") == c0; i++)
+	{
+		struct timespec ts = {0, 2 * 1000 * 1000};
+
+		char		path[512];
+
+		nanosleep(&ts, NULL);
+		put_file("ds/_versions/.tmp_nudge", "");
+		snprintf(path, sizeof(path), "%s/ds/_versions/.tmp_nudge", root);
+		unlink(path);
+	}
+	CHECK_LATEST(s, 3, LT_NAMING_V2, true);
+	/* the default margin: a dataset changed just now is not remembered */
+	lt_dataset_latest_settle(-1);
+	put_hint("{\"version\":3}");
+	CHECK_LATEST(s, 3, LT_NAMING_V2, false);
+	stats = 0;
+	CHECK_LATEST(s, 3, LT_NAMING_V2, false);
+	CHECK(stats > 1);
+	lt_store_close(s);
+}
+
 int
 main(void)
 {
@@ -355,6 +428,7 @@ main(void)
 	RUN(gap_above_the_hint);
 	RUN(mixed_names);
 	RUN(no_dataset);
+	RUN(remembered_while_unchanged);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cleanup of %s failed\n", root);

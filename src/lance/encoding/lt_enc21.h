@@ -249,7 +249,8 @@ lt_code		lt21_mb_decode_values(const lt21_where *w, const struct Lt__Enc21__Comp
 								  uint64_t n, lt_array *dst, struct lt_fsst_cache *fsst_cache, lt_error *err);
 /*
  * The same, wanting only values [lo, hi) of the n: variable-width values outside it may come out
- * empty (a point lookup decompresses one string of a chunk, not all of them).
+ * empty (a point lookup decompresses one string of a chunk, not all of them), and of a lone
+ * fixed-width value (hi = lo + 1) of a flat or bitpacked chunk only that slot is written.
  */
 lt_code		lt21_mb_decode_values_span(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
 									   int nbuf, const uint8_t *const *bp, const uint64_t *bl, uint64_t n,

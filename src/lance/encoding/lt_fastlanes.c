@@ -105,6 +105,46 @@ lt_fl_unpack(unsigned t_bits, unsigned w, const uint8_t *in, void *out)
 }
 
 /*
+ * One value: output index i = fl_order[r / 8] * 16 + (r % 8) * 128 + l with lane l < LANES, so
+ * r % 8 = i / 128, and the rest (i % 128) splits into l and fl_order[r / 8] * 16 (fl_order is its
+ * own inverse).  Then the value is bits [r * w, r * w + w) of lane l's word stream.
+ */
+static inline uint64_t
+fl_word(const uint8_t *in, unsigned bytes, size_t k)
+{
+	uint64_t	v = 0;
+
+	memcpy(&v, in + k * bytes, bytes);	/* little-endian hosts, as the block unpackers */
+	return v;
+}
+
+uint64_t
+lt_fl_unpack_one(unsigned t_bits, unsigned w, const uint8_t *in, unsigned i)
+{
+	unsigned	lanes = 1024 / t_bits;
+	unsigned	bytes = t_bits / 8;
+	unsigned	rem = i % 128;
+	unsigned	l = rem % lanes;
+	unsigned	r = fl_order[(rem / lanes) * lanes / 16] * 8 + i / 128;
+	unsigned	p,
+				sh;
+	uint64_t	v,
+				mask;
+
+	if (w > t_bits)
+		w = t_bits;
+	if (w == 0)
+		return 0;
+	p = r * w;
+	sh = p % t_bits;
+	v = fl_word(in, bytes, (size_t) lanes * (p / t_bits) + l) >> sh;
+	if (sh + w > t_bits)
+		v |= fl_word(in, bytes, (size_t) lanes * (p / t_bits + 1) + l) << (t_bits - sh);
+	mask = w >= 64 ? ~(uint64_t) 0 : (((uint64_t) 1 << w) - 1);
+	return v & mask;
+}
+
+/*
  * Packing, the inverse: row r of every lane goes to bit r*w of the lane's word stream; a lane's
  * word is complete (stored once) when its bits are full, the rest of the value starts the next.
  * The inner loops run over lanes, as the unpacking's.

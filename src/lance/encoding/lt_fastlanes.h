@@ -23,6 +23,12 @@ static inline size_t lt_fl_packed_bytes(unsigned w) { return (size_t) w * (LT_FL
  */
 void		lt_fl_unpack(unsigned t_bits, unsigned w, const uint8_t *in, void *out);
 
+/*
+ * Value i (0..1023) of one block alone, as lt_fl_unpack would put it at out[i]: a point lookup
+ * reads one value of a 1024-value block, not the block.  Same arguments as lt_fl_unpack.
+ */
+uint64_t	lt_fl_unpack_one(unsigned t_bits, unsigned w, const uint8_t *in, unsigned i);
+
 /* Typed forms; `in` must be aligned for the type. */
 void		lt_fl_unpack8(const uint8_t *in, unsigned w, uint8_t *out);
 void		lt_fl_unpack16(const uint16_t *in, unsigned w, uint16_t *out);

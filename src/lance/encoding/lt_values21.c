@@ -161,6 +161,52 @@ fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t
 	return LT_OK;
 }
 
+/*
+ * Value idx of n inline-bitpacked values alone, into out + idx * width (the other slots are left as
+ * they are): the block headers before it are walked and checked as fixed_inline_bp does, and only
+ * that value of its 1024-value block is unpacked.
+ */
+static lt_code
+fixed_inline_bp_one(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t len, uint64_t n,
+					unsigned width, uint64_t idx, uint8_t *out, lt_error *err)
+{
+	unsigned	tb = (unsigned) (t_bits / 8);
+	uint64_t	pos = 0;
+	uint64_t	done = 0;
+
+	if (!valid_word_bits(t_bits) || tb != width)
+		return LT21_CORRUPT(w, err, "inline bitpacking of %llu-bit words for %u-byte values",
+							(unsigned long long) t_bits, width);
+	while (done < n)
+	{
+		uint64_t	bw = 0;
+		size_t		pb;
+
+		if (tb > len - pos)
+			return LT21_CORRUPT(w, err, "bitpacked buffer of %llu bytes ends in a block header at %llu",
+								(unsigned long long) len, (unsigned long long) pos);
+		memcpy(&bw, p + pos, tb);
+		if (bw > t_bits)
+			return LT21_CORRUPT(w, err, "bit width %llu exceeds the %llu-bit word",
+								(unsigned long long) bw, (unsigned long long) t_bits);
+		pos += tb;
+		pb = lt_fl_packed_bytes((unsigned) bw);
+		if (pb > len - pos)
+			return LT21_CORRUPT(w, err, "bitpacked block at %llu needs %zu bytes, buffer has %llu",
+								(unsigned long long) pos, pb, (unsigned long long) (len - pos));
+		if (idx < done + LT_FL_BLOCK)
+		{
+			uint64_t	v = lt_fl_unpack_one((unsigned) t_bits, (unsigned) bw, p + pos, (unsigned) (idx - done));
+
+			memcpy(out + idx * width, &v, width);	/* little-endian, as the block unpackers */
+			return LT_OK;
+		}
+		pos += pb;
+		done += LT_FL_BLOCK;
+	}
+	return LT_OK;
+}
+
 /* Whole blocks at one width, then a tail either packed (padded) or raw. */
 static lt_code
 fixed_ool_bp(const lt21_where *w, uint64_t t_bits, uint64_t bw, const uint8_t *p, uint64_t len,
@@ -732,6 +778,47 @@ mb_fixed_into(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *cons
 	return LT_OK;
 }
 
+/*
+ * A lone item (hi = lo + 1) of n fixed-width items appended to dst, for the encodings where one
+ * value can be found without the rest (flat, inline bitpacking): the n slots are appended, only
+ * slot lo is written.  *done false: another encoding, nothing appended (decode them all).
+ */
+static lt_code
+mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
+			 uint64_t n, uint64_t lo, lt_array *dst, bool *done, lt_error *err)
+{
+	unsigned	width = (unsigned) lt21_leaf_width(dst->field);
+	uint64_t	bits;
+	uint8_t    *out;
+
+	*done = false;
+	if (width == 0 || nbuf != 1 || lo >= n)
+		return LT_OK;
+	if (enc_case(e) == ENC_FLAT)
+	{
+		LT_TRY(flat_bits(w, e, &bits, err));
+		if (bits != (uint64_t) width * 8)
+			return LT_OK;		/* bool bitmaps and bad widths: the whole decode says */
+		if (n * width > bl[0])
+			return LT21_CORRUPT(w, err, "flat buffer of %llu bytes holds fewer than %llu values of %u bytes",
+								(unsigned long long) bl[0], (unsigned long long) n, width);
+	}
+	else if (enc_case(e) != ENC_INLINE_BP || e->inline_bitpacking->values)
+		return LT_OK;
+	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+	out = dst->values + dst->length * width;
+	if (enc_case(e) == ENC_FLAT)
+		memcpy(out + lo * width, bp[0] + lo * width, width);
+	else
+		LT_TRY(fixed_inline_bp_one(w, e->inline_bitpacking->uncompressed_bits_per_value, bp[0], bl[0], n,
+								   width, lo, out, err));
+	if (dst->validity)
+		memset(dst->validity + dst->length, 1, n);
+	dst->length += (int64_t) n;
+	*done = true;
+	return LT_OK;
+}
+
 /* FSL values: [validity bitmap of each layer that has one] then the items. */
 static lt_code
 mb_fsl(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
@@ -909,6 +996,14 @@ lt21_mb_decode_values_span(const lt21_where *w, const enc_t *enc, int nbuf, cons
 		return mb_fsl(w, enc, nbuf, bp, bl, n, dst, 0, err);
 	if (t == LT_TYPE_STRUCT)
 		return mb_packed(w, enc, nbuf, bp, bl, n, dst, err);
+	if (hi == lo + 1 && n > 1)
+	{
+		bool		done;
+
+		LT_TRY(mb_fixed_one(w, enc, nbuf, bp, bl, n, lo, dst, &done, err));
+		if (done)
+			return LT_OK;
+	}
 	return mb_fixed_into(w, enc, nbuf, bp, bl, n, dst, err);
 }
 

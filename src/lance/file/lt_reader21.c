@@ -518,7 +518,11 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool stre
 		return LT_OK;
 	for (int i = 0; i < nb; i++)
 		bytes += page->buffer_sizes[i] > rd->window_min ? rd->window_min : page->buffer_sizes[i];
-	if (!stream && (bytes < rd->window_min || nb < 1))
+	/*
+	 * A small page is read whole (one request), unless few of its rows are wanted: decoding a whole
+	 * page (an RLE page of a million dates) for one row costs more than the window's chunk.
+	 */
+	if (!stream && ((bytes < rd->window_min && (r1 - r0) * 64 > rows) || nb < 1))
 		return LT_OK;
 	if (stream && (nb < 1 || nb > 64 || (nb >= 2 && page->buffer_sizes[1] > 0) ||
 				   page->buffer_sizes[0] < 8 * STREAM_SLICE_BYTES))

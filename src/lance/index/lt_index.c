@@ -211,6 +211,7 @@ seg_free(lt_seg_reader *s)
 	lt_rowaddr_set_free(s->frags);
 	lt_field_reader_free(s->values_r);
 	lt_free(s->page_layout);
+	lt_free(s->page_key);
 	lt_field_reader_free(s->ids_r);
 	lt_field_reader_free(s->bitmaps_r);
 	lt_array_free(s->page_min);

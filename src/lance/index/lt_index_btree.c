@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "index/lt_btree_pages.h"
 #include "util/lt_alloc.h"
 #include "util/lt_sort.h"
 
@@ -99,6 +100,10 @@ lt_btree_open(lt_index_reader *r, lt_seg_reader *s, lt_error *err)
 	/* lookups read a few pages each: only those pages' chunks, not the file's big pages */
 	s->values_r->independent_reads = true;
 	s->ids_r->independent_reads = true;
+	/* the file's identity for the page cache: where it is (store and path) and its size */
+	if (!(s->page_key = lt_asprintf("%s\x1f%s\x1f%llu", r->ds->store->root ? r->ds->store->root : "",
+									lt_index_file_path(s->data), (unsigned long long) s->data->f->size)))
+		return lt_nomem(err);
 	return LT_OK;
 }
 
@@ -188,49 +193,105 @@ get_point_keys(const lt_filter *keyf, const lt_field *f, point_keys *pk, lt_erro
 	return LT_OK;
 }
 
-/*
- * The positions of pk's values among the page's keys (sorted, nulls first), ascending; false when
- * the page is not laid out that way (then the filter decides, key by key).
- */
-static bool
-search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, uint32_t *sel, int64_t *nsel)
+/* The positions (slots + base) of pk's values among n ascending keys, appended to sel. */
+static void
+search_sorted(const point_keys *pk, const int64_t *keys, int64_t n, int64_t base, uint32_t *sel, int64_t *nsel)
 {
-	int64_t		n = vals->length,
-				nulls = vals->null_count;
-
-	*nsel = 0;
-	/* *layout: what an earlier lookup found of this page (0: not known yet) */
-	if (*layout == 2)
-		return false;
-	if (*layout == 0)
-	{
-		*layout = 2;
-		for (int64_t i = 0; i < n; i++)
-			if (lt_array_is_valid(vals, i) != (i >= nulls))
-				return false;
-		for (int64_t i = nulls + 1; i < n; i++)
-			if (lt_array_int64(vals, i - 1) > lt_array_int64(vals, i))
-				return false;
-		*layout = 1;
-	}
 	for (int k = 0; k < pk->n; k++)
 	{
-		int64_t		lo = nulls,
+		int64_t		lo = 0,
 					hi = n;
 
 		while (lo < hi)
 		{
 			int64_t		mid = lo + (hi - lo) / 2;
 
-			if (lt_array_int64(vals, mid) < pk->v[k])
+			if (keys[mid] < pk->v[k])
 				lo = mid + 1;
 			else
 				hi = mid;
 		}
-		for (; lo < n && lt_array_int64(vals, lo) == pk->v[k]; lo++)
-			sel[(*nsel)++] = (uint32_t) lo;
+		for (; lo < n && keys[lo] == pk->v[k]; lo++)
+			sel[(*nsel)++] = (uint32_t) (lo + base);
 	}
+}
+
+/*
+ * Whether the page's keys are laid out sorted with nulls first; then keys[0 .. n - nulls) holds the
+ * non-null keys widened to int64 (keys has room for n).
+ */
+static bool
+page_sorted(const lt_array *vals, bool known, int64_t *keys)
+{
+	int64_t		n = vals->length,
+				nulls = vals->null_count;
+
+	if (nulls > 0 && !known)
+	{
+		if (!vals->validity)
+			return false;
+		for (int64_t i = 0; i < n; i++)
+			if ((vals->validity[i] != 0) != (i >= nulls))
+				return false;
+	}
+	lt_array_int64s(vals, n, keys);
+	if (nulls > 0)
+		memmove(keys, keys + nulls, (size_t) (n - nulls) * sizeof(int64_t));
+	for (int64_t i = 1; !known && i < n - nulls; i++)
+		if (keys[i - 1] > keys[i])
+			return false;
 	return true;
+}
+
+/*
+ * The positions of pk's values among the page's keys (sorted, nulls first), ascending; false when
+ * the page is not laid out that way (then the filter decides, key by key).
+ */
+static bool
+search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, uint32_t *sel, int64_t *nsel,
+				  const char *cache_key, uint64_t page_no)
+{
+	int64_t		n = vals->length,
+				nulls = vals->null_count;
+	int64_t    *keys;
+	bool		sorted;
+
+	*nsel = 0;
+	/* *layout: what an earlier lookup of this reader found of this page (0: not known yet, 1: sorted) */
+	if (*layout == 2)
+		return false;
+	if (!(keys = lt_malloc((size_t) (n > 0 ? n : 1) * sizeof(int64_t))))
+		return false;			/* the filter decides */
+	sorted = page_sorted(vals, *layout == 1, keys);
+	*layout = sorted ? 1 : 2;
+	/* kept for the next lookup of this page (whichever version of the dataset it reads) */
+	if (cache_key)
+		lt_btree_pages_put(cache_key, page_no, n, nulls, sorted, keys);
+	if (sorted)
+		search_sorted(pk, keys, n - nulls, nulls, sel, nsel);
+	lt_free(keys);
+	return sorted;
+}
+
+/* Add the ids of page_data rows start + sel[0 .. nsel) (ascending) to acc, reading the span they cover. */
+static lt_code
+add_ids(lt_seg_reader *s, uint64_t start, const uint32_t *sel, int64_t nsel, lt_rowaddr_set *acc, lt_error *err)
+{
+	lt_array   *ids = NULL;
+	uint64_t	lo = sel[0],
+				span = (uint64_t) sel[nsel - 1] - lo + 1;
+	lt_code		rc;
+
+	rc = lt_array_new(s->ids_f, &ids, err);
+	if (rc == LT_OK)
+		rc = lt_field_reader_read(s->ids_r, start + lo, span, ids, err);
+	if (rc == LT_OK && (ids->length != (int64_t) span || ids->null_count))
+		rc = lt_corrupt(err, "%s: row ids [%llu, %llu) do not decode", lt_index_file_path(s->data),
+						(unsigned long long) (start + lo), (unsigned long long) (start + lo + span));
+	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
+		rc = lt_rowaddr_set_add(acc, ((const uint64_t *) ids->values)[sel[k] - lo], err);
+	lt_array_free(ids);
+	return rc;
 }
 
 /* Read page_data rows [start, start + n), evaluate the key filter, add the matching ids. */
@@ -238,63 +299,65 @@ static lt_code
 scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t start, uint64_t n,
 		  lt_rowaddr_set *acc, lt_error *err)
 {
-	lt_array   *vals = NULL,
-			   *ids = NULL;
+	lt_array   *vals = NULL;
 	uint32_t   *sel = NULL;
 	int64_t		nsel = 0;
 	bool		searched = false;
-	lt_code		rc;
+	lt_code		rc = LT_OK;
 	lt_array   *cols[1];
+	uint64_t	page_no = start / s->batch_size;
+	bool		whole_page = start % s->batch_size == 0 &&
+		(n == s->batch_size || start + n == lt_index_file_rows(s->data));
+	const lt_btree_page *cached = NULL;
 
-	rc = lt_array_new(s->values_f, &vals, err);
-	if (rc == LT_OK)
-		rc = lt_array_new(s->ids_f, &ids, err);
-	if (rc == LT_OK)
-		rc = lt_field_reader_read(s->values_r, start, n, vals, err);
-	if (rc == LT_OK && vals->length != (int64_t) n)
-		rc = lt_corrupt(err, "%s: rows [%llu, %llu) do not decode", lt_index_file_path(s->data),
-						(unsigned long long) start, (unsigned long long) (start + n));
-	if (rc == LT_OK && !(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
-		rc = lt_nomem(err);
-	if (rc == LT_OK && pk->v)
+	if (!(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
+		return lt_nomem(err);
+	/* one whole page, as a point lookup reads: decoded before (any version, any reader of the file)? */
+	if (pk->v && whole_page)
+		cached = lt_btree_pages_get(s->page_key, page_no);
+	if (cached && cached->n == (int64_t) n && cached->sorted)
+	{
+		search_sorted(pk, cached->keys, cached->n - cached->nulls, cached->nulls, sel, &nsel);
+		searched = true;
+	}
+	else
+	{
+		rc = lt_array_new(s->values_f, &vals, err);
+		if (rc == LT_OK)
+			rc = lt_field_reader_read(s->values_r, start, n, vals, err);
+		if (rc == LT_OK && vals->length != (int64_t) n)
+			rc = lt_corrupt(err, "%s: rows [%llu, %llu) do not decode", lt_index_file_path(s->data),
+							(unsigned long long) start, (unsigned long long) (start + n));
+	}
+	if (rc == LT_OK && !searched && pk->v && !(cached && !cached->sorted))
 	{
 		uint8_t		unknown = 0,
 				   *layout = &unknown;
 		uint64_t	pages = (lt_index_file_rows(s->data) + s->batch_size - 1) / s->batch_size;
 
-		/* one whole page (as a point lookup reads): its layout is remembered */
-		if (start % s->batch_size == 0 && (n == s->batch_size || start + n == lt_index_file_rows(s->data)))
+		/* a whole page's layout is remembered (and its keys kept in the page cache) */
+		if (whole_page)
 		{
 			if (!s->page_layout)
 				s->page_layout = lt_calloc(pages ? pages : 1, 1);
 			if (s->page_layout)
-				layout = &s->page_layout[start / s->batch_size];
+				layout = &s->page_layout[page_no];
 		}
-		searched = search_point_keys(pk, vals, layout, sel, &nsel);
+		searched = search_point_keys(pk, vals, layout, sel, &nsel, whole_page ? s->page_key : NULL, page_no);
 	}
 	if (rc == LT_OK && !searched)
 	{
 		cols[0] = vals;
+		nsel = 0;
 		rc = lt_filter_eval(keyf, cols, (int64_t) n, sel, &nsel, err);
 	}
 	/* the ids of the matching span only (a point lookup decodes one chunk of them, not the page) */
 	if (rc == LT_OK && nsel > 0)
-	{
-		uint64_t	lo = sel[0],
-					span = (uint64_t) sel[nsel - 1] - lo + 1;
-
-		rc = lt_field_reader_read(s->ids_r, start + lo, span, ids, err);
-		if (rc == LT_OK && (ids->length != (int64_t) span || ids->null_count))
-			rc = lt_corrupt(err, "%s: row ids [%llu, %llu) do not decode", lt_index_file_path(s->data),
-							(unsigned long long) (start + lo), (unsigned long long) (start + lo + span));
-		for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
-			rc = lt_rowaddr_set_add(acc, ((const uint64_t *) ids->values)[sel[k] - lo], err);
-	}
+		rc = add_ids(s, start, sel, nsel, acc, err);
 	if (rc != LT_OK && err && err->code == LT_EINVALID)
 		err->code = LT_ECORRUPT;	/* decoders say EINVALID for impossible page metadata */
 	lt_free(sel);
 	lt_array_free(vals);
-	lt_array_free(ids);
 	return rc;
 }
 

@@ -53,6 +53,7 @@ typedef struct lt_seg_reader
 	 * 1 sorted with nulls first, 2 not): the reader is kept across lookups, so a page is checked once.
 	 */
 	uint8_t    *page_layout;
+	char	   *page_key;		/* page_data.lance's key in the decoded-page cache (lt_btree_pages.h) */
 
 	/* bitmap, label_list */
 	lt_index_file *bm;

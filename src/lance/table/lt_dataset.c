@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/lt_alloc.h"
 #include "util/lt_bytes.h"
@@ -398,6 +399,77 @@ note_first_manifest(const lt_dirent *ent, void *arg)
  *  - other stores (local): the version hint, probed forward (latest_from_hint);
  *  - otherwise (V1 names on S3, no usable hint): every name, the highest wins.
  */
+/*
+ * The latest version found through the hint, remembered per dataset (store root and prefix) with the change
+ * time of _versions/ read before the probes: while _versions/ keeps that change time no manifest came or went,
+ * so a statement that resolves the latest version again needs one stat instead of the hint and the probes.
+ * File system clocks are coarse (a change in the same tick keeps the time), so only a change time older than
+ * LATEST_SETTLE_NS at the lookup is remembered: any later change then shows as a later time.
+ */
+#define LATEST_MEMO_SLOTS 16
+#define LATEST_SETTLE_NS ((int64_t) 2000000000)
+
+typedef struct latest_memo
+{
+	char		key[480];		/* root, '\x1f', prefix; "" = free */
+	int64_t		dir_change_ns;
+	uint64_t	version;
+	lt_naming	naming;
+	uint64_t	used;
+} latest_memo;
+
+static latest_memo memo[LATEST_MEMO_SLOTS];
+static uint64_t memo_clock;
+static int64_t settle_ns = LATEST_SETTLE_NS;
+
+void
+lt_dataset_latest_settle(int64_t ns)
+{
+	settle_ns = ns < 0 ? LATEST_SETTLE_NS : ns;
+	memset(memo, 0, sizeof(memo));
+}
+
+static bool
+memo_key(const lt_store *store, const char *prefix, char *key, size_t len)
+{
+	int			n = snprintf(key, len, "%s\x1f%s", store->root ? store->root : "", prefix);
+
+	return n > 0 && (size_t) n < len;
+}
+
+static latest_memo *
+memo_find(const char *key)
+{
+	for (int i = 0; i < LATEST_MEMO_SLOTS; i++)
+		if (memo[i].key[0] && strcmp(memo[i].key, key) == 0)
+			return &memo[i];
+	return NULL;
+}
+
+static void
+memo_put(const char *key, int64_t dir_change_ns, uint64_t version, lt_naming naming)
+{
+	latest_memo *m = memo_find(key);
+	struct timespec now;
+
+	if (!m)
+	{
+		m = &memo[0];
+		for (int i = 1; i < LATEST_MEMO_SLOTS; i++)
+			if (memo[i].used < m->used)
+				m = &memo[i];
+	}
+	m->key[0] = '\0';
+	if (clock_gettime(CLOCK_REALTIME, &now) != 0 ||
+		(int64_t) now.tv_sec * 1000000000 + now.tv_nsec - dir_change_ns < settle_ns)
+		return;					/* changed too recently to tell a next change by its time */
+	strcpy(m->key, key);
+	m->dir_change_ns = dir_change_ns;
+	m->version = version;
+	m->naming = naming;
+	m->used = ++memo_clock;
+}
+
 lt_code
 lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming,
 						  lt_error *err)
@@ -428,9 +500,36 @@ lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version
 	else
 	{
 		lt_code		rc = LT_OK;
+		char		key[sizeof(memo[0].key)];
+		char	   *dir = NULL;
+		lt_stat		dst;
+		lt_error	ignore;
+		int64_t		dir_ns = 0;
+		bool		keyed = memo_key(store, prefix, key, sizeof(key));
 
+		/* _versions/ unchanged since a settled lookup: the same answer */
+		if (keyed && (dir = prefixed(prefix, "_versions")) != NULL &&
+			lt_store_stat(store, dir, &dst, &ignore) == LT_OK && dst.is_dir && dst.change_ns)
+		{
+			latest_memo *m = memo_find(key);
+
+			dir_ns = dst.change_ns;
+			if (m && m->dir_change_ns == dir_ns)
+			{
+				lt_free(dir);
+				m->used = ++memo_clock;
+				*version = m->version;
+				*naming = m->naming;
+				return LT_OK;
+			}
+		}
+		lt_free(dir);
 		if (latest_from_hint(store, prefix, version, naming, &rc, err))
+		{
+			if (dir_ns)
+				memo_put(key, dir_ns, *version, *naming);
 			return LT_OK;
+		}
 		if (rc != LT_OK)
 			return rc;
 	}

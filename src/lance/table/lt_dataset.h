@@ -122,6 +122,13 @@ lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **ver
  */
 lt_code		lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version,
 									  lt_naming *naming, lt_error *err);
+/*
+ * lt_dataset_latest_version remembers, per dataset, the answer the version hint gave and the change time of
+ * _versions/; the next lookup with _versions/ unchanged answers from it after one stat.  Only change times
+ * older than 2 s are trusted (file system clocks are coarse); tests set another margin (ns; < 0: the default),
+ * which also forgets what was remembered.
+ */
+void		lt_dataset_latest_settle(int64_t ns);
 /* Resolve a tag (_refs/tags/<tag>.json) of main to its version; a tag of a branch is an error (LT_EUNSUPPORTED). */
 lt_code		lt_dataset_tag_version(lt_store *store, const char *prefix, const char *tag, uint64_t *version,
 								   lt_error *err);
