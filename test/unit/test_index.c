@@ -1779,6 +1779,107 @@ TEST(spilled_builds)
 	lt_store_close(mem);
 }
 
+/*
+ * The decoded btree page cache (lt_btree_pages.h): its bound and LRU order, lookups through it equal
+ * the scan, and a new version's new index files are pages of their own (never another file's).
+ */
+TEST(btree_page_cache)
+{
+	int64_t		keys[100];
+	lt_btree_pages_stats st0,
+				st;
+	size_t		one;
+	const lt_btree_page *pg;
+	int			nonempty = 0;
+	char		root[1024];
+	lt_store   *mem = NULL;
+
+	for (int i = 0; i < 100; i++)
+		keys[i] = i * 3;
+	/* no budget: nothing kept */
+	lt_btree_pages_configure(NULL, 0);
+	CHECK(lt_btree_pages_put("f", 0, 100, 0, true, keys) == NULL);
+	CHECK(lt_btree_pages_get("f", 0) == NULL);
+
+	/* the size of one page of 100 keys, then a budget of three */
+	lt_btree_pages_configure(NULL, 1 << 20);
+	CHECK(lt_btree_pages_put("a", 0, 100, 0, true, keys) != NULL);
+	lt_btree_pages_stats_get(&st);
+	one = st.bytes;
+	CHECK(one >= 100 * sizeof(int64_t));
+	lt_btree_pages_configure(NULL, 3 * one);
+	CHECK(lt_btree_pages_put("a", 1, 100, 0, true, keys) != NULL);
+	CHECK(lt_btree_pages_put("b", 0, 100, 0, true, keys) != NULL);	/* same page number, another file */
+	pg = lt_btree_pages_get("a", 0);	/* now the most recent: a/1 is the least */
+	CHECK(pg && pg->n == 100 && pg->sorted && pg->keys[99] == 297);
+	lt_btree_pages_stats_get(&st0);
+	CHECK(lt_btree_pages_put("c", 7, 100, 10, true, keys) != NULL);
+	lt_btree_pages_stats_get(&st);
+	CHECK(st.bytes <= st.budget);
+	CHECK_EQ_INT(st.pages, 3);
+	CHECK_EQ_INT(st.evictions, st0.evictions + 1);
+	CHECK(lt_btree_pages_get("a", 1) == NULL);
+	CHECK(lt_btree_pages_get("a", 0) != NULL);
+	CHECK(lt_btree_pages_get("b", 0) != NULL);
+	pg = lt_btree_pages_get("c", 7);
+	CHECK(pg && pg->nulls == 10 && pg->keys[0] == 0 && pg->keys[89] == 267);
+	/* an unsorted page is remembered as such, without keys; a page over the budget is not kept */
+	pg = lt_btree_pages_put("d", 0, 5000, 0, false, NULL);
+	CHECK(pg && !pg->sorted);
+	CHECK(lt_btree_pages_put("e", 0, 100000, 0, true, keys) == NULL || !"fits");
+	lt_btree_pages_stats_get(&st);
+	CHECK(st.bytes <= st.budget);
+	/* a smaller budget drops pages at once */
+	lt_btree_pages_configure(NULL, one);
+	lt_btree_pages_stats_get(&st);
+	CHECK(st.bytes <= one && st.pages <= 1);
+
+	/* lookups through the cache (one page fits, then all) agree with the scan, twice over */
+	for (int round = 0; round < 2; round++)
+	{
+		lt_btree_pages_configure(NULL, round == 0 ? 40000 : 8 << 20);
+		lt_btree_pages_stats_get(&st0);
+		for (int rep = 0; rep < 2; rep++)
+		{
+			random_lookups("id_idx", 150, &nonempty);
+			random_lookups("f_idx", 150, &nonempty);
+		}
+		lt_btree_pages_stats_get(&st);
+		CHECK(st.bytes <= st.budget);
+		CHECK(st.hits > st0.hits);	/* the second pass found pages */
+		if (round == 0)
+			CHECK(st.evictions > st0.evictions);
+	}
+	CHECK(nonempty > 200);
+
+	/* a new version with a new btree on the same column: its files are new keys, its answers right */
+	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
+	CHECK_OK(lt_store_mem_open(&mem, &err), err);
+	load_dir(mem, root, "");
+	{
+		lt_dataset *ds = latest(mem);
+
+		nonempty = 0;
+		if (ds)
+			random_lookups_in(ds, "id_idx", 100, true, &nonempty);
+		lt_btree_pages_stats_get(&st0);
+		CHECK_OK(build_commit(mem, "id", LT_INDEX_BTREE, "id_new", 0), err);
+		lt_dataset_close(ds);
+		ds = latest(mem);
+		if (ds)
+		{
+			random_lookups_in(ds, "id_new", 100, true, &nonempty);
+			lt_btree_pages_stats_get(&st);
+			CHECK(st.misses > st0.misses);	/* the new index's pages were decoded, not found */
+			random_lookups_in(ds, "id_idx", 100, true, &nonempty);
+		}
+		CHECK(nonempty > 100);
+		lt_dataset_close(ds);
+	}
+	lt_store_close(mem);
+	lt_btree_pages_configure(NULL, 0);
+}
+
 /* --- Lance's optimize: a segment merged from an index's entries and the unindexed fragments' rows ------ */
 
 static uint64_t read_total;
@@ -2000,105 +2101,6 @@ TEST(merged_builds)
 		lt_dataset_close(ds);
 	}
 	lt_store_close(mem);
-/*
- * The decoded btree page cache (lt_btree_pages.h): its bound and LRU order, lookups through it equal
- * the scan, and a new version's new index files are pages of their own (never another file's).
- */
-TEST(btree_page_cache)
-{
-	int64_t		keys[100];
-	lt_btree_pages_stats st0,
-				st;
-	size_t		one;
-	const lt_btree_page *pg;
-	int			nonempty = 0;
-	char		root[1024];
-	lt_store   *mem = NULL;
-
-	for (int i = 0; i < 100; i++)
-		keys[i] = i * 3;
-	/* no budget: nothing kept */
-	lt_btree_pages_configure(NULL, 0);
-	CHECK(lt_btree_pages_put("f", 0, 100, 0, true, keys) == NULL);
-	CHECK(lt_btree_pages_get("f", 0) == NULL);
-
-	/* the size of one page of 100 keys, then a budget of three */
-	lt_btree_pages_configure(NULL, 1 << 20);
-	CHECK(lt_btree_pages_put("a", 0, 100, 0, true, keys) != NULL);
-	lt_btree_pages_stats_get(&st);
-	one = st.bytes;
-	CHECK(one >= 100 * sizeof(int64_t));
-	lt_btree_pages_configure(NULL, 3 * one);
-	CHECK(lt_btree_pages_put("a", 1, 100, 0, true, keys) != NULL);
-	CHECK(lt_btree_pages_put("b", 0, 100, 0, true, keys) != NULL);	/* same page number, another file */
-	pg = lt_btree_pages_get("a", 0);	/* now the most recent: a/1 is the least */
-	CHECK(pg && pg->n == 100 && pg->sorted && pg->keys[99] == 297);
-	lt_btree_pages_stats_get(&st0);
-	CHECK(lt_btree_pages_put("c", 7, 100, 10, true, keys) != NULL);
-	lt_btree_pages_stats_get(&st);
-	CHECK(st.bytes <= st.budget);
-	CHECK_EQ_INT(st.pages, 3);
-	CHECK_EQ_INT(st.evictions, st0.evictions + 1);
-	CHECK(lt_btree_pages_get("a", 1) == NULL);
-	CHECK(lt_btree_pages_get("a", 0) != NULL);
-	CHECK(lt_btree_pages_get("b", 0) != NULL);
-	pg = lt_btree_pages_get("c", 7);
-	CHECK(pg && pg->nulls == 10 && pg->keys[0] == 0 && pg->keys[89] == 267);
-	/* an unsorted page is remembered as such, without keys; a page over the budget is not kept */
-	pg = lt_btree_pages_put("d", 0, 5000, 0, false, NULL);
-	CHECK(pg && !pg->sorted);
-	CHECK(lt_btree_pages_put("e", 0, 100000, 0, true, keys) == NULL || !"fits");
-	lt_btree_pages_stats_get(&st);
-	CHECK(st.bytes <= st.budget);
-	/* a smaller budget drops pages at once */
-	lt_btree_pages_configure(NULL, one);
-	lt_btree_pages_stats_get(&st);
-	CHECK(st.bytes <= one && st.pages <= 1);
-
-	/* lookups through the cache (one page fits, then all) agree with the scan, twice over */
-	for (int round = 0; round < 2; round++)
-	{
-		lt_btree_pages_configure(NULL, round == 0 ? 40000 : 8 << 20);
-		lt_btree_pages_stats_get(&st0);
-		for (int rep = 0; rep < 2; rep++)
-		{
-			random_lookups("id_idx", 150, &nonempty);
-			random_lookups("f_idx", 150, &nonempty);
-		}
-		lt_btree_pages_stats_get(&st);
-		CHECK(st.bytes <= st.budget);
-		CHECK(st.hits > st0.hits);	/* the second pass found pages */
-		if (round == 0)
-			CHECK(st.evictions > st0.evictions);
-	}
-	CHECK(nonempty > 200);
-
-	/* a new version with a new btree on the same column: its files are new keys, its answers right */
-	snprintf(root, sizeof(root), "%s/indexed", unit_data_dir());
-	CHECK_OK(lt_store_mem_open(&mem, &err), err);
-	load_dir(mem, root, "");
-	{
-		lt_dataset *ds = latest(mem);
-
-		nonempty = 0;
-		if (ds)
-			random_lookups_in(ds, "id_idx", 100, true, &nonempty);
-		lt_btree_pages_stats_get(&st0);
-		CHECK_OK(build_commit(mem, "id", LT_INDEX_BTREE, "id_new", 0), err);
-		lt_dataset_close(ds);
-		ds = latest(mem);
-		if (ds)
-		{
-			random_lookups_in(ds, "id_new", 100, true, &nonempty);
-			lt_btree_pages_stats_get(&st);
-			CHECK(st.misses > st0.misses);	/* the new index's pages were decoded, not found */
-			random_lookups_in(ds, "id_idx", 100, true, &nonempty);
-		}
-		CHECK(nonempty > 100);
-		lt_dataset_close(ds);
-	}
-	lt_store_close(mem);
-	lt_btree_pages_configure(NULL, 0);
 }
 
 int
