@@ -27,9 +27,11 @@ LANGUAGE C VOLATILE;
 
 -- ---- idxscan: scalar indexes -------------------------------------------------------------------
 -- the dataset's indexes at the version a query would read: name, indexed columns, kind (btree, bitmap,
--- label_list, zonemap, or unknown for kinds lt_fdw does not use), fragments covered and not covered
+-- label_list, zonemap, or unknown for kinds lt_fdw does not use), fragments covered and not covered, and the
+-- live rows of those not covered (what lt_optimize_indexes would bring in)
 CREATE FUNCTION lt_indexes(target regclass, OUT name text, OUT columns text[], OUT kind text,
-                           OUT covered_fragments bigint[], OUT unindexed_fragments bigint[])
+                           OUT covered_fragments bigint[], OUT unindexed_fragments bigint[],
+                           OUT unindexed_rows bigint)
 RETURNS SETOF record
 AS 'MODULE_PATHNAME'
 LANGUAGE C STRICT VOLATILE;
@@ -155,7 +157,7 @@ COMMENT ON FUNCTION lt_fdw_validator(text[], oid) IS
 COMMENT ON FUNCTION lt_last_analyze() IS
   'what the last ANALYZE of an lt_fdw table in this session sampled and read (needs SELECT on that table)';
 COMMENT ON FUNCTION lt_indexes(regclass) IS
-  'the indexes of the table''s dataset at the version a query would read: kind, columns, fragments covered and not (needs SELECT)';
+  'the indexes of the table''s dataset at the version a query would read: kind, columns, fragments covered and not, unindexed rows (needs SELECT)';
 COMMENT ON FUNCTION lt_insert_overwrite(regclass, text, text, boolean) IS
   'replaces the rows matching predicate with the rows of query, as one Lance version at COMMIT (needs INSERT, DELETE and SELECT on the predicate''s columns)';
 COMMENT ON FUNCTION lt_create_index(regclass, text, text, text) IS

@@ -425,7 +425,7 @@ SELECT index_name FROM lt_create_index('tx', 'id', 'btree');
 SELECT index_name FROM lt_create_index('tx', 'k', 'bitmap');
 SELECT index_name FROM lt_create_index('tx', 'tags', 'label_list');
 INSERT INTO tx SELECT g, g % 5, ARRAY['t9'] FROM generate_series(3001, 3100) g;
-SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed, unindexed_rows FROM lt_indexes('tx') ORDER BY name;
 -- optimize: the indexes with unindexed fragments, rebuilt under their names at COMMIT
 BEGIN;
 SELECT lt_optimize_indexes('tx', 'k_idx') AS rebuilt;
@@ -433,7 +433,7 @@ SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx')
 COMMIT;
 SELECT name, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
 SELECT lt_optimize_indexes('tx') AS rebuilt;
-SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tx') ORDER BY name;
+SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed, unindexed_rows FROM lt_indexes('tx') ORDER BY name;
 SELECT lt_optimize_indexes('tx') AS nothing_to_do;
 SELECT count(*), sum(id) FROM tx WHERE id > 3050;
 SELECT count(*) FROM tx WHERE tags && ARRAY['t9'];
@@ -468,6 +468,7 @@ DELETE FROM tm WHERE id % 13 = 0;
 INSERT INTO tm SELECT g, g % 7, ARRAY['t9', 't' || (g % 3)], g * 0.5 FROM generate_series(2501, 2800) g;
 INSERT INTO tm VALUES (2801, NULL, NULL, NULL), (2802, 3, ARRAY[]::text[], -1.5);
 SELECT unindexed_rows, unindexed_rows_by_index FROM lt_table_stats('tm');
+SELECT name, unindexed_rows FROM lt_indexes('tm') ORDER BY name;
 SELECT lt_optimize_indexes('tm') AS merged;
 SELECT name, cardinality(covered_fragments) AS covered, cardinality(unindexed_fragments) AS unindexed FROM lt_indexes('tm') ORDER BY name;
 SELECT unindexed_rows, unindexed_rows_by_index FROM lt_table_stats('tm');

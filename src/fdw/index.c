@@ -652,8 +652,9 @@ lt_indexes(PG_FUNCTION_ARGS)
 	for (size_t i = 0; i < l->n; i++)
 	{
 		const lt_index *ix = &l->items[i];
-		Datum		values[5];
-		bool		nulls[5] = {0};
+		Datum		values[6];
+		bool		nulls[6] = {0};
+		uint64		unindexed_rows = 0;
 		Datum	   *cols = palloc(sizeof(Datum) * Max(ix->n_fields, 1));
 
 		for (int k = 0; k < ix->n_fields; k++)
@@ -667,6 +668,14 @@ lt_indexes(PG_FUNCTION_ARGS)
 		values[2] = CStringGetTextDatum(vector_kind(e->ds, ix));
 		values[3] = id_array(ix->covered, ix->n_covered);
 		values[4] = id_array(ix->unindexed, ix->n_unindexed);
+		for (size_t k = 0; k < ix->n_unindexed; k++)
+		{
+			const struct Lt__Pb__DataFragment *f = lt_dataset_fragment(e->ds, ix->unindexed[k]);
+
+			if (f)
+				unindexed_rows += lt_fragment_live_rows(f);
+		}
+		values[5] = Int64GetDatum((int64) unindexed_rows);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	lt_alloc_target(old);
