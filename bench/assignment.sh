@@ -11,7 +11,9 @@
 # emb_ok too (UPDATE SET emb = emb, emb_ok = true); then both clear the flag of those rows again (A: SET
 # emb_assigned = false, which changes the state in place; B: SET emb_ok = false, which rewrites the rows).
 # Measured:
-#   - bytes the sparse update and the sparse invalidation wrote (new files in the dataset directory);
+#   - bytes the sparse update and the sparse invalidation wrote (new files in the dataset directory; B's bitmap
+#     index maintained after each by lt_optimize_indexes), and what tracking adds to the update: the bytes
+#     beyond a third copy C's, which writes the same rows (UPDATE SET emb = emb) and tracks nothing;
 #   - the metadata of the newest version: the manifest, plus A's assignment root and bitmaps it names,
 #     B's index files;
 #   - planning and execution time (EXPLAIN ANALYZE's, best of REPEAT) and the bytes / read requests the store
@@ -66,6 +68,7 @@ LAKE=$TMP/lake
 mkdir -p "$LAKE"
 cp -R "$BASE" "$LAKE/a.lance"
 cp -R "$BASE" "$LAKE/b.lance"
+cp -R "$BASE" "$LAKE/c.lance"
 chmod -R a+rwX "$LAKE"
 [ "$(id -u)" -eq 0 ] && chown -R "$LT_PG_OSUSER": "$LAKE"
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
@@ -77,16 +80,19 @@ CREATE SERVER bench FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$LAKE');
 CREATE FOREIGN TABLE a (id bigint, txt text, emb real[], emb_ok boolean, emb_assigned boolean OPTIONS (is_assigned 'emb'))
   SERVER bench OPTIONS (path 'a.lance');
 CREATE FOREIGN TABLE b (id bigint, txt text, emb real[], emb_ok boolean) SERVER bench OPTIONS (path 'b.lance');
+CREATE FOREIGN TABLE c (id bigint, txt text, emb real[], emb_ok boolean) SERVER bench OPTIONS (path 'c.lance');
 SELECT lt_track_assignment('a', 'emb', 'unassigned');
 SELECT * FROM lt_create_index('b', 'emb_ok', 'bitmap');
 SQL
-a0=$(bytes "$LAKE/a.lance") b0=$(bytes "$LAKE/b.lance")
+a0=$(bytes "$LAKE/a.lance") b0=$(bytes "$LAKE/b.lance") c0=$(bytes "$LAKE/c.lance")
 log "sparse update of 0.1% of the rows ..."
 "${PSQL[@]}" >>"$OUT/setup.log" <<SQL
 UPDATE a SET emb = emb WHERE id % 1000 = 0;
 UPDATE b SET emb = emb, emb_ok = true WHERE id % 1000 = 0;
+SELECT lt_optimize_indexes('b');	-- the bitmap index maintained: the moved rows merged into it
+UPDATE c SET emb = emb WHERE id % 1000 = 0;	-- C: the same rows written, nothing tracked (the data's own bytes)
 SQL
-a1=$(bytes "$LAKE/a.lance") b1=$(bytes "$LAKE/b.lance")
+a1=$(bytes "$LAKE/a.lance") b1=$(bytes "$LAKE/b.lance") c1=$(bytes "$LAKE/c.lance")
 
 # the newest version's metadata: manifest + what it names (A: _assignment files; B: _indices)
 latest() { ls -t "$1"/_versions/*.manifest | head -n 1; }
@@ -125,10 +131,14 @@ log "sparse invalidation of 0.1% of the rows ..."
 "${PSQL[@]}" >>"$OUT/setup.log" <<SQL
 UPDATE a SET emb_assigned = false WHERE id % 1000 = 0;
 UPDATE b SET emb_ok = false WHERE id % 1000 = 0;
+SELECT lt_optimize_indexes('b');
 SQL
 a2=$(bytes "$LAKE/a.lance") b2=$(bytes "$LAKE/b.lance")
 printf '\n%-40s %14s %14s %8s\n' "" A B "A/B"
 printf '%-40s %14s %14s %8s\n' "bytes written by the sparse update" $((a1 - a0)) $((b1 - b0)) "$(awk "BEGIN{printf \"%.3f\", $((a1 - a0)) / $((b1 - b0))}")"
+# what tracking adds to the update: its bytes beyond C's, which wrote the same rows and tracked nothing
+printf '%-40s %14s %14s %8s\n' "  of which tracking (beyond C's $((c1 - c0)))" $((a1 - a0 - (c1 - c0))) $((b1 - b0 - (c1 - c0))) \
+	"$(awk "BEGIN{d = $((b1 - b0 - (c1 - c0))); printf \"%.3f\", d ? $((a1 - a0 - (c1 - c0))) / d : 0}")"
 printf '%-40s %14s %14s %8s\n' "bytes written by the sparse invalidation" $((a2 - a1)) $((b2 - b1)) "$(awk "BEGIN{printf \"%.3f\", $((a2 - a1)) / $((b2 - b1))}")"
 printf '%-40s %14s %14s\n' "newest manifest bytes" "$ma" "$mb"
 printf '%-40s %14s %14s\n' "assignment files / index files bytes" "$sa" "$sb"
