@@ -250,7 +250,7 @@ assign_masked(LtScanState *st, size_t i, const lt_frag_plan *fp, FragMask *m, Me
 	const uint32 *offsets = selected ? fp->offsets : NULL;
 	uint64		n = selected ? fp->n_offsets : 0;
 
-	if (!ltfdw_assign_narrow(st, st->entry->ds->fragments[i], 0, 0, &offsets, &n))
+	if (!lt_assign_mask_narrow(&st->amask, st->entry->ds->fragments[i], st->lib_cxt, 0, 0, &offsets, &n))
 		m->n = 0;
 	else if (offsets != (selected ? fp->offsets : NULL))
 		mask_scan(st, i, offsets, n, m, cxt);
@@ -282,7 +282,7 @@ build_mask(LtAnnState *as, LtScanState *st)
 		m->fragment_id = id;
 		if (fp && fp->verdict == LT_FRAG_PRUNED)
 			m->n = 0;
-		else if (st->n_amask > 0 && assign_masked(st, i, fp, m, as->mask_cxt))
+		else if (st->amask.n > 0 && assign_masked(st, i, fp, m, as->mask_cxt))
 			;
 		else if (fp && fp->verdict == LT_FRAG_ROWS)
 		{

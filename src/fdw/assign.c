@@ -24,6 +24,7 @@
 #include "assign.h"
 #include "store.h"
 #include "assignment/lt_assignment.h"
+#include "table/lt_scan.h"
 #include "txn/lt_txn.h"
 #include "proto/lt_table.pb-c.h"
 
@@ -502,4 +503,100 @@ lt_assign_invalidated_fields(Relation rel, const lt_dataset *ds, CmdType op, int
 		(*out)[n++] = f->id;
 	}
 	return n;
+}
+
+/* ---- is_assigned quals as a row mask (scan.c, knn.c, ann.c) ---- */
+
+bool
+lt_assign_mask_selection(const LtAssignMask *m, const struct Lt__Pb__DataFragment *frag, MemoryContext cxt,
+						 lt_scan_options *so)
+{
+	roaring_bitmap_t *keep = NULL;	/* NULL: every row so far */
+	uint64		rows = frag->physical_rows;
+	bool		any = true;
+	lt_assign_kind *kinds = palloc(sizeof(lt_assign_kind) * m->n);
+	const roaring_bitmap_t **sets = palloc(sizeof(roaring_bitmap_t *) * m->n);
+
+	/* the states first: reading them may fail, and nothing of ours is allocated by CRoaring yet */
+	for (int i = 0; i < m->n; i++)
+		lt_assign_reader_fragment(m->readers[i], frag->id, &kinds[i], &sets[i]);
+	for (int i = 0; i < m->n && any; i++)
+	{
+		lt_assign_kind kind = kinds[i];
+		const roaring_bitmap_t *assigned = sets[i];
+		roaring_bitmap_t *part = NULL;
+
+		if (kind == LT_ASSIGN_ALL)
+			any = m->want[i];
+		else if (kind == LT_ASSIGN_NONE)
+			any = !m->want[i];
+		else
+		{
+			part = m->want[i] ? roaring_bitmap_copy(assigned) : roaring_bitmap_flip(assigned, 0, rows);
+			if (part == NULL)
+			{
+				if (keep)
+					roaring_bitmap_free(keep);
+				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+			}
+			if (keep)
+			{
+				roaring_bitmap_and_inplace(keep, part);
+				roaring_bitmap_free(part);
+			}
+			else
+				keep = part;
+		}
+	}
+	if (any && keep)
+	{
+		/* the selection so far (index offsets, a parallel unit's range, or every row), narrowed to keep */
+		roaring_bitmap_t *sel;
+
+		if (so->offsets)
+			sel = roaring_bitmap_of_ptr(so->n_offsets, so->offsets);
+		else
+			sel = roaring_bitmap_from_range(so->range_start, so->range_end ? so->range_end : rows, 1);
+		if (sel == NULL)
+		{
+			roaring_bitmap_free(keep);
+			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
+		}
+		roaring_bitmap_and_inplace(sel, keep);
+		if (!roaring_bitmap_is_empty(sel))
+		{
+			uint64		n = roaring_bitmap_get_cardinality(sel);
+			uint32	   *offs = MemoryContextAllocHuge(cxt, sizeof(uint32) * n);
+
+			roaring_bitmap_to_uint32_array(sel, offs);
+			so->offsets = offs;
+			so->n_offsets = n;
+		}
+		any = !roaring_bitmap_is_empty(sel);
+		roaring_bitmap_free(sel);
+	}
+	if (keep)
+		roaring_bitmap_free(keep);
+	pfree(kinds);
+	pfree(sets);
+	return any;
+}
+
+bool
+lt_assign_mask_narrow(const LtAssignMask *m, const struct Lt__Pb__DataFragment *frag, MemoryContext cxt,
+					  uint64 start, uint64 end, const uint32 **offsets, uint64 *n)
+{
+	lt_scan_options so = {0};
+
+	if (m->n == 0)
+		return true;
+	so.range_start = start;
+	so.range_end = end;
+	so.offsets = *offsets;
+	so.n_offsets = *offsets ? *n : 0;
+	if (!lt_assign_mask_selection(m, frag, cxt, &so))
+		return false;
+	*offsets = so.offsets;
+	*n = so.n_offsets;
+	return true;
 }

@@ -15,6 +15,7 @@
 #include "option.h"
 #include "xact.h"
 #include "assignment/lt_assignment.h"
+#include "table/lt_scan.h"
 
 /* xact.c's PRE_COMMIT hook: the pending lt_track_assignment calls of the dataset, one commit each. */
 extern void lt_assign_commit_tracks(LtXactTable *xt);
@@ -61,6 +62,28 @@ extern int	lt_assign_tracked_fields(const lt_dataset *ds, int32 **out);
 
 /* GUC lt_fdw.invalidate_fields (_PG_init). */
 extern void lt_assign_init(void);
+
+/* A scan's is_assigned quals (top-level col / NOT col conjuncts): an exact row mask per fragment. */
+typedef struct LtAssignMask
+{
+	int			n;
+	LtAssignReader **readers;
+	bool	   *want;			/* the column (true) or NOT the column */
+} LtAssignMask;
+
+/*
+ * Narrow a fragment's selection (so: every row, a range, or offsets) to the rows the mask keeps; false when
+ * none is left.  The offsets are allocated in cxt (the caller's per-fragment memory).
+ */
+extern bool lt_assign_mask_selection(const LtAssignMask *m, const struct Lt__Pb__DataFragment *frag,
+									 MemoryContext cxt, lt_scan_options *so);
+/*
+ * The same for a vector search's prefilter (knn.c, ann.c): the rows among *offsets (NULL: the physical rows
+ * [start, end), end 0: to the fragment's end) the mask keeps; *offsets / *n narrowed where a partial state
+ * applies, unchanged where every row passes.
+ */
+extern bool lt_assign_mask_narrow(const LtAssignMask *m, const struct Lt__Pb__DataFragment *frag, MemoryContext cxt,
+								  uint64 start, uint64 end, const uint32 **offsets, uint64 *n);
 /*
  * The tracked fields lt_fdw.invalidate_fields names for a write (op) of rel: ids in *out, number returned;
  * ERROR for an unknown column or one whose field is not tracked.  0 for DELETE (which never changes the state).

@@ -60,12 +60,12 @@ ltExplainForeignScan(ForeignScanState *node, ExplainState *es)
 	ltfdw_index_explain(st->index, es);
 	if (st->knn)
 		ltfdw_knn_explain(st->knn, es);
-	if (st->n_amask > 0)
-		ExplainPropertyInteger("Assignment Masks", NULL, st->n_amask, es);
+	if (st->amask.n > 0)
+		ExplainPropertyInteger("Assignment Masks", NULL, st->amask.n, es);
 	if (es->analyze)
 	{
 		ExplainPropertyUInteger("Fragments Scanned", NULL, st->fragments_scanned, es);
-		if (st->n_amask > 0)
+		if (st->amask.n > 0)
 			ExplainPropertyUInteger("Fragments Skipped by Assignment", NULL, st->fragments_masked, es);
 		ExplainPropertyUInteger("Rows Removed by Deletion Vectors", NULL, st->rows_deleted, es);
 		if (st->filter && ltfdw_filter_text(st->filter))

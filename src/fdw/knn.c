@@ -523,7 +523,7 @@ rank_fragment(LtKnnState *ks, LtScanState *st, size_t i, uint64 start, uint64 en
 		else if (ks->rounds == 1 && start == 0)
 			st->rows_deleted += ds->fragments[i]->physical_rows - lt_fragment_live_rows(ds->fragments[i]);
 		/* the is_assigned quals narrow the rows before ranking: a prefilter, as the pushed filter */
-		if (!ltfdw_assign_narrow(st, ds->fragments[i], start, end, &offsets, &n_offsets))
+		if (!lt_assign_mask_narrow(&st->amask, ds->fragments[i], st->lib_cxt, start, end, &offsets, &n_offsets))
 			return;
 		old = lt_alloc_target(ks->lib_cxt);
 		{

@@ -473,26 +473,6 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 /* Rows of a parallel work unit: big fragments are split into ranges of this many physical rows. */
 #define LT_UNIT_ROWS ((uint64) 1024 * 1024)
 
-/* A unit of work: physical rows [start, end) of one fragment (end 0 = the whole fragment). */
-typedef struct LtScanUnit
-{
-	uint32		fragment;
-	uint64		start;
-	uint64		end;
-} LtScanUnit;
-
-/* Shared by the leader and the workers of a parallel scan (DSM). */
-typedef struct LtParallelState
-{
-	uint64		version;		/* the version the leader resolved: every process reads it */
-	pg_atomic_uint64 next_unit;
-	/* the workers' statistics, added as each one shuts down, for the leader's EXPLAIN ANALYZE */
-	pg_atomic_uint64 fragments_scanned;
-	pg_atomic_uint64 rows_deleted;
-	pg_atomic_uint64 rows_filtered;
-	pg_atomic_uint64 bytes_read;
-	pg_atomic_uint64 read_requests;
-} LtParallelState;
 
 /* Released with the executor's memory: unpin the dataset. */
 static void
@@ -788,19 +768,6 @@ build_units(LtScanState *st)
 	}
 }
 
-bool
-ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *start, uint64 *end)
-{
-	uint64		u = pg_atomic_fetch_add_u64(&st->pstate->next_unit, 1);
-
-	if (u >= (uint64) st->n_units)
-		return false;
-	*fragment = st->units[u].fragment;
-	*start = st->units[u].start;
-	*end = st->units[u].end;
-	return true;
-}
-
 /*
  * On a remote store, open the files of the next LT_PREFETCH_FRAGMENTS fragments to read (from fi on, the
  * index's pruned ones left out) in one round of requests instead of a round trip per fragment.  Their data files
@@ -874,119 +841,18 @@ assign_mask_setup(LtScanState *st, ForeignScan *fsplan)
 
 			if (col->attnum != var->varattno || col->kind != LT_COL_ASSIGNED || col->assign == NULL)
 				continue;
-			if (st->amask_reader == NULL)
+			if (st->amask.readers == NULL)
 			{
-				st->amask_reader = palloc(sizeof(LtAssignReader *) * list_length(fsplan->scan.plan.qual));
-				st->amask_want = palloc(sizeof(bool) * list_length(fsplan->scan.plan.qual));
+				st->amask.readers = palloc(sizeof(LtAssignReader *) * list_length(fsplan->scan.plan.qual));
+				st->amask.want = palloc(sizeof(bool) * list_length(fsplan->scan.plan.qual));
 			}
-			st->amask_reader[st->n_amask] = col->assign;
-			st->amask_want[st->n_amask++] = want;
+			st->amask.readers[st->amask.n] = col->assign;
+			st->amask.want[st->amask.n++] = want;
 		}
 	}
 }
 
-/*
- * Narrow the selection of the fragment's scanner (so: all rows, a range, or offsets) to the rows
- * the is_assigned quals keep; false when none is left.  Offsets live in lib_cxt (until the next fragment).
- */
-static bool
-assign_mask(LtScanState *st, const struct Lt__Pb__DataFragment *frag, lt_scan_options *so)
-{
-	roaring_bitmap_t *keep = NULL;	/* NULL: every row so far */
-	uint64		rows = frag->physical_rows;
-	bool		any = true;
-	lt_assign_kind *kinds = palloc(sizeof(lt_assign_kind) * st->n_amask);
-	const roaring_bitmap_t **sets = palloc(sizeof(roaring_bitmap_t *) * st->n_amask);
 
-	/* the states first: reading them may fail, and nothing of ours is allocated by CRoaring yet */
-	for (int i = 0; i < st->n_amask; i++)
-		lt_assign_reader_fragment(st->amask_reader[i], frag->id, &kinds[i], &sets[i]);
-	for (int i = 0; i < st->n_amask && any; i++)
-	{
-		lt_assign_kind kind = kinds[i];
-		const roaring_bitmap_t *assigned = sets[i];
-		roaring_bitmap_t *part = NULL;
-
-		if (kind == LT_ASSIGN_ALL)
-			any = st->amask_want[i];
-		else if (kind == LT_ASSIGN_NONE)
-			any = !st->amask_want[i];
-		else
-		{
-			part = st->amask_want[i] ? roaring_bitmap_copy(assigned) : roaring_bitmap_flip(assigned, 0, rows);
-			if (part == NULL)
-			{
-				if (keep)
-					roaring_bitmap_free(keep);
-				ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-			}
-			if (keep)
-			{
-				roaring_bitmap_and_inplace(keep, part);
-				roaring_bitmap_free(part);
-			}
-			else
-				keep = part;
-		}
-	}
-	if (any && keep)
-	{
-		/* the selection so far (index offsets, a parallel unit's range, or every row), narrowed to keep */
-		roaring_bitmap_t *sel;
-
-		if (so->offsets)
-			sel = roaring_bitmap_of_ptr(so->n_offsets, so->offsets);
-		else
-			sel = roaring_bitmap_from_range(so->range_start, so->range_end ? so->range_end : rows, 1);
-		if (sel == NULL)
-		{
-			roaring_bitmap_free(keep);
-			ereport(ERROR, (errcode(ERRCODE_OUT_OF_MEMORY), errmsg("out of memory")));
-		}
-		roaring_bitmap_and_inplace(sel, keep);
-		if (!roaring_bitmap_is_empty(sel))
-		{
-			uint64		n = roaring_bitmap_get_cardinality(sel);
-			uint32	   *offs = MemoryContextAllocHuge(st->lib_cxt, sizeof(uint32) * n);
-
-			roaring_bitmap_to_uint32_array(sel, offs);
-			so->offsets = offs;
-			so->n_offsets = n;
-		}
-		any = !roaring_bitmap_is_empty(sel);
-		roaring_bitmap_free(sel);
-	}
-	if (keep)
-		roaring_bitmap_free(keep);
-	pfree(kinds);
-	pfree(sets);
-	return any;
-}
-
-/*
- * The rows of fragment frag among *offsets (NULL: its physical rows [start, end), end 0: to its end) that
- * the scan's is_assigned quals keep, for the vector search's prefilter (knn.c, ann.c): false when none is
- * left, else *offsets / *n narrowed (in lib_cxt, within the range) where a partial state applies,
- * unchanged where every row passes.
- */
-bool
-ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, uint64 start, uint64 end,
-					const uint32 **offsets, uint64 *n)
-{
-	lt_scan_options so = {0};
-
-	if (st->n_amask == 0)
-		return true;
-	so.range_start = start;
-	so.range_end = end;
-	so.offsets = *offsets;
-	so.n_offsets = *offsets ? *n : 0;
-	if (!assign_mask(st, frag, &so))
-		return false;
-	*offsets = so.offsets;
-	*n = so.n_offsets;
-	return true;
-}
 
 /* Open the scanner of the next fragment; false at the end. */
 static bool
@@ -1044,7 +910,7 @@ next:
 		if (!lt_xact_is_view(st->entry))
 			so.file_cache = lt_dataset_file_cache(st->entry);
 	}
-	if (st->n_amask > 0 && !assign_mask(st, frag, &so))
+	if (st->amask.n > 0 && !lt_assign_mask_selection(&st->amask, frag, st->lib_cxt, &so))
 	{
 		/* no row of the fragment (or unit) passes the is_assigned quals: not opened */
 		st->fragments_masked++;

@@ -6,6 +6,7 @@
 #define LT_FDW_SCAN_H
 
 #include "access/parallel.h"
+#include "port/atomics.h"
 #include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
@@ -14,6 +15,7 @@
 #include "table/lt_dataset.h"
 #include "types/lt_schema.h"
 
+#include "assign.h"
 #include "convert.h"
 #include "dataset.h"
 #include "index.h"
@@ -86,6 +88,27 @@ extern void ltfdw_bind_blob_sources(const LtColumnBinding *b, lt_dataset *ds, co
 
 typedef struct LtKnnState LtKnnState;
 
+/* A unit of work: physical rows [start, end) of one fragment (end 0 = the whole fragment). */
+typedef struct LtScanUnit
+{
+	uint32		fragment;
+	uint64		start;
+	uint64		end;
+} LtScanUnit;
+
+/* Shared by the leader and the workers of a parallel scan (DSM). */
+typedef struct LtParallelState
+{
+	uint64		version;		/* the version the leader resolved: every process reads it */
+	pg_atomic_uint64 next_unit;
+	/* the workers' statistics, added as each one shuts down, for the leader's EXPLAIN ANALYZE */
+	pg_atomic_uint64 fragments_scanned;
+	pg_atomic_uint64 rows_deleted;
+	pg_atomic_uint64 rows_filtered;
+	pg_atomic_uint64 bytes_read;
+	pg_atomic_uint64 read_requests;
+} LtParallelState;
+
 typedef struct LtScanState
 {
 	Relation	rel;
@@ -149,10 +172,8 @@ typedef struct LtScanState
 	uint64		read_requests;
 	bool		stats_merged;	/* parallel: this process's share went to (or came from) DSM */
 
-	/* is_assigned quals as an exact row mask per fragment (assign_mask in scan.c) */
-	int			n_amask;
-	struct LtAssignReader **amask_reader;
-	bool	   *amask_want;		/* the column (true) or NOT the column */
+	/* is_assigned quals as an exact row mask per fragment (assign.c) */
+	LtAssignMask amask;
 	uint64		fragments_masked;	/* fragments (or units) no row of which passes: not opened */
 
 	/* ORDER BY col <op> q LIMIT k answered by the scan (knn.c), NULL for a plain scan */
@@ -165,11 +186,22 @@ typedef struct LtScanState
  * once): the fragment index and its physical rows [start, end) (end 0: to its end); false when all
  * are taken.
  */
-extern bool ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *start, uint64 *end);
+
+/* The next unit of a parallel scan this process claims (knn.c ranks by them too); false when none is left. */
+static inline bool
+ltfdw_scan_claim_unit(LtScanState *st, size_t *fragment, uint64 *start, uint64 *end)
+{
+	uint64		u = pg_atomic_fetch_add_u64(&st->pstate->next_unit, 1);
+
+	if (u >= (uint64) st->n_units)
+		return false;
+	*fragment = st->units[u].fragment;
+	*start = st->units[u].start;
+	*end = st->units[u].end;
+	return true;
+}
 
 extern size_t ltfdw_prefetch_fragments(struct lt_dataset *ds, LtScanIndex *index, size_t fi, int proven_cols,
 									   int other_cols, bool filter, MemoryContext cxt, const char *what);
-extern bool ltfdw_assign_narrow(LtScanState *st, const struct Lt__Pb__DataFragment *frag, uint64 start,
-								uint64 end, const uint32 **offsets, uint64 *n);
 
 #endif
