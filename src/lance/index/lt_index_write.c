@@ -332,6 +332,7 @@ typedef struct build
 	run_reader **heap;
 	int			n_readers, n_heap;
 	uint64_t	rows_total;		/* live rows of the fragments read (progress) */
+	uint64_t	rows_read;		/* of them read so far (a merge's old entries are not rows read) */
 	/* a merge that fell back to the data: the merged index's live fragments and the options' */
 	const Lt__Pb__DataFragment **own_frags;
 	size_t		n_own_frags;
@@ -391,7 +392,7 @@ static void
 report(const build *b, lt_index_build_step step)
 {
 	if (b->opts->progress)
-		b->opts->progress(b->opts->progress_arg, step, step == LT_INDEX_BUILD_READ ? b->out->rows : 0,
+		b->opts->progress(b->opts->progress_arg, step, step == LT_INDEX_BUILD_READ ? b->rows_read : 0,
 						  step == LT_INDEX_BUILD_READ ? b->rows_total : 0);
 }
 
@@ -531,6 +532,7 @@ gather_merged(build *b, lt_error *err)
 	lt_array_clear(b->values);
 	b->n_ids = 0;
 	b->out->rows = 0;
+	b->rows_read = 0;
 	if (b->null_lists)
 	{
 		lt_rowaddr_set_free(b->null_lists);
@@ -603,6 +605,7 @@ gather(build *b, lt_error *err)
 				}
 			}
 			b->out->rows += (uint64_t) bt->length;
+			b->rows_read += (uint64_t) bt->length;
 			report(b, LT_INDEX_BUILD_READ);
 			if (rc == LT_OK)
 				rc = check_memory(b, err);
@@ -1573,6 +1576,7 @@ write_zonemap(build *b, lt_error *err)
 					rc = zone_flush(&z, frag, err);
 			}
 			b->out->rows += (uint64_t) bt->length;
+			b->rows_read += (uint64_t) bt->length;
 			report(b, LT_INDEX_BUILD_READ);
 			if (rc == LT_OK)
 				rc = check_interrupt(b, err);
