@@ -843,6 +843,8 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 		goto done;
 	/* the first k, each row once */
 	n_out = res.n < k ? (uint32_t) res.n : k;
+	if ((rc = lt_ivf_seq_reserve(ix, n_out, err)) != LT_OK)
+		goto done;
 	for (uint32_t i = 0; i < n_out; i++)
 	{
 		uint64_t	id = pt->row_ids[res.v[i].id];
@@ -855,19 +857,6 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			continue;
 		if (ix->seq)
 		{
-			if (ix->seq->n == ix->seq->cap)
-			{
-				uint64_t	cap = 1024 + 2 * ix->seq->cap;
-				uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
-
-				if (ids2 == NULL)
-				{
-					rc = lt_nomem(err);
-					goto done;
-				}
-				ix->seq->ids = ids2;
-				ix->seq->cap = cap;
-			}
 			ix->seq->ids[ix->seq->n] = id;
 			lt_topk_push(topk, d, ix->seq->n++);
 		}

@@ -204,6 +204,22 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 }
 
 lt_code
+lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err)
+{
+	uint64_t	cap;
+	uint64_t   *ids;
+
+	if (ix->seq == NULL || ix->seq->n + n <= ix->seq->cap)
+		return LT_OK;
+	cap = 1024 + 2 * (ix->seq->n + n);
+	if ((ids = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap)) == NULL)
+		return lt_nomem(err);
+	ix->seq->ids = ids;
+	ix->seq->cap = cap;
+	return LT_OK;
+}
+
+lt_code
 lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err)
 {
 	lt_ivf	   *ix = lt_calloc(1, sizeof(lt_ivf));
@@ -585,19 +601,8 @@ search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_i
 		rc = lt_nomem(err);
 		goto done;
 	}
-	if (ix->seq && ix->seq->n + len > ix->seq->cap)
-	{
-		uint64_t	cap = 1024 + 2 * (ix->seq->n + len);
-		uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
-
-		if (ids2 == NULL)
-		{
-			rc = lt_nomem(err);
-			goto done;
-		}
-		ix->seq->ids = ids2;
-		ix->seq->cap = cap;
-	}
+	if ((rc = lt_ivf_seq_reserve(ix, len, err)) != LT_OK)
+		goto done;
 	lt_ivf_pq_table(ix, p, q);
 	pq_distances(ix, codes->children[0]->values, len, dist);
 	for (uint32_t r = 0; r < len; r++)

@@ -99,6 +99,8 @@ typedef struct lt_ivf_seq
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
+/* Room in ix->seq (when set) for the ids of n more rows offered to the top-k; LT_ENOMEM. */
+lt_code		lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err);
 void		lt_ivf_close(lt_ivf *ix);
 
 /* Whether the storage's scores are exact distances (IVF_FLAT), not approximations of them. */

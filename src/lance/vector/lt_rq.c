@@ -384,19 +384,8 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 			qn[i] = norm > 0 ? (float) (q[i] / norm) : q[i];
 		qq = qn;
 	}
-	if (ix->seq && ix->seq->n + len > ix->seq->cap)
-	{
-		uint64_t	cap = 1024 + 2 * (ix->seq->n + len);
-		uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
-
-		if (ids2 == NULL)
-		{
-			rc = lt_nomem(err);
-			goto done;
-		}
-		ix->seq->ids = ids2;
-		ix->seq->cap = cap;
-	}
+	if ((rc = lt_ivf_seq_reserve(ix, len, err)) != LT_OK)
+		goto done;
 
 	/* the rotated query, its table of partial sums per 4 coordinates, and the table quantized */
 	lt_rq_rotate(rq, qq, rq->rotated);

@@ -51,19 +51,8 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
 		goto done;
 	}
-	if (ix->seq && ix->seq->n + len > ix->seq->cap)
-	{
-		uint64_t	cap = 1024 + 2 * (ix->seq->n + len);
-		uint64_t   *ids2 = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap);
-
-		if (ids2 == NULL)
-		{
-			rc = lt_nomem(err);
-			goto done;
-		}
-		ix->seq->ids = ids2;
-		ix->seq->cap = cap;
-	}
+	if ((rc = lt_ivf_seq_reserve(ix, len, err)) != LT_OK)
+		goto done;
 	for (uint32_t r = 0; r < len; r++)
 	{
 		const uint8_t *c = codes->children[0]->values + (size_t) r * dim;
