@@ -116,10 +116,16 @@ valid_word_bits(uint64_t t)
 	return t == 8 || t == 16 || t == 32 || t == 64;
 }
 
-/* Blocks of [T bit_width][1024 values packed at bit_width], the last zero-padded. */
+/*
+ * Blocks of [T bit_width][1024 values packed at bit_width], the last zero-padded: every value into out, or
+ * with one != ALL_VALUES only value `one`, into out + one * width (the other slots left as they are; the
+ * block headers before it are walked and checked all the same, and only that value of its block unpacked).
+ */
+#define ALL_VALUES UINT64_MAX
+
 static lt_code
 fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t len, uint64_t n,
-				unsigned width, uint8_t *out, lt_error *err)
+				unsigned width, uint64_t one, uint8_t *out, lt_error *err)
 {
 	unsigned	tb = (unsigned) (t_bits / 8);
 	uint64_t	pos = 0;
@@ -146,7 +152,17 @@ fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t
 		if (pb > len - pos)
 			return LT21_CORRUPT(w, err, "bitpacked block at %llu needs %zu bytes, buffer has %llu",
 								(unsigned long long) pos, pb, (unsigned long long) (len - pos));
-		if (cnt == LT_FL_BLOCK)
+		if (one != ALL_VALUES)
+		{
+			if (one < done + LT_FL_BLOCK)
+			{
+				uint64_t	v = lt_fl_unpack_one((unsigned) t_bits, (unsigned) bw, p + pos, (unsigned) (one - done));
+
+				memcpy(out + one * width, &v, width);	/* little-endian, as the block unpackers */
+				return LT_OK;
+			}
+		}
+		else if (cnt == LT_FL_BLOCK)
 			lt_fl_unpack((unsigned) t_bits, (unsigned) bw, p + pos, out + done * width);
 		else
 		{
@@ -157,52 +173,6 @@ fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t
 		}
 		pos += pb;
 		done += cnt;
-	}
-	return LT_OK;
-}
-
-/*
- * Value idx of n inline-bitpacked values alone, into out + idx * width (the other slots are left as
- * they are): the block headers before it are walked and checked as fixed_inline_bp does, and only
- * that value of its 1024-value block is unpacked.
- */
-static lt_code
-fixed_inline_bp_one(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t len, uint64_t n,
-					unsigned width, uint64_t idx, uint8_t *out, lt_error *err)
-{
-	unsigned	tb = (unsigned) (t_bits / 8);
-	uint64_t	pos = 0;
-	uint64_t	done = 0;
-
-	if (!valid_word_bits(t_bits) || tb != width)
-		return LT21_CORRUPT(w, err, "inline bitpacking of %llu-bit words for %u-byte values",
-							(unsigned long long) t_bits, width);
-	while (done < n)
-	{
-		uint64_t	bw = 0;
-		size_t		pb;
-
-		if (tb > len - pos)
-			return LT21_CORRUPT(w, err, "bitpacked buffer of %llu bytes ends in a block header at %llu",
-								(unsigned long long) len, (unsigned long long) pos);
-		memcpy(&bw, p + pos, tb);
-		if (bw > t_bits)
-			return LT21_CORRUPT(w, err, "bit width %llu exceeds the %llu-bit word",
-								(unsigned long long) bw, (unsigned long long) t_bits);
-		pos += tb;
-		pb = lt_fl_packed_bytes((unsigned) bw);
-		if (pb > len - pos)
-			return LT21_CORRUPT(w, err, "bitpacked block at %llu needs %zu bytes, buffer has %llu",
-								(unsigned long long) pos, pb, (unsigned long long) (len - pos));
-		if (idx < done + LT_FL_BLOCK)
-		{
-			uint64_t	v = lt_fl_unpack_one((unsigned) t_bits, (unsigned) bw, p + pos, (unsigned) (idx - done));
-
-			memcpy(out + idx * width, &v, width);	/* little-endian, as the block unpackers */
-			return LT_OK;
-		}
-		pos += pb;
-		done += LT_FL_BLOCK;
 	}
 	return LT_OK;
 }
@@ -408,7 +378,7 @@ mb_fixed(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp
 			if (e->inline_bitpacking->values)
 				return LT21_UNSUPPORTED(w, err, "compressed bitpacked buffers");
 			return fixed_inline_bp(w, e->inline_bitpacking->uncompressed_bits_per_value,
-								   bp[0], bl[0], n, width, out, err);
+								   bp[0], bl[0], n, width, ALL_VALUES, out, err);
 		case ENC_RLE:
 			{
 				uint64_t	lbits;
@@ -464,7 +434,7 @@ block_fixed(const lt21_where *w, const enc_t *e, const uint8_t *p, uint64_t len,
 			if (e->inline_bitpacking->values)
 				return LT21_UNSUPPORTED(w, err, "compressed bitpacked buffers");
 			return fixed_inline_bp(w, e->inline_bitpacking->uncompressed_bits_per_value,
-								   p, len, n, width, out, err);
+								   p, len, n, width, ALL_VALUES, out, err);
 		case ENC_OOL_BP:
 			LT_TRY(flat_bits(w, e->out_of_line_bitpacking->values, &bits, err));
 			return fixed_ool_bp(w, e->out_of_line_bitpacking->uncompressed_bits_per_value, bits,
@@ -810,8 +780,8 @@ mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const
 	if (enc_case(e) == ENC_FLAT)
 		memcpy(out + lo * width, bp[0] + lo * width, width);
 	else
-		LT_TRY(fixed_inline_bp_one(w, e->inline_bitpacking->uncompressed_bits_per_value, bp[0], bl[0], n,
-								   width, lo, out, err));
+		LT_TRY(fixed_inline_bp(w, e->inline_bitpacking->uncompressed_bits_per_value, bp[0], bl[0], n,
+							   width, lo, out, err));
 	if (dst->validity)
 		memset(dst->validity + dst->length, 1, n);
 	dst->length += (int64_t) n;
