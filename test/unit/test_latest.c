@@ -349,6 +349,26 @@ TEST(no_dataset)
 }
 
 /*
+ * After a change to _versions/, wait until its change time differs from c0 (file system clocks are coarse:
+ * a change in the same tick keeps the time), touching the directory again every 2 ms, for at most a second.
+ */
+static void
+wait_versions_changed(int64_t c0)
+{
+	char		path[512];
+
+	snprintf(path, sizeof(path), "%s/ds/_versions/.tmp_nudge", root);
+	for (int i = 0; i < 500 && ctime_ns("ds/_versions") == c0; i++)
+	{
+		struct timespec ts = {0, 2 * 1000 * 1000};
+
+		nanosleep(&ts, NULL);
+		put_file("ds/_versions/.tmp_nudge", "");
+		unlink(path);
+	}
+}
+
+/*
  * The answer remembered while _versions/ keeps its change time: one stat, no probes; a new manifest (its
  * change time later) is seen at once.  Only settled change times are trusted: by default (2 s) a dataset
  * changed just now is looked up in full each time.
@@ -370,16 +390,7 @@ TEST(remembered_while_unchanged)
 	/* a commit: _versions/ shows a later change time (waited for, file system clocks being coarse) */
 	c0 = ctime_ns("ds/_versions");
 	put_manifest(4, LT_NAMING_V2);
-	for (int i = 0; i < 500 && ctime_ns("ds/_versions") == c0; i++)
-	{
-		struct timespec ts = {0, 2 * 1000 * 1000};
-		char		path[512];
-
-		nanosleep(&ts, NULL);
-		put_file("ds/_versions/.tmp_nudge", "");
-		snprintf(path, sizeof(path), "%s/ds/_versions/.tmp_nudge", root);
-		unlink(path);
-	}
+	wait_versions_changed(c0);
 	CHECK_LATEST(s, 4, LT_NAMING_V2, true);
 	put_hint("{\"version\":4}");
 	CHECK_LATEST(s, 4, LT_NAMING_V2, false);
@@ -389,17 +400,7 @@ TEST(remembered_while_unchanged)
 	/* a removal is a change too */
 	c0 = ctime_ns("ds/_versions");
 	drop_manifest(4, LT_NAMING_V2);
-	for (int i = 0; i < 500 && ctime_ns("ds/_versions") == c0; i++)
-	{
-		struct timespec ts = {0, 2 * 1000 * 1000};
-
-		char		path[512];
-
-		nanosleep(&ts, NULL);
-		put_file("ds/_versions/.tmp_nudge", "");
-		snprintf(path, sizeof(path), "%s/ds/_versions/.tmp_nudge", root);
-		unlink(path);
-	}
+	wait_versions_changed(c0);
 	CHECK_LATEST(s, 3, LT_NAMING_V2, true);
 	/* the default margin: a dataset changed just now is not remembered */
 	lt_dataset_latest_settle(-1);
