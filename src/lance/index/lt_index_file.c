@@ -88,6 +88,20 @@ lt_index_file_field(lt_index_file *xf, const char *name, int type, const lt_fiel
 }
 
 lt_code
+lt_index_file_fixed_list(lt_index_file *xf, const char *name, lt_type_id elem, uint32_t size, const lt_field **out,
+						 lt_error *err)
+{
+	const lt_field *f;
+
+	LT_TRY(lt_index_file_field(xf, name, LT_TYPE_FIXED_LIST, &f, err));
+	if (f->fixed_size != (int32_t) size || f->n_children != 1 || f->children[0]->type != elem)
+		return lt_corrupt(err, "%s: column %s is not fixed_size_list<%s, %u>", xf->f->path, name, lt_type_name(elem),
+						  size);
+	*out = f;
+	return LT_OK;
+}
+
+lt_code
 lt_index_file_reader(lt_index_file *xf, const lt_field *field, lt_field_reader **out, lt_error *err)
 {
 	lt_column_map map = {xf->n_map, xf->map_ids, xf->map_cols};

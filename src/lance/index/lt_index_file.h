@@ -41,6 +41,9 @@ static inline uint64_t lt_index_file_rows(const lt_index_file *xf) { return xf->
  */
 lt_code		lt_index_file_field(lt_index_file *xf, const char *name, int type, const lt_field **out,
 								lt_error *err);
+/* The same for a column of fixed_size_list<elem, size> (vectors, PQ / SQ / RaBitQ codes); else LT_ECORRUPT. */
+lt_code		lt_index_file_fixed_list(lt_index_file *xf, const char *name, lt_type_id elem, uint32_t size,
+									 const lt_field **out, lt_error *err);
 
 /* A reader of a top-level field (free with lt_field_reader_free). */
 lt_code		lt_index_file_reader(lt_index_file *xf, const lt_field *field, lt_field_reader **out, lt_error *err);

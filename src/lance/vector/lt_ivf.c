@@ -178,10 +178,7 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 	ix->pq_m = (uint32_t) subs;
 	ix->pq_bytes = bits == 4 ? (uint32_t) subs / 2 : (uint32_t) subs;
 	ix->pq_transposed = transposed != 0;
-	LT_TRY(lt_index_file_field(ix->aux, "__pq_code", LT_TYPE_FIXED_LIST, &ix->pq_field, err));
-	if (ix->pq_field->fixed_size != (int32_t) ix->pq_bytes || ix->pq_field->n_children != 1 ||
-		ix->pq_field->children[0]->type != LT_TYPE_UINT8)
-		return lt_corrupt(err, "%s: column __pq_code is not fixed_size_list<uint8, %u>", path, ix->pq_bytes);
+	LT_TRY(lt_index_file_fixed_list(ix->aux, "__pq_code", LT_TYPE_UINT8, ix->pq_bytes, &ix->pq_field, err));
 	LT_TRY(lt_index_file_global_buffer(ix->aux, (uint64_t) pos, &bytes, &n, err));
 	t = lt__vec__tensor__unpack(lt_protobuf_allocator(), n, bytes);
 	lt_free(bytes);
@@ -330,14 +327,9 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		else
 		{
-			if ((rc = lt_index_file_field(ix->aux, "flat", LT_TYPE_FIXED_LIST, &ix->flat_field, err)) != LT_OK)
+			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field,
+												err)) != LT_OK)
 				goto done;
-			if (ix->flat_field->fixed_size != (int32_t) ix->dim || ix->flat_field->n_children != 1 ||
-				ix->flat_field->children[0]->type != LT_TYPE_FLOAT32)
-			{
-				rc = lt_corrupt(err, "%s: column flat is not fixed_size_list<float32, %u>", path, ix->dim);
-				goto done;
-			}
 		}
 	}
 	rc = LT_OK;

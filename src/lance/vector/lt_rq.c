@@ -157,17 +157,10 @@ lt_rq_open(lt_index_file *aux, uint32_t dim, lt_rq **out, lt_error *err)
 						rq->code_dim);
 		goto done;
 	}
-	if ((rc = lt_index_file_field(aux, "_rabit_codes", LT_TYPE_FIXED_LIST, &rq->code_field, err)) != LT_OK ||
+	if ((rc = lt_index_file_fixed_list(aux, "_rabit_codes", LT_TYPE_UINT8, rq->code_bytes, &rq->code_field, err)) != LT_OK ||
 		(rc = lt_index_file_field(aux, "__add_factors", LT_TYPE_FLOAT32, &rq->add_field, err)) != LT_OK ||
 		(rc = lt_index_file_field(aux, "__scale_factors", LT_TYPE_FLOAT32, &rq->scale_field, err)) != LT_OK)
 		goto done;
-	if (rq->code_field->fixed_size != (int32_t) rq->code_bytes || rq->code_field->n_children != 1 ||
-		rq->code_field->children[0]->type != LT_TYPE_UINT8)
-	{
-		rc = lt_corrupt(err, "%s: column _rabit_codes is not fixed_size_list<uint8, %u>", path, rq->code_bytes);
-		goto done;
-	}
-	rc = LT_OK;
 done:
 	lt_free(s);
 	if (rc != LT_OK)

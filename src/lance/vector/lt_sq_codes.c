@@ -63,11 +63,7 @@ lt_sq_codes_open(lt_index_file *aux, uint32_t dim, lt_sq_codes *sq, lt_error *er
 						  sq->lo, sq->hi, dim);
 	sq->dim = dim;
 	sq->bits = 8;
-	LT_TRY(lt_index_file_field(aux, "__sq_code", LT_TYPE_FIXED_LIST, &sq->field, err));
-	if (sq->field->fixed_size != (int32_t) dim || sq->field->n_children != 1 ||
-		sq->field->children[0]->type != LT_TYPE_UINT8)
-		return lt_corrupt(err, "%s: column __sq_code is not fixed_size_list<uint8, %u>", path, dim);
-	return LT_OK;
+	return lt_index_file_fixed_list(aux, "__sq_code", LT_TYPE_UINT8, dim, &sq->field, err);
 }
 
 void
