@@ -14,21 +14,18 @@
 // names the index kind, nprobes and ef; lt_fdw.ef below k is an error 22023 naming the index.
 // Prints one line per failing check and ends with "N passed, M failed".
 import path from "node:path";
-import { execFileSync, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 
 import { lancedb } from "./engine.mjs";
+import { OPS, prng, psql } from "./vector-common.mjs";
 
 const [work, sub] = process.argv.slice(2);
 if (!work || !sub) { console.error("usage: node vector-hnsw-sql.mjs WORKDIR SUB"); process.exit(2); }
 const K = 10;
-const OPS = { l2: "<->", cosine: "<=>", dot: "<#>" };
-let seed = 919;
-const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+const rnd = prng(919);
 
 let passed = 0, failed = 0;
 const fail = (msg) => { failed++; console.log("FAIL " + msg); };
-const psql = (sql) => execFileSync("psql", ["-X", "-q", "-At", "-F", ",", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql],
-  { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
 for (const metric of ["l2", "cosine", "dot"]) for (const name of ["sq", "pq", "sq_more", "pq_more"]) {
   const db = await lancedb.connect(path.join(work, sub, metric));

@@ -12,21 +12,17 @@
 // are exact (refined, or a dataset with an unindexed fragment; SQL's are the operator's own). EXPLAIN names the
 // index kind and nprobes. Prints one line per failing check and ends with "N passed, M failed".
 import path from "node:path";
-import { execFileSync } from "node:child_process";
 
 import { lancedb } from "./engine.mjs";
+import { OPS, prng, psql } from "./vector-common.mjs";
 
 const [work, sub] = process.argv.slice(2);
 if (!work || !sub) { console.error("usage: node vector-rq-sql.mjs WORKDIR SUB"); process.exit(2); }
 const K = 10;
-const OPS = { l2: "<->", cosine: "<=>", dot: "<#>" };
-let seed = 5150;
-const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+const rnd = prng(5150);
 
 let passed = 0, failed = 0;
 const fail = (msg) => { failed++; console.log("FAIL " + msg); };
-const psql = (sql) => execFileSync("psql", ["-X", "-q", "-At", "-F", ",", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql],
-  { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
 for (const metric of ["l2", "cosine", "dot"]) for (const name of ["rq", "rq_more"]) {
   const db = await lancedb.connect(path.join(work, sub, metric));

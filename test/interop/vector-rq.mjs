@@ -17,21 +17,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 
-import { A, lancedb } from "./engine.mjs";
+import { lancedb } from "./engine.mjs";
+import { prng, clusteredVectors } from "./vector-common.mjs";
 
 const [work, inspect] = process.argv.slice(2);
 if (!work || !inspect) { console.error("usage: node vector-rq.mjs WORKDIR LT_INSPECT"); process.exit(2); }
 const DIM = 16, CLUSTERS = 12, NPART = 4, K = 10;
 
-let seed = 777;
-const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
-const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIM }, () => rnd() * 20 - 10));
-const vecOf = () => { const c = centers[Math.floor(rnd() * CLUSTERS)]; return c.map((x) => Math.fround(x + (rnd() - 0.5) * 4)); };
-const schema = new A.Schema([
-  new A.Field("id", new A.Int64(), false),
-  new A.Field("vec", new A.FixedSizeList(DIM, new A.Field("item", new A.Float32(), true)), false),
-]);
-const rows = (start, n) => Array.from({ length: n }, (_, i) => ({ id: BigInt(start + i), vec: vecOf() }));
+const rnd = prng(777);
+const { schema, rows, between } = clusteredVectors(rnd, DIM, CLUSTERS);
 // ours (the SQL operator's scale: L2, cosine distance, negative dot) in the engine's
 const engineDistance = (metric, d) => metric === "l2" ? Math.sign(d) * d * d : metric === "dot" ? d + 1 : d;
 
@@ -42,9 +36,9 @@ for (const metric of ["l2", "cosine", "dot"]) {
   const dbdir = path.join(work, metric);
   fs.mkdirSync(dbdir, { recursive: true });
   const db = await lancedb.connect(dbdir);
-  const saved = seed;
+  const saved = rnd.state();
   for (const more of [false, true]) {
-    seed = saved;                                 // both datasets of a distance type hold the same rows
+    rnd.reset(saved);                             // both datasets of a distance type hold the same rows
     const name = more ? "rq_more" : "rq";
     fs.rmSync(path.join(dbdir, `${name}.lance`), { recursive: true, force: true });
     const tbl = await db.createTable(name, rows(0, 1000), { schema });
@@ -61,8 +55,7 @@ for (const metric of ["l2", "cosine", "dot"]) {
     let routed = 0;
     for (let qi = 0; qi < 6; qi++) {
       const answers = {};
-      const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
-      const q = a.map((x, i) => Math.fround((x + b[i]) / 2 + (rnd() - 0.5) * 2));
+      const q = between();
       for (const [np, refine] of [[1, 0], [2, 0], [4, 0], [2, 2], [0, 0]]) {
         let vq = tbl.vectorSearch(q).distanceType(metric).limit(K).withRowId();
         vq = np === 0 ? vq.bypassVectorIndex() : vq.nprobes(np);

@@ -18,21 +18,17 @@
 //   - EXPLAIN names the index, the metric and nprobes; with the index off it says the search is exact.
 // Prints one line per failing check and ends with "N passed, M failed".
 import path from "node:path";
-import { execFileSync } from "node:child_process";
 
 import { lancedb } from "./engine.mjs"; // LT_REF=8|12: the engine that built the datasets (vector.mjs) answers
+import { OPS, prng, psql } from "./vector-common.mjs";
 
 const [work] = process.argv.slice(2);
 if (!work) { console.error("usage: node vector-sql.mjs WORKDIR"); process.exit(2); }
 const K = 10;
-const OPS = { l2: "<->", cosine: "<=>", dot: "<#>" };
-let seed = 777;
-const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
+const rnd = prng(777);
 
 let passed = 0, failed = 0;
 const fail = (msg) => { failed++; console.log("FAIL " + msg); };
-const psql = (sql) => execFileSync("psql", ["-X", "-q", "-At", "-F", ",", "-v", "ON_ERROR_STOP=1", "-d", "postgres", "-c", sql],
-  { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
 for (const metric of ["l2", "cosine", "dot"]) for (const [name, kind] of [["v", "IVF_FLAT"], ["pq8", "IVF_PQ"]]) {
   const db = await lancedb.connect(path.join(work, metric));

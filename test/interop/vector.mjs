@@ -20,21 +20,15 @@ import fs from "node:fs";
 import path from "node:path";
 import { execFileSync } from "node:child_process";
 
-import { A, lancedb } from "./engine.mjs"; // LT_REF=8|12 picks the engine
+import { lancedb } from "./engine.mjs"; // LT_REF=8|12 picks the engine
+import { prng, clusteredVectors } from "./vector-common.mjs";
 
 const [work, inspect] = process.argv.slice(2);
 if (!work || !inspect) { console.error("usage: node vector.mjs WORKDIR LT_INSPECT"); process.exit(2); }
 const DIM = 16, CLUSTERS = 12, NPART = 8, K = 10;
 
-let seed = 12345;
-const rnd = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 2147483648; };
-const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIM }, () => rnd() * 20 - 10));
-const vecOf = () => { const c = centers[Math.floor(rnd() * CLUSTERS)]; return c.map((x) => Math.fround(x + (rnd() - 0.5) * 4)); };
-const schema = new A.Schema([
-  new A.Field("id", new A.Int64(), false),
-  new A.Field("vec", new A.FixedSizeList(DIM, new A.Field("item", new A.Float32(), true)), false),
-]);
-const rows = (start, n) => Array.from({ length: n }, (_, i) => ({ id: BigInt(start + i), vec: vecOf() }));
+const rnd = prng(12345);
+const { schema, rows, between } = clusteredVectors(rnd, DIM, CLUSTERS);
 
 let passed = 0, failed = 0;
 const fail = (msg) => { failed++; console.log("FAIL " + msg); };
@@ -66,9 +60,9 @@ for (const metric of ["l2", "cosine", "dot"]) {
   const dbdir = path.join(work, metric);
   fs.rmSync(dbdir, { recursive: true, force: true });
   const db = await lancedb.connect(dbdir);
-  const saved = seed;
+  const saved = rnd.state();
   for (const [name, index, deletions] of KINDS) {
-  seed = saved;                                   // every kind indexes the same rows
+  rnd.reset(saved);                               // every kind indexes the same rows
   const tbl = await db.createTable(name, rows(0, 1000), { schema });
   await tbl.add(rows(1000, 1000));
   await tbl.add(rows(2000, 1000));
@@ -85,8 +79,7 @@ for (const metric of ["l2", "cosine", "dot"]) {
   for (let qi = 0; qi < 8 || (routed === 0 && qi < 48); qi++) {
     const full = qi < 8;
     // between two clusters: which partitions are probed decides the answer
-    const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
-    const q = a.map((x, i) => Math.fround((x + b[i]) / 2 + (rnd() - 0.5) * 2));
+    const q = between();
     const answers = {}, got = [];
     for (const [np, refine] of !full ? [[1, 0], [0, 0]] : pq ? [[1, 0], [3, 0], [8, 0], [3, 2], [0, 0]] : [[1, 0], [3, 0], [8, 0], [0, 0]]) {
       let vq = tbl.vectorSearch(q).distanceType(metric).limit(K).withRowId();

@@ -855,13 +855,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			dup = pt->row_ids[res.v[j].id] == id;
 		if (dup)
 			continue;
-		if (ix->seq)
-		{
-			ix->seq->ids[ix->seq->n] = id;
-			lt_topk_push(topk, d, ix->seq->n++);
-		}
-		else
-			lt_topk_push(topk, d, id);
+		lt_ivf_offer(ix, topk, d, id);
 	}
 done:
 	if (scored)

@@ -606,13 +606,7 @@ search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_i
 		memcpy(&id, ids->values + (size_t) r * 8, 8);
 		if (accept && !accept(id, arg))
 			continue;
-		if (ix->seq)
-		{
-			ix->seq->ids[ix->seq->n] = id;
-			lt_topk_push(topk, pq_scale(ix, dist[r]), ix->seq->n++);
-		}
-		else
-			lt_topk_push(topk, pq_scale(ix, dist[r]), id);
+		lt_ivf_offer(ix, topk, pq_scale(ix, dist[r]), id);
 		if (scored)
 			(*scored)++;
 	}

@@ -101,6 +101,18 @@ typedef struct lt_ivf_seq
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
 /* Room in ix->seq (when set) for the ids of n more rows offered to the top-k; LT_ENOMEM. */
 lt_code		lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err);
+/* Offer row id at distance d to topk: under its scan sequence number when ix->seq is set (room reserved). */
+static inline void
+lt_ivf_offer(lt_ivf *ix, lt_topk *topk, double d, uint64_t id)
+{
+	if (ix->seq)
+	{
+		ix->seq->ids[ix->seq->n] = id;
+		lt_topk_push(topk, d, ix->seq->n++);
+	}
+	else
+		lt_topk_push(topk, d, id);
+}
 void		lt_ivf_close(lt_ivf *ix);
 
 /* Whether the storage's scores are exact distances (IVF_FLAT), not approximations of them. */

@@ -452,13 +452,7 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 		memcpy(&add, adds->values + (size_t) r * 4, 4);
 		memcpy(&scale, scales->values + (size_t) r * 4, 4);
 		est = (bin + -0.5f * sum_q) * scale + add + qf;
-		if (ix->seq)
-		{
-			ix->seq->ids[ix->seq->n] = id;
-			lt_topk_push(topk, rq_scale(ix, est), ix->seq->n++);
-		}
-		else
-			lt_topk_push(topk, rq_scale(ix, est), id);
+		lt_ivf_offer(ix, topk, rq_scale(ix, est), id);
 		if (scored)
 			(*scored)++;
 	}

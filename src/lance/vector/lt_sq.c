@@ -87,13 +87,7 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 			/* l2: the square root of the squared distance; cosine: half the normalized squared L2 */
 			s = ix->metric == LT_VMETRIC_L2 ? (d > 0 ? sqrt((double) d) : 0) : (double) d / 2;
 		}
-		if (ix->seq)
-		{
-			ix->seq->ids[ix->seq->n] = id;
-			lt_topk_push(topk, s, ix->seq->n++);
-		}
-		else
-			lt_topk_push(topk, s, id);
+		lt_ivf_offer(ix, topk, s, id);
 		if (scored)
 			(*scored)++;
 	}
