@@ -201,22 +201,6 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 }
 
 lt_code
-lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err)
-{
-	uint64_t	cap;
-	uint64_t   *ids;
-
-	if (ix->seq == NULL || ix->seq->n + n <= ix->seq->cap)
-		return LT_OK;
-	cap = 1024 + 2 * (ix->seq->n + n);
-	if ((ids = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap)) == NULL)
-		return lt_nomem(err);
-	ix->seq->ids = ids;
-	ix->seq->cap = cap;
-	return LT_OK;
-}
-
-lt_code
 lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err)
 {
 	lt_ivf	   *ix = lt_calloc(1, sizeof(lt_ivf));

@@ -36,6 +36,7 @@
 
 #include "index/lt_index_file.h"
 #include "io/lt_store.h"
+#include "util/lt_alloc.h"
 #include "util/lt_status.h"
 #include "vector/lt_sq_codes.h"
 #include "vector/lt_topk.h"
@@ -99,8 +100,25 @@ typedef struct lt_ivf_seq
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
-/* Room in ix->seq (when set) for the ids of n more rows offered to the top-k; LT_ENOMEM. */
-lt_code		lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err);
+/*
+ * Room in ix->seq (when set) for the ids of n more rows offered to the top-k; LT_ENOMEM.  Inline, as
+ * lt_ivf_offer: the storages' scorers (lt_sq.c, lt_rq.c, lt_hnsw.c) sit below lt_ivf.c, which calls them.
+ */
+static inline lt_code
+lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err)
+{
+	uint64_t	cap;
+	uint64_t   *ids;
+
+	if (ix->seq == NULL || ix->seq->n + n <= ix->seq->cap)
+		return LT_OK;
+	cap = 1024 + 2 * (ix->seq->n + n);
+	if ((ids = lt_realloc(ix->seq->ids, sizeof(uint64_t) * cap)) == NULL)
+		return lt_nomem(err);
+	ix->seq->ids = ids;
+	ix->seq->cap = cap;
+	return LT_OK;
+}
 /* Offer row id at distance d to topk: under its scan sequence number when ix->seq is set (room reserved). */
 static inline void
 lt_ivf_offer(lt_ivf *ix, lt_topk *topk, double d, uint64_t id)
