@@ -200,10 +200,8 @@ knn_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Pa
 	workers = compute_parallel_worker(baserel, pages, -1, max_parallel_workers_per_gather);
 	if (workers <= 0)
 		return;
-	divisor = workers;
-	if (parallel_leader_participation && workers < 4)
-		divisor += 1.0 - 0.3 * workers;
-	startup /= Max(divisor, 1.0);
+	divisor = ltfdw_parallel_divisor(workers);
+	startup /= divisor;
 	path = (Path *) create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup,
 											startup + cpu_tuple_cost * baserel->rows / divisor,
 											list_make1(pk), NULL, NULL, fdw_private);

@@ -327,15 +327,6 @@ lt_add_parameterized_paths(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *
 	}
 }
 
-static double
-parallel_divisor(int workers)
-{
-	double		d = workers;
-
-	if (parallel_leader_participation && workers < 4)
-		d += 1.0 - 0.3 * workers;
-	return Max(d, 1.0);
-}
 
 /* A partial path: workers (and the leader) claim units of work from shared memory. */
 static void
@@ -354,7 +345,7 @@ lt_add_partial_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps)
 	workers = compute_parallel_worker(baserel, pages, -1, max_parallel_workers_per_gather);
 	if (workers <= 0)
 		return;
-	divisor = parallel_divisor(workers);
+	divisor = ltfdw_parallel_divisor(workers);
 	scan_cost(root, baserel, ps, ps->remote_sel, ltfdw_index_selectivity(root, baserel, ps->remote_conds, NULL),
 			  ps->local_conds, divisor, &startup, &total);
 	path = create_foreignscan_path(root, baserel, NULL, clamp_row_est(baserel->rows / divisor), startup, total,

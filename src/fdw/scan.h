@@ -10,6 +10,7 @@
 #include "foreign/fdwapi.h"
 #include "nodes/execnodes.h"
 #include "nodes/pathnodes.h"
+#include "optimizer/optimizer.h"
 #include "utils/rel.h"
 
 #include "table/lt_dataset.h"
@@ -186,6 +187,17 @@ typedef struct LtScanState
  * once): the fragment index and its physical rows [start, end) (end 0: to its end); false when all
  * are taken.
  */
+
+/* The share of a parallel scan's rows each process returns (PostgreSQL's own rule: the leader takes less). */
+static inline double
+ltfdw_parallel_divisor(int workers)
+{
+	double		d = workers;
+
+	if (parallel_leader_participation && workers < 4)
+		d += 1.0 - 0.3 * workers;
+	return Max(d, 1.0);
+}
 
 /* The next unit of a parallel scan this process claims (knn.c ranks by them too); false when none is left. */
 static inline bool
