@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "util/lt_alloc.h"
+#include "util/lt_sort.h"
 #include "util/lt_random.h"
 #include "util/lt_spill.h"
 #include "table/lt_dataset.h"
@@ -1674,15 +1675,6 @@ lt_built_index_begin(lt_dataset *ds, const lt_field *column, const char *name, l
 	return *dir ? LT_OK : lt_nomem(err);
 }
 
-static int
-cmp_u32(const void *x, const void *y)
-{
-	uint32_t	a = *(const uint32_t *) x,
-				b = *(const uint32_t *) y;
-
-	return a < b ? -1 : a > b;
-}
-
 /*
  * A merged segment covers the fragments of the index it takes over (every segment's fragment bitmap as
  * stored, as Lance's optimize records it) and the fragments read.
@@ -1704,7 +1696,7 @@ merged_coverage(const lt_index_build_options *opts, lt_built_index *out, lt_erro
 	for (size_t s = 0; s < m->n_segments; s++)
 		for (uint64_t i = 0; i < m->segments[s].n_fragments; i++)
 			all[k++] = m->segments[s].fragments[i];
-	qsort(all, k, sizeof(uint32_t), cmp_u32);
+	qsort(all, k, sizeof(uint32_t), lt_cmp_u32);
 	n = 0;
 	for (size_t i = 0; i < k; i++)
 		if (n == 0 || all[n - 1] != all[i])
