@@ -90,6 +90,20 @@ fi
 grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
 
 # the index reader under ASan/UBSan, one query through the index and one exact
+# truncated DS LABEL FILE: the first half of index file FILE of dataset DS is an error naming it (exit 1), never a crash
+truncated() {
+	local ds=$1 label=$2 f=$3 rc
+	cp "$f" "$f.orig"
+	head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
+	"$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
+	rc=$?
+	if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
+		ok "corrupt: $label: truncated $(basename "$f") is an error naming it"
+	else
+		ko "corrupt: $label: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
+	fi
+	mv "$f.orig" "$f"
+}
 if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	q=$(seq -s, 1 16)
 	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/v.lance" --column vec --query "$q" --nprobes 3 >"$TMP/san.out" 2>&1 &&
@@ -142,18 +156,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	done
 	# damaged index files: an error naming the file, never a crash
 	for ds in v pq8; do
-		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do
-			cp "$f" "$f.orig"
-			head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
-			"$ROOT/build/lt-inspect-san" vector-search "$TMP/l2/$ds.lance" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
-			rc=$?
-			if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
-				ok "corrupt: $ds: truncated $(basename "$f") is an error naming it"
-			else
-				ko "corrupt: $ds: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
-			fi
-			mv "$f.orig" "$f"
-		done
+		for f in "$TMP"/l2/$ds.lance/_indices/*/*.idx; do truncated "$TMP/l2/$ds.lance" "$ds" "$f"; done
 	done
 	# PQ metadata that does not hold together (sub-vectors that do not divide the dimension): an error naming the file
 	f=$(ls "$TMP"/l2/pq8.lance/_indices/*/auxiliary.idx)
@@ -188,18 +191,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "san: IVF_RQ search under ASan/UBSan" "$(tail -n 5 "$TMP/san-rq.out")"
 	fi
 	rqds=$TMP/rq12/l2/rq.lance
-	for f in "$rqds"/_indices/*/*.idx; do
-		cp "$f" "$f.orig"
-		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
-		"$ROOT/build/lt-inspect-san" vector-search "$rqds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
-			ok "corrupt: rq: truncated $(basename "$f") is an error naming it"
-		else
-			ko "corrupt: rq: truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
-		fi
-		mv "$f.orig" "$f"
-	done
+	for f in "$rqds"/_indices/*/*.idx; do truncated "$rqds" rq "$f"; done
 	f=$(ls "$rqds"/_indices/*/auxiliary.idx)
 	# (edits of the same length: the file's metadata keeps its size)
 	for how in 'signs:s/fast_rotation_signs\\"/fast_rotation_signx\\"/:fast_rotation_signs' \
@@ -219,16 +211,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
 	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
 		ds=${f%%/_indices/*}
-		cp "$f" "$f.orig"
-		head -c $(( $(stat -c %s "$f.orig") / 2 )) "$f.orig" >"$f"
-		"$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --nprobes 3 >"$TMP/bad.out" 2>&1
-		rc=$?
-		if [ "$rc" -eq 1 ] && grep -q "$(basename "$f")" "$TMP/bad.out"; then
-			ok "corrupt: $(basename "$ds"): truncated $(basename "$f") is an error naming it"
-		else
-			ko "corrupt: $(basename "$ds"): truncated $(basename "$f") (exit $rc)" "$(tail -n 3 "$TMP/bad.out")"
-		fi
-		mv "$f.orig" "$f"
+		truncated "$ds" "$(basename "$ds")" "$f"
 	done
 	f=$(ls "$TMP"/hnsw/l2/sq.lance/_indices/*/index.idx)
 	cp "$f" "$f.orig"
