@@ -13,37 +13,14 @@
 // cpu: user + system time of the process during the call, all its threads (the engine works with a pool of
 // threads, one per core).
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, "../test/interop/package.json"));
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = require("@lancedb/lancedb");
+import { lancedb, openAt, measure } from "./ref_engine.mjs";
 
-// lancedb addresses tables as <db>/<name>.lance: reach a dataset through a symlink in a private temp db
-async function openAt(dir) {
-  const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-"));
-  fs.symlinkSync(path.resolve(dir), path.join(db, "t.lance"));
-  return { db, tbl: await (await lancedb.connect(db)).openTable("t") };
-}
-
-// wall seconds and process CPU seconds of one awaited call
-async function measure(fn) {
-  const c0 = process.cpuUsage();
-  const t0 = process.hrtime.bigint();
-  const res = await fn();
-  const wall = Number(process.hrtime.bigint() - t0) / 1e9;
-  const c = process.cpuUsage(c0);
-  return { res, wall, cpu: (c.user + c.system) / 1e6 };
-}
 
 async function create(src, dst) {
-  const s = await openAt(src);
-  const rows = await s.tbl.query().toArrow({ maxBatchLength: 1 << 20 });
-  fs.rmSync(s.db, { recursive: true, force: true });
+  const rows = await (await openAt(src)).query().toArrow({ maxBatchLength: 1 << 20 });
   fs.rmSync(dst, { recursive: true, force: true });
   const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-"));
   const conn = await lancedb.connect(db);
@@ -54,12 +31,11 @@ async function create(src, dst) {
 }
 
 async function compact(dir) {
-  const t = await openAt(dir);
-  const m = await measure(() => t.tbl.optimize());
-  const rows = await t.tbl.countRows();
-  const frags = (await t.tbl.stats()).fragmentStats.numFragments;
+  const tbl = await openAt(dir);
+  const m = await measure(() => tbl.optimize());
+  const rows = await tbl.countRows();
+  const frags = (await tbl.stats()).fragmentStats.numFragments;
   const cs = m.res.compaction;
-  fs.rmSync(t.db, { recursive: true, force: true });
   console.log(`RESULT compact ${m.wall.toFixed(6)} ${rows} ${m.cpu.toFixed(6)} ${cs.fragmentsRemoved} ${cs.fragmentsAdded} ${frags}`);
 }
 

@@ -8,24 +8,13 @@
 //        two commits. The rows are built in memory before the clock starts. Prints
 //        "RESULT replace <delete s> <add s> <total s>" (best total of <repeat>, each on the next day: <day> + k).
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, "../test/interop/package.json"));
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = require("@lancedb/lancedb");
-const A = require("apache-arrow");
+import { A, lancedb, openAt } from "./ref_engine.mjs";
 
 const schema = new A.Schema([new A.Field("id", new A.Int64(), false), new A.Field("dt", new A.DateDay(), true),
   new A.Field("s", new A.Utf8(), true), new A.Field("x", new A.Float64(), true)]);
-async function openAt(dir) {
-  const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-"));
-  fs.symlinkSync(path.resolve(dir), path.join(db, "t.lance"));
-  return (await lancedb.connect(db)).openTable("t");
-}
 const dayMs = (d) => Date.parse(`${d}T00:00:00Z`);
 const addDays = (d, k) => new Date(dayMs(d) + k * 86400000).toISOString().slice(0, 10);
 function rowsOf(day, n, first) {

@@ -15,22 +15,11 @@
 // add(), all its threads); the last <dst> written stays for the file size comparison. merge prints
 // "RESULT merge <seconds> <source rows> <inserted> <updated>".
 import fs from "node:fs";
-import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 
-const here = path.dirname(fileURLToPath(import.meta.url));
-const require = createRequire(path.join(here, "../test/interop/package.json"));
-process.env.LANCEDB_LOG ??= "error";
-const lancedb = require("@lancedb/lancedb");
+import { lancedb, openAt, measure } from "./ref_engine.mjs";
 
-// lancedb addresses tables as <db>/<name>.lance: reach a dataset through a symlink in a private temp db
-async function openAt(dir) {
-  const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-"));
-  fs.symlinkSync(path.resolve(dir), path.join(db, "t.lance"));
-  return (await lancedb.connect(db)).openTable("t");
-}
 
 async function add(src, dst, repeat) {
   const rows = await (await openAt(src)).query().toArrow({ maxBatchLength: 1 << 20 });
@@ -40,12 +29,9 @@ async function add(src, dst, repeat) {
     fs.rmSync(dst, { recursive: true, force: true });
     const db = fs.mkdtempSync(path.join(os.tmpdir(), "lt-bench-"));
     const tbl = await (await lancedb.connect(db)).createEmptyTable("t", schema);
-    const c0 = process.cpuUsage();
-    const t0 = process.hrtime.bigint();
-    await tbl.add(rows);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
-    const c = process.cpuUsage(c0);
-    bestCpu = Math.min(bestCpu, (c.user + c.system) / 1e6);
+    const m = await measure(() => tbl.add(rows));
+    best = Math.min(best, m.wall);
+    bestCpu = Math.min(bestCpu, m.cpu);
     fs.renameSync(path.join(db, "t.lance"), dst);
     fs.rmSync(db, { recursive: true, force: true });
   }
@@ -60,9 +46,9 @@ async function merge(base, work, modulus, repeat) {
     fs.rmSync(work, { recursive: true, force: true });
     fs.cpSync(base, work, { recursive: true });
     const tbl = await openAt(work);
-    const t0 = process.hrtime.bigint();
-    res = await tbl.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(src);
-    best = Math.min(best, Number(process.hrtime.bigint() - t0) / 1e9);
+    const m = await measure(() => tbl.mergeInsert("id").whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(src));
+    res = m.res;
+    best = Math.min(best, m.wall);
   }
   console.log(`RESULT merge ${best} ${src.numRows} ${res.numInsertedRows} ${res.numUpdatedRows}`);
 }
