@@ -38,30 +38,25 @@ passed=0 failed=0
 ok() { passed=$((passed + 1)); echo "ok   $*"; }
 bad() { failed=$((failed + 1)); echo "FAIL $*"; }
 
-rank_of_room() {
-	local i
-	for i in "${!rooms[@]}"; do [ "${rooms[$i]}" = "$1" ] && { echo "$i"; return; }; done
-	echo -1
-}
-rank_of_fdw() {
-	local i f
-	for i in "${!FDW_LAYERS[@]}"; do
-		for f in ${FDW_LAYERS[$i]}; do [ "$f" = "$1" ] && { echo "$i"; return; }; done
-	done
-	echo -1
-}
+# ranks looked up in tables, not by a function per call: the call graphs have hundreds of edges
+declare -A ROOM_RANK FDW_RANK LANCE_FILE_RANK
+for i in "${!rooms[@]}"; do ROOM_RANK[${rooms[$i]}]=$i; done
+for i in "${!FDW_LAYERS[@]}"; do for f in ${FDW_LAYERS[$i]}; do FDW_RANK[$f]=$i; done; done
+# each sets RANK (no subshell per lookup): -1 for a name in no room or layer
+rank_of_room() { RANK=${ROOM_RANK[$1]:--1}; }
+rank_of_fdw() { RANK=${FDW_RANK[$1]:--1}; }
 
 # --- includes of src/lance -------------------------------------------------------------------------------------
 [ ${#rooms[@]} -gt 0 ] || { bad "no LANCE_ROOMS in the Makefile"; echo "$passed passed, $failed failed"; exit 1; }
 problems=()
 for f in $(find src/lance -name '*.[ch]' | sort); do
 	room=${f#src/lance/}; room=${room%%/*}
-	r=$(rank_of_room "$room")
+	rank_of_room "$room"; r=$RANK
 	if [ "$r" -lt 0 ]; then problems+=("$f: its folder '$room' is not a room of LANCE_ROOMS"); continue; fi
 	while read -r inc; do
 		iroom=${inc%%/*}
 		[ "$iroom" != "$inc" ] || { problems+=("$f: #include \"$inc\" names no room"); continue; }
-		ir=$(rank_of_room "$iroom")
+		rank_of_room "$iroom"; ir=$RANK
 		if [ "$ir" -lt 0 ]; then problems+=("$f: #include \"$inc\": '$iroom' is not a room"); continue; fi
 		[ "$ir" -le "$r" ] || problems+=("$f ($room) includes $inc, a higher room ($iroom)")
 		[ "$iroom" = proto ] || [ -f "src/lance/$inc" ] || problems+=("$f: #include \"$inc\" does not exist")
@@ -83,13 +78,13 @@ if [ ${#problems[@]} -eq 0 ]; then ok "src/lance: no PostgreSQL header"; else
 problems=()
 for f in src/fdw/*.[ch]; do
 	b=$(basename "$f"); b=${b%.*}
-	r=$(rank_of_fdw "$b")
+	rank_of_fdw "$b"; r=$RANK
 	[ "$r" -ge 0 ] || { problems+=("$f is in no layer of FDW_LAYERS (test/layering.sh)"); continue; }
 	while read -r inc; do
 		case $inc in */*) continue ;; esac # a room of src/lance or a PostgreSQL header
 		[ -f "src/fdw/$inc" ] || continue
 		ib=${inc%.h}
-		ir=$(rank_of_fdw "$ib")
+		rank_of_fdw "$ib"; ir=$RANK
 		[ "$ir" -ge 0 ] || { problems+=("$f includes $inc, which is in no layer"); continue; }
 		[ "$ir" -le "$r" ] || problems+=("$f includes $inc, a higher layer")
 	done < <(sed -nE 's/^[[:space:]]*#[[:space:]]*include[[:space:]]+"([^"]+)".*/\1/p' "$f")
@@ -104,16 +99,18 @@ call_graph() {
 	local name=$1 rankfn=$2; shift 2
 	local defs edges o src problems=() a b ra rb loop
 	defs=$(mktemp) edges=$(mktemp)
-	for o in "$@"; do
-		src=$(basename "$o" .o)
-		nm -g --defined-only "$o" | awk -v s="$src" 'NF == 3 && $2 ~ /[TDBR]/ { print $3, s }'
-	done | sort -u >"$defs"
-	for o in "$@"; do
-		src=$(basename "$o" .o)
-		nm -u "$o" | awk -v s="$src" '{ print $NF, s }'
-	done | sort -u | join - "$defs" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$edges"
+	# one nm over every object: "path/x.o:ADDR T sym" for a definition, "path/x.o: U sym" for a use
+	nm -g -A "$@" | awk -v defs="$defs" '{
+		src = $1; sub(/:.*/, "", src); sub(/.*\//, "", src); sub(/\.o$/, "", src)
+		if ($(NF - 1) == "U") print $NF, src
+		else if ($(NF - 1) ~ /^[TDBR]$/) print $NF, src > defs
+	}' | sort -u >"$edges.uses"
+	sort -u -o "$defs" "$defs"
+	join "$edges.uses" "$defs" | awk '$2 != $3 { print $2, $3 }' | sort -u >"$edges"
+	rm -f "$edges.uses"
 	while read -r a b; do
-		ra=$($rankfn "$a") rb=$($rankfn "$b")
+		$rankfn "$a"; ra=$RANK
+		$rankfn "$b"; rb=$RANK
 		[ "$rb" -le "$ra" ] || problems+=("$a calls $b, a higher one")
 	done <"$edges"
 	loop=$(tsort "$edges" 2>&1 >/dev/null | sed -nE 's/^tsort: .*input contains a loop:$/|/p; s/^tsort: ([^ ]+)$/\1/p' |
@@ -124,11 +121,12 @@ call_graph() {
 	else bad "$name:"; printf '       %s\n' "${problems[@]}"; fi
 	rm -f "$defs" "$edges"
 }
-lance_rank() {
-	local f
-	f=$(cd src/lance && ls -d */"$1".c 2>/dev/null | head -n 1)
-	if [ -n "$f" ]; then rank_of_room "${f%%/*}"; else rank_of_room proto; fi
-}
+# an object of src/lance is ranked by the room of its .c file; one with no .c there is generated (proto)
+while read -r f; do
+	f=${f#src/lance/}; b=$(basename "$f" .c)
+	[ -n "${LANCE_FILE_RANK[$b]:-}" ] || LANCE_FILE_RANK[$b]=${ROOM_RANK[${f%%/*}]:--1}
+done < <(find src/lance -mindepth 2 -name '*.c' | sort)
+lance_rank() { RANK=${LANCE_FILE_RANK[$1]:-${ROOM_RANK[proto]:--1}}; }
 mapfile -t lance_objs < <(find build/opt/src/lance -name '*.o' 2>/dev/null | sort)
 call_graph "src/lance calls" lance_rank "${lance_objs[@]}"
 mapfile -t fdw_objs < <(find build/pg/src/fdw -name '*.o' 2>/dev/null | sort)

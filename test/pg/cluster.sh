@@ -5,7 +5,8 @@
 #   lt_cluster_stop         stop it (immediate); safe to call more than once or when it never started
 #   lt_as_pg CMD...         run CMD as the server's OS user (postgres when root, else the current user)
 #   lt_pg_install ROOT LOG  build and install lt_fdw (checkout ROOT) into a private copy of the PostgreSQL
-#                           installation, and use that copy's binaries (LT_PGBIN) from then on
+#                           installation, and use that copy's binaries (LT_PGBIN) from then on; under a lock
+#                           (TREE.lock), and only when the built files differ from those installed there
 #
 # The private copy (/tmp/lt_fdw_pgtree.<hash of ROOT>, LT_PGTREE to choose) keeps the system's PostgreSQL
 # untouched, and keeps two checkouts that test at the same time from replacing each other's lt_fdw.so.
@@ -29,8 +30,20 @@ else
 fi
 
 lt_pg_install() {
-	local root=$1 log=$2 tree bindir sharedir libdir d
+	local root=$1 log=$2 tree lockfd rc
 	tree=${LT_PGTREE:-/tmp/lt_fdw_pgtree.$(printf '%s' "$root" | sha256sum | cut -c1-12)}
+	# test steps may run at once (test/run-all.sh's lanes): one installs while the others wait, and nothing is
+	# installed again over files a running server may be loading when the build is the one installed
+	exec {lockfd}>"$tree.lock" || return 1
+	flock "$lockfd"
+	lt_pg_install_locked "$root" "$log" "$tree"
+	rc=$?
+	exec {lockfd}>&-
+	return $rc
+}
+
+lt_pg_install_locked() {
+	local root=$1 log=$2 tree=$3 bindir sharedir libdir d stamp
 	bindir=$("$PG_CONFIG" --bindir) sharedir=$("$PG_CONFIG" --sharedir) libdir=$("$PG_CONFIG" --pkglibdir)
 	if [ ! -x "$tree$bindir/postgres" ] || [ "$bindir/postgres" -nt "$tree$bindir/postgres" ]; then
 		rm -rf "$tree" || return 1
@@ -43,10 +56,21 @@ lt_pg_install() {
 		echo "cluster.sh: the PostgreSQL copy in $tree is not relocatable" >&2
 		return 1
 	fi
-	if ! ${MAKE:-make} -C "$root" install PG_CONFIG="$PG_CONFIG" DESTDIR="$tree" >"$log" 2>&1; then
+	if ! ${MAKE:-make} -C "$root" all PG_CONFIG="$PG_CONFIG" >"$log" 2>&1; then
 		tail -n 40 "$log" >&2
-		echo "cluster.sh: make install failed (log: $log)" >&2
+		echo "cluster.sh: make all failed (log: $log)" >&2
 		return 1
+	fi
+	# what `make install` copies comes from these files: the same bytes are installed already
+	stamp=$(cat "$root/lt_fdw.so" "$root/lt_fdw.control" "$root"/lt_fdw--*.sql | sha256sum | cut -c1-32)
+	if [ "$(cat "$tree/.lt_fdw_installed" 2>/dev/null)" != "$stamp" ]; then
+		rm -f "$tree/.lt_fdw_installed"
+		if ! ${MAKE:-make} -C "$root" install PG_CONFIG="$PG_CONFIG" DESTDIR="$tree" >>"$log" 2>&1; then
+			tail -n 40 "$log" >&2
+			echo "cluster.sh: make install failed (log: $log)" >&2
+			return 1
+		fi
+		echo "$stamp" >"$tree/.lt_fdw_installed"
 	fi
 	LT_PGBIN=$tree$bindir
 }

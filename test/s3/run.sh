@@ -187,7 +187,7 @@ fi
 if want pg || want race || want faults || want vhost || want token || want blob; then
 	. test/pg/cluster.sh
 	mkdir -p build
-	if ! lt_pg_install "$ROOT" build/s3-pg-install.log; then
+	if ! lt_pg_install "$ROOT" "build/s3${LT_REF:+-l$LT_REF}-pg-install.log"; then
 		ko "setup: installing into the private PostgreSQL copy failed"; finish
 	fi
 	mkdir -p "$TMP/pg" && lt_cluster_create "$TMP/pg" || { ko "setup: could not create the test cluster"; finish; }
@@ -207,17 +207,18 @@ if want pg; then
 		ko "pg: the reference engine could not write w_events" "$(head -c 300 "$TMP/mk.err")"
 	REF make s3://lake/pg/idx.lance test/interop/index/stable.json >/dev/null 2>"$TMP/mk.err" ||
 		ko "pg: the reference engine could not write idx" "$(head -c 300 "$TMP/mk.err")"
-	rm -rf build/s3-regress && mkdir -p build/s3-regress
+	REGRESS_DIR=build/s3${LT_REF:+-l$LT_REF}-regress	# one per engine: the two may run at once
+	rm -rf "$REGRESS_DIR" && mkdir -p "$REGRESS_DIR"
 	# the cluster runs as postgres: the reference engine (\!) needs a writable HOME for its caches
 	$MAKE installcheck PG_CONFIG="$PG_CONFIG" REGRESS="$(cd test/s3/sql && ls *.sql | sed 's/\.sql$//' | tr '\n' ' ')" \
-		REGRESS_OPTS="--inputdir=test/s3 --outputdir=build/s3-regress --bindir=$LT_PGBIN" >"$TMP/regress.out" 2>&1
+		REGRESS_OPTS="--inputdir=test/s3 --outputdir=$REGRESS_DIR --bindir=$LT_PGBIN" >"$TMP/regress.out" 2>&1
 	cat "$TMP/regress.out"
 	n_ok=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. ok' "$TMP/regress.out")
 	n_bad=$(grep -cE '^(test | +)?[[:alnum:]_.-]+ +\.\.\. (FAILED|failed)' "$TMP/regress.out")
 	pass=$((pass + n_ok)) fail=$((fail + n_bad))
 	if [ "$n_bad" -gt 0 ] || [ "$n_ok" -eq 0 ]; then
 		[ "$n_ok" -eq 0 ] && [ "$n_bad" -eq 0 ] && fail=$((fail + 1))
-		[ -s build/s3-regress/regression.diffs ] && head -n 150 build/s3-regress/regression.diffs
+		[ -s "$REGRESS_DIR/regression.diffs" ] && head -n 150 "$REGRESS_DIR/regression.diffs"
 		tail -n 30 "$LT_PGLOG"
 	fi
 fi
