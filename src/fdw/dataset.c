@@ -425,7 +425,16 @@ cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint6
 	if (e->planner)
 		lt_index_planner_free(e->planner);	/* of the old version's indexes */
 	e->planner = NULL;
-	rc = lt_dataset_advance(e->ds, version, &err);
+	rc = LT_OK;
+	if (e->adopt && e->adopt->from_version == e->ds->version && e->adopt->version <= version)
+		rc = lt_dataset_adopt(e->ds, e->adopt, &err);
+	if (e->adopt)
+	{
+		pfree(e->adopt);
+		e->adopt = NULL;
+	}
+	if (rc == LT_OK && e->ds->version < version)
+		rc = lt_dataset_advance(e->ds, version, &err);
 	lt_alloc_target(old);
 	if (rc != LT_OK)
 	{
@@ -436,6 +445,18 @@ cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint6
 	e->version = version;
 	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	return e;
+}
+
+void
+lt_dataset_offer_adoption(LtDatasetEntry *e, const lt_adoption *a)
+{
+	if (e->adopt)
+		pfree(e->adopt);
+	e->adopt = NULL;
+	if (a->from_version != e->version || e->branch[0] != '\0')
+		return;
+	e->adopt = MemoryContextAlloc(e->cxt, lt_adoption_size(a));
+	memcpy(e->adopt, a, lt_adoption_size(a));
 }
 
 static LtDatasetEntry *

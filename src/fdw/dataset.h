@@ -49,6 +49,7 @@ typedef struct LtDatasetEntry
 	uint64		live_rows;
 	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
 	struct lt_file_cache *files;	/* data files kept open for point lookups (lt_dataset_file_cache) */
+	struct lt_adoption *adopt;	/* what this backend's append on this version wrote (lt_dataset_offer_adoption) */
 } LtDatasetEntry;
 
 /*
@@ -58,6 +59,12 @@ typedef struct LtDatasetEntry
  */
 extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
 extern void lt_dataset_unpin(LtDatasetEntry *entry);
+/*
+ * A commit of this backend on entry's version appended only and wrote version a->version: kept (copied into
+ * the entry's memory) so that the statement that reads that version takes it over (lt_dataset_adopt) instead
+ * of reading and comparing the manifest it wrote.
+ */
+extern void lt_dataset_offer_adoption(LtDatasetEntry *entry, const struct lt_adoption *a);
 /*
  * The entry's data files kept open across scans (created on first use, in the entry's memory): point
  * lookups through it read only the chunks holding their rows. Data files are immutable, so what it

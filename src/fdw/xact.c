@@ -1007,7 +1007,7 @@ commit_all(void)
 	foreach(lc, tables)
 	{
 		LtXactTable *xt = lfirst(lc);
-		lt_commit_options co = {0};
+		lt_commit_options co = {.adopt = true};
 		LtNamespacePublisher *publisher = NULL;
 		lt_commit_result res;
 		lt_error	err;
@@ -1085,6 +1085,9 @@ commit_all(void)
 			 res.attempts);
 		xt->committed_version = res.version;
 		xt->cleanup_due = res.cleanup_due;
+		/* the next statement's version, taken over by the read version's entry (dataset.c) */
+		if (res.adoption)
+			lt_dataset_offer_adoption(xt->base, res.adoption);
 	}
 }
 

@@ -1748,6 +1748,7 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	ds->manifest_file = buf;
 	ds->manifest_msg = buf + pos + 4;
 	ds->manifest_msg_len = lt_le32(buf + pos);
+	ds->msg_cap = 0;
 	ds->frags_contiguous = contiguous;
 	ds->n_fragments = nn;
 	ds->fragments = nm->fragments;
@@ -1762,6 +1763,192 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 		for (size_t i = w.k; i < nn; i++)
 			ds->live_rows += lt_fragment_live_rows(ds->fragments[i]);
 	}
+	else
+		ds->live_rows = lt_dataset_count_rows(ds);
+	if (nm->data_format && nm->data_format->version && nm->data_format->version[0])
+		ds->storage_version = nm->data_format->version;
+	else
+		ds->storage_version = infer_storage_version(nm);
+	return rc;
+}
+
+size_t
+lt_adoption_size(const lt_adoption *a)
+{
+	return sizeof(lt_adoption) + a->frags_len + a->msg_len + a->isec_len + a->tx_len;
+}
+
+lt_code
+lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err)
+{
+	ProtobufCAllocator *pa = lt_protobuf_allocator();
+	Lt__Pb__Manifest *om = ds->manifest,
+			   *nm = NULL;
+	Lt__Pb__IndexSection *isec = NULL;
+	Lt__Pb__Transaction *tx = NULL;
+	Lt__Pb__DataFragment **fresh = NULL,
+			  **grown = NULL;
+	uint64_t   *fstart = NULL;
+	lt_schema  *schema = NULL;
+	uint8_t    *mbuf = NULL;
+	const uint8_t *msg = a->bytes + a->frags_len;
+	char		name[64];
+	char	   *path = NULL;
+	size_t		n = om->n_fragments,
+				nn = n + a->n_new,
+				k = 0;
+	uint64_t	f0,
+				fl,
+				need,
+				q = 0;
+	lt_code		rc = LT_OK;
+
+	if (!ds->manifest_msg || ds->root_prefix || ds->dv_overrides || a->from_version != ds->version ||
+		a->version <= ds->version)
+		return lt_error_set(err, LT_EINVALID, "%s: version %llu cannot be taken over on top of this one",
+							ds->manifest_path, (unsigned long long) a->version);
+	if (!ds->frag_starts)
+		LT_TRY(find_held_fragments(ds, err));
+	if (n > 0 && !ds->frags_contiguous)
+		return lt_error_set(err, LT_EINVALID, "%s: the fragments are not encoded back to back", ds->manifest_path);
+	f0 = n ? ds->frag_starts[0] : 0;
+	fl = n ? ds->frag_starts[n - 1] + ds->frag_lens[n - 1] - f0 : 0;
+	need = fl + a->frags_len + a->msg_len;
+	lt_manifest_name(a->version, ds->naming, name, sizeof(name));
+	if (!(path = lt_asprintf("%s_versions/%s", ds->prefix, name)) ||
+		!(fresh = lt_calloc(a->n_new + 1, sizeof(*fresh))) || !(fstart = lt_malloc((a->n_new + 1) * sizeof(uint64_t))))
+		rc = lt_nomem(err);
+	/* the new fragments, each parsed from its own entry */
+	while (rc == LT_OK && q < a->frags_len)
+	{
+		uint64_t	start = q,
+					number,
+					plen;
+		int			wire;
+		const uint8_t *payload;
+
+		if (!lt_manifest_next_field(a->bytes, a->frags_len, &q, &number, &wire) ||
+			number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2 || k == a->n_new ||
+			!entry_payload(a->bytes + start, q - start, &payload, &plen) ||
+			!(fresh[k] = lt__pb__data_fragment__unpack(pa, plen, payload)))
+			rc = lt_corrupt(err, "%s: a fragment written does not parse", path);
+		else
+			fstart[k++] = start;
+	}
+	if (rc == LT_OK && k != a->n_new)
+		rc = lt_corrupt(err, "%s: %zu of %zu fragments written", path, k, a->n_new);
+	if (rc == LT_OK && (!(nm = lt__pb__manifest__unpack(pa, a->msg_len, msg)) || nm->n_fragments != 0))
+		rc = lt_corrupt(err, "%s: the manifest written does not parse", path);
+	if (rc == LT_OK && nm->has_version && nm->version != a->version)
+		rc = lt_corrupt(err, "%s: the manifest says version %llu", path, (unsigned long long) nm->version);
+	if (rc == LT_OK && a->has_isec && !(isec = lt__pb__index_section__unpack(pa, a->isec_len, msg + a->msg_len)))
+		rc = lt_corrupt(err, "%s: the index section does not parse", path);
+	if (rc == LT_OK && a->has_tx)
+		tx = lt__pb__transaction__unpack(pa, a->tx_len, msg + a->msg_len + a->isec_len);
+	if (rc == LT_OK && (rc = lt_schema_from_pb(nm->fields, nm->n_fields, &schema, err)) != LT_OK)
+		lt_error_prefix(err, "%s: schema", path);
+	/* room, taken before anything of ds changes: the entry bytes (fragments first), the arrays */
+	if (rc == LT_OK && !(ds->msg_cap && f0 == 0 && need <= ds->msg_cap) && !(mbuf = lt_malloc(2 * need + 64)))
+		rc = lt_nomem(err);
+	if (rc == LT_OK && nn > (ds->frag_cap > n ? ds->frag_cap : n) &&
+		!(grown = pa->alloc(pa->allocator_data, 2 * nn * sizeof(*grown))))
+		rc = lt_nomem(err);
+	if (rc == LT_OK && nn > ds->pos_cap)
+	{
+		uint64_t   *s2 = lt_realloc(ds->frag_starts, 2 * nn * sizeof(uint64_t)),
+				   *l2;
+
+		if (s2)
+			ds->frag_starts = s2;
+		l2 = s2 ? lt_realloc(ds->frag_lens, 2 * nn * sizeof(uint64_t)) : NULL;
+		if (l2)
+		{
+			ds->frag_lens = l2;
+			ds->pos_cap = 2 * nn;
+		}
+		else
+			rc = lt_nomem(err);
+	}
+	if (rc != LT_OK)
+	{
+		for (size_t t = 0; t < k; t++)
+			lt__pb__data_fragment__free_unpacked(fresh[t], pa);
+		if (grown)
+			pa->free(pa->allocator_data, grown);
+		if (nm)
+			lt__pb__manifest__free_unpacked(nm, pa);
+		if (isec)
+			lt__pb__index_section__free_unpacked(isec, pa);
+		if (tx)
+			lt__pb__transaction__free_unpacked(tx, pa);
+		lt_schema_free(schema);
+		lt_free(mbuf);
+		lt_free(fresh);
+		lt_free(fstart);
+		lt_free(path);
+		return rc;
+	}
+	/* the held fragment entries at the start of an owned buffer (once per doubling), the written ones after */
+	if (mbuf)
+	{
+		if (fl)
+			memcpy(mbuf, ds->manifest_msg + f0, fl);
+		for (size_t i = 0; f0 && i < n; i++)
+			ds->frag_starts[i] -= f0;
+		lt_free(ds->manifest_file);
+		ds->manifest_file = mbuf;
+		ds->msg_cap = 2 * need + 64;
+	}
+	memcpy(ds->manifest_file + fl, a->bytes, a->frags_len + a->msg_len);
+	if (grown)
+	{
+		if (n)
+			memcpy(grown, om->fragments, n * sizeof(*grown));
+		ds->frag_cap = 2 * nn;
+		nm->fragments = grown;	/* the held array goes with om */
+	}
+	else
+	{
+		ds->frag_cap = ds->frag_cap > n ? ds->frag_cap : n;
+		nm->fragments = om->fragments;
+		om->fragments = NULL;
+	}
+	for (size_t t = 0; t < a->n_new; t++)
+	{
+		nm->fragments[n + t] = fresh[t];
+		ds->frag_starts[n + t] = fl + fstart[t];
+		ds->frag_lens[n + t] = (t + 1 < a->n_new ? fstart[t + 1] : a->frags_len) - fstart[t];
+	}
+	lt_free(fresh);
+	lt_free(fstart);
+	nm->n_fragments = nn;
+	om->n_fragments = 0;
+	lt__pb__manifest__free_unpacked(om, pa);
+	if (ds->index_section)
+		lt__pb__index_section__free_unpacked(ds->index_section, pa);
+	if (ds->transaction)
+		lt__pb__transaction__free_unpacked(ds->transaction, pa);
+	lt_schema_free(ds->schema);
+	lt_free(ds->manifest_path);
+	ds->manifest = nm;
+	ds->index_section = isec;
+	ds->transaction = tx;
+	ds->schema = schema;
+	ds->version = a->version;
+	ds->manifest_path = path;
+	ds->manifest_size = a->file_size;
+	ds->manifest_msg = ds->manifest_file;
+	ds->manifest_msg_len = need;
+	ds->frags_contiguous = true;
+	ds->n_fragments = nn;
+	ds->fragments = nm->fragments;
+	/* the held fragments were checked and counted when they were read; the new ones now */
+	rc = validate(ds, n, NULL, err);
+	if (rc == LT_OK)
+		rc = recount_rows(ds, n, err);
+	if (nm->writer_version)
+		for (size_t i = n; i < nn; i++)
+			ds->live_rows += lt_fragment_live_rows(ds->fragments[i]);
 	else
 		ds->live_rows = lt_dataset_count_rows(ds);
 	if (nm->data_format && nm->data_format->version && nm->data_format->version[0])

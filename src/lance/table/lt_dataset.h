@@ -87,6 +87,7 @@ typedef struct lt_dataset
 	size_t		pos_cap;		/* room in frag_starts / frag_lens */
 	size_t		frag_cap;		/* room in manifest->fragments (at least n_fragments) */
 	bool		frags_contiguous;	/* the fragment entries lie back to back in manifest_msg (when known) */
+	uint64_t	msg_cap;		/* nonzero: manifest_file is an adopted message, fragments first, with this room */
 	uint64_t	live_rows;		/* rows of all fragments less deleted ones, kept by open and advance (not by views) */
 	lt_schema  *schema;
 	const char *storage_version;	/* "0.1", "2.0", "2.1", ... (inferred when absent) */
@@ -111,6 +112,37 @@ void		lt_dataset_close(lt_dataset *ds);
  * of the new version's checks leaves ds at the new version, to be closed.
  */
 lt_code		lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err);
+
+/*
+ * What a commit that only appended fragments to version from_version wrote (lt_commit_options.adopt): the
+ * new fragments' entries as the manifest encodes them, the rest of the Manifest message (everything but the
+ * fragments) and the two sections.  A dataset still at from_version takes it over with lt_dataset_adopt.
+ * One allocation (lt_adoption_size bytes), so that a caller can copy it.
+ */
+typedef struct lt_adoption
+{
+	uint64_t	from_version;
+	uint64_t	version;
+	uint64_t	file_size;		/* the manifest file's size */
+	size_t		n_new;			/* fragments appended */
+	uint64_t	frags_len;		/* bytes: the new fragments' entries (tag included) ... */
+	uint64_t	msg_len;		/* ... the Manifest message without fragments ... */
+	uint64_t	isec_len;		/* ... the index section ... */
+	uint64_t	tx_len;			/* ... and the transaction section, back to back in bytes */
+	bool		has_isec;
+	bool		has_tx;
+	uint8_t		bytes[];
+} lt_adoption;
+
+size_t		lt_adoption_size(const lt_adoption *a);
+
+/*
+ * ds (at a->from_version, the version the commit behind a was made on) moves to a->version by what the commit
+ * itself wrote: only the new fragments and the small rest are parsed, nothing is read or compared, and the
+ * fragment array and entry bytes grow in place (doubling room), so the work does not grow with the fragment
+ * count.  Preconditions as lt_dataset_advance's; on an error before the switch ds is as it was.
+ */
+lt_code		lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err);
 
 /* Every committed version, ascending, and the naming scheme in use. */
 lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,

@@ -285,8 +285,10 @@ pack_spliced(Lt__Pb__Manifest *m, const lt_manifest_prev *prev, uint64_t head, u
 	{
 		size_t		both = n < prev->n_fragments ? n : prev->n_fragments;
 
-		shared = (size_t) (lt_common_prefix((const uint8_t *) frags, (const uint8_t *) prev->fragments,
-											both * sizeof(*frags)) / sizeof(*frags));
+		/* the same array (an append in place, lt_txn_commit.c): all of prev's are there */
+		shared = frags == prev->fragments ? both :
+			(size_t) (lt_common_prefix((const uint8_t *) frags, (const uint8_t *) prev->fragments,
+									   both * sizeof(*frags)) / sizeof(*frags));
 		if (shared > 0 && prev->contiguous)
 			total += starts[shared - 1] + lens[shared - 1] - starts[0];
 		else

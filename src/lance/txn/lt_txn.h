@@ -69,6 +69,9 @@ typedef struct lt_commit_result
 	uint64_t	rows_added, rows_deleted;
 	uint64_t	fragments_added, fragments_updated, fragments_removed;
 	bool		cleanup_due;	/* Lance's auto-cleanup is due after this version (lt_auto_cleanup_due) */
+	/* with lt_commit_options.adopt, a commit that only appended: what the read version's dataset takes over
+	 * (lt_dataset_adopt; the caller frees it with lt_free), else NULL */
+	struct lt_adoption *adoption;
 } lt_commit_result;
 
 /* Start a transaction on `read` (an opened dataset at its read version; borrowed until lt_txn_free). */
@@ -199,6 +202,7 @@ typedef struct lt_commit_options
 	const char *predicate;		/* Delete / Update: the predicate text recorded in the transaction, or NULL */
 	lt_new_fragment_check check_new_fragment;	/* NULL: concurrent appends always rebase */
 	void	   *check_arg;
+	bool		adopt;			/* return what an append wrote, for lt_dataset_adopt (result->adoption) */
 } lt_commit_options;
 
 /*

@@ -15,6 +15,7 @@
 
 #include "txn/lt_action.h"
 #include "util/lt_alloc.h"
+#include "util/lt_bytes.h"
 #include "txn/lt_keys.h"
 #include "util/lt_random.h"
 #include "table/lt_cleanup.h"
@@ -135,7 +136,13 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	size_t		cap = base->n_fragments + t->n_adds;
 	arena	   *a = &at->a;
 
-	at->frags = lt_txn_arena_array(a, cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
+	/*
+	 * an append only (no fragment changed) on a base with room after its fragments: the new ones go there, and
+	 * the base's array is the new version's (nothing copied; past n_fragments the base never looks)
+	 */
+	bool		in_place = t->n_changes == 0 && base->frag_cap >= cap && base->fragments == base->manifest->fragments;
+
+	at->frags = in_place ? base->fragments : lt_txn_arena_array(a, cap ? cap : 1, sizeof(Lt__Pb__DataFragment *));
 	at->updated = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(Lt__Pb__DataFragment *));
 	at->removed = lt_txn_arena_alloc(a, (t->n_changes ? t->n_changes : 1) * sizeof(uint64_t));
 	at->fresh = lt_txn_arena_alloc(a, (t->n_adds ? t->n_adds : 1) * sizeof(Lt__Pb__DataFragment *));
@@ -147,7 +154,7 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	 * the base's fragments as they are, then the ones ours delete from replaced (or taken out): the work
 	 * grows with the fragments this transaction touched, not with the table (a pointer copy aside)
 	 */
-	if (base->n_fragments)
+	if (base->n_fragments && !in_place)
 		memcpy(at->frags, base->fragments, base->n_fragments * sizeof(*at->frags));
 	at->n_frags = base->n_fragments;
 	for (size_t k = 0; k < t->n_changes; k++)
@@ -280,6 +287,23 @@ build_fragments(lt_txn *t, lt_dataset *base, attempt *at, uint64_t *next_row_id,
 	return LT_OK;
 }
 
+static lt_code publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexSection *indexes,
+					   Lt__Pb__Transaction *tx, const char *name, bool *lost_race, size_t kept,
+					   lt_adoption **adopt, lt_error *err);
+
+static size_t
+varint_len(uint64_t v)
+{
+	size_t		n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
 static lt_code
 write_hint(lt_dataset *base, uint64_t version)
 {
@@ -336,9 +360,86 @@ publish_staged(lt_dataset *base, uint64_t version, const char *uuid, const char 
  * is an orphan for lt_cleanup, since the manifest may have landed after all).  Every commit kind goes
  * through here, so the crash tests' lt_txn_fault points cover them all.
  */
+/*
+ * What a published append wrote, for lt_dataset_adopt: the fragments from kept on (the appended ones) packed as
+ * the manifest's entries, the manifest without fragments, the sections as the file holds them (head: the file's
+ * first bytes). Packed again rather than cut from the file: the work is that of the new fragments, not of the
+ * whole manifest. NULL when out of memory (the commit stands; the next reader advances as usual).
+ */
+static lt_adoption *
+adoption_of(const lt_dataset *base, const Lt__Pb__Manifest *m, size_t kept, const uint8_t *head, uint64_t file_size)
+{
+	Lt__Pb__Manifest mm = *m;
+	size_t		mlen,
+				ilen = 0,
+				tlen = 0,
+				flen = 0;
+	uint64_t	pos = 0;
+	lt_adoption *a;
+	uint8_t    *w;
+
+	mm.n_fragments = 0;
+	mm.fragments = NULL;
+	mlen = lt__pb__manifest__get_packed_size(&mm);
+	if (m->has_index_section)
+	{
+		ilen = lt_le32(head);
+		pos = 4 + ilen;
+	}
+	if (m->has_transaction_section)
+		tlen = lt_le32(head + pos);
+	for (size_t i = kept; i < m->n_fragments; i++)
+	{
+		size_t		sz = lt__pb__data_fragment__get_packed_size(m->fragments[i]);
+
+		flen += 1 + varint_len(sz) + sz;
+	}
+	if (!(a = lt_malloc(sizeof(lt_adoption) + flen + mlen + ilen + tlen)))
+		return NULL;
+	a->from_version = base->version;
+	a->version = m->version;
+	a->file_size = file_size;
+	a->n_new = m->n_fragments - kept;
+	a->frags_len = flen;
+	a->msg_len = mlen;
+	a->isec_len = ilen;
+	a->tx_len = tlen;
+	a->has_isec = m->has_index_section;
+	a->has_tx = m->has_transaction_section;
+	w = a->bytes;
+	for (size_t i = kept; i < m->n_fragments; i++)
+	{
+		size_t		sz = lt__pb__data_fragment__get_packed_size(m->fragments[i]);
+
+		*w++ = (uint8_t) (LT_MANIFEST_FIELD_FRAGMENTS << 3 | 2);
+		for (size_t v = sz; ; v >>= 7)
+		{
+			*w++ = (uint8_t) (v < 0x80 ? v : (v & 0x7f) | 0x80);
+			if (v < 0x80)
+				break;
+		}
+		w += lt__pb__data_fragment__pack(m->fragments[i], w);
+	}
+	w += lt__pb__manifest__pack(&mm, w);
+	if (ilen)
+		memcpy(w, head + 4, ilen);
+	if (tlen)
+		memcpy(w + ilen, head + pos + 4, tlen);
+	return a;
+}
+
 lt_code
 lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexSection *indexes,
 			   Lt__Pb__Transaction *tx, const char *name, bool *lost_race, lt_error *err)
+{
+	return publish(base, manifest, indexes, tx, name, lost_race, 0, NULL, err);
+}
+
+/* lt_txn_publish; with adopt, what the fragments from kept on add (adoption_of) */
+static lt_code
+publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexSection *indexes,
+		Lt__Pb__Transaction *tx, const char *name, bool *lost_race, size_t kept, lt_adoption **adopt,
+		lt_error *err)
 {
 	Lt__Pb__Manifest m = *manifest;
 	Lt__Pb__PbTimestamp ts = LT__PB__PB_TIMESTAMP__INIT;
@@ -448,6 +549,8 @@ lt_txn_publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb_
 		goto out;
 	lt_txn_fault(LT_COMMIT_AFTER_MANIFEST);
 	write_hint(base, m.version);
+	if (adopt)
+		*adopt = adoption_of(base, &m, kept, parts[0].data, len);
 out:
 	if (*lost_race)
 		lt_store_remove(base->store, txn_path, NULL);	/* a lost race leaves nothing behind */
@@ -880,7 +983,10 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	lt_txn_fault(LT_COMMIT_AFTER_DELETION_FILES);
 	/* rewritten index files stay unless the slot was lost (the manifest may have landed otherwise) */
 	tried = true;
-	if ((rc = lt_txn_publish(base, &m, indexes, &tx, t->name, lost_race, err)) != LT_OK)
+	/* an append keeps the base's fragments in place: the caller's dataset may take over what it writes */
+	if ((rc = publish(base, &m, indexes, &tx, t->name, lost_race, base->n_fragments,
+					  opts && opts->adopt && op == LT_OP_APPEND && at.n_updated == 0 && at.n_removed == 0 &&
+					  at.n_frags == base->n_fragments + at.n_fresh ? &res->adoption : NULL, err)) != LT_OK)
 		goto out;
 	res->op = op;
 	res->version = base->version + 1;
