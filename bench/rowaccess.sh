@@ -22,7 +22,13 @@
 # execute and, for the INSERTs, the commit; the last part of each is kept in build/bench/rowaccess/callgrind.*
 # for callgrind_annotate). Planning: the median "Planning Time" of EXPLAINs of a point lookup on heap, lt and lt_frags
 # (the one-row dataset copied into 1,009 fragments by lt-inspect append, a btree on id). CALLGRIND=0 skips the
-# instructions, WALL=0 skips pgbench. Not a test: nothing is asserted.
+# instructions, WALL=0 skips pgbench (and the growth run).
+# Growth (target 4): a copy of the one-row dataset with Lance's auto-cleanup in its config
+# (lance.auto_cleanup.interval 20, retain_versions 20, by lt-inspect set-config) and the table option
+# auto_compact '8'; 4 pgbench clients do single-row INSERTs for GROW_DUR seconds (default 600), tps printed per
+# minute; the newest manifest's size sampled every 5 s (the largest seen); then the rows read by lt_fdw and by the
+# Lance engine (test/interop/ref.mjs scan): count and the md5 of the sorted ids. GROW_ONLY=1 runs only this
+# (no 1M-row dataset, no heap). Not a test: nothing is asserted.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -39,14 +45,14 @@ LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # --- the dataset (cached) ------------------------------------------------------------------------------
 [ -d test/interop/node_modules/@lancedb/lancedb ] || { log "test/interop/node_modules is missing (scripts/setup.sh)"; exit 1; }
-if [ ! -d "$DATA" ]; then
+if [ ! -d "$DATA" ] && [ "${GROW_ONLY:-0}" != 1 ]; then
 	log "generating $ROWS rows with the reference library (btree on id) into $DATA ..."
 	rm -rf "$DATA.tmp"
 	node --max-old-space-size=8000 bench/ref_bench.mjs make-scan "$DATA.tmp" "$ROWS"
 	node bench/ref_bench.mjs index "$DATA.tmp" id
 	mv "$DATA.tmp" "$DATA"
 fi
-chmod a+rX build build/bench && chmod -R a+rX "$DATA"
+chmod a+rX build build/bench && { [ ! -d "$DATA" ] || chmod -R a+rX "$DATA"; }
 
 log "make install (a private PostgreSQL copy) ..."
 . "$ROOT/test/pg/cluster.sh"
@@ -61,6 +67,10 @@ mkdir -p "$TMP/lake"
 node bench/ref_bench.mjs make-scan "$TMP/lake/ins.lance" 1
 # planning at ~1,000 fragments: the one-row fragment copied 1,008 times (16 Appends, lt-inspect), a btree on id
 cp -r "$TMP/lake/ins.lance" "$TMP/one.lance"
+# the growth run's table: the same one row, Lance's auto-cleanup in its config
+cp -r "$TMP/lake/ins.lance" "$TMP/lake/grow.lance"
+build/lt-inspect set-config "$TMP/lake/grow.lance" lance.auto_cleanup.interval 20 >/dev/null
+build/lt-inspect set-config "$TMP/lake/grow.lance" lance.auto_cleanup.retain_versions 20 >/dev/null
 cp -r "$TMP/one.lance" "$TMP/lake/frags.lance"
 COPIES=()
 for i in $(seq 1 63); do COPIES+=(--copy-fragment "$TMP/one.lance:0"); done
@@ -77,6 +87,58 @@ max_connections = 40
 CONF
 lt_cluster_start
 PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
+ROW_T="'one row per transaction, eighty characters long: padding padding padding pad'"
+
+# --- growth by single-row commits: auto-cleanup and auto_compact (issue 20, target 4) ---------------------
+GROW_DUR=${GROW_DUR:-600}
+: >"$OUT/grow.out"
+grow() {
+	local dir=$TMP/lake/grow.lance
+	"${PSQL[@]}" <<SQL
+CREATE EXTENSION IF NOT EXISTS lt_fdw;
+CREATE SERVER grow FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$TMP/lake');
+CREATE FOREIGN TABLE lt_grow (id bigint, grp integer, dt date, x double precision, s text, t text)
+	SERVER grow OPTIONS (path 'grow.lance', auto_compact '8');
+SQL
+	printf '\\set k random(1, 1000000000)\nINSERT INTO lt_grow VALUES (:k, :k %% 1000, DATE %s, :k * 0.5, %s, %s);\n' \
+		"'2024-03-01'" "'s-row'" "$ROW_T" >"$TMP/grow.sql"
+	# the newest manifest's size every 5 s: the largest seen
+	( while :; do
+		f=$(ls -t "$dir/_versions/" 2>/dev/null | grep '\.manifest$' | head -n 1)
+		[ -n "$f" ] && stat -c %s "$dir/_versions/$f" 2>/dev/null
+		sleep 5
+	done ) >"$OUT/grow.sizes" &
+	local sampler=$!
+	log "pgbench: growth run, single-row INSERTs into lt_grow (auto-cleanup, auto_compact 8), 4 clients, ${GROW_DUR}s ..."
+	"${PGBENCH[@]}" -f "$TMP/grow.sql" -c 4 -j 2 -T "$GROW_DUR" --progress=60 postgres >"$OUT/pgbench.grow.txt" 2>&1 ||
+		{ log "pgbench growth failed:"; tail -5 "$OUT/pgbench.grow.txt" >&2; }
+	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+	awk '/^progress:/ { printf "GROW_TPS %s %s\n", $2, $4 } /^tps/ { printf "GROW_TOTAL %s\n", $3 }' "$OUT/pgbench.grow.txt" >>"$OUT/grow.out"
+	echo "GROW_MANIFEST_MAX $(sort -n "$OUT/grow.sizes" | tail -n 1)" >>"$OUT/grow.out"
+	echo "GROW_STATE $("${PSQL[@]}" -At -c "SELECT (SELECT count(*) FROM lt_fragments('lt_grow')) || ' ' || (SELECT count(*) FROM lt_versions('lt_grow'))")" >>"$OUT/grow.out"
+	local lt_ids ref_ids
+	"${PSQL[@]}" -At -c "SELECT id FROM lt_grow ORDER BY id" >"$TMP/grow.lt"
+	node test/interop/ref.mjs scan "$dir" --columns id 2>"$TMP/grow.ref.err" | sed -n 's/.*"id":\([0-9-]*\).*/\1/p' | sort -n >"$TMP/grow.ref" ||
+		{ log "the engine's scan failed:"; cat "$TMP/grow.ref.err" >&2; }
+	echo "GROW_ROWS $(wc -l <"$TMP/grow.lt") $(md5sum <"$TMP/grow.lt" | cut -c1-12) $(wc -l <"$TMP/grow.ref") $(md5sum <"$TMP/grow.ref" | cut -c1-12)" >>"$OUT/grow.out"
+}
+grow_report() {
+	[ -s "$OUT/grow.out" ] || return 0
+	echo "growth (target 4: >= 1000 tps each minute, manifest < 65536 bytes, the engine reads the same rows):"
+	awk '$1 == "GROW_TPS" { printf "  minute ending %5s s: %8.1f tps %s\n", $2, $3, ($3 >= 1000 ? "met" : "missed") }
+		$1 == "GROW_TOTAL" { printf "  whole run:              %8.1f tps\n", $2 }
+		$1 == "GROW_MANIFEST_MAX" { printf "  largest manifest seen: %s bytes %s\n", $2, ($2 < 65536 ? "met" : "missed") }
+		$1 == "GROW_STATE" { printf "  at the end: %s fragments, %s versions kept\n", $2, $3 }
+		$1 == "GROW_ROWS" { printf "  rows: lt_fdw %s (ids md5 %s), engine %s (ids md5 %s) %s\n", $2, $3, $4, $5, ($2 == $4 && $3 == $5 ? "identical" : "DIFFERENT") }' "$OUT/grow.out"
+}
+PGBENCH=("$LT_PGBIN/pgbench" -n -M prepared)
+if [ "${GROW_ONLY:-0}" = 1 ]; then
+	grow
+	echo
+	echo "bench/rowaccess.sh GROW_ONLY: ${GROW_DUR}s; load average before $LOAD_BEFORE, after $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"
+	grow_report
+	exit 0
+fi
 log "loading the heap table and its btree ..."
 "${PSQL[@]}" >"$OUT/setup.log" <<SQL
 CREATE EXTENSION lt_fdw;
@@ -99,8 +161,6 @@ SELECT name, kind, cardinality(covered_fragments) AS covered FROM lt_indexes('lt
 SQL
 
 # --- wall time: pgbench ----------------------------------------------------------------------------------
-PGBENCH=("$LT_PGBIN/pgbench" -n -M prepared)
-ROW_T="'one row per transaction, eighty characters long: padding padding padding pad'"
 for table in heap lt; do
 	printf '\\set k random(0, %d)\nSELECT * FROM %s WHERE id = :k;\n' $((ROWS - 1)) "$table" >"$TMP/point.$table.sql"
 	printf 'SELECT * FROM %s LIMIT 10;\n' "$table" >"$TMP/limit.$table.sql"
@@ -138,6 +198,8 @@ for table in heap_ins lt_ins; do
 		bench "ins.$table.$phase" "$TMP/ins.$table.sql" -c 4 -j 2 -t $((NCOMMIT / 4)) >>"$OUT/wall.out"
 	done
 done
+
+[ "$DUR" = 0 ] || grow
 
 # --- reads of one point lookup ---------------------------------------------------------------------------
 KEY=$((ROWS * 7654 / 10000 + 321))
@@ -238,3 +300,4 @@ printf '%-26s %12s %12s %8s  %s\n' "planning (ms), $NFRAGS frags" "" "$PLAN_FRAG
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
 printf '%-26s %12s %12s %8s  %s\n' "read requests / lookup" "" "$REQS" "" "<= 8 $([ "${REQS:-999}" -le 8 ] && echo met || echo missed)"
 echo "lt_ins: $COMMITS fragments after the pgbench INSERTs; plan of the lookup: $OUT/point.plan; pgbench logs: $OUT/"
+grow_report

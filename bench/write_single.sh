@@ -19,7 +19,9 @@
 #                                      INSERTs; prints the median per commit, the ratio to the heap and the growth
 #                                      from the first size (issue 20: <= 10x the heap at 100, flat within 25%)
 #   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat /
-#                                      open / mkdir / link / rename calls, with the wall time they took (strace -w)
+#                                      open / mkdir / link / rename calls, with the wall time they took (strace -w),
+#                                      with fsync and synchronous_commit on (lt_fdw syncs nothing under fsync = off);
+#                                      then the order of the calls of one more commit (build/bench/commit.strace)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -106,6 +108,8 @@ if [ "${CALLGRIND:-}" = 1 ]; then
 fi
 if [ "${STRACE:-}" = 1 ]; then
 	# one backend under strace for the whole run: syscall counts of the lt_fdw table's N commits
+	"${PSQL[@]}" -c "ALTER SYSTEM SET fsync = on" -c "ALTER SYSTEM SET synchronous_commit = on" -c "SELECT pg_reload_conf()" >/dev/null
+	sleep 0.5
 	{ echo "SELECT pg_backend_pid();"; echo "\\! sleep 1"; sed "s/TBL/lts/" "$TMP/single.sql"; } |
 		"${PSQL[@]}" -At -f - >"$TMP/strace.out" &
 	PSQLPID=$!
@@ -116,6 +120,20 @@ if [ "${STRACE:-}" = 1 ]; then
 	wait "$PSQLPID"
 	sleep 0.5; kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
 	cat "$TMP/strace.txt"
+	# the order of one commit's calls (after a warm-up INSERT in the same session)
+	{ echo "SELECT pg_backend_pid();"; echo "INSERT INTO lts VALUES (0, 'warm');"; echo "\\! sleep 1";
+	  echo "INSERT INTO lts VALUES (-1, 'traced');"; echo "\\! sleep 0.5"; } | "${PSQL[@]}" -At -f - >"$TMP/strace1.out" &
+	PSQLPID=$!
+	sleep 0.5
+	PID=$(head -n 1 "$TMP/strace1.out")
+	sleep 0.7
+	strace -tt -y -f -p "$PID" -e trace=fsync,fdatasync,openat,linkat,link,renameat,rename,renameat2,unlink,pwrite64,write,writev,pwritev -o "$TMP/commit.strace" &
+	SPID=$!
+	wait "$PSQLPID"
+	kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
+	mkdir -p "$ROOT/build/bench" && cp "$TMP/commit.strace" "$ROOT/build/bench/commit.strace"
+	echo "one commit's calls (build/bench/commit.strace): $(grep -cE 'fsync|fdatasync' "$TMP/commit.strace") fsync/fdatasync"
+	grep -E 'fsync|fdatasync|link|rename' "$TMP/commit.strace"
 	exit 0
 fi
 read -r lt_total lt_first lt_last < <(sed "s/TBL/lts/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)

@@ -75,6 +75,8 @@ auto_compact(lt_store *store, const char *uri, const char *relname, uint64 versi
 	rc = lt_dataset_open(store, "", &spec, &ds, err);
 	if (rc == LT_OK)
 		rc = lt_compact_plan_make(ds, &co, &plan, err);
+	if (rc == LT_OK)
+		lt_compact_plan_tier(ds, &plan);	/* a row copied O(log rows) times as a table grows by small commits */
 	if (rc == LT_OK && plan.n_fragments >= (size_t) min_fragments)
 	{
 		/* a rewrite would write blobs inline: refused as lt_compact refuses it (an ERROR: the caller's WARNING) */

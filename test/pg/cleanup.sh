@@ -219,9 +219,11 @@ else
 	cat "$TMP/auto_c.out"; bad "auto-cleanup: an unparsable config is a WARNING after the commit"
 fi
 
-# ---- auto_compact: after each committed write, Lance's compaction plan runs when it rewrites >= N fragments --------
-# 100 rows in one fragment, then ten single-row INSERTs (each its own transaction) with auto_compact '4': every third
-# INSERT makes four small fragments, which the compaction after that commit rewrites into one (a Rewrite version).
+# ---- auto_compact: after each committed write, Lance's compaction plan (tiered) runs when it rewrites >= N fragments
+# 100 rows in one fragment (left out of every group: 100 >= the rest), then ten single-row INSERTs (each its own
+# transaction) with auto_compact '4'. The plan leaves out a leading fragment at least as large as the rest of its
+# group: the 4th INSERT's compaction merges 1,1,1,1 into 4; 4,1,1,1 waits (4 >= 3), the 8th merges the four 1s
+# (4 >= 4 left out); the 10th merges 4,4,1,1 (4 < 6) into 10: Rewrite versions after the 4th, 8th and 10th.
 rm -rf "$LAKE/auto_d.lance"
 ref make "$LAKE/auto_d.lance" "$TMP/spec.json" >/dev/null 2>"$TMP/make.err" || { cat "$TMP/make.err" >&2; finish "ref make failed"; }
 chown -R "$LT_PG_OSUSER" "$LAKE/auto_d.lance" 2>/dev/null
@@ -229,8 +231,8 @@ chown -R "$LT_PG_OSUSER" "$LAKE/auto_d.lance" 2>/dev/null
 CREATE FOREIGN TABLE auto_d (id bigint, value text) SERVER lake OPTIONS (path 'auto_d.lance', auto_compact '4');
 SELECT format('INSERT INTO auto_d VALUES (%s, %L)', 3000 + i, 'autoc-' || i) FROM generate_series(1, 10) i \gexec
 SQL
-check "auto_compact: two fragments after ten single-row INSERTs (compacted after the 3rd, 6th and 9th)" \
-	"$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_fragments('auto_d')")" 2
+check "auto_compact: fragments of 100 and 10 rows after ten single-row INSERTs" \
+	"$("${PSQL[@]}" -At -c "SELECT string_agg(physical_rows::text, ',' ORDER BY fragment_id) FROM lt_fragments('auto_d')")" "100,10"
 check "auto_compact: three Rewrite versions" "$("${PSQL[@]}" -At -c "SELECT count(*) FROM lt_versions('auto_d') WHERE operation = 'Rewrite'")" 3
 check "auto_compact: lt_fdw reads the rows" \
 	"$("${PSQL[@]}" -At -c "SELECT count(*) || ' ' || string_agg(id::text, ',' ORDER BY id) FILTER (WHERE value LIKE 'autoc-%') FROM auto_d")" \

@@ -166,6 +166,38 @@ lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_co
 }
 
 void
+lt_compact_plan_tier(const lt_dataset *ds, lt_compact_plan *plan)
+{
+	size_t		n = 0;
+
+	plan->n_fragments = 0;
+	for (size_t g = 0; g < plan->n_groups; g++)
+	{
+		lt_compact_group grp = plan->groups[g];
+		uint64_t	rest = grp.live_rows;
+
+		while (grp.count > 1)
+		{
+			const Lt__Pb__DataFragment *f = ds->fragments[grp.first];
+			uint64_t	rows = lt_fragment_live_rows(f);
+
+			if (f->deletion_file || rows < rest - rows)
+				break;
+			grp.first++;
+			grp.count--;
+			grp.live_rows -= rows;
+			rest -= rows;
+		}
+		/* one fragment left: worth copying only for its deleted rows */
+		if (grp.count == 1 && !ds->fragments[grp.first]->deletion_file)
+			continue;
+		plan->groups[n++] = grp;
+		plan->n_fragments += grp.count;
+	}
+	plan->n_groups = n;
+}
+
+void
 lt_compact_plan_clear(lt_compact_plan *plan)
 {
 	lt_free(plan->groups);

@@ -45,6 +45,14 @@ typedef struct lt_compact_plan
  */
 lt_code		lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *opts, lt_compact_plan *out,
 								 lt_error *err);
+/*
+ * A plan for compacting after every small commit (auto_compact): each group loses its leading fragments with no
+ * deleted row that hold at least as many live rows as the rest of the group, so that a merged fragment is copied
+ * again only once what joins it is as large: each row is copied O(log rows) times, not once per compaction
+ * (Lance's plan alone copies the growing first fragment every time).  Groups left with one fragment and no
+ * deleted row go.
+ */
+void		lt_compact_plan_tier(const lt_dataset *ds, lt_compact_plan *plan);
 void		lt_compact_plan_clear(lt_compact_plan *plan);
 
 /*
