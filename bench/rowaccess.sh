@@ -102,10 +102,20 @@ CREATE FOREIGN TABLE lt_grow (id bigint, grp integer, dt date, x double precisio
 SQL
 	printf '\\set k random(1, 1000000000)\nINSERT INTO lt_grow VALUES (:k, :k %% 1000, DATE %s, :k * 0.5, %s, %s);\n' \
 		"'2024-03-01'" "'s-row'" "$ROW_T" >"$TMP/grow.sql"
-	# the newest manifest's size every 5 s: the largest seen
+	# the newest manifest's size every 5 s (the largest seen), and the CPU time (user + system clock ticks) the
+	# pgbench clients' backends have used so far, with the seconds since the start: CPU per transaction does not
+	# depend on what else loads the machine, the wall tps does
+	local t0
+	t0=$(date +%s)
 	( while :; do
 		f=$(ls -t "$dir/_versions/" 2>/dev/null | grep '\.manifest$' | head -n 1)
-		[ -n "$f" ] && stat -c %s "$dir/_versions/$f" 2>/dev/null
+		[ -n "$f" ] && echo "SIZE $(stat -c %s "$dir/_versions/$f" 2>/dev/null)"
+		ut=0 st=0
+		for pid in $("${PSQL[@]}" -At -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'pgbench'" 2>/dev/null); do
+			read -r u y < <(awk '{ print $14, $15 }' "/proc/$pid/stat" 2>/dev/null || echo 0 0)
+			ut=$((ut + u)) st=$((st + y))
+		done
+		echo "CPU $(($(date +%s) - t0)) $((ut + st)) $ut $st"
 		sleep 5
 	done ) >"$OUT/grow.sizes" &
 	local sampler=$!
@@ -114,11 +124,20 @@ SQL
 		{ log "pgbench growth failed:"; tail -5 "$OUT/pgbench.grow.txt" >&2; }
 	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
 	awk '/^progress:/ { printf "GROW_TPS %s %s\n", $2, $4 } /^tps/ { printf "GROW_TOTAL %s\n", $3 }' "$OUT/pgbench.grow.txt" >>"$OUT/grow.out"
-	echo "GROW_MANIFEST_MAX $(sort -n "$OUT/grow.sizes" | tail -n 1)" >>"$OUT/grow.out"
+	echo "GROW_MANIFEST_MAX $(awk '$1 == "SIZE" { print $2 }' "$OUT/grow.sizes" | sort -n | tail -n 1)" >>"$OUT/grow.out"
+	# per minute: the backends' CPU ms per transaction (the ticks sampled nearest each minute's end)
+	awk -v dur="$GROW_DUR" 'FNR == NR { if ($1 == "CPU") { t[++n] = $2; c[n] = $3; u[n] = $4 } next }
+		/^progress:/ { m++; tps[m] = $4 }
+		END { prev = 0; pc = 0
+			for (k = 1; k <= m; k++) { best = 0
+				for (i = 1; i <= n; i++) if (best == 0 || (t[i] - 60 * k) ^ 2 < (t[best] - 60 * k) ^ 2) best = i
+				if (best && tps[k] > 0) printf "GROW_CPU %d %.3f %.3f\n", 60 * k, (c[best] - pc) * 10 / (tps[k] * (t[best] - prev)),
+					(u[best] - pu) * 10 / (tps[k] * (t[best] - prev))
+				prev = t[best]; pc = c[best]; pu = u[best] } }' "$OUT/grow.sizes" "$OUT/pgbench.grow.txt" >>"$OUT/grow.out"
 	echo "GROW_STATE $("${PSQL[@]}" -At -c "SELECT (SELECT count(*) FROM lt_fragments('lt_grow')) || ' ' || (SELECT count(*) FROM lt_versions('lt_grow'))")" >>"$OUT/grow.out"
 	local lt_ids ref_ids
 	"${PSQL[@]}" -At -c "SELECT id FROM lt_grow ORDER BY id" >"$TMP/grow.lt"
-	node test/interop/ref.mjs scan "$dir" --columns id 2>"$TMP/grow.ref.err" | sed -n 's/.*"id":\([0-9-]*\).*/\1/p' | sort -n >"$TMP/grow.ref" ||
+	node test/interop/ref.mjs scan "$dir" --columns id 2>"$TMP/grow.ref.err" | sed -n 's/.*"id":"\{0,1\}\(-\{0,1\}[0-9][0-9]*\).*/\1/p' | sort -n >"$TMP/grow.ref" ||
 		{ log "the engine's scan failed:"; cat "$TMP/grow.ref.err" >&2; }
 	echo "GROW_ROWS $(wc -l <"$TMP/grow.lt") $(md5sum <"$TMP/grow.lt" | cut -c1-12) $(wc -l <"$TMP/grow.ref") $(md5sum <"$TMP/grow.ref" | cut -c1-12)" >>"$OUT/grow.out"
 }
@@ -126,6 +145,7 @@ grow_report() {
 	[ -s "$OUT/grow.out" ] || return 0
 	echo "growth (target 4: >= 1000 tps each minute, manifest < 65536 bytes, the engine reads the same rows):"
 	awk '$1 == "GROW_TPS" { printf "  minute ending %5s s: %8.1f tps %s\n", $2, $3, ($3 >= 1000 ? "met" : "missed") }
+		$1 == "GROW_CPU" { printf "  minute ending %5s s: %8.3f CPU ms per transaction (the 4 backends; user %.3f, system %.3f)\n", $2, $3, $4, $3 - $4 }
 		$1 == "GROW_TOTAL" { printf "  whole run:              %8.1f tps\n", $2 }
 		$1 == "GROW_MANIFEST_MAX" { printf "  largest manifest seen: %s bytes %s\n", $2, ($2 < 65536 ? "met" : "missed") }
 		$1 == "GROW_STATE" { printf "  at the end: %s fragments, %s versions kept\n", $2, $3 }

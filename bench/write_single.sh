@@ -121,19 +121,19 @@ if [ "${STRACE:-}" = 1 ]; then
 	sleep 0.5; kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
 	cat "$TMP/strace.txt"
 	# the order of one commit's calls (after a warm-up INSERT in the same session)
-	{ echo "SELECT pg_backend_pid();"; echo "INSERT INTO lts VALUES (0, 'warm');"; echo "\\! sleep 1";
+	{ echo "SELECT pg_backend_pid();"; echo "INSERT INTO lts VALUES (0, 'warm');"; echo "\\! sleep 3";
 	  echo "INSERT INTO lts VALUES (-1, 'traced');"; echo "\\! sleep 0.5"; } | "${PSQL[@]}" -At -f - >"$TMP/strace1.out" &
 	PSQLPID=$!
-	sleep 0.5
+	sleep 1
 	PID=$(head -n 1 "$TMP/strace1.out")
-	sleep 0.7
+	sleep 0.5
 	strace -tt -y -f -p "$PID" -e trace=fsync,fdatasync,openat,linkat,link,renameat,rename,renameat2,unlink,pwrite64,write,writev,pwritev -o "$TMP/commit.strace" &
 	SPID=$!
 	wait "$PSQLPID"
 	kill -INT "$SPID" 2>/dev/null || true; wait "$SPID" 2>/dev/null || true
 	mkdir -p "$ROOT/build/bench" && cp "$TMP/commit.strace" "$ROOT/build/bench/commit.strace"
 	echo "one commit's calls (build/bench/commit.strace): $(grep -cE 'fsync|fdatasync' "$TMP/commit.strace") fsync/fdatasync"
-	grep -E 'fsync|fdatasync|link|rename' "$TMP/commit.strace"
+	grep -E 'fsync|fdatasync|link|rename' "$TMP/commit.strace" || true
 	exit 0
 fi
 read -r lt_total lt_first lt_last < <(sed "s/TBL/lts/" "$TMP/single.sql" | "${PSQL[@]}" -f - | stats)
