@@ -107,7 +107,8 @@ SQL
 	# depend on what else loads the machine, the wall tps does
 	local t0
 	t0=$(date +%s)
-	( while :; do
+	( set +e +o pipefail	# a sampler: a failed probe (ls | head's SIGPIPE) is no reason to stop
+	while :; do
 		f=$(ls -t "$dir/_versions/" 2>/dev/null | grep '\.manifest$' | head -n 1)
 		[ -n "$f" ] && echo "SIZE $(stat -c %s "$dir/_versions/$f" 2>/dev/null)"
 		ut=0 st=0
@@ -122,7 +123,8 @@ SQL
 	log "pgbench: growth run, single-row INSERTs into lt_grow (auto-cleanup, auto_compact 8), 4 clients, ${GROW_DUR}s ..."
 	"${PGBENCH[@]}" -f "$TMP/grow.sql" -c 4 -j 2 -T "$GROW_DUR" --progress=60 postgres >"$OUT/pgbench.grow.txt" 2>&1 ||
 		{ log "pgbench growth failed:"; tail -5 "$OUT/pgbench.grow.txt" >&2; }
-	kill "$sampler" 2>/dev/null; wait "$sampler" 2>/dev/null || true
+	kill "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
 	awk '/^progress:/ { printf "GROW_TPS %s %s\n", $2, $4 } /^tps/ { printf "GROW_TOTAL %s\n", $3 }' "$OUT/pgbench.grow.txt" >>"$OUT/grow.out"
 	echo "GROW_MANIFEST_MAX $(awk '$1 == "SIZE" { print $2 }' "$OUT/grow.sizes" | sort -n | tail -n 1)" >>"$OUT/grow.out"
 	# per minute: the backends' CPU ms per transaction (the ticks sampled nearest each minute's end)

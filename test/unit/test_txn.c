@@ -222,6 +222,104 @@ TEST(append)
 	lt_store_close(s);
 }
 
+/* ds reads like a fresh open of its version: fragments, rows, sections, the manifest's size and ids scanned. */
+static void
+check_like_fresh(lt_store *s, lt_dataset *ds)
+{
+	lt_dataset *fresh = open_latest(s);
+	int64_t    *a, *b;
+	uint64_t	na = 0, nb = 0;
+
+	CHECK_EQ_INT(ds->version, fresh->version);
+	CHECK_EQ_INT(ds->n_fragments, fresh->n_fragments);
+	CHECK_EQ_INT(ds->manifest_size, fresh->manifest_size);
+	CHECK(strcmp(ds->manifest_path, fresh->manifest_path) == 0);
+	CHECK_EQ_INT(ds->live_rows, fresh->live_rows);
+	CHECK_EQ_INT(lt_dataset_count_rows(ds), lt_dataset_count_rows(fresh));
+	CHECK_EQ_INT(ds->manifest->max_fragment_id, fresh->manifest->max_fragment_id);
+	CHECK_EQ_INT(ds->manifest->next_row_id, fresh->manifest->next_row_id);
+	CHECK((ds->index_section == NULL) == (fresh->index_section == NULL));
+	CHECK(ds->transaction && fresh->transaction && strcmp(ds->transaction->uuid, fresh->transaction->uuid) == 0);
+	CHECK(ds->schema->n_fields == fresh->schema->n_fields);
+	for (size_t i = 0; i < ds->n_fragments && i < fresh->n_fragments; i++)
+	{
+		size_t		la = lt__pb__data_fragment__get_packed_size(ds->fragments[i]);
+		size_t		lb = lt__pb__data_fragment__get_packed_size(fresh->fragments[i]);
+		uint8_t    *pa = malloc(la + 1), *pb = malloc(lb + 1);
+
+		lt__pb__data_fragment__pack(ds->fragments[i], pa);
+		lt__pb__data_fragment__pack(fresh->fragments[i], pb);
+		CHECK(la == lb && memcmp(pa, pb, la) == 0);
+		free(pa);
+		free(pb);
+	}
+	a = scan_ids(ds, &na);
+	b = scan_ids(fresh, &nb);
+	CHECK(na == nb && (na == 0 || memcmp(a, b, na * sizeof(int64_t)) == 0));
+	free(a);
+	free(b);
+	lt_dataset_close(fresh);
+}
+
+/*
+ * lt_commit_options.adopt: an append returns what it wrote, and the read version's dataset takes it over
+ * (lt_dataset_adopt) to read like a fresh open of the new version, commit after commit (the later ones append
+ * in the array room the earlier ones left); the commits made from the adopted dataset splice its bytes into
+ * files that open alike; a delete returns nothing to adopt; a version another writer made advances as usual.
+ */
+TEST(adopt)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s);
+	lt_commit_options opts = {0};
+
+	opts.adopt = true;
+	for (int k = 0; k < 5; k++)
+	{
+		lt_txn	   *t = NULL;
+		lt_written_file wf;
+		uint64_t	fid = 0,
+					from = ds->version;
+		lt_commit_result res;
+		char		name[32];
+
+		snprintf(name, sizeof(name), "adopt-%d.lance", k);
+		copy_fragment_file(s, ds, 2, &wf, name);
+		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+		CHECK_OK(lt_txn_add_fragment(t, 1, &wf, NULL, &fid, &err), err);
+		CHECK_OK(lt_txn_commit(t, &opts, &res, &err), err);
+		lt_txn_free(t);
+		CHECK(res.adoption != NULL);
+		if (!res.adoption)
+			break;
+		CHECK_EQ_INT(res.adoption->from_version, from);
+		CHECK_EQ_INT(res.adoption->version, from + 1);
+		CHECK_EQ_INT(res.adoption->n_new, 1);
+		CHECK_OK(lt_dataset_adopt(ds, res.adoption, &err), err);
+		/* once taken over, not again */
+		CHECK(lt_dataset_adopt(ds, res.adoption, &err) == LT_EINVALID);
+		lt_free(res.adoption);
+		check_like_fresh(s, ds);
+	}
+	/* a delete: nothing to adopt */
+	{
+		lt_txn	   *t = NULL;
+		lt_commit_result res;
+		uint32_t	rows[1] = {0};
+
+		CHECK_OK(lt_txn_begin(ds, &t, &err), err);
+		CHECK_OK(lt_txn_delete_rows(t, ds->fragments[0]->id, rows, 1, &err), err);
+		CHECK_OK(lt_txn_commit(t, &opts, &res, &err), err);
+		CHECK(res.adoption == NULL);
+		lt_txn_free(t);
+		/* advanced as usual from the adopted bytes */
+		CHECK_OK(lt_dataset_advance(ds, res.version, &err), err);
+		check_like_fresh(s, ds);
+	}
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
 TEST(empty_commit)
 {
 	lt_store   *s = fresh_store();
@@ -1923,6 +2021,7 @@ int
 main(void)
 {
 	RUN(append);
+	RUN(adopt);
 	RUN(empty_commit);
 	RUN(delete_rows);
 	RUN(delete_all_removes_fragment);
