@@ -578,27 +578,47 @@ static LT_VECTORIZE void
 pq_table_sub(float *restrict out, const float *restrict cbt, const float *restrict sub, uint32_t sw, uint32_t k,
 			 bool dot)
 {
-	for (uint32_t w = 0; w < k; w++)
-		out[w] = 0;
-	for (uint32_t i = 0; i < sw; i++)
+	uint32_t	w0 = 0;
+
+	/* 16 codewords at a time, their sums held in registers over the sub-vector's dimensions */
+	for (; w0 + 16 <= k; w0 += 16)
 	{
-		const float *restrict c = cbt + (size_t) i * k;
-		float		x = sub[i];
+		float		acc[16] = {0};
 
-		if (dot)
-			for (uint32_t w = 0; w < k; w++)
-				out[w] += x * c[w];
-		else
-			for (uint32_t w = 0; w < k; w++)
-			{
-				float		t = x - c[w];
+		for (uint32_t i = 0; i < sw; i++)
+		{
+			const float *restrict c = cbt + (size_t) i * k + w0;
+			float		x = sub[i];
 
-				out[w] += t * t;
-			}
+			if (dot)
+				for (uint32_t t = 0; t < 16; t++)
+					acc[t] += x * c[t];
+			else
+				for (uint32_t t = 0; t < 16; t++)
+				{
+					float		d = x - c[t];
+
+					acc[t] += d * d;
+				}
+		}
+		for (uint32_t t = 0; t < 16; t++)
+			out[w0 + t] = dot ? 1.0f - acc[t] : acc[t];
 	}
-	if (dot)
-		for (uint32_t w = 0; w < k; w++)
-			out[w] = 1.0f - out[w];
+	for (uint32_t w = w0; w < k; w++)
+	{
+		float		acc = 0;
+
+		for (uint32_t i = 0; i < sw; i++)
+		{
+			float		c = cbt[(size_t) i * k + w];
+
+			if (dot)
+				acc += sub[i] * c;
+			else
+				acc += (sub[i] - c) * (sub[i] - c);
+		}
+		out[w] = dot ? 1.0f - acc : acc;
+	}
 }
 
 /*

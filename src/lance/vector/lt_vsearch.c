@@ -46,6 +46,7 @@ typedef struct accept_state
 	{
 		uint64_t	id;			/* UINT64_MAX: none */
 		bool		live;
+		bool		clean;		/* live, no deleted rows and no prefilter: every row accepted */
 		size_t		pos;
 	}			memo[16];
 } accept_state;
@@ -81,6 +82,8 @@ accept_row(uint64_t id, void *arg)
 	uint64_t	frag = id >> 32;
 	bool		ok;
 
+	if (a->memo[frag % ACCEPT_MEMO].id == frag && a->memo[frag % ACCEPT_MEMO].clean && a->rc == LT_OK)
+		return true;			/* the common case, decided once per fragment */
 	if (a->rc != LT_OK)
 		return false;
 	if (!a->have_frag || a->frag_id != frag)
@@ -112,6 +115,7 @@ accept_row(uint64_t id, void *arg)
 			a->memo[slot].id = frag;
 			a->memo[slot].pos = pos;
 			a->memo[slot].live = a->frag_live;
+			a->memo[slot].clean = a->frag_live && vx->n_deleted[pos] == 0 && a->p->accept == NULL;
 		}
 	}
 	ok = a->frag_live && !u32_in(a->vx->deleted[a->frag_pos], a->vx->n_deleted[a->frag_pos], (uint32_t) id) &&
