@@ -19,6 +19,7 @@
 #include "vector/lt_knn.h"
 #include "vector/lt_vsearch.h"
 #include "vector/lt_topk.h"
+#include "vector/lt_vcache.h"
 #include "vector/lt_vdist.h"
 
 static lt_error err;
@@ -468,6 +469,53 @@ TEST(ivf_flat)
 	lt_store_close(store);
 }
 
+/* the segment cache: budget, least recently used first, pins outlive eviction, replacement, a budget of 0 */
+TEST(vcache)
+{
+	lt_vcache_stats st;
+	unsigned char *a,
+			   *b,
+			   *c,
+			   *pinned;
+	size_t		len = 0;
+
+	CHECK(lt_vcache_put("k", 0, 100, false) == NULL);	/* no budget: nothing kept */
+	lt_vcache_configure(NULL, 4096);
+	CHECK((a = lt_vcache_put("root\x1f_indices/u/", 0, 1000, false)) != NULL);
+	memset(a, 1, 1000);
+	CHECK((pinned = lt_vcache_put("root\x1f_indices/u/", LT_VCACHE_MODEL, 1000, true)) != NULL);
+	memset(pinned, 2, 1000);
+	CHECK(((uintptr_t) pinned % 16) == 0);
+	CHECK((b = lt_vcache_put("root\x1f_indices/u/", 1, 1000, false)) != NULL);
+	memset(b, 3, 1000);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 0, &len, false) == a && len == 1000 && a[999] == 1);
+	CHECK(lt_vcache_get("root\x1f_indices/v/", 0, NULL, false) == NULL);	/* another segment */
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 2, NULL, false) == NULL);	/* another partition */
+	/* the next entry does not fit: partition 1 (least recently used, unpinned) goes, the pinned model stays */
+	CHECK((c = lt_vcache_put("root\x1f_indices/u/", 2, 1500, false)) != NULL);
+	memset(c, 4, 1500);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 1, NULL, false) == NULL);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == pinned && pinned[0] == 2);
+	lt_vcache_stats_get(&st);
+	CHECK_EQ_INT(st.evictions, 1);
+	CHECK(st.bytes <= 4096);
+	/* a pinned entry is not replaced; larger than the budget is not kept */
+	CHECK(lt_vcache_put("root\x1f_indices/u/", LT_VCACHE_MODEL, 10, false) == NULL);
+	CHECK(lt_vcache_put("x", 0, 5000, false) == NULL);
+	/* pinned entries fill the budget: a put that cannot make room keeps nothing, and drops nothing pinned */
+	lt_vcache_configure(NULL, 1200);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == pinned);
+	CHECK(lt_vcache_put("y", 0, 500, false) == NULL);
+	lt_vcache_unpin(pinned);
+	CHECK(lt_vcache_put("y", 0, 500, false) != NULL);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == NULL);
+	lt_vcache_configure(NULL, 0);
+	lt_vcache_stats_get(&st);
+	CHECK_EQ_INT(st.entries, 0);
+	CHECK_EQ_INT(st.bytes, 0);
+	CHECK(lt_vcache_get("y", 0, NULL, false) == NULL);
+}
+
 int
 main(void)
 {
@@ -477,5 +525,6 @@ main(void)
 	RUN(knn_dataset);
 	RUN(knn_bad_dimension);
 	RUN(ivf_flat);
+	RUN(vcache);
 	return unit_report("vector");
 }
