@@ -234,6 +234,7 @@ typedef struct pq_model
 				pq_m,
 				pq_bytes;
 	bool		transposed;
+	bool		pq;				/* IVF_PQ; else IVF_FLAT (no codebook) */
 	size_t		off_centroids,
 				off_part_start,
 				off_part_len,
@@ -251,7 +252,7 @@ align16(size_t n)
 static void
 model_put(lt_ivf *ix)
 {
-	size_t		cb = ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float);
+	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
 	size_t		at = align16(sizeof(pq_model));
 	pq_model	h = {0};
 	unsigned char *e;
@@ -267,6 +268,7 @@ model_put(lt_ivf *ix)
 	h.pq_m = ix->pq_m;
 	h.pq_bytes = ix->pq_bytes;
 	h.transposed = ix->pq_transposed;
+	h.pq = ix->pq;
 	h.off_centroids = at;
 	at = align16(at + sizeof(float) * ix->n_partitions * ix->dim);
 	h.off_part_start = at;
@@ -283,8 +285,11 @@ model_put(lt_ivf *ix)
 	memcpy(e + h.off_centroids, ix->centroids, sizeof(float) * ix->n_partitions * ix->dim);
 	memcpy(e + h.off_part_start, ix->part_start, sizeof(uint64_t) * ix->n_partitions);
 	memcpy(e + h.off_part_len, ix->part_len, sizeof(uint32_t) * ix->n_partitions);
-	memcpy(e + h.off_codebook, ix->codebook, cb);
-	memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
+	if (cb)
+	{
+		memcpy(e + h.off_codebook, ix->codebook, cb);
+		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
+	}
 	lt_free(ix->centroids);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
@@ -293,8 +298,8 @@ model_put(lt_ivf *ix)
 	ix->centroids = (float *) (e + h.off_centroids);
 	ix->part_start = (uint64_t *) (e + h.off_part_start);
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
-	ix->codebook = (float *) (e + h.off_codebook);
-	ix->codebook_t = (float *) (e + h.off_codebook_t);
+	ix->codebook = cb ? (float *) (e + h.off_codebook) : NULL;
+	ix->codebook_t = cb ? (float *) (e + h.off_codebook_t) : NULL;
 	ix->cached = e;
 }
 
@@ -316,15 +321,22 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->pq_m = h.pq_m;
 	ix->pq_bytes = h.pq_bytes;
 	ix->pq_transposed = h.transposed;
-	ix->pq = true;
+	ix->pq = h.pq;
 	ix->centroids = (float *) (e + h.off_centroids);
 	ix->part_start = (uint64_t *) (e + h.off_part_start);
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = (float *) (e + h.off_codebook);
 	ix->codebook_t = (float *) (e + h.off_codebook_t);
+	if (!ix->type_name || !ix->distance_type)
+		return lt_nomem(err);
+	if (!h.pq)
+	{
+		ix->codebook = ix->codebook_t = NULL;
+		return LT_OK;
+	}
 	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << h.pq_bits) * h.pq_m);
 	ix->residual = lt_malloc(sizeof(float) * h.dim);
-	if (!ix->type_name || !ix->distance_type || !ix->table || !ix->residual)
+	if (!ix->table || !ix->residual)
 		return lt_nomem(err);
 	return LT_OK;
 }
@@ -341,6 +353,8 @@ open_aux_late(lt_ivf *ix, lt_error *err)
 	if (lt_index_file_rows(ix->aux) != ix->part_start[ix->n_partitions - 1] + ix->part_len[ix->n_partitions - 1])
 		return lt_corrupt(err, "%s: not the file its cached model was read from", ix->aux_path);
 	LT_TRY(lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err));
+	if (!ix->pq)
+		return lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field, err);
 	return lt_index_file_fixed_list(ix->aux, "__pq_code", LT_TYPE_UINT8, ix->pq_bytes, &ix->pq_field, err);
 }
 
@@ -478,6 +492,8 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field,
 												err)) != LT_OK)
 				goto done;
+			if (strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->n_partitions > 0)
+				model_put(ix);
 		}
 	}
 	rc = LT_OK;
@@ -811,46 +827,49 @@ pq_scale(const lt_ivf *ix, float d)
 	}
 }
 
-/* A partition's row ids (none NULL) and codes, as kept in the cache. */
-typedef struct pq_part
+/* A partition's row ids (none NULL) and codes or vectors, as kept in the cache. */
+typedef struct part_rows_hdr
 {
 	uint64_t	len;
 	/* then uint64_t ids[len], then uint8_t codes[len * pq_bytes] (as stored: transposed or not) */
-} pq_part;
+} part_rows_hdr;
 
 /*
- * Partition p's row ids and codes: from the cache, or read (and kept when the ids have no NULL).
- * *ids_arr / *codes_arr: the arrays read, when not from the cache (the caller frees them).
+ * Partition p's row ids and codes (IVF_PQ) or vectors (IVF_FLAT): from the cache, or read (and kept
+ * when the ids have no NULL).  *ids_arr / *codes_arr: the arrays read, when not from the cache (the
+ * caller frees them).
  */
 static lt_code
-pq_partition(lt_ivf *ix, uint32_t p, const uint64_t **ids, const uint8_t **codes, lt_array **ids_arr,
+partition_rows(lt_ivf *ix, uint32_t p, const uint64_t **ids, const uint8_t **codes, lt_array **ids_arr,
 			 lt_array **codes_arr, lt_error *err)
 {
 	uint32_t	len = ix->part_len[p];
-	size_t		cb = (size_t) len * ix->pq_bytes;
+	size_t		per_row = ix->pq ? ix->pq_bytes : ix->dim;	/* child values per row */
+	size_t		cb = (size_t) len * (ix->pq ? ix->pq_bytes : ix->dim * sizeof(float));
 	unsigned char *e;
 
 	*ids_arr = *codes_arr = NULL;
 	if (ix->cache_key && (e = lt_vcache_get(ix->cache_key, p, NULL, false)) != NULL)
 	{
-		*ids = (const uint64_t *) (e + sizeof(pq_part));
-		*codes = e + sizeof(pq_part) + sizeof(uint64_t) * len;
+		*ids = (const uint64_t *) (e + sizeof(part_rows_hdr));
+		*codes = e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len;
 		return LT_OK;
 	}
 	LT_TRY(open_aux_late(ix, err));
 	LT_TRY(lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, ids_arr, err));
-	LT_TRY(lt_index_file_read(ix->aux, ix->pq_field, ix->part_start[p], len, codes_arr, err));
+	LT_TRY(lt_index_file_read(ix->aux, ix->pq ? ix->pq_field : ix->flat_field, ix->part_start[p], len, codes_arr,
+							  err));
 	if ((*ids_arr)->length != len || (*codes_arr)->length != len || (*codes_arr)->children[0] == NULL ||
-		(*codes_arr)->children[0]->length != (int64_t) cb)
+		(*codes_arr)->children[0]->length != (int64_t) (len * per_row))
 		return lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
 	*ids = (const uint64_t *) (*ids_arr)->values;
 	*codes = (*codes_arr)->children[0]->values;
 	if (((*ids_arr)->validity == NULL || memchr((*ids_arr)->validity, 0, len) == NULL) && ix->cache_key &&
-		(e = lt_vcache_put(ix->cache_key, p, sizeof(pq_part) + sizeof(uint64_t) * len + cb, false)) != NULL)
+		(e = lt_vcache_put(ix->cache_key, p, sizeof(part_rows_hdr) + sizeof(uint64_t) * len + cb, false)) != NULL)
 	{
-		((pq_part *) e)->len = len;
-		memcpy(e + sizeof(pq_part), *ids, sizeof(uint64_t) * len);
-		memcpy(e + sizeof(pq_part) + sizeof(uint64_t) * len, *codes, cb);
+		((part_rows_hdr *) e)->len = len;
+		memcpy(e + sizeof(part_rows_hdr), *ids, sizeof(uint64_t) * len);
+		memcpy(e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len, *codes, cb);
 	}
 	return LT_OK;
 }
@@ -868,7 +887,7 @@ search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_i
 	uint64_t	n_scored = 0;
 	lt_code		rc;
 
-	if ((rc = pq_partition(ix, p, &ids, &codes, &ids_arr, &codes_arr, err)) != LT_OK)
+	if ((rc = partition_rows(ix, p, &ids, &codes, &ids_arr, &codes_arr, err)) != LT_OK)
 		goto done;
 	if ((dist = lt_malloc(sizeof(float) * Max32(len, 1))) == NULL)
 	{
@@ -908,10 +927,12 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 {
 	lt_array   *ids = NULL,
 			   *vecs = NULL;
+	const uint64_t *id_vals = NULL;
+	const uint8_t *vec_bytes = NULL;
 	float	   *v = NULL;
 	lt_code		rc;
 
-	if (ix->aux == NULL && !(ix->cached && ix->pq))
+	if (ix->aux == NULL && !ix->cached)
 		return lt_error_set(err, LT_EINVALID, "the IVF index was opened without its storage");
 	if (p >= ix->n_partitions)
 		return lt_error_set(err, LT_EINVALID, "partition %u of %u", p, ix->n_partitions);
@@ -925,31 +946,23 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if (ix->rq)
 		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
-	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)
+	if ((rc = partition_rows(ix, p, &id_vals, &vec_bytes, &ids, &vecs, err)) != LT_OK)
 		goto done;
-	if (ids->length != ix->part_len[p] || vecs->length != ix->part_len[p] || vecs->children[0] == NULL ||
-		vecs->children[0]->length != (int64_t) ix->part_len[p] * ix->dim)
-	{
-		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p,
-						ix->part_len[p]);
-		goto done;
-	}
 	if ((v = lt_malloc(sizeof(float) * ix->dim)) == NULL)
 	{
 		rc = lt_nomem(err);
 		goto done;
 	}
-	for (int64_t r = 0; r < ids->length; r++)
+	for (uint32_t r = 0; r < ix->part_len[p]; r++)
 	{
 		uint64_t	id;
 
-		if (!lt_array_is_valid(ids, r))
+		if (ids && !lt_array_is_valid(ids, r))
 			continue;
-		memcpy(&id, ids->values + r * 8, 8);
+		memcpy(&id, id_vals + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
-		memcpy(v, vecs->children[0]->values + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
+		memcpy(v, vec_bytes + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
 		lt_topk_push(topk, lt_vdist_f32(m, v, q, ix->dim), id);
 		if (scored)
 			(*scored)++;
