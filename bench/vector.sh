@@ -14,7 +14,10 @@
 # around the query in PL/pgSQL, warm, one session; the engine: in-process in node), then the median over the
 # queries. Recall@10: against lt_fdw's exact answer (the engine's exact answer is reported beside it). CPU time
 # of the backend for the whole timed loop (from /proc) is printed for lt_fdw's settings. exact_par2: the exact
-# search under 2 parallel workers (Gather Merge; the leader's CPU only). Nothing is asserted;
+# search under 2 parallel workers (Gather Merge; the leader's CPU only). The engine's CPU time per query is its
+# process's (every thread) over its timed loop: on a loaded machine compare CPU, not wall time.
+# LT_BENCH_CALLGRIND=1 adds instructions per warm IVF_PQ query through SQL at nprobes 10 / 20 / 50 (the backend
+# under valgrind's callgrind in single-user mode). Nothing is asserted;
 # the cluster is always stopped and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -108,6 +111,28 @@ done
 "${PSQL[@]}" -c "SET lt_fdw.nprobes = 20; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM lt WHERE cat = 7 ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10" >"$OUT/plan-cat7.txt"
 "${PSQL[@]}" -c "SET lt_fdw.nprobes = 20; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM lt ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10" >"$OUT/plan-np20.txt"
 
+# --- instructions per IVF_PQ query (LT_BENCH_CALLGRIND=1): the backend under callgrind, single-user -----------
+# Each nprobes setting runs once with 1 query and once with 11 (the first query of queries.json, a constant in the
+# SQL); (I(11) - I(1)) / 10 is a warm query's instruction count, planning and execution, without the backend's start.
+rm -f "$OUT/callgrind.txt"
+if [ -n "${LT_BENCH_CALLGRIND:-}" ] && command -v valgrind >/dev/null; then
+	lt_cluster_stop
+	Q=$(node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[0].join(","))' "$OUT/queries.json")
+	# the cluster stopped immediately: its crash recovery once, outside the measured runs
+	echo "SELECT 1;" | lt_as_pg "$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres >/dev/null 2>&1
+	for np in 10 20 50; do
+		for n in 1 11; do
+			{ echo "SET lt_fdw.nprobes = $np;"
+			  for _ in $(seq "$n"); do echo "SELECT id FROM lt ORDER BY vec <-> '{$Q}'::real[] LIMIT 10;"; done; } >"$TMP/cg.sql"
+			chmod a+r "$TMP/cg.sql"
+			lt_as_pg valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.$n.out" "$LT_PGBIN/postgres" --single \
+				-D "$LT_PGDATA" postgres <"$TMP/cg.sql" >/dev/null 2>&1
+			eval "ir$n=\$(awk '/^totals:/ {print \$2}' "$TMP/cg.$n.out")"
+		done
+		echo "np$np $(( (ir11 - ir1) / 10 ))" >>"$OUT/callgrind.txt"
+	done
+fi
+
 # --- the table -----------------------------------------------------------------------------------------------
 node - "$OUT" "$ROWS" "$DIM" "$NQ" "$REPEAT" "$LOAD_BEFORE" "$(cut -d' ' -f1-3 /proc/loadavg)" <<'JS'
 const fs = require("fs");
@@ -128,12 +153,12 @@ const rowsOf = (ids) => ids.reduce((s, l) => s + l.length, 0) / ids.length;
 const bytes = Number(rows) * Number(dim) * 4;
 console.log(`bench/vector.sh: ${rows} rows x ${dim}-d float32 (${(bytes / 2 ** 20).toFixed(0)} MiB of vectors), IVF_PQ 256 partitions x 16 sub-vectors, ${nq} queries, k 10, best of ${repeat} per query, median over queries`);
 console.log(`load before ${load0}, after ${load1}`);
-console.log("setting        | lt_fdw ms | engine ms | lt/engine | lt recall@10 | engine recall@10 | rows (lt, engine) | lt CPU ms/query");
+console.log("setting        | lt_fdw ms | engine ms | lt/engine | lt recall@10 | engine recall@10 | rows (lt, engine) | lt CPU ms/query | engine CPU ms/query | CPU lt/engine");
 for (const s of ["exact", "np10", "np20", "np50", "np20_refine5", "cat7_np20", "cat7_exact"]) {
   const t = s.startsWith("cat7") ? truth.cat7 : truth.all;
   const a = pg[s], b = engine[s];
   if (!a || !b) continue;
-  console.log(`${s.padEnd(14)} | ${a.median_ms.toFixed(2).padStart(9)} | ${b.median_ms.toFixed(2).padStart(9)} | ${(a.median_ms / b.median_ms).toFixed(2).padStart(9)} | ${recall(a.ids, t).toFixed(3).padStart(12)} | ${recall(b.ids, t).toFixed(3).padStart(16)} | ${rowsOf(a.ids).toFixed(1)}, ${rowsOf(b.ids).toFixed(1)} | ${a.cpu_ms_per_query.toFixed(2)}`);
+  console.log(`${s.padEnd(14)} | ${a.median_ms.toFixed(2).padStart(9)} | ${b.median_ms.toFixed(2).padStart(9)} | ${(a.median_ms / b.median_ms).toFixed(2).padStart(9)} | ${recall(a.ids, t).toFixed(3).padStart(12)} | ${recall(b.ids, t).toFixed(3).padStart(16)} | ${rowsOf(a.ids).toFixed(1)}, ${rowsOf(b.ids).toFixed(1)} | ${a.cpu_ms_per_query.toFixed(2)} | ${b.cpu_ms_per_query === undefined ? "-" : b.cpu_ms_per_query.toFixed(2)} | ${b.cpu_ms_per_query ? (a.cpu_ms_per_query / b.cpu_ms_per_query).toFixed(2) : "-"}`);
 }
 for (const s of ["heap", "heap_cat7"]) {
   const a = pg[s];
@@ -145,6 +170,11 @@ if (pg.exact_par2) {
   const a = pg.exact_par2;
   console.log(`exact_par2     | ${a.median_ms.toFixed(2).padStart(9)} | exact kNN, 2 parallel workers + the leader: ${(pg.exact.median_ms / a.median_ms).toFixed(2)}x the serial | leader CPU ms/query ${a.cpu_ms_per_query.toFixed(2)} (the workers' not counted) | recall ${recall(a.ids, truth.all).toFixed(3)}`);
 }
+if (fs.existsSync(`${out}/callgrind.txt`))
+  for (const l of fs.readFileSync(`${out}/callgrind.txt`, "utf8").trim().split("\n")) {
+    const [s, ir] = l.split(" ");
+    console.log(`${s.padEnd(14)} | callgrind: ${(Number(ir) / 1e6).toFixed(2)} M instructions per warm query through SQL (planning and execution)`);
+  }
 console.log(`lt_fdw exact kNN scans ${(bytes / 2 ** 30 / (pg.exact.median_ms / 1000)).toFixed(2)} GiB/s of vectors`);
 JS
 echo "plans: $OUT/plan-np20.txt $OUT/plan-cat7.txt"

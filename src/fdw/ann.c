@@ -31,16 +31,37 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_sort.h"
+#include "vector/lt_vcache.h"
 #include "vector/lt_vsearch.h"
 
 bool		lt_vector_index = true;
 int			lt_nprobes = 20;
 int			lt_refine_factor = 0;
 int			lt_ef = 0;
+int			lt_vector_index_cache_kb = 65536;
+
+static MemoryContext vcache_cxt;
+
+/* lt_fdw.vector_index_cache: the budget of the per-backend cache of vector index segments (lt_vcache.h) */
+static void
+vcache_assign(int newval, void *extra)
+{
+	lt_allocator a;
+
+	if (vcache_cxt == NULL)
+		vcache_cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw vector index cache", ALLOCSET_DEFAULT_SIZES);
+	lt_allocator_in(vcache_cxt, &a);
+	lt_vcache_configure(&a, (size_t) newval * 1024);
+}
 
 void
 ltfdw_ann_init(void)
 {
+	DefineCustomIntVariable("lt_fdw.vector_index_cache",
+							"Memory per backend for the vector index segments kept decoded across queries.",
+							"IVF_PQ models, codebooks and the probed partitions' codes; 0 keeps none.",
+							&lt_vector_index_cache_kb, 65536, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB,
+							NULL, vcache_assign, NULL);
 	DefineCustomBoolVariable("lt_fdw.vector_index",
 							 "Answers ORDER BY vector <op> query LIMIT k through the dataset's vector index.",
 							 "Off: an exact search of every row.",
@@ -89,6 +110,18 @@ struct LtAnnState
 	uint64		exact_small_prefilter;
 	lt_vsearch_stats stats;
 };
+
+/* Released with the scan's memory (end or ERROR): close the index, which unpins its cached segments. */
+static void
+ann_release(void *arg)
+{
+	LtAnnState *as = arg;
+	MemoryContext old = lt_alloc_target(as->cxt);
+
+	lt_vindex_close(as->vx);
+	lt_alloc_target(old);
+	as->vx = NULL;
+}
 
 LtAnnState *
 ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool f8, MemoryContext cxt)
@@ -153,6 +186,13 @@ ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool 
 		as->ix = ix;
 		as->vx = vx;
 		as->why_exact = NULL;
+		{
+			MemoryContextCallback *cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+
+			cb->func = ann_release;
+			cb->arg = as;
+			MemoryContextRegisterResetCallback(cxt, cb);
+		}
 		break;
 	}
 	return as;

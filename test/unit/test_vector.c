@@ -19,6 +19,7 @@
 #include "vector/lt_knn.h"
 #include "vector/lt_vsearch.h"
 #include "vector/lt_topk.h"
+#include "vector/lt_vcache.h"
 #include "vector/lt_vdist.h"
 
 static lt_error err;
@@ -454,6 +455,39 @@ TEST(ivf_flat)
 			CHECK(st.index_rows_rejected > 0);
 			lt_topk_free(&a);
 		}
+		/* through the segment cache (lt_vcache.h): the same answers, the later searches from the cache */
+		{
+			float		q[4] = {100, -200, 300, 0};
+			lt_knn_query kq = {ix->field, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
+			lt_vsearch_params p = {2, 0, NULL, NULL};
+			lt_vsearch_stats st = {0};
+			lt_vcache_stats cs,
+						cs0;
+			lt_topk		t[3];
+
+			lt_vcache_stats_get(&cs0);	/* the counters are the process's */
+
+			for (int i = 0; i < 3; i++)
+			{
+				if (i == 1)
+					lt_vcache_configure(NULL, 1 << 20);
+				CHECK_OK(lt_topk_init(&t[i], 30, &err), err);
+				CHECK_OK(lt_vector_search(ds, ix, &kq, &p, &t[i], &st, &err), err);
+				lt_topk_finish(&t[i]);
+			}
+			lt_vcache_stats_get(&cs);
+			CHECK_EQ_INT(cs.hits - cs0.hits, 3);	/* the model and the 2 probed partitions */
+			CHECK_EQ_INT(cs.entries, 3);
+			for (int i = 1; i < 3; i++)
+			{
+				CHECK_EQ_INT(t[i].n, t[0].n);
+				for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
+					CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
+			}
+			for (int i = 0; i < 3; i++)
+				lt_topk_free(&t[i]);
+			lt_vcache_configure(NULL, 0);
+		}
 		/* a directory without the files; an index asked for its storage that is not IVF_FLAT is refused */
 		{
 			lt_ivf	   *none = NULL;
@@ -468,6 +502,55 @@ TEST(ivf_flat)
 	lt_store_close(store);
 }
 
+/* the segment cache: budget, least recently used first, pins outlive eviction, replacement, a budget of 0 */
+TEST(vcache)
+{
+	lt_vcache_stats st,
+				st0;
+	unsigned char *a,
+			   *b,
+			   *c,
+			   *pinned;
+	size_t		len = 0;
+
+	lt_vcache_stats_get(&st0);	/* the counters are the process's */
+	CHECK(lt_vcache_put("k", 0, 100, false) == NULL);	/* no budget: nothing kept */
+	lt_vcache_configure(NULL, 4096);
+	CHECK((a = lt_vcache_put("root\x1f_indices/u/", 0, 1000, false)) != NULL);
+	memset(a, 1, 1000);
+	CHECK((pinned = lt_vcache_put("root\x1f_indices/u/", LT_VCACHE_MODEL, 1000, true)) != NULL);
+	memset(pinned, 2, 1000);
+	CHECK(((uintptr_t) pinned % 16) == 0);
+	CHECK((b = lt_vcache_put("root\x1f_indices/u/", 1, 1000, false)) != NULL);
+	memset(b, 3, 1000);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 0, &len, false) == a && len == 1000 && a[999] == 1);
+	CHECK(lt_vcache_get("root\x1f_indices/v/", 0, NULL, false) == NULL);	/* another segment */
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 2, NULL, false) == NULL);	/* another partition */
+	/* the next entry does not fit: partition 1 (least recently used, unpinned) goes, the pinned model stays */
+	CHECK((c = lt_vcache_put("root\x1f_indices/u/", 2, 1500, false)) != NULL);
+	memset(c, 4, 1500);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", 1, NULL, false) == NULL);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == pinned && pinned[0] == 2);
+	lt_vcache_stats_get(&st);
+	CHECK_EQ_INT(st.evictions - st0.evictions, 1);
+	CHECK(st.bytes <= 4096);
+	/* a pinned entry is not replaced; larger than the budget is not kept */
+	CHECK(lt_vcache_put("root\x1f_indices/u/", LT_VCACHE_MODEL, 10, false) == NULL);
+	CHECK(lt_vcache_put("x", 0, 5000, false) == NULL);
+	/* pinned entries fill the budget: a put that cannot make room keeps nothing, and drops nothing pinned */
+	lt_vcache_configure(NULL, 1200);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == pinned);
+	CHECK(lt_vcache_put("y", 0, 500, false) == NULL);
+	lt_vcache_unpin(pinned);
+	CHECK(lt_vcache_put("y", 0, 500, false) != NULL);
+	CHECK(lt_vcache_get("root\x1f_indices/u/", LT_VCACHE_MODEL, NULL, false) == NULL);
+	lt_vcache_configure(NULL, 0);
+	lt_vcache_stats_get(&st);
+	CHECK_EQ_INT(st.entries, 0);
+	CHECK_EQ_INT(st.bytes, 0);
+	CHECK(lt_vcache_get("y", 0, NULL, false) == NULL);
+}
+
 int
 main(void)
 {
@@ -477,5 +560,6 @@ main(void)
 	RUN(knn_dataset);
 	RUN(knn_bad_dimension);
 	RUN(ivf_flat);
+	RUN(vcache);
 	return unit_report("vector");
 }

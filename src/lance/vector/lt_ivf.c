@@ -12,6 +12,14 @@
 #include "util/lt_alloc.h"
 #include "vector/lt_rq.h"
 #include "vector/lt_sq.h"
+#include "vector/lt_vcache.h"
+
+/* hot loops vectorised where GCC would not at -O2 (the same float operations, in the same order per value) */
+#if defined(__GNUC__) && !defined(__clang__)
+#define LT_VECTORIZE __attribute__((optimize("O3")))
+#else
+#define LT_VECTORIZE
+#endif
 
 static inline uint32_t
 Max32(uint32_t a, uint32_t b)
@@ -189,15 +197,165 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 			lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
 		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu float32 bytes", path, pos, want);
 	}
+	ix->pq = true;
 	ix->codebook = lt_malloc(want);
+	ix->codebook_t = lt_malloc(want);
 	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
 	ix->residual = lt_malloc(sizeof(float) * ix->dim);
-	if (ix->codebook)
+	if (ix->codebook && ix->codebook_t)
+	{
+		uint32_t	k = 1u << bits,
+					sw = ix->dim / ix->pq_m;
+
 		memcpy(ix->codebook, t->data.data, want);
+		for (uint32_t sv = 0; sv < ix->pq_m; sv++)
+			for (uint32_t w = 0; w < k; w++)
+				for (uint32_t i = 0; i < sw; i++)
+					ix->codebook_t[((size_t) sv * sw + i) * k + w] = ix->codebook[((size_t) sv * k + w) * sw + i];
+	}
 	lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
-	if (!ix->codebook || !ix->table || !ix->residual)
+	if (!ix->codebook || !ix->codebook_t || !ix->table || !ix->residual)
 		return lt_nomem(err);
 	return LT_OK;
+}
+
+/*
+ * An IVF_PQ segment's model as one cache entry (lt_vcache.h): this header, then the centroids,
+ * partition starts and lengths, the codebook and its transpose, at the offsets it gives.
+ */
+typedef struct pq_model
+{
+	char		type_name[16];
+	char		distance_type[16];
+	lt_vmetric	metric;
+	uint32_t	dim,
+				n_partitions,
+				pq_bits,
+				pq_m,
+				pq_bytes;
+	bool		transposed;
+	bool		pq;				/* IVF_PQ; else IVF_FLAT (no codebook) */
+	size_t		off_centroids,
+				off_part_start,
+				off_part_len,
+				off_codebook,
+				off_codebook_t;
+} pq_model;
+
+static size_t
+align16(size_t n)
+{
+	return (n + 15) & ~(size_t) 15;
+}
+
+/* Keep ix's model (just opened from the files) in the cache, pinned by ix; ix then uses the entry's arrays. */
+static void
+model_put(lt_ivf *ix)
+{
+	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
+	size_t		at = align16(sizeof(pq_model));
+	pq_model	h = {0};
+	unsigned char *e;
+
+	if (strlen(ix->type_name) >= sizeof(h.type_name) || strlen(ix->distance_type) >= sizeof(h.distance_type))
+		return;
+	strcpy(h.type_name, ix->type_name);
+	strcpy(h.distance_type, ix->distance_type);
+	h.metric = ix->metric;
+	h.dim = ix->dim;
+	h.n_partitions = ix->n_partitions;
+	h.pq_bits = ix->pq_bits;
+	h.pq_m = ix->pq_m;
+	h.pq_bytes = ix->pq_bytes;
+	h.transposed = ix->pq_transposed;
+	h.pq = ix->pq;
+	h.off_centroids = at;
+	at = align16(at + sizeof(float) * ix->n_partitions * ix->dim);
+	h.off_part_start = at;
+	at = align16(at + sizeof(uint64_t) * ix->n_partitions);
+	h.off_part_len = at;
+	at = align16(at + sizeof(uint32_t) * ix->n_partitions);
+	h.off_codebook = at;
+	at = align16(at + cb);
+	h.off_codebook_t = at;
+	at += cb;
+	if ((e = lt_vcache_put(ix->cache_key, LT_VCACHE_MODEL, at, true)) == NULL)
+		return;
+	memcpy(e, &h, sizeof(h));
+	memcpy(e + h.off_centroids, ix->centroids, sizeof(float) * ix->n_partitions * ix->dim);
+	memcpy(e + h.off_part_start, ix->part_start, sizeof(uint64_t) * ix->n_partitions);
+	memcpy(e + h.off_part_len, ix->part_len, sizeof(uint32_t) * ix->n_partitions);
+	if (cb)
+	{
+		memcpy(e + h.off_codebook, ix->codebook, cb);
+		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
+	}
+	lt_free(ix->centroids);
+	lt_free(ix->part_start);
+	lt_free(ix->part_len);
+	lt_free(ix->codebook);
+	lt_free(ix->codebook_t);
+	ix->centroids = (float *) (e + h.off_centroids);
+	ix->part_start = (uint64_t *) (e + h.off_part_start);
+	ix->part_len = (uint32_t *) (e + h.off_part_len);
+	ix->codebook = cb ? (float *) (e + h.off_codebook) : NULL;
+	ix->codebook_t = cb ? (float *) (e + h.off_codebook_t) : NULL;
+	ix->cached = e;
+}
+
+/* ix from a cached model (pinned): no file is opened; the auxiliary file waits for a partition not cached. */
+static lt_code
+model_use(lt_ivf *ix, void *entry, lt_error *err)
+{
+	unsigned char *e = entry;
+	pq_model	h;
+
+	memcpy(&h, e, sizeof(h));
+	ix->cached = e;
+	ix->type_name = lt_strdup(h.type_name);
+	ix->distance_type = lt_strdup(h.distance_type);
+	ix->metric = h.metric;
+	ix->dim = h.dim;
+	ix->n_partitions = h.n_partitions;
+	ix->pq_bits = h.pq_bits;
+	ix->pq_m = h.pq_m;
+	ix->pq_bytes = h.pq_bytes;
+	ix->pq_transposed = h.transposed;
+	ix->pq = h.pq;
+	ix->centroids = (float *) (e + h.off_centroids);
+	ix->part_start = (uint64_t *) (e + h.off_part_start);
+	ix->part_len = (uint32_t *) (e + h.off_part_len);
+	ix->codebook = (float *) (e + h.off_codebook);
+	ix->codebook_t = (float *) (e + h.off_codebook_t);
+	if (!ix->type_name || !ix->distance_type)
+		return lt_nomem(err);
+	if (!h.pq)
+	{
+		ix->codebook = ix->codebook_t = NULL;
+		return LT_OK;
+	}
+	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << h.pq_bits) * h.pq_m);
+	ix->residual = lt_malloc(sizeof(float) * h.dim);
+	if (!ix->table || !ix->residual)
+		return lt_nomem(err);
+	return LT_OK;
+}
+
+/* The auxiliary file of a segment opened from the cache, and its PQ columns, on first need. */
+static lt_code
+open_aux_late(lt_ivf *ix, lt_error *err)
+{
+	if (ix->aux)
+		return LT_OK;
+	if (ix->store == NULL || ix->aux_path == NULL)
+		return lt_error_set(err, LT_EINVALID, "the IVF index was opened without its storage");
+	LT_TRY(lt_index_file_open(ix->store, ix->aux_path, &ix->aux, err));
+	if (lt_index_file_rows(ix->aux) != ix->part_start[ix->n_partitions - 1] + ix->part_len[ix->n_partitions - 1])
+		return lt_corrupt(err, "%s: not the file its cached model was read from", ix->aux_path);
+	LT_TRY(lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err));
+	if (!ix->pq)
+		return lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field, err);
+	return lt_index_file_fixed_list(ix->aux, "__pq_code", LT_TYPE_UINT8, ix->pq_bytes, &ix->pq_field, err);
 }
 
 lt_code
@@ -214,6 +372,23 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 	*out = NULL;
 	if (ix == NULL)
 		return lt_nomem(err);
+	if (with_storage)
+	{
+		void	   *entry;
+
+		ix->store = store;
+		if (!(ix->cache_key = lt_asprintf("%s\x1f%s", store->root ? store->root : "", dir)) ||
+			!(ix->aux_path = lt_asprintf("%sauxiliary.idx", dir)))
+		{
+			rc = lt_nomem(err);
+			goto done;
+		}
+		if ((entry = lt_vcache_get(ix->cache_key, LT_VCACHE_MODEL, NULL, true)) != NULL)
+		{
+			rc = model_use(ix, entry, err);
+			goto done;
+		}
+	}
 	path = lt_asprintf("%sindex.idx", dir);
 	if (path == NULL)
 	{
@@ -303,6 +478,9 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		{
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
+			/* IVF_PQ is searched from the cache when it keeps the model (HNSW_PQ reads its graphs' files) */
+			if (strcmp(ix->type_name, "IVF_PQ") == 0 && ix->n_partitions > 0)
+				model_put(ix);
 		}
 		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
 		{
@@ -314,6 +492,8 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field,
 												err)) != LT_OK)
 				goto done;
+			if (strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->n_partitions > 0)
+				model_put(ix);
 		}
 	}
 	rc = LT_OK;
@@ -339,10 +519,18 @@ lt_ivf_close(lt_ivf *ix)
 		lt_index_file_close(ix->aux);
 	lt_free(ix->type_name);
 	lt_free(ix->distance_type);
-	lt_free(ix->centroids);
-	lt_free(ix->part_start);
-	lt_free(ix->part_len);
-	lt_free(ix->codebook);
+	if (ix->cached)
+		lt_vcache_unpin(ix->cached);
+	else
+	{
+		lt_free(ix->centroids);
+		lt_free(ix->part_start);
+		lt_free(ix->part_len);
+		lt_free(ix->codebook);
+		lt_free(ix->codebook_t);
+	}
+	lt_free(ix->cache_key);
+	lt_free(ix->aux_path);
 	lt_free(ix->table);
 	lt_free(ix->residual);
 	lt_rq_free(ix->rq);
@@ -398,6 +586,58 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 }
 
 /*
+ * One sub-vector's row of the distance table: every codeword w against sub (sw floats), from the
+ * transposed codebook cbt[i][w] so that the inner loop runs over codewords (vectorised); each entry
+ * sums its sw terms in order i = 0, 1, ..., as the engine does.
+ */
+static LT_VECTORIZE void
+pq_table_sub(float *restrict out, const float *restrict cbt, const float *restrict sub, uint32_t sw, uint32_t k,
+			 bool dot)
+{
+	uint32_t	w0 = 0;
+
+	/* 16 codewords at a time, their sums held in registers over the sub-vector's dimensions */
+	for (; w0 + 16 <= k; w0 += 16)
+	{
+		float		acc[16] = {0};
+
+		for (uint32_t i = 0; i < sw; i++)
+		{
+			const float *restrict c = cbt + (size_t) i * k + w0;
+			float		x = sub[i];
+
+			if (dot)
+				for (uint32_t t = 0; t < 16; t++)
+					acc[t] += x * c[t];
+			else
+				for (uint32_t t = 0; t < 16; t++)
+				{
+					float		d = x - c[t];
+
+					acc[t] += d * d;
+				}
+		}
+		for (uint32_t t = 0; t < 16; t++)
+			out[w0 + t] = dot ? 1.0f - acc[t] : acc[t];
+	}
+	for (uint32_t w = w0; w < k; w++)
+	{
+		float		acc = 0;
+
+		for (uint32_t i = 0; i < sw; i++)
+		{
+			float		c = cbt[(size_t) i * k + w];
+
+			if (dot)
+				acc += sub[i] * c;
+			else
+				acc += (sub[i] - c) * (sub[i] - c);
+		}
+		out[w] = dot ? 1.0f - acc : acc;
+	}
+}
+
+/*
  * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
  * centroid for l2 and cosine, against every codeword of every sub-vector.
  */
@@ -422,23 +662,8 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
 	}
 	for (uint32_t s = 0; s < ix->pq_m; s++)
-		for (uint32_t w = 0; w < k; w++)
-		{
-			const float *sub = ix->residual + (size_t) s * sw;
-			const float *cw = ix->codebook + ((size_t) s * k + w) * sw;
-			float		d = 0;
-
-			if (ix->metric == LT_VMETRIC_NEG_DOT)
-			{
-				for (uint32_t i = 0; i < sw; i++)
-					d += sub[i] * cw[i];
-				d = 1.0f - d;
-			}
-			else
-				for (uint32_t i = 0; i < sw; i++)
-					d += (sub[i] - cw[i]) * (sub[i] - cw[i]);
-			ix->table[(size_t) s * k + w] = d;
-		}
+		pq_table_sub(ix->table + (size_t) s * k, ix->codebook_t + (size_t) s * sw * k, ix->residual + (size_t) s * sw,
+					 sw, k, ix->metric == LT_VMETRIC_NEG_DOT);
 }
 
 /* The engine's PQ distance of row r (of len rows) from its codes and the table. */
@@ -467,6 +692,50 @@ pq_raw(const lt_ivf *ix, const uint8_t *codes, uint32_t len, uint32_t r)
 	return d;
 }
 
+/*
+ * 8-bit transposed codes: every row's distance, a sub-vector's column of codes at a time (contiguous
+ * codes, one 256-entry table row in cache, no per-row call); each row still adds its m entries in
+ * order j = 0, 1, ..., as pq_raw does.
+ */
+static LT_VECTORIZE void
+pq_scan8t(const float *restrict table, const uint8_t *restrict codes, uint32_t len, uint32_t m, float *restrict dist)
+{
+	uint32_t	j = 0;
+
+	for (uint32_t r = 0; r < len; r++)
+		dist[r] = 0;
+	for (; j + 4 <= m; j += 4)
+	{
+		const uint8_t *restrict c0 = codes + (size_t) j * len,
+				   *restrict c1 = c0 + len,
+				   *restrict c2 = c1 + len,
+				   *restrict c3 = c2 + len;
+		const float *restrict t0 = table + (size_t) j * 256,
+				   *restrict t1 = t0 + 256,
+				   *restrict t2 = t1 + 256,
+				   *restrict t3 = t2 + 256;
+
+		for (uint32_t r = 0; r < len; r++)
+		{
+			float		d = dist[r];
+
+			d += t0[c0[r]];
+			d += t1[c1[r]];
+			d += t2[c2[r]];
+			d += t3[c3[r]];
+			dist[r] = d;
+		}
+	}
+	for (; j < m; j++)
+	{
+		const uint8_t *restrict c = codes + (size_t) j * len;
+		const float *restrict t = table + (size_t) j * 256;
+
+		for (uint32_t r = 0; r < len; r++)
+			dist[r] += t[c[r]];
+	}
+}
+
 /* A float rounded and cast to u8 as Rust's `as u8` does (saturating; NaN is 0). */
 static inline uint8_t
 sat_u8(float x)
@@ -486,6 +755,11 @@ sat_u8(float x)
 static void
 pq_distances(lt_ivf *ix, const uint8_t *codes, uint32_t len, float *dist)
 {
+	if (ix->pq_bits == 8 && ix->pq_transposed)
+	{
+		pq_scan8t(ix->table, codes, len, ix->pq_bytes, dist);
+		return;
+	}
 	if (ix->pq_bits == 4 && ix->quantize_4bit && len > 0)
 	{
 		uint32_t	flat = Max32(200, ix->k_hint);
@@ -553,25 +827,68 @@ pq_scale(const lt_ivf *ix, float d)
 	}
 }
 
+/* A partition's row ids (none NULL) and codes or vectors, as kept in the cache. */
+typedef struct part_rows_hdr
+{
+	uint64_t	len;
+	/* then uint64_t ids[len], then uint8_t codes[len * pq_bytes] (as stored: transposed or not) */
+} part_rows_hdr;
+
+/*
+ * Partition p's row ids and codes (IVF_PQ) or vectors (IVF_FLAT): from the cache, or read (and kept
+ * when the ids have no NULL).  *ids_arr / *codes_arr: the arrays read, when not from the cache (the
+ * caller frees them).
+ */
+static lt_code
+partition_rows(lt_ivf *ix, uint32_t p, const uint64_t **ids, const uint8_t **codes, lt_array **ids_arr,
+			 lt_array **codes_arr, lt_error *err)
+{
+	uint32_t	len = ix->part_len[p];
+	size_t		per_row = ix->pq ? ix->pq_bytes : ix->dim;	/* child values per row */
+	size_t		cb = (size_t) len * (ix->pq ? ix->pq_bytes : ix->dim * sizeof(float));
+	unsigned char *e;
+
+	*ids_arr = *codes_arr = NULL;
+	if (ix->cache_key && (e = lt_vcache_get(ix->cache_key, p, NULL, false)) != NULL)
+	{
+		*ids = (const uint64_t *) (e + sizeof(part_rows_hdr));
+		*codes = e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len;
+		return LT_OK;
+	}
+	LT_TRY(open_aux_late(ix, err));
+	LT_TRY(lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, ids_arr, err));
+	LT_TRY(lt_index_file_read(ix->aux, ix->pq ? ix->pq_field : ix->flat_field, ix->part_start[p], len, codes_arr,
+							  err));
+	if ((*ids_arr)->length != len || (*codes_arr)->length != len || (*codes_arr)->children[0] == NULL ||
+		(*codes_arr)->children[0]->length != (int64_t) (len * per_row))
+		return lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
+	*ids = (const uint64_t *) (*ids_arr)->values;
+	*codes = (*codes_arr)->children[0]->values;
+	if (((*ids_arr)->validity == NULL || memchr((*ids_arr)->validity, 0, len) == NULL) && ix->cache_key &&
+		(e = lt_vcache_put(ix->cache_key, p, sizeof(part_rows_hdr) + sizeof(uint64_t) * len + cb, false)) != NULL)
+	{
+		((part_rows_hdr *) e)->len = len;
+		memcpy(e + sizeof(part_rows_hdr), *ids, sizeof(uint64_t) * len);
+		memcpy(e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len, *codes, cb);
+	}
+	return LT_OK;
+}
+
 static lt_code
 search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg), void *arg,
 		  lt_topk *topk, uint64_t *scored, lt_error *err)
 {
-	lt_array   *ids = NULL,
-			   *codes = NULL;
+	lt_array   *ids_arr = NULL,
+			   *codes_arr = NULL;
+	const uint64_t *ids = NULL;
+	const uint8_t *codes = NULL;
 	uint32_t	len = ix->part_len[p];
 	float	   *dist = NULL;
+	uint64_t	n_scored = 0;
 	lt_code		rc;
 
-	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, ix->pq_field, ix->part_start[p], len, &codes, err)) != LT_OK)
+	if ((rc = partition_rows(ix, p, &ids, &codes, &ids_arr, &codes_arr, err)) != LT_OK)
 		goto done;
-	if (ids->length != len || codes->length != len || codes->children[0] == NULL ||
-		codes->children[0]->length != (int64_t) len * ix->pq_bytes)
-	{
-		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
-		goto done;
-	}
 	if ((dist = lt_malloc(sizeof(float) * Max32(len, 1))) == NULL)
 	{
 		rc = lt_nomem(err);
@@ -580,25 +897,26 @@ search_pq(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_i
 	if ((rc = lt_ivf_seq_reserve(ix, len, err)) != LT_OK)
 		goto done;
 	lt_ivf_pq_table(ix, p, q);
-	pq_distances(ix, codes->children[0]->values, len, dist);
+	pq_distances(ix, codes, len, dist);
 	for (uint32_t r = 0; r < len; r++)
 	{
 		uint64_t	id;
 
-		if (!lt_array_is_valid(ids, r))
+		if (ids_arr && !lt_array_is_valid(ids_arr, r))
 			continue;
-		memcpy(&id, ids->values + (size_t) r * 8, 8);
+		memcpy(&id, ids + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
 		lt_ivf_offer(ix, topk, pq_scale(ix, dist[r]), id);
-		if (scored)
-			(*scored)++;
+		n_scored++;
 	}
+	if (scored)
+		*scored += n_scored;
 	rc = LT_OK;
 done:
 	lt_free(dist);
-	lt_array_free(ids);
-	lt_array_free(codes);
+	lt_array_free(ids_arr);
+	lt_array_free(codes_arr);
 	return rc;
 }
 
@@ -609,10 +927,12 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 {
 	lt_array   *ids = NULL,
 			   *vecs = NULL;
+	const uint64_t *id_vals = NULL;
+	const uint8_t *vec_bytes = NULL;
 	float	   *v = NULL;
 	lt_code		rc;
 
-	if (ix->aux == NULL)
+	if (ix->aux == NULL && !ix->cached)
 		return lt_error_set(err, LT_EINVALID, "the IVF index was opened without its storage");
 	if (p >= ix->n_partitions)
 		return lt_error_set(err, LT_EINVALID, "partition %u of %u", p, ix->n_partitions);
@@ -620,37 +940,29 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return lt_error_set(err, LT_EINVALID, "an %s partition is searched through its graph", ix->type_name);
 	if (ix->part_len[p] == 0)
 		return LT_OK;
-	if (ix->pq_field)
+	if (ix->pq)
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
 	if (ix->sq.field)
 		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if (ix->rq)
 		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
-	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], ix->part_len[p], &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, ix->flat_field, ix->part_start[p], ix->part_len[p], &vecs, err)) != LT_OK)
+	if ((rc = partition_rows(ix, p, &id_vals, &vec_bytes, &ids, &vecs, err)) != LT_OK)
 		goto done;
-	if (ids->length != ix->part_len[p] || vecs->length != ix->part_len[p] || vecs->children[0] == NULL ||
-		vecs->children[0]->length != (int64_t) ix->part_len[p] * ix->dim)
-	{
-		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p,
-						ix->part_len[p]);
-		goto done;
-	}
 	if ((v = lt_malloc(sizeof(float) * ix->dim)) == NULL)
 	{
 		rc = lt_nomem(err);
 		goto done;
 	}
-	for (int64_t r = 0; r < ids->length; r++)
+	for (uint32_t r = 0; r < ix->part_len[p]; r++)
 	{
 		uint64_t	id;
 
-		if (!lt_array_is_valid(ids, r))
+		if (ids && !lt_array_is_valid(ids, r))
 			continue;
-		memcpy(&id, ids->values + r * 8, 8);
+		memcpy(&id, id_vals + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
-		memcpy(v, vecs->children[0]->values + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
+		memcpy(v, vec_bytes + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
 		lt_topk_push(topk, lt_vdist_f32(m, v, q, ix->dim), id);
 		if (scored)
 			(*scored)++;

@@ -65,6 +65,7 @@ typedef struct lt_ivf
 	uint32_t	pq_bytes;		/* bytes of a row's code */
 	bool		pq_transposed;
 	float	   *codebook;		/* pq_m * 2^pq_bits * (dim / pq_m) */
+	float	   *codebook_t;		/* the same per sub-vector as [dim / pq_m][2^pq_bits]: the table loop runs over codewords */
 	float	   *table;			/* scratch: pq_m * 2^pq_bits distances */
 	float	   *residual;		/* scratch: dim */
 	/* IVF_SQ (searched in lt_sq.c) and IVF_HNSW_SQ: the scalar quantizer (sq.field set) */
@@ -85,6 +86,16 @@ typedef struct lt_ivf
 	 * the first seen); seq->ids maps the number back to the row id.
 	 */
 	struct lt_ivf_seq *seq;
+	/*
+	 * IVF_PQ through the per-process cache (lt_vcache.h): the model (centroids, partition offsets,
+	 * codebook) points into a pinned cache entry, partitions' row ids and codes are kept there, and the
+	 * auxiliary file is opened only when a partition is not cached (aux_path in store).
+	 */
+	void	   *cached;			/* the pinned model entry, or NULL: the arrays are ix's own */
+	char	   *cache_key;		/* store root and segment directory, or NULL: not cached */
+	lt_store   *store;
+	char	   *aux_path;
+	bool		pq;				/* the storage is PQ codes (IVF_PQ, IVF_HNSW_PQ) */
 } lt_ivf;
 
 typedef struct lt_ivf_seq

@@ -41,7 +41,17 @@ typedef struct accept_state
 	bool		have_frag;
 	bool		frag_live;		/* in the dataset and in the segment */
 	size_t		frag_pos;		/* in ds->fragments */
+	/* fragments looked at before (a partition's rows alternate between them), by id modulo ACCEPT_MEMO */
+	struct
+	{
+		uint64_t	id;			/* UINT64_MAX: none */
+		bool		live;
+		bool		clean;		/* live, no deleted rows and no prefilter: every row accepted */
+		size_t		pos;
+	}			memo[16];
 } accept_state;
+
+#define ACCEPT_MEMO 16
 
 static bool
 u32_in(const uint32_t *v, uint64_t n, uint32_t x)
@@ -72,23 +82,40 @@ accept_row(uint64_t id, void *arg)
 	uint64_t	frag = id >> 32;
 	bool		ok;
 
+	if (a->memo[frag % ACCEPT_MEMO].id == frag && a->memo[frag % ACCEPT_MEMO].clean && a->rc == LT_OK)
+		return true;			/* the common case, decided once per fragment */
 	if (a->rc != LT_OK)
 		return false;
 	if (!a->have_frag || a->frag_id != frag)
 	{
 		lt_vindex  *vx = a->vx;
-		size_t		pos = frag <= UINT32_MAX ? lt_dataset_fragment_index(vx->ds, frag) : vx->ds->n_fragments;
+		size_t		slot = frag % ACCEPT_MEMO;
 
 		a->have_frag = true;
 		a->frag_id = frag;
-		a->frag_pos = pos;
-		a->frag_live = pos < vx->ds->n_fragments && u32_in(a->seg->fragments, a->seg->n_fragments, (uint32_t) frag);
-		if (a->frag_live && !vx->del_loaded[pos])
+		if (a->memo[slot].id == frag)
 		{
-			if ((a->rc = lt_fragment_deleted_offsets(vx->ds, vx->ds->fragments[pos], &vx->deleted[pos],
-													 &vx->n_deleted[pos], a->err)) != LT_OK)
-				return false;
-			vx->del_loaded[pos] = true;
+			a->frag_pos = a->memo[slot].pos;
+			a->frag_live = a->memo[slot].live;
+		}
+		else
+		{
+			size_t		pos = frag <= UINT32_MAX ? lt_dataset_fragment_index(vx->ds, frag) : vx->ds->n_fragments;
+
+			a->frag_pos = pos;
+			a->frag_live = pos < vx->ds->n_fragments &&
+				u32_in(a->seg->fragments, a->seg->n_fragments, (uint32_t) frag);
+			if (a->frag_live && !vx->del_loaded[pos])
+			{
+				if ((a->rc = lt_fragment_deleted_offsets(vx->ds, vx->ds->fragments[pos], &vx->deleted[pos],
+														 &vx->n_deleted[pos], a->err)) != LT_OK)
+					return false;
+				vx->del_loaded[pos] = true;
+			}
+			a->memo[slot].id = frag;
+			a->memo[slot].pos = pos;
+			a->memo[slot].live = a->frag_live;
+			a->memo[slot].clean = a->frag_live && vx->n_deleted[pos] == 0 && a->p->accept == NULL;
 		}
 	}
 	ok = a->frag_live && !u32_in(a->vx->deleted[a->frag_pos], a->vx->n_deleted[a->frag_pos], (uint32_t) id) &&
@@ -341,6 +368,9 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		ivf->k_hint = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
 		ivf->seq = into == &cand ? &seq : NULL;
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
+
+		for (size_t m = 0; m < ACCEPT_MEMO; m++)
+			acc.memo[m].id = UINT64_MAX;
 		uint32_t	n = lt_ivf_probe(ivf, q->query, nprobes, vx->parts);
 
 		stats->segments++;
