@@ -10,6 +10,7 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "util/lt_value.h"
 #include "vector/lt_rq.h"
 #include "vector/lt_sq.h"
 
@@ -131,22 +132,83 @@ lt_ivf_model_lengths(lt_index_file *xf, uint32_t n, uint64_t *lengths, lt_error 
 	return LT_OK;
 }
 
+/*
+ * A float tensor's n values as float32: the engine keeps an index's centroids and codebook in the
+ * vectors' own type (float16, float32 or float64); float16 widens exactly, float64 rounds.  Returns
+ * the element type (LT_TYPE_FLOAT16 / 32 / 64), 0 when the tensor is of another type or its size is
+ * not n values.
+ */
+static lt_type_id
+tensor_floats(const Lt__Vec__Tensor *t, size_t n, float *out)
+{
+	switch (t->data_type)
+	{
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT16:
+			if (t->data.len != n * 2)
+				return 0;
+			for (size_t i = 0; i < n; i++)
+			{
+				uint16_t	h;
+
+				memcpy(&h, t->data.data + i * 2, 2);
+				out[i] = lt_half_to_float(h);
+			}
+			return LT_TYPE_FLOAT16;
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT32:
+			if (t->data.len != n * 4)
+				return 0;
+			memcpy(out, t->data.data, n * 4);
+			return LT_TYPE_FLOAT32;
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT64:
+			if (t->data.len != n * 8)
+				return 0;
+			for (size_t i = 0; i < n; i++)
+			{
+				double		d;
+
+				memcpy(&d, t->data.data + i * 8, 8);
+				out[i] = (float) d;
+			}
+			return LT_TYPE_FLOAT64;
+		default:
+			return 0;
+	}
+}
+
 static lt_code
 load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *err)
 {
 	const Lt__Vec__Tensor *t = pb->centroids_tensor;
+	size_t		n;
 
-	if (t == NULL || t->n_shape != 2 || t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32)
-		return lt_error_set(err, LT_EUNSUPPORTED, "%s: IVF centroids are not a float32 matrix", path);
+	if (t == NULL || t->n_shape != 2 || (t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT16 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT64 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__UINT8))
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: IVF centroids are not a float16, float32, float64 or uint8 matrix", path);
 	ix->n_partitions = t->shape[0];
 	ix->dim = t->shape[1];
-	if (ix->n_partitions == 0 || ix->dim == 0 ||
-		t->data.len != (size_t) ix->n_partitions * ix->dim * sizeof(float))
+	n = (size_t) ix->n_partitions * ix->dim;
+	if (ix->n_partitions == 0 || ix->dim == 0 || n > SIZE_MAX / 8)
+		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u", path, ix->n_partitions, ix->dim);
+	if (t->data_type == LT__VEC__TENSOR__DATA_TYPE__UINT8)
+	{
+		/* binary vectors (hamming): the centroids are bytes, as the vectors */
+		if (t->data.len != n)
+			return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
+							  ix->dim, t->data.len);
+		if ((ix->centroids_u8 = lt_malloc(n)) == NULL)
+			return lt_nomem(err);
+		memcpy(ix->centroids_u8, t->data.data, n);
+		ix->elem = LT_TYPE_UINT8;
+		return LT_OK;
+	}
+	if ((ix->centroids = lt_malloc(sizeof(float) * n)) == NULL)
+		return lt_nomem(err);
+	if ((ix->elem = tensor_floats(t, n, ix->centroids)) == 0)
 		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
 						  ix->dim, t->data.len);
-	if ((ix->centroids = lt_malloc(t->data.len)) == NULL)
-		return lt_nomem(err);
-	memcpy(ix->centroids, t->data.data, t->data.len);
 	return LT_OK;
 }
 
@@ -182,18 +244,18 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 	LT_TRY(lt_index_file_global_buffer(ix->aux, (uint64_t) pos, &bytes, &n, err));
 	t = lt__vec__tensor__unpack(lt_protobuf_allocator(), n, bytes);
 	lt_free(bytes);
-	want = ((size_t) 1 << bits) * ix->dim * sizeof(float);
-	if (t == NULL || t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32 || t->data.len != want)
+	want = ((size_t) 1 << bits) * ix->dim;
+	ix->codebook = lt_malloc(sizeof(float) * want);
+	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
+	ix->residual = lt_malloc(sizeof(float) * ix->dim);
+	/* the codebook is in the vectors' type, as the centroids */
+	if (t == NULL || (ix->codebook && tensor_floats(t, want, ix->codebook) != ix->elem))
 	{
 		if (t)
 			lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
-		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu float32 bytes", path, pos, want);
+		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu %s values", path, pos, want,
+						  lt_type_name(ix->elem));
 	}
-	ix->codebook = lt_malloc(want);
-	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
-	ix->residual = lt_malloc(sizeof(float) * ix->dim);
-	if (ix->codebook)
-		memcpy(ix->codebook, t->data.data, want);
 	lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
 	if (!ix->codebook || !ix->table || !ix->residual)
 		return lt_nomem(err);
@@ -235,6 +297,8 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		ix->metric = LT_VMETRIC_COSINE;
 	else if (strcmp(ix->distance_type, "dot") == 0)
 		ix->metric = LT_VMETRIC_NEG_DOT;
+	else if (strcmp(ix->distance_type, "hamming") == 0)
+		ix->metric = LT_VMETRIC_HAMMING;
 	else
 	{
 		rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: distance type \"%s\"", path, ix->distance_type);
@@ -294,6 +358,12 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		if ((rc = lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err)) != LT_OK)
 			goto done;
+		if (ix->elem == LT_TYPE_UINT8 && strcmp(ix->type_name, "IVF_FLAT") != 0)
+		{
+			/* the engines build only IVF_FLAT over binary vectors */
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: %s of uint8 vectors", path, ix->type_name);
+			goto done;
+		}
 		if (strcmp(ix->type_name, "IVF_SQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_SQ") == 0)
 		{
 			if ((rc = lt_sq_codes_open(ix->aux, ix->dim, &ix->sq, err)) != LT_OK)
@@ -306,12 +376,18 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
 		{
+			/* RaBitQ of float16 / float64 vectors: not seen from an engine yet */
+			if (ix->elem != LT_TYPE_FLOAT32)
+			{
+				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: IVF_RQ of %s vectors", path, lt_type_name(ix->elem));
+				goto done;
+			}
 			if ((rc = lt_rq_open(ix->aux, ix->dim, &ix->rq, err)) != LT_OK)
 				goto done;
 		}
 		else
 		{
-			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field,
+			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", ix->elem, ix->dim, &ix->flat_field,
 												err)) != LT_OK)
 				goto done;
 		}
@@ -340,6 +416,7 @@ lt_ivf_close(lt_ivf *ix)
 	lt_free(ix->type_name);
 	lt_free(ix->distance_type);
 	lt_free(ix->centroids);
+	lt_free(ix->centroids_u8);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
 	lt_free(ix->codebook);
@@ -374,6 +451,18 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 		nprobes = ix->n_partitions;
 	if (lt_topk_init(&t, nprobes, NULL) != LT_OK)
 		return 0;
+	if (ix->elem == LT_TYPE_UINT8)
+	{
+		/* binary vectors: the centroids nearest by hamming distance to the byte query */
+		for (uint32_t p = 0; ix->query_u8 && p < ix->n_partitions; p++)
+			lt_topk_push(&t, lt_vdist_hamming(ix->centroids_u8 + (size_t) p * ix->dim, ix->query_u8, ix->dim), p);
+		lt_topk_finish(&t);
+		n = (uint32_t) t.n;
+		for (uint32_t i = 0; i < n; i++)
+			parts[i] = (uint32_t) t.items[i].addr;
+		lt_topk_free(&t);
+		return n;
+	}
 	if (ix->metric == LT_VMETRIC_COSINE && (qn = lt_malloc(sizeof(float) * ix->dim)) != NULL)
 	{
 		/* cosine routes the normalized query by L2 */
@@ -609,7 +698,7 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 {
 	lt_array   *ids = NULL,
 			   *vecs = NULL;
-	float	   *v = NULL;
+	void	   *v = NULL;
 	lt_code		rc;
 
 	if (ix->aux == NULL)
@@ -636,7 +725,7 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 						ix->part_len[p]);
 		goto done;
 	}
-	if ((v = lt_malloc(sizeof(float) * ix->dim)) == NULL)
+	if ((v = lt_malloc(sizeof(double) * ix->dim)) == NULL)
 	{
 		rc = lt_nomem(err);
 		goto done;
@@ -644,14 +733,49 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 	for (int64_t r = 0; r < ids->length; r++)
 	{
 		uint64_t	id;
+		const uint8_t *src;
+		double		d;
 
 		if (!lt_array_is_valid(ids, r))
 			continue;
 		memcpy(&id, ids->values + r * 8, 8);
 		if (accept && !accept(id, arg))
 			continue;
-		memcpy(v, vecs->children[0]->values + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
-		lt_topk_push(topk, lt_vdist_f32(m, v, q, ix->dim), id);
+		/* scored as the SQL operator scores the column: float16 widened to float, float64 in double */
+		switch (ix->elem)
+		{
+			case LT_TYPE_FLOAT16:
+				src = vecs->children[0]->values + (size_t) r * ix->dim * 2;
+				for (uint32_t i = 0; i < ix->dim; i++)
+				{
+					uint16_t	h;
+
+					memcpy(&h, src + (size_t) i * 2, 2);
+					((float *) v)[i] = lt_half_to_float(h);
+				}
+				d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				break;
+			case LT_TYPE_UINT8:
+				d = ix->query_u8 ? lt_vdist_hamming(vecs->children[0]->values + (size_t) r * ix->dim, ix->query_u8,
+													ix->dim) : NAN;
+				break;
+			case LT_TYPE_FLOAT64:
+				memcpy(v, vecs->children[0]->values + (size_t) r * ix->dim * 8, (size_t) ix->dim * 8);
+				if (ix->query64)
+					d = lt_vdist_f64(m, (const double *) v, ix->query64, ix->dim);
+				else
+				{
+					for (uint32_t i = 0; i < ix->dim; i++)
+						((float *) v)[i] = (float) ((double *) v)[i];
+					d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				}
+				break;
+			default:
+				memcpy(v, vecs->children[0]->values + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
+				d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				break;
+		}
+		lt_topk_push(topk, d, id);
 		if (scored)
 			(*scored)++;
 	}
