@@ -30,6 +30,10 @@
 # IVF_PQ and IVF_SQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
 # 8-bit codes; one 4-bit build; then IVF_SQ): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
 # lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
+# float16 / float64 / uint8 vectors (vector-types.mjs; once with Lance 8, once with Lance 12): the engine's IVF_FLAT,
+# IVF_PQ and IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT with metric hamming over uint8 ones, searched
+# by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
+# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order).
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -71,6 +75,17 @@ for ref in 8 12; do
 		ko "ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref.log" | tail -n 20)"
 	fi
 	grep -E "^rq" "$TMP/rq$ref.log" | sed 's/^/     /'
+done
+
+# IVF_FLAT / IVF_PQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones, built by each
+# engine, searched by lt-inspect
+for ref in 8 12; do
+	if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect >"$TMP/types$ref.log" 2>&1; then
+		ok "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/types$ref.log"))"
+	else
+		ko "float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref.log" | tail -n 20)"
+	fi
+	grep -E "^(f16|f64|u8) " "$TMP/types$ref.log" | sed 's/^/     /'
 done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
@@ -234,7 +249,7 @@ if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
 	finish
 fi
 chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
-[ -n "$every_part" ] && chmod -R a+rX "$TMP"/hnsw "$TMP"/hnsw12 "$TMP"/rq8 "$TMP"/rq12 2>/dev/null
+[ -n "$every_part" ] && chmod -R a+rX "$TMP"/hnsw "$TMP"/hnsw12 "$TMP"/rq8 "$TMP"/rq12 "$TMP"/types8 "$TMP"/types12 2>/dev/null
 mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
@@ -266,6 +281,14 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		else
 			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
 		fi
+	done
+	for ref in 8 12; do
+		if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql >"$TMP/types$ref-sql.log" 2>&1; then
+			ok "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch ($(tail -n 1 "$TMP/types$ref-sql.log"))"
+		else
+			ko "sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref-sql.log" | tail -n 20)"
+		fi
+		grep -E "^(f16|f64|u8) " "$TMP/types$ref-sql.log" | sed 's/^/     /'
 	done
 	for ref in 8 12; do
 		if LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref >"$TMP/rq$ref-sql.log" 2>&1; then
