@@ -32,18 +32,26 @@ SELECT oprname, oprleft::regtype, oprright::regtype, oprcom::regoperator, oprcod
 FROM pg_operator WHERE oprname = '<~>' AND oprleft = 'smallint[]'::regtype;
 
 -- ---- 2. exact kNN inside the scan ------------------------------------------------------------------
+SELECT set_config('lt_test.tmp', :'tmp', false) IS NOT NULL AS tmp_set;
+CREATE FUNCTION explain_vt(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
+DECLARE ln text;
+BEGIN
+  FOR ln IN EXECUTE q LOOP
+    RETURN NEXT replace(ln, current_setting('lt_test.tmp'), '$TMP');
+  END LOOP;
+END $$;
 CREATE SERVER vtlake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root :'lake');
 CREATE FOREIGN TABLE bv (id bigint, cat integer, bits smallint[], h16 real[])
   SERVER vtlake OPTIONS (path 'write/w_binvec.lance');
 CREATE TABLE bh AS SELECT * FROM bv;
 SELECT count(*) AS live_rows, count(bits) AS with_bits, count(DISTINCT bits) AS distinct_bits,
-       min(b) AS least_byte, max(b) AS largest_byte
-FROM bh, LATERAL unnest(bits) b;
+       (SELECT min(b) FROM bh, unnest(bits) b) AS least_byte, (SELECT max(b) FROM bh, unnest(bits) b) AS largest_byte
+FROM bh;
 -- the scan returns the rows in order: no Sort above it
-EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY bits <~> '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}' LIMIT 5;
-EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY h16 <=> '{1,2,3,4,5,6,7,8}' LIMIT 5;
+SELECT explain_vt($$EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY bits <~> '{1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16}' LIMIT 5$$);
+SELECT explain_vt($$EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY h16 <=> '{1,2,3,4,5,6,7,8}' LIMIT 5$$);
 -- an expression of the column on both sides: PostgreSQL sorts
-EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY bits <~> bits LIMIT 5;
+SELECT explain_vt($$EXPLAIN (COSTS OFF) SELECT id FROM bv ORDER BY bits <~> bits LIMIT 5$$);
 
 -- random queries, several k, with and without pushed filters: the same distances in the same order as
 -- the heap copy, and the same rows below the k-th distance (Hamming distances tie often: which of the rows
@@ -93,7 +101,7 @@ SELECT count(*) AS rows, count(d) AS distances FROM (SELECT bits <~> NULL::small
 PREPARE bknn(smallint[], int) AS SELECT array_agg(bits <~> $1) FROM (SELECT bits FROM bv WHERE cat <> 4 ORDER BY bits <~> $1 LIMIT $2) s;
 PREPARE bknn_heap(smallint[], int) AS SELECT array_agg(bits <~> $1) FROM (SELECT bits FROM bh WHERE cat <> 4 ORDER BY bits <~> $1 LIMIT $2) s;
 SET plan_cache_mode = force_generic_plan;
-EXPLAIN (COSTS OFF) EXECUTE bknn('{9,8,7,6,5,4,3,2,1,0,1,2,3,4,5,6}', 20);
+SELECT explain_vt($$EXPLAIN (COSTS OFF) EXECUTE bknn('{9,8,7,6,5,4,3,2,1,0,1,2,3,4,5,6}', 20)$$);
 EXECUTE bknn('{9,8,7,6,5,4,3,2,1,0,1,2,3,4,5,6}', 20) \gset a_
 EXECUTE bknn_heap('{9,8,7,6,5,4,3,2,1,0,1,2,3,4,5,6}', 20) \gset b_
 SELECT :'a_array_agg' = :'b_array_agg' AS generic_same;
@@ -101,4 +109,4 @@ RESET plan_cache_mode;
 
 DROP SERVER vtlake CASCADE;
 DROP TABLE bh;
-DROP FUNCTION knn_types_differ(int, text[]);
+DROP FUNCTION knn_types_differ(int, text[]), explain_vt(text);
