@@ -223,6 +223,20 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		fi
 		mv "$f.orig" "$f"
 	done
+	# float16 / float64 / uint8 index readers under ASan/UBSan; damaged float16 / float64 index files an error naming them
+	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
+		m=$(basename "$(dirname "$ds")")
+		if [ -d "$ds" ] && "$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --metric "$m" --nprobes 3 >"$TMP/san.out" 2>&1 &&
+			[ "$(grep -c '_rowid' "$TMP/san.out")" -eq 10 ]; then
+			ok "asan: ${ds#"$TMP"/} searched through its index under ASan/UBSan"
+		else
+			ko "asan: ${ds#"$TMP"/} under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
+		fi
+	done
+	for f in "$TMP"/types8/f64/l2/flat.lance/_indices/*/auxiliary.idx "$TMP"/types8/f16/l2/pq.lance/_indices/*/index.idx; do
+		ds=${f%%/_indices/*}
+		truncated "$ds" "${ds#"$TMP"/}" "$f"
+	done
 	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
 	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
 		ds=${f%%/_indices/*}
