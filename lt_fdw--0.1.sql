@@ -314,3 +314,7 @@ SELECT s.pid, s.datid, d.datname, s.relid,
 GRANT SELECT ON lt_stat_progress TO PUBLIC;
 COMMENT ON VIEW lt_stat_progress IS
   'one row per backend running lt_compact, lt_create_dataset from a query, lt_add_column with a value or lt_alter_column_type: its phase, fragments and rows done of total (NULL: not known ahead)';
+CREATE FUNCTION hamming_distance(smallint[], smallint[]) RETURNS double precision
+AS 'MODULE_PATHNAME', 'lt_hamming_distance_u8' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE OPERATOR <~> (LEFTARG = smallint[], RIGHTARG = smallint[], FUNCTION = hamming_distance, COMMUTATOR = '<~>');
+COMMENT ON FUNCTION hamming_distance(smallint[], smallint[]) IS 'Hamming distance of binary vectors (the <~> operator): the bits that differ, items bytes 0..255 (fixed_size_list<uint8, N>, Lance''s hamming metric)';

@@ -1,7 +1,7 @@
 /*
  * lt_vector_cmd.c — lt-inspect's vector search.
  *
- *   vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot] [--nprobes N]
+ *   vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot|hamming] [--nprobes N]
  *                 [--refine F] [--ef E] [--index NAME | --exact] [--version N]
  *
  * The k nearest live rows to the query, nearest first, one JSON line each: {"_rowid": "...",
@@ -29,7 +29,7 @@
 static int
 usage_vs(void)
 {
-	fprintf(stderr, "usage: lt-inspect vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot]\n"
+	fprintf(stderr, "usage: lt-inspect vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot|hamming]\n"
 			"                   [--nprobes N] [--refine F] [--ef E] [--index NAME | --exact] [--version N]\n");
 	return 2;
 }
@@ -57,6 +57,8 @@ cmd_vector_search(int argc, char **argv)
 	bool		exact = false;
 	lt_vmetric	metric;
 	float	   *qv = NULL;
+	double	   *qd = NULL;
+	uint8_t    *qb = NULL;
 	uint32_t	dim = 0;
 	lt_store   *store = NULL;
 	lt_dataset *ds = NULL;
@@ -103,14 +105,19 @@ cmd_vector_search(int argc, char **argv)
 		metric = LT_VMETRIC_COSINE;
 	else if (strcmp(metric_name, "dot") == 0)
 		metric = LT_VMETRIC_NEG_DOT;
+	else if (strcmp(metric_name, "hamming") == 0)
+		metric = LT_VMETRIC_HAMMING;
 	else
 		return usage_vs();
 	qv = malloc(sizeof(float) * (strlen(query) + 1));
-	for (const char *p = query; qv && *p;)
+	qd = malloc(sizeof(double) * (strlen(query) + 1));
+	for (const char *p = query; qv && qd && *p;)
 	{
 		char	   *end;
 
-		qv[dim++] = strtof(p, &end);
+		qd[dim] = strtod(p, &end);
+		qv[dim] = (float) qd[dim];
+		dim++;
 		if (end == p)
 			return usage_vs();
 		p = *end == ',' ? end + 1 : end;
@@ -131,6 +138,30 @@ cmd_vector_search(int argc, char **argv)
 		if (!lt_knn_field_ok(q.field))
 		{
 			fprintf(stderr, "lt-inspect: column %s is not a vector of floats\n", column);
+			goto done;
+		}
+		/* float64 vectors are searched with a float64 query (the SQL operator on double precision[]) */
+		if (q.field->children[0]->type == LT_TYPE_FLOAT64)
+		{
+			q.kernel = LT_VKERNEL_F64;
+			q.query = qd;
+		}
+		/* uint8 (binary) vectors: the query's items are bytes, the metric hamming */
+		if (q.field->children[0]->type == LT_TYPE_UINT8)
+		{
+			if (metric != LT_VMETRIC_HAMMING || (qb = malloc(dim + 1)) == NULL)
+			{
+				fprintf(stderr, "lt-inspect: column %s of uint8 vectors is searched with --metric hamming\n", column);
+				goto done;
+			}
+			for (uint32_t i = 0; i < dim; i++)
+				qb[i] = (uint8_t) qd[i];
+			q.kernel = LT_VKERNEL_U8;
+			q.query = qb;
+		}
+		else if (metric == LT_VMETRIC_HAMMING)
+		{
+			fprintf(stderr, "lt-inspect: --metric hamming searches uint8 vectors\n");
 			goto done;
 		}
 		if (!exact)
@@ -180,5 +211,7 @@ done:
 	if (store)
 		lt_store_close(store);
 	free(qv);
+	free(qd);
+	free(qb);
 	return status;
 }

@@ -124,7 +124,7 @@ ann_release(void *arg)
 }
 
 LtAnnState *
-ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool f8, MemoryContext cxt)
+ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, lt_vkernel kernel, MemoryContext cxt)
 {
 	LtAnnState *as = MemoryContextAllocZero(cxt, sizeof(LtAnnState));
 	lt_dataset *ds = st->entry->ds;
@@ -153,14 +153,17 @@ ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool 
 			as->why_exact = "lt_fdw.vector_index is off";
 			break;
 		}
-		if (f8)
+		/*
+		 * float32 and float16 vectors take a real[] query, float64 ones a double precision[] one,
+		 * uint8 (binary) ones a smallint[] one (hamming)
+		 */
+		if (field->n_children != 1 ||
+			(kernel == LT_VKERNEL_U8 ? field->children[0]->type != LT_TYPE_UINT8 :
+			 kernel == LT_VKERNEL_F64 ? field->children[0]->type != LT_TYPE_FLOAT64 :
+			 field->children[0]->type != LT_TYPE_FLOAT32 && field->children[0]->type != LT_TYPE_FLOAT16))
 		{
-			as->why_exact = "a double precision[] query";
-			break;
-		}
-		if (field->n_children != 1 || field->children[0]->type != LT_TYPE_FLOAT32)
-		{
-			as->why_exact = "the vectors are not float32";
+			as->why_exact = kernel == LT_VKERNEL_F64 ? "a double precision[] query on float16 / float32 vectors" :
+				"a real[] query on float64 vectors";
 			break;
 		}
 		old = lt_alloc_target(cxt);

@@ -20,11 +20,11 @@ extern void ltfdw_ann_init(void);
 typedef struct LtAnnState LtAnnState;
 
 /*
- * At the scan's start: the vector index that can answer the search of field with metric (f8: a
- * double precision[] query), opened in cxt, or an exact search (ltfdw_ann_usable false) with the
+ * At the scan's start: the vector index that can answer the search of field with metric (kernel: the
+ * query's type, lt_knn.h), opened in cxt, or an exact search (ltfdw_ann_usable false) with the
  * reason EXPLAIN gives.  Never NULL.
  */
-extern LtAnnState *ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, bool f8,
+extern LtAnnState *ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, lt_vkernel kernel,
 								   MemoryContext cxt);
 extern bool ltfdw_ann_usable(LtAnnState *as);
 /* A new (re)scan: the prefilter is built again with its parameters. */

@@ -90,7 +90,7 @@ enum
 
 /* Which of vector.c's functions implements opno: its metric and precision; false for any other. */
 static bool
-knn_operator(Oid opno, lt_vmetric *metric, bool *f8)
+knn_operator(Oid opno, lt_vmetric *metric, lt_vkernel *kernel)
 {
 	Oid			fn = get_opcode(opno);
 	HeapTuple	tup;
@@ -110,14 +110,15 @@ knn_operator(Oid opno, lt_vmetric *metric, bool *f8)
 		{
 			const char *name;
 			lt_vmetric	metric;
-			bool		f8;
+			lt_vkernel	kernel;
 		}			fns[] = {
-			{"lt_l2_distance_f4", LT_VMETRIC_L2, false},
-			{"lt_cosine_distance_f4", LT_VMETRIC_COSINE, false},
-			{"lt_negative_inner_product_f4", LT_VMETRIC_NEG_DOT, false},
-			{"lt_l2_distance_f8", LT_VMETRIC_L2, true},
-			{"lt_cosine_distance_f8", LT_VMETRIC_COSINE, true},
-			{"lt_negative_inner_product_f8", LT_VMETRIC_NEG_DOT, true},
+			{"lt_l2_distance_f4", LT_VMETRIC_L2, LT_VKERNEL_F32},
+			{"lt_cosine_distance_f4", LT_VMETRIC_COSINE, LT_VKERNEL_F32},
+			{"lt_negative_inner_product_f4", LT_VMETRIC_NEG_DOT, LT_VKERNEL_F32},
+			{"lt_l2_distance_f8", LT_VMETRIC_L2, LT_VKERNEL_F64},
+			{"lt_cosine_distance_f8", LT_VMETRIC_COSINE, LT_VKERNEL_F64},
+			{"lt_negative_inner_product_f8", LT_VMETRIC_NEG_DOT, LT_VKERNEL_F64},
+			{"lt_hamming_distance_u8", LT_VMETRIC_HAMMING, LT_VKERNEL_U8},
 		};
 
 		if (!isnull && strstr(TextDatumGetCString(bin), "lt_fdw") != NULL)
@@ -128,7 +129,7 @@ knn_operator(Oid opno, lt_vmetric *metric, bool *f8)
 				if (strcmp(s, fns[i].name) == 0)
 				{
 					*metric = fns[i].metric;
-					*f8 = fns[i].f8;
+					*kernel = fns[i].kernel;
 					ok = true;
 				}
 		}
@@ -156,7 +157,7 @@ query_expr_ok(Expr *e)
 
 /* Whether a vector index of the dataset may answer the search (ann.c): then no parallel exact path. */
 static bool
-index_may_answer(LtDatasetEntry *e, const lt_field *f, bool f8)
+index_may_answer(LtDatasetEntry *e, const lt_field *f, lt_vkernel kernel)
 {
 	lt_index_list *list = NULL;
 	MemoryContext old;
@@ -164,7 +165,7 @@ index_may_answer(LtDatasetEntry *e, const lt_field *f, bool f8)
 	lt_code		rc;
 	bool		found = false;
 
-	if (!lt_vector_index || f8 || f->children[0]->type != LT_TYPE_FLOAT32)
+	if (!lt_vector_index || (kernel == LT_VKERNEL_F64) != (f->children[0]->type == LT_TYPE_FLOAT64))
 		return false;
 	old = lt_alloc_target(CurrentMemoryContext);
 	rc = lt_dataset_indexes(e->ds, &list, &err);
@@ -233,8 +234,8 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 		OpExpr	   *op;
 		Var		   *var;
 		Expr	   *q;
-		bool		commuted = false,
-					f8 = false;
+		bool		commuted = false;
+		lt_vkernel	kernel = LT_VKERNEL_F32;
 		lt_vmetric	metric = LT_VMETRIC_L2;
 		const lt_field *f;
 		double		limit;
@@ -247,7 +248,7 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 		if (!bms_equal(em->em_relids, baserel->relids) || !IsA(x, OpExpr))
 			continue;
 		op = (OpExpr *) x;
-		if (list_length(op->args) != 2 || !knn_operator(op->opno, &metric, &f8))
+		if (list_length(op->args) != 2 || !knn_operator(op->opno, &metric, &kernel))
 			continue;
 		var = (Var *) strip(linitial(op->args));
 		q = lsecond(op->args);
@@ -260,7 +261,8 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 		if (!IsA(var, Var) || var->varno != baserel->relid || var->varlevelsup != 0 || var->varattno <= 0 ||
 			!query_expr_ok(q))
 			continue;
-		if (var->vartype != (f8 ? FLOAT8ARRAYOID : FLOAT4ARRAYOID))
+		if (var->vartype != (kernel == LT_VKERNEL_F64 ? FLOAT8ARRAYOID : kernel == LT_VKERNEL_U8 ? INT2ARRAYOID :
+							 FLOAT4ARRAYOID))
 			continue;
 		atup = SearchSysCache2(ATTNUM, ObjectIdGetDatum(ps->relid), Int16GetDatum(var->varattno));
 		if (!HeapTupleIsValid(atup))
@@ -268,7 +270,8 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 		attname = pstrdup(NameStr(((Form_pg_attribute) GETSTRUCT(atup))->attname));
 		ReleaseSysCache(atup);
 		f = lt_schema_find_name(e->ds->schema, lt_column_field_name(ps->relid, var->varattno, attname));
-		if (!lt_knn_field_ok(f))
+		/* smallint[] is also what int8 / int16 lists map to: hamming takes uint8 lists only */
+		if (!lt_knn_kernel_ok(f, kernel))
 			continue;
 
 		/* the LIMIT (+ OFFSET) when the planner knows it and the query reads this table alone */
@@ -281,12 +284,12 @@ ltfdw_knn_add_path(PlannerInfo *root, RelOptInfo *baserel, LtPlanState *ps, Cost
 												list_make1(pk), NULL, NULL,
 												list_make2(list_make5(makeInteger(var->varattno),
 																	  makeInteger((int) metric),
-																	  makeInteger(f8 ? 1 : 0),
+																	  makeInteger((int) kernel),
 																	  makeFloat(psprintf("%.0f", Min(limit, 1e9))),
 																	  makeInteger(commuted ? 1 : 0)),
 														   copyObject(q)));
 		add_path(baserel, path);
-		if (!index_may_answer(e, f, f8))
+		if (!index_may_answer(e, f, kernel))
 			knn_add_partial_path(root, baserel, ps, pk, startup, ((ForeignPath *) path)->fdw_private);
 		return;
 	}
@@ -315,7 +318,7 @@ struct LtKnnState
 	AttrNumber	attnum;
 	const char *attname;
 	lt_vmetric	metric;
-	bool		f8;
+	lt_vkernel	kernel;		/* the operator's: F32 real[], F64 double precision[], U8 smallint[] */
 	bool		commuted;
 	double		limit;
 	ExprState  *query_state;
@@ -407,7 +410,7 @@ ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
 	ks = palloc0(sizeof(LtKnnState));
 	ks->attnum = intVal(list_nth(knn, KnnAttnum));
 	ks->metric = (lt_vmetric) intVal(list_nth(knn, KnnMetric));
-	ks->f8 = intVal(list_nth(knn, KnnKernel)) != 0;
+	ks->kernel = (lt_vkernel) intVal(list_nth(knn, KnnKernel));
 	/* a plan copied to a parallel worker (nodeToString / stringToNode) reads "10" back as an Integer */
 	ks->limit = IsA(list_nth(knn, KnnLimit), Integer) ? (double) intVal(list_nth(knn, KnnLimit))
 		: floatVal(list_nth(knn, KnnLimit));
@@ -418,7 +421,7 @@ ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
 	ks->attname = pstrdup(NameStr(att->attname));
 	name = lt_column_field_name(RelationGetRelid(st->rel), ks->attnum, NameStr(att->attname));
 	ks->field = lt_schema_find_name(st->entry->ds->schema, name);
-	if (!lt_knn_field_ok(ks->field))
+	if (!lt_knn_kernel_ok(ks->field, ks->kernel))
 		ereport(ERROR,
 				(errcode(ERRCODE_FDW_INVALID_DATA_TYPE),
 				 errmsg("lt_fdw: column \"%s\" of foreign table \"%s\" is no longer a vector of floats in dataset %s",
@@ -428,7 +431,7 @@ ltfdw_knn_begin(ForeignScanState *node, LtScanState *st)
 	ks->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn scanner", ALLOCSET_DEFAULT_SIZES);
 	ks->rows_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw knn rows", ALLOCSET_DEFAULT_SIZES);
 	ks->ann_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw ann", ALLOCSET_DEFAULT_SIZES);
-	ks->ann = ltfdw_ann_begin(st, ks->field, ks->metric, ks->f8, ks->ann_cxt);
+	ks->ann = ltfdw_ann_begin(st, ks->field, ks->metric, ks->kernel, ks->ann_cxt);
 	return ks;
 }
 
@@ -467,6 +470,13 @@ load_query(LtKnnState *ks, ExprContext *econtext)
 		return false;
 	old = MemoryContextSwitchTo(ks->cxt);
 	a = DatumGetArrayTypePCopy(d);
+	if (ks->kernel == LT_VKERNEL_U8)
+	{
+		/* smallint items as the bytes they stand for, checked as hamming_distance checks them */
+		ks->query = ltfdw_vector_u8_items(a, &ks->dim);
+		MemoryContextSwitchTo(old);
+		return true;
+	}
 	MemoryContextSwitchTo(old);
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR, (errcode(ERRCODE_DATA_EXCEPTION), errmsg("array must be 1-D")));
@@ -568,7 +578,7 @@ static void
 rank(LtKnnState *ks, LtScanState *st)
 {
 	lt_dataset *ds = st->entry->ds;
-	lt_knn_query q = {ks->field, ks->metric, ks->f8 ? LT_VKERNEL_F64 : LT_VKERNEL_F32, ks->query, ks->dim,
+	lt_knn_query q = {ks->field, ks->metric, ks->kernel, ks->query, ks->dim,
 	ks->null_query};
 	lt_knn_stats stats = {0};
 	MemoryContext old;

@@ -5,6 +5,8 @@
  *   a <-> b   l2_distance(a, b)        Euclidean distance
  *   a <=> b   cosine_distance(a, b)    1 - cosine similarity (NaN when a vector is all zeros)
  *   a <#> b   lt_negative_inner_product(a, b) = -inner_product(a, b)
+ *   a <~> b   hamming_distance(a, b)   bits that differ, on smallint[] holding bytes (what
+ *                                      fixed_size_list<uint8, N> maps to: Lance's binary vectors)
  *
  * The arrays must be one-dimensional (or empty), of the same length, without NULL items: else an
  * error of class 22 (22000 for the dimensions, 22004 for a NULL item), as pgvector raises.  A NULL
@@ -75,3 +77,40 @@ LT_VECTOR_FN(lt_l2_distance_f8, LT_VMETRIC_L2, true)
 LT_VECTOR_FN(lt_cosine_distance_f8, LT_VMETRIC_COSINE, true)
 LT_VECTOR_FN(lt_negative_inner_product_f8, LT_VMETRIC_NEG_DOT, true)
 LT_VECTOR_FN(lt_inner_product_f8, LT_VMETRIC_DOT, true)
+
+uint8 *
+ltfdw_vector_u8_items(ArrayType *a, uint32 *dim)
+{
+	int			n;
+	const int16 *v = vector_items(a, INT2OID, &n);
+	uint8	   *out = palloc(Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+	{
+		if (v[i] < 0 || v[i] > 255)
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("binary vector item %d is out of range for uint8", v[i])));
+		out[i] = (uint8) v[i];
+	}
+	*dim = (uint32) n;
+	return out;
+}
+
+PG_FUNCTION_INFO_V1(lt_hamming_distance_u8);
+Datum
+lt_hamming_distance_u8(PG_FUNCTION_ARGS)
+{
+	uint32		na,
+				nb;
+	uint8	   *x = ltfdw_vector_u8_items(PG_GETARG_ARRAYTYPE_P(0), &na);
+	uint8	   *y = ltfdw_vector_u8_items(PG_GETARG_ARRAYTYPE_P(1), &nb);
+	double		d;
+
+	if (na != nb)
+		ltfdw_vector_dims_error((int) na, (int) nb);
+	d = lt_vdist_hamming(x, y, na);
+	pfree(x);
+	pfree(y);
+	PG_RETURN_FLOAT8(d);
+}

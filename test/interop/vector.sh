@@ -30,6 +30,10 @@
 # IVF_PQ and IVF_SQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
 # 8-bit codes; one 4-bit build; then IVF_SQ): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
 # lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
+# float16 / float64 / uint8 vectors (vector-types.mjs; once with Lance 8, once with Lance 12): the engine's IVF_FLAT,
+# IVF_PQ and IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT with metric hamming over uint8 ones, searched
+# by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
+# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order).
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -71,6 +75,17 @@ for ref in 8 12; do
 		ko "ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref.log" | tail -n 20)"
 	fi
 	grep -E "^rq" "$TMP/rq$ref.log" | sed 's/^/     /'
+done
+
+# IVF_FLAT / IVF_PQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones, built by each
+# engine, searched by lt-inspect
+for ref in 8 12; do
+	if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect >"$TMP/types$ref.log" 2>&1; then
+		ok "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/types$ref.log"))"
+	else
+		ko "float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref.log" | tail -n 20)"
+	fi
+	grep -E "^(f16|f64|u8) " "$TMP/types$ref.log" | sed 's/^/     /'
 done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
@@ -208,6 +223,20 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		fi
 		mv "$f.orig" "$f"
 	done
+	# float16 / float64 / uint8 index readers under ASan/UBSan; damaged float16 / float64 index files an error naming them
+	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
+		m=$(basename "$(dirname "$ds")")
+		if [ -d "$ds" ] && "$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --metric "$m" --nprobes 3 >"$TMP/san.out" 2>&1 &&
+			[ "$(grep -c '_rowid' "$TMP/san.out")" -eq 10 ]; then
+			ok "asan: ${ds#"$TMP"/} searched through its index under ASan/UBSan"
+		else
+			ko "asan: ${ds#"$TMP"/} under ASan/UBSan" "$(tail -n 5 "$TMP/san.out")"
+		fi
+	done
+	for f in "$TMP"/types8/f64/l2/flat.lance/_indices/*/auxiliary.idx "$TMP"/types8/f16/l2/pq.lance/_indices/*/index.idx; do
+		ds=${f%%/_indices/*}
+		truncated "$ds" "${ds#"$TMP"/}" "$f"
+	done
 	# damaged HNSW files (truncated; level offsets not starting at 0): an error naming the file, never a crash
 	for f in "$TMP"/hnsw/l2/sq.lance/_indices/*/*.idx "$TMP"/hnsw12/l2/pq.lance/_indices/*/index.idx; do
 		ds=${f%%/_indices/*}
@@ -234,7 +263,7 @@ if ! lt_pg_install "$ROOT" "$TMP/pg-install.log"; then
 	finish
 fi
 chmod 0755 "$TMP" && chmod -R a+rX "$TMP"/l2 "$TMP"/cosine "$TMP"/dot 2>/dev/null
-[ -n "$every_part" ] && chmod -R a+rX "$TMP"/hnsw "$TMP"/hnsw12 "$TMP"/rq8 "$TMP"/rq12 2>/dev/null
+[ -n "$every_part" ] && chmod -R a+rX "$TMP"/hnsw "$TMP"/hnsw12 "$TMP"/rq8 "$TMP"/rq12 "$TMP"/types8 "$TMP"/types12 2>/dev/null
 mkdir -p "$TMP/pg" && chmod 0777 "$TMP/pg"
 trap 'lt_cluster_stop; rm -rf "$TMP"' EXIT
 if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
@@ -266,6 +295,14 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		else
 			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
 		fi
+	done
+	for ref in 8 12; do
+		if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql >"$TMP/types$ref-sql.log" 2>&1; then
+			ok "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch ($(tail -n 1 "$TMP/types$ref-sql.log"))"
+		else
+			ko "sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref-sql.log" | tail -n 20)"
+		fi
+		grep -E "^(f16|f64|u8) " "$TMP/types$ref-sql.log" | sed 's/^/     /'
 	done
 	for ref in 8 12; do
 		if LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref >"$TMP/rq$ref-sql.log" 2>&1; then

@@ -47,6 +47,8 @@ ref_dist(lt_vmetric m, const double *a, const double *b, size_t n)
 			return -s;
 		case LT_VMETRIC_DOT:
 			return s;
+		case LT_VMETRIC_HAMMING:
+			break;				/* of bytes: TEST(hamming) */
 	}
 	return NAN;
 }
@@ -69,6 +71,35 @@ TEST(known_values)
 	CHECK(lt_vdist_f64(LT_VMETRIC_DOT, a8, b8, 3) == 32.0);
 	CHECK(lt_vdist_f32(LT_VMETRIC_L2, a, b, 0) == 0.0);
 	CHECK(strcmp(lt_vmetric_name(LT_VMETRIC_COSINE), "cosine") == 0);
+}
+
+/* Hamming distance of bytes: known values, and every length from 0 to 40 (the 8-byte words and the tail) and
+ * unaligned starts against a bit-by-bit count */
+TEST(hamming)
+{
+	uint8_t		a[48],
+				b[48];
+	uint64_t	s = 7;
+
+	CHECK(lt_vdist_hamming((const uint8_t *) "\xff\x00\x01", (const uint8_t *) "\x00\x00\x03", 3) == 9.0);
+	CHECK(lt_vdist_hamming(a, a, 0) == 0.0);
+	CHECK(strcmp(lt_vmetric_name(LT_VMETRIC_HAMMING), "hamming") == 0);
+	for (int i = 0; i < 48; i++)
+	{
+		s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+		a[i] = (uint8_t) (s >> 56);
+		b[i] = (uint8_t) (s >> 40);
+	}
+	for (size_t off = 0; off < 3; off++)
+		for (size_t n = 0; n + off <= 43; n++)
+		{
+			int			bits = 0;
+
+			for (size_t i = 0; i < n; i++)
+				for (int k = 0; k < 8; k++)
+					bits += ((a[off + i] ^ b[off + i]) >> k) & 1;
+			CHECK(lt_vdist_hamming(a + off, b + off, n) == (double) bits);
+		}
 }
 
 /* every length from 0 to 40 (the eight lanes and the tail), every metric, against double math */
@@ -555,6 +586,7 @@ int
 main(void)
 {
 	RUN(known_values);
+	RUN(hamming);
 	RUN(kernels_random);
 	RUN(topk_against_sort);
 	RUN(knn_dataset);

@@ -10,6 +10,7 @@
 
 #include "index/lt_index_file.h"
 #include "util/lt_alloc.h"
+#include "util/lt_value.h"
 
 /* One partition's graph and storage, read on first search. */
 typedef struct hnsw_part
@@ -818,6 +819,10 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			norm = sqrt(norm);
 			for (uint32_t i = 0; i < ix->dim; i++)
 				qn[i] = norm > 0 ? (float) (q[i] / norm) : q[i];
+			/* the engine normalizes a float16 query in float16: the normalized items rounded to it */
+			if (ix->elem == LT_TYPE_FLOAT16)
+				for (uint32_t i = 0; i < ix->dim; i++)
+					qn[i] = lt_half_to_float(lt_float_to_half(qn[i]));
 			qq = qn;
 		}
 		lt_sq_encode(&ix->sq, qq, s.qcode);

@@ -10,6 +10,7 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "util/lt_value.h"
 #include "vector/lt_rq.h"
 #include "vector/lt_sq.h"
 #include "vector/lt_vcache.h"
@@ -139,22 +140,83 @@ lt_ivf_model_lengths(lt_index_file *xf, uint32_t n, uint64_t *lengths, lt_error 
 	return LT_OK;
 }
 
+/*
+ * A float tensor's n values as float32: the engine keeps an index's centroids and codebook in the
+ * vectors' own type (float16, float32 or float64); float16 widens exactly, float64 rounds.  Returns
+ * the element type (LT_TYPE_FLOAT16 / 32 / 64), 0 when the tensor is of another type or its size is
+ * not n values.
+ */
+static lt_type_id
+tensor_floats(const Lt__Vec__Tensor *t, size_t n, float *out)
+{
+	switch (t->data_type)
+	{
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT16:
+			if (t->data.len != n * 2)
+				return 0;
+			for (size_t i = 0; i < n; i++)
+			{
+				uint16_t	h;
+
+				memcpy(&h, t->data.data + i * 2, 2);
+				out[i] = lt_half_to_float(h);
+			}
+			return LT_TYPE_FLOAT16;
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT32:
+			if (t->data.len != n * 4)
+				return 0;
+			memcpy(out, t->data.data, n * 4);
+			return LT_TYPE_FLOAT32;
+		case LT__VEC__TENSOR__DATA_TYPE__FLOAT64:
+			if (t->data.len != n * 8)
+				return 0;
+			for (size_t i = 0; i < n; i++)
+			{
+				double		d;
+
+				memcpy(&d, t->data.data + i * 8, 8);
+				out[i] = (float) d;
+			}
+			return LT_TYPE_FLOAT64;
+		default:
+			return 0;
+	}
+}
+
 static lt_code
 load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *err)
 {
 	const Lt__Vec__Tensor *t = pb->centroids_tensor;
+	size_t		n;
 
-	if (t == NULL || t->n_shape != 2 || t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32)
-		return lt_error_set(err, LT_EUNSUPPORTED, "%s: IVF centroids are not a float32 matrix", path);
+	if (t == NULL || t->n_shape != 2 || (t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT16 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT64 &&
+										 t->data_type != LT__VEC__TENSOR__DATA_TYPE__UINT8))
+		return lt_error_set(err, LT_EUNSUPPORTED,
+							"%s: IVF centroids are not a float16, float32, float64 or uint8 matrix", path);
 	ix->n_partitions = t->shape[0];
 	ix->dim = t->shape[1];
-	if (ix->n_partitions == 0 || ix->dim == 0 ||
-		t->data.len != (size_t) ix->n_partitions * ix->dim * sizeof(float))
+	n = (size_t) ix->n_partitions * ix->dim;
+	if (ix->n_partitions == 0 || ix->dim == 0 || n > SIZE_MAX / 8)
+		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u", path, ix->n_partitions, ix->dim);
+	if (t->data_type == LT__VEC__TENSOR__DATA_TYPE__UINT8)
+	{
+		/* binary vectors (hamming): the centroids are bytes, as the vectors */
+		if (t->data.len != n)
+			return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
+							  ix->dim, t->data.len);
+		if ((ix->centroids_u8 = lt_malloc(n)) == NULL)
+			return lt_nomem(err);
+		memcpy(ix->centroids_u8, t->data.data, n);
+		ix->elem = LT_TYPE_UINT8;
+		return LT_OK;
+	}
+	if ((ix->centroids = lt_malloc(sizeof(float) * n)) == NULL)
+		return lt_nomem(err);
+	if ((ix->elem = tensor_floats(t, n, ix->centroids)) == 0)
 		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
 						  ix->dim, t->data.len);
-	if ((ix->centroids = lt_malloc(t->data.len)) == NULL)
-		return lt_nomem(err);
-	memcpy(ix->centroids, t->data.data, t->data.len);
 	return LT_OK;
 }
 
@@ -190,24 +252,25 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 	LT_TRY(lt_index_file_global_buffer(ix->aux, (uint64_t) pos, &bytes, &n, err));
 	t = lt__vec__tensor__unpack(lt_protobuf_allocator(), n, bytes);
 	lt_free(bytes);
-	want = ((size_t) 1 << bits) * ix->dim * sizeof(float);
-	if (t == NULL || t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT32 || t->data.len != want)
+	want = ((size_t) 1 << bits) * ix->dim;
+	ix->pq = true;
+	ix->codebook = lt_malloc(sizeof(float) * want);
+	ix->codebook_t = lt_malloc(sizeof(float) * want);
+	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
+	ix->residual = lt_malloc(sizeof(float) * ix->dim);
+	/* the codebook is in the vectors' type, as the centroids */
+	if (t == NULL || (ix->codebook && tensor_floats(t, want, ix->codebook) != ix->elem))
 	{
 		if (t)
 			lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
-		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu float32 bytes", path, pos, want);
+		return lt_corrupt(err, "%s: the PQ codebook in global buffer %ld is not %zu %s values", path, pos, want,
+						  lt_type_name(ix->elem));
 	}
-	ix->pq = true;
-	ix->codebook = lt_malloc(want);
-	ix->codebook_t = lt_malloc(want);
-	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << bits) * ix->pq_m);
-	ix->residual = lt_malloc(sizeof(float) * ix->dim);
 	if (ix->codebook && ix->codebook_t)
 	{
 		uint32_t	k = 1u << bits,
 					sw = ix->dim / ix->pq_m;
 
-		memcpy(ix->codebook, t->data.data, want);
 		for (uint32_t sv = 0; sv < ix->pq_m; sv++)
 			for (uint32_t w = 0; w < k; w++)
 				for (uint32_t i = 0; i < sw; i++)
@@ -257,6 +320,13 @@ model_put(lt_ivf *ix)
 	pq_model	h = {0};
 	unsigned char *e;
 
+	/* only float32 models are kept (a hit is taken as one); other vector types read their files each time */
+	if (ix->elem != LT_TYPE_FLOAT32)
+	{
+		lt_free(ix->cache_key);
+		ix->cache_key = NULL;
+		return;
+	}
 	if (strlen(ix->type_name) >= sizeof(h.type_name) || strlen(ix->distance_type) >= sizeof(h.distance_type))
 		return;
 	strcpy(h.type_name, ix->type_name);
@@ -321,6 +391,7 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->pq_m = h.pq_m;
 	ix->pq_bytes = h.pq_bytes;
 	ix->pq_transposed = h.transposed;
+	ix->elem = LT_TYPE_FLOAT32;
 	ix->pq = h.pq;
 	ix->centroids = (float *) (e + h.off_centroids);
 	ix->part_start = (uint64_t *) (e + h.off_part_start);
@@ -410,6 +481,8 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		ix->metric = LT_VMETRIC_COSINE;
 	else if (strcmp(ix->distance_type, "dot") == 0)
 		ix->metric = LT_VMETRIC_NEG_DOT;
+	else if (strcmp(ix->distance_type, "hamming") == 0)
+		ix->metric = LT_VMETRIC_HAMMING;
 	else
 	{
 		rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: distance type \"%s\"", path, ix->distance_type);
@@ -469,6 +542,12 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		if ((rc = lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err)) != LT_OK)
 			goto done;
+		if (ix->elem == LT_TYPE_UINT8 && strcmp(ix->type_name, "IVF_FLAT") != 0)
+		{
+			/* the engines build only IVF_FLAT over binary vectors */
+			rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: %s of uint8 vectors", path, ix->type_name);
+			goto done;
+		}
 		if (strcmp(ix->type_name, "IVF_SQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_SQ") == 0)
 		{
 			if ((rc = lt_sq_codes_open(ix->aux, ix->dim, &ix->sq, err)) != LT_OK)
@@ -484,12 +563,18 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
 		{
+			/* RaBitQ of float16 / float64 vectors: not seen from an engine yet */
+			if (ix->elem != LT_TYPE_FLOAT32)
+			{
+				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: IVF_RQ of %s vectors", path, lt_type_name(ix->elem));
+				goto done;
+			}
 			if ((rc = lt_rq_open(ix->aux, ix->dim, &ix->rq, err)) != LT_OK)
 				goto done;
 		}
 		else
 		{
-			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field,
+			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", ix->elem, ix->dim, &ix->flat_field,
 												err)) != LT_OK)
 				goto done;
 			if (strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->n_partitions > 0)
@@ -519,6 +604,7 @@ lt_ivf_close(lt_ivf *ix)
 		lt_index_file_close(ix->aux);
 	lt_free(ix->type_name);
 	lt_free(ix->distance_type);
+	lt_free(ix->centroids_u8);
 	if (ix->cached)
 		lt_vcache_unpin(ix->cached);
 	else
@@ -562,6 +648,18 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 		nprobes = ix->n_partitions;
 	if (lt_topk_init(&t, nprobes, NULL) != LT_OK)
 		return 0;
+	if (ix->elem == LT_TYPE_UINT8)
+	{
+		/* binary vectors: the centroids nearest by hamming distance to the byte query */
+		for (uint32_t p = 0; ix->query_u8 && p < ix->n_partitions; p++)
+			lt_topk_push(&t, lt_vdist_hamming(ix->centroids_u8 + (size_t) p * ix->dim, ix->query_u8, ix->dim), p);
+		lt_topk_finish(&t);
+		n = (uint32_t) t.n;
+		for (uint32_t i = 0; i < n; i++)
+			parts[i] = (uint32_t) t.items[i].addr;
+		lt_topk_free(&t);
+		return n;
+	}
 	if (ix->metric == LT_VMETRIC_COSINE && (qn = lt_malloc(sizeof(float) * ix->dim)) != NULL)
 	{
 		/* cosine routes the normalized query by L2 */
@@ -929,7 +1027,7 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 			   *vecs = NULL;
 	const uint64_t *id_vals = NULL;
 	const uint8_t *vec_bytes = NULL;
-	float	   *v = NULL;
+	void	   *v = NULL;
 	lt_code		rc;
 
 	if (ix->aux == NULL && !ix->cached)
@@ -948,7 +1046,7 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
 	if ((rc = partition_rows(ix, p, &id_vals, &vec_bytes, &ids, &vecs, err)) != LT_OK)
 		goto done;
-	if ((v = lt_malloc(sizeof(float) * ix->dim)) == NULL)
+	if ((v = lt_malloc(sizeof(double) * ix->dim)) == NULL)
 	{
 		rc = lt_nomem(err);
 		goto done;
@@ -956,14 +1054,49 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 	for (uint32_t r = 0; r < ix->part_len[p]; r++)
 	{
 		uint64_t	id;
+		const uint8_t *src;
+		double		d;
 
 		if (ids && !lt_array_is_valid(ids, r))
 			continue;
 		memcpy(&id, id_vals + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
-		memcpy(v, vec_bytes + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
-		lt_topk_push(topk, lt_vdist_f32(m, v, q, ix->dim), id);
+		/* scored as the SQL operator scores the column: float16 widened to float, float64 in double */
+		switch (ix->elem)
+		{
+			case LT_TYPE_FLOAT16:
+				src = vec_bytes + (size_t) r * ix->dim * 2;
+				for (uint32_t i = 0; i < ix->dim; i++)
+				{
+					uint16_t	h;
+
+					memcpy(&h, src + (size_t) i * 2, 2);
+					((float *) v)[i] = lt_half_to_float(h);
+				}
+				d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				break;
+			case LT_TYPE_UINT8:
+				d = ix->query_u8 ? lt_vdist_hamming(vec_bytes + (size_t) r * ix->dim, ix->query_u8,
+													ix->dim) : NAN;
+				break;
+			case LT_TYPE_FLOAT64:
+				memcpy(v, vec_bytes + (size_t) r * ix->dim * 8, (size_t) ix->dim * 8);
+				if (ix->query64)
+					d = lt_vdist_f64(m, (const double *) v, ix->query64, ix->dim);
+				else
+				{
+					for (uint32_t i = 0; i < ix->dim; i++)
+						((float *) v)[i] = (float) ((double *) v)[i];
+					d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				}
+				break;
+			default:
+				memcpy(v, vec_bytes + (size_t) r * ix->dim * 4, (size_t) ix->dim * 4);
+				d = lt_vdist_f32(m, (const float *) v, q, ix->dim);
+				break;
+		}
+		lt_topk_push(topk, d, id);
 		if (scored)
 			(*scored)++;
 	}

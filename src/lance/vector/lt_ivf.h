@@ -4,11 +4,13 @@
  * A segment of an IVF index is a directory _indices/<uuid>/ with two Lance files:
  *   index.idx      schema metadata "lance:index" = {"type": "IVF_FLAT" | "IVF_PQ" | ..., "distance_type":
  *                  "l2" | "cosine" | "dot"} and "lance:ivf" = the global buffer holding the IVF model (an
- *                  Ivf protobuf: the centroids tensor [partitions, dim], float32);
+ *                  Ivf protobuf: the centroids tensor [partitions, dim], in the vectors' type:
+ *                  float32, float16 or float64, as is a PQ codebook);
  *   auxiliary.idx  the storage: rows grouped by partition, "lance:ivf" = the global buffer of an Ivf whose
  *                  lengths are the rows of each partition, in order; columns _rowid (uint64, the row id:
  *                  the row address without stable row ids) and, for IVF_FLAT, "flat"
- *                  (fixed_size_list<float32, dim>, normalized when the metric is cosine).
+ *                  (fixed_size_list<float32 | float16 | float64, dim>, the column's item type,
+ *                  normalized when the metric is cosine).
  *
  *                For IVF_PQ the storage is column "__pq_code" (fixed_size_list<uint8, M> for 8-bit codes,
  *                M / 2 for 4-bit: sub-vector 2i in the low nibble of byte i, 2i + 1 in the high one),
@@ -20,7 +22,8 @@
  *                for IVF_RQ, the RaBitQ codes and factors (vector/lt_rq.h).
  *
  * Search (as the engine routes): the query's nprobes nearest centroids (by L2 on the normalized
- * query for cosine, by L2 for l2, by the dot product for dot), then every row of those partitions
+ * query for cosine, by L2 for l2, by the dot product for dot, by hamming for binary vectors:
+ * IVF_FLAT over fixed_size_list<uint8, N>, uint8 centroids), then every row of those partitions
  * scored: IVF_FLAT exactly; IVF_PQ by the engine's distance table over the query's residual to the
  * partition's centroid (l2, and cosine on the normalized query: the squared L2 of each sub-vector to
  * each codeword; dot, no residual: 1 - the sub-vector's dot product), summed over the row's codes.
@@ -52,7 +55,9 @@ typedef struct lt_ivf
 	lt_vmetric	metric;			/* of distance_type (dot: NEG_DOT) */
 	uint32_t	dim;
 	uint32_t	n_partitions;
-	float	   *centroids;		/* n_partitions * dim */
+	lt_type_id	elem;			/* the vectors' type: LT_TYPE_FLOAT16 / 32 / 64 (the centroids') */
+	float	   *centroids;		/* n_partitions * dim, widened (float16) or rounded (float64) */
+	uint8_t    *centroids_u8;	/* instead, for uint8 (binary, hamming) vectors */
 	uint64_t   *part_start;		/* first auxiliary row of each partition */
 	uint32_t   *part_len;
 	lt_index_file *aux;			/* NULL unless the storage is read */
@@ -80,6 +85,13 @@ typedef struct lt_ivf
 	 */
 	bool		quantize_4bit;
 	uint32_t	k_hint;
+	/*
+	 * Set by the caller before a search of float64 vectors: the query in double; IVF_FLAT then scores
+	 * in double as the SQL operator on double precision[] does (the float query still routes).
+	 */
+	const double *query64;
+	/* the same for uint8 vectors (hamming): the byte query, which routes and scores */
+	const uint8_t *query_u8;
 	/*
 	 * When set (approximate kinds): rows are offered to the top-k under their scan sequence number,
 	 * not their row id, so that rows at equal distances rank in scan order (the engine's heap keeps

@@ -19,7 +19,16 @@ lt_knn_field_ok(const lt_field *f)
 		return false;
 	if (f->n_children != 1 || (c = f->children[0]) == NULL)
 		return false;
-	return c->type == LT_TYPE_FLOAT16 || c->type == LT_TYPE_FLOAT32 || c->type == LT_TYPE_FLOAT64;
+	return c->type == LT_TYPE_FLOAT16 || c->type == LT_TYPE_FLOAT32 || c->type == LT_TYPE_FLOAT64 ||
+		c->type == LT_TYPE_UINT8;
+}
+
+bool
+lt_knn_kernel_ok(const lt_field *f, lt_vkernel kernel)
+{
+	if (!lt_knn_field_ok(f))
+		return false;
+	return (kernel == LT_VKERNEL_U8) == (f->children[0]->type == LT_TYPE_UINT8);
 }
 
 /* Items [start, start + n) of a float array widened into out (of the kernel's type). */
@@ -76,7 +85,11 @@ static double
 score(const lt_knn_query *q, const lt_array *items, int64_t start, void *scratch)
 {
 	int			w = items->field->type == LT_TYPE_FLOAT16 ? 2 : items->field->type == LT_TYPE_FLOAT32 ? 4 : 8;
-	const uint8_t *p = items->values + start * w;
+	const uint8_t *p;
+
+	if (q->kernel == LT_VKERNEL_U8)
+		return lt_vdist_hamming(items->values + start, q->query, q->dim);
+	p = items->values + start * w;
 
 	if (q->kernel == LT_VKERNEL_F32)
 	{
@@ -180,8 +193,9 @@ lt_knn_fragment_range(lt_dataset *ds, const struct Lt__Pb__DataFragment *frag, c
 	void	   *scratch;
 	lt_code		rc;
 
-	if (!lt_knn_field_ok(q->field))
-		return lt_error_set(err, LT_EINVALID, "field \"%s\" is not a vector of floats", q->field->name);
+	if (!lt_knn_kernel_ok(q->field, q->kernel))
+		return lt_error_set(err, LT_EINVALID, "field \"%s\" is not a vector of %s", q->field->name,
+							q->kernel == LT_VKERNEL_U8 ? "uint8" : "floats");
 	if ((scratch = lt_malloc((size_t) (q->dim ? q->dim : 1) * 8)) == NULL)
 		return lt_nomem(err);
 	so.n_fields = 1;

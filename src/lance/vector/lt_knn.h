@@ -1,7 +1,8 @@
 /*
  * lt_knn.h — exact k-nearest-neighbour search over the decoded vectors of a dataset.
  *
- * A vector column is a top-level fixed_size_list or list of float16, float32 or float64.  Each live
+ * A vector column is a top-level fixed_size_list or list of float16, float32 or float64 (or of uint8,
+ * a binary vector scored by the hamming metric with the U8 kernel).  Each live
  * row of a fragment (narrowed by a filter and/or a list of offsets, exactly as a scan is) is scored
  * against the query with lt_vdist (the kernel precision is the caller's: the SQL operator's type),
  * straight from the decoded batch (no per-row allocation), and offered to a top-k heap.  Rows whose
@@ -26,7 +27,8 @@ struct lt_bufpool;
 typedef enum lt_vkernel
 {
 	LT_VKERNEL_F32 = 0,			/* the query is float[dim]; items are widened to float */
-	LT_VKERNEL_F64				/* the query is double[dim]; items are widened to double */
+	LT_VKERNEL_F64,				/* the query is double[dim]; items are widened to double */
+	LT_VKERNEL_U8				/* the query is uint8_t[dim], the items uint8 (hamming) */
 } lt_vkernel;
 
 /* Why a row could not be scored (the caller raises the SQL function's own error). */
@@ -59,8 +61,10 @@ typedef struct lt_knn_stats
 	int64_t		bad_dim;
 } lt_knn_stats;
 
-/* Whether the field is a vector column this module scores. */
+/* Whether the field is a vector column this module scores (of floats, or of uint8). */
 bool		lt_knn_field_ok(const lt_field *f);
+/* Whether the field's items fit the kernel: uint8 for LT_VKERNEL_U8, floats for the others. */
+bool		lt_knn_kernel_ok(const lt_field *f, lt_vkernel kernel);
 
 /*
  * Score the live rows of frag passing filter (NULL: all) among offsets (NULL: all) into topk.

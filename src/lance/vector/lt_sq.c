@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "util/lt_alloc.h"
+#include "util/lt_value.h"
 #include "util/lt_random.h"
 
 lt_code
@@ -40,6 +41,9 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	{
 		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
 
+		/* the engine normalizes a float16 query in float16: the normalized items rounded to it */
+		if (ix->metric == LT_VMETRIC_COSINE && ix->elem == LT_TYPE_FLOAT16)
+			x = lt_half_to_float(lt_float_to_half(x));
 		qc[i] = lt_sq_code(x, ix->sq.lo, range);
 	}
 	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||

@@ -4,6 +4,7 @@
 #include "vector/lt_vdist.h"
 
 #include <math.h>
+#include <string.h>
 
 #define LANES 8
 
@@ -20,6 +21,8 @@ lt_vmetric_name(lt_vmetric m)
 			return "negative_dot";
 		case LT_VMETRIC_DOT:
 			return "dot";
+		case LT_VMETRIC_HAMMING:
+			return "hamming";
 	}
 	return "unknown";
 }
@@ -99,9 +102,32 @@ NAME(lt_vmetric m, const T *a, const T *b, size_t n) \
 			for (; i < n; i++) \
 				acc[i % LANES] += a[i] * b[i]; \
 			return m == LT_VMETRIC_DOT ? (double) NAME##_sum(acc) : -(double) NAME##_sum(acc); \
+		case LT_VMETRIC_HAMMING: \
+			break; \
 	} \
 	return NAN; \
 }
 
 DEFINE_VDIST(lt_vdist_f32, float)
 DEFINE_VDIST(lt_vdist_f64, double)
+
+double
+lt_vdist_hamming(const uint8_t *a, const uint8_t *b, size_t n)
+{
+	uint64_t	bits = 0;
+	size_t		i = 0;
+
+	/* eight bytes at a time (unaligned loads through memcpy), then the tail */
+	for (; i + 8 <= n; i += 8)
+	{
+		uint64_t	x,
+					y;
+
+		memcpy(&x, a + i, 8);
+		memcpy(&y, b + i, 8);
+		bits += (uint64_t) __builtin_popcountll(x ^ y);
+	}
+	for (; i < n; i++)
+		bits += (uint64_t) __builtin_popcount((unsigned) (a[i] ^ b[i]));
+	return (double) bits;
+}

@@ -172,6 +172,7 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			break;
 		if (s > 0 && (vx->segments[s]->dim != vx->segments[0]->dim ||
 					  vx->segments[s]->metric != vx->segments[0]->metric ||
+					  vx->segments[s]->elem != vx->segments[0]->elem ||
 					  strcmp(vx->segments[s]->type_name, vx->segments[0]->type_name) != 0))
 			rc = lt_corrupt(err, "_indices/%s/index.idx: a segment of index %s unlike its first",
 							idx->segments[s].uuid, idx->name);
@@ -327,15 +328,30 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	lt_topk		cand = {0};
 	lt_topk    *into = topk;
 	lt_ivf_seq	seq = {0};
+	float	   *qf = NULL;
+	const float *query = q->query;
 	lt_code		rc = LT_OK;
 
-	if (q->kernel != LT_VKERNEL_F32 || q->null_query)
-		return lt_error_set(err, LT_EUNSUPPORTED, "an IVF search takes a float32 query");
+	if (q->null_query || (q->kernel == LT_VKERNEL_F64) != (vx->segments[0]->elem == LT_TYPE_FLOAT64) ||
+		(q->kernel == LT_VKERNEL_U8) != (vx->segments[0]->elem == LT_TYPE_UINT8))
+		return lt_error_set(err, LT_EUNSUPPORTED, "an IVF search of %s vectors takes a %s query",
+							lt_type_name(vx->segments[0]->elem),
+							vx->segments[0]->elem == LT_TYPE_FLOAT64 ? "float64" :
+							vx->segments[0]->elem == LT_TYPE_UINT8 ? "uint8" : "float32");
 	if (q->dim != lt_vindex_dim(vx))
 		return lt_error_set(err, LT_EINVALID, "different vector dimensions %u and %u", lt_vindex_dim(vx), q->dim);
 	if (q->metric != lt_vindex_metric(vx))
 		return lt_error_set(err, LT_EINVALID, "a %s search through an index of distance type %s",
 							lt_vmetric_name(q->metric), vx->segments[0]->distance_type);
+	/* a float64 query: rounded to float32 to route and score the codes, kept to score float64 vectors */
+	if (q->kernel == LT_VKERNEL_F64)
+	{
+		if ((qf = lt_malloc(sizeof(float) * q->dim)) == NULL)
+			return lt_nomem(err);
+		for (uint32_t i = 0; i < q->dim; i++)
+			qf[i] = (float) ((const double *) q->query)[i];
+		query = qf;
+	}
 	/*
 	 * Approximate scores are re-ranked on the dataset's vectors when asked, and also when some
 	 * fragment is not indexed: the engine then merges the index's k best with the exact search of
@@ -348,7 +364,11 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	{
 		size_t		k = topk->k > SIZE_MAX / factor ? SIZE_MAX : topk->k * factor;
 
-		LT_TRY(lt_topk_init(&cand, do_refine ? k : topk->k, err));
+		if ((rc = lt_topk_init(&cand, do_refine ? k : topk->k, err)) != LT_OK)
+		{
+			lt_free(qf);
+			return rc;
+		}
 		into = &cand;
 	}
 	for (size_t s = 0; rc == LT_OK && s < vx->n_segments; s++)
@@ -367,11 +387,13 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		ivf->quantize_4bit = p->accept == NULL && !deletions && !unindexed;
 		ivf->k_hint = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
 		ivf->seq = into == &cand ? &seq : NULL;
+		ivf->query64 = q->kernel == LT_VKERNEL_F64 ? q->query : NULL;
+		ivf->query_u8 = q->kernel == LT_VKERNEL_U8 ? q->query : NULL;
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
 
 		for (size_t m = 0; m < ACCEPT_MEMO; m++)
 			acc.memo[m].id = UINT64_MAX;
-		uint32_t	n = lt_ivf_probe(ivf, q->query, nprobes, vx->parts);
+		uint32_t	n = lt_ivf_probe(ivf, query, nprobes, vx->parts);
 
 		stats->segments++;
 		for (uint32_t i = 0; rc == LT_OK && i < n; i++)
@@ -381,12 +403,12 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 				/* the engine asks each partition's graph for the candidates it wants (k x refine_factor) */
 				uint32_t	k = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
 
-				rc = lt_hnsw_search_partition(vx->graphs[s], vx->parts[i], q->query, k,
+				rc = lt_hnsw_search_partition(vx->graphs[s], vx->parts[i], query, k,
 											  p->ef ? p->ef : lt_hnsw_default_ef(k), accept_row, &acc, into,
 											  &stats->index_rows_scored, err);
 			}
 			else
-				rc = lt_ivf_search_partition(ivf, vx->parts[i], q->query, q->metric, accept_row, &acc, into,
+				rc = lt_ivf_search_partition(ivf, vx->parts[i], query, q->metric, accept_row, &acc, into,
 											 &stats->index_rows_scored, err);
 			if (rc == LT_OK && acc.rc != LT_OK)
 				rc = acc.rc;
@@ -397,7 +419,11 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		stats->index_rows_rejected += acc.rejected;
 	}
 	for (size_t s = 0; s < vx->n_segments; s++)
+	{
 		vx->segments[s]->seq = NULL;
+		vx->segments[s]->query64 = NULL;
+		vx->segments[s]->query_u8 = NULL;
+	}
 	if (rc == LT_OK && into == &cand)
 	{
 		lt_topk_finish(&cand);
@@ -409,6 +435,7 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	}
 	lt_topk_free(&cand);
 	lt_free(seq.ids);
+	lt_free(qf);
 	return rc;
 }
 

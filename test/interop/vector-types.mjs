@@ -1,0 +1,206 @@
+#!/usr/bin/env node
+// vector-types.mjs: vector indexes over float16, float64 and uint8 (binary) vectors, built by the real Lance engine
+// (LT_REF=8|12, engine.mjs), searched by lt_fdw against the engine's own vectorSearch.
+//
+//   node vector-types.mjs WORKDIR LT_INSPECT inspect   builds WORKDIR/{f16,f64}/{l2,cosine,dot}/{flat,pq,sq}.lance
+//                                                     and WORKDIR/u8/hamming/flat.lance, compares lt-inspect
+//   node vector-types.mjs WORKDIR LT_INSPECT sql       the same datasets through SQL (psql on PATH; the server "lake"
+//                                                     has root WORKDIR's parent, the foreign tables are made here;
+//                                                     real[] for float16, double precision[] for float64, smallint[]
+//                                                     for uint8; lt_fdw.nprobes / refine_factor / vector_index off)
+//
+// Datasets: clustered fixed_size_list<float16 | float64, 16> vectors (seeded PRNG) in three fragments of 1000 rows,
+// an index of 8 partitions built by the engine (flat: IVF_FLAT, then one more fragment the index does not cover and
+// deletions in every fragment; pq: IVF_PQ, 4 sub-vectors of 8-bit codes, then an unindexed fragment; sq:
+// IVF_HNSW_SQ, 4 partitions, every fragment indexed); binary vectors fixed_size_list<uint8, 16> (128 bits, around 12
+// random centres with a few bits flipped) with IVF_FLAT of metric hamming, an unindexed fragment and deletions.
+// For random queries between two clusters, k = 10: nprobes 1, 3, 8 (+ refine 2 for pq and sq) and the exact search
+// (lt-inspect --exact / lt_fdw.vector_index off against bypassVectorIndex): the same row ids in the same order,
+// distances equal (1e-4 relative) after the engine's conventions (squared L2, 1 - dot, PQ / SQ cosine twice the
+// distance unless refined). The engine rounds a query to the column's type before it searches, lt_fdw scores the
+// query as given (the SQL operator's arithmetic): float16 queries are drawn on a grid of 1/64 so both agree
+// (every such value below 16 is a float16); float64 queries are float64 (double precision[] in SQL).
+// With one probe some answers must differ from the exact ones (more queries are drawn until one does), so the
+// routing is tested. Prints one line per failing check and ends with "N passed, M failed".
+import fs from "node:fs";
+import path from "node:path";
+import { execFileSync } from "node:child_process";
+
+import { A, lancedb, REF } from "./engine.mjs";
+import { prng, psql } from "./vector-common.mjs";
+
+const [work, inspect, mode] = process.argv.slice(2);
+if (!work || !inspect || !["inspect", "sql"].includes(mode)) {
+  console.error("usage: node vector-types.mjs WORKDIR LT_INSPECT inspect|sql");
+  process.exit(2);
+}
+const DIM = 16, CLUSTERS = 12, NPART = 8, K = 10;
+const OPS = { l2: "<->", cosine: "<=>", dot: "<#>", hamming: "<~>" };
+
+let passed = 0, failed = 0;
+const fail = (msg) => { failed++; console.log("FAIL " + msg); };
+
+const ELEM = {
+  f16: { type: () => new A.Float16(), round: (x) => Math.round(x * 64) / 64, sql: "real[]" },
+  f64: { type: () => new A.Float64(), round: (x) => x, sql: "double precision[]" },
+  u8: { type: () => new A.Uint8(), round: (x) => x, sql: "smallint[]" },
+};
+const KINDS = {
+  flat: { index: (m) => lancedb.Index.ivfFlat({ numPartitions: NPART, distanceType: m }), more: true, deletions: true },
+  pq: { index: (m) => lancedb.Index.ivfPq({ numPartitions: NPART, numSubVectors: 4, distanceType: m }), more: true },
+  sq: { index: (m) => lancedb.Index.hnswSq({ numPartitions: 4, distanceType: m }), more: false },
+};
+const SETS = [["f16", ["l2", "cosine", "dot"], ["flat", "pq", "sq"]], ["f64", ["l2", "cosine", "dot"], ["flat", "pq", "sq"]],
+  ["u8", ["hamming"], ["flat"]]];
+
+// rows around `clusters` centres: floats (a centre plus noise, in the element type's grid) or bytes (a random centre
+// with each bit flipped with probability 1/10)
+function data(rnd, elem) {
+  const e = ELEM[elem];
+  const schema = new A.Schema([
+    new A.Field("id", new A.Int64(), false),
+    new A.Field("vec", new A.FixedSizeList(DIM, new A.Field("item", e.type(), true)), false),
+  ]);
+  if (elem === "u8") {
+    const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIM }, () => Math.floor(rnd() * 256)));
+    const flip = (c) => c.map((b) => { for (let i = 0; i < 8; i++) if (rnd() < 0.1) b ^= 1 << i; return b; });
+    const rows = (start, n) => Array.from({ length: n }, (_, i) => ({ id: BigInt(start + i), vec: flip(centers[Math.floor(rnd() * CLUSTERS)]) }));
+    // a query: half the bytes of one centre, half of another, some bits flipped
+    const between = () => {
+      const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
+      return flip(a.map((x, i) => (i % 2 ? b[i] : x)));
+    };
+    return { schema, rows, between };
+  }
+  const centers = Array.from({ length: CLUSTERS }, () => Array.from({ length: DIM }, () => rnd() * 20 - 10));
+  const rows = (start, n) => Array.from({ length: n }, (_, i) => {
+    const c = centers[Math.floor(rnd() * CLUSTERS)];
+    return { id: BigInt(start + i), vec: c.map((x) => e.round(x + (rnd() - 0.5) * 4)) };
+  });
+  const between = () => {
+    const a = centers[Math.floor(rnd() * CLUSTERS)], b = centers[Math.floor(rnd() * CLUSTERS)];
+    return a.map((x, i) => e.round((x + b[i]) / 2 + (rnd() - 0.5) * 2));
+  };
+  return { schema, rows, between };
+}
+
+// the engine's distance of a row from ours: squared L2, 1 - dot; cosine scored on PQ / SQ codes is the squared L2 of
+// normalized vectors (twice the cosine distance); hamming as is
+const engineDistance = (metric, d, scored) => metric === "l2" ? d * d : metric === "dot" ? d + 1 : metric === "cosine" && scored ? 2 * d : d;
+const close = (x, y) => Math.abs(x - y) <= 1e-4 * Math.max(1, Math.abs(y));
+const show = (l) => l.map((r) => `${r.id}:${Number(r.d).toPrecision(7)}`).join(" ");
+
+const counts = {};
+for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
+  const dbdir = path.join(work, elem, metric);
+  if (mode === "inspect") fs.mkdirSync(dbdir, { recursive: true });
+  const db = await lancedb.connect(dbdir);
+  for (const kind of kinds) {
+    const { index, more, deletions } = KINDS[kind];
+    const rnd = prng(elem === "u8" ? 99 : 4711);   // every dataset of an element type holds the same rows
+    const { schema, rows, between } = data(rnd, elem);
+    const ds = path.join(dbdir, `${kind}.lance`);
+    let tbl;
+    if (mode === "inspect") {
+      fs.rmSync(ds, { recursive: true, force: true });
+      tbl = await db.createTable(kind, rows(0, 1000), { schema });
+      await tbl.add(rows(1000, 1000));
+      await tbl.add(rows(2000, 1000));
+      await tbl.createIndex("vec", { config: index(metric) });
+      if (more) await tbl.add(rows(3000, 400));    // a fragment the index does not cover
+      else rows(3000, 400);                        // (drawn anyway: every dataset gets the same queries)
+      if (deletions) await tbl.delete("id % 11 = 5");
+      execFileSync("chmod", ["-R", "a+rX", path.join(work, elem)]);
+    } else {
+      tbl = await db.openTable(kind);
+      rows(0, 3400);                               // the generator past the rows, to the same queries
+    }
+    const ft = `t_${elem}_${metric}_${kind}_${REF}`;
+    if (mode === "sql")
+      psql(`DROP FOREIGN TABLE IF EXISTS ${ft}; CREATE FOREIGN TABLE ${ft} (id bigint, vec ${ELEM[elem].sql}) SERVER lake ` +
+        `OPTIONS (path '${path.relative(path.dirname(work), ds)}')`);
+    const approx = kind !== "flat";
+    const c = (counts[`${elem} ${kind}`] ??= { n: 0, ok: 0, routed: 0, queries: 0 });
+    let routed = 0;
+    for (let qi = 0; qi < 6 || (routed === 0 && qi < 46); qi++) {
+      const full = qi < 6;
+      const q = between();
+      const answers = {};
+      const settings = full ? (approx ? [[1, 0], [3, 0], [8, 0], [3, 2], [0, 0]] : [[1, 0], [3, 0], [8, 0], [0, 0]]) : [[1, 0], [0, 0]];
+      c.queries++;
+      for (const [np, refine] of settings) {
+        let vq = tbl.vectorSearch(elem === "f16" ? Float32Array.from(q) : elem === "u8" ? Uint8Array.from(q) : Float64Array.from(q))
+          .distanceType(metric).limit(K).withRowId().select(["id"]);
+        vq = np === 0 ? vq.bypassVectorIndex() : vq.nprobes(np);
+        if (refine) vq = vq.refineFactor(refine);
+        const ref = (await vq.toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
+        answers[np] = ref.map((r) => r.id).join(",");
+        // the engine reports scores on the codes (approximate kinds, unrefined, every fragment indexed)
+        const scored = approx && np !== 0 && !refine && !more;
+        let ours;
+        if (mode === "inspect") {
+          const args = ["vector-search", ds, "--column", "vec", "--query", q.join(","), "--k", String(K), "--metric", metric];
+          if (np === 0) args.push("--exact"); else args.push("--nprobes", String(np));
+          if (refine) args.push("--refine", String(refine));
+          const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+            .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
+          // lt-inspect prints row ids (addresses): ids are the row's position (3 x 1000 + 400, deletions keep places)
+          const idOf = (addr) => { const a = BigInt(addr); return String((a >> 32n) * 1000n + (a & 0xffffffffn)); };
+          ours = out.map((r) => ({ id: idOf(r._rowid), d: engineDistance(metric, r._distance, scored) }));
+        } else {
+          const lit = `'{${q.join(",")}}'::${ELEM[elem].sql}`;
+          const op = OPS[metric];
+          const set = np === 0 ? "SET lt_fdw.vector_index = off;" : `SET lt_fdw.nprobes = ${np}; SET lt_fdw.refine_factor = ${refine};`;
+          // SQL returns the operator's own distance (exact): compare it with the engine's only where the engine's is exact
+          ours = psql(`${set} SELECT id, vec ${op} ${lit} FROM ${ft} ORDER BY vec ${op} ${lit} LIMIT ${K}`)
+            .split("\n").filter(Boolean).map((l) => { const [id, d] = l.split(","); return { id, d: engineDistance(metric, Number(d), false) }; });
+          if (scored) ours = ours.map((r, i) => ({ ...r, d: ref[i] ? ref[i].d : r.d }));
+        }
+        const what = `${elem} ${metric} ${kind} query ${qi} ${np ? `nprobes ${np}` : "exact"}${refine ? ` refine ${refine}` : ""}`;
+        c.n++;
+        // Hamming distances are integers and tie often: rows at one distance come in the engine's scan order, and
+        // at the k-th distance the engine keeps whichever tied rows its heap kept. Then: the same distances in
+        // order, and at every distance but the last the same rows
+        const byDist = (l) => { const last = l.length ? l[l.length - 1].d : 0; return l.filter((r) => r.d !== last).map((r) => `${r.d}:${r.id}`).sort().join(","); };
+        const tiesOk = metric === "hamming" && ours.length === ref.length && ours.every((r, i) => r.d === ref[i].d) && byDist(ours) === byDist(ref);
+        // float16 cosine through SQ codes (unrefined): Lance 8's scores differ from ours by up to 1% in some queries
+        // (seen: one query in six; Lance 12's never), the rows being the same (cause not found); counted, bounded
+        const sqF16 = elem === "f16" && metric === "cosine" && kind === "sq" && scored && ours.length === ref.length &&
+          ours.every((r, i) => r.id === ref[i].id && Math.abs(r.d - ref[i].d) <= 0.01 * Math.abs(ref[i].d));
+        if (sqF16 && ours.some((r, i) => !close(r.d, ref[i].d))) {
+          c.sqF16 = (c.sqF16 ?? 0) + 1;
+          console.log(`f16 cosine sq scores differ (rows equal): ${what}: ${show(ours)} vs engine ${show(ref)}`);
+        } else if (tiesOk && ours.some((r, i) => r.id !== ref[i].id)) c.ties = (c.ties ?? 0) + 1;
+        else if (ours.length !== ref.length || ours.some((r, i) => r.id !== ref[i].id || !close(r.d, ref[i].d))) {
+          fail(`${what}:\n     ours   ${show(ours)}\n     engine ${show(ref)}`);
+          continue;
+        }
+        c.ok++;
+        passed++;
+      }
+      if (answers[1] !== answers[0]) routed++;
+    }
+    c.routed += routed;
+    if (routed === 0) fail(`${elem} ${metric} ${kind}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
+    else passed++;
+    if (mode === "sql") {
+      // EXPLAIN: the index answers (not an exact kNN)
+      const q = between();
+      const plan = psql(`SET lt_fdw.nprobes = 2; EXPLAIN SELECT id FROM ${ft} ORDER BY vec ${OPS[metric]} '{${q.join(",")}}'::${ELEM[elem].sql} LIMIT 5`);
+      const want = { flat: "IVF_FLAT", pq: "IVF_PQ", sq: "IVF_HNSW_SQ" }[kind];
+      if (new RegExp(`Vector Search: ${want} index vec_idx on vec, metric ${metric === "dot" ? "negative_dot" : metric}, k 5, nprobes 2`).test(plan)) passed++;
+      else fail(`${elem} ${metric} ${kind}: EXPLAIN does not show the ${want} search:\n${plan}`);
+    }
+  }
+}
+for (const [k, c] of Object.entries(counts))
+  console.log(`${k}: ${c.ok} of ${c.n} answers equal the engine's (Lance ${REF})` +
+    `${c.ties ? ` (${c.ties} of them but for which rows tied at one distance come, and in what order)` : ""}` +
+    `${c.sqF16 ? ` (${c.sqF16} of them with the same rows, scores within 1%)` : ""}` +
+    `; ${c.routed} of ${c.queries} queries answered differently with 1 probe than exactly`);
+// the float16 SQ allowance stays an exception: at most a third of the answers (ties of integer Hamming distances
+// are no exception: about half the answers have rows tied at the k-th distance)
+for (const [k, c] of Object.entries(counts))
+  if ((c.sqF16 ?? 0) * 3 > c.n) fail(`${k}: ${c.sqF16} of ${c.n} answers only equal up to their scores`);
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
