@@ -133,18 +133,18 @@ ivf_kind_name(lt_ivf_build_kind kind)
 }
 
 static uint32
-ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min)
+ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min, uint32 max)
 {
 	char	   *end;
 	long long	v;
 
 	errno = 0;
 	v = strtoll(value, &end, 10);
-	if (errno || end == value || *end || v < min || v > 1000000)
+	if (errno || end == value || *end || v < min || v > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to 1000000, not \"%s\"",
-						key, ivf_kind_name(vo->kind), min, value)));
+				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to %u, not \"%s\"",
+						key, ivf_kind_name(vo->kind), min, max, value)));
 	return (uint32) v;
 }
 
@@ -220,33 +220,20 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
 		if (strcmp(key, "num_partitions") == 0)
-			vo->num_partitions = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->num_partitions = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (strcmp(key, "sample_rate") == 0)
-			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (strcmp(key, "max_iters") == 0)
-			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_sub_vectors") == 0)
-			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_bits") == 0)
-			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
+		/* m: a node's edges are held per level (Lance's m is tens); ef_construction: the build's beam */
 		else if (vo->kind == LT_IVF_BUILD_HNSW_SQ && strcmp(key, "m") == 0)
-		{
-			vo->hnsw_m = ivf_option_uint(vo, key, eq + 1, 2);
-			/* a node's edges are held per level: Lance's m is tens */
-			if (vo->hnsw_m > 256)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("lt_fdw: option \"m\" of an ivf_hnsw_sq index must be from 2 to 256, not %u", vo->hnsw_m)));
-		}
+			vo->hnsw_m = ivf_option_uint(vo, key, eq + 1, 2, 256);
 		else if (vo->kind == LT_IVF_BUILD_HNSW_SQ && strcmp(key, "ef_construction") == 0)
-		{
-			vo->hnsw_ef_construction = ivf_option_uint(vo, key, eq + 1, 1);
-			if (vo->hnsw_ef_construction > 100000)
-				ereport(ERROR,
-						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("lt_fdw: option \"ef_construction\" of an ivf_hnsw_sq index must be from 1 to 100000, not %u",
-								vo->hnsw_ef_construction)));
-		}
+			vo->hnsw_ef_construction = ivf_option_uint(vo, key, eq + 1, 1, 100000);
 		else if (strcmp(key, "metric") == 0 || strcmp(key, "distance_type") == 0)
 		{
 			char	   *m = eq + 1;
