@@ -7,8 +7,10 @@
  * and is the entry point (so that Lance 8, which always enters at node 0, and Lance 12, which enters at the
  * metadata's entry point, walk the upper levels alike).  Nodes are inserted one after the other, in order:
  * greedy descent from the entry point to the node's level, then per level a beam search of ef_construction
- * candidates, of which the neighbour-selection heuristic keeps m (2 m at level 0), filled up with the nearest
- * ones it passed over; each chosen neighbour gains the node and is pruned back the same way.  Distances are
+ * candidates, of which the neighbour-selection heuristic keeps at most m (2 m at level 0; dot: filled up to
+ * that with the nearest ones it passed over, as Lance 12 does, 1 - dot being no metric); each chosen
+ * neighbour gains the node and, when that overfills its list (and the node is nearer than its furthest
+ * neighbour), is pruned back the same way.  Distances are
  * those the search ranks by, on the float vectors: squared L2 (l2, and cosine on normalized vectors) or
  * 1 - dot.  Serial and seeded: the same vectors give the same graph.
  *
