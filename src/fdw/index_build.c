@@ -1,8 +1,9 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ vector index (kind ivf_flat / ivf_pq / ivf_sq / ivf_hnsw_sq, options
- * "num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I", ivf_pq also "num_sub_vectors=M,
- * num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E"), built from SQL and
+ * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
+ * ivf_hnsw_sq / ivf_hnsw_pq, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I", ivf_pq also
+ * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, m=M,
+ * ef_construction=E"), built from SQL and
  * committed with the Postgres transaction.
  *
  * The call builds the index at once, on the version the statement reads (the snapshot rules of
@@ -129,7 +130,7 @@ static const char *
 ivf_kind_name(lt_ivf_build_kind kind)
 {
 	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" :
-		kind == LT_IVF_BUILD_HNSW_SQ ? "ivf_hnsw_sq" : "ivf_flat";
+		kind == LT_IVF_BUILD_HNSW_SQ ? "ivf_hnsw_sq" : kind == LT_IVF_BUILD_HNSW_PQ ? "ivf_hnsw_pq" : "ivf_flat";
 }
 
 static uint32
@@ -160,7 +161,7 @@ ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 	const lt_ivf_build_options *vo = arg;
 	const int	index[] = {PROGRESS_CREATEIDX_PARTITIONS_TOTAL, PROGRESS_CREATEIDX_PARTITIONS_DONE,
 		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
-	const int64 value[] = {vo->kind == LT_IVF_BUILD_HNSW_SQ ? 5 : 4, (int64) phase, (int64) total, (int64) done};
+	const int64 value[] = {vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ ? 5 : 4, (int64) phase, (int64) total, (int64) done};
 
 	pgstat_progress_update_multi_param(4, index, value);
 	lt_progress_test_pause();
@@ -215,7 +216,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
@@ -225,14 +226,14 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (strcmp(key, "max_iters") == 0)
 			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
-		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_sub_vectors") == 0)
+		else if ((vo->kind == LT_IVF_BUILD_PQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "num_sub_vectors") == 0)
 			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_bits") == 0)
 			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		/* m: a node's edges are held per level (Lance's m is tens); ef_construction: the build's beam */
-		else if (vo->kind == LT_IVF_BUILD_HNSW_SQ && strcmp(key, "m") == 0)
+		else if ((vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "m") == 0)
 			vo->hnsw_m = ivf_option_uint(vo, key, eq + 1, 2, 256);
-		else if (vo->kind == LT_IVF_BUILD_HNSW_SQ && strcmp(key, "ef_construction") == 0)
+		else if ((vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "ef_construction") == 0)
 			vo->hnsw_ef_construction = ivf_option_uint(vo, key, eq + 1, 1, 100000);
 		else if (strcmp(key, "metric") == 0 || strcmp(key, "distance_type") == 0)
 		{
@@ -253,7 +254,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
 							ivf_kind_name(vo->kind)),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 	}
 }
 
@@ -324,20 +325,21 @@ lt_create_index(PG_FUNCTION_ARGS)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
 	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0 ||
-		strcmp(kindname, "ivf_hnsw_sq") == 0;
+		strcmp(kindname, "ivf_hnsw_sq") == 0 || strcmp(kindname, "ivf_hnsw_pq") == 0;
 	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
 		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
-		strcmp(kindname, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ : LT_IVF_BUILD_FLAT;
+		strcmp(kindname, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ :
+		strcmp(kindname, "ivf_hnsw_pq") == 0 ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_FLAT;
 	if (kind == LT_INDEX_UNKNOWN && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq, ivf_sq and ivf_hnsw_sq.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq and ivf_hnsw_pq.")));
 	if (options && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a %s index takes no options", kindname),
-				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq).")));
+				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq).")));
 	if (options)
 		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))

@@ -75,14 +75,21 @@ sq_codes(const lt_ivf_build_options *o)
 static inline bool
 hnsw(const lt_ivf_build_options *o)
 {
-	return o->kind == LT_IVF_BUILD_HNSW_SQ;
+	return o->kind == LT_IVF_BUILD_HNSW_SQ || o->kind == LT_IVF_BUILD_HNSW_PQ;
+}
+
+/* the kinds whose storage holds PQ codes */
+static inline bool
+pq_codes(const lt_ivf_build_options *o)
+{
+	return o->kind == LT_IVF_BUILD_PQ || o->kind == LT_IVF_BUILD_HNSW_PQ;
 }
 
 static const char *
 kind_type(lt_ivf_build_kind k)
 {
 	return k == LT_IVF_BUILD_PQ ? "IVF_PQ" : k == LT_IVF_BUILD_SQ ? "IVF_SQ" :
-		k == LT_IVF_BUILD_HNSW_SQ ? "IVF_HNSW_SQ" : "IVF_FLAT";
+		k == LT_IVF_BUILD_HNSW_SQ ? "IVF_HNSW_SQ" : k == LT_IVF_BUILD_HNSW_PQ ? "IVF_HNSW_PQ" : "IVF_FLAT";
 }
 
 static void
@@ -331,7 +338,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 {
 	lt_field	rowid;
 	lt_fixed_list_field flat;
-	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.code.list :
+	const lt_field *fields[2] = {&rowid, pq_codes(b->opts) ? &b->pq.code.list :
 		sq_codes(b->opts) ? &b->sq.code.list : &flat.list};
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
@@ -422,7 +429,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if (rc == LT_OK)
 		rc = put_ivf(w, &ivf, err);
 	/* the codebook after the Ivf: global buffer 2, as the engine numbers them */
-	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_PQ)
+	if (rc == LT_OK && pq_codes(b->opts))
 		rc = lt_pq_put_storage(&b->pq, w, err);
 	if (rc == LT_OK && sq_codes(b->opts))
 		rc = lt_sq_put_storage(&b->sq, w, err);
@@ -694,7 +701,7 @@ make_details(ivf_build *b, lt_error *err)
 		memcpy(p, h, (size_t) (q - h));
 		p += q - h;
 	}
-	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(b->opts))
 	{
 		uint8_t		pq[24],
 				   *q = pq;
@@ -727,7 +734,7 @@ make_details(ivf_build *b, lt_error *err)
 	p = put_param(p, "lance.ivf.sample_rate", rate);
 	p = put_param(p, "lance.ivf.shuffle_partition_batches", "10240");
 	p = put_param(p, "lance.ivf.shuffle_partition_concurrency", "2");
-	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(b->opts))
 	{
 		p = put_param(p, "lance.pq.kmeans_redos", "1");
 		p = put_param(p, "lance.pq.max_iters", iters);
@@ -766,7 +773,8 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.type = kind_type(opts->kind);
 	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
 		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" :
-		opts->kind == LT_IVF_BUILD_HNSW_SQ ? "building an IVF_HNSW_SQ index" : "building an IVF_FLAT index";
+		opts->kind == LT_IVF_BUILD_HNSW_SQ ? "building an IVF_HNSW_SQ index" :
+		opts->kind == LT_IVF_BUILD_HNSW_PQ ? "building an IVF_HNSW_PQ index" : "building an IVF_FLAT index";
 	b.sq.dim = b.dim;
 	b.code_bytes = sq_codes(opts) ? b.dim : 0;
 	if (hnsw(opts))
@@ -778,18 +786,21 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		if (b.hnsw_ef < 1 || b.hnsw_ef > 100000)
 			return lt_error_set(err, LT_EINVALID, "ef_construction of an HNSW graph must be from 1 to 100000, not %u",
 								b.hnsw_ef);
-		b.code_bytes += (uint32_t) lt_hnsw_bytes_per_node(b.hnsw_m);
 	}
-	if (opts->kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(opts))
 	{
 		b.pq.dim = b.dim;
 		b.pq.m = opts->num_sub_vectors ? opts->num_sub_vectors : lt_pq_default_sub_vectors(b.dim);
 		b.pq.bits = opts->num_bits ? opts->num_bits : 8;
+		if (opts->kind == LT_IVF_BUILD_HNSW_PQ && b.pq.bits != 8)
+			return lt_error_set(err, LT_EINVALID, "IVF_HNSW_PQ codes are of 8 bits, not %u", b.pq.bits);
 		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
-			return lt_error_set(err, LT_EINVALID, "IVF_PQ of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
-								b.pq.m, b.pq.bits, b.dim, why);
+			return lt_error_set(err, LT_EINVALID, "%s of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
+								b.type, b.pq.m, b.pq.bits, b.dim, why);
 		b.code_bytes = b.pq.m;
 	}
+	if (hnsw(opts))
+		b.code_bytes += (uint32_t) lt_hnsw_bytes_per_node(b.hnsw_m);
 	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
 	b.max_iters = opts->max_iters ? opts->max_iters : LT_IVF_BUILD_MAX_ITERS;
 	b.rng = opts->seed ? opts->seed : LT_IVF_BUILD_SEED;
@@ -817,7 +828,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	if (rc == LT_OK)
 		rc = assign(&b, err);
 	/* residual PQ for l2 and cosine (normalized vectors), the vectors themselves for dot: the engine's */
-	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_PQ)
+	if (rc == LT_OK && pq_codes(opts))
 		rc = lt_pq_train_encode(&b.pq, (const float *) b.vecs->children[0]->values, b.n, b.centroids, b.assign,
 								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
 	/* SQ: no residual, the (normalized for cosine) vectors themselves */
