@@ -30,11 +30,12 @@
 # IVF_PQ and IVF_SQ building (vector-pq-build.mjs): the same on copies of the pq8 datasets with IVF_PQ (8 partitions, 4 sub-vectors,
 # 8-bit codes; one 4-bit build; then IVF_SQ): the engine (Lance 8 and 12) lists it and its vectorSearch over lt_fdw's index equals
 # lt_fdw's search over that same index (nprobes 1/3/8, refine 2), through lt-inspect and through SQL.
-# IVF_HNSW_SQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot; deletions) lt_fdw
-# builds IVF_HNSW_SQ (4 partitions, m 20, ef_construction 150) with lt-inspect and with lt_create_index; Lance 8 and
-# 12 list it, Lance 12's vectorSearch over it equals lt-inspect's (and SQL's) search, Lance 8's equals lt-inspect
-# --hnsw-engine 8 (the two engines walk the same graphs differently), nprobes 1/3/all, ef 40, refine 2; recall@10 not
-# below the engine's own IVF_HNSW_SQ of the same data by more than 0.05; byte-identical rebuilds; append + optimize.
+# IVF_HNSW_SQ / IVF_HNSW_PQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot;
+# deletions) lt_fdw builds both (4 partitions, m 20, ef_construction 150; PQ of 4 sub-vectors) with lt-inspect and
+# with lt_create_index; Lance 8 and 12 list them, Lance 12's vectorSearch over them equals lt-inspect's (and SQL's)
+# search, Lance 8's equals lt-inspect --hnsw-engine 8 (the two engines walk the same graphs differently), nprobes
+# 1/3/all, ef 40, refine 2; recall@10 not below Lance 12's own index of the same kind and data by more than 0.05 (PQ:
+# with refine 2); byte-identical rebuilds; append + optimize.
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -96,11 +97,11 @@ grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
 
 # IVF_HNSW_SQ built by lt-inspect (lt_hnsw_build.h), searched by both engines
 if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/hnswbuild.log" 2>&1; then
-	ok "ivf_hnsw_sq build: Lance 8 and 12 list lt_fdw's IVF_HNSW_SQ and search it as lt-inspect does, recall as the engine's own, optimize on top ($(tail -n 1 "$TMP/hnswbuild.log"))"
+	ok "ivf_hnsw_sq, ivf_hnsw_pq build: Lance 8 and 12 list lt_fdw's IVF_HNSW_* and search them as lt-inspect does, recall as the engine's own, optimize on top ($(tail -n 1 "$TMP/hnswbuild.log"))"
 else
-	ko "ivf_hnsw_sq build: the engines' search of lt_fdw's index" "$(grep -v '^ok' "$TMP/hnswbuild.log" | tail -n 20)"
+	ko "ivf_hnsw_sq, ivf_hnsw_pq build: the engines' search of lt_fdw's index" "$(grep -v '^ok' "$TMP/hnswbuild.log" | tail -n 20)"
 fi
-grep -E '^(l2|cosine|dot):|^Lance|^ties' "$TMP/hnswbuild.log" | sed 's/^/     /'
+grep -E '^ivf_hnsw|^Lance|^ties' "$TMP/hnswbuild.log" | sed 's/^/     /'
 
 # the index reader under ASan/UBSan, one query through the index and one exact
 # truncated DS LABEL FILE: the first half of index file FILE of dataset DS is an error naming it (exit 1), never a crash
@@ -138,7 +139,8 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "san: building IVF_FLAT under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
 	fi
 	# IVF_PQ (8- and 4-bit) and IVF_SQ builds under ASan/UBSan, each searched with and without refine
-	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_hnsw_sq:--m 8 --ef-construction 40" "ivf_sq:"; do
+	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_hnsw_sq:--m 8 --ef-construction 40" \
+		"ivf_hnsw_pq:--num-sub-vectors 4 --m 8" "ivf_sq:"; do
 		kind=${spec%%:*}
 		rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/dot/pq8.lance" "$TMP/san-build/"
 		# shellcheck disable=SC2086
@@ -312,11 +314,11 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
 	fi
 	if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlhnswbuild.log" 2>&1; then
-		ok "sql: lt_create_index(..., 'ivf_hnsw_sq', ...) builds an index the engines search as SQL ANN does ($(tail -n 1 "$TMP/sqlhnswbuild.log"))"
+		ok "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...) builds an index the engines search as SQL ANN does ($(tail -n 1 "$TMP/sqlhnswbuild.log"))"
 	else
-		ko "sql: lt_create_index(..., 'ivf_hnsw_sq', ...)" "$(grep -v '^ok' "$TMP/sqlhnswbuild.log" | tail -n 20)"
+		ko "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" "$(grep -v '^ok' "$TMP/sqlhnswbuild.log" | tail -n 20)"
 	fi
-	grep -E '^(l2|cosine|dot):' "$TMP/sqlhnswbuild.log" | sed 's/^/     /'
+	grep -E '^ivf_hnsw' "$TMP/sqlhnswbuild.log" | sed 's/^/     /'
 	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
 	else
