@@ -166,6 +166,18 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_bits=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_pq', NULL, 'num_sub_vectors=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_pq', NULL, 'num_sub_vectors=2, metric=cosine')$$);
+-- ivf_hnsw_sq: m and ef_construction (its own: not ivf_sq's), in range, a vector column
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_sq', NULL, 'm=16')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=1')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=257')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'ef_construction=0')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'ef_construction=100001')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'num_bits=8')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=16, ef_construction=100, metric=dot')$$);
+-- ivf_hnsw_pq: sub-vectors, m, ef_construction; 8-bit codes only
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_bits=4')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=0')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=4, m=8, ef_construction=64')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_pinned', 'id', 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_heap', 'id', 'btree')$$);
 -- a name taken by an index of another column

@@ -634,14 +634,19 @@ cmd_create_index(int argc, char **argv)
 			vo.num_sub_vectors = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--num-bits") == 0 && i + 1 < argc)
 			vo.num_bits = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--m") == 0 && i + 1 < argc)
+			vo.hnsw_m = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--ef-construction") == 0 && i + 1 < argc)
+			vo.hnsw_ef_construction = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else
 			column = kind = NULL, i = argc;
 	}
 	if (!column || !kind)
 	{
-		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq [--name N] [--read-version V] [--max-memory-mb M]\n"
-				"       ivf_flat, ivf_pq, ivf_sq: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
-				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]\n");
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq|ivf_hnsw_sq|ivf_hnsw_pq [--name N] [--read-version V] [--max-memory-mb M]\n"
+				"       ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_*: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
+				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]; ivf_hnsw_pq: [--num-sub-vectors M]\n"
+				"       ivf_hnsw_sq, ivf_hnsw_pq: [--m M] [--ef-construction E]\n");
 		return 2;
 	}
 	if (lt_store_open_location(dir, &store, &err) != LT_OK)
@@ -655,8 +660,11 @@ cmd_create_index(int argc, char **argv)
 	bo.kind = lt_index_kind_from_name(kind);
 	bo.name = name;
 	bo.max_memory = max_mb << 20;
-	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0 || strcmp(kind, "ivf_sq") == 0;
-	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
+	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0 || strcmp(kind, "ivf_sq") == 0 ||
+		strcmp(kind, "ivf_hnsw_sq") == 0 || strcmp(kind, "ivf_hnsw_pq") == 0;
+	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
+		strcmp(kind, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ :
+		strcmp(kind, "ivf_hnsw_pq") == 0 ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_FLAT;
 	vo.name = name;
 	vo.max_memory = max_mb << 20;
 	if (!(f = lt_schema_find_name(ds->schema, column)))

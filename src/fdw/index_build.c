@@ -1,7 +1,9 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT / IVF_PQ / IVF_SQ vector index (kind ivf_flat / ivf_pq / ivf_sq, options "num_partitions=N, metric=l2|cosine|dot,
- * sample_rate=R, max_iters=I", ivf_pq also "num_sub_vectors=M, num_bits=8|4"), built from SQL and
+ * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
+ * ivf_hnsw_sq / ivf_hnsw_pq, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I", ivf_pq also
+ * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, m=M,
+ * ef_construction=E"), built from SQL and
  * committed with the Postgres transaction.
  *
  * The call builds the index at once, on the version the statement reads (the snapshot rules of
@@ -127,36 +129,39 @@ lt_index_build_commit(LtXactTable *xt)
 static const char *
 ivf_kind_name(lt_ivf_build_kind kind)
 {
-	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" : "ivf_flat";
+	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" :
+		kind == LT_IVF_BUILD_HNSW_SQ ? "ivf_hnsw_sq" : kind == LT_IVF_BUILD_HNSW_PQ ? "ivf_hnsw_pq" : "ivf_flat";
 }
 
 static uint32
-ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min)
+ivf_option_uint(const lt_ivf_build_options *vo, const char *key, const char *value, uint32 min, uint32 max)
 {
 	char	   *end;
 	long long	v;
 
 	errno = 0;
 	v = strtoll(value, &end, 10);
-	if (errno || end == value || *end || v < min || v > 1000000)
+	if (errno || end == value || *end || v < min || v > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to 1000000, not \"%s\"",
-						key, ivf_kind_name(vo->kind), min, value)));
+				 errmsg("lt_fdw: option \"%s\" of an %s index must be an integer from %u to %u, not \"%s\"",
+						key, ivf_kind_name(vo->kind), min, max, value)));
 	return (uint32) v;
 }
 
 /*
  * An ivf_flat build's progress in pg_stat_progress_create_index: phase "building index", tuples_done /
  * tuples_total of the current step (reading, assigning, writing vectors; k-means iterations while
- * training), and the step (1 read, 2 train, 3 assign, 4 write) in partitions_done of 4.
+ * training), and the step (1 read, 2 train, 3 assign, 4 write) in partitions_done of 4; ivf_hnsw_sq has
+ * a fifth, the graphs (vectors placed in them).  arg: the build's options.
  */
 static void
 ivf_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 {
+	const lt_ivf_build_options *vo = arg;
 	const int	index[] = {PROGRESS_CREATEIDX_PARTITIONS_TOTAL, PROGRESS_CREATEIDX_PARTITIONS_DONE,
 		PROGRESS_CREATEIDX_TUPLES_TOTAL, PROGRESS_CREATEIDX_TUPLES_DONE};
-	const int64 value[] = {4, (int64) phase, (int64) total, (int64) done};
+	const int64 value[] = {vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ ? 5 : 4, (int64) phase, (int64) total, (int64) done};
 
 	pgstat_progress_update_multi_param(4, index, value);
 	lt_progress_test_pause();
@@ -211,20 +216,25 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
 		if (strcmp(key, "num_partitions") == 0)
-			vo->num_partitions = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->num_partitions = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (strcmp(key, "sample_rate") == 0)
-			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->sample_rate = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (strcmp(key, "max_iters") == 0)
-			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1);
-		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_sub_vectors") == 0)
-			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
+		else if ((vo->kind == LT_IVF_BUILD_PQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "num_sub_vectors") == 0)
+			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_bits") == 0)
-			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1);
+			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
+		/* m: a node's edges are held per level (Lance's m is tens); ef_construction: the build's beam */
+		else if ((vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "m") == 0)
+			vo->hnsw_m = ivf_option_uint(vo, key, eq + 1, 2, 256);
+		else if ((vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "ef_construction") == 0)
+			vo->hnsw_ef_construction = ivf_option_uint(vo, key, eq + 1, 1, 100000);
 		else if (strcmp(key, "metric") == 0 || strcmp(key, "distance_type") == 0)
 		{
 			char	   *m = eq + 1;
@@ -244,7 +254,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
 							ivf_kind_name(vo->kind)),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits.")));
+					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 	}
 }
 
@@ -314,19 +324,22 @@ lt_create_index(PG_FUNCTION_ARGS)
 	for (char *c = kindname; *c; c++)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
-	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0;
+	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0 ||
+		strcmp(kindname, "ivf_hnsw_sq") == 0 || strcmp(kindname, "ivf_hnsw_pq") == 0;
 	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
-		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_FLAT;
+		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
+		strcmp(kindname, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ :
+		strcmp(kindname, "ivf_hnsw_pq") == 0 ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_FLAT;
 	if (kind == LT_INDEX_UNKNOWN && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq and ivf_sq.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq and ivf_hnsw_pq.")));
 	if (options && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a %s index takes no options", kindname),
-				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq).")));
+				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq).")));
 	if (options)
 		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))
@@ -434,6 +447,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 		vo.name = name;
 		vo.max_memory = bo.max_memory;
 		vo.progress = ivf_progress;
+		vo.progress_arg = &vo;
 		bo.progress = scalar_progress;
 		pgstat_progress_start_command(PROGRESS_COMMAND_CREATE_INDEX, relid);
 		pgstat_progress_update_param(PROGRESS_CREATEIDX_COMMAND, building_for_optimize ?

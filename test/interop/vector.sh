@@ -34,6 +34,12 @@
 # IVF_PQ and IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT with metric hamming over uint8 ones, searched
 # by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
 # the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order).
+# IVF_HNSW_SQ / IVF_HNSW_PQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot;
+# deletions) lt_fdw builds both (4 partitions, m 20, ef_construction 150; PQ of 4 sub-vectors) with lt-inspect and
+# with lt_create_index; Lance 8 and 12 list them, Lance 12's vectorSearch over them equals lt-inspect's (and SQL's)
+# search, Lance 8's equals lt-inspect --hnsw-engine 8 (the two engines walk the same graphs differently), nprobes
+# 1/3/all, ef 40, refine 2; recall@10 not below Lance 12's own index of the same kind and data by more than 0.05 (PQ:
+# with refine 2); byte-identical rebuilds; append + optimize.
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -104,6 +110,14 @@ else
 fi
 grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
 
+# IVF_HNSW_SQ built by lt-inspect (lt_hnsw_build.h), searched by both engines
+if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/hnswbuild.log" 2>&1; then
+	ok "ivf_hnsw_sq, ivf_hnsw_pq build: Lance 8 and 12 list lt_fdw's IVF_HNSW_* and search them as lt-inspect does, recall as the engine's own, optimize on top ($(tail -n 1 "$TMP/hnswbuild.log"))"
+else
+	ko "ivf_hnsw_sq, ivf_hnsw_pq build: the engines' search of lt_fdw's index" "$(grep -v '^ok' "$TMP/hnswbuild.log" | tail -n 20)"
+fi
+grep -E '^ivf_hnsw|^Lance|^ties' "$TMP/hnswbuild.log" | sed 's/^/     /'
+
 # the index reader under ASan/UBSan, one query through the index and one exact
 # truncated DS LABEL FILE: the first half of index file FILE of dataset DS is an error naming it (exit 1), never a crash
 truncated() {
@@ -140,7 +154,8 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		ko "san: building IVF_FLAT under ASan/UBSan" "$(tail -n 5 "$TMP/san-build.out")"
 	fi
 	# IVF_PQ (8- and 4-bit) and IVF_SQ builds under ASan/UBSan, each searched with and without refine
-	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_sq:"; do
+	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_hnsw_sq:--m 8 --ef-construction 40" \
+		"ivf_hnsw_pq:--num-sub-vectors 4 --m 8" "ivf_sq:"; do
 		kind=${spec%%:*}
 		rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/dot/pq8.lance" "$TMP/san-build/"
 		# shellcheck disable=SC2086
@@ -335,6 +350,12 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 	else
 		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
 	fi
+	if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlhnswbuild.log" 2>&1; then
+		ok "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...) builds an index the engines search as SQL ANN does ($(tail -n 1 "$TMP/sqlhnswbuild.log"))"
+	else
+		ko "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" "$(grep -v '^ok' "$TMP/sqlhnswbuild.log" | tail -n 20)"
+	fi
+	grep -E '^ivf_hnsw' "$TMP/sqlhnswbuild.log" | sed 's/^/     /'
 	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
 	else

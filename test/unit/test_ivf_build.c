@@ -9,6 +9,9 @@
  * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind; a compaction's
  * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone);
  * for IVF_PQ (8- and 4-bit) and IVF_SQ it keeps the quantizer and each kept row's partition and code.
+ * IVF_HNSW_SQ: reads back as such through lt_hnsw.h, its graph search through every partition finds most of the
+ * exact top 15 under both engines' walks, the same seed writes the same files, the graph phase reports progress
+ * and a cancel in it leaves no file, an m out of range is an error.
  */
 #include <math.h>
 #include <stdio.h>
@@ -21,6 +24,7 @@
 #include "io/lt_store.h"
 #include "table/lt_dataset.h"
 #include "index/lt_index_file.h"
+#include "vector/lt_hnsw.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_ivf_build.h"
 #include "vector/lt_knn.h"
@@ -79,14 +83,14 @@ static struct
 	int			calls;
 	uint64_t	done,
 				total;
-} seen[5];
+} seen[6];
 
 static void
 record_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
 {
 	(void) arg;
-	CHECK(phase >= LT_IVF_PHASE_READ && phase <= LT_IVF_PHASE_WRITE);
-	if (phase < LT_IVF_PHASE_READ || phase > LT_IVF_PHASE_WRITE)
+	CHECK(phase >= LT_IVF_PHASE_READ && phase <= LT_IVF_PHASE_GRAPH);
+	if (phase < LT_IVF_PHASE_READ || phase > LT_IVF_PHASE_GRAPH)
 		return;
 	CHECK(done <= total);
 	seen[phase].calls++;
@@ -639,6 +643,150 @@ TEST(build_pq_sq)
 	close_copy(ds, store);
 }
 
+/* a cancel once the graph phase has begun */
+static bool in_graph;
+
+static void
+graph_progress(void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
+{
+	record_progress(arg, phase, done, total);
+	if (phase == LT_IVF_PHASE_GRAPH && done > 0)
+		in_graph = true;
+}
+
+static bool
+interrupted_in_graph(void)
+{
+	return in_graph;
+}
+
+static char *
+slurp(const char *uuid, const char *name, size_t *len)
+{
+	char		path[512];
+	FILE	   *f;
+	char	   *buf;
+
+	snprintf(path, sizeof(path), "%s/_indices/%s/%s", work, uuid, name);
+	f = fopen(path, "rb");
+	CHECK(f != NULL);
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	*len = (size_t) ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc(*len + 1);
+	CHECK(fread(buf, 1, *len, f) == *len);
+	fclose(f);
+	return buf;
+}
+
+TEST(build_hnsw_sq)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *vec;
+	lt_ivf_build_options o = {0};
+	lt_built_index b,
+				b2;
+	lt_ivf	   *ivf;
+	uint64_t	s = 31;
+
+	if (!ds)
+		return;
+	vec = lt_schema_find_name(ds->schema, "vec");
+	o.kind = LT_IVF_BUILD_HNSW_SQ;
+	o.num_partitions = 3;
+	o.hnsw_m = 4;
+	o.hnsw_ef_construction = 20;
+	o.progress = record_progress;
+	memset(seen, 0, sizeof(seen));
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
+	CHECK(seen[LT_IVF_PHASE_GRAPH].calls >= 2);
+	CHECK_EQ_INT(seen[LT_IVF_PHASE_GRAPH].done, 259);
+	ivf = open_built(ds, &b);
+	if (ivf)
+	{
+		char		dir[128];
+		lt_hnsw    *h = NULL;
+
+		CHECK(strcmp(ivf->type_name, "IVF_HNSW_SQ") == 0);
+		CHECK(lt_ivf_is_hnsw(ivf));
+		snprintf(dir, sizeof(dir), "_indices/%s/", b.uuid_text);
+		CHECK_OK(lt_hnsw_open(ds->store, dir, ivf, &h, &err), err);
+		for (int engine = 12; h && engine >= 8; engine -= 4)
+		{
+			int			hits = 0;
+
+			lt_hnsw_search_as(h, engine);
+			for (int rep = 0; rep < 8; rep++)
+			{
+				float		q[4];
+				lt_knn_query kq = {vec, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
+				lt_topk		a,
+							e;
+				lt_knn_stats ks = {0};
+				uint64_t	scored = 0;
+
+				for (int i = 0; i < 4; i++)
+					q[i] = (float) ((int) (unit_xorshift(&s) % 2001) - 1000);
+				CHECK_OK(lt_topk_init(&a, 15, &err), err);
+				CHECK_OK(lt_topk_init(&e, 15, &err), err);
+				for (uint32_t p = 0; p < ivf->n_partitions; p++)
+					CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &a, &scored, &err), err);
+				CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
+				lt_topk_finish(&a);
+				lt_topk_finish(&e);
+				CHECK(scored > 0);
+				for (size_t i = 0; i < a.n; i++)
+					for (size_t j = 0; j < e.n; j++)
+						if (a.items[i].addr == e.items[j].addr)
+							hits++;
+				lt_topk_free(&a);
+				lt_topk_free(&e);
+			}
+			printf("  hnsw_sq l2 (Lance %d's walk): %d of 120 exact neighbours found\n", engine, hits);
+			CHECK(hits >= 108);
+		}
+		lt_hnsw_close(h);
+		lt_ivf_close(ivf);
+	}
+	/* the same data and seed: the same files */
+	o.name = "again";
+	CHECK_OK(lt_ivf_build(ds, vec, &o, &b2, &err), err);
+	for (int f = 0; f < 2; f++)
+	{
+		const char *name = f ? "auxiliary.idx" : "index.idx";
+		size_t		l1 = 0,
+					l2 = 0;
+		char	   *x = slurp(b.uuid_text, name, &l1),
+				   *y = slurp(b2.uuid_text, name, &l2);
+
+		CHECK(x && y && l1 == l2 && memcmp(x, y, l1) == 0);
+		free(x);
+		free(y);
+	}
+	lt_built_index_remove(ds, &b);
+	lt_built_index_remove(ds, &b2);
+	lt_built_index_clear(&b);
+	lt_built_index_clear(&b2);
+	/* a cancel while the graphs are built: an error, no files */
+	o.name = NULL;
+	o.progress = graph_progress;
+	in_graph = false;
+	lt_set_interrupt_hooks(interrupted_in_graph, NULL);
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_ECANCELED);
+	lt_set_interrupt_hooks(NULL, NULL);
+	CHECK(in_graph);
+	CHECK_EQ_INT(b.n_files, 0);
+	/* m out of range */
+	o.progress = NULL;
+	o.hnsw_m = 1;
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	CHECK(strstr(err.msg, "m of an HNSW graph") != NULL);
+	close_copy(ds, store);
+}
+
 int
 main(void)
 {
@@ -648,5 +796,6 @@ main(void)
 	RUN(remap_pq_sq);
 	RUN(build_errors);
 	RUN(build_pq_sq);
+	RUN(build_hnsw_sq);
 	return unit_report("ivf_build");
 }

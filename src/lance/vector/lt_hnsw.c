@@ -42,6 +42,7 @@ struct lt_hnsw
 	 * and greedily down to level 1 only; older ones from node 0 and greedily down to level 0.
 	 */
 	bool		modern;
+	bool		file_modern;	/* modern as written (lt_hnsw_search_as 0) */
 	uint32_t   *n_offsets;
 	hnsw_part  *parts;
 };
@@ -413,6 +414,7 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 			goto done;
 		}
 	}
+	h->file_modern = h->modern;
 	if (at != lt_index_file_rows(h->xf))
 	{
 		rc = lt_corrupt(err, "%s: graphs of %llu rows in a file of %llu", path, (unsigned long long) at,
@@ -435,6 +437,12 @@ done:
 	else
 		*out = h;
 	return rc;
+}
+
+void
+lt_hnsw_search_as(lt_hnsw *h, int engine)
+{
+	h->modern = engine == 8 ? false : engine == 12 ? true : h->file_modern;
 }
 
 static void

@@ -50,6 +50,14 @@ lt_code		lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32
 									 bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,
 									 uint64_t *scored, lt_error *err);
 
+/*
+ * Search h's graphs as engine searches them: 8 (Lance 8: from node 0, greedy through every level, the
+ * furthest result as it was before each node), 12 (Lance 12: from the metadata's entry point, greedy down
+ * to level 1), or 0: as the engine that wrote them (the default; lt_fdw's own graphs are written as Lance
+ * 12 writes).  The two engines read the same files but walk them differently: this says whose answer.
+ */
+void		lt_hnsw_search_as(lt_hnsw *h, int engine);
+
 /* The engine's default ef for k results: k + k / 2. */
 static inline uint32_t
 lt_hnsw_default_ef(uint32_t k)

@@ -19,6 +19,7 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
+#include "vector/lt_hnsw_build.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_pq_build.h"
 #include "vector/lt_sq.h"
@@ -55,8 +56,41 @@ typedef struct ivf_build
 	uint32_t	code_bytes;		/* per vector, of the PQ or SQ codes (held besides the vectors) */
 	const char *what;			/* "building an IVF_... index", for cancel messages */
 	lt_pq_model pq;				/* IVF_PQ */
-	lt_sq_model sq;				/* IVF_SQ */
+	lt_sq_model sq;				/* IVF_SQ, IVF_HNSW_SQ */
+	/* IVF_HNSW_*: the auxiliary order (rows of the partitions, in turn) for the graphs */
+	int64_t    *order;
+	uint64_t   *part_off;
+	uint32_t   *part_len;
+	uint32_t	hnsw_m;
+	uint32_t	hnsw_ef;
 } ivf_build;
+
+/* the kinds whose storage holds SQ codes */
+static inline bool
+sq_codes(const lt_ivf_build_options *o)
+{
+	return o->kind == LT_IVF_BUILD_SQ || o->kind == LT_IVF_BUILD_HNSW_SQ;
+}
+
+static inline bool
+hnsw(const lt_ivf_build_options *o)
+{
+	return o->kind == LT_IVF_BUILD_HNSW_SQ || o->kind == LT_IVF_BUILD_HNSW_PQ;
+}
+
+/* the kinds whose storage holds PQ codes */
+static inline bool
+pq_codes(const lt_ivf_build_options *o)
+{
+	return o->kind == LT_IVF_BUILD_PQ || o->kind == LT_IVF_BUILD_HNSW_PQ;
+}
+
+static const char *
+kind_type(lt_ivf_build_kind k)
+{
+	return k == LT_IVF_BUILD_PQ ? "IVF_PQ" : k == LT_IVF_BUILD_SQ ? "IVF_SQ" :
+		k == LT_IVF_BUILD_HNSW_SQ ? "IVF_HNSW_SQ" : k == LT_IVF_BUILD_HNSW_PQ ? "IVF_HNSW_PQ" : "IVF_FLAT";
+}
 
 static void
 progress(const ivf_build *b, lt_ivf_build_phase phase, uint64_t done, uint64_t total)
@@ -304,8 +338,8 @@ write_auxiliary(ivf_build *b, lt_error *err)
 {
 	lt_field	rowid;
 	lt_fixed_list_field flat;
-	const lt_field *fields[2] = {&rowid, b->opts->kind == LT_IVF_BUILD_PQ ? &b->pq.code.list :
-		b->opts->kind == LT_IVF_BUILD_SQ ? &b->sq.code.list : &flat.list};
+	const lt_field *fields[2] = {&rowid, pq_codes(b->opts) ? &b->pq.code.list :
+		sq_codes(b->opts) ? &b->sq.code.list : &flat.list};
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
 			   *vecs = NULL;
@@ -350,7 +384,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		for (int64_t r = 0; r < n; r++)
 			((uint64_t *) ids->values)[r] = b->ids[order[offsets[c] + r]];
 		ids->length = n;
-		rc = b->opts->kind == LT_IVF_BUILD_SQ ? lt_sq_fill(&b->sq, order + offsets[c], n, vecs, err) :
+		rc = sq_codes(b->opts) ? lt_sq_fill(&b->sq, order + offsets[c], n, vecs, err) :
 			lt_pq_fill_partition(&b->pq, order + offsets[c], n, vecs, err);
 		if (rc == LT_OK)
 			rc = lt_file_writer_write(w, cols, n, err);
@@ -395,12 +429,22 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if (rc == LT_OK)
 		rc = put_ivf(w, &ivf, err);
 	/* the codebook after the Ivf: global buffer 2, as the engine numbers them */
-	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_PQ)
+	if (rc == LT_OK && pq_codes(b->opts))
 		rc = lt_pq_put_storage(&b->pq, w, err);
-	if (rc == LT_OK && b->opts->kind == LT_IVF_BUILD_SQ)
+	if (rc == LT_OK && sq_codes(b->opts))
 		rc = lt_sq_put_storage(&b->sq, w, err);
 	if (rc == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "auxiliary.idx", err);
+	if (rc == LT_OK && hnsw(b->opts))
+	{
+		/* the graphs' nodes are the partitions' rows in this order */
+		b->order = order;
+		b->part_off = offsets;
+		b->part_len = lengths;
+		order = NULL;
+		offsets = NULL;
+		lengths = NULL;
+	}
 done:
 	lt_file_writer_free(w);
 	lt_array_free(ids);
@@ -473,6 +517,117 @@ done:
 	return rc;
 }
 
+/*
+ * IVF_HNSW_*: index.idx holds each partition's graph over its rows in the auxiliary order, partition
+ * after partition; the Ivf gives the centroids and the rows of each partition's graph, lance:hnsw the
+ * graphs' metadata (a JSON list of JSON strings, one per partition).
+ */
+static lt_code
+write_hnsw_index(ivf_build *b, lt_error *err)
+{
+	lt_hnsw_fields hf;
+	lt_file_writer *w = NULL;
+	uint64_t   *offsets = lt_calloc(b->k, sizeof(uint64_t));
+	uint32_t   *lengths = lt_calloc(b->k, sizeof(uint32_t));
+	uint32_t	shape[2] = {b->k, b->dim};
+	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
+	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
+	char	   *index = lt_asprintf("{\"type\":\"%s\",\"distance_type\":\"%s\"}", b->type, b->metric);
+	char	   *meta = NULL;
+	size_t		meta_len = 0,
+				meta_cap = 0;
+	uint64_t	at = 0;
+	lt_vmetric	metric = strcmp(b->metric, "dot") == 0 ? LT_VMETRIC_NEG_DOT : LT_VMETRIC_L2;
+	lt_code		rc = LT_OK;
+
+	if (!offsets || !lengths || !index)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	lt_hnsw_fields_declare(&hf);
+	if ((rc = lt_built_index_open_file(b->ds, b->dir, "index.idx", 3, hf.all, &w, err)) != LT_OK)
+		goto done;
+	progress(b, LT_IVF_PHASE_GRAPH, 0, (uint64_t) b->n);
+	for (uint32_t c = 0; rc == LT_OK && c < b->k; c++)
+	{
+		lt_hnsw_graph *g = NULL;
+		uint64_t	rows = 0;
+		char	   *one = NULL;
+		size_t		need;
+
+		rc = lt_hnsw_graph_build((const float *) b->vecs->children[0]->values, b->order + b->part_off[c],
+								 b->part_len[c], b->dim, metric, b->hnsw_m, b->hnsw_ef, &b->rng, b->what, &g, err);
+		if (rc == LT_OK)
+			rc = lt_hnsw_graph_write(g, &hf, w, &rows, err);
+		if (rc == LT_OK && rows > UINT32_MAX)
+			rc = lt_error_set(err, LT_EINVALID, "the graph of partition %u has more than 2^32 rows", c);
+		if (rc == LT_OK && !(one = lt_hnsw_graph_meta(g)))
+			rc = lt_nomem(err);
+		lt_hnsw_graph_free(g);
+		if (rc != LT_OK)
+			break;
+		offsets[c] = at;
+		lengths[c] = (uint32_t) rows;
+		at += rows;
+		/* the element as a JSON string: its quotes escaped */
+		need = meta_len + 2 * strlen(one) + 8;
+		if (need > meta_cap)
+		{
+			char	   *m = lt_realloc(meta, need * 2);
+
+			if (!m)
+			{
+				lt_free(one);
+				rc = lt_nomem(err);
+				break;
+			}
+			meta = m;
+			meta_cap = need * 2;
+		}
+		meta[meta_len++] = c == 0 ? '[' : ',';
+		meta[meta_len++] = '"';
+		for (const char *q = one; *q; q++)
+		{
+			if (*q == '"' || *q == '\\')
+				meta[meta_len++] = '\\';
+			meta[meta_len++] = *q;
+		}
+		meta[meta_len++] = '"';
+		meta[meta_len] = 0;
+		lt_free(one);
+		progress(b, LT_IVF_PHASE_GRAPH, b->part_off[c] + b->part_len[c], (uint64_t) b->n);
+		if ((rc = lt_check_interrupt(err, b->what)) != LT_OK)
+			break;
+	}
+	if (rc != LT_OK)
+		goto done;
+	meta[meta_len++] = ']';
+	meta[meta_len] = 0;
+	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
+	t.n_shape = 2;
+	t.shape = shape;
+	t.data.data = (uint8_t *) b->centroids;
+	t.data.len = (size_t) b->k * b->dim * sizeof(float);
+	ivf.n_offsets = b->k;
+	ivf.offsets = offsets;
+	ivf.n_lengths = b->k;
+	ivf.lengths = lengths;
+	ivf.centroids_tensor = &t;
+	ivf.loss = b->loss;
+	if ((rc = lt_file_writer_add_metadata_text(w, "lance:index", index, err)) == LT_OK &&
+		(rc = put_ivf(w, &ivf, err)) == LT_OK &&
+		(rc = lt_file_writer_add_metadata_text(w, "lance:hnsw", meta, err)) == LT_OK)
+		rc = lt_built_index_finish_file(b->out, w, "index.idx", err);
+done:
+	lt_file_writer_free(w);
+	lt_free(offsets);
+	lt_free(lengths);
+	lt_free(index);
+	lt_free(meta);
+	return rc;
+}
+
 /* ---- IndexMetadata details ---------------------------------------------------------- */
 
 static uint8_t *
@@ -529,7 +684,24 @@ make_details(ivf_build *b, lt_error *err)
 		*p++ = 0x08;
 		p = put_varint(p, (uint64_t) metric);
 	}
-	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	if (hnsw(b->opts))
+	{
+		/* hnsw (3): {max_connections 1, construction_ef 2, max_level 3} */
+		uint8_t		h[24],
+				   *q = h;
+
+		*q++ = 0x08;
+		q = put_varint(q, b->hnsw_m);
+		*q++ = 0x10;
+		q = put_varint(q, b->hnsw_ef);
+		*q++ = 0x18;
+		q = put_varint(q, LT_HNSW_BUILD_MAX_LEVEL);
+		*p++ = 0x1a;
+		p = put_varint(p, (uint64_t) (q - h));
+		memcpy(p, h, (size_t) (q - h));
+		p += q - h;
+	}
+	if (pq_codes(b->opts))
 	{
 		uint8_t		pq[24],
 				   *q = pq;
@@ -543,7 +715,7 @@ make_details(ivf_build *b, lt_error *err)
 		memcpy(p, pq, (size_t) (q - pq));
 		p += q - pq;
 	}
-	else if (b->opts->kind == LT_IVF_BUILD_SQ)
+	else if (sq_codes(b->opts))
 	{
 		/* sq (5): {num_bits 8} */
 		*p++ = 0x2a;
@@ -556,17 +728,19 @@ make_details(ivf_build *b, lt_error *err)
 		*p++ = 0x42;
 		*p++ = 0x00;
 	}
+	if (hnsw(b->opts))
+		p = put_param(p, "lance.hnsw.prefetch_distance", "2");
 	p = put_param(p, "lance.ivf.max_iters", iters);
 	p = put_param(p, "lance.ivf.sample_rate", rate);
 	p = put_param(p, "lance.ivf.shuffle_partition_batches", "10240");
 	p = put_param(p, "lance.ivf.shuffle_partition_concurrency", "2");
-	if (b->opts->kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(b->opts))
 	{
 		p = put_param(p, "lance.pq.kmeans_redos", "1");
 		p = put_param(p, "lance.pq.max_iters", iters);
 		p = put_param(p, "lance.pq.sample_rate", rate);
 	}
-	if (b->opts->kind == LT_IVF_BUILD_SQ)
+	if (sq_codes(b->opts))
 		p = put_param(p, "lance.sq.sample_rate", rate);
 	p = put_param(p, "lance.skip_transpose", "false");
 	b->out->details = buf;
@@ -588,7 +762,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	memset(out, 0, sizeof(*out));
 	if ((why = lt_ivf_build_unfit(column)))
 		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an %s index on column \"%s\" (%s): %s",
-							opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT", column->name, column->logical_type, why);
+							kind_type(opts->kind), column->name, column->logical_type, why);
 	b.metric = opts->metric ? opts->metric : "l2";
 	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0)
 		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine or dot)", b.metric);
@@ -596,21 +770,37 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.ds = ds;
 	b.column = column;
 	b.dim = (uint32_t) column->fixed_size;
-	b.type = opts->kind == LT_IVF_BUILD_PQ ? "IVF_PQ" : opts->kind == LT_IVF_BUILD_SQ ? "IVF_SQ" : "IVF_FLAT";
+	b.type = kind_type(opts->kind);
 	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
-		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" : "building an IVF_FLAT index";
+		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" :
+		opts->kind == LT_IVF_BUILD_HNSW_SQ ? "building an IVF_HNSW_SQ index" :
+		opts->kind == LT_IVF_BUILD_HNSW_PQ ? "building an IVF_HNSW_PQ index" : "building an IVF_FLAT index";
 	b.sq.dim = b.dim;
-	b.code_bytes = opts->kind == LT_IVF_BUILD_SQ ? b.dim : 0;
-	if (opts->kind == LT_IVF_BUILD_PQ)
+	b.code_bytes = sq_codes(opts) ? b.dim : 0;
+	if (hnsw(opts))
+	{
+		b.hnsw_m = opts->hnsw_m ? opts->hnsw_m : LT_HNSW_BUILD_M;
+		b.hnsw_ef = opts->hnsw_ef_construction ? opts->hnsw_ef_construction : LT_HNSW_BUILD_EF_CONSTRUCTION;
+		if (b.hnsw_m < 2 || b.hnsw_m > 256)
+			return lt_error_set(err, LT_EINVALID, "m of an HNSW graph must be from 2 to 256, not %u", b.hnsw_m);
+		if (b.hnsw_ef < 1 || b.hnsw_ef > 100000)
+			return lt_error_set(err, LT_EINVALID, "ef_construction of an HNSW graph must be from 1 to 100000, not %u",
+								b.hnsw_ef);
+	}
+	if (pq_codes(opts))
 	{
 		b.pq.dim = b.dim;
 		b.pq.m = opts->num_sub_vectors ? opts->num_sub_vectors : lt_pq_default_sub_vectors(b.dim);
 		b.pq.bits = opts->num_bits ? opts->num_bits : 8;
+		if (opts->kind == LT_IVF_BUILD_HNSW_PQ && b.pq.bits != 8)
+			return lt_error_set(err, LT_EINVALID, "IVF_HNSW_PQ codes are of 8 bits, not %u", b.pq.bits);
 		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
-			return lt_error_set(err, LT_EINVALID, "IVF_PQ of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
-								b.pq.m, b.pq.bits, b.dim, why);
+			return lt_error_set(err, LT_EINVALID, "%s of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
+								b.type, b.pq.m, b.pq.bits, b.dim, why);
 		b.code_bytes = b.pq.m;
 	}
+	if (hnsw(opts))
+		b.code_bytes += (uint32_t) lt_hnsw_bytes_per_node(b.hnsw_m);
 	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
 	b.max_iters = opts->max_iters ? opts->max_iters : LT_IVF_BUILD_MAX_ITERS;
 	b.rng = opts->seed ? opts->seed : LT_IVF_BUILD_SEED;
@@ -638,18 +828,21 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	if (rc == LT_OK)
 		rc = assign(&b, err);
 	/* residual PQ for l2 and cosine (normalized vectors), the vectors themselves for dot: the engine's */
-	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_PQ)
+	if (rc == LT_OK && pq_codes(opts))
 		rc = lt_pq_train_encode(&b.pq, (const float *) b.vecs->children[0]->values, b.n, b.centroids, b.assign,
 								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
 	/* SQ: no residual, the (normalized for cosine) vectors themselves */
-	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_SQ)
+	if (rc == LT_OK && sq_codes(opts))
 		rc = lt_sq_train_encode(&b.sq, (const float *) b.vecs->children[0]->values, b.n, b.sample_rate, &b.rng, err);
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
-		rc = write_index(&b, err);
+		rc = hnsw(opts) ? write_hnsw_index(&b, err) : write_index(&b, err);
 	if (rc == LT_OK)
 		rc = make_details(&b, err);
+	lt_free(b.order);
+	lt_free(b.part_off);
+	lt_free(b.part_len);
 	out->rows = (uint64_t) b.n;
 	out->entries = b.k;
 	lt_array_free(b.vecs);

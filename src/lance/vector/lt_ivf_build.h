@@ -31,6 +31,17 @@
  * between the least and largest element of a sample of sample_rate * 256 vectors) and its
  * storage_metadata; the details record the sq compression (num_bits 8) and lance.sq.sample_rate.
  *
+ * IVF_HNSW_SQ (LT_IVF_BUILD_HNSW_SQ): the IVF_SQ auxiliary.idx, and an index.idx that holds, instead of the
+ * flat marker, one HNSW graph per partition over the partition's rows in their auxiliary order
+ * (lt_hnsw_build.h: __vector_id, __neighbors, _distance, level after level, partition after partition),
+ * lance:index type "IVF_HNSW_SQ", lance:ivf an Ivf with the centroids and the offsets and lengths of the
+ * partitions' graph rows, and lance:hnsw the list of the graphs' metadata; the details add the hnsw
+ * parameters (max_connections m, construction_ef, max_level 7) and lance.hnsw.prefetch_distance.  The
+ * graphs are built after the SQ codes with the same seeded generator (their levels), so the build repeats
+ * itself; memory adds lt_hnsw_bytes_per_node per vector.  IVF_HNSW_PQ (LT_IVF_BUILD_HNSW_PQ) likewise over the
+ * IVF_PQ storage (8-bit codes, transposed; the engine writes its own so), type "IVF_HNSW_PQ", the details the pq
+ * compression and the PQ training parameters beside the hnsw ones.
+ *
  * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
  * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes, and the
  * codes: + num_sub_vectors for PQ, + dim for SQ), bounded
@@ -57,7 +68,8 @@ typedef enum lt_ivf_build_phase
 	LT_IVF_PHASE_READ = 1,		/* done: vectors read; total: rows of the version */
 	LT_IVF_PHASE_TRAIN,			/* done: k-means iterations; total: max_iters */
 	LT_IVF_PHASE_ASSIGN,		/* done / total: vectors */
-	LT_IVF_PHASE_WRITE			/* done / total: vectors */
+	LT_IVF_PHASE_WRITE,			/* done / total: vectors */
+	LT_IVF_PHASE_GRAPH			/* IVF_HNSW_*: done / total: vectors in the graphs built */
 } lt_ivf_build_phase;
 
 typedef void (*lt_ivf_progress_fn) (void *arg, lt_ivf_build_phase phase, uint64_t done, uint64_t total);
@@ -66,7 +78,9 @@ typedef enum lt_ivf_build_kind
 {
 	LT_IVF_BUILD_FLAT = 0,
 	LT_IVF_BUILD_PQ,
-	LT_IVF_BUILD_SQ
+	LT_IVF_BUILD_SQ,
+	LT_IVF_BUILD_HNSW_SQ,
+	LT_IVF_BUILD_HNSW_PQ
 } lt_ivf_build_kind;
 
 typedef struct lt_ivf_build_options
@@ -74,7 +88,9 @@ typedef struct lt_ivf_build_options
 	const char *name;			/* NULL: "<column>_idx" */
 	lt_ivf_build_kind kind;
 	uint32_t	num_sub_vectors;	/* IVF_PQ; 0: lt_pq_default_sub_vectors (Lance's default) */
-	uint32_t	num_bits;		/* IVF_PQ: 8 (0) or 4 */
+	uint32_t	num_bits;		/* IVF_PQ: 8 (0) or 4; IVF_HNSW_PQ: 8 */
+	uint32_t	hnsw_m;			/* IVF_HNSW_*: edges per node and level (2 m at level 0); 0: 20 */
+	uint32_t	hnsw_ef_construction;	/* IVF_HNSW_*: the build's beam width; 0: 150 */
 	uint32_t	num_partitions; /* 0: the square root of the live rows (at least 1) */
 	const char *metric;			/* "l2" (NULL), "cosine" or "dot" */
 	uint32_t	sample_rate;	/* 0: LT_IVF_BUILD_SAMPLE_RATE training vectors per partition */

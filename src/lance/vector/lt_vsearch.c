@@ -403,6 +403,7 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 				/* the engine asks each partition's graph for the candidates it wants (k x refine_factor) */
 				uint32_t	k = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
 
+				lt_hnsw_search_as(vx->graphs[s], p->hnsw_engine);
 				rc = lt_hnsw_search_partition(vx->graphs[s], vx->parts[i], query, k,
 											  p->ef ? p->ef : lt_hnsw_default_ef(k), accept_row, &acc, into,
 											  &stats->index_rows_scored, err);
