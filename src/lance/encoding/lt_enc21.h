@@ -119,6 +119,8 @@ typedef struct lt21_page
 	struct Lt__Enc21__MiniBlockLayout *win_mb;	/* the window's layout (lazy pages point to it) */
 	struct Lt__Enc21__FullZipLayout *win_fz;
 	struct lt_fsst_cache *fsst_cache;	/* the FSST table of the last chunk, across chunks and pages */
+	/* a window's page: the parsed table kept with the file's page entry (lt_reader21.c), not owned */
+	struct lt_fsst_cache *fsst_shared;
 } lt21_page;
 
 /* A page's raw bytes: buffer i is bufs[i] of lens[i] bytes. */

@@ -48,6 +48,8 @@ typedef struct mb_chunk
 static lt_fsst_cache *
 fsst_cache(lt21_page *pg)
 {
+	if (pg->fsst_shared)
+		return pg->fsst_shared;
 	if (!pg->fsst_cache && (pg->fsst_cache = lt_malloc(sizeof(lt_fsst_cache))) != NULL)
 		pg->fsst_cache->valid = false;
 	return pg->fsst_cache;

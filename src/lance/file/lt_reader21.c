@@ -12,6 +12,7 @@
  * keeps its current decoded page, so sequential reads decode every page once.
  */
 #include "encoding/lt_enc21.h"
+#include "encoding/lt_fsst.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -349,6 +350,8 @@ typedef struct lt21_ra
 	lt21_chunks ck;
 	uint8_t    *aux;
 	const uint8_t *aux_p[3];	/* metadata, dictionary, repetition index (in aux) */
+	/* the page's FSST table once parsed (strings): a later lookup in the page does not parse it again */
+	struct lt_fsst_cache *fsst;
 } lt21_ra;
 
 /* Entries a file keeps at most; later pages are read whole. */
@@ -365,6 +368,7 @@ lt_reader21_file_free(lt_file *f)
 		if (ra[i]->layout)
 			lt__enc21__page_layout__free_unpacked(ra[i]->layout, lt_protobuf_allocator());
 		lt_free(ra[i]->aux);
+		lt_free(ra[i]->fsst);
 		lt_free(ra[i]);
 	}
 	lt_free(f->ra21);
@@ -613,6 +617,20 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool stre
 	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], e->layout, &win, &b, &lf->pg, err);
 	if (rc != LT_OK)
 		return rc;
+	if (e->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT &&
+		lt_type_is_var_width(lf->path[lf->depth - 1]->type))
+	{
+		if (!e->fsst)
+		{
+			/* it lives as long as the file, as the entry does */
+			lt_allocator saved = lt_alloc_swap(f->owner);
+
+			if ((e->fsst = lt_malloc(sizeof(*e->fsst))) != NULL)
+				e->fsst->valid = false;
+			lt_alloc_restore(&saved);
+		}
+		lf->pg->fsst_shared = e->fsst;
+	}
 	lf->cur = p;
 	lf->win_lo = win.row0;
 	lf->win_hi = win.row1;
