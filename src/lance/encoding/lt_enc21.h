@@ -112,6 +112,7 @@ typedef struct lt21_page
 	int64_t		scratch_chunk;	/* chunk held in values, or -1 ... */
 	uint64_t	scratch_lo,
 				scratch_hi;		/* ... of which items [lo, hi) are decoded (strings: the others are empty) */
+	uint64_t	scratch_base;	/* the chunk item in values' slot 0 (lo when a lone value came as one slot) */
 	/* a window of a page (lt21_page_decode_window) */
 	bool		win_head;		/* levels before the first row start continue an earlier row */
 	bool		win_tail;		/* the last row start begins a row that goes on past the window */
@@ -251,8 +252,9 @@ lt_code		lt21_mb_decode_values(const lt21_where *w, const struct Lt__Enc21__Comp
 								  uint64_t n, lt_array *dst, struct lt_fsst_cache *fsst_cache, lt_error *err);
 /*
  * The same, wanting only values [lo, hi) of the n: variable-width values outside it may come out
- * empty (a point lookup decompresses one string of a chunk, not all of them), and of a lone
- * fixed-width value (hi = lo + 1) of a flat or bitpacked chunk only that slot is written.
+ * empty (a point lookup decompresses one string of a chunk, not all of them), and a lone
+ * fixed-width value (hi = lo + 1) of a flat, bitpacked or RLE chunk is appended as one slot, not n
+ * (dst grows by 1: the caller tells by the length).
  */
 lt_code		lt21_mb_decode_values_span(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
 									   int nbuf, const uint8_t *const *bp, const uint64_t *bl, uint64_t n,

@@ -375,8 +375,11 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 				pg->scratch_chunk = (int64_t) c;
 				pg->scratch_lo = lo;
 				pg->scratch_hi = hi;
+				/* a lone fixed-width value may come as one slot (lt21_mb_decode_values_span) */
+				pg->scratch_base = pg->values->length == 1 && ce - cs > 1 ? lo : 0;
 			}
-			LT_TRY(lt_array_append_slice(dst, pg->values, (int64_t) (v0 - cs), (int64_t) (b - v0), err));
+			LT_TRY(lt_array_append_slice(dst, pg->values, (int64_t) (v0 - cs - pg->scratch_base), (int64_t) (b - v0),
+										 err));
 		}
 		v0 = b;
 	}

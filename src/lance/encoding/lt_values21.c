@@ -158,7 +158,7 @@ fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t
 			{
 				uint64_t	v = lt_fl_unpack_one((unsigned) t_bits, (unsigned) bw, p + pos, (unsigned) (one - done));
 
-				memcpy(out + one * width, &v, width);	/* little-endian, as the block unpackers */
+				memcpy(out, &v, width);	/* little-endian, as the block unpackers; out is the one slot */
 				return LT_OK;
 			}
 		}
@@ -797,8 +797,10 @@ mb_fixed_into(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *cons
 
 /*
  * A lone item (hi = lo + 1) of n fixed-width items appended to dst, for the encodings where one
- * value can be found without the rest (flat, inline bitpacking): the n slots are appended, only
- * slot lo is written.  *done false: another encoding, nothing appended (decode them all).
+ * value can be found without the rest (flat, inline bitpacking, RLE): one slot is appended, item
+ * lo's (not n: a chunk of many thousand RLE values made every point lookup allocate and free a
+ * block big enough for glibc to grow and trim the heap).  *done false: another encoding, nothing
+ * appended (decode them all).
  */
 static lt_code
 mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
@@ -832,11 +834,11 @@ mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const
 		}
 		if (r == bl[1])
 			return LT_OK;
-		LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
-		memcpy(dst->values + (dst->length + (int64_t) lo) * width, bp[0] + r * width, width);
+		LT_TRY(lt_array_reserve(dst, 1, err));
+		memcpy(dst->values + dst->length * width, bp[0] + r * width, width);
 		if (dst->validity)
-			memset(dst->validity + dst->length, 1, n);
-		dst->length += (int64_t) n;
+			dst->validity[dst->length] = 1;
+		dst->length += 1;
 		*done = true;
 		return LT_OK;
 	}
@@ -853,16 +855,16 @@ mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const
 	}
 	else if (enc_case(e) != ENC_INLINE_BP || e->inline_bitpacking->values)
 		return LT_OK;
-	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+	LT_TRY(lt_array_reserve(dst, 1, err));
 	out = dst->values + dst->length * width;
 	if (enc_case(e) == ENC_FLAT)
-		memcpy(out + lo * width, bp[0] + lo * width, width);
+		memcpy(out, bp[0] + lo * width, width);
 	else
 		LT_TRY(fixed_inline_bp(w, e->inline_bitpacking->uncompressed_bits_per_value, bp[0], bl[0], n,
 							   width, lo, out, err));
 	if (dst->validity)
-		memset(dst->validity + dst->length, 1, n);
-	dst->length += (int64_t) n;
+		dst->validity[dst->length] = 1;
+	dst->length += 1;
 	*done = true;
 	return LT_OK;
 }
