@@ -695,15 +695,20 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	st->slot_values = node->ss.ss_ScanTupleSlot->tts_values;
 	st->slot_isnull = node->ss.ss_ScanTupleSlot->tts_isnull;
 	st->chunk_next = LT_CHUNK_FIRST;
-	/* the matrix, before any scanner allocates: its memory does not sit above theirs in the heap */
+	/*
+	 * The matrix, before any scanner allocates: its memory does not sit above theirs in the heap. Only
+	 * the first chunk's rows for now (a point lookup or a LIMIT converts a few rows; zeroing and
+	 * freeing the whole matrix was a fifth of a lookup's instructions): matrix_reserve grows it once,
+	 * to chunk_cap rows, when a chunk needs more.
+	 */
 	if (!(eflags & EXEC_FLAG_EXPLAIN_ONLY))
 	{
-		Size		cells = (Size) Max(st->natts, 1) * Max(1, Min(LT_CHUNK_MAX, LT_CHUNK_DATUMS / Max(st->natts, 1)));
-
-		st->chunk_cap = (int) (cells / Max(st->natts, 1));
-		st->chunk_values = palloc0(sizeof(Datum) * cells);
-		st->chunk_nulls = palloc(sizeof(bool) * cells);
-		memset(st->chunk_nulls, true, sizeof(bool) * cells);	/* attributes not read stay NULL */
+		st->chunk_cap = Max(1, Min(LT_CHUNK_MAX, LT_CHUNK_DATUMS / Max(st->natts, 1)));
+		st->chunk_alloc = Min(LT_CHUNK_FIRST, st->chunk_cap);
+		st->chunk_values = palloc0(sizeof(Datum) * Max(st->natts, 1) * st->chunk_alloc);
+		st->chunk_nulls = palloc(sizeof(bool) * Max(st->natts, 1) * st->chunk_alloc);
+		/* attributes not read stay NULL */
+		memset(st->chunk_nulls, true, sizeof(bool) * Max(st->natts, 1) * st->chunk_alloc);
 	}
 
 	/* a worker of a parallel scan reads the leader's version (ltInitializeWorkerForeignScan) */
@@ -922,7 +927,7 @@ next:
 
 			/* those attributes must read as NULL again, not as values of an earlier fragment's chunk */
 			foreach(lc, st->qual_only)
-				for (int r = 0; r < st->chunk_cap; r++)
+				for (int r = 0; r < st->chunk_alloc; r++)
 					st->chunk_nulls[(size_t) r * st->natts + lfirst_int(lc) - 1] = true;
 		}
 		st->cur = b;
@@ -1053,6 +1058,23 @@ chunk_rows(LtScanState *st, int64 start, int n)
 	return n;
 }
 
+/* Room in the matrix for a chunk of n rows: grown to chunk_cap rows at once, new rows all NULL. */
+static void
+matrix_reserve(LtScanState *st, int n)
+{
+	Size		w = (Size) Max(st->natts, 1);
+	Size		had = (Size) st->chunk_alloc * w;
+	Size		cells = (Size) st->chunk_cap * w;
+
+	if (n <= st->chunk_alloc)
+		return;
+	st->chunk_values = repalloc(st->chunk_values, sizeof(Datum) * cells);
+	st->chunk_nulls = repalloc(st->chunk_nulls, sizeof(bool) * cells);
+	memset(st->chunk_values + had, 0, sizeof(Datum) * (cells - had));
+	memset(st->chunk_nulls + had, true, sizeof(bool) * (cells - had));
+	st->chunk_alloc = st->chunk_cap;
+}
+
 /*
  * Convert row `start` of the batch, column by column with the per-value path, into the matrix's
  * first row: the row where a batch loop stopped, so that its errors are raised in column order.
@@ -1112,6 +1134,7 @@ convert_chunk(LtScanState *st)
 	if (st->chunk_next < st->chunk_cap)
 		st->chunk_next *= 2;
 	n = chunk_rows(st, start, n);
+	matrix_reserve(st, n);
 
 	MemoryContextReset(st->chunk_cxt);
 	old = MemoryContextSwitchTo(st->chunk_cxt);

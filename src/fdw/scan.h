@@ -155,7 +155,8 @@ typedef struct LtScanState
 	 */
 	MemoryContext chunk_cxt;
 	int			natts;
-	int			chunk_cap;		/* rows of the matrix */
+	int			chunk_cap;		/* rows of the matrix at most */
+	int			chunk_alloc;	/* rows allocated (matrix_reserve grows them to chunk_cap) */
 	Datum	   *chunk_values;	/* chunk_cap * natts */
 	bool	   *chunk_nulls;
 	int64		chunk_start;	/* batch row of the matrix's first row */

@@ -1171,6 +1171,70 @@ TEST(mb_rle)
 	free_enc(e);
 }
 
+/*
+ * Values [lo, lo + 1) of a chunk (a point lookup): an RLE chunk's value comes as one slot, found from the
+ * run lengths alone, equal to the whole decode's; a few strings of a variable chunk are the whole
+ * decode's, the others empty; damage inside what is read is still an error.
+ */
+TEST(mb_span_values)
+{
+	int32_t		vals[3] = {7, -1, 9};
+	uint8_t		lens[3] = {255, 3, 250};
+	const uint8_t *bp[2] = {(const uint8_t *) vals, lens};
+	uint64_t	bl[2] = {12, 3};
+	Lt__Enc21__CompressiveEncoding *e = mk_rle(32);
+	Lt__Enc21__CompressiveEncoding *v = mk_variable(32);
+	lt_array   *all = NULL,
+			   *one = NULL;
+	lt_error	err;
+	int			bad = 0;
+
+	CHECK_OK(lt_array_new(&f_i32, &all, &err), err);
+	CHECK_OK(lt21_mb_decode_values(&W, e, 2, bp, bl, 508, all, NULL, &err), err);
+	for (uint64_t lo = 0; all && lo < 508; lo++)
+	{
+		CHECK_OK(lt_array_new(&f_i32, &one, &err), err);
+		CHECK_OK(lt21_mb_decode_values_span(&W, e, 2, bp, bl, 508, lo, lo + 1, one, NULL, &err), err);
+		bad += one->length != 1 || i32_at(one, 0) != i32_at(all, (int64_t) lo);
+		lt_array_free(one);
+		one = NULL;
+	}
+	CHECK_EQ_INT(bad, 0);
+	lt_array_free(all);
+	/* a zero-length run before the value: the whole decode reports it */
+	lens[0] = 0;
+	CHECK_OK(lt_array_new(&f_i32, &one, &err), err);
+	CHECK_CODE(lt21_mb_decode_values_span(&W, e, 2, bp, bl, 508, 300, 301, one, NULL, &err), LT_ECORRUPT);
+	lt_array_free(one);
+	one = NULL;
+	{
+		/* "ab", "", "cde", "f": offsets from the chunk buffer's start, then the bytes */
+		uint8_t		chunk[32];
+		uint32_t	offs[5] = {20, 22, 22, 25, 26};
+		const uint8_t *sp[1] = {chunk};
+		uint64_t	sl[1] = {26};
+
+		for (int i = 0; i < 5; i++)
+			lt_put32(chunk + i * 4, offs[i]);
+		memcpy(chunk + 20, "abcdef", 6);
+		CHECK_OK(lt_array_new(&f_str, &one, &err), err);
+		CHECK_OK(lt21_mb_decode_values_span(&W, v, 1, sp, sl, 4, 1, 3, one, NULL, &err), err);
+		CHECK_EQ_INT(one->length, 4);
+		CHECK(str_is(one, 1, ""));
+		CHECK(str_is(one, 2, "cde"));
+		CHECK(str_is(one, 3, ""));
+		lt_array_free(one);
+		one = NULL;
+		/* an offset of the wanted string past the bytes */
+		lt_put32(chunk + 12, 40);
+		CHECK_OK(lt_array_new(&f_str, &one, &err), err);
+		CHECK_CODE(lt21_mb_decode_values_span(&W, v, 1, sp, sl, 4, 2, 3, one, NULL, &err), LT_ECORRUPT);
+		lt_array_free(one);
+	}
+	free_enc(e);
+	free_enc(v);
+}
+
 TEST(mb_dictionary)
 {
 	static mbpage p;
@@ -2742,6 +2806,7 @@ main(void)
 	RUN(mb_variable_strings);
 	RUN(mb_fsst);
 	RUN(mb_rle);
+	RUN(mb_span_values);
 	RUN(mb_dictionary);
 	RUN(mb_fsl_with_validity);
 	RUN(mb_general_zstd_lz4);

@@ -112,6 +112,7 @@ typedef struct lt21_page
 	int64_t		scratch_chunk;	/* chunk held in values, or -1 ... */
 	uint64_t	scratch_lo,
 				scratch_hi;		/* ... of which items [lo, hi) are decoded (strings: the others are empty) */
+	uint64_t	scratch_base;	/* the chunk item in values' slot 0 (lo when a lone value came as one slot) */
 	/* a window of a page (lt21_page_decode_window) */
 	bool		win_head;		/* levels before the first row start continue an earlier row */
 	bool		win_tail;		/* the last row start begins a row that goes on past the window */
@@ -119,6 +120,8 @@ typedef struct lt21_page
 	struct Lt__Enc21__MiniBlockLayout *win_mb;	/* the window's layout (lazy pages point to it) */
 	struct Lt__Enc21__FullZipLayout *win_fz;
 	struct lt_fsst_cache *fsst_cache;	/* the FSST table of the last chunk, across chunks and pages */
+	/* a window's page: the parsed table kept with the file's page entry (lt_reader21.c), not owned */
+	struct lt_fsst_cache *fsst_shared;
 } lt21_page;
 
 /* A page's raw bytes: buffer i is bufs[i] of lens[i] bytes. */
@@ -249,8 +252,9 @@ lt_code		lt21_mb_decode_values(const lt21_where *w, const struct Lt__Enc21__Comp
 								  uint64_t n, lt_array *dst, struct lt_fsst_cache *fsst_cache, lt_error *err);
 /*
  * The same, wanting only values [lo, hi) of the n: variable-width values outside it may come out
- * empty (a point lookup decompresses one string of a chunk, not all of them), and of a lone
- * fixed-width value (hi = lo + 1) of a flat or bitpacked chunk only that slot is written.
+ * empty (a point lookup decompresses one string of a chunk, not all of them), and a lone
+ * fixed-width value (hi = lo + 1) of a flat, bitpacked or RLE chunk is appended as one slot, not n
+ * (dst grows by 1: the caller tells by the length).
  */
 lt_code		lt21_mb_decode_values_span(const lt21_where *w, const struct Lt__Enc21__CompressiveEncoding *enc,
 									   int nbuf, const uint8_t *const *bp, const uint64_t *bl, uint64_t n,

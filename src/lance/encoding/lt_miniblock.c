@@ -48,6 +48,8 @@ typedef struct mb_chunk
 static lt_fsst_cache *
 fsst_cache(lt21_page *pg)
 {
+	if (pg->fsst_shared)
+		return pg->fsst_shared;
 	if (!pg->fsst_cache && (pg->fsst_cache = lt_malloc(sizeof(lt_fsst_cache))) != NULL)
 		pg->fsst_cache->valid = false;
 	return pg->fsst_cache;
@@ -359,13 +361,16 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 		{
 			/*
 			 * Part of a chunk: decode it into the scratch array, where later parts of the same chunk
-			 * are found.  A lone item (a point lookup) is all that is decoded of a string chunk; a
-			 * run from the chunk's start on is decoded whole, as a scan goes on through it.
+			 * are found.  A lone item (a point lookup) is all that is decoded of a chunk where it can
+			 * be, and only the wanted strings of a string chunk (a LIMIT's first rows: not the whole
+			 * chunk; a scan's next batch then decodes the rest); other fixed-width runs decode the
+			 * chunk whole, as a scan goes on through it.
 			 */
 			if (pg->scratch_chunk != (int64_t) c || v0 - cs < pg->scratch_lo || b - cs > pg->scratch_hi)
 			{
-				uint64_t	lo = b - v0 == 1 ? v0 - cs : 0,
-							hi = b - v0 == 1 ? b - cs : ce - cs;
+				bool		exact = b - v0 == 1 || (!pg->dict && lt_type_is_var_width(pg->values->field->type));
+				uint64_t	lo = exact ? v0 - cs : 0,
+							hi = exact ? b - cs : ce - cs;
 
 				pg->scratch_chunk = -1;
 				lt_array_clear(pg->values);
@@ -373,8 +378,11 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 				pg->scratch_chunk = (int64_t) c;
 				pg->scratch_lo = lo;
 				pg->scratch_hi = hi;
+				/* a lone fixed-width value may come as one slot (lt21_mb_decode_values_span) */
+				pg->scratch_base = pg->values->length == 1 && ce - cs > 1 ? lo : 0;
 			}
-			LT_TRY(lt_array_append_slice(dst, pg->values, (int64_t) (v0 - cs), (int64_t) (b - v0), err));
+			LT_TRY(lt_array_append_slice(dst, pg->values, (int64_t) (v0 - cs - pg->scratch_base), (int64_t) (b - v0),
+										 err));
 		}
 		v0 = b;
 	}

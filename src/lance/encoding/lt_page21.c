@@ -45,6 +45,7 @@ page_reset(lt21_page *pg)
 	pg->lazy_items = pg->n_chunks = 0;
 	pg->scratch_chunk = -1;
 	pg->win_head = pg->win_tail = pg->win_open = false;
+	pg->fsst_shared = NULL;
 }
 
 static lt_code

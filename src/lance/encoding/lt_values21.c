@@ -158,7 +158,7 @@ fixed_inline_bp(const lt21_where *w, uint64_t t_bits, const uint8_t *p, uint64_t
 			{
 				uint64_t	v = lt_fl_unpack_one((unsigned) t_bits, (unsigned) bw, p + pos, (unsigned) (one - done));
 
-				memcpy(out + one * width, &v, width);	/* little-endian, as the block unpackers */
+				memcpy(out, &v, width);	/* little-endian, as the block unpackers; out is the one slot */
 				return LT_OK;
 			}
 		}
@@ -535,6 +535,53 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 	int64_t		start;
 
 #define OFF(i) (ow == 4 ? (uint64_t) lt_le32(offs + (uint64_t) (i) * 4) : lt_le64(offs + (uint64_t) (i) * 8))
+	if (hi - lo < n && lo < hi && hi <= n)
+	{
+		/*
+		 * A few strings of the chunk (a point lookup): only their offsets are read and checked, the
+		 * others are appended empty, as the FSST path below leaves them
+		 */
+		LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+		o = dst->offsets + dst->length;
+		for (uint64_t i = 1; i <= lo; i++)
+			o[i] = dst->data_len;
+		prev = OFF(lo);
+		if (prev < base)
+			return LT21_CORRUPT(w, err, "string offset %llu points before the data at %llu",
+								(unsigned long long) prev, (unsigned long long) base);
+		for (uint64_t i = lo + 1; i <= hi; i++)
+		{
+			uint64_t	cur = OFF(i);
+			int64_t		got;
+
+			if (cur < prev)
+				return LT21_CORRUPT(w, err, "string offsets decrease at %llu: %llu < %llu",
+									(unsigned long long) i, (unsigned long long) cur, (unsigned long long) prev);
+			if (cur - base > data_len)
+				return LT21_CORRUPT(w, err, "string offset %llu is past the %llu data bytes",
+									(unsigned long long) cur, (unsigned long long) data_len);
+			LT_TRY(lt_array_reserve_data(dst, (int64_t) (fsst ? lt_fsst_max_decoded(cur - prev) : cur - prev), err));
+			if (fsst)
+				got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
+										dst->data + dst->data_len);
+			else
+			{
+				memcpy(dst->data + dst->data_len, data + (prev - base), cur - prev);
+				got = (int64_t) (cur - prev);
+			}
+			if (got < 0)
+				return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (i - 1));
+			dst->data_len += got;
+			o[i] = dst->data_len;
+			prev = cur;
+		}
+		for (uint64_t i = hi + 1; i <= n; i++)
+			o[i] = dst->data_len;
+		if (dst->validity)
+			memset(dst->validity + dst->length, 1, n);
+		dst->length += (int64_t) n;
+		return LT_OK;
+	}
 	first = prev = OFF(0);
 	if (first < base)
 		return LT21_CORRUPT(w, err, "string offset %llu points before the data at %llu",
@@ -750,8 +797,10 @@ mb_fixed_into(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *cons
 
 /*
  * A lone item (hi = lo + 1) of n fixed-width items appended to dst, for the encodings where one
- * value can be found without the rest (flat, inline bitpacking): the n slots are appended, only
- * slot lo is written.  *done false: another encoding, nothing appended (decode them all).
+ * value can be found without the rest (flat, inline bitpacking, RLE): one slot is appended, item
+ * lo's (not n: a chunk of many thousand RLE values made every point lookup allocate and free a
+ * block big enough for glibc to grow and trim the heap).  *done false: another encoding, nothing
+ * appended (decode them all).
  */
 static lt_code
 mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const *bp, const uint64_t *bl,
@@ -762,7 +811,38 @@ mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const
 	uint8_t    *out;
 
 	*done = false;
-	if (width == 0 || nbuf != 1 || lo >= n)
+	if (width == 0 || lo >= n)
+		return LT_OK;
+	if (enc_case(e) == ENC_RLE && nbuf == 2)
+	{
+		uint64_t	lbits,
+					at = 0,
+					r;
+
+		/* the run that holds slot lo: one pass over the run lengths, no value written but lo's */
+		LT_TRY(flat_bits(w, e->rle->values, &bits, err));
+		LT_TRY(flat_bits(w, e->rle->run_lengths, &lbits, err));
+		if (lbits != 8 || bits != (uint64_t) width * 8 || bl[0] % width != 0 || bl[0] / width != bl[1])
+			return LT_OK;		/* the whole decode says what is wrong */
+		for (r = 0; r < bl[1]; r++)
+		{
+			if (bp[1][r] == 0)
+				return LT_OK;
+			if (lo < at + bp[1][r])
+				break;
+			at += bp[1][r];
+		}
+		if (r == bl[1])
+			return LT_OK;
+		LT_TRY(lt_array_reserve(dst, 1, err));
+		memcpy(dst->values + dst->length * width, bp[0] + r * width, width);
+		if (dst->validity)
+			dst->validity[dst->length] = 1;
+		dst->length += 1;
+		*done = true;
+		return LT_OK;
+	}
+	if (nbuf != 1)
 		return LT_OK;
 	if (enc_case(e) == ENC_FLAT)
 	{
@@ -775,16 +855,16 @@ mb_fixed_one(const lt21_where *w, const enc_t *e, int nbuf, const uint8_t *const
 	}
 	else if (enc_case(e) != ENC_INLINE_BP || e->inline_bitpacking->values)
 		return LT_OK;
-	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+	LT_TRY(lt_array_reserve(dst, 1, err));
 	out = dst->values + dst->length * width;
 	if (enc_case(e) == ENC_FLAT)
-		memcpy(out + lo * width, bp[0] + lo * width, width);
+		memcpy(out, bp[0] + lo * width, width);
 	else
 		LT_TRY(fixed_inline_bp(w, e->inline_bitpacking->uncompressed_bits_per_value, bp[0], bl[0], n,
 							   width, lo, out, err));
 	if (dst->validity)
-		memset(dst->validity + dst->length, 1, n);
-	dst->length += (int64_t) n;
+		dst->validity[dst->length] = 1;
+	dst->length += 1;
 	*done = true;
 	return LT_OK;
 }

@@ -12,6 +12,7 @@
  * keeps its current decoded page, so sequential reads decode every page once.
  */
 #include "encoding/lt_enc21.h"
+#include "encoding/lt_fsst.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -349,7 +350,22 @@ typedef struct lt21_ra
 	lt21_chunks ck;
 	uint8_t    *aux;
 	const uint8_t *aux_p[3];	/* metadata, dictionary, repetition index (in aux) */
+	/* the page's FSST table once parsed (strings): a later lookup in the page does not parse it again */
+	struct lt_fsst_cache *fsst;
+	/*
+	 * The chunks (bytes [hot_off, hot_off + hot_len) of the page's buffer 1) that the page's first window
+	 * read: a later window within them is not read again (a LIMIT reads the same first chunks at every
+	 * statement). Set once, never replaced: decoded windows point into it.
+	 */
+	uint8_t    *hot;
+	uint64_t	hot_off,
+				hot_len;
 } lt21_ra;
+
+/* Chunk bytes kept (lt21_ra.hot): at most this much a window, and this much in all per process. */
+#define LT21_HOT_MAX ((uint64_t) 32 << 10)
+#define LT21_HOT_BUDGET ((uint64_t) 16 << 20)
+static uint64_t hot_total = 0;
 
 /* Entries a file keeps at most; later pages are read whole. */
 #define LT21_RA_MAX 4096
@@ -365,6 +381,12 @@ lt_reader21_file_free(lt_file *f)
 		if (ra[i]->layout)
 			lt__enc21__page_layout__free_unpacked(ra[i]->layout, lt_protobuf_allocator());
 		lt_free(ra[i]->aux);
+		lt_free(ra[i]->fsst);
+		if (ra[i]->hot)
+		{
+			hot_total -= ra[i]->hot_len;
+			lt_free(ra[i]->hot);
+		}
 		lt_free(ra[i]);
 	}
 	lt_free(f->ra21);
@@ -559,13 +581,33 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool stre
 		if ((win.c1 - win.c0) * 4 > e->ck.n)
 			return LT_OK;
 		LT_TRY(buffer_range(f, &w, page, 1, win.off, win.len, &r, err));
-		LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
-		if (win.len > 0)
-			LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+		if (e->hot && win.off >= e->hot_off && win.off + win.len <= e->hot_off + e->hot_len)
+			bp[1] = e->hot + (win.off - e->hot_off);
+		else
+		{
+			LT_TRY(reserve(f, POOL_KEY(lf, false), &lf->io, &lf->io_cap, win.len, err));
+			if (win.len > 0)
+				LT_TRY(lt_file_read_ranges(f, 1, &r, &lf->io, err));
+			bp[1] = lf->io;
+			if (!e->hot && win.len > 0 && win.len <= LT21_HOT_MAX && hot_total + win.len <= LT21_HOT_BUDGET)
+			{
+				/* it lives as long as the file, as the entry does (8 bytes of slack, as reserve gives) */
+				lt_allocator saved = lt_alloc_swap(f->owner);
+
+				if ((e->hot = lt_malloc(win.len + 8)) != NULL)
+				{
+					memcpy(e->hot, lf->io, win.len);
+					memset(e->hot + win.len, 0, 8);
+					e->hot_off = win.off;
+					e->hot_len = win.len;
+					hot_total += win.len;
+				}
+				lt_alloc_restore(&saved);
+			}
+		}
 		lf->win_bytes += win.len;
 		bp[0] = e->aux_p[0];
 		bl[0] = page->buffer_sizes[0];
-		bp[1] = lf->io;
 		bl[1] = win.len;
 		b.n = 2;
 		if (e->ck.dict_buf >= 0)
@@ -613,6 +655,20 @@ load_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, bool stre
 	rc = lt21_page_decode_window(&w, lf->path[lf->depth - 1], e->layout, &win, &b, &lf->pg, err);
 	if (rc != LT_OK)
 		return rc;
+	if (e->layout->layout_case == LT__ENC21__PAGE_LAYOUT__LAYOUT_MINI_BLOCK_LAYOUT &&
+		lt_type_is_var_width(lf->path[lf->depth - 1]->type))
+	{
+		if (!e->fsst)
+		{
+			/* it lives as long as the file, as the entry does */
+			lt_allocator saved = lt_alloc_swap(f->owner);
+
+			if ((e->fsst = lt_malloc(sizeof(*e->fsst))) != NULL)
+				e->fsst->valid = false;
+			lt_alloc_restore(&saved);
+		}
+		lf->pg->fsst_shared = e->fsst;
+	}
 	lf->cur = p;
 	lf->win_lo = win.row0;
 	lf->win_hi = win.row1;
@@ -861,13 +917,21 @@ lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
 	rd->base.file = f;
 	rd->base.field = field;
 	rd->base.num_rows = f->num_rows;
-	rd->window_min = WINDOW_MIN_BYTES;
 	{
-		/* a knob for tests: LT_WINDOW_MIN_BYTES=0 reads every page by windows where it can */
-		const char *e = getenv("LT_WINDOW_MIN_BYTES");
+		/* a knob for tests: LT_WINDOW_MIN_BYTES=0 reads every page by windows where it can (read once:
+		 * getenv at every open was a tenth of opening a point lookup's readers) */
+		static bool env_read = false;
+		static uint64_t window_min = WINDOW_MIN_BYTES;
 
-		if (e && *e)
-			rd->window_min = strtoull(e, NULL, 10);
+		if (!env_read)
+		{
+			const char *e = getenv("LT_WINDOW_MIN_BYTES");
+
+			if (e && *e)
+				window_min = strtoull(e, NULL, 10);
+			env_read = true;
+		}
+		rd->window_min = window_min;
 	}
 	memset(&cur, 0, sizeof(cur));
 	cur.mult = 1;

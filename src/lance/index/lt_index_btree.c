@@ -361,6 +361,70 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 	return rc;
 }
 
+/*
+ * Whether the lookup rows' [page_min, page_max] ascend without overlap (each page's max at most the next
+ * one's min, every bound valid): then the pages that may hold a key are one run found by binary search,
+ * not by evaluating the filter over every page (which grows with the table). Checked once per reader.
+ */
+static bool
+pages_ordered(lt_seg_reader *s, int64_t pages)
+{
+	if (s->page_order == 0)
+	{
+		bool		ok = s->page_min->length >= pages && s->page_max->length >= pages;
+
+		switch (s->page_min->field->type)
+		{
+			case LT_TYPE_INT8:
+			case LT_TYPE_INT16:
+			case LT_TYPE_INT32:
+			case LT_TYPE_INT64:
+			case LT_TYPE_DATE32:
+				break;
+			default:
+				ok = false;
+		}
+		ok = ok && s->page_max->field->type == s->page_min->field->type;
+		for (int64_t i = 0; ok && i < pages; i++)
+			ok = lt_array_is_valid(s->page_min, i) && lt_array_is_valid(s->page_max, i) &&
+				lt_array_int64(s->page_min, i) <= lt_array_int64(s->page_max, i) &&
+				(i == 0 || lt_array_int64(s->page_max, i - 1) <= lt_array_int64(s->page_min, i));
+		s->page_order = ok ? 1 : 2;
+	}
+	return s->page_order == 1;
+}
+
+/* The lookup rows whose [min, max] holds one of pk's (ascending) keys, ascending, into sel. */
+static void
+select_pages(const lt_seg_reader *s, const point_keys *pk, int64_t pages, uint32_t *sel, int64_t *nsel)
+{
+	int64_t		from = 0;
+
+	*nsel = 0;
+	for (int k = 0; k < pk->n; k++)
+	{
+		int64_t		lo = from,
+					hi = pages;
+
+		/* the first page whose max reaches the key (maxima ascend) */
+		while (lo < hi)
+		{
+			int64_t		mid = lo + (hi - lo) / 2;
+
+			if (lt_array_int64(s->page_max, mid) < pk->v[k])
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		/* a page an earlier key selected is not selected again */
+		if (*nsel > 0 && lo <= (int64_t) sel[*nsel - 1])
+			lo = (int64_t) sel[*nsel - 1] + 1;
+		for (; lo < pages && lt_array_int64(s->page_min, lo) <= pk->v[k]; lo++)
+			sel[(*nsel)++] = (uint32_t) lo;
+		from = *nsel > 0 ? (int64_t) sel[*nsel - 1] : from;
+	}
+}
+
 lt_code
 lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, lt_rowaddr_set *acc,
 				lt_index_stats *st, lt_error *err)
@@ -377,9 +441,7 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 	point_keys	pk = {NULL, 0};
 	lt_code		rc;
 
-	rc = lt_index_prune_filter(filter, cols, false, &pagef, err);
-	if (rc == LT_OK)
-		rc = lt_index_copy_filter(filter, s->values_f, &keyf, err);
+	rc = lt_index_copy_filter(filter, s->values_f, &keyf, err);
 	if (rc == LT_OK)
 		rc = get_point_keys(keyf, s->values_f, &pk, err);
 	if (rc == LT_OK && pages > 0)
@@ -388,7 +450,9 @@ lt_btree_search(lt_index_reader *r, lt_seg_reader *s, const lt_filter *filter, l
 		cand = lt_malloc((size_t) pages * sizeof(uint64_t));
 		if (!sel || !cand)
 			rc = lt_nomem(err);
-		if (rc == LT_OK)
+		if (rc == LT_OK && pk.v && pages_ordered(s, (int64_t) pages))
+			select_pages(s, &pk, (int64_t) pages, sel, &nsel);
+		else if (rc == LT_OK && (rc = lt_index_prune_filter(filter, cols, false, &pagef, err)) == LT_OK)
 			rc = lt_filter_eval(pagef, arrs, (int64_t) pages, sel, &nsel, err);
 	}
 	for (int64_t k = 0; rc == LT_OK && k < nsel; k++)
@@ -446,6 +510,12 @@ lt_btree_distinct(lt_seg_reader *s, double *distinct, double *rows)
 	uint64_t	total = lt_index_file_rows(s->data);
 	bool		ints = false;
 
+	if (s->distinct_known)
+	{
+		*distinct += s->distinct_sum;
+		*rows += s->rows_sum;
+		return LT_OK;
+	}
 	switch (s->page_min->field->type)
 	{
 		case LT_TYPE_INT8:
@@ -477,8 +547,11 @@ lt_btree_distinct(lt_seg_reader *s, double *distinct, double *rows)
 			else if (same_slot(s->page_min, s->page_max, (int64_t) i))
 				d = 1;
 		}
-		*distinct += d;
-		*rows += live;
+		s->distinct_sum += d;
+		s->rows_sum += live;
 	}
+	s->distinct_known = true;
+	*distinct += s->distinct_sum;
+	*rows += s->rows_sum;
 	return LT_OK;
 }

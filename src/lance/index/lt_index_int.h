@@ -54,6 +54,11 @@ typedef struct lt_seg_reader
 	 */
 	uint8_t    *page_layout;
 	char	   *page_key;		/* page_data.lance's key in the decoded-page cache (lt_btree_pages.h) */
+	/* lt_btree_distinct's sums over the pages, once per reader (the planner asks at every statement) */
+	bool		distinct_known;
+	double		distinct_sum, rows_sum;
+	/* page_min / page_max ascending and disjoint (binary search for point keys): 0 unknown, 1 yes, 2 no */
+	uint8_t		page_order;
 
 	/* bitmap, label_list */
 	lt_index_file *bm;
