@@ -1200,7 +1200,8 @@ usec_ok(int64 v, lt_time_unit unit, int64 *us)
 }
 
 int
-lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *values, bool *nulls, int stride)
+lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *values, bool *nulls, int stride,
+			  bool nulls_false)
 {
 	const lt_field *f = c->field;
 	int			k;
@@ -1217,7 +1218,7 @@ lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *val
 	if (a->validity)
 		for (k = 0; k < n; k++)
 			nulls[(size_t) k * stride] = !a->validity[start + k];
-	else
+	else if (!nulls_false)
 		for (k = 0; k < n; k++)
 			nulls[(size_t) k * stride] = false;
 

@@ -1970,7 +1970,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 	spill_finish(st);
 }
 
-static TupleTableSlot *
+/* not inlined: its frame would be set up for every row of a base scan in lt_upper_IterateForeignScan */
+static pg_noinline TupleTableSlot *
 upper_iterate(ForeignScanState *node)
 {
 	LtUpperState *st = node->fdw_state;
@@ -2171,6 +2172,9 @@ lt_upper_BeginForeignScan(ForeignScanState *node, int eflags)
 TupleTableSlot *
 lt_upper_IterateForeignScan(ForeignScanState *node)
 {
+	/* per row: a base-relation scan (scanrelid != 0) is never an aggregate plan, and is the common case */
+	if (((ForeignScan *) node->ss.ps.plan)->scan.scanrelid != 0)
+		return ltIterateForeignScan(node);
 	if (lt_upper_is_agg_plan((ForeignScan *) node->ss.ps.plan))
 		return upper_iterate(node);
 	return ltIterateForeignScan(node);
