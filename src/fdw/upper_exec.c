@@ -2166,7 +2166,18 @@ lt_upper_BeginForeignScan(ForeignScanState *node, int eflags)
 	if (lt_upper_is_agg_plan((ForeignScan *) node->ss.ps.plan))
 		upper_begin(node, eflags);
 	else
+	{
+		FdwRoutine *direct = palloc(sizeof(FdwRoutine));
+
+		/*
+		 * ForeignNext calls node->fdwroutine->IterateForeignScan for every row: this node's own copy
+		 * of the routine calls the base scan's directly, not through lt_upper_IterateForeignScan
+		 */
+		*direct = *node->fdwroutine;
+		direct->IterateForeignScan = ltIterateForeignScan;
+		node->fdwroutine = direct;
 		ltBeginForeignScan(node, eflags);
+	}
 }
 
 TupleTableSlot *

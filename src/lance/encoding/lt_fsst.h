@@ -81,14 +81,14 @@ int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_
 /*
  * Decode one compressed string in[0, len) into out, which must have room for
  * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
- * Bytes up to readable_end (>= in + len) may be loaded, never used: a string
- * inside a bigger buffer is read 8 codes at a time to its end.  Returns the
+ * readable_end (>= in + len): bytes up to it may be loaded (today none past
+ * the string are: 8 codes at a time, then the tail one at a time).  Returns the
  * decoded length, or -1 when the input is corrupt (an unknown code or a
  * trailing escape).  With the table disabled this is a copy.
  *
- * A table with all 255 symbols has no unknown code, so 8 codes at a time are
- * decoded unchecked until an escape (byte 255); other tables go through the
- * checked decoder.
+ * A table with all 255 symbols has no unknown code, so codes are decoded
+ * unchecked, 8 at a time until an escape (byte 255); other tables go through
+ * the checked decoder.
  */
 static inline int64_t
 lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
@@ -106,46 +106,46 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 	}
 	if (t->n_symbols != 255)
 		return lt_fsst_decode_checked(t, in, len, out);
+	(void) readable_end;
+	/* 8 codes at a time while they hold no escape */
+	while (end - in >= 8)
+	{
+		uint64_t	w,
+					x;
+
+		memcpy(&w, in, 8);
+		x = ~w;
+		if (((x - ones) & ~x & highs) != 0)
+			break;
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		in += 8;
+	}
+	/*
+	 * then one at a time: the tail of a string (most strings are a few codes long) costs less so than
+	 * as a partial word with its masks
+	 */
 	while (in < end)
 	{
-		size_t		rem = (size_t) (end - in);
-		uint64_t	w = 0,
-					x,
-					esc;
-		size_t		k;
+		unsigned	c = *in++;
 
-		if (readable_end - in >= 8)
-			memcpy(&w, in, 8);
-		else
-			memcpy(&w, in, rem < 8 ? rem : 8);
-		/* flags the 0xFF bytes (the lowest one exactly) */
-		x = ~w;
-		esc = (x - ones) & ~x & highs;
-		if (rem < 8)
-			esc &= (1ull << (rem * 8)) - 1;
-		if (esc == 0 && rem >= 8)
+		if (c != LT_FSST_ESC)
 		{
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			in += 8;
-			continue;
+			memcpy(o, &t->symbols[c], 8);
+			o += t->lens[c];
 		}
-		k = esc ? (size_t) (__builtin_ctzll(esc) >> 3) : rem;
-		o = lt_fsst_decode_codes(t, w, k, o);
-		in += k;
-		if (esc)
+		else
 		{
 			/* an escape: the next byte is a literal */
-			if (end - in < 2)
+			if (in == end)
 				return -1;
-			*o++ = in[1];
-			in += 2;
+			*o++ = *in++;
 		}
 	}
 	return (int64_t) (o - out);
