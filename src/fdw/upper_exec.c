@@ -56,6 +56,7 @@
 #include "scan.h"
 #include "upper.h"
 #include "upper_exec.h"
+#include "xact.h"
 #include "index/lt_index_plan.h"
 #include "util/lt_value.h"
 #include "table/lt_scan.h"
@@ -1872,6 +1873,12 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		{
 			so.offsets = fp->offsets;
 			so.n_offsets = fp->n_offsets;
+			/*
+			 * the version's files stay open, as in a scan: an indexed aggregate does not open the
+			 * data file and read and parse its footer and column metadata again every statement
+			 */
+			if (!lt_xact_is_view(st->entry))
+				so.file_cache = lt_dataset_file_cache(st->entry);
 		}
 		so.n_fields = st->n_proj;
 		so.fields = st->proj;
