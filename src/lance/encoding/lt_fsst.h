@@ -79,35 +79,19 @@ lt_fsst_decode_codes(const lt_fsst_table *t, uint64_t w, size_t k, uint8_t *o)
 int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out);
 
 /*
- * Decode one compressed string in[0, len) into out, which must have room for
- * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
- * readable_end (>= in + len): bytes up to it may be loaded (today none past
- * the string are: 8 codes at a time, then the tail one at a time).  Returns the
- * decoded length, or -1 when the input is corrupt (an unknown code or a
- * trailing escape).  With the table disabled this is a copy.
- *
- * A table with all 255 symbols has no unknown code, so codes are decoded
- * unchecked, 8 at a time until an escape (byte 255); other tables go through
- * the checked decoder.
+ * The decoder of a table with all 255 symbols (no unknown code): in[0, len) into o (room for
+ * lt_fsst_max_decoded(len) bytes: symbols are stored 8 bytes at a time); returns the end of the
+ * output, or NULL on a trailing escape.  8 codes at a time while they hold no escape (byte 255),
+ * then 4, then one at a time: most strings are a few codes long, and their tails cost less so than
+ * as masked partial words.
  */
-static inline int64_t
-lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
-				  uint8_t *out)
+static inline __attribute__((always_inline)) uint8_t *
+lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o)
 {
 	const uint64_t ones = 0x0101010101010101ull;
 	const uint64_t highs = 0x8080808080808080ull;
 	const uint8_t *end = in + len;
-	uint8_t    *o = out;
 
-	if (!t->enabled)
-	{
-		memcpy(out, in, len);
-		return (int64_t) len;
-	}
-	if (t->n_symbols != 255)
-		return lt_fsst_decode_checked(t, in, len, out);
-	(void) readable_end;
-	/* 8 codes at a time while they hold no escape */
 	while (end - in >= 8)
 	{
 		uint64_t	w,
@@ -127,10 +111,24 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 		LT_FSST_STEP(t, w, o);
 		in += 8;
 	}
-	/*
-	 * then one at a time: the tail of a string (most strings are a few codes long) costs less so than
-	 * as a partial word with its masks
-	 */
+	if (end - in >= 4)
+	{
+		uint32_t	w4,
+					x4;
+
+		memcpy(&w4, in, 4);
+		x4 = ~w4;
+		if (((x4 - (uint32_t) ones) & ~x4 & (uint32_t) highs) == 0)
+		{
+			uint64_t	w = w4;
+
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			in += 4;
+		}
+	}
 	while (in < end)
 	{
 		unsigned	c = *in++;
@@ -144,11 +142,39 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 		{
 			/* an escape: the next byte is a literal */
 			if (in == end)
-				return -1;
+				return NULL;
 			*o++ = *in++;
 		}
 	}
-	return (int64_t) (o - out);
+	return o;
+}
+
+/*
+ * Decode one compressed string in[0, len) into out, which must have room for
+ * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
+ * readable_end (>= in + len): bytes up to it may be loaded (today none past
+ * the string are).  Returns the decoded length, or -1 when the input is
+ * corrupt (an unknown code or a trailing escape).  With the table disabled
+ * this is a copy.  A table with all 255 symbols has no unknown code: its
+ * codes are decoded unchecked (lt_fsst_decode_full); other tables go through
+ * the checked decoder.
+ */
+static inline int64_t
+lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
+				  uint8_t *out)
+{
+	uint8_t    *o;
+
+	(void) readable_end;
+	if (!t->enabled)
+	{
+		memcpy(out, in, len);
+		return (int64_t) len;
+	}
+	if (t->n_symbols != 255)
+		return lt_fsst_decode_checked(t, in, len, out);
+	o = lt_fsst_decode_full(t, in, len, out);
+	return o ? (int64_t) (o - out) : -1;
 }
 
 /* lt_fsst_decode_in reading nothing past the string. */

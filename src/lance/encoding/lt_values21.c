@@ -520,9 +520,62 @@ lt21_decode_levels(const lt21_where *w, const enc_t *enc, const uint8_t *p, uint
 /* variable-width values into an lt_array of strings */
 
 /*
+ * The strings k of [i0, i1] of append_fsst: the offsets are `ow`-byte (a constant where this is
+ * inlined) and checked as they are read (each string lies within [prev, last]); decode: whether
+ * they are decoded (else left empty); full: the table decodes with lt_fsst_decode_full.  Returns
+ * the output's end, or NULL at a bad offset or code (*bad: the string).
+ */
+static inline __attribute__((always_inline)) uint8_t *
+fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *prevp, uint64_t last,
+		 const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst, bool decode,
+		 bool full, uint8_t *op, int64_t *o, int64_t at, const uint8_t *out0, uint64_t *bad)
+{
+	uint64_t	prev = *prevp;
+
+	for (uint64_t i = i0; i <= i1; i++)
+	{
+		uint64_t	cur = ow == 4 ? (uint64_t) lt_le32(offs + i * 4) : lt_le64(offs + i * 8);
+
+		if (cur < prev || cur > last)
+		{
+			*bad = i;
+			*prevp = prev;
+			return NULL;
+		}
+		if (decode && full)
+		{
+			op = lt_fsst_decode_full(fsst, data + (prev - base), cur - prev, op);
+			if (op == NULL)
+			{
+				*bad = i;
+				*prevp = prev;
+				return NULL;
+			}
+		}
+		else if (decode)
+		{
+			int64_t		got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len, op);
+
+			if (got < 0)
+			{
+				*bad = i;
+				*prevp = prev;
+				return NULL;
+			}
+			op += got;
+		}
+		o[i] = at + (op - out0);
+		prev = cur;
+	}
+	*prevp = prev;
+	return op;
+}
+
+/*
  * The FSST case of append_strings (offsets read from OFF(0) >= base on): the offsets are checked as
  * the strings are decoded, in one pass (each string lies within [first, last], which is checked
- * first), and the decoder's output position stays in a local.
+ * first), specialised for the offset width and the table, with the output position in a local.
+ * Strings outside (lo, hi] (1-based) are left empty: the caller wants only those.
  */
 static lt_code
 append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow, uint64_t n,
@@ -531,8 +584,9 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 {
 	uint64_t	first = ow == 4 ? (uint64_t) lt_le32(offs) : lt_le64(offs);
 	uint64_t	last = ow == 4 ? (uint64_t) lt_le32(offs + n * 4) : lt_le64(offs + n * 8);
-	uint64_t	prev = first;
-	const uint8_t *readable_end = data + data_len;
+	uint64_t	prev = first,
+				bad = 0;
+	bool		full = fsst->enabled && fsst->n_symbols == 255;
 	uint8_t    *out0,
 			   *op;
 	int64_t		at;
@@ -546,25 +600,32 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 	o = dst->offsets + dst->length;
 	at = dst->data_len;
 	out0 = op = dst->data + at;
-	for (uint64_t i = 1; i <= n; i++)
+	lo = lo < n ? lo : n;
+	hi = hi < lo ? lo : hi < n ? hi : n;
+#define FSST_RUNS(OW) \
+	do { \
+		op = fsst_run(offs, OW, 1, lo, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+		if (op && full) \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, true, op, o, at, out0, &bad); \
+		else if (op) \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, false, op, o, at, out0, &bad); \
+		if (op) \
+			op = fsst_run(offs, OW, hi + 1, n, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+	} while (0)
+	if (ow == 4)
+		FSST_RUNS(4);
+	else
+		FSST_RUNS(8);
+#undef FSST_RUNS
+	if (op == NULL)
 	{
-		uint64_t	cur = ow == 4 ? (uint64_t) lt_le32(offs + i * 4) : lt_le64(offs + i * 8);
+		uint64_t	cur = ow == 4 ? (uint64_t) lt_le32(offs + bad * 4) : lt_le64(offs + bad * 8);
 
 		if (cur < prev || cur > last)
 			return LT21_CORRUPT(w, err, "string offsets decrease at %llu: %llu after %llu, %llu last",
-								(unsigned long long) i, (unsigned long long) cur, (unsigned long long) prev,
+								(unsigned long long) bad, (unsigned long long) cur, (unsigned long long) prev,
 								(unsigned long long) last);
-		/* strings outside [lo, hi) are left empty: the caller wants only those */
-		if (i > lo && i <= hi)
-		{
-			int64_t		got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, readable_end, op);
-
-			if (got < 0)
-				return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (i - 1));
-			op += got;
-		}
-		o[i] = at + (op - out0);
-		prev = cur;
+		return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (bad - 1));
 	}
 	dst->data_len = at + (op - out0);
 	if (dst->validity)
@@ -572,7 +633,6 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 	dst->length += (int64_t) n;
 	return LT_OK;
 }
-
 
 /*
  * Append n strings: string i is data[off[i] - base, off[i+1] - base), where
