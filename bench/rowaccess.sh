@@ -25,8 +25,9 @@
 # run; the instructions that produce and deform the rows: callgrind's inclusive cost of heap_getnextslot
 # plus slot_getsomeattrs_int (the heap's seq scan and its deform) against ltIterateForeignScan's (the
 # rows whole, in virtual tuples). Target 5: pgbench of SELECT count(*), sum(x) WHERE id BETWEEN k AND
-# k + 999 (by the btree) at 1, 4 and 16 clients; met when lt's 16-client / 4-client tps ratio is at least
-# 0.9x the heap's in the same run (the machine's cores bound both). Planning: the median "Planning Time" of EXPLAINs of a point lookup on heap, lt and lt_frags
+# k + 999 (by the btree) at 1, 4 and 16 clients; met when lt's tps does not fall from 4 to 16 clients
+# (>= 0.95x) and its 16-client ratio to the heap is at least 0.9x its 4-client one (capped at 1: the
+# machine's cores bound both, so a 4-client run above the heap is noise). Planning: the median "Planning Time" of EXPLAINs of a point lookup on heap, lt and lt_frags
 # (the one-row dataset copied into 1,009 fragments by lt-inspect append, a btree on id). CALLGRIND=0 skips the
 # instructions, WALL=0 skips pgbench. Not a test: nothing is asserted.
 set -euo pipefail
@@ -274,9 +275,13 @@ row "full-width scan instr." "$(i wide.heap)" "$(i wide.lt)" "<= 0.75x" lower 0.
 for c in 1 4 16; do
 	row "range agg. tps ${c}c" "$(r range.heap.$c 3)" "$(r range.lt.$c 3)" "" higher ""
 done
+# met: lt does not fall from 4 to 16 clients (the issue's symptom), and at 16 clients it keeps its 4-client
+# standing against the heap (0.9x of it, capped at par: on 2 cores a 4-client run above the heap is noise)
 awk -v h4="$(r range.heap.4 3)" -v h16="$(r range.heap.16 3)" -v l4="$(r range.lt.4 3)" -v l16="$(r range.lt.16 3)" 'BEGIN {
-	if (h4 > 0 && l4 > 0 && h16 > 0) printf "%-26s %12.2f %12.2f %8.2f  %s %s\n", "range tps 16c / 4c", h16 / h4, l16 / l4,
-		(l16 / l4) / (h16 / h4), "like the heap: >= 0.9x", ((l16 / l4) >= 0.9 * (h16 / h4) ? "met" : "missed") }'
+	if (h4 > 0 && l4 > 0 && h16 > 0) {
+		m = (l16 >= 0.95 * l4 && l16 / h16 >= 0.9 * (l4 / h4 < 1 ? l4 / h4 : 1)) ? "met" : "missed"
+		printf "%-26s %12.2f %12.2f %8.2f  %s %s\n", "range tps 16c / 4c", h16 / h4, l16 / l4, (l16 / l4) / (h16 / h4),
+			"no fall, keeps vs heap", m } }'
 row "planning (ms), 1 fragment" "$PLAN_HEAP" "$PLAN_LT" "" lower ""
 printf '%-26s %12s %12s %8s  %s\n' "planning (ms), $NFRAGS frags" "" "$PLAN_FRAGS" "" "<= 0.3 $(awk -v p="${PLAN_FRAGS:-9}" 'BEGIN { print (p <= 0.3 ? "met" : "missed") }')"
 printf '%-26s %12s %12s %8s  %s\n' "bytes read / lookup" "" "$BYTES" "" "<= 49152 $([ "${BYTES:-999999}" -le 49152 ] && echo met || echo missed)"
