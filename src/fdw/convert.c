@@ -1000,19 +1000,20 @@ ascii_clean(const uint8 *s, int64 len)
 
 #ifdef __SSE2__
 	{
+		/* as signed bytes the clean ones are exactly those > 0: one compare flags NUL and high bytes */
 		const __m128i zero = _mm_setzero_si128();
-		__m128i		hi = zero,
-					nul = zero;
+		__m128i		ok = _mm_cmpeq_epi8(zero, zero);
 
-		for (; len >= 32; s += 32, len -= 32)
+		for (; len >= 64; s += 64, len -= 64)
 		{
-			__m128i		a = _mm_loadu_si128((const __m128i *) s);
-			__m128i		b = _mm_loadu_si128((const __m128i *) (s + 16));
-
-			hi = _mm_or_si128(hi, _mm_or_si128(a, b));
-			nul = _mm_or_si128(nul, _mm_or_si128(_mm_cmpeq_epi8(a, zero), _mm_cmpeq_epi8(b, zero)));
+			ok = _mm_and_si128(ok, _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) s), zero));
+			ok = _mm_and_si128(ok, _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) (s + 16)), zero));
+			ok = _mm_and_si128(ok, _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) (s + 32)), zero));
+			ok = _mm_and_si128(ok, _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) (s + 48)), zero));
 		}
-		if (_mm_movemask_epi8(_mm_or_si128(hi, nul)) != 0)
+		for (; len >= 16; s += 16, len -= 16)
+			ok = _mm_and_si128(ok, _mm_cmpgt_epi8(_mm_loadu_si128((const __m128i *) s), zero));
+		if (_mm_movemask_epi8(ok) != 0xFFFF)
 			return false;
 	}
 #endif
@@ -1030,7 +1031,7 @@ ascii_clean(const uint8 *s, int64 len)
 
 /*
  * One value at p as a varlena (*out points to it): a short header up to 126 bytes, else a 4-byte one
- * at 4-byte alignment; the bytes are copied 16 at a time when the source has them. Returns the end.
+ * at 4-byte alignment; the bytes are copied 32 at a time when the source has them. Returns the end.
  */
 static inline char *
 put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *out)
@@ -1048,10 +1049,13 @@ put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *o
 		SET_VARSIZE(p, VARHDRSZ + len);
 		d = p + VARHDRSZ;
 	}
-	if (len <= 128 && src + ((len + 15) & ~(int64) 15) <= src_end)
+	if (len <= 128 && src + ((len + 31) & ~(int64) 31) <= src_end)
 	{
-		for (int64 j = 0; j < len; j += 16)
+		for (int64 j = 0; j < len; j += 32)
+		{
 			memcpy(d + j, src + j, 16);
+			memcpy(d + j + 16, src + j + 16, 16);
+		}
 	}
 	else
 		memcpy(d, src, len);
@@ -1063,8 +1067,8 @@ put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *o
  * Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block: short
  * (1-byte) headers up to 126 bytes, as a heap tuple stores them, else 4-byte headers at 4-byte
  * alignment (put_varlena). When the chunk's offsets span a valid range, one pass checks that they
- * increase and copies (16 bytes at a time may write past a value: the next one, or the block's
- * 16 spare bytes, takes them).
+ * increase and copies (32 bytes at a time may write past a value: the next one, or the block's
+ * 32 spare bytes, takes them).
  */
 static int
 batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride, bool text)
@@ -1095,7 +1099,7 @@ batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *
 	}
 	data_end = data + a->data_len;
 	check = text && !ascii_clean(data + off[start], span);
-	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) span + (Size) n * (VARHDRSZ + 3) + 16);
+	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) span + (Size) n * (VARHDRSZ + 3) + 32);
 	if (!check && a->validity == NULL)
 	{
 		/* no nulls, nothing to verify: the common case, in a loop of its own */
@@ -1200,7 +1204,8 @@ usec_ok(int64 v, lt_time_unit unit, int64 *us)
 }
 
 int
-lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *values, bool *nulls, int stride)
+lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *values, bool *nulls, int stride,
+			  bool nulls_false)
 {
 	const lt_field *f = c->field;
 	int			k;
@@ -1217,7 +1222,7 @@ lt_conv_batch(const LtConv *c, const lt_array *a, int64 start, int n, Datum *val
 	if (a->validity)
 		for (k = 0; k < n; k++)
 			nulls[(size_t) k * stride] = !a->validity[start + k];
-	else
+	else if (!nulls_false)
 		for (k = 0; k < n; k++)
 			nulls[(size_t) k * stride] = false;
 

@@ -66,11 +66,12 @@ extern Datum lt_conv_datum(const LtConv *conv, const lt_array *a, int64 i, bool 
  * lt_conv_batch converts slots [start, start + n) of `a` (NULL: all null) into values[k * stride] /
  * nulls[k * stride], k = 0 .. n-1, in CurrentMemoryContext (the strings or binary values of a call in
  * one block), and returns how many it converted: n, or the index of the first slot it cannot convert
- * (lt_conv_datum raises that slot's error).
+ * (lt_conv_datum raises that slot's error). nulls_false: the caller has set those nulls to false
+ * already, and `a` has no validity bitmap (nothing is written to nulls then).
  */
 extern bool lt_conv_batchable(const LtConv *conv);
 extern int	lt_conv_batch(const LtConv *conv, const lt_array *a, int64 start, int n, Datum *values, bool *nulls,
-						  int stride);
+						  int stride, bool nulls_false);
 /* The Postgres type a field maps to by default (InvalidOid when none); *typmod gets its typmod. */
 extern Oid	lt_natural_type(const lt_field *field, int32 *typmod);
 /* SQL text of the type for IMPORT (composite types need their name); NULL when unsupported. */

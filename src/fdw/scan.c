@@ -709,6 +709,7 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 		st->chunk_nulls = palloc(sizeof(bool) * Max(st->natts, 1) * st->chunk_alloc);
 		/* attributes not read stay NULL */
 		memset(st->chunk_nulls, true, sizeof(bool) * Max(st->natts, 1) * st->chunk_alloc);
+		st->nulls_false = palloc0(sizeof(bool) * Max(st->natts, 1));
 	}
 
 	/* a worker of a parallel scan reads the leader's version (ltInitializeWorkerForeignScan) */
@@ -927,8 +928,11 @@ next:
 
 			/* those attributes must read as NULL again, not as values of an earlier fragment's chunk */
 			foreach(lc, st->qual_only)
+			{
 				for (int r = 0; r < st->chunk_alloc; r++)
 					st->chunk_nulls[(size_t) r * st->natts + lfirst_int(lc) - 1] = true;
+				st->nulls_false[lfirst_int(lc) - 1] = false;
+			}
 		}
 		st->cur = b;
 	}
@@ -1072,6 +1076,7 @@ matrix_reserve(LtScanState *st, int n)
 	st->chunk_nulls = repalloc(st->chunk_nulls, sizeof(bool) * cells);
 	memset(st->chunk_values + had, 0, sizeof(Datum) * (cells - had));
 	memset(st->chunk_nulls + had, true, sizeof(bool) * (cells - had));
+	memset(st->nulls_false, false, sizeof(bool) * w);	/* the new rows' flags are NULL */
 	st->chunk_alloc = st->chunk_cap;
 }
 
@@ -1092,6 +1097,7 @@ convert_row(LtScanState *st, int64 start)
 		int			k = col->attnum - 1;
 
 		st->converting = col;
+		st->nulls_false[k] = false;
 		nulls[k] = false;
 		switch (col->kind)
 		{
@@ -1176,9 +1182,29 @@ convert_chunk(LtScanState *st)
 				break;
 			case LT_COL_FIELD:
 				if (col->batch)
-					n = lt_conv_batch(col->conv, b->columns[col->proj], start, n, values, nulls, natts);
+				{
+					const lt_array *a = b->columns[col->proj];
+					int			k = col->attnum - 1;
+
+					/*
+					 * A column without a validity bitmap writes no null flags when they are all
+					 * false already: cleared once for the whole matrix, until something writes one
+					 */
+					if (a != NULL && a->validity == NULL && !st->nulls_false[k])
+					{
+						for (int r = 0; r < st->chunk_alloc; r++)
+							nulls[(size_t) r * natts] = false;
+						st->nulls_false[k] = true;
+					}
+					else if (a == NULL || a->validity != NULL)
+						st->nulls_false[k] = false;
+					n = lt_conv_batch(col->conv, a, start, n, values, nulls, natts, st->nulls_false[k]);
+				}
 				else
+				{
 					per_value = true;
+					st->nulls_false[col->attnum - 1] = false;
+				}
 				break;
 		}
 	}
@@ -1213,6 +1239,7 @@ convert_chunk(LtScanState *st)
 	st->chunk_start = start;
 	st->chunk_len = n;
 	st->local_check = st->filter && ltfdw_filter_needs_local_check(st->filter);
+	st->fast_rows = !st->local_check && !st->row_identity && !st->params_due && !st->knn;
 }
 
 /*
@@ -1250,8 +1277,56 @@ set_row_identity(LtScanState *st, TupleTableSlot *slot, int64 row)
 	ItemPointerSet(&slot->tts_tid, (BlockNumber) (uint32) addr, (OffsetNumber) (lo + 1));
 }
 
+/*
+ * ExecClearTuple of the scan slot, inline when the slot holds nothing of its own (no tuple, no
+ * memory: what tts_heap_clear and tts_virtual_clear then do); otherwise the slot's own clear.
+ */
+static inline void
+clear_scan_slot(TupleTableSlot *slot)
+{
+	if (likely(!(slot->tts_flags & TTS_FLAG_SHOULDFREE) &&
+			   ((slot->tts_ops == &TTSOpsHeapTuple && ((HeapTupleTableSlot *) slot)->tuple == NULL) ||
+				slot->tts_ops == &TTSOpsVirtual)))
+	{
+		if (slot->tts_ops == &TTSOpsHeapTuple)
+			((HeapTupleTableSlot *) slot)->off = 0;
+		slot->tts_nvalid = 0;
+		slot->tts_flags |= TTS_FLAG_EMPTY;
+		ItemPointerSetInvalid(&slot->tts_tid);
+	}
+	else
+		ExecClearTuple(slot);
+}
+
+static pg_noinline TupleTableSlot *iterate_rows(ForeignScanState *node);
+
+/*
+ * Per row: the next row of the converted chunk goes straight into the slot (ExecStoreVirtualTuple
+ * inline); a new chunk or batch, parameters, row identities, local checks and kNN take
+ * iterate_rows, out of line, so that this frame stays small.
+ */
 TupleTableSlot *
 ltIterateForeignScan(ForeignScanState *node)
+{
+	LtScanState *st = node->fdw_state;
+	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;
+
+	if (likely(st->fast_rows && st->batch_row < st->chunk_start + st->chunk_len))
+	{
+		size_t		at = (size_t) (st->batch_row++ - st->chunk_start) * st->natts;
+
+		clear_scan_slot(slot);
+		slot->tts_values = st->chunk_values + at;
+		slot->tts_isnull = st->chunk_nulls + at;
+		slot->tts_flags &= ~TTS_FLAG_EMPTY;
+		slot->tts_nvalid = slot->tts_tupleDescriptor->natts;
+		return slot;
+	}
+	return iterate_rows(node);
+}
+
+static pg_noinline TupleTableSlot *
+iterate_rows(ForeignScanState *node)
 {
 	LtScanState *st = node->fdw_state;
 	TupleTableSlot *slot = node->ss.ss_ScanTupleSlot;

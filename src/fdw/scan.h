@@ -159,10 +159,12 @@ typedef struct LtScanState
 	int			chunk_alloc;	/* rows allocated (matrix_reserve grows them to chunk_cap) */
 	Datum	   *chunk_values;	/* chunk_cap * natts */
 	bool	   *chunk_nulls;
+	bool	   *nulls_false;	/* per attribute: its chunk_nulls are false in every row of the matrix */
 	int64		chunk_start;	/* batch row of the matrix's first row */
 	int			chunk_len;
 	int			chunk_next;		/* rows of the next chunk (grows from a small first chunk) */
 	bool		local_check;	/* the filter has local checks for each row (set per chunk) */
+	bool		fast_rows;		/* the chunk's rows need nothing but the slot (ltIterateForeignScan) */
 	Datum	   *slot_values;	/* the slot's own arrays, given back at the end */
 	bool	   *slot_isnull;
 

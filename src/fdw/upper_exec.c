@@ -56,6 +56,7 @@
 #include "scan.h"
 #include "upper.h"
 #include "upper_exec.h"
+#include "xact.h"
 #include "index/lt_index_plan.h"
 #include "util/lt_value.h"
 #include "table/lt_scan.h"
@@ -1872,6 +1873,12 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 		{
 			so.offsets = fp->offsets;
 			so.n_offsets = fp->n_offsets;
+			/*
+			 * the version's files stay open, as in a scan: an indexed aggregate does not open the
+			 * data file and read and parse its footer and column metadata again every statement
+			 */
+			if (!lt_xact_is_view(st->entry))
+				so.file_cache = lt_dataset_file_cache(st->entry);
 		}
 		so.n_fields = st->n_proj;
 		so.fields = st->proj;
@@ -1970,7 +1977,8 @@ upper_compute(ForeignScanState *node, LtUpperState *st)
 	spill_finish(st);
 }
 
-static TupleTableSlot *
+/* not inlined: its frame would be set up for every row of a base scan in lt_upper_IterateForeignScan */
+static pg_noinline TupleTableSlot *
 upper_iterate(ForeignScanState *node)
 {
 	LtUpperState *st = node->fdw_state;
@@ -2165,12 +2173,26 @@ lt_upper_BeginForeignScan(ForeignScanState *node, int eflags)
 	if (lt_upper_is_agg_plan((ForeignScan *) node->ss.ps.plan))
 		upper_begin(node, eflags);
 	else
+	{
+		FdwRoutine *direct = palloc(sizeof(FdwRoutine));
+
+		/*
+		 * ForeignNext calls node->fdwroutine->IterateForeignScan for every row: this node's own copy
+		 * of the routine calls the base scan's directly, not through lt_upper_IterateForeignScan
+		 */
+		*direct = *node->fdwroutine;
+		direct->IterateForeignScan = ltIterateForeignScan;
+		node->fdwroutine = direct;
 		ltBeginForeignScan(node, eflags);
+	}
 }
 
 TupleTableSlot *
 lt_upper_IterateForeignScan(ForeignScanState *node)
 {
+	/* per row: a base-relation scan (scanrelid != 0) is never an aggregate plan, and is the common case */
+	if (((ForeignScan *) node->ss.ps.plan)->scan.scanrelid != 0)
+		return ltIterateForeignScan(node);
 	if (lt_upper_is_agg_plan((ForeignScan *) node->ss.ps.plan))
 		return upper_iterate(node);
 	return ltIterateForeignScan(node);

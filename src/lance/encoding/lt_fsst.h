@@ -79,26 +79,93 @@ lt_fsst_decode_codes(const lt_fsst_table *t, uint64_t w, size_t k, uint8_t *o)
 int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *out);
 
 /*
+ * The decoder of a table with all 255 symbols (no unknown code): in[0, len) into o (room for
+ * lt_fsst_max_decoded(len) bytes: symbols are stored 8 bytes at a time); returns the end of the
+ * output, or NULL on a trailing escape.  8 codes at a time while they hold no escape (byte 255),
+ * then 4, then one at a time: most strings are a few codes long, and their tails cost less so than
+ * as masked partial words.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	const uint64_t highs = 0x8080808080808080ull;
+	const uint8_t *end = in + len;
+
+	while (end - in >= 8)
+	{
+		uint64_t	w,
+					x;
+
+		memcpy(&w, in, 8);
+		x = ~w;
+		if (((x - ones) & ~x & highs) != 0)
+			break;
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		LT_FSST_STEP(t, w, o);
+		in += 8;
+	}
+	if (end - in >= 4)
+	{
+		uint32_t	w4,
+					x4;
+
+		memcpy(&w4, in, 4);
+		x4 = ~w4;
+		if (((x4 - (uint32_t) ones) & ~x4 & (uint32_t) highs) == 0)
+		{
+			uint64_t	w = w4;
+
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			LT_FSST_STEP(t, w, o);
+			in += 4;
+		}
+	}
+	while (in < end)
+	{
+		unsigned	c = *in++;
+
+		if (c != LT_FSST_ESC)
+		{
+			memcpy(o, &t->symbols[c], 8);
+			o += t->lens[c];
+		}
+		else
+		{
+			/* an escape: the next byte is a literal */
+			if (in == end)
+				return NULL;
+			*o++ = *in++;
+		}
+	}
+	return o;
+}
+
+/*
  * Decode one compressed string in[0, len) into out, which must have room for
  * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
- * Bytes up to readable_end (>= in + len) may be loaded, never used: a string
- * inside a bigger buffer is read 8 codes at a time to its end.  Returns the
- * decoded length, or -1 when the input is corrupt (an unknown code or a
- * trailing escape).  With the table disabled this is a copy.
- *
- * A table with all 255 symbols has no unknown code, so 8 codes at a time are
- * decoded unchecked until an escape (byte 255); other tables go through the
- * checked decoder.
+ * readable_end (>= in + len): bytes up to it may be loaded (today none past
+ * the string are).  Returns the decoded length, or -1 when the input is
+ * corrupt (an unknown code or a trailing escape).  With the table disabled
+ * this is a copy.  A table with all 255 symbols has no unknown code: its
+ * codes are decoded unchecked (lt_fsst_decode_full); other tables go through
+ * the checked decoder.
  */
 static inline int64_t
 lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
 				  uint8_t *out)
 {
-	const uint64_t ones = 0x0101010101010101ull;
-	const uint64_t highs = 0x8080808080808080ull;
-	const uint8_t *end = in + len;
-	uint8_t    *o = out;
+	uint8_t    *o;
 
+	(void) readable_end;
 	if (!t->enabled)
 	{
 		memcpy(out, in, len);
@@ -106,49 +173,8 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 	}
 	if (t->n_symbols != 255)
 		return lt_fsst_decode_checked(t, in, len, out);
-	while (in < end)
-	{
-		size_t		rem = (size_t) (end - in);
-		uint64_t	w = 0,
-					x,
-					esc;
-		size_t		k;
-
-		if (readable_end - in >= 8)
-			memcpy(&w, in, 8);
-		else
-			memcpy(&w, in, rem < 8 ? rem : 8);
-		/* flags the 0xFF bytes (the lowest one exactly) */
-		x = ~w;
-		esc = (x - ones) & ~x & highs;
-		if (rem < 8)
-			esc &= (1ull << (rem * 8)) - 1;
-		if (esc == 0 && rem >= 8)
-		{
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			in += 8;
-			continue;
-		}
-		k = esc ? (size_t) (__builtin_ctzll(esc) >> 3) : rem;
-		o = lt_fsst_decode_codes(t, w, k, o);
-		in += k;
-		if (esc)
-		{
-			/* an escape: the next byte is a literal */
-			if (end - in < 2)
-				return -1;
-			*o++ = in[1];
-			in += 2;
-		}
-	}
-	return (int64_t) (o - out);
+	o = lt_fsst_decode_full(t, in, len, out);
+	return o ? (int64_t) (o - out) : -1;
 }
 
 /* lt_fsst_decode_in reading nothing past the string. */

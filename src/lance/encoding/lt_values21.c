@@ -520,6 +520,121 @@ lt21_decode_levels(const lt21_where *w, const enc_t *enc, const uint8_t *p, uint
 /* variable-width values into an lt_array of strings */
 
 /*
+ * The strings k of [i0, i1] of append_fsst: the offsets are `ow`-byte (a constant where this is
+ * inlined) and checked as they are read (each string lies within [prev, last]); decode: whether
+ * they are decoded (else left empty); full: the table decodes with lt_fsst_decode_full.  Returns
+ * the output's end, or NULL at a bad offset or code (*bad: the string).
+ */
+static inline __attribute__((always_inline)) uint8_t *
+fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *prevp, uint64_t last,
+		 const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst, bool decode,
+		 bool full, uint8_t *op, int64_t *o, int64_t at, const uint8_t *out0, uint64_t *bad)
+{
+	uint64_t	prev = *prevp;
+
+	for (uint64_t i = i0; i <= i1; i++)
+	{
+		uint64_t	cur = ow == 4 ? (uint64_t) lt_le32(offs + i * 4) : lt_le64(offs + i * 8);
+
+		if (cur < prev || cur > last)
+		{
+			*bad = i;
+			*prevp = prev;
+			return NULL;
+		}
+		if (decode && full)
+		{
+			op = lt_fsst_decode_full(fsst, data + (prev - base), cur - prev, op);
+			if (op == NULL)
+			{
+				*bad = i;
+				*prevp = prev;
+				return NULL;
+			}
+		}
+		else if (decode)
+		{
+			int64_t		got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len, op);
+
+			if (got < 0)
+			{
+				*bad = i;
+				*prevp = prev;
+				return NULL;
+			}
+			op += got;
+		}
+		o[i] = at + (op - out0);
+		prev = cur;
+	}
+	*prevp = prev;
+	return op;
+}
+
+/*
+ * The FSST case of append_strings (offsets read from OFF(0) >= base on): the offsets are checked as
+ * the strings are decoded, in one pass (each string lies within [first, last], which is checked
+ * first), specialised for the offset width and the table, with the output position in a local.
+ * Strings outside (lo, hi] (1-based) are left empty: the caller wants only those.
+ */
+static lt_code
+append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow, uint64_t n,
+			const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst,
+			uint64_t lo, uint64_t hi, lt_error *err)
+{
+	uint64_t	first = ow == 4 ? (uint64_t) lt_le32(offs) : lt_le64(offs);
+	uint64_t	last = ow == 4 ? (uint64_t) lt_le32(offs + n * 4) : lt_le64(offs + n * 8);
+	uint64_t	prev = first,
+				bad = 0;
+	bool		full = fsst->enabled && fsst->n_symbols == 255;
+	uint8_t    *out0,
+			   *op;
+	int64_t		at;
+	int64_t    *o;
+
+	if (last < first || last - base > data_len)
+		return LT21_CORRUPT(w, err, "string offsets %llu to %llu do not fit the %llu data bytes",
+							(unsigned long long) first, (unsigned long long) last, (unsigned long long) data_len);
+	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
+	LT_TRY(lt_array_reserve_data(dst, (int64_t) lt_fsst_max_decoded(last - first), err));
+	o = dst->offsets + dst->length;
+	at = dst->data_len;
+	out0 = op = dst->data + at;
+	lo = lo < n ? lo : n;
+	hi = hi < lo ? lo : hi < n ? hi : n;
+#define FSST_RUNS(OW) \
+	do { \
+		op = fsst_run(offs, OW, 1, lo, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+		if (op && full) \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, true, op, o, at, out0, &bad); \
+		else if (op) \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, false, op, o, at, out0, &bad); \
+		if (op) \
+			op = fsst_run(offs, OW, hi + 1, n, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+	} while (0)
+	if (ow == 4)
+		FSST_RUNS(4);
+	else
+		FSST_RUNS(8);
+#undef FSST_RUNS
+	if (op == NULL)
+	{
+		uint64_t	cur = ow == 4 ? (uint64_t) lt_le32(offs + bad * 4) : lt_le64(offs + bad * 8);
+
+		if (cur < prev || cur > last)
+			return LT21_CORRUPT(w, err, "string offsets decrease at %llu: %llu after %llu, %llu last",
+								(unsigned long long) bad, (unsigned long long) cur, (unsigned long long) prev,
+								(unsigned long long) last);
+		return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (bad - 1));
+	}
+	dst->data_len = at + (op - out0);
+	if (dst->validity)
+		memset(dst->validity + dst->length, 1, n);
+	dst->length += (int64_t) n;
+	return LT_OK;
+}
+
+/*
  * Append n strings: string i is data[off[i] - base, off[i+1] - base), where
  * the n+1 offsets are `ow`-byte LE integers at `offs`.
  */
@@ -586,6 +701,8 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 	if (first < base)
 		return LT21_CORRUPT(w, err, "string offset %llu points before the data at %llu",
 							(unsigned long long) first, (unsigned long long) base);
+	if (fsst)
+		return append_fsst(w, dst, offs, ow, n, data, data_len, base, fsst, lo, hi, err);
 	for (uint64_t i = 1; i <= n; i++)
 	{
 		uint64_t	cur = OFF(i);
@@ -602,7 +719,6 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
 	o = dst->offsets + dst->length;
 	start = o[0];
-	if (!fsst)
 	{
 		uint64_t	bytes = last - first;
 
@@ -615,26 +731,6 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 		else
 			for (uint64_t i = 1; i <= n; i++)
 				o[i] = start + (int64_t) (lt_le64(offs + i * 8) - first);
-	}
-	else
-	{
-		LT_TRY(lt_array_reserve_data(dst, (int64_t) lt_fsst_max_decoded(last - first), err));
-		prev = first;
-		for (uint64_t i = 1; i <= n; i++)
-		{
-			uint64_t	cur = OFF(i);
-			int64_t		got = 0;
-
-			/* strings outside [lo, hi) are left empty: the caller wants only those */
-			if (i > lo && i <= hi)
-				got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
-										dst->data + dst->data_len);
-			if (got < 0)
-				return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (i - 1));
-			dst->data_len += got;
-			o[i] = dst->data_len;
-			prev = cur;
-		}
 	}
 #undef OFF
 	if (dst->validity)

@@ -475,17 +475,27 @@ reserve_batch(lt_fragment_scanner *sc, uint64_t rows, lt_error *err)
 static void
 fill_addrs(lt_fragment_scanner *sc)
 {
+	/* locals: the stores into the batch could alias the scanner's fields for the compiler */
+	uint64_t	hi = sc->frag->id << 32;
+	uint64_t   *addrs = sc->batch.row_addrs;
 	uint64_t	k = 0;
 
 	for (size_t r = 0; r < sc->n_runs; r++)
-		for (uint64_t o = sc->runs[r].start; o < sc->runs[r].start + sc->runs[r].len; o++, k++)
-		{
-			uint64_t	addr = (sc->frag->id << 32) | o;
+	{
+		uint64_t	o = sc->runs[r].start,
+					end = o + sc->runs[r].len;
 
-			sc->batch.row_addrs[k] = addr;
-			if (sc->opts.want_row_ids)
-				sc->batch.row_ids[k] = sc->row_ids ? sc->row_ids[o] : addr;
-		}
+		for (; o < end; o++, k++)
+			addrs[k] = hi | o;
+	}
+	if (sc->opts.want_row_ids)
+	{
+		uint64_t   *ids = sc->batch.row_ids;
+		const uint64_t *row_ids = sc->row_ids;
+
+		for (uint64_t i = 0; i < k; i++)
+			ids[i] = row_ids ? row_ids[addrs[i] & 0xffffffffu] : addrs[i];
+	}
 }
 
 /* Read `runs` of one field into a (cleared first); they must add up to `rows`. */
