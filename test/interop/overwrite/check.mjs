@@ -58,9 +58,15 @@ const probes = probeArgs.map((p) => p.includes(":") ? { label: p.split(":")[0], 
 for (const p of probes) {
   if (!p.v) { say(false, `vector probe ${p.label}`, "no such row"); continue; }
   const got = (await tbl.search(p.v).nprobes(2).limit(5).select(["id"]).toArray()).map((r) => Number(r.id));
-  const want = rows.filter((r) => r.v.length === p.v.length).map((r) => ({ id: r.id, d: l2(r.v, p.v) })).sort((a, b) => a.d - b.d || a.id - b.id).slice(0, 5).map((r) => r.id);
-  // ties at equal distance may come in any order: compare as sets, and the nearest first
-  say(same([...got].sort((a, b) => a - b), [...want].sort((a, b) => a - b)) && l2(rows.find((r) => r.id === got[0]).v, p.v) === l2(rows.find((r) => r.id === want[0]).v, p.v),
-      `vector search near ${p.label}: ${got.join(",")}`, `engine ${got.join(",")}, scan ${want.join(",")}`);
+  const byDist = rows.filter((r) => r.v.length === p.v.length).map((r) => ({ id: r.id, d: l2(r.v, p.v) })).sort((a, b) => a.d - b.d || a.id - b.id);
+  const want = byDist.slice(0, 5).map((r) => r.id);
+  const dist = new Map(byDist.map((r) => [r.id, r.d]));
+  // ties at equal distance may come in any order, also across the cut at 5: every row the engine returns must be
+  // at most the 5th exact distance, every row nearer than that must be among them, and the nearest comes first
+  const cut = byDist.length >= 5 ? byDist[4].d : Infinity;
+  const ok = got.length === want.length && new Set(got).size === got.length && got.every((id) => dist.has(id) && dist.get(id) <= cut) &&
+    byDist.filter((r) => r.d < cut).every((r) => got.includes(r.id)) && dist.get(got[0]) === dist.get(want[0]);
+  say(ok, `vector search near ${p.label}: ${got.join(",")}`,
+      `engine ${got.map((id) => `${id}(${dist.get(id)})`).join(",")}, scan ${want.map((id) => `${id}(${dist.get(id)})`).join(",")}`);
 }
 fs.rmSync(tmp, { recursive: true, force: true });
