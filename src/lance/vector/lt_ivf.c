@@ -555,6 +555,16 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		else if (strcmp(ix->type_name, "IVF_PQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_PQ") == 0)
 		{
+			/*
+			 * PQ codes of float16 / float64 vectors: the engines' scores of a few rows differ from ours (both
+			 * Lance 8 and 12, cause not found), so such an index is searched exactly until they agree
+			 */
+			if (ix->elem != LT_TYPE_FLOAT32)
+			{
+				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: %s of %s vectors", path, ix->type_name,
+								  lt_type_name(ix->elem));
+				goto done;
+			}
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
 			/* IVF_PQ is searched from the cache when it keeps the model (HNSW_PQ reads its graphs' files) */
