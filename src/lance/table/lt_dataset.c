@@ -1570,6 +1570,25 @@ find_held_fragments(lt_dataset *ds, lt_error *err)
 	return LT_OK;
 }
 
+/* Room for nn fragments' row positions (frag_starts, frag_lens), doubled when grown. */
+static lt_code
+positions_reserve(lt_dataset *ds, size_t nn, lt_error *err)
+{
+	uint64_t   *s2,
+			   *l2;
+
+	if (nn <= ds->pos_cap)
+		return LT_OK;
+	if ((s2 = lt_realloc(ds->frag_starts, 2 * nn * sizeof(uint64_t))) == NULL)
+		return lt_nomem(err);
+	ds->frag_starts = s2;
+	if ((l2 = lt_realloc(ds->frag_lens, 2 * nn * sizeof(uint64_t))) == NULL)
+		return lt_nomem(err);
+	ds->frag_lens = l2;
+	ds->pos_cap = 2 * nn;
+	return LT_OK;
+}
+
 lt_code
 lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 {
@@ -1647,22 +1666,8 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	cap = ds->frag_cap > on ? ds->frag_cap : on;
 	if (rc == LT_OK && nn > cap && !(grown = pa->alloc(pa->allocator_data, 2 * nn * sizeof(*grown))))
 		rc = lt_nomem(err);
-	if (rc == LT_OK && nn > ds->pos_cap)
-	{
-		uint64_t   *s2 = lt_realloc(ds->frag_starts, 2 * nn * sizeof(uint64_t)),
-				   *l2;
-
-		if (s2)
-			ds->frag_starts = s2;
-		l2 = s2 ? lt_realloc(ds->frag_lens, 2 * nn * sizeof(uint64_t)) : NULL;
-		if (l2)
-		{
-			ds->frag_lens = l2;
-			ds->pos_cap = 2 * nn;
-		}
-		else
-			rc = lt_nomem(err);
-	}
+	if (rc == LT_OK)
+		rc = positions_reserve(ds, nn, err);
 	if (rc == LT_OK && (!(taken = lt_malloc(w.n_tail + 1)) || !(kept = lt_calloc(on - w.k + 1, 1))))
 		rc = lt_nomem(err);
 	lt_free(w.rest);
@@ -1853,22 +1858,8 @@ lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err)
 	if (rc == LT_OK && nn > (ds->frag_cap > n ? ds->frag_cap : n) &&
 		!(grown = pa->alloc(pa->allocator_data, 2 * nn * sizeof(*grown))))
 		rc = lt_nomem(err);
-	if (rc == LT_OK && nn > ds->pos_cap)
-	{
-		uint64_t   *s2 = lt_realloc(ds->frag_starts, 2 * nn * sizeof(uint64_t)),
-				   *l2;
-
-		if (s2)
-			ds->frag_starts = s2;
-		l2 = s2 ? lt_realloc(ds->frag_lens, 2 * nn * sizeof(uint64_t)) : NULL;
-		if (l2)
-		{
-			ds->frag_lens = l2;
-			ds->pos_cap = 2 * nn;
-		}
-		else
-			rc = lt_nomem(err);
-	}
+	if (rc == LT_OK)
+		rc = positions_reserve(ds, nn, err);
 	if (rc != LT_OK)
 	{
 		for (size_t t = 0; t < k; t++)
