@@ -300,17 +300,40 @@ assign(ivf_build *b, lt_error *err)
 
 /* ---- files ------------------------------------------------------------------------ */
 
-/* Pack ivf into global buffer 1 of w and name it in metadata lance:ivf. */
+/*
+ * The Ivf message of b's partitions (their offsets and lengths; with the centroids and the k-means loss for
+ * index.idx, without for auxiliary.idx), packed into a global buffer of w and named in metadata lance:ivf.
+ */
 static lt_code
-put_ivf(lt_file_writer *w, const Lt__Vec__Ivf *ivf, lt_error *err)
+put_ivf(lt_file_writer *w, const ivf_build *b, uint64_t *offsets, uint32_t *lengths, bool centroids,
+		lt_error *err)
 {
-	size_t		len = lt__vec__ivf__get_packed_size(ivf);
-	uint8_t    *buf = lt_malloc(len ? len : 1);
+	Lt__Vec__Ivf model = LT__VEC__IVF__INIT;
+	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
+	uint32_t	shape[2] = {b->k, b->dim};
+	const Lt__Vec__Ivf *ivf = &model;
+	size_t		len;
+	uint8_t    *buf;
 	uint32_t	gb = 0;
 	char		num[16];
 	lt_code		rc;
 
-	if (!buf)
+	model.n_offsets = b->k;
+	model.offsets = offsets;
+	model.n_lengths = b->k;
+	model.lengths = lengths;
+	if (centroids)
+	{
+		t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
+		t.n_shape = 2;
+		t.shape = shape;
+		t.data.data = (uint8_t *) b->centroids;
+		t.data.len = (size_t) b->k * b->dim * sizeof(float);
+		model.centroids_tensor = &t;
+		model.loss = b->loss;
+	}
+	len = lt__vec__ivf__get_packed_size(ivf);
+	if ((buf = lt_malloc(len ? len : 1)) == NULL)
 		return lt_nomem(err);
 	lt__vec__ivf__pack(ivf, buf);
 	rc = lt_file_writer_add_global_buffer(w, buf, len, &gb, err);
@@ -346,7 +369,6 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	int64_t    *order = lt_malloc((size_t) (b->n ? b->n : 1) * sizeof(int64_t));
 	uint64_t   *offsets = lt_calloc(b->k, sizeof(uint64_t));
 	uint32_t   *lengths = lt_calloc(b->k, sizeof(uint32_t));
-	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
 	char	   *storage = NULL;
 	lt_code		rc = LT_OK;
 
@@ -412,10 +434,6 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	}
 	if (rc != LT_OK)
 		goto done;
-	ivf.n_offsets = b->k;
-	ivf.offsets = offsets;
-	ivf.n_lengths = b->k;
-	ivf.lengths = lengths;
 	if (fields[1] == &flat.list)
 	{
 		storage = lt_asprintf("[\"{\\\"dim\\\":%u}\"]", b->dim);
@@ -427,7 +445,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	if (rc == LT_OK)
 		rc = lt_file_writer_add_metadata_text(w, "distance_type", b->metric, err);
 	if (rc == LT_OK)
-		rc = put_ivf(w, &ivf, err);
+		rc = put_ivf(w, b, offsets, lengths, false, err);
 	/* the codebook after the Ivf: global buffer 2, as the engine numbers them */
 	if (rc == LT_OK && pq_codes(b->opts))
 		rc = lt_pq_put_storage(&b->pq, w, err);
@@ -464,9 +482,6 @@ write_index(ivf_build *b, lt_error *err)
 	lt_file_writer *w = NULL;
 	uint64_t   *zeros64 = lt_calloc(b->k, sizeof(uint64_t));
 	uint32_t   *zeros32 = lt_calloc(b->k, sizeof(uint32_t));
-	uint32_t	shape[2] = {b->k, b->dim};
-	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
-	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
 	char	   *flat = lt_malloc((size_t) b->k * 3 + 3);
 	char	   *index = lt_asprintf("{\"type\":\"%s\",\"distance_type\":\"%s\"}", b->type, b->metric);
 	lt_code		rc = LT_OK;
@@ -492,21 +507,10 @@ write_index(ivf_build *b, lt_error *err)
 		*p = 0;
 	}
 	lt_field_plain(&marker, "__flat_marker", 0, LT_TYPE_UINT64, "uint64", 8, false);
-	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
-	t.n_shape = 2;
-	t.shape = shape;
-	t.data.data = (uint8_t *) b->centroids;
-	t.data.len = (size_t) b->k * b->dim * sizeof(float);
-	ivf.n_offsets = b->k;
-	ivf.offsets = zeros64;
-	ivf.n_lengths = b->k;
-	ivf.lengths = zeros32;
-	ivf.centroids_tensor = &t;
-	ivf.loss = b->loss;
 	if ((rc = lt_built_index_open_file(b->ds, b->dir, "index.idx", 1, fields, &w, err)) == LT_OK &&
 		(rc = lt_file_writer_add_metadata_text(w, "lance:index", index, err)) == LT_OK &&
 		(rc = lt_file_writer_add_metadata_text(w, "lance:flat", flat, err)) == LT_OK &&
-		(rc = put_ivf(w, &ivf, err)) == LT_OK)
+		(rc = put_ivf(w, b, zeros64, zeros32, true, err)) == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "index.idx", err);
 done:
 	lt_file_writer_free(w);
@@ -529,9 +533,6 @@ write_hnsw_index(ivf_build *b, lt_error *err)
 	lt_file_writer *w = NULL;
 	uint64_t   *offsets = lt_calloc(b->k, sizeof(uint64_t));
 	uint32_t   *lengths = lt_calloc(b->k, sizeof(uint32_t));
-	uint32_t	shape[2] = {b->k, b->dim};
-	Lt__Vec__Ivf ivf = LT__VEC__IVF__INIT;
-	Lt__Vec__Tensor t = LT__VEC__TENSOR__INIT;
 	char	   *index = lt_asprintf("{\"type\":\"%s\",\"distance_type\":\"%s\"}", b->type, b->metric);
 	char	   *meta = NULL;
 	size_t		meta_len = 0,
@@ -604,19 +605,8 @@ write_hnsw_index(ivf_build *b, lt_error *err)
 		goto done;
 	meta[meta_len++] = ']';
 	meta[meta_len] = 0;
-	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
-	t.n_shape = 2;
-	t.shape = shape;
-	t.data.data = (uint8_t *) b->centroids;
-	t.data.len = (size_t) b->k * b->dim * sizeof(float);
-	ivf.n_offsets = b->k;
-	ivf.offsets = offsets;
-	ivf.n_lengths = b->k;
-	ivf.lengths = lengths;
-	ivf.centroids_tensor = &t;
-	ivf.loss = b->loss;
 	if ((rc = lt_file_writer_add_metadata_text(w, "lance:index", index, err)) == LT_OK &&
-		(rc = put_ivf(w, &ivf, err)) == LT_OK &&
+		(rc = put_ivf(w, b, offsets, lengths, true, err)) == LT_OK &&
 		(rc = lt_file_writer_add_metadata_text(w, "lance:hnsw", meta, err)) == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "index.idx", err);
 done:
