@@ -189,7 +189,7 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
       if (answers[1] !== answers[0]) routed++;
     }
     c.routed += routed;
-    if (kind === "pq") passed++;                   // searched exactly: no routing to test
+    if (kind === "pq") { /* searched exactly: no routing to test */ }
     else if (routed === 0) fail(`${elem} ${metric} ${kind}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
     else passed++;
     if (mode === "sql") {
