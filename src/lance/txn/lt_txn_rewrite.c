@@ -12,10 +12,11 @@
  *   one named in rewritten_indices) holding the moved rows at their new addresses.  btree, bitmap,
  *   label_list and zonemap: lt_fdw builds the segment again over the fragments it now covers — the
  *   same entries Lance's remap of the old files yields (deleted rows gone, moved rows at their new
- *   address).  IVF_FLAT, IVF_PQ, IVF_SQ: the old files' rows, partitions, centroids and vectors or
- *   codes (the codebook, the bounds), each row address mapped as the data moved (lt_ivf_remap).
- *   Other kinds (IVF_HNSW_*, ...) keep their bitmap: the rewritten fragments' rows leave their
- *   coverage and are scanned until the index is optimized or rebuilt.
+ *   address).  IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ: the old files' rows, partitions,
+ *   centroids and vectors or codes (the codebook, the bounds), each row address mapped as the data
+ *   moved (lt_ivf_remap; HNSW: each partition's graph built again over the kept rows, as the engine's
+ *   remap does).  Other kinds (IVF_RQ, ...) keep their bitmap: the rewritten fragments' rows leave
+ *   their coverage and are scanned until the index is optimized or rebuilt.
  */
 #include "txn/lt_txn.h"
 #include "txn/lt_txn_int.h"
@@ -318,7 +319,7 @@ rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *i
 		}
 		if (is_vector(m))
 		{
-			/* IVF_FLAT, IVF_PQ, IVF_SQ: the same partitions and vectors or codes, the row addresses moved */
+			/* IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_*: the same partitions and vectors or codes, the row addresses moved */
 			char	   *dir = lt_index_segment_dir(base, seg);
 
 			rm->cov = cov;
@@ -331,7 +332,7 @@ rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *i
 			lt_free(dir);
 			if (rc == LT_EUNSUPPORTED)
 			{
-				/* other storages (IVF_HNSW_*, ...): the rewritten rows leave its coverage */
+				/* other storages (IVF_RQ, ...): the rewritten rows leave its coverage */
 				lt_free(b);
 				rc = LT_OK;
 				goto done;
