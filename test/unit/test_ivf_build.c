@@ -8,11 +8,15 @@
  * partition finds most of the exact top 15 (the seed makes the share a fixed number), the same seed gives the same
  * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind; a compaction's
  * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone);
- * for IVF_PQ (8- and 4-bit) and IVF_SQ it keeps the quantizer and each kept row's partition and code.
+ * for IVF_PQ (8- and 4-bit), IVF_SQ, IVF_HNSW_SQ and IVF_HNSW_PQ it keeps the quantizer and each kept row's partition and
+ * code (HNSW: graphs built again over the kept rows, the old m and ef_construction, reaching every kept row);
  * IVF_HNSW_SQ: reads back as such through lt_hnsw.h, its graph search through every partition finds most of the
  * exact top 15 under both engines' walks, the same seed writes the same files, the graph phase reports progress
  * and a cancel in it leaves no file, an m out of range is an error.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* memmem */
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -379,7 +383,55 @@ partition_codes(lt_ivf *ivf, uint32_t cb, uint64_t *ids, uint32_t *parts, uint8_
 }
 
 /*
- * IVF_PQ (8- and 4-bit) and IVF_SQ remapped: the same centroids and quantizer (codebook, bounds), every kept row
+ * A remapped IVF_HNSW_* segment's graphs (built again over the kept rows' codes, with the old graphs' m 4 and
+ * ef_construction 20): every partition's graph walked with an ef above its size reaches all its n2 kept rows
+ * (ids: the remapped ids), and no other row.
+ */
+static void
+check_remapped_graph(lt_dataset *ds, const lt_built_index *r, lt_ivf *moved, const uint64_t *ids, size_t n)
+{
+	char		dir[128];
+	lt_hnsw    *h = NULL;
+	lt_topk		a;
+	uint64_t	scored = 0;
+	float		q[4] = {1, -2, 3, 0.5f};
+	size_t		found = 0;
+
+	snprintf(dir, sizeof(dir), "_indices/%s/", r->uuid_text);
+	CHECK_OK(lt_hnsw_open(ds->store, dir, moved, &h, &err), err);
+	CHECK_OK(lt_topk_init(&a, 300, &err), err);
+	for (uint32_t p = 0; h && p < moved->n_partitions; p++)
+		CHECK_OK(lt_hnsw_search_partition(h, p, q, 300, 400, NULL, NULL, &a, &scored, &err), err);
+	lt_topk_finish(&a);
+	for (size_t i = 0; i < a.n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (a.items[i].addr == ids[j])
+			{
+				found++;
+				break;
+			}
+	printf("  remap %s: the rebuilt graphs reach %zu of %zu rows (%zu returned)\n", moved->type_name, found, n, a.n);
+	CHECK_EQ_INT(a.n, n);
+	CHECK_EQ_INT(found, n);
+	{
+		lt_index_file *xf = NULL;
+		char		path[160];
+		size_t		len = 0;
+		const char *m;
+
+		snprintf(path, sizeof(path), "%sindex.idx", dir);
+		CHECK_OK(lt_index_file_open(ds->store, path, &xf, &err), err);
+		m = xf ? (const char *) lt_index_file_meta(xf, "lance:hnsw", &len) : NULL;
+		CHECK(m && memmem(m, len, "\\\"m\\\":4,", strlen("\\\"m\\\":4,")) &&
+			  memmem(m, len, "\\\"ef_construction\\\":20,", strlen("\\\"ef_construction\\\":20,")));
+		lt_index_file_close(xf);
+	}
+	lt_topk_free(&a);
+	lt_hnsw_close(h);
+}
+
+/*
+ * IVF_PQ (8- and 4-bit), IVF_SQ, IVF_HNSW_SQ and IVF_HNSW_PQ remapped: the same centroids and quantizer (codebook, bounds), every kept row
  * with its new id in its old partition with its old code, the dropped rows gone; searching every partition of
  * the remapped segment scores each kept row as the old segment did.
  */
@@ -398,8 +450,12 @@ TEST(remap_pq_sq)
 	if (!ds)
 		return;
 	vec = lt_schema_find_name(ds->schema, "vec");
-	for (int v = 0; v < 3; v++)
+	for (int v = 0; v < 5; v++)
 	{
+		static const lt_ivf_build_kind kinds[5] = {LT_IVF_BUILD_PQ, LT_IVF_BUILD_PQ, LT_IVF_BUILD_SQ,
+		LT_IVF_BUILD_HNSW_SQ, LT_IVF_BUILD_HNSW_PQ};
+		static const char *const types[5] = {"IVF_PQ", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ"};
+		bool		sq = kinds[v] == LT_IVF_BUILD_SQ || kinds[v] == LT_IVF_BUILD_HNSW_SQ;
 		lt_ivf_build_options o = {0};
 		lt_built_index b,
 					r;
@@ -407,17 +463,19 @@ TEST(remap_pq_sq)
 				   *moved = NULL;
 		char		dir[128],
 					name[16];
-		uint32_t	cb = v == 2 ? 4 : v == 1 ? 1 : 2;
+		uint32_t	cb = sq ? 4 : v == 1 ? 1 : 2;
 		size_t		n,
 					n2,
 					kept = 0,
 					matched = 0;
 
-		o.kind = v == 2 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_PQ;
+		o.kind = kinds[v];
+		o.hnsw_m = 4;
+		o.hnsw_ef_construction = 20;
 		o.num_partitions = 3;
 		o.num_sub_vectors = 2;
 		o.num_bits = v == 1 ? 4 : 8;
-		o.metric = v == 2 ? "cosine" : "l2";
+		o.metric = v == 2 || v == 4 ? "cosine" : "l2";
 		snprintf(name, sizeof(name), "q%d", v);
 		o.name = name;
 		CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
@@ -427,11 +485,11 @@ TEST(remap_pq_sq)
 		moved = open_built(ds, &r);
 		if (ivf && moved)
 		{
-			CHECK(strcmp(moved->type_name, v == 2 ? "IVF_SQ" : "IVF_PQ") == 0);
+			CHECK(strcmp(moved->type_name, types[v]) == 0);
 			CHECK(strcmp(moved->distance_type, o.metric) == 0);
 			CHECK_EQ_INT(moved->n_partitions, 3);
 			CHECK(memcmp(ivf->centroids, moved->centroids, sizeof(float) * 12) == 0);
-			if (v < 2)
+			if (!sq)
 			{
 				CHECK_EQ_INT(moved->pq_m, 2);
 				CHECK_EQ_INT(moved->pq_bits, o.num_bits);
@@ -463,6 +521,8 @@ TEST(remap_pq_sq)
 			printf("  remap %s: %zu of %zu rows kept, %zu with their partition and code\n", name, kept, n, matched);
 			CHECK_EQ_INT(matched, kept);
 			CHECK(kept > 0 && kept < n);
+			if (lt_ivf_is_hnsw(moved))
+				check_remapped_graph(ds, &r, moved, ids2, n2);
 		}
 		lt_ivf_close(ivf);
 		lt_ivf_close(moved);

@@ -63,6 +63,7 @@ typedef struct ivf_build
 	uint32_t   *part_len;
 	uint32_t	hnsw_m;
 	uint32_t	hnsw_ef;
+	const float *hnsw_base;		/* a remap's graphs: the codes' values (NULL: vecs) */
 } ivf_build;
 
 /* the kinds whose storage holds SQ codes */
@@ -557,7 +558,8 @@ write_hnsw_index(ivf_build *b, lt_error *err)
 		char	   *one = NULL;
 		size_t		need;
 
-		rc = lt_hnsw_graph_build((const float *) b->vecs->children[0]->values, b->order + b->part_off[c],
+		rc = lt_hnsw_graph_build(b->hnsw_base ? b->hnsw_base : (const float *) b->vecs->children[0]->values,
+								 b->order + b->part_off[c],
 								 b->part_len[c], b->dim, metric, b->hnsw_m, b->hnsw_ef, &b->rng, b->what, &g, err);
 		if (rc == LT_OK)
 			rc = lt_hnsw_graph_write(g, &hf, w, &rows, err);
@@ -897,7 +899,128 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 		*code_bytes = ix->dim;
 		return LT_OK;
 	}
+	if (ix->rowid_field && lt_ivf_is_hnsw(ix) && ix->elem == LT_TYPE_FLOAT32 &&
+		strcmp(ix->type_name, "IVF_HNSW_SQ") == 0 && ix->sq.field)
+	{
+		o->kind = LT_IVF_BUILD_HNSW_SQ;
+		b->sq.dim = ix->dim;
+		b->sq.start = ix->sq.lo;
+		b->sq.end = ix->sq.hi;
+		lt_sq_model_declare(&b->sq);
+		*store = ix->sq.field;
+		*code_bytes = ix->dim;
+		return LT_OK;
+	}
+	if (ix->rowid_field && lt_ivf_is_hnsw(ix) && ix->elem == LT_TYPE_FLOAT32 &&
+		strcmp(ix->type_name, "IVF_HNSW_PQ") == 0 && ix->pq_field && ix->codebook)
+	{
+		o->kind = LT_IVF_BUILD_HNSW_PQ;
+		b->pq.dim = ix->dim;
+		b->pq.m = ix->pq_m;
+		b->pq.bits = ix->pq_bits;
+		lt_pq_model_declare(&b->pq);
+		if (b->pq.code_bytes != ix->pq_bytes)
+			return lt_corrupt(err, "%s: codes of %u bytes for %u sub-vectors of %u bits",
+							  lt_index_file_path(ix->aux), ix->pq_bytes, ix->pq_m, ix->pq_bits);
+		b->pq.codebook = ix->codebook;
+		*store = ix->pq_field;
+		*code_bytes = ix->pq_bytes;
+		return LT_OK;
+	}
 	return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+}
+
+/* The value of "key": in the lance:hnsw metadata s (its escapes included), or dflt. */
+static uint32_t
+hnsw_param(const uint8_t *s, size_t len, const char *key, uint32_t dflt)
+{
+	size_t		kl = strlen(key);
+
+	for (size_t i = 0; s && i + kl + 2 < len; i++)
+	{
+		size_t		j = i + kl;
+		uint64_t	v = 0;
+		bool		any = false;
+
+		/* "key" then its closing quote (escaped or not), the colon, the number */
+		if (s[i] != '"' || memcmp(s + i + 1, key, kl) != 0)
+			continue;
+		j++;
+		if (j < len && s[j] == '\\')
+			j++;
+		if (j >= len || s[j] != '"' || j + 1 >= len || s[j + 1] != ':')
+			continue;
+		for (j += 2; j < len && s[j] >= '0' && s[j] <= '9' && v < UINT32_MAX; j++, any = true)
+			v = v * 10 + (uint64_t) (s[j] - '0');
+		if (any && v > 0 && v <= UINT32_MAX)
+			return (uint32_t) v;
+	}
+	return dflt;
+}
+
+/*
+ * An HNSW remap's graph parameters (m, ef_construction: the old graphs', in index.idx's lance:hnsw) and
+ * the values the kept rows' codes stand for, over which the graphs are built again: the engine rebuilds
+ * each partition's graph from the remapped storage (HNSW::remap calls index_vectors on it), since
+ * the old graph's nodes are positions in a storage that lost rows.  SQ: lo + code * (hi - lo) / 255;
+ * PQ: the codewords the codes name (residuals for l2 and cosine: distances within a partition alike).
+ */
+static lt_code
+remap_hnsw_prepare(ivf_build *b, const lt_ivf_build_options *o, lt_dataset *ds, const char *old_dir,
+				   const uint8_t *codes, uint32_t cb, float **values, lt_error *err)
+{
+	char	   *path = lt_asprintf("%sindex.idx", old_dir);
+	lt_index_file *xf = NULL;
+	const uint8_t *meta;
+	size_t		len = 0;
+	float	   *v;
+	lt_code		rc;
+
+	*values = NULL;
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_index_file_open(ds->store, path, &xf, err);
+	lt_free(path);
+	if (rc != LT_OK)
+		return rc;
+	meta = lt_index_file_meta(xf, "lance:hnsw", &len);
+	b->hnsw_m = hnsw_param(meta, len, "m", LT_HNSW_BUILD_M);
+	b->hnsw_ef = hnsw_param(meta, len, "ef_construction", LT_HNSW_BUILD_EF_CONSTRUCTION);
+	lt_index_file_close(xf);
+	if (b->hnsw_m < 2 || b->hnsw_m > 256)
+		b->hnsw_m = LT_HNSW_BUILD_M;
+	if (b->hnsw_ef > 100000)
+		b->hnsw_ef = LT_HNSW_BUILD_EF_CONSTRUCTION;
+	if (!(v = lt_malloc((size_t) (b->n ? b->n : 1) * b->dim * sizeof(float))))
+		return lt_nomem(err);
+	for (int64_t r = 0; r < b->n; r++)
+	{
+		const uint8_t *c = codes + (size_t) r * cb;
+		float	   *out = v + (size_t) r * b->dim;
+
+		if (sq_codes(o))
+		{
+			double		step = (b->sq.end - b->sq.start) / 255.0;
+
+			for (uint32_t i = 0; i < b->dim; i++)
+				out[i] = (float) (b->sq.start + c[i] * step);
+		}
+		else
+		{
+			uint32_t	sub = b->dim / b->pq.m,
+						kc = 1u << b->pq.bits;
+
+			for (uint32_t s = 0; s < b->pq.m; s++)
+			{
+				uint32_t	w = b->pq.bits == 8 ? c[s] : (s & 1) ? (uint32_t) (c[s / 2] >> 4) : (uint32_t) (c[s / 2] & 0x0F);
+
+				memcpy(out + (size_t) s * sub, b->pq.codebook + ((size_t) s * kc + w) * sub, sub * sizeof(float));
+			}
+		}
+	}
+	b->rng = LT_IVF_BUILD_SEED;
+	*values = v;
+	return LT_OK;
 }
 
 /* Byte j of row r of a partition of len rows read from the storage (PQ codes may be transposed). */
@@ -919,6 +1042,7 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	const lt_field *store = NULL;
 	uint32_t	cb = 0;
 	uint8_t    *codes = NULL;	/* IVF_PQ, IVF_SQ: the kept rows' codes, row-major */
+	float	   *hnsw_values = NULL; /* IVF_HNSW_*: the values of those codes */
 	int64_t		cap = 0,
 				cap_assign = 0,
 				cap_codes = 0;
@@ -943,7 +1067,9 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	b.opts = &o;
 	b.type = ix->type_name;
 	b.what = o.kind == LT_IVF_BUILD_PQ ? "remapping an IVF_PQ index" :
-		o.kind == LT_IVF_BUILD_SQ ? "remapping an IVF_SQ index" : "remapping an IVF_FLAT index";
+		o.kind == LT_IVF_BUILD_SQ ? "remapping an IVF_SQ index" :
+		o.kind == LT_IVF_BUILD_HNSW_SQ ? "remapping an IVF_HNSW_SQ index" :
+		o.kind == LT_IVF_BUILD_HNSW_PQ ? "remapping an IVF_HNSW_PQ index" : "remapping an IVF_FLAT index";
 	out->kind = LT_INDEX_UNKNOWN;
 	out->index_version = 1;
 	rc = lt_built_index_begin(ds, column, name, out, &b.dir, err);
@@ -1016,14 +1142,17 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 		if (rc == LT_OK)
 			rc = lt_check_interrupt(err, b.what);
 	}
-	if (o.kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(&o))
 		b.pq.codes = codes;
-	else if (o.kind == LT_IVF_BUILD_SQ)
+	else if (sq_codes(&o))
 		b.sq.codes = codes;
+	if (rc == LT_OK && hnsw(&o))
+		rc = remap_hnsw_prepare(&b, &o, ds, old_dir, codes, cb, &hnsw_values, err);
+	b.hnsw_base = hnsw_values;
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
-		rc = write_index(&b, err);
+		rc = hnsw(&o) ? write_hnsw_index(&b, err) : write_index(&b, err);
 	out->rows = (uint64_t) b.n;
 	out->entries = b.k;
 	lt_array_free(b.vecs);
@@ -1035,6 +1164,10 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	lt_sq_model_free(&b.sq);
 	if (o.kind == LT_IVF_BUILD_FLAT)
 		lt_free(codes);
+	lt_free(hnsw_values);
+	lt_free(b.order);
+	lt_free(b.part_off);
+	lt_free(b.part_len);
 	lt_ivf_close(ix);
 	if (rc != LT_OK)
 	{

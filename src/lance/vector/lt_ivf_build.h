@@ -113,13 +113,17 @@ lt_code		lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build
 						 lt_built_index *out, lt_error *err);
 
 /*
- * A compaction's remap of an IVF_FLAT, IVF_PQ or IVF_SQ segment (its files under old_dir, the store
- * path "<prefix>_indices/<uuid>/"): every stored row is kept in its partition with its vector (PQ, SQ:
- * its code), its row id replaced by map's answer (map returns false for a row that is gone: it is
- * dropped), the centroids and the quantizer (PQ codebook, SQ bounds) kept; written as a new segment of
- * column (out as lt_ivf_build fills it, without details: the old segment's stay).  LT_EUNSUPPORTED for
- * other storages (IVF_HNSW_*, ...), which the caller leaves as they are.  Memory: every kept vector or
- * code is held.  On error the files written so far are removed.
+ * A compaction's remap of an IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ or IVF_HNSW_PQ segment (its files
+ * under old_dir, the store path "<prefix>_indices/<uuid>/"): every stored row is kept in its partition
+ * with its vector (PQ, SQ: its code), its row id replaced by map's answer (map returns false for a row
+ * that is gone: it is dropped), the centroids and the quantizer (PQ codebook, SQ bounds) kept; written
+ * as a new segment of column (out as lt_ivf_build fills it, without details: the old segment's stay).
+ * IVF_HNSW_*: as the engine's remap (HNSW::remap rebuilds from the remapped storage), each partition's
+ * graph is built again over the kept rows, from the values their codes stand for, with the old graphs'
+ * m and ef_construction and the build's seed (float32 vectors only).  LT_EUNSUPPORTED for other
+ * storages (IVF_RQ, ...), which the caller leaves as they are.  Memory: every kept vector or code is
+ * held (HNSW: also dim floats per kept row and the graph).  On error the files written so far are
+ * removed.
  */
 typedef bool (*lt_ivf_remap_fn) (void *arg, uint64_t old_id, uint64_t *new_id);
 lt_code		lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir,
