@@ -29,7 +29,7 @@
 # flight over the same queries for as long. LT_BENCH_CALLGRIND=1 adds instructions per warm query through SQL
 # (IVF_PQ at nprobes 10 / 20 / 50 and IVF_HNSW_SQ at nprobes 20; the backend under valgrind's callgrind in
 # single-user mode). LT_VBENCH_SETTINGS (a regex) runs only the settings it matches; LT_VBENCH_SECONDS=0 skips the
-# concurrent runs; LT_VBENCH_BUILD_ONLY=1 stops after the builds. Nothing is asserted; the cluster is always
+# concurrent runs; LT_VBENCH_BUILD_ONLY=1 stops after the builds, LT_VBENCH_NO_LT_BUILD=1 skips lt_fdw's. Nothing is asserted; the cluster is always
 # stopped and removed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +56,7 @@ if [ ! -s "$DIR/engine_build.json" ]; then
 	node --max-old-space-size=8000 bench/ref_vector.mjs make "$DIR.tmp/vec.lance" "$ROWS" "$DIM" 256 16 >"$DIR.tmp/engine_build.json"
 	mv "$DIR.tmp" "$DIR"
 fi
-if [ ! -s "$DIR/lt_build.json" ]; then	# lt_fdw's builds of the same kinds and parameters on copies of vec_base
+if [ ! -s "$DIR/lt_build.json" ] && [ -z "${LT_VBENCH_NO_LT_BUILD:-}" ]; then	# lt_fdw's builds of the same kinds and parameters on copies of vec_base
 	for kind in ivf_pq ivf_hnsw_sq; do
 		d=$DIR/vec_lt${kind#ivf_}.lance
 		d=${d/hnsw_sq/hnsw}
@@ -97,8 +97,8 @@ console.log("CREATE TABLE queries (qid int, q real[]);");
 qs.forEach((q, i) => console.log(`INSERT INTO queries VALUES (${i}, ARRAY[${q.join(",")}]::real[]);`));
 ' "$OUT/queries200.json" >"$TMP/queries.sql"
 LT_TABLES=""
-[ -d "$DIR/vec_ltpq.lance" ] && LT_TABLES+="CREATE FOREIGN TABLE ltpq (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_ltpq.lance');"
-[ -d "$DIR/vec_lthnsw.lance" ] && LT_TABLES+="CREATE FOREIGN TABLE lthn (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_lthnsw.lance');"
+[ -s "$DIR/lt_build.json" ] && LT_TABLES+="CREATE FOREIGN TABLE ltpq (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_ltpq.lance');"
+[ -s "$DIR/lt_build.json" ] && LT_TABLES+="CREATE FOREIGN TABLE lthn (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_lthnsw.lance');"
 log "the heap copy ..."
 "${PSQL[@]}" >/dev/null <<SQL
 CREATE EXTENSION lt_fdw;
@@ -151,8 +151,8 @@ SETTINGS=("exact|SET lt_fdw.vector_index = off;|lt|" "np10|SET lt_fdw.nprobes = 
 	"cat7_np20_bm|SET lt_fdw.nprobes = 20;|ltbm|WHERE cat = 7" "cat7_exact_bm|SET lt_fdw.vector_index = off;|ltbm|WHERE cat = 7"
 	"exact_par2|SET lt_fdw.vector_index = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;|lt|"
 	"heap||heap|" "heap_cat7||heap|WHERE cat = 7")
-[ -d "$DIR/vec_ltpq.lance" ] && SETTINGS+=("ltbuild_np20|SET lt_fdw.nprobes = 20;|ltpq|")
-[ -d "$DIR/vec_lthnsw.lance" ] && SETTINGS+=("ltbuild_hnsw_np20|SET lt_fdw.nprobes = 20;|lthn|")
+[ -s "$DIR/lt_build.json" ] && SETTINGS+=("ltbuild_np20|SET lt_fdw.nprobes = 20;|ltpq|")
+[ -s "$DIR/lt_build.json" ] && SETTINGS+=("ltbuild_hnsw_np20|SET lt_fdw.nprobes = 20;|lthn|")
 for s in "${SETTINGS[@]}"; do
 	IFS='|' read -r name settings tbl filter <<<"$s"
 	[[ $name =~ ${LT_VBENCH_SETTINGS:-.} ]] || continue	# LT_VBENCH_SETTINGS: a regex of the settings to run

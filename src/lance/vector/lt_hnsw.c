@@ -643,8 +643,10 @@ part_put(lt_hnsw *h, uint32_t p, hnsw_part *pt, size_t width)
 		c.off[l] = (uint32_t *) (e + at);
 		memcpy(c.off[l], pt->off[l], no);
 		at = align16(at + no);
-		c.nbr[l] = (uint32_t *) (e + at);
-		memcpy(c.nbr[l], pt->nbr[l], nn);
+		/* a level of no rows has no neighbour array (load_level): none in the entry either */
+		c.nbr[l] = pt->nbr[l] ? (uint32_t *) (e + at) : NULL;
+		if (pt->nbr[l])
+			memcpy(c.nbr[l], pt->nbr[l], nn);
 		at = align16(at + nn);
 	}
 	c.row_ids = (uint64_t *) (e + o_ids);
