@@ -23,7 +23,8 @@
 # in-process in node, warm), then the median over the queries; the heap's sorts run once per query. Recall@10:
 # against lt_fdw's exact answer. CPU: the backend's user + system time over the timed loop (/proc/self/stat),
 # the engine's process.cpuUsage() (every thread) over its loop, per query: on this loaded shared machine compare
-# CPU, not wall time. exact_par2: the exact search under 2 parallel workers (the leader's CPU only).
+# CPU, not wall time. hnsw_np20_nocache: lt_fdw.vector_index_cache = 0 (every statement reads the index files, as
+# IVF_HNSW_SQ searches did before their partitions were cached). exact_par2: the exact search under 2 parallel workers (the leader's CPU only).
 # Concurrency: pgbench -c 16 -j 2 for LT_VBENCH_SECONDS (default 20) per setting over 200 random queries; CPU of
 # the backends from the postmaster's cutime + cstime (the exited backends it reaped); the engine: 16 searches in
 # flight over the same queries for as long. LT_BENCH_CALLGRIND=1 adds instructions per warm query through SQL
@@ -61,10 +62,10 @@ if [ ! -s "$DIR/lt_build.json" ] && [ -z "${LT_VBENCH_NO_LT_BUILD:-}" ]; then	# 
 		d=$DIR/vec_lt${kind#ivf_}.lance
 		d=${d/hnsw_sq/hnsw}
 		rm -rf "$d" && cp -r "$DIR/vec_base.lance" "$d" && rm -rf "$d/data" && cp -al "$DIR/vec_base.lance/data" "$d/data"
-		extra=(--num-sub-vectors 16); [ $kind = ivf_hnsw_sq ] && extra=(--m 20 --ef-construction 150)
+		extra=(--num-sub-vectors 16); [ $kind = ivf_hnsw_sq ] && extra=(--m 20 --ef-construction 150 --max-memory-mb 4096)
 		log "lt_fdw's $kind build (lt-inspect create-index) ..."
 		/usr/bin/time -f "TIME %e %U %S %M" -o "$DIR/lt_build.$kind.time" build/lt-inspect create-index "$d" --column vec \
-			--kind $kind --num-partitions 256 --metric l2 "${extra[@]}" >/dev/null
+			--kind $kind --num-partitions 256 --metric l2 "${extra[@]}" >/dev/null || { log "lt_fdw's $kind build failed"; continue; }
 		read -r _ wall u sy rss <"$DIR/lt_build.$kind.time"
 		echo "\"lt_$kind\": {\"wall_s\": $wall, \"cpu_s\": $(echo "$u + $sy" | bc), \"max_rss_kb\": $rss, \"bytes\": $(du -sb "$d/_indices" | cut -f1)}"
 	done | paste -sd, | sed 's/^/{/; s/$/}/' >"$DIR/lt_build.json.tmp"
@@ -99,7 +100,9 @@ qs.forEach((q, i) => console.log(`INSERT INTO queries VALUES (${i}, ARRAY[${q.jo
 LT_TABLES=""
 [ -s "$DIR/lt_build.json" ] && LT_TABLES+="CREATE FOREIGN TABLE ltpq (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_ltpq.lance');"
 [ -s "$DIR/lt_build.json" ] && LT_TABLES+="CREATE FOREIGN TABLE lthn (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_lthnsw.lance');"
-log "the heap copy ..."
+HEAP_SQL=""	# the heap copy, when a heap setting runs
+[[ heap =~ ${LT_VBENCH_SETTINGS:-.} ]] && HEAP_SQL="CREATE TABLE heap AS SELECT id, cat, vec FROM lt; CREATE INDEX ON heap (cat); VACUUM FREEZE ANALYZE heap;"
+log "the foreign tables and the heap copy ..."
 "${PSQL[@]}" >/dev/null <<SQL
 CREATE EXTENSION lt_fdw;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$DIR');
@@ -107,9 +110,7 @@ CREATE FOREIGN TABLE lt (id bigint, cat integer, vec real[], note text) SERVER l
 CREATE FOREIGN TABLE ltbm (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_bm.lance');
 CREATE FOREIGN TABLE lth (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec_hnsw.lance');
 $LT_TABLES
-CREATE TABLE heap AS SELECT id, cat, vec FROM lt;
-CREATE INDEX ON heap (cat);
-VACUUM FREEZE ANALYZE heap;
+$HEAP_SQL
 \i $TMP/queries.sql
 -- the backend's user + system CPU time in clock ticks (1/100 s)
 CREATE FUNCTION cpu_ticks() RETURNS bigint LANGUAGE sql AS
@@ -147,6 +148,7 @@ rm -f "$OUT"/pg-*.txt
 SETTINGS=("exact|SET lt_fdw.vector_index = off;|lt|" "np10|SET lt_fdw.nprobes = 10;|lt|" "np20|SET lt_fdw.nprobes = 20;|lt|"
 	"np50|SET lt_fdw.nprobes = 50;|lt|" "np20_refine5|SET lt_fdw.nprobes = 20; SET lt_fdw.refine_factor = 5;|lt|"
 	"hnsw_np10|SET lt_fdw.nprobes = 10;|lth|" "hnsw_np20|SET lt_fdw.nprobes = 20;|lth|" "hnsw_np50|SET lt_fdw.nprobes = 50;|lth|"
+	"hnsw_np20_nocache|SET lt_fdw.nprobes = 20; SET lt_fdw.vector_index_cache = 0;|lth|"
 	"cat7_np20|SET lt_fdw.nprobes = 20;|lt|WHERE cat = 7" "cat7_exact|SET lt_fdw.vector_index = off;|lt|WHERE cat = 7"
 	"cat7_np20_bm|SET lt_fdw.nprobes = 20;|ltbm|WHERE cat = 7" "cat7_exact_bm|SET lt_fdw.vector_index = off;|ltbm|WHERE cat = 7"
 	"exact_par2|SET lt_fdw.vector_index = off; SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;|lt|"
@@ -229,8 +231,8 @@ console.log(`bench/vector.sh: ${rows} rows x ${dim}-d float32 (${(bytes / 2 ** 2
 console.log(`load before ${load0}, after ${load1}`);
 console.log("| setting | lt_fdw ms | engine ms | wall lt/engine | lt CPU ms/q | engine CPU ms/q | CPU lt/engine | lt recall@10 | engine recall@10 | rows lt, engine |");
 console.log("|---|---|---|---|---|---|---|---|---|---|");
-for (const s of ["exact", "np10", "np20", "np50", "np20_refine5", "hnsw_np10", "hnsw_np20", "hnsw_np50", "cat7_np20", "cat7_np20_bm", "cat7_exact", "cat7_exact_bm"]) {
-  const a = pg[s], b = engine[s];
+for (const s of ["exact", "np10", "np20", "np50", "np20_refine5", "hnsw_np10", "hnsw_np20", "hnsw_np50", "hnsw_np20_nocache", "cat7_np20", "cat7_np20_bm", "cat7_exact", "cat7_exact_bm"]) {
+  const a = pg[s], b = engine[s.replace("_nocache", "")];
   if (!a) continue;
   const t = s.startsWith("cat7") ? truth.cat7 : truth.all;
   console.log(`| ${s} | ${f2(a.median_ms)} | ${f2(b?.median_ms)} | ${ratio(a.median_ms, b?.median_ms)} | ${f2(a.cpu_ms_per_query)} | ${f2(b?.cpu_ms_per_query)} | ${ratio(a.cpu_ms_per_query, b?.cpu_ms_per_query)} | ${recall(a.ids, t)} | ${b ? recall(b.ids, t) : "-"} | ${rowsOf(a.ids)}, ${rowsOf(b?.ids)} |`);
