@@ -29,6 +29,7 @@
 #include "table/lt_dataset.h"
 #include "index/lt_index_file.h"
 #include "vector/lt_hnsw.h"
+#include "vector/lt_vcache.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_ivf_build.h"
 #include "vector/lt_knn.h"
@@ -809,6 +810,46 @@ TEST(build_hnsw_sq)
 			CHECK(hits >= 108);
 		}
 		lt_hnsw_close(h);
+		/*
+		 * through the per-process cache (lt_vcache.h): a graph opened again takes its partitions from there
+		 * (one hit each, no file read), and answers exactly as when read from the files
+		 */
+		{
+			float		q[4] = {100, -200, 300, 0};
+			lt_topk		t[3];
+			lt_vcache_stats cs0,
+						cs;
+
+			lt_vcache_stats_get(&cs0);
+			for (int i = 0; i < 3; i++)
+			{
+				uint64_t	scored = 0;
+
+				if (i == 1)
+					lt_vcache_configure(NULL, 1 << 20);
+				if (i == 2)
+					lt_vcache_stats_get(&cs0);
+				h = NULL;
+				CHECK_OK(lt_hnsw_open(ds->store, dir, ivf, &h, &err), err);
+				CHECK_OK(lt_topk_init(&t[i], 15, &err), err);
+				for (uint32_t p = 0; h && p < ivf->n_partitions; p++)
+					CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &t[i], &scored, &err), err);
+				lt_hnsw_close(h);
+				lt_topk_finish(&t[i]);
+			}
+			lt_vcache_stats_get(&cs);
+			CHECK_EQ_INT(cs.hits - cs0.hits, ivf->n_partitions);
+			CHECK_EQ_INT(cs.entries, ivf->n_partitions);
+			for (int i = 1; i < 3; i++)
+			{
+				CHECK_EQ_INT(t[i].n, t[0].n);
+				for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
+					CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
+			}
+			for (int i = 0; i < 3; i++)
+				lt_topk_free(&t[i]);
+			lt_vcache_configure(NULL, 0);
+		}
 		lt_ivf_close(ivf);
 	}
 	/* the same data and seed: the same files */
