@@ -293,6 +293,43 @@ packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint32_t r,
 	return codes[(size_t) whole * code_bytes + (size_t) j * (len - whole) + (r - whole)];
 }
 
+void
+lt_rq_pack(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint8_t *out)
+{
+	uint32_t	whole = len - len % RQ_BATCH;
+
+	memset(out, 0, (size_t) len * code_bytes);
+	for (uint32_t r = 0; r < len; r++)
+		for (uint32_t j = 0; j < code_bytes; j++)
+		{
+			uint8_t		byte = codes[(size_t) r * code_bytes + j];
+
+			if (r >= whole)
+			{
+				out[(size_t) whole * code_bytes + (size_t) j * (len - whole) + (r - whole)] = byte;
+				continue;
+			}
+			else
+			{
+				uint8_t    *blk = out + (size_t) (r / RQ_BATCH) * RQ_BATCH * code_bytes + (size_t) j * RQ_BATCH;
+				uint32_t	in = r % RQ_BATCH;
+				uint32_t	idx = perm0_inverse[in % 16];
+
+				/* as packed_byte reads them back */
+				if (in < 16)
+				{
+					blk[idx] |= byte & 0x0F;
+					blk[idx + 16] |= byte >> 4;
+				}
+				else
+				{
+					blk[idx] |= (uint8_t) ((byte & 0x0F) << 4);
+					blk[idx + 16] |= byte & 0xF0;
+				}
+			}
+		}
+}
+
 /* The query's distance to centroid c as the engine's IVF routing computes it, and its query factor. */
 static float
 query_factor(const lt_ivf *ix, const float *q, const float *c)

@@ -66,6 +66,13 @@ void		lt_rq_free(lt_rq *rq);
 /* The fast rotation of v (dim floats) into out (code_dim floats), as the engine rotates. */
 void		lt_rq_rotate(const lt_rq *rq, const float *v, float *out);
 
+/*
+ * The packed layout of one partition's len codes of code_bytes (row-major in codes) into out (len * code_bytes
+ * bytes): the inverse of what the search reads (whole blocks of 32 rows in the engine's nibble order, the rest
+ * transposed).
+ */
+void		lt_rq_pack(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint8_t *out);
+
 struct lt_ivf;
 
 /*
