@@ -158,7 +158,7 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', '')$$);
 -- ivf_flat (issue 16): options are for vector indexes, known keys and metrics, a vector column
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', NULL, 'num_partitions=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'partitions=4')$$);
-SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=hamming')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=manhattan')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat')$$);
