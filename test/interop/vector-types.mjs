@@ -8,6 +8,14 @@
 //                                                     has root WORKDIR's parent, the foreign tables are made here;
 //                                                     real[] for float16, double precision[] for float64, smallint[]
 //                                                     for uint8; lt_fdw.nprobes / refine_factor / vector_index off)
+//   node vector-types.mjs WORKDIR LT_INSPECT build     the same rows, but lt_fdw builds the index (lt-inspect create-index:
+//                                                     flat ivf_flat, sq ivf_hnsw_sq, ivfsq ivf_sq; u8 ivf_flat hamming; no PQ)
+//                                                     after the three fragments; the engine must list it (kind, rows,
+//                                                     metric) and its vectorSearch over it must equal lt-inspect's
+//                                                     (Lance 8 over IVF_HNSW_SQ: --hnsw-engine 8; Lance 8's dot IVF_SQ
+//                                                     is not searched: it ranks by the codes' own dot product)
+//   node vector-types.mjs WORKDIR LT_INSPECT sqlbuild  the same with lt_create_index, searched through SQL (run it with
+//                                                     LT_REF=12: SQL walks graphs as Lance 12 does)
 //
 // Datasets: clustered fixed_size_list<float16 | float64, 16> vectors (seeded PRNG) in three fragments of 1000 rows,
 // an index of 8 partitions built by the engine (flat: IVF_FLAT, then one more fragment the index does not cover and

@@ -40,6 +40,10 @@
 # search, Lance 8's equals lt-inspect --hnsw-engine 8 (the two engines walk the same graphs differently), nprobes
 # 1/3/all, ef 40, refine 2; recall@10 not below Lance 12's own index of the same kind and data by more than 0.05 (PQ:
 # with refine 2); byte-identical rebuilds; append + optimize.
+# float16 / float64 / uint8 index builds (vector-types.mjs build, Lance 8 and 12; sqlbuild with Lance 12): lt_fdw builds IVF_FLAT,
+# IVF_SQ, IVF_HNSW_SQ over float16 / float64 vectors and IVF_FLAT hamming over uint8 ones, the engine lists them and its
+# vectorSearch over them equals lt-inspect's (SQL's). IVF_RQ building (vector-rq.mjs build, Lance 8 and 12): the engine lists
+# lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's; rebuilds byte-identical.
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
