@@ -645,8 +645,8 @@ cmd_create_index(int argc, char **argv)
 	{
 		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq|ivf_hnsw_sq|ivf_hnsw_pq|ivf_rq [--name N] [--read-version V] [--max-memory-mb M]\n"
 				"       ivf_*: [--num-partitions P] [--metric l2|cosine|dot|hamming] [--sample-rate R] [--max-iters I]\n"
-				"       vectors: fixed_size_list<float32, N> (ivf_rq: N divisible by 8); float16 / float64 ones: ivf_flat,\n"
-				"       ivf_sq, ivf_hnsw_sq; uint8 ones: ivf_flat with --metric hamming (their default)\n"
+				"       vectors: fixed_size_list<float32, N> (ivf_rq: N divisible by 8); float16 / float64 ones: all but\n"
+				"       ivf_rq; uint8 ones: ivf_flat with --metric hamming (their default)\n"
 				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]; ivf_hnsw_pq: [--num-sub-vectors M]\n"
 				"       ivf_hnsw_sq, ivf_hnsw_pq: [--m M] [--ef-construction E]\n");
 		return 2;

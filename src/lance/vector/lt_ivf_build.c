@@ -144,9 +144,8 @@ unsupported(const lt_field *column, lt_ivf_build_kind kind, const char *metric, 
 	*invalid = false;
 	if (ham && kind != LT_IVF_BUILD_FLAT)
 		return "uint8 vectors (metric hamming) are indexed as IVF_FLAT only";
-	if ((elem == LT_TYPE_FLOAT16 || elem == LT_TYPE_FLOAT64) &&
-		(kind == LT_IVF_BUILD_PQ || kind == LT_IVF_BUILD_HNSW_PQ || kind == LT_IVF_BUILD_RQ))
-		return "float16 and float64 vectors are indexed as IVF_FLAT, IVF_SQ or IVF_HNSW_SQ, not with PQ or RaBitQ codes";
+	if ((elem == LT_TYPE_FLOAT16 || elem == LT_TYPE_FLOAT64) && kind == LT_IVF_BUILD_RQ)
+		return "float16 and float64 vectors are not indexed with RaBitQ codes (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ are)";
 	return NULL;
 }
 
@@ -1094,6 +1093,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	if (rc == LT_OK)
 		rc = assign(&b, err);
 	/* residual PQ for l2 and cosine (normalized vectors), the vectors themselves for dot: the engine's */
+	b.pq.elem = b.elem;
 	if (rc == LT_OK && pq_codes(opts))
 		rc = lt_pq_train_encode(&b.pq, b.f32, b.n, b.centroids, b.assign,
 								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
@@ -1224,6 +1224,7 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	b.centroids = ix->centroids;	/* borrowed: the same model */
 	b.centroids_u8 = ix->centroids_u8;
 	b.elem = ix->elem ? ix->elem : LT_TYPE_FLOAT32;	/* the centroids and the flat vectors keep their type */
+	b.pq.elem = b.elem;			/* and the PQ codebook */
 	b.elem_size = b.elem == LT_TYPE_FLOAT16 ? 2 : b.elem == LT_TYPE_FLOAT64 ? 8 : b.elem == LT_TYPE_UINT8 ? 1 : 4;
 	b.out = out;
 	b.opts = &o;

@@ -42,11 +42,11 @@
  * IVF_PQ storage (8-bit codes, transposed; the engine writes its own so), type "IVF_HNSW_PQ", the details the pq
  * compression and the PQ training parameters beside the hnsw ones.
  *
- * float16 and float64 vectors (fixed_size_list<float16 | float64, dim>; IVF_FLAT, IVF_SQ, IVF_HNSW_SQ): as the engine
- * keeps them, the centroids tensor and the flat storage are in the column's type (cosine: normalized in that type);
- * k-means, the SQ bounds and codes and the graphs work on the vectors as float32 (float16 exactly, float64
- * rounded), float16 centroids rounded to float16 before the assignment.  IVF_PQ / IVF_HNSW_PQ over them:
- * LT_EUNSUPPORTED.
+ * float16 and float64 vectors (fixed_size_list<float16 | float64, dim>; every kind but IVF_RQ): as the engine
+ * keeps them, the centroids tensor, the flat storage and the PQ codebook are in the column's type (cosine:
+ * normalized in that type); k-means, PQ training, the SQ bounds and codes and the graphs work on the vectors as
+ * float32 (float16 exactly, float64 rounded), float16 centroids rounded to float16 before the assignment (the PQ
+ * codes are those of the float32 codebook).  IVF_RQ over them: LT_EUNSUPPORTED.
  * uint8 vectors (binary, metric hamming, the default for them; IVF_FLAT only): the engine's k-modes, each centroid
  * bit the majority of its members' (more than half set), the first nearest centroid by hamming distance; centroids
  * and flat storage uint8, distance_type "hamming", the details' metric 3.  hamming on float vectors or another
