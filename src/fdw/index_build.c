@@ -1,7 +1,9 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
- * ivf_hnsw_sq / ivf_hnsw_pq, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I", ivf_pq also
+ * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ / IVF_RQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
+ * ivf_hnsw_sq / ivf_hnsw_pq / ivf_rq, options "num_partitions=N, metric=l2|cosine|dot|hamming, sample_rate=R,
+ * max_iters=I"; float16 / float64 vectors: all kinds but ivf_rq; uint8 ones: ivf_flat, metric hamming; what a
+ * column's type does not take is 22023 for a metric, 0A000 for a kind), ivf_pq also
  * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, m=M,
  * ef_construction=E"), built from SQL and
  * committed with the Postgres transaction.
