@@ -1146,18 +1146,21 @@ static lt_code
 remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **store, uint32_t *code_bytes,
 			lt_error *err)
 {
+	bool		hnsw = lt_ivf_is_hnsw(ix);
+
 	*code_bytes = 0;
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field &&
-		!ix->pq_field)
+	/* an HNSW segment's graphs are rebuilt, over float32 values only */
+	if (!ix->rowid_field || (hnsw && ix->elem != LT_TYPE_FLOAT32))
+		return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+	if (!hnsw && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field && !ix->pq_field)
 	{
 		o->kind = LT_IVF_BUILD_FLAT;
 		*store = ix->flat_field;
 		return lt_array_new(ix->flat_field, &b->vecs, err);
 	}
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_PQ") == 0 && ix->pq_field &&
-		ix->codebook)
+	if (strcmp(ix->type_name, hnsw ? "IVF_HNSW_PQ" : "IVF_PQ") == 0 && ix->pq_field && ix->codebook)
 	{
-		o->kind = LT_IVF_BUILD_PQ;
+		o->kind = hnsw ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_PQ;
 		b->pq.dim = ix->dim;
 		b->pq.m = ix->pq_m;
 		b->pq.bits = ix->pq_bits;
@@ -1170,43 +1173,15 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 		*code_bytes = ix->pq_bytes;
 		return LT_OK;
 	}
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_SQ") == 0 && ix->sq.field)
+	if (strcmp(ix->type_name, hnsw ? "IVF_HNSW_SQ" : "IVF_SQ") == 0 && ix->sq.field)
 	{
-		o->kind = LT_IVF_BUILD_SQ;
+		o->kind = hnsw ? LT_IVF_BUILD_HNSW_SQ : LT_IVF_BUILD_SQ;
 		b->sq.dim = ix->dim;
 		b->sq.start = ix->sq.lo;
 		b->sq.end = ix->sq.hi;
 		lt_sq_model_declare(&b->sq);
 		*store = ix->sq.field;
 		*code_bytes = ix->dim;
-		return LT_OK;
-	}
-	if (ix->rowid_field && lt_ivf_is_hnsw(ix) && ix->elem == LT_TYPE_FLOAT32 &&
-		strcmp(ix->type_name, "IVF_HNSW_SQ") == 0 && ix->sq.field)
-	{
-		o->kind = LT_IVF_BUILD_HNSW_SQ;
-		b->sq.dim = ix->dim;
-		b->sq.start = ix->sq.lo;
-		b->sq.end = ix->sq.hi;
-		lt_sq_model_declare(&b->sq);
-		*store = ix->sq.field;
-		*code_bytes = ix->dim;
-		return LT_OK;
-	}
-	if (ix->rowid_field && lt_ivf_is_hnsw(ix) && ix->elem == LT_TYPE_FLOAT32 &&
-		strcmp(ix->type_name, "IVF_HNSW_PQ") == 0 && ix->pq_field && ix->codebook)
-	{
-		o->kind = LT_IVF_BUILD_HNSW_PQ;
-		b->pq.dim = ix->dim;
-		b->pq.m = ix->pq_m;
-		b->pq.bits = ix->pq_bits;
-		lt_pq_model_declare(&b->pq);
-		if (b->pq.code_bytes != ix->pq_bytes)
-			return lt_corrupt(err, "%s: codes of %u bytes for %u sub-vectors of %u bits",
-							  lt_index_file_path(ix->aux), ix->pq_bytes, ix->pq_m, ix->pq_bits);
-		b->pq.codebook = ix->codebook;
-		*store = ix->pq_field;
-		*code_bytes = ix->pq_bytes;
 		return LT_OK;
 	}
 	return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
