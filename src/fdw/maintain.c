@@ -59,20 +59,24 @@ auto_cleanup(lt_store *store, uint64 version, lt_cleanup_result *res, bool *due,
  */
 static lt_code
 auto_compact(lt_store *store, const char *uri, const char *relname, uint64 version, int min_fragments,
-			 lt_commit_result *res, lt_error *err)
+			 lt_dataset *committed, lt_commit_result *res, lt_error *err)
 {
 	lt_version_spec spec = {version, NULL};
 	lt_dataset *ds = NULL;
 	lt_txn	   *t = NULL;
 	lt_compact_options co = {0};
 	lt_compact_plan plan = {0};
-	lt_code		rc;
+	lt_code		rc = LT_OK;
 
 	memset(res, 0, sizeof(*res));
 	co.target_rows_per_fragment = 1024 * 1024;	/* lt_compact's defaults, which are Lance's */
 	co.materialize_deletions = true;
 	co.materialize_deletions_threshold = 0.1;
-	rc = lt_dataset_open(store, "", &spec, &ds, err);
+	/* the version the commit kept (nothing read back), else its manifest */
+	if (committed && committed->version == version)
+		ds = committed;
+	else
+		rc = lt_dataset_open(store, "", &spec, &ds, err);
 	if (rc == LT_OK)
 		rc = lt_compact_plan_make(ds, &co, &plan, err);
 	if (rc == LT_OK)
@@ -121,7 +125,7 @@ auto_compact(lt_store *store, const char *uri, const char *relname, uint64 versi
 	if (t)
 		lt_txn_free(t);
 	lt_compact_plan_clear(&plan);
-	if (ds)
+	if (ds && ds != committed)
 		lt_dataset_close(ds);
 	return rc;
 }
@@ -147,7 +151,7 @@ cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 vers
 
 void
 lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version, bool cleanup_due,
-						 int auto_compact_min)
+						 int auto_compact_min, lt_dataset *committed)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw after commit", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -162,7 +166,7 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 		{
 			lt_commit_result res;
 			lt_error	err;
-			lt_code		rc = auto_compact(store, uri, relname, version, auto_compact_min, &res, &err);
+			lt_code		rc = auto_compact(store, uri, relname, version, auto_compact_min, committed, &res, &err);
 
 			if (rc == LT_ECONFLICT)
 				ereport(NOTICE,
@@ -199,9 +203,11 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 				 errdetail("Version " UINT64_FORMAT " of dataset %s is committed.", version, uri)));
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(cxt);
-		return;
+		return;					/* committed (if any) goes with the transaction state's memory */
 	}
 	PG_END_TRY();
+	if (committed)
+		lt_dataset_close(committed);
 	lt_alloc_target(oldlib);
 	MemoryContextSwitchTo(old);
 	MemoryContextDelete(cxt);

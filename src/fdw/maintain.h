@@ -11,9 +11,11 @@
  * Run after the Postgres transaction that made Lance version `version` of the dataset in store committed
  * (XACT_EVENT_COMMIT): auto-cleanup when the commit found it due (cleanup_due); with auto_compact > 0 a compaction (its own Rewrite commit, then its
  * auto-cleanup) when Lance's plan rewrites at least that many fragments.  An error or a cancel is a WARNING,
- * a lost race a NOTICE, never an error of the committed transaction.
+ * a lost race a NOTICE, never an error of the committed transaction.  committed: that version as the commit
+ * kept it (lt_commit_result.committed), or NULL (then read when needed); closed here in either case.
  */
+struct lt_dataset;
 extern void lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version,
-									 bool cleanup_due, int auto_compact);
+									 bool cleanup_due, int auto_compact, struct lt_dataset *committed);
 
 #endif

@@ -1007,7 +1007,8 @@ commit_all(void)
 	foreach(lc, tables)
 	{
 		LtXactTable *xt = lfirst(lc);
-		lt_commit_options co = {.adopt = true};
+		/* auto-compaction plans on the committed version: kept rather than read back (maintain.c) */
+		lt_commit_options co = {.adopt = true, .keep_committed = xt->auto_compact > 0 && !OidIsValid(xt->ns_serverid)};
 		LtNamespacePublisher *publisher = NULL;
 		lt_commit_result res;
 		lt_error	err;
@@ -1085,6 +1086,7 @@ commit_all(void)
 			 res.attempts);
 		xt->committed_version = res.version;
 		xt->cleanup_due = res.cleanup_due;
+		xt->committed_ds = res.committed;
 		/* the next statement's version, taken over by the read version's entry (dataset.c) */
 		if (res.adoption)
 			lt_dataset_offer_adoption(xt->base, res.adoption);
@@ -1136,8 +1138,13 @@ xact_callback(XactEvent event, void *arg)
 				LtXactTable *xt = lfirst(lc);
 
 				if (xt->committed_version > 0 && xt->base != NULL && !OidIsValid(xt->ns_serverid))
+				{
+					struct lt_dataset *kept = xt->committed_ds;
+
+					xt->committed_ds = NULL;	/* closed by the maintenance */
 					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version, xt->cleanup_due,
-											 xt->auto_compact);
+											 xt->auto_compact, kept);
+				}
 			}
 			break;
 		default:

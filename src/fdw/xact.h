@@ -114,6 +114,8 @@ struct LtXactTable
 	bool		cleanup_due;	/* and Lance's auto-cleanup is due after it (lt_commit_result) */
 	int			auto_compact;	/* the table's auto_compact option: compact after the commit when Lance's
 								 * plan rewrites at least this many fragments (0: off) */
+	struct lt_dataset *committed_ds;	/* the committed version for the compaction, when the commit kept it
+										 * (lt_commit_result.committed; in cxt), or NULL */
 	char	   *ns_identifier;
 };
 

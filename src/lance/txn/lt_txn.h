@@ -72,6 +72,12 @@ typedef struct lt_commit_result
 	/* with lt_commit_options.adopt, a commit that only appended: what the read version's dataset takes over
 	 * (lt_dataset_adopt; the caller frees it with lt_free), else NULL */
 	struct lt_adoption *adoption;
+	/*
+	 * with lt_commit_options.keep_committed: the committed version as an open dataset (the caller closes it), when
+	 * it could be had without reading it back: an append on a later version the commit opened itself (that
+	 * dataset takes the adoption over); else NULL
+	 */
+	lt_dataset *committed;
 } lt_commit_result;
 
 /* Start a transaction on `read` (an opened dataset at its read version; borrowed until lt_txn_free). */
@@ -203,6 +209,7 @@ typedef struct lt_commit_options
 	lt_new_fragment_check check_new_fragment;	/* NULL: concurrent appends always rebase */
 	void	   *check_arg;
 	bool		adopt;			/* return what an append wrote, for lt_dataset_adopt (result->adoption) */
+	bool		keep_committed;	/* with adopt: return the committed version, when it costs no read (result->committed) */
 } lt_commit_options;
 
 /*

@@ -1093,6 +1093,20 @@ lt_txn_commit_loop(lt_dataset *read, const lt_commit_kind *kind, int max_attempt
 		}
 		break;
 	}
+	/*
+	 * the committed version for the caller's maintenance (auto-compaction), instead of reading back the manifest
+	 * just written: the later version we opened takes over what the append wrote (not a borrowed read version)
+	 */
+	if (rc == LT_OK && kind->keep_committed && owned && result->adoption)
+	{
+		lt_error	ignore;
+
+		if (lt_dataset_adopt(owned, result->adoption, &ignore) == LT_OK)
+		{
+			result->committed = owned;
+			owned = NULL;
+		}
+	}
 	if (owned)
 		lt_dataset_close(owned);
 	return rc;
@@ -1138,7 +1152,7 @@ lt_code
 lt_txn_commit(lt_txn *t, const lt_commit_options *opts, lt_commit_result *result, lt_error *err)
 {
 	txn_commit	c = {t, opts, NULL};
-	lt_commit_kind kind = {t->name, txn_check, txn_attempt, &c};
+	lt_commit_kind kind = {t->name, txn_check, txn_attempt, &c, opts && opts->adopt && opts->keep_committed};
 	lt_code		rc = LT_OK;
 
 	memset(result, 0, sizeof(*result));

@@ -58,6 +58,8 @@ typedef struct lt_commit_kind
 	lt_code		(*attempt) (void *arg, lt_dataset *base, struct lt_commit_result *res, bool *lost_race,
 							lt_error *err);
 	void	   *arg;
+	/* keep the committed version (lt_commit_result.committed) when the base is ours and the commit adopted onto it */
+	bool		keep_committed;
 } lt_commit_kind;
 
 /* Check, attempt, and after a lost race back off and go again (max_attempts <= 0: the default). */
