@@ -59,7 +59,8 @@ auto_cleanup(lt_store *store, uint64 version, lt_cleanup_result *res, bool *due,
  */
 static lt_code
 auto_compact(lt_store *store, const char *uri, const char *relname, uint64 version, int min_fragments,
-			 lt_dataset *committed, lt_commit_result *res, lt_error *err)
+			 lt_dataset *committed, const lt_dataset *read, const lt_adoption *appended, lt_commit_result *res,
+			 lt_error *err)
 {
 	lt_version_spec spec = {version, NULL};
 	lt_dataset *ds = NULL;
@@ -72,11 +73,23 @@ auto_compact(lt_store *store, const char *uri, const char *relname, uint64 versi
 	co.target_rows_per_fragment = 1024 * 1024;	/* lt_compact's defaults, which are Lance's */
 	co.materialize_deletions = true;
 	co.materialize_deletions_threshold = 0.1;
-	/* the version the commit kept (nothing read back), else its manifest */
+	/*
+	 * the version the commit kept (nothing read back); else, after an append, the plan on the read version's
+	 * fragments and the appended ones says whether there is anything to compact before the manifest is read
+	 */
 	if (committed && committed->version == version)
 		ds = committed;
 	else
+	{
+		size_t		would = 0;
+		lt_error	ignore;
+
+		if (read && appended && appended->version == version &&
+			lt_compact_tier_after_append(read, appended, &co, &would, &ignore) == LT_OK &&
+			would < (size_t) min_fragments)
+			return LT_OK;
 		rc = lt_dataset_open(store, "", &spec, &ds, err);
+	}
 	if (rc == LT_OK)
 		rc = lt_compact_plan_make(ds, &co, &plan, err);
 	if (rc == LT_OK)
@@ -151,7 +164,8 @@ cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 vers
 
 void
 lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version, bool cleanup_due,
-						 int auto_compact_min, lt_dataset *committed)
+						 int auto_compact_min, lt_dataset *committed, const lt_dataset *read,
+						 const lt_adoption *appended)
 {
 	MemoryContext cxt = AllocSetContextCreate(TopMemoryContext, "lt_fdw after commit", ALLOCSET_DEFAULT_SIZES);
 	MemoryContext old = MemoryContextSwitchTo(cxt);
@@ -166,7 +180,8 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 		{
 			lt_commit_result res;
 			lt_error	err;
-			lt_code		rc = auto_compact(store, uri, relname, version, auto_compact_min, committed, &res, &err);
+			lt_code		rc = auto_compact(store, uri, relname, version, auto_compact_min, committed, read,
+											  appended, &res, &err);
 
 			if (rc == LT_ECONFLICT)
 				ereport(NOTICE,

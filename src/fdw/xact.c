@@ -1087,6 +1087,7 @@ commit_all(void)
 		xt->committed_version = res.version;
 		xt->cleanup_due = res.cleanup_due;
 		xt->committed_ds = res.committed;
+		xt->committed_append = res.adoption;
 		/* the next statement's version, taken over by the read version's entry (dataset.c) */
 		if (res.adoption)
 			lt_dataset_offer_adoption(xt->base, res.adoption);
@@ -1143,7 +1144,7 @@ xact_callback(XactEvent event, void *arg)
 
 					xt->committed_ds = NULL;	/* closed by the maintenance */
 					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version, xt->cleanup_due,
-											 xt->auto_compact, kept);
+											 xt->auto_compact, kept, xt->base->ds, xt->committed_append);
 				}
 			}
 			break;

@@ -116,6 +116,7 @@ struct LtXactTable
 								 * plan rewrites at least this many fragments (0: off) */
 	struct lt_dataset *committed_ds;	/* the committed version for the compaction, when the commit kept it
 										 * (lt_commit_result.committed; in cxt), or NULL */
+	struct lt_adoption *committed_append;	/* what the commit appended, when only that (in cxt), or NULL */
 	char	   *ns_identifier;
 };
 

@@ -28,6 +28,7 @@
 #include "proto/lt_table.pb-c.h"
 #include "proto/lt_transaction.pb-c.h"
 #include "txn/lt_txn.h"
+#include "txn/lt_compact.h"
 #include "unit.h"
 #include "unit_store.h"
 
@@ -315,6 +316,117 @@ TEST(adopt)
 		/* advanced as usual from the adopted bytes */
 		CHECK_OK(lt_dataset_advance(ds, res.version, &err), err);
 		check_like_fresh(s, ds);
+	}
+	lt_dataset_close(ds);
+	lt_store_close(s);
+}
+
+/*
+ * lt_commit_options.keep_committed: an append whose commit loop opened a later version (a concurrent append landed
+ * after the read version) returns the committed version as a dataset that reads like a fresh open of it; an
+ * append on the read version itself (borrowed, not the commit's to give) and a delete return none.
+ */
+TEST(keep_committed)
+{
+	lt_store   *s = fresh_store();
+	lt_dataset *ds = open_latest(s);
+	lt_commit_options opts = {0};
+	lt_txn	   *t1 = NULL,
+			   *t2 = NULL;
+	lt_written_file wf1, wf2;
+	uint64_t	fid = 0;
+	lt_commit_result res;
+
+	opts.adopt = true;
+	opts.keep_committed = true;
+	copy_fragment_file(s, ds, 2, &wf1, "keep-1.lance");
+	copy_fragment_file(s, ds, 2, &wf2, "keep-2.lance");
+	CHECK_OK(lt_txn_begin(ds, &t1, &err), err);
+	CHECK_OK(lt_txn_begin(ds, &t2, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t1, 1, &wf1, NULL, &fid, &err), err);
+	CHECK_OK(lt_txn_add_fragment(t2, 1, &wf2, NULL, &fid, &err), err);
+	/* on the read version: nothing opened, nothing kept */
+	CHECK_OK(lt_txn_commit(t1, &opts, &res, &err), err);
+	CHECK(res.committed == NULL);
+	CHECK(res.adoption != NULL);
+	/* what auto-compaction would rewrite, from the read version and the append: as planned on the new version */
+	if (res.adoption)
+	{
+		lt_compact_options co = {0};
+		lt_compact_plan plan = {0};
+		lt_dataset *now = open_latest(s);
+		size_t		would = 99;
+
+		co.target_rows_per_fragment = 1024 * 1024;
+		co.materialize_deletions = true;
+		co.materialize_deletions_threshold = 0.1;
+		CHECK_OK(lt_compact_tier_after_append(ds, res.adoption, &co, &would, &err), err);
+		CHECK_OK(lt_compact_plan_make(now, &co, &plan, &err), err);
+		lt_compact_plan_tier(now, &plan);
+		CHECK_EQ_INT(would, plan.n_fragments);
+		CHECK(would > 0);
+		lt_compact_plan_clear(&plan);
+		/* not appended to now's version */
+		CHECK(lt_compact_tier_after_append(now, res.adoption, &co, &would, &err) == LT_EINVALID);
+		lt_dataset_close(now);
+	}
+	lt_free(res.adoption);
+	/* rebased over t1's version: that dataset, taken over to the new version */
+	CHECK_OK(lt_txn_commit(t2, &opts, &res, &err), err);
+	CHECK_EQ_INT(res.attempts, 1);
+	CHECK(res.committed != NULL);
+	if (res.committed)
+	{
+		CHECK_EQ_INT(res.committed->version, res.version);
+		check_like_fresh(s, res.committed);
+		lt_dataset_close(res.committed);
+	}
+	lt_free(res.adoption);
+	lt_txn_free(t1);
+	lt_txn_free(t2);
+	/* without keep_committed: none */
+	{
+		lt_txn	   *t3 = NULL,
+				   *t4 = NULL;
+		lt_written_file wf3, wf4;
+
+		opts.keep_committed = false;
+		copy_fragment_file(s, ds, 2, &wf3, "keep-3.lance");
+		copy_fragment_file(s, ds, 2, &wf4, "keep-4.lance");
+		CHECK_OK(lt_txn_begin(ds, &t3, &err), err);
+		CHECK_OK(lt_txn_begin(ds, &t4, &err), err);
+		CHECK_OK(lt_txn_add_fragment(t3, 1, &wf3, NULL, &fid, &err), err);
+		CHECK_OK(lt_txn_add_fragment(t4, 1, &wf4, NULL, &fid, &err), err);
+		CHECK_OK(lt_txn_commit(t3, &opts, &res, &err), err);
+		lt_free(res.adoption);
+		CHECK_OK(lt_txn_commit(t4, &opts, &res, &err), err);
+		CHECK(res.committed == NULL);
+		lt_free(res.adoption);
+		lt_txn_free(t3);
+		lt_txn_free(t4);
+		opts.keep_committed = true;
+	}
+	/* a delete (not an append) after a concurrent commit: none */
+	{
+		lt_txn	   *t5 = NULL,
+				   *t6 = NULL;
+		lt_written_file wf5;
+		uint32_t	rows[1] = {0};
+
+		copy_fragment_file(s, ds, 2, &wf5, "keep-5.lance");
+		CHECK_OK(lt_txn_begin(ds, &t5, &err), err);
+		CHECK_OK(lt_txn_begin(ds, &t6, &err), err);
+		CHECK_OK(lt_txn_add_fragment(t5, 1, &wf5, NULL, &fid, &err), err);
+		CHECK_OK(lt_txn_delete_rows(t6, ds->fragments[0]->id, rows, 1, &err), err);
+		CHECK_OK(lt_txn_commit(t5, &opts, &res, &err), err);
+		CHECK(res.committed != NULL);	/* an append over t3's and t4's versions */
+		if (res.committed)
+			lt_dataset_close(res.committed);
+		lt_free(res.adoption);
+		CHECK_OK(lt_txn_commit(t6, &opts, &res, &err), err);
+		CHECK(res.committed == NULL && res.adoption == NULL);
+		lt_txn_free(t5);
+		lt_txn_free(t6);
 	}
 	lt_dataset_close(ds);
 	lt_store_close(s);
@@ -2022,6 +2134,7 @@ main(void)
 {
 	RUN(append);
 	RUN(adopt);
+	RUN(keep_committed);
 	RUN(empty_commit);
 	RUN(delete_rows);
 	RUN(delete_all_removes_fragment);

@@ -1777,6 +1777,43 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	return rc;
 }
 
+lt_code
+lt_adoption_fragments(const lt_adoption *a, Lt__Pb__DataFragment ***out, size_t *n, lt_error *err)
+{
+	ProtobufCAllocator *pa = lt_protobuf_allocator();
+	Lt__Pb__DataFragment **f = lt_calloc(a->n_new + 1, sizeof(*f));
+	uint64_t	q = 0;
+	size_t		k = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!f)
+		return lt_nomem(err);
+	while (q < a->frags_len)
+	{
+		uint64_t	start = q,
+					number,
+					plen;
+		int			wire;
+		const uint8_t *payload;
+
+		if (!lt_manifest_next_field(a->bytes, a->frags_len, &q, &number, &wire) ||
+			number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2 || k == a->n_new ||
+			!entry_payload(a->bytes + start, q - start, &payload, &plen) ||
+			!(f[k] = lt__pb__data_fragment__unpack(pa, plen, payload)))
+		{
+			while (k > 0)
+				lt__pb__data_fragment__free_unpacked(f[--k], pa);
+			lt_free(f);
+			return lt_corrupt(err, "version %llu: a fragment written does not parse", (unsigned long long) a->version);
+		}
+		k++;
+	}
+	*out = f;
+	*n = k;
+	return LT_OK;
+}
+
 size_t
 lt_adoption_size(const lt_adoption *a)
 {

@@ -143,6 +143,8 @@ size_t		lt_adoption_size(const lt_adoption *a);
  * count.  Preconditions as lt_dataset_advance's; on an error before the switch ds is as it was.
  */
 lt_code		lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err);
+/* The fragments a appended, parsed (*out: n of them, each freed with lt__pb__data_fragment__free_unpacked, then *out). */
+lt_code		lt_adoption_fragments(const lt_adoption *a, struct Lt__Pb__DataFragment ***out, size_t *n, lt_error *err);
 
 /* Every committed version, ascending, and the naming scheme in use. */
 lt_code		lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,

@@ -197,6 +197,52 @@ lt_compact_plan_tier(const lt_dataset *ds, lt_compact_plan *plan)
 	plan->n_groups = n;
 }
 
+lt_code
+lt_compact_tier_after_append(const lt_dataset *read, const lt_adoption *a, const lt_compact_options *opts,
+							 size_t *n_fragments, lt_error *err)
+{
+	Lt__Pb__DataFragment **fresh = NULL,
+			  **all = NULL;
+	size_t		n_fresh = 0;
+	lt_dataset	after;
+	lt_compact_plan plan = {0};
+	lt_code		rc;
+
+	*n_fragments = 0;
+	if (a->from_version != read->version)
+		return lt_error_set(err, LT_EINVALID, "version %llu was not appended to version %llu",
+							(unsigned long long) a->version, (unsigned long long) read->version);
+	LT_TRY(lt_adoption_fragments(a, &fresh, &n_fresh, err));
+	if (n_fresh && read->n_fragments && fresh[0]->id <= read->fragments[read->n_fragments - 1]->id)
+		rc = lt_error_set(err, LT_EINVALID, "version %llu appended fragments out of id order",
+						  (unsigned long long) a->version);
+	else if (!(all = lt_malloc((read->n_fragments + n_fresh + 1) * sizeof(*all))))
+		rc = lt_nomem(err);
+	else
+	{
+		/* the appended fragments' ids are above every id of read: the order by id holds */
+		if (read->n_fragments)
+			memcpy(all, read->fragments, read->n_fragments * sizeof(*all));
+		if (n_fresh)
+			memcpy(all + read->n_fragments, fresh, n_fresh * sizeof(*all));
+		after = *read;			/* the plan reads the fragments and the index section, which an append keeps */
+		after.fragments = all;
+		after.n_fragments = read->n_fragments + n_fresh;
+		rc = lt_compact_plan_make(&after, opts, &plan, err);
+		if (rc == LT_OK)
+		{
+			lt_compact_plan_tier(&after, &plan);
+			*n_fragments = plan.n_fragments;
+		}
+		lt_compact_plan_clear(&plan);
+	}
+	lt_free(all);
+	for (size_t i = 0; i < n_fresh; i++)
+		lt__pb__data_fragment__free_unpacked(fresh[i], lt_protobuf_allocator());
+	lt_free(fresh);
+	return rc;
+}
+
 void
 lt_compact_plan_clear(lt_compact_plan *plan)
 {

@@ -53,6 +53,13 @@ lt_code		lt_compact_plan_make(const lt_dataset *ds, const lt_compact_options *op
  * deleted row go.
  */
 void		lt_compact_plan_tier(const lt_dataset *ds, lt_compact_plan *plan);
+/*
+ * How many fragments lt_compact_plan_make + lt_compact_plan_tier would rewrite on the version an append made
+ * (a: lt_commit_result.adoption) on read (at a->from_version): read's fragments and a's, nothing opened or
+ * read.  An auto-compaction that would rewrite too few needs not read the version at all.
+ */
+lt_code		lt_compact_tier_after_append(const lt_dataset *read, const lt_adoption *a, const lt_compact_options *opts,
+										 size_t *n_fragments, lt_error *err);
 void		lt_compact_plan_clear(lt_compact_plan *plan);
 
 /*
