@@ -72,7 +72,7 @@ run)
 		for k in $(seq "$1" "$2"); do awk '/^(summary|totals):/ { print $2; exit }' "$W/cg/cg.out.$k"; done |
 			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 	}
-	# part k (k >= 1) holds statement k - 1 of the file (part 1: startup); a PREPARE is a statement of its own
+	# statement s (from 1) of the file is part s + 1 (part 1: startup); a PREPARE is a statement of its own
 	s=0
 	for what in point.heap point.lt limit.heap limit.lt repeat.heap repeat.lt prep.heap prep.lt; do
 		case $what in prep.*) s=$((s + 1)) ;; esac
