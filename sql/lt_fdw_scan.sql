@@ -60,6 +60,11 @@ SELECT * FROM scalars_wide ORDER BY id;
 CREATE FOREIGN TABLE renamed (key bigint OPTIONS (column_name 'id'), label text OPTIONS (column_name 's'))
   SERVER lake OPTIONS (path 'scalars.lance');
 SELECT * FROM renamed ORDER BY key;
+-- options are kept per backend until a change: the next statement reads the changed column option
+ALTER FOREIGN TABLE renamed ALTER COLUMN key OPTIONS (SET column_name 'i8');
+SELECT * FROM renamed ORDER BY label;
+ALTER FOREIGN TABLE renamed ALTER COLUMN key OPTIONS (SET column_name 'id');
+SELECT * FROM renamed ORDER BY key;
 
 -- _rowid and _rowaddr: fragment 1 starts at 1 << 32
 CREATE FOREIGN TABLE rowids (_rowid bigint, _rowaddr bigint, id bigint) SERVER lake OPTIONS (path 'scalars.lance');

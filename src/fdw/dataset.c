@@ -553,11 +553,18 @@ pin_epoch(void)
 	return IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
 }
 
-static LtPinnedVersion *
-pin_lookup(Oid relid)
+/*
+ * Whether this epoch's choices are published for parallel workers: only once a plan that may start
+ * workers asked (lt_dataset_publish_pins). Setting the GUC costs a point lookup about 4% of its
+ * instructions, and as much again to undo it at the end of the transaction.
+ */
+static bool pins_wanted = false;
+
+/* Start a new epoch when the statement (READ COMMITTED) or the transaction changed. */
+static void
+pin_epoch_roll(void)
 {
 	TimestampTz stmt = pin_epoch();
-	ListCell   *lc;
 
 	if (MyProc->lxid != pin_lxid || stmt != pin_stmt)
 	{
@@ -567,7 +574,16 @@ pin_lookup(Oid relid)
 		pins = NIL;
 		pin_lxid = MyProc->lxid;
 		pin_stmt = stmt;
+		pins_wanted = false;
 	}
+}
+
+static LtPinnedVersion *
+pin_lookup(Oid relid)
+{
+	ListCell   *lc;
+
+	pin_epoch_roll();
 	foreach(lc, pins)
 	{
 		LtPinnedVersion *p = lfirst(lc);
@@ -647,6 +663,17 @@ pin_remember(Oid relid, uint64 version)
 	p->version = version;
 	pins = lappend(pins, p);
 	MemoryContextSwitchTo(old);
+	if (pins_wanted)
+		pins_publish();
+}
+
+void
+lt_dataset_publish_pins(void)
+{
+	if (IsParallelWorker() || IsInParallelMode())
+		return;
+	pin_epoch_roll();
+	pins_wanted = true;
 	pins_publish();
 }
 

@@ -60,6 +60,13 @@ typedef struct LtDatasetEntry
 extern LtDatasetEntry *lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin);
 extern void lt_dataset_unpin(LtDatasetEntry *entry);
 /*
+ * Publish the versions this statement (READ COMMITTED) or transaction chose, for the parallel workers a
+ * plan may start (they read the leader's choices from a GUC the parallel context copies): each scan of a
+ * plan that may start workers calls it when it begins, before any worker starts; later choices of the
+ * epoch are then published as they are made.
+ */
+extern void lt_dataset_publish_pins(void);
+/*
  * A commit of this backend on entry's version appended only and wrote version a->version: kept (copied into
  * the entry's memory) so that the statement that reads that version takes it over (lt_dataset_adopt) instead
  * of reading and comparing the manifest it wrote.

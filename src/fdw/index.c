@@ -160,7 +160,7 @@ ltfdw_index_due(LtScanIndex **slot, LtDatasetEntry *entry, LtFdwFilter *filter, 
 		ix->due = false;
 	if (!lt_enable_index_scan || ds->index_section == NULL || ds->index_section->n_indices == 0 ||
 		(ix && ix->failed) ||
-		((filter == NULL || ltfdw_filter_text(filter) == NULL) && (ix == NULL || ix->n_labels == 0)))
+		((filter == NULL || !ltfdw_filter_translates(filter)) && (ix == NULL || ix->n_labels == 0)))
 		return;
 	ix = index_state(slot);
 	ix->entry = entry;
@@ -378,8 +378,9 @@ ltfdw_index_pruned(LtScanIndex *ix)
 void
 ltfdw_index_explain(LtScanIndex *ix, ExplainState *es)
 {
-	const lt_index_plan *p;
+	lt_index_plan *p;
 	StringInfoData s;
+	MemoryContext oldlib;
 
 	index_ensure(ix);
 	p = ix ? ix->plan : NULL;
@@ -387,9 +388,12 @@ ltfdw_index_explain(LtScanIndex *ix, ExplainState *es)
 	if (p == NULL)
 		return;
 	initStringInfo(&s);
+	/* the predicates are rendered now, in the plan's memory */
+	oldlib = lt_alloc_target(ix->plan_cxt);
 	for (size_t i = 0; i < p->n_used; i++)
 		appendStringInfo(&s, "%s%s (%s) for %s", i ? "; " : "", p->used[i].index->name,
-						 lt_index_kind_name(p->used[i].index->kind), p->used[i].predicate);
+						 lt_index_kind_name(p->used[i].index->kind), lt_index_use_predicate(&p->used[i]));
+	lt_alloc_target(oldlib);
 	ExplainPropertyText("Lance Index", s.data, es);
 	if (es->format == EXPLAIN_FORMAT_TEXT)
 	{

@@ -54,7 +54,11 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/guc_tables.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
 #include "utils/varlena.h"
 
 #include "io/lt_store_s3.h"
@@ -648,11 +652,120 @@ lt_set_namespace_resolver(LtNamespaceResolver resolver)
 
 static void get_table_options(Oid relid, LtTableOptions *opts, bool for_create);
 
+/*
+ * What a statement reads of a table's options, kept per backend: a point lookup read them twice (planning,
+ * then the scan) and each column's options once or twice more, a tenth of its instructions. Only tables on a
+ * local path are kept (an s3:// location carries the current user's credentials, an identifier goes through
+ * its namespace); any change to a foreign table, a server or a column (their syscache invalidations, which
+ * arrive before a statement locks the table, and after each command of this transaction) drops them all.
+ * Callers get copies in their own memory.
+ */
+typedef struct LtOptionsCacheEntry
+{
+	Oid			relid;			/* key */
+	bool		have_opts;		/* opts is filled */
+	LtTableOptions opts;		/* strings in options_cxt */
+	int			ncols;			/* columns[0 .. ncols) is allocated */
+	struct LtColumnNames
+	{
+		bool		known;
+		char	   *name;		/* the field name its options give, or NULL: its own name */
+		char	   *assigned_of;
+	}		   *columns;		/* by attnum - 1 */
+} LtOptionsCacheEntry;
+
+static HTAB *options_cache = NULL;
+static MemoryContext options_cxt = NULL;
+static LtOptionsCacheEntry *options_last = NULL;	/* the entry found last (a statement asks for one table many times) */
+
+static void
+options_cache_reset(Datum arg, int cacheid, uint32 hashvalue)
+{
+	options_last = NULL;
+	if (options_cache)
+	{
+		hash_destroy(options_cache);
+		options_cache = NULL;
+	}
+	if (options_cxt)
+		MemoryContextReset(options_cxt);
+}
+
+static LtOptionsCacheEntry *
+options_cache_entry(Oid relid)
+{
+	bool		found;
+	LtOptionsCacheEntry *e;
+
+	if (options_last && options_last->relid == relid)
+		return options_last;
+	if (options_cxt == NULL)
+	{
+		options_cxt = AllocSetContextCreate(CacheMemoryContext, "lt_fdw table options", ALLOCSET_SMALL_SIZES);
+		CacheRegisterSyscacheCallback(FOREIGNTABLEREL, options_cache_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(FOREIGNSERVEROID, options_cache_reset, (Datum) 0);
+		CacheRegisterSyscacheCallback(ATTNUM, options_cache_reset, (Datum) 0);
+	}
+	if (options_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		ctl.keysize = sizeof(Oid);
+		ctl.entrysize = sizeof(LtOptionsCacheEntry);
+		ctl.hcxt = options_cxt;
+		options_cache = hash_create("lt_fdw table options", 16, &ctl, HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	e = hash_search(options_cache, &relid, HASH_ENTER, &found);
+	if (!found)
+	{
+		e->have_opts = false;
+		e->ncols = 0;
+		e->columns = NULL;
+	}
+	options_last = e;
+	return e;
+}
+
+static char *
+strdup_in(MemoryContext cxt, const char *s)
+{
+	return s ? MemoryContextStrdup(cxt, s) : NULL;
+}
+
+/* a copy of the cacheable options (see LtOptionsCacheEntry) in cxt */
+static void
+copy_options(MemoryContext cxt, const LtTableOptions *from, LtTableOptions *to)
+{
+	memset(to, 0, sizeof(*to));
+	to->server_name = strdup_in(cxt, from->server_name);
+	to->root = strdup_in(cxt, from->root);
+	to->path = strdup_in(cxt, from->path);
+	to->dataset_dir = strdup_in(cxt, from->dataset_dir);
+	to->uri = strdup_in(cxt, from->uri);
+	to->version = from->version;
+	to->tag = strdup_in(cxt, from->tag);
+	to->branch = strdup_in(cxt, from->branch);
+}
+
 /* Merge server and table options of a foreign table; resolve the dataset directory. */
 void
 lt_get_table_options(Oid relid, LtTableOptions *opts)
 {
+	LtOptionsCacheEntry *e = options_cache_entry(relid);
+
+	if (e->have_opts)
+	{
+		copy_options(CurrentMemoryContext, &e->opts, opts);
+		return;
+	}
 	get_table_options(relid, opts, false);
+	/* the entry again: reading the catalogs may have processed invalidations that dropped the cache */
+	if (opts->s3 == NULL && opts->identifier == NULL && opts->ns_register == NULL && !opts->ns_managed_versioning)
+	{
+		e = options_cache_entry(relid);
+		copy_options(options_cxt, opts, &e->opts);
+		e->have_opts = true;
+	}
 }
 
 void
@@ -758,25 +871,50 @@ get_table_options(Oid relid, LtTableOptions *opts, bool for_create)
 char *
 lt_column_names(Oid relid, AttrNumber attnum, const char *attname, char **assigned_of)
 {
-	List	   *options = GetForeignColumnOptions(relid, attnum);
+	LtOptionsCacheEntry *e = options_cache_entry(relid);
+	List	   *options;
 	ListCell   *lc;
 	char	   *name = NULL;
+	char	   *assigned = NULL;
 
-	if (assigned_of)
-		*assigned_of = NULL;
+	if (attnum >= 1 && attnum <= e->ncols && e->columns[attnum - 1].known)
+	{
+		if (assigned_of)
+			*assigned_of = e->columns[attnum - 1].assigned_of ? pstrdup(e->columns[attnum - 1].assigned_of) : NULL;
+		return pstrdup(e->columns[attnum - 1].name ? e->columns[attnum - 1].name : attname);
+	}
+	options = GetForeignColumnOptions(relid, attnum);
 	foreach(lc, options)
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
 
 		if (strcmp(def->defname, "is_assigned") == 0)
 		{
-			if (assigned_of)
-				*assigned_of = defGetString(def);
+			assigned = defGetString(def);
 			if (name == NULL)
 				name = psprintf("\x01is_assigned(%s)", defGetString(def));
 		}
 		else if (strcmp(def->defname, "column_name") == 0 && name == NULL)
 			name = defGetString(def);
+	}
+	if (assigned_of)
+		*assigned_of = assigned;
+	/* kept (the entry again: the catalog read may have dropped the cache) */
+	e = options_cache_entry(relid);
+	if (attnum >= 1 && attnum <= MaxAttrNumber)
+	{
+		if (attnum > e->ncols)
+		{
+			int			n = Max(attnum, Max(e->ncols * 2, 8));
+
+			e->columns = e->columns ? repalloc(e->columns, sizeof(*e->columns) * n)
+				: MemoryContextAlloc(options_cxt, sizeof(*e->columns) * n);
+			memset(e->columns + e->ncols, 0, sizeof(*e->columns) * (n - e->ncols));
+			e->ncols = n;
+		}
+		e->columns[attnum - 1].name = strdup_in(options_cxt, name);
+		e->columns[attnum - 1].assigned_of = strdup_in(options_cxt, assigned);
+		e->columns[attnum - 1].known = true;
 	}
 	return name ? name : pstrdup(attname);
 }

@@ -542,10 +542,13 @@ lt_overwrite_plan(Relation rel, const LtTableOptions *opts, LtXactTable *xt, LtO
 		{
 			StringInfoData how;
 
+			MemoryContext oldlib = lt_alloc_target(ipl.cxt);	/* rendered in the plan's memory */
+
 			initStringInfo(&how);
 			for (size_t u = 0; u < ip->n_used; u++)
 				appendStringInfo(&how, "%s%s (%s) for %s", u ? ", " : "", ip->used[u].index->name,
-								 lt_index_kind_name(ip->used[u].index->kind), ip->used[u].predicate);
+								 lt_index_kind_name(ip->used[u].index->kind), lt_index_use_predicate(&ip->used[u]));
+			lt_alloc_target(oldlib);
 			plan->indexes = ip->n_used ? how.data : NULL;
 		}
 		for (size_t i = 0; i < ds->n_fragments; i++)

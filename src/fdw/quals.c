@@ -932,7 +932,9 @@ struct LtFdwFilter
 	ExprState  *untranslated;	/* the others: checked locally */
 	ExprState  *recheck;		/* every remote expression, when the filter cannot be used */
 	bool		use_filter;
-	char	   *rendered;
+	lt_filter  *built;			/* the translated expressions without parameter values, or NULL when none */
+	MemoryContext built_cxt;	/* its library memory */
+	char	   *rendered;		/* its text, made when first asked (EXPLAIN, messages) */
 	MemoryContext cxt;			/* the filter's long-lived state */
 	MemoryContext param_cxt;	/* parameter values of the current scan */
 };
@@ -946,8 +948,7 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 	ListCell   *lc;
 	TransCtx	c;
 	MemoryContext tmp,
-				oldlib,
-				old;
+				oldlib;
 
 	lf->cxt = CurrentMemoryContext;
 	lf->param_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw filter params", ALLOCSET_SMALL_SIZES);
@@ -978,17 +979,15 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 		lt_expr   **args = palloc(sizeof(lt_expr *) * list_length(roots));
 		lt_expr    *root;
 		int			i = 0;
-		char	   *s;
 
 		foreach(lc, roots)
 			args[i++] = lfirst(lc);
 		root = i == 1 ? args[0] : lt_expr_and(c.f, i, args, &c.err);
 		if (root == NULL || lt_filter_set_root(c.f, root, &c.err) != LT_OK)
 			lt_report(&c.err, RelationGetRelationName(rel));
-		s = lt_filter_render(c.f);
-		old = MemoryContextSwitchTo(lf->cxt);
-		lf->rendered = pstrdup(s ? s : "?");
-		MemoryContextSwitchTo(old);
+		/* kept for its text, which only EXPLAIN and messages read (rendering it was 1% of a point lookup) */
+		lf->built = c.f;
+		lf->built_cxt = tmp;
 	}
 	lt_alloc_target(oldlib);
 
@@ -1002,7 +1001,8 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 		keep->state = ExecInitExpr((Expr *) fp->expr, ps);
 		lf->params = lappend(lf->params, keep);
 	}
-	MemoryContextDelete(tmp);
+	if (lf->built == NULL)
+		MemoryContextDelete(tmp);
 
 	if (untranslated != NIL)
 		lf->untranslated = ExecInitQual(untranslated, ps);
@@ -1156,5 +1156,19 @@ ltfdw_filter_needs_local_check(LtFdwFilter *lf)
 const char *
 ltfdw_filter_text(LtFdwFilter *lf)
 {
+	if (lf->rendered == NULL && lf->built != NULL)
+	{
+		MemoryContext oldlib = lt_alloc_target(lf->built_cxt);
+		char	   *s = lt_filter_render(lf->built);
+
+		lf->rendered = MemoryContextStrdup(lf->cxt, s ? s : "?");
+		lt_alloc_target(oldlib);
+	}
 	return lf->rendered;
+}
+
+bool
+ltfdw_filter_translates(LtFdwFilter *lf)
+{
+	return lf->built != NULL;
 }

@@ -86,5 +86,7 @@ extern bool ltfdw_filter_has_params(LtFdwFilter *lf);
 extern bool ltfdw_filter_needs_local_check(LtFdwFilter *lf);
 /* The pushed filter as text for EXPLAIN, or NULL when nothing is pushed. */
 extern const char *ltfdw_filter_text(LtFdwFilter *lf);
+/* Whether any expression is pushed (ltfdw_filter_text would not be NULL), without rendering it. */
+extern bool ltfdw_filter_translates(LtFdwFilter *lf);
 
 #endif

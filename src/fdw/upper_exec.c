@@ -2185,6 +2185,9 @@ lt_upper_BeginForeignScan(ForeignScanState *node, int eflags)
 		node->fdwroutine = direct;
 		ltBeginForeignScan(node, eflags);
 	}
+	/* a plan with Gather: its workers read the versions this leader chose (after every scan began) */
+	if (node->ss.ps.state->es_plannedstmt->parallelModeNeeded)
+		lt_dataset_publish_pins();
 }
 
 TupleTableSlot *

@@ -1834,6 +1834,32 @@ TEST(btree_page_cache)
 	lt_btree_pages_stats_get(&st);
 	CHECK(st.bytes <= one && st.pages <= 1);
 
+	/* decoded in place: room, then kept (replacing the same page), discarded, or refused over the budget */
+	lt_btree_pages_configure(NULL, 4 * one);
+	{
+		int64_t    *room = lt_btree_pages_room(100);
+
+		CHECK(room != NULL);
+		for (int i = 0; room && i < 100; i++)
+			room[i] = i * 5;
+		pg = room ? lt_btree_pages_keep("r", 3, 100, 0, true, room) : NULL;
+		CHECK(pg && pg->sorted && pg->n == 100 && pg->keys[99] == 495);
+		pg = lt_btree_pages_get("r", 3);
+		CHECK(pg && pg->keys[1] == 5);
+		room = lt_btree_pages_room(100);
+		CHECK(room != NULL);
+		pg = room ? lt_btree_pages_keep("r", 3, 100, 0, false, room) : NULL;	/* the new decode wins */
+		CHECK(pg && !pg->sorted);
+		room = lt_btree_pages_room(100);
+		lt_btree_pages_discard(room);
+		lt_btree_pages_stats_get(&st);
+		CHECK(st.bytes <= st.budget);
+		CHECK(lt_btree_pages_room(100000) == NULL);	/* larger than the budget */
+		lt_btree_pages_configure(NULL, 0);
+		CHECK(lt_btree_pages_room(10) == NULL);	/* no budget */
+	}
+	lt_btree_pages_configure(NULL, one);
+
 	/* lookups through the cache (one page fits, then all) agree with the scan, twice over */
 	for (int round = 0; round < 2; round++)
 	{

@@ -230,7 +230,7 @@ TEST(verdicts)
 	CHECK(plan && plan->fragments[1].verdict == LT_FRAG_PRUNED);
 	CHECK(plan && plan->fragments[2].verdict == LT_FRAG_SCAN);
 	CHECK(plan && plan->n_used == 1 && plan->used[0].exact && strcmp(plan->used[0].index->name, "id_idx") == 0);
-	CHECK(plan && strstr(plan->used[0].predicate, "id") != NULL);
+	CHECK(plan && strstr(lt_index_use_predicate(&plan->used[0]), "id") != NULL);
 	CHECK(plan && plan->rows_selected == 1);
 	if (plan)
 		check_plan(ds, f, plan);

@@ -46,6 +46,16 @@ const lt_btree_page *lt_btree_pages_get(const char *file_key, uint64_t page);
 const lt_btree_page *lt_btree_pages_put(const char *file_key, uint64_t page, int64_t n, int64_t nulls, bool sorted,
 										const int64_t *keys);
 
+/*
+ * The same without the copy: room for n keys inside a new entry (NULL when nothing would be kept), which the
+ * caller decodes the page into and then hands to lt_btree_pages_keep (kept, or freed when it cannot be; the
+ * keys are those of slots [nulls, n) when sorted) or to lt_btree_pages_discard.
+ */
+int64_t    *lt_btree_pages_room(int64_t n);
+const lt_btree_page *lt_btree_pages_keep(const char *file_key, uint64_t page, int64_t n, int64_t nulls, bool sorted,
+										 int64_t *room);
+void		lt_btree_pages_discard(int64_t *room);
+
 typedef struct lt_btree_pages_stats
 {
 	uint64_t	hits, misses, evictions;

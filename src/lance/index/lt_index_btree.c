@@ -256,20 +256,26 @@ search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, u
 	int64_t    *keys;
 	bool		sorted;
 
+	int64_t    *room = NULL;
+	const lt_btree_page *kept = NULL;
+
 	*nsel = 0;
 	/* *layout: what an earlier lookup of this reader found of this page (0: not known yet, 1: sorted) */
 	if (*layout == 2)
 		return false;
-	if (!(keys = lt_malloc((size_t) (n > 0 ? n : 1) * sizeof(int64_t))))
+	/* kept for the next lookup of this page (whichever version of the dataset it reads): decoded in place */
+	if (cache_key)
+		room = lt_btree_pages_room(n > 0 ? n : 1);
+	if (!(keys = room) && !(keys = lt_malloc((size_t) (n > 0 ? n : 1) * sizeof(int64_t))))
 		return false;			/* the filter decides */
 	sorted = page_sorted(vals, *layout == 1, keys);
 	*layout = sorted ? 1 : 2;
-	/* kept for the next lookup of this page (whichever version of the dataset it reads) */
-	if (cache_key)
-		lt_btree_pages_put(cache_key, page_no, n, nulls, sorted, keys);
+	if (room)
+		kept = lt_btree_pages_keep(cache_key, page_no, n, nulls, sorted, room);
 	if (sorted)
-		search_sorted(pk, keys, n - nulls, nulls, sel, nsel);
-	lt_free(keys);
+		search_sorted(pk, kept ? kept->keys : keys, n - nulls, nulls, sel, nsel);
+	if (!room)
+		lt_free(keys);
 	return sorted;
 }
 

@@ -151,10 +151,21 @@ lt_index_plan_free(lt_index_plan *plan)
 	for (size_t i = 0; i < plan->n_fragments; i++)
 		lt_free(plan->fragments[i].offsets);
 	for (size_t i = 0; i < plan->n_used; i++)
+	{
 		lt_free(plan->used[i].predicate);
+		lt_filter_free(plan->used[i].asked);
+	}
 	lt_free(plan->fragments);
 	lt_free(plan->used);
 	lt_free(plan);
+}
+
+const char *
+lt_index_use_predicate(lt_index_use *u)
+{
+	if (!u->predicate && u->asked)
+		u->predicate = lt_filter_render(u->asked);
+	return u->predicate ? u->predicate : "?";
 }
 
 static void
@@ -234,11 +245,10 @@ leaf(planning *pl, int column, lt_expr_kind kind, int n, const lt_expr *const *e
 		else
 			rc = lt_index_search_proven(r, f, &out->sure, pl->err);
 	}
-	if (rc == LT_OK)
+	if (rc == LT_OK && (rc = note_use(pl, ix, NULL, exact, &st)) == LT_OK)
 	{
-		char	   *text = lt_filter_render(f);
-
-		rc = text ? note_use(pl, ix, text, exact, &st) : lt_nomem(pl->err);
+		pl->plan->used[pl->plan->n_used - 1].asked = f;	/* rendered when read */
+		f = NULL;
 	}
 	if (rc == LT_OK)
 		rc = finish_leaf(pl, ix, out);

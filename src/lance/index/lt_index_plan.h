@@ -65,10 +65,18 @@ typedef struct lt_frag_plan
 typedef struct lt_index_use
 {
 	const lt_index *index;		/* borrowed from the planner's index list */
-	char	   *predicate;		/* what it was asked, e.g. "(id = 7)" (label lookups: "tags @> [..]") */
+	char	   *predicate;		/* what it was asked, e.g. "(id = 7)" (label lookups: "tags @> [..]"); read it
+								 * through lt_index_use_predicate: rendered from `asked` when first read */
+	lt_filter  *asked;			/* the filter it was asked (owned), or NULL */
 	bool		exact;			/* false: a zonemap (candidates) */
 	lt_index_stats stats;
 } lt_index_use;
+
+/*
+ * The text of what a lookup was asked, rendered on first use (only EXPLAIN and messages read it: rendering it
+ * for every lookup was 1% of a point lookup), in memory freed with the plan; "?" when out of memory.
+ */
+const char *lt_index_use_predicate(lt_index_use *u);
 
 typedef struct lt_index_plan
 {

@@ -33,7 +33,7 @@ full_path(lt_store *s, const char *path)
 		return lt_strdup(path);
 	if (!path[0])
 		return lt_strdup(s->root);
-	return lt_asprintf("%s/%s", s->root, path);
+	return lt_concat3(s->root, "/", path);
 }
 
 /* What a non-regular file is, for messages. */

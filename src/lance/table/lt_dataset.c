@@ -44,7 +44,7 @@ prefixed(const char *prefix, const char *rel)
 {
 	size_t		n = strlen(prefix);
 
-	return lt_asprintf("%s%s%s", prefix, (n && prefix[n - 1] != '/') ? "/" : "", rel);
+	return lt_concat3(prefix, (n && prefix[n - 1] != '/') ? "/" : "", rel);
 }
 
 /* "root" or "root/prefix" without a trailing '/', for messages. */

@@ -105,7 +105,7 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 	if (!sc->files[j])
 	{
 		const Lt__Pb__DataFile *d = frag->files[j];
-		char	   *rel = lt_asprintf("data/%s", d->path);
+		char	   *rel = lt_concat3("data/", d->path, "");
 		char	   *path = rel ? lt_dataset_file_path(sc->ds, d->has_base_id, d->base_id, rel) : NULL;
 		lt_code		rc;
 

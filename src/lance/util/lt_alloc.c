@@ -109,6 +109,22 @@ lt_asprintf(const char *fmt,...)
 	return s;
 }
 
+char *
+lt_concat3(const char *a, const char *b, const char *c)
+{
+	size_t		na = strlen(a),
+				nb = strlen(b),
+				nc = strlen(c);
+	char	   *s = lt_malloc(na + nb + nc + 1);
+
+	if (!s)
+		return NULL;
+	memcpy(s, a, na);
+	memcpy(s + na, b, nb);
+	memcpy(s + na + nb, c, nc + 1);
+	return s;
+}
+
 static void *pb_alloc(void *ad, size_t size) { (void) ad; return lt_malloc(size); }
 static void pb_free(void *ad, void *p) { (void) ad; lt_free(p); }
 

@@ -38,6 +38,8 @@ void		lt_free(void *ptr);
 char	   *lt_strdup(const char *s);
 char	   *lt_strndup(const char *s, size_t n);
 char	   *lt_asprintf(const char *fmt,...) __attribute__((format(printf, 1, 2)));
+/* a + b + c in one allocation (a path joined on every read: vsnprintf costs ten times as much) */
+char	   *lt_concat3(const char *a, const char *b, const char *c);
 
 /* Append v to the growable array *arr of *n values and *cap slots (doubling, from 4096); false when out of memory. */
 bool		lt_push_u64(uint64_t **arr, int64_t *n, int64_t *cap, uint64_t v);
