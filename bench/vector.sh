@@ -163,7 +163,10 @@ for s in "${SETTINGS[@]}"; do
 done
 for t in "np20 lt" "cat7 lt WHERE cat = 7" "cat7_bm ltbm WHERE cat = 7" "hnsw_np20 lth"; do
 	read -r name tbl filter <<<"$t"
-	"${PSQL[@]}" -c "SET lt_fdw.nprobes = 20; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM $tbl $filter ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10" >"$OUT/plan-$name.txt"
+	q="SELECT id FROM $tbl $filter ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10"
+	# cold (the session's first search) and warm (the same search again: what the cache spares)
+	"${PSQL[@]}" -c "SET lt_fdw.nprobes = 20" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q" >"$OUT/plan-$name.txt"
 done
 
 # --- 16 concurrent clients: pgbench over 200 random queries; the backends' CPU from the postmaster's reaped children --

@@ -62,6 +62,12 @@ typedef struct lt_rq
  */
 lt_code		lt_rq_open(lt_index_file *aux, uint32_t dim, lt_rq **out, lt_error *err);
 void		lt_rq_free(lt_rq *rq);
+/*
+ * A RaBitQ storage of known parameters (signs: 4 * code_dim / 8 bytes, or NULL: zeros) whose columns
+ * are not bound yet (a segment's model from the cache, lt_vcache.h); lt_rq_bind binds them in aux.
+ */
+lt_code		lt_rq_new(uint32_t dim, uint32_t code_dim, const uint8_t *signs, lt_rq **out, lt_error *err);
+lt_code		lt_rq_bind(lt_rq *rq, lt_index_file *aux, lt_error *err);
 
 /* The fast rotation of v (dim floats) into out (code_dim floats), as the engine rotates. */
 void		lt_rq_rotate(const lt_rq *rq, const float *v, float *out);
