@@ -1164,10 +1164,17 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return LT_OK;
 	if (ix->pq)
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
-	if (ix->sq.bits)
-		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
-	if (ix->rq)
-		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
+	if (ix->sq.bits || ix->rq)
+	{
+		/* their rows fetched here (the cache), scored there */
+		lt_ivf_rows rows;
+
+		if ((rc = lt_ivf_partition_rows(ix, p, &rows, err)) == LT_OK)
+			rc = ix->rq ? lt_rq_search_partition(ix, p, &rows, q, accept, arg, topk, scored, err) :
+				lt_sq_search_partition(ix, p, &rows, q, accept, arg, topk, scored, err);
+		lt_ivf_rows_free(&rows);
+		return rc;
+	}
 	if ((rc = partition_rows(ix, p, &id_vals, &vec_bytes, &ids, &vecs, err)) != LT_OK)
 		goto done;
 	if ((v = lt_malloc(sizeof(double) * ix->dim)) == NULL)

@@ -383,11 +383,11 @@ rq_scale(const lt_ivf *ix, float d)
 }
 
 lt_code
-lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
-					   void *arg, lt_topk *topk, uint64_t *scored, lt_error *err)
+lt_rq_search_partition(lt_ivf *ix, uint32_t p, const lt_ivf_rows *rows, const float *q,
+					   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk, uint64_t *scored,
+					   lt_error *err)
 {
 	lt_rq	   *rq = ix->rq;
-	lt_ivf_rows rows;
 	uint32_t	len = ix->part_len[p],
 				cb = rq->code_bytes,
 				whole = len - len % RQ_BATCH,
@@ -402,8 +402,6 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 				qf;
 	lt_code		rc;
 
-	if ((rc = lt_ivf_partition_rows(ix, p, &rows, err)) != LT_OK)
-		goto done;
 	if (ix->metric == LT_VMETRIC_COSINE)
 	{
 		/* cosine: the normalized query, scored as l2 */
@@ -469,9 +467,9 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 					scale,
 					est;
 
-		if (rows.ids_arr && !lt_array_is_valid(rows.ids_arr, r))
+		if (rows->ids_arr && !lt_array_is_valid(rows->ids_arr, r))
 			continue;
-		memcpy(&id, rows.ids + r, 8);
+		memcpy(&id, rows->ids + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
 		if (r < whole)
@@ -480,7 +478,7 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 
 			for (uint32_t j = 0; j < cb; j++)
 			{
-				uint8_t		b = packed_byte(rows.codes, len, cb, r, j);
+				uint8_t		b = packed_byte(rows->codes, len, cb, r, j);
 
 				sum += rq->qtable[(2 * j) * 16 + (b & 0x0F)] + rq->qtable[(2 * j + 1) * 16 + (b >> 4)];
 			}
@@ -489,12 +487,12 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 		else
 			for (uint32_t j = 0; j < cb; j++)
 			{
-				uint8_t		b = packed_byte(rows.codes, len, cb, r, j);
+				uint8_t		b = packed_byte(rows->codes, len, cb, r, j);
 
 				bin += rq->table[(2 * j) * 16 + (b & 0x0F)] + rq->table[(2 * j + 1) * 16 + (b >> 4)];
 			}
-		memcpy(&add, rows.add + r, 4);
-		memcpy(&scale, rows.scale + r, 4);
+		memcpy(&add, rows->add + r, 4);
+		memcpy(&scale, rows->scale + r, 4);
 		est = (bin + -0.5f * sum_q) * scale + add + qf;
 		lt_ivf_offer(ix, topk, rq_scale(ix, est), id);
 		if (scored)
@@ -503,6 +501,5 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	rc = LT_OK;
 done:
 	lt_free(qn);
-	lt_ivf_rows_free(&rows);
 	return rc;
 }

@@ -79,12 +79,13 @@ uint8_t		lt_rq_packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_byt
 void		lt_rq_pack(const uint8_t *rows, uint32_t len, uint32_t code_bytes, uint8_t *out);
 
 struct lt_ivf;
+struct lt_ivf_rows;
 
 /*
  * Score every row of partition p (IVF_RQ storage open in ix->rq) against q; as
  * lt_ivf_search_partition (scores in lt_vdist's scale of the index's metric).
  */
-lt_code		lt_rq_search_partition(struct lt_ivf *ix, uint32_t p, const float *q,
+lt_code		lt_rq_search_partition(struct lt_ivf *ix, uint32_t p, const struct lt_ivf_rows *rows, const float *q,
 								   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,
 								   uint64_t *scored, lt_error *err);
 
