@@ -23,7 +23,8 @@
 # in-process in node, warm), then the median over the queries; the heap's sorts run once per query. Recall@10:
 # against lt_fdw's exact answer. CPU: the backend's user + system time over the timed loop (/proc/self/stat),
 # the engine's process.cpuUsage() (every thread) over its loop, per query: on this loaded shared machine compare
-# CPU, not wall time. hnsw_np20_nocache: lt_fdw.vector_index_cache = 0 (every statement reads the index files, as
+# CPU, not wall time. hnsw-load: one new session's IVF_HNSW_SQ search of every partition cold, then warm (what a
+# backend pays to fill its cache). hnsw_np20_nocache: lt_fdw.vector_index_cache = 0 (every statement reads the index files, as
 # IVF_HNSW_SQ searches did before their partitions were cached). exact_par2: the exact search under 2 parallel workers (the leader's CPU only).
 # Concurrency: pgbench -c 16 -j 2 for LT_VBENCH_SECONDS (default 20) per setting over 200 random queries; CPU of
 # the backends from the postmaster's cutime + cstime (the exited backends it reaped); the engine: 16 searches in
@@ -163,8 +164,19 @@ for s in "${SETTINGS[@]}"; do
 done
 for t in "np20 lt" "cat7 lt WHERE cat = 7" "cat7_bm ltbm WHERE cat = 7" "hnsw_np20 lth"; do
 	read -r name tbl filter <<<"$t"
-	"${PSQL[@]}" -c "SET lt_fdw.nprobes = 20; EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) SELECT id FROM $tbl $filter ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10" >"$OUT/plan-$name.txt"
+	q="SELECT id FROM $tbl $filter ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10"
+	# cold (the session's first search) and warm (the same search again: what the cache spares)
+	"${PSQL[@]}" -c "SET lt_fdw.nprobes = 20" -c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q" \
+		-c "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) $q" >"$OUT/plan-$name.txt"
 done
+
+# what one backend pays to fill its cache with the whole IVF_HNSW_SQ index (every partition probed, cold), against
+# the same search warm: CPU ticks (1/100 s) of each, in hnsw-load.txt
+if [[ hnsw_np20 =~ ${LT_VBENCH_SETTINGS:-.} ]]; then
+	q="SELECT count(*) FROM (SELECT id FROM lth ORDER BY vec <-> (SELECT q FROM queries WHERE qid = 0) LIMIT 10) s"
+	"${PSQL[@]}" -At -c "SET lt_fdw.nprobes = 256" -c "SELECT cpu_ticks()" -c "$q" -c "SELECT cpu_ticks()" -c "$q" \
+		-c "SELECT cpu_ticks()" | awk 'NR == 1 {a = $1} NR == 3 {b = $1} NR == 5 {print "hnsw_all_partitions cold_ticks " b - a " warm_ticks " $1 - b}' >"$OUT/hnsw-load.txt"
+fi
 
 # --- 16 concurrent clients: pgbench over 200 random queries; the backends' CPU from the postmaster's reaped children --
 children_ticks() { awk '{print $16 + $17}' "/proc/$(head -1 "$LT_PGDATA/postmaster.pid")/stat"; }
@@ -248,6 +260,10 @@ if (pg.exact)
   console.log(`exact kNN scans ${(bytes / 2 ** 30 / (pg.exact.median_ms / 1000)).toFixed(2)} GiB/s of vectors per wall second, ${(bytes / 2 ** 30 / (pg.exact.cpu_ms_per_query / 1000)).toFixed(2)} GiB/s per CPU second`);
 for (const s of ["ltbuild_np20", "ltbuild_hnsw_np20"])
   if (pg[s]) console.log(`${s} (lt_fdw's own ${s.includes("hnsw") ? "IVF_HNSW_SQ" : "IVF_PQ"} build, nprobes 20): ${f2(pg[s].median_ms)} ms, CPU ${f2(pg[s].cpu_ms_per_query)} ms/q, recall@10 ${recall(pg[s].ids, truth.all)}`);
+if (fs.existsSync(`${out}/hnsw-load.txt`)) {
+  const [, , cold, , warm] = fs.readFileSync(`${out}/hnsw-load.txt`, "utf8").trim().split(" ");
+  console.log(`IVF_HNSW_SQ, every partition probed (nprobes 256) in a new session: ${Number(cold) * 10} ms CPU cold (what a backend pays to fill its cache), ${Number(warm) * 10} ms warm`);
+}
 if (fs.existsSync(`${out}/pgbench.txt`)) {
   console.log("| 16 clients, nprobes 20 | lt_fdw qps (pgbench) | engine qps | qps lt/engine | lt CPU ms/q | engine CPU ms/q |");
   console.log("|---|---|---|---|---|---|");

@@ -181,6 +181,89 @@ search_hits(lt_dataset *ds, const lt_field *vec, uint32_t dim, int span, lt_ivf 
 	return hits;
 }
 
+/*
+ * The segment b wrote searched through the per-process cache (lt_vcache.h) as a search opens it
+ * (lt_ivf_open_cached): a second open of the same version reads no byte of its files (the model, the
+ * HNSW metadata and every partition are hits) and answers as the first; an open of another version never
+ * takes the entries of the first (a miss, the files read again); a budget too small for the partitions
+ * evicts them (and still answers the same).
+ */
+static void
+cached_searches(lt_dataset *ds, const lt_built_index *b)
+{
+	char		dir[128];
+	float		q[4] = {100, -200, 300, 0};
+	lt_topk		t[4];
+	lt_vcache_stats cs0,
+				cs;
+	uint64_t	bytes0 = 0;
+	uint32_t	np = 0;
+	bool		hnsw = false;
+
+	snprintf(dir, sizeof(dir), "_indices/%s/", b->uuid_text);
+	lt_vcache_configure(NULL, 1 << 20);
+	for (int i = 0; i < 4; i++)
+	{
+		lt_ivf	   *ix = NULL;
+		lt_hnsw    *h = NULL;
+
+		if (i == 1)
+		{
+			lt_vcache_stats_get(&cs0);
+			bytes0 = ds->store->bytes_read;
+		}
+		if (i == 2)
+		{
+			lt_vcache_stats_get(&cs);
+			/* the second open of the same version: every part a hit, not a byte read */
+			CHECK_EQ_INT(cs.hits - cs0.hits, 1 + (hnsw ? 1 : 0) + np);
+			CHECK_EQ_INT(cs.misses - cs0.misses, 0);
+			CHECK_EQ_INT(ds->store->bytes_read - bytes0, 0);
+			cs0 = cs;
+			bytes0 = ds->store->bytes_read;
+		}
+		if (i == 3)
+		{
+			lt_vcache_stats_get(&cs);
+			/* another version of the segment: its own entries, the files read again */
+			CHECK(cs.misses - cs0.misses >= 1);
+			CHECK(ds->store->bytes_read > bytes0);
+			lt_vcache_stats_get(&cs0);
+			lt_vcache_configure(NULL, 4096);	/* room for a part of them: the least recent ones dropped */
+		}
+		CHECK_OK(lt_ivf_open_cached(ds->store, dir, i == 2 ? 8 : 7, &ix, &err), err);
+		if (ix == NULL)
+			break;
+		np = ix->n_partitions;
+		hnsw = lt_ivf_is_hnsw(ix);
+		if (hnsw)
+			CHECK_OK(lt_hnsw_open(ds->store, dir, ix, &h, &err), err);
+		CHECK_OK(lt_topk_init(&t[i], 15, &err), err);
+		for (uint32_t p = 0; p < np; p++)
+		{
+			if (hnsw && h)
+				CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &t[i], NULL, &err), err);
+			else if (!hnsw)
+				CHECK_OK(lt_ivf_search_partition(ix, p, q, ix->metric, NULL, NULL, &t[i], NULL, &err), err);
+		}
+		lt_topk_finish(&t[i]);
+		lt_hnsw_close(h);
+		lt_ivf_close(ix);
+	}
+	lt_vcache_stats_get(&cs);
+	CHECK(cs.evictions > cs0.evictions);
+	CHECK(cs.bytes <= 4096);
+	for (int i = 1; i < 4; i++)
+	{
+		CHECK_EQ_INT(t[i].n, t[0].n);
+		for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
+			CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
+	}
+	for (int i = 0; i < 4; i++)
+		lt_topk_free(&t[i]);
+	lt_vcache_configure(NULL, 0);
+}
+
 TEST(build_l2)
 {
 	lt_store   *store = NULL;
@@ -706,6 +789,7 @@ TEST(build_pq_sq)
 		printf("  sq l2: %d of 120 exact neighbours found\n", hits);
 		CHECK(hits >= 108);
 		lt_ivf_close(ivf);
+		cached_searches(ds, &b);
 	}
 	lt_built_index_remove(ds, &b);
 	lt_built_index_clear(&b);
@@ -835,8 +919,9 @@ TEST(build_hnsw_sq)
 				lt_topk_finish(&t[i]);
 			}
 			lt_vcache_stats_get(&cs);
-			CHECK_EQ_INT(cs.hits - cs0.hits, ivf->n_partitions);
-			CHECK_EQ_INT(cs.entries, ivf->n_partitions);
+			/* the graphs' metadata and every partition's graph */
+			CHECK_EQ_INT(cs.hits - cs0.hits, ivf->n_partitions + 1);
+			CHECK_EQ_INT(cs.entries, ivf->n_partitions + 1);
 			for (int i = 1; i < 3; i++)
 			{
 				CHECK_EQ_INT(t[i].n, t[0].n);
@@ -848,6 +933,7 @@ TEST(build_hnsw_sq)
 			lt_vcache_configure(NULL, 0);
 		}
 		lt_ivf_close(ivf);
+		cached_searches(ds, &b);
 	}
 	/* the same data and seed: the same files */
 	o.name = "again";

@@ -35,7 +35,10 @@ typedef struct hnsw_part
 struct lt_hnsw
 {
 	lt_ivf	   *ix;
-	lt_index_file *xf;			/* index.idx */
+	lt_store   *store;
+	char	   *path;			/* index.idx */
+	uint64_t	rows;			/* its rows (the graphs') */
+	lt_index_file *xf;			/* index.idx, opened when a partition is not cached (metadata from the cache) */
 	const lt_field *id_field;
 	const lt_field *nbr_field;
 	uint64_t   *graph_start;	/* per partition: its first row in index.idx */
@@ -219,9 +222,9 @@ score(scorer *s, uint32_t node)
 	const hnsw_part *pt = s->part;
 
 	s->scored++;
-	if (ix->sq.field && s->q)
+	if (ix->sq.bits && s->q)
 		return lt_sq_dot_affine(&ix->sq, s->q, s->qsum, pt->codes + (size_t) node * ix->dim);
-	if (ix->sq.field)
+	if (ix->sq.bits)
 		return lt_sq_code_score(&ix->sq, ix->metric, pt->codes + (size_t) node * ix->dim, s->qcode) * s->scale;
 	else
 	{
@@ -351,6 +354,112 @@ parse_levels(lt_hnsw *h, const uint8_t *m, size_t len, const char *path, lt_erro
 	return LT_OK;
 }
 
+/*
+ * The graphs' metadata as one cache entry: this header, then graph_start, graph_len (uint64_t each),
+ * entry_point, n_offsets (uint32_t each) per partition, then every partition's level offsets in turn.
+ */
+typedef struct hnsw_meta
+{
+	uint32_t	n_partitions;
+	bool		modern;
+	uint64_t	rows;
+	uint64_t	n_levels;		/* level offsets of all partitions */
+} hnsw_meta;
+
+static size_t
+meta_bytes(uint32_t np, uint64_t n_levels)
+{
+	return sizeof(hnsw_meta) + (sizeof(uint64_t) * 2 + sizeof(uint32_t) * 2) * (size_t) np +
+		sizeof(uint64_t) * (size_t) n_levels;
+}
+
+/* Keep h's metadata (just parsed and checked) in the cache. */
+static void
+meta_put(lt_hnsw *h)
+{
+	uint32_t	np = h->ix->n_partitions;
+	hnsw_meta	m = {np, h->file_modern, h->rows, 0};
+	unsigned char *e,
+			   *at;
+
+	if (h->ix->cache_key == NULL)
+		return;
+	for (uint32_t p = 0; p < np; p++)
+		m.n_levels += h->n_offsets[p];
+	if ((e = lt_vcache_put(h->ix->cache_key, LT_VCACHE_HNSW, meta_bytes(np, m.n_levels), false)) == NULL)
+		return;
+	memcpy(e, &m, sizeof(m));
+	at = e + sizeof(m);
+	memcpy(at, h->graph_start, sizeof(uint64_t) * np);
+	at += sizeof(uint64_t) * np;
+	memcpy(at, h->graph_len, sizeof(uint64_t) * np);
+	at += sizeof(uint64_t) * np;
+	memcpy(at, h->entry_point, sizeof(uint32_t) * np);
+	at += sizeof(uint32_t) * np;
+	memcpy(at, h->n_offsets, sizeof(uint32_t) * np);
+	at += sizeof(uint32_t) * np;
+	for (uint32_t p = 0; p < np; p++)
+	{
+		memcpy(at, h->level_offsets[p], sizeof(uint64_t) * h->n_offsets[p]);
+		at += sizeof(uint64_t) * h->n_offsets[p];
+	}
+}
+
+/* h's metadata from the cache (copied: h's arrays stay its own); false when not there or out of memory. */
+static bool
+meta_get(lt_hnsw *h)
+{
+	uint32_t	np = h->ix->n_partitions;
+	unsigned char *e,
+			   *at;
+	size_t		len;
+	hnsw_meta	m;
+
+	if (h->ix->cache_key == NULL || (e = lt_vcache_get(h->ix->cache_key, LT_VCACHE_HNSW, &len, false)) == NULL)
+		return false;
+	memcpy(&m, e, sizeof(m));
+	if (m.n_partitions != np || len != meta_bytes(np, m.n_levels) ||
+		(h->graph_len = lt_calloc(np, sizeof(uint64_t))) == NULL)
+		return false;
+	at = e + sizeof(m);
+	memcpy(h->graph_start, at, sizeof(uint64_t) * np);
+	at += sizeof(uint64_t) * np;
+	memcpy(h->graph_len, at, sizeof(uint64_t) * np);
+	at += sizeof(uint64_t) * np;
+	memcpy(h->entry_point, at, sizeof(uint32_t) * np);
+	at += sizeof(uint32_t) * np;
+	memcpy(h->n_offsets, at, sizeof(uint32_t) * np);
+	at += sizeof(uint32_t) * np;
+	for (uint32_t p = 0; p < np; p++)
+	{
+		if ((h->level_offsets[p] = lt_malloc(sizeof(uint64_t) * (h->n_offsets[p] ? h->n_offsets[p] : 1))) == NULL)
+			return false;
+		memcpy(h->level_offsets[p], at, sizeof(uint64_t) * h->n_offsets[p]);
+		at += sizeof(uint64_t) * h->n_offsets[p];
+	}
+	h->modern = h->file_modern = m.modern;
+	h->rows = m.rows;
+	return true;
+}
+
+/* index.idx and its graph columns, on first need (the metadata from the cache: the file it was read from). */
+static lt_code
+open_file(lt_hnsw *h, lt_error *err)
+{
+	if (h->xf)
+		return LT_OK;
+	LT_TRY(lt_index_file_open(h->store, h->path, &h->xf, err));
+	if (lt_index_file_rows(h->xf) != h->rows)
+		return lt_corrupt(err, "%s: graphs of %llu rows in a file of %llu: not the file its cached metadata was "
+						  "read from", h->path, (unsigned long long) h->rows,
+						  (unsigned long long) lt_index_file_rows(h->xf));
+	LT_TRY(lt_index_file_field(h->xf, "__vector_id", LT_TYPE_UINT32, &h->id_field, err));
+	LT_TRY(lt_index_file_field(h->xf, "__neighbors", LT_TYPE_LIST, &h->nbr_field, err));
+	if (h->nbr_field->n_children != 1 || h->nbr_field->children[0]->type != LT_TYPE_UINT32)
+		return lt_corrupt(err, "%s: column __neighbors is not list<uint32>", h->path);
+	return LT_OK;
+}
+
 lt_code
 lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_error *err)
 {
@@ -365,7 +474,8 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 	if (h == NULL)
 		return lt_nomem(err);
 	h->ix = ix;
-	if ((path = lt_asprintf("%sindex.idx", dir)) == NULL ||
+	h->store = store;
+	if ((path = h->path = lt_asprintf("%sindex.idx", dir)) == NULL ||
 		(h->graph_start = lt_calloc(ix->n_partitions, sizeof(uint64_t))) == NULL ||
 		(h->level_offsets = lt_calloc(ix->n_partitions, sizeof(uint64_t *))) == NULL ||
 		(h->n_offsets = lt_calloc(ix->n_partitions, sizeof(uint32_t))) == NULL ||
@@ -375,6 +485,19 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 		rc = lt_nomem(err);
 		goto done;
 	}
+	/* the graphs' metadata from the cache: no file opened until a partition is not cached */
+	if (meta_get(h))
+	{
+		*out = h;
+		return LT_OK;
+	}
+	for (uint32_t p = 0; p < ix->n_partitions; p++)
+	{
+		lt_free(h->level_offsets[p]);
+		h->level_offsets[p] = NULL;
+	}
+	lt_free(h->graph_len);
+	h->graph_len = NULL;
 	if ((rc = lt_index_file_open(store, path, &h->xf, err)) != LT_OK)
 		goto done;
 	if ((m = lt_index_file_meta(h->xf, "lance:hnsw", &len)) == NULL)
@@ -421,6 +544,7 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 		}
 	}
 	h->file_modern = h->modern;
+	h->rows = at;
 	if (at != lt_index_file_rows(h->xf))
 	{
 		rc = lt_corrupt(err, "%s: graphs of %llu rows in a file of %llu", path, (unsigned long long) at,
@@ -435,9 +559,9 @@ lt_hnsw_open(lt_store *store, const char *dir, lt_ivf *ix, lt_hnsw **out, lt_err
 		rc = lt_corrupt(err, "%s: column __neighbors is not list<uint32>", path);
 		goto done;
 	}
+	meta_put(h);
 	rc = LT_OK;
 done:
-	lt_free(path);
 	if (rc != LT_OK)
 		lt_hnsw_close(h);
 	else
@@ -493,6 +617,7 @@ lt_hnsw_close(lt_hnsw *h)
 	lt_free(h->graph_start);
 	lt_free(h->graph_len);
 	lt_free(h->parts);
+	lt_free(h->path);
 	lt_free(h);
 }
 
@@ -681,8 +806,8 @@ load_part(lt_hnsw *h, uint32_t p, lt_error *err)
 	const uint64_t *lo = h->level_offsets[p];
 	lt_array   *ids = NULL,
 			   *codes = NULL;
-	const lt_field *cf = ix->sq.field ? ix->sq.field : ix->pq_field;
-	size_t		width = ix->sq.field ? ix->dim : ix->pq_bytes;
+	const lt_field *cf;
+	size_t		width = ix->sq.bits ? ix->dim : ix->pq_bytes;
 	lt_code		rc = LT_OK;
 
 	part_free(pt);
@@ -694,6 +819,10 @@ load_part(lt_hnsw *h, uint32_t p, lt_error *err)
 		return LT_OK;
 	}
 	pt->levels = h->n_offsets[p] - 1;
+	/* the files, when the metadata came from the cache */
+	LT_TRY(open_file(h, err));
+	LT_TRY(lt_ivf_open_storage(ix, err));
+	cf = ix->sq.bits ? ix->sq.field : ix->pq_field;
 	if ((pt->off = lt_calloc(pt->levels, sizeof(uint32_t *))) == NULL ||
 		(pt->nbr = lt_calloc(pt->levels, sizeof(uint32_t *))) == NULL ||
 		(pt->count = lt_calloc(pt->levels, sizeof(uint64_t))) == NULL)
@@ -903,7 +1032,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			set_bit(pass, i);
 			remained++;
 		}
-	if (ix->sq.field)
+	if (ix->sq.bits)
 	{
 		const float *qq = q;
 

@@ -283,8 +283,9 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 }
 
 /*
- * An IVF_PQ segment's model as one cache entry (lt_vcache.h): this header, then the centroids,
- * partition starts and lengths, the codebook and its transpose, at the offsets it gives.
+ * A segment's model as one cache entry (lt_vcache.h): this header, then the centroids, partition
+ * starts and lengths, the PQ codebook and its transpose, the RaBitQ rotation's signs, at the offsets it
+ * gives.
  */
 typedef struct pq_model
 {
@@ -298,7 +299,12 @@ typedef struct pq_model
 				pq_m,
 				pq_bytes;
 	bool		transposed;
-	bool		pq;				/* IVF_PQ; else IVF_FLAT (no codebook) */
+	bool		pq;				/* PQ codes (IVF_PQ, IVF_HNSW_PQ) */
+	uint32_t	sq_bits;		/* SQ codes (IVF_SQ, IVF_HNSW_SQ): 8, and the bounds */
+	double		sq_lo,
+				sq_hi;
+	uint32_t	rq_code_dim;	/* IVF_RQ */
+	size_t		off_signs;
 	size_t		off_centroids,
 				off_part_start,
 				off_part_len,
@@ -328,6 +334,7 @@ model_put(lt_ivf *ix)
 {
 	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
 	size_t		cw = ix->elem == LT_TYPE_UINT8 ? 1 : sizeof(float);	/* a centroid element */
+	size_t		rs = ix->rq ? (size_t) 4 * ix->rq->code_bytes : 0;	/* the RaBitQ signs */
 	size_t		at = align16(sizeof(pq_model));
 	pq_model	h = {0};
 	unsigned char *e;
@@ -345,6 +352,10 @@ model_put(lt_ivf *ix)
 	h.pq_bytes = ix->pq_bytes;
 	h.transposed = ix->pq_transposed;
 	h.pq = ix->pq;
+	h.sq_bits = ix->sq.bits;
+	h.sq_lo = ix->sq.lo;
+	h.sq_hi = ix->sq.hi;
+	h.rq_code_dim = ix->rq ? ix->rq->code_dim : 0;
 	h.off_centroids = at;
 	at = align16(at + cw * ix->n_partitions * ix->dim);
 	h.off_part_start = at;
@@ -354,7 +365,9 @@ model_put(lt_ivf *ix)
 	h.off_codebook = at;
 	at = align16(at + cb);
 	h.off_codebook_t = at;
-	at += cb;
+	at = align16(at + cb);
+	h.off_signs = at;
+	at += rs;
 	if ((e = lt_vcache_put(ix->cache_key, LT_VCACHE_MODEL, at, true)) == NULL)
 		return;
 	memcpy(e, &h, sizeof(h));
@@ -367,6 +380,8 @@ model_put(lt_ivf *ix)
 		memcpy(e + h.off_codebook, ix->codebook, cb);
 		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
 	}
+	if (rs)
+		memcpy(e + h.off_signs, ix->rq->signs, rs);
 	lt_free(ix->centroids);
 	lt_free(ix->centroids_u8);
 	lt_free(ix->part_start);
@@ -410,6 +425,16 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->codebook_t = (float *) (e + h.off_codebook_t);
 	if (!ix->type_name || !ix->distance_type)
 		return lt_nomem(err);
+	if (h.sq_bits)
+	{
+		/* the quantizer's column is bound when the auxiliary file opens */
+		ix->sq.dim = h.dim;
+		ix->sq.bits = h.sq_bits;
+		ix->sq.lo = h.sq_lo;
+		ix->sq.hi = h.sq_hi;
+	}
+	if (h.rq_code_dim)
+		LT_TRY(lt_rq_new(h.dim, h.rq_code_dim, e + h.off_signs, &ix->rq, err));
 	if (!h.pq)
 	{
 		ix->codebook = ix->codebook_t = NULL;
@@ -422,9 +447,8 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	return LT_OK;
 }
 
-/* The auxiliary file of a segment opened from the cache, and its PQ columns, on first need. */
-static lt_code
-open_aux_late(lt_ivf *ix, lt_error *err)
+lt_code
+lt_ivf_open_storage(lt_ivf *ix, lt_error *err)
 {
 	if (ix->aux)
 		return LT_OK;
@@ -434,13 +458,30 @@ open_aux_late(lt_ivf *ix, lt_error *err)
 	if (lt_index_file_rows(ix->aux) != ix->part_start[ix->n_partitions - 1] + ix->part_len[ix->n_partitions - 1])
 		return lt_corrupt(err, "%s: not the file its cached model was read from", ix->aux_path);
 	LT_TRY(lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err));
+	if (ix->sq.bits)
+	{
+		lt_sq_codes sq;
+
+		LT_TRY(lt_sq_codes_open(ix->aux, ix->dim, &sq, err));
+		if (sq.lo != ix->sq.lo || sq.hi != ix->sq.hi)
+			return lt_corrupt(err, "%s: not the file its cached model was read from", ix->aux_path);
+		ix->sq.field = sq.field;
+		return LT_OK;
+	}
+	if (ix->rq)
+		return lt_rq_bind(ix->rq, ix->aux, err);
 	if (!ix->pq)
 		return lt_index_file_fixed_list(ix->aux, "flat", ix->elem, ix->dim, &ix->flat_field, err);
 	return lt_index_file_fixed_list(ix->aux, "__pq_code", LT_TYPE_UINT8, ix->pq_bytes, &ix->pq_field, err);
 }
 
-lt_code
-lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err)
+/*
+ * use_cache: the model from the cache when it is there (its key naming version); else the files are
+ * read (and the model kept, partitions through the cache, under the key of version 0).
+ */
+static lt_code
+ivf_open(lt_store *store, const char *dir, bool with_storage, bool use_cache, uint64_t version, lt_ivf **out,
+		 lt_error *err)
 {
 	lt_ivf	   *ix = lt_calloc(1, sizeof(lt_ivf));
 	lt_index_file *xf = NULL;
@@ -458,13 +499,14 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		void	   *entry;
 
 		ix->store = store;
-		if (!(ix->cache_key = lt_asprintf("%s\x1f%s", store->root ? store->root : "", dir)) ||
+		if (!(ix->cache_key = lt_asprintf("%s\x1f%s\x1f%llu", store->root ? store->root : "", dir,
+										  (unsigned long long) version)) ||
 			!(ix->aux_path = lt_asprintf("%sauxiliary.idx", dir)))
 		{
 			rc = lt_nomem(err);
 			goto done;
 		}
-		if ((entry = lt_vcache_get(ix->cache_key, LT_VCACHE_MODEL, NULL, true)) != NULL)
+		if (use_cache && (entry = lt_vcache_get(ix->cache_key, LT_VCACHE_MODEL, NULL, true)) != NULL)
 		{
 			rc = model_use(ix, entry, err);
 			goto done;
@@ -577,9 +619,6 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 			}
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
-			/* IVF_PQ is searched from the cache when it keeps the model (HNSW_PQ reads its graphs' files) */
-			if (strcmp(ix->type_name, "IVF_PQ") == 0 && ix->n_partitions > 0)
-				model_put(ix);
 		}
 		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
 		{
@@ -597,9 +636,9 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 			if ((rc = lt_index_file_fixed_list(ix->aux, "flat", ix->elem, ix->dim, &ix->flat_field,
 												err)) != LT_OK)
 				goto done;
-			if (strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->n_partitions > 0)
-				model_put(ix);
 		}
+		if (ix->n_partitions > 0)
+			model_put(ix);
 	}
 	rc = LT_OK;
 done:
@@ -613,6 +652,19 @@ done:
 	else
 		*out = ix;
 	return rc;
+}
+
+lt_code
+lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err)
+{
+	/* every file read, every column bound (the index builders' remaps read them), the model kept */
+	return ivf_open(store, dir, with_storage, false, 0, out, err);
+}
+
+lt_code
+lt_ivf_open_cached(lt_store *store, const char *dir, uint64_t version, lt_ivf **out, lt_error *err)
+{
+	return ivf_open(store, dir, true, true, version, out, err);
 }
 
 void
@@ -945,51 +997,103 @@ pq_scale(const lt_ivf *ix, float d)
 	}
 }
 
-/* A partition's row ids (none NULL) and codes or vectors, as kept in the cache. */
+/*
+ * A partition's rows as kept in the cache: this header, then uint64_t ids[len], then the codes or
+ * vectors (len * the row's bytes, as stored: transposed or packed or not), then for IVF_RQ the factors
+ * float add[len], scale[len] (4-aligned).
+ */
 typedef struct part_rows_hdr
 {
 	uint64_t	len;
-	/* then uint64_t ids[len], then uint8_t codes[len * pq_bytes] (as stored: transposed or not) */
 } part_rows_hdr;
 
-/*
- * Partition p's row ids and codes (IVF_PQ) or vectors (IVF_FLAT): from the cache, or read (and kept
- * when the ids have no NULL).  *ids_arr / *codes_arr: the arrays read, when not from the cache (the
- * caller frees them).
- */
+void
+lt_ivf_rows_free(lt_ivf_rows *rows)
+{
+	for (int i = 0; i < 4; i++)
+		lt_array_free(rows->read[i]);
+	memset(rows, 0, sizeof(*rows));
+}
+
+lt_code
+lt_ivf_partition_rows(lt_ivf *ix, uint32_t p, lt_ivf_rows *rows, lt_error *err)
+{
+	uint32_t	len = ix->part_len[p];
+	size_t		row_bytes = ix->pq ? ix->pq_bytes : ix->sq.bits ? ix->dim : ix->rq ? ix->rq->code_bytes :
+		ix->dim * elem_bytes(ix->elem);
+	size_t		per_row = ix->pq ? ix->pq_bytes : ix->rq ? ix->rq->code_bytes : ix->dim;	/* child values */
+	size_t		cb = (size_t) len * row_bytes,
+				at_codes = sizeof(part_rows_hdr) + sizeof(uint64_t) * len,
+				at_add = (at_codes + cb + 3) & ~(size_t) 3,
+				total = ix->rq ? at_add + sizeof(float) * 2 * len : at_codes + cb;
+	const lt_field *fields[4];
+	lt_array  **a = rows->read;
+	unsigned char *e;
+
+	memset(rows, 0, sizeof(*rows));
+	if (ix->cache_key && (e = lt_vcache_get(ix->cache_key, p, NULL, false)) != NULL)
+	{
+		rows->ids = (const uint64_t *) (e + sizeof(part_rows_hdr));
+		rows->codes = e + at_codes;
+		if (ix->rq)
+		{
+			rows->add = (const float *) (e + at_add);
+			rows->scale = rows->add + len;
+		}
+		return LT_OK;
+	}
+	LT_TRY(lt_ivf_open_storage(ix, err));
+	fields[0] = ix->rowid_field;
+	fields[1] = ix->pq ? ix->pq_field : ix->sq.bits ? ix->sq.field : ix->rq ? ix->rq->code_field : ix->flat_field;
+	fields[2] = ix->rq ? ix->rq->add_field : NULL;
+	fields[3] = ix->rq ? ix->rq->scale_field : NULL;
+	for (int i = 0; i < 4 && fields[i]; i++)
+		LT_TRY(lt_index_file_read(ix->aux, fields[i], ix->part_start[p], len, &a[i], err));
+	if (a[0]->length != len || a[1]->length != len || a[1]->children[0] == NULL ||
+		a[1]->children[0]->length != (int64_t) (len * per_row) ||
+		(ix->rq && (a[2]->length != len || a[3]->length != len)))
+		return lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
+	rows->ids = (const uint64_t *) a[0]->values;
+	rows->ids_arr = a[0]->validity ? a[0] : NULL;
+	rows->codes = a[1]->children[0]->values;
+	if (ix->rq)
+	{
+		rows->add = (const float *) a[2]->values;
+		rows->scale = (const float *) a[3]->values;
+	}
+	if ((a[0]->validity == NULL || memchr(a[0]->validity, 0, len) == NULL) && ix->cache_key &&
+		(e = lt_vcache_put(ix->cache_key, p, total, false)) != NULL)
+	{
+		((part_rows_hdr *) e)->len = len;
+		memcpy(e + sizeof(part_rows_hdr), rows->ids, sizeof(uint64_t) * len);
+		memcpy(e + at_codes, rows->codes, cb);
+		if (ix->rq)
+		{
+			memcpy(e + at_add, rows->add, sizeof(float) * len);
+			memcpy(e + at_add + sizeof(float) * len, rows->scale, sizeof(float) * len);
+		}
+	}
+	return LT_OK;
+}
+
+/* IVF_PQ's and IVF_FLAT's: *ids_arr / *codes_arr the arrays read, when not from the cache (the caller frees them). */
 static lt_code
 partition_rows(lt_ivf *ix, uint32_t p, const uint64_t **ids, const uint8_t **codes, lt_array **ids_arr,
 			 lt_array **codes_arr, lt_error *err)
 {
-	uint32_t	len = ix->part_len[p];
-	size_t		per_row = ix->pq ? ix->pq_bytes : ix->dim;	/* child values per row */
-	size_t		cb = (size_t) len * (ix->pq ? ix->pq_bytes : ix->dim * elem_bytes(ix->elem));
-	unsigned char *e;
+	lt_ivf_rows r;
+	lt_code		rc = lt_ivf_partition_rows(ix, p, &r, err);
 
-	*ids_arr = *codes_arr = NULL;
-	if (ix->cache_key && (e = lt_vcache_get(ix->cache_key, p, NULL, false)) != NULL)
+	*ids_arr = r.read[0];
+	*codes_arr = r.read[1];
+	*ids = r.ids;
+	*codes = r.codes;
+	if (rc != LT_OK)
 	{
-		*ids = (const uint64_t *) (e + sizeof(part_rows_hdr));
-		*codes = e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len;
-		return LT_OK;
+		lt_ivf_rows_free(&r);
+		*ids_arr = *codes_arr = NULL;
 	}
-	LT_TRY(open_aux_late(ix, err));
-	LT_TRY(lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, ids_arr, err));
-	LT_TRY(lt_index_file_read(ix->aux, ix->pq ? ix->pq_field : ix->flat_field, ix->part_start[p], len, codes_arr,
-							  err));
-	if ((*ids_arr)->length != len || (*codes_arr)->length != len || (*codes_arr)->children[0] == NULL ||
-		(*codes_arr)->children[0]->length != (int64_t) (len * per_row))
-		return lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
-	*ids = (const uint64_t *) (*ids_arr)->values;
-	*codes = (*codes_arr)->children[0]->values;
-	if (((*ids_arr)->validity == NULL || memchr((*ids_arr)->validity, 0, len) == NULL) && ix->cache_key &&
-		(e = lt_vcache_put(ix->cache_key, p, sizeof(part_rows_hdr) + sizeof(uint64_t) * len + cb, false)) != NULL)
-	{
-		((part_rows_hdr *) e)->len = len;
-		memcpy(e + sizeof(part_rows_hdr), *ids, sizeof(uint64_t) * len);
-		memcpy(e + sizeof(part_rows_hdr) + sizeof(uint64_t) * len, *codes, cb);
-	}
-	return LT_OK;
+	return rc;
 }
 
 static lt_code
@@ -1060,10 +1164,17 @@ lt_ivf_search_partition(lt_ivf *ix, uint32_t p, const float *q, lt_vmetric m,
 		return LT_OK;
 	if (ix->pq)
 		return search_pq(ix, p, q, accept, arg, topk, scored, err);
-	if (ix->sq.field)
-		return lt_sq_search_partition(ix, p, q, accept, arg, topk, scored, err);
-	if (ix->rq)
-		return lt_rq_search_partition(ix, p, q, accept, arg, topk, scored, err);
+	if (ix->sq.bits || ix->rq)
+	{
+		/* their rows fetched here (the cache), scored there */
+		lt_ivf_rows rows;
+
+		if ((rc = lt_ivf_partition_rows(ix, p, &rows, err)) == LT_OK)
+			rc = ix->rq ? lt_rq_search_partition(ix, p, &rows, q, accept, arg, topk, scored, err) :
+				lt_sq_search_partition(ix, p, &rows, q, accept, arg, topk, scored, err);
+		lt_ivf_rows_free(&rows);
+		return rc;
+	}
 	if ((rc = partition_rows(ix, p, &id_vals, &vec_bytes, &ids, &vecs, err)) != LT_OK)
 		goto done;
 	if ((v = lt_malloc(sizeof(double) * ix->dim)) == NULL)

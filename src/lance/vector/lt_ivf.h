@@ -99,10 +99,11 @@ typedef struct lt_ivf
 	 */
 	struct lt_ivf_seq *seq;
 	/*
-	 * IVF_PQ and IVF_FLAT (of any element type) through the per-process cache (lt_vcache.h): the model
-	 * (centroids, partition offsets, codebook) points into a pinned cache entry, partitions' row ids and
-	 * codes or vectors are kept there, and the auxiliary file is opened only when a partition is not
-	 * cached (aux_path in store).  IVF_HNSW_* keep their partitions' graphs and codes there (lt_hnsw.c).
+	 * Every kind through the per-process cache (lt_vcache.h): the model (centroids, partition offsets,
+	 * the PQ codebook, the SQ bounds, the RaBitQ rotation) points into a pinned cache entry; partitions'
+	 * row ids and codes, vectors or RaBitQ factors are kept there, and the auxiliary file is opened only
+	 * when a partition is not cached (aux_path in store; lt_ivf_open_storage).  IVF_HNSW_* keep their
+	 * graphs' metadata and their partitions' graphs and codes there (lt_hnsw.c).
 	 */
 	void	   *cached;			/* the pinned model entry, or NULL: the arrays are ix's own */
 	char	   *cache_key;		/* store root and segment directory, or NULL: not cached */
@@ -124,6 +125,30 @@ typedef struct lt_ivf_seq
  * naming the file.
  */
 lt_code		lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, lt_error *err);
+/*
+ * The same with storage, for searching: the model from the cache when it holds the segment's as of
+ * version (the manifest's record of the segment; an entry of another version is never used), no file
+ * opened then; the files are opened on first need (lt_ivf_open_storage).
+ */
+lt_code		lt_ivf_open_cached(lt_store *store, const char *dir, uint64_t version, lt_ivf **out, lt_error *err);
+/* The auxiliary file and its columns of a segment whose model came from the cache (no-op when open). */
+lt_code		lt_ivf_open_storage(lt_ivf *ix, lt_error *err);
+
+/*
+ * Partition p's rows from the cache, or read from the auxiliary file (and kept when its row ids have no
+ * NULL): row ids, the codes or vectors as stored, and for IVF_RQ its factors.
+ */
+typedef struct lt_ivf_rows
+{
+	const uint64_t *ids;
+	const lt_array *ids_arr;	/* read from the file: whose validity tells NULL row ids; NULL: none */
+	const uint8_t *codes;
+	const float *add,
+			   *scale;			/* IVF_RQ */
+	lt_array   *read[4];		/* the arrays read (not from the cache) */
+} lt_ivf_rows;
+lt_code		lt_ivf_partition_rows(lt_ivf *ix, uint32_t p, lt_ivf_rows *rows, lt_error *err);
+void		lt_ivf_rows_free(lt_ivf_rows *rows);
 /*
  * Room in ix->seq (when set) for the ids of n more rows offered to the top-k; LT_ENOMEM.  Inline, as
  * lt_ivf_offer: the storages' scorers (lt_sq.c, lt_rq.c, lt_hnsw.c) sit below lt_ivf.c, which calls them.

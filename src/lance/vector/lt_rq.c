@@ -112,25 +112,9 @@ lt_rq_open(lt_index_file *aux, uint32_t dim, lt_rq **out, lt_error *err)
 		rc = lt_corrupt(err, "%s: RaBitQ code_dim %ld for vectors of %u", path, code_dim, dim);
 		goto done;
 	}
-	if ((rq = lt_calloc(1, sizeof(lt_rq))) == NULL)
-	{
-		rc = lt_nomem(err);
+	if ((rc = lt_rq_new(dim, (uint32_t) code_dim, NULL, &rq, err)) != LT_OK)
 		goto done;
-	}
-	rq->dim = dim;
-	rq->code_dim = (uint32_t) code_dim;
-	rq->code_bytes = rq->code_dim / 8;
 	n_signs = (size_t) RQ_ROUNDS * rq->code_bytes;
-	rq->signs = lt_malloc(n_signs);
-	rq->rotated = lt_malloc(sizeof(float) * rq->code_dim);
-	rq->table = lt_malloc(sizeof(float) * rq->code_dim * 4);
-	rq->qtable = lt_malloc((size_t) rq->code_dim * 4);
-	rq->code = lt_malloc(rq->code_bytes);
-	if (!rq->signs || !rq->rotated || !rq->table || !rq->qtable || !rq->code)
-	{
-		rc = lt_nomem(err);
-		goto done;
-	}
 	/* the signs: a JSON list of bytes */
 	v = meta_value(s, "fast_rotation_signs");
 	if (v == NULL || *v != '[')
@@ -157,10 +141,7 @@ lt_rq_open(lt_index_file *aux, uint32_t dim, lt_rq **out, lt_error *err)
 						rq->code_dim);
 		goto done;
 	}
-	if ((rc = lt_index_file_fixed_list(aux, "_rabit_codes", LT_TYPE_UINT8, rq->code_bytes, &rq->code_field, err)) != LT_OK ||
-		(rc = lt_index_file_field(aux, "__add_factors", LT_TYPE_FLOAT32, &rq->add_field, err)) != LT_OK ||
-		(rc = lt_index_file_field(aux, "__scale_factors", LT_TYPE_FLOAT32, &rq->scale_field, err)) != LT_OK)
-		goto done;
+	rc = lt_rq_bind(rq, aux, err);
 done:
 	lt_free(s);
 	if (rc != LT_OK)
@@ -168,6 +149,41 @@ done:
 	else
 		*out = rq;
 	return rc;
+}
+
+lt_code
+lt_rq_new(uint32_t dim, uint32_t code_dim, const uint8_t *signs, lt_rq **out, lt_error *err)
+{
+	lt_rq	   *rq;
+
+	*out = NULL;
+	if ((rq = lt_calloc(1, sizeof(lt_rq))) == NULL)
+		return lt_nomem(err);
+	rq->dim = dim;
+	rq->code_dim = code_dim;
+	rq->code_bytes = code_dim / 8;
+	rq->signs = lt_malloc((size_t) RQ_ROUNDS * rq->code_bytes);
+	rq->rotated = lt_malloc(sizeof(float) * rq->code_dim);
+	rq->table = lt_malloc(sizeof(float) * rq->code_dim * 4);
+	rq->qtable = lt_malloc((size_t) rq->code_dim * 4);
+	rq->code = lt_malloc(rq->code_bytes);
+	if (!rq->signs || !rq->rotated || !rq->table || !rq->qtable || !rq->code)
+	{
+		lt_rq_free(rq);
+		return lt_nomem(err);
+	}
+	if (signs)
+		memcpy(rq->signs, signs, (size_t) RQ_ROUNDS * rq->code_bytes);
+	*out = rq;
+	return LT_OK;
+}
+
+lt_code
+lt_rq_bind(lt_rq *rq, lt_index_file *aux, lt_error *err)
+{
+	LT_TRY(lt_index_file_fixed_list(aux, "_rabit_codes", LT_TYPE_UINT8, rq->code_bytes, &rq->code_field, err));
+	LT_TRY(lt_index_file_field(aux, "__add_factors", LT_TYPE_FLOAT32, &rq->add_field, err));
+	return lt_index_file_field(aux, "__scale_factors", LT_TYPE_FLOAT32, &rq->scale_field, err);
 }
 
 void
@@ -367,14 +383,11 @@ rq_scale(const lt_ivf *ix, float d)
 }
 
 lt_code
-lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
-					   void *arg, lt_topk *topk, uint64_t *scored, lt_error *err)
+lt_rq_search_partition(lt_ivf *ix, uint32_t p, const lt_ivf_rows *rows, const float *q,
+					   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk, uint64_t *scored,
+					   lt_error *err)
 {
 	lt_rq	   *rq = ix->rq;
-	lt_array   *ids = NULL,
-			   *codes = NULL,
-			   *adds = NULL,
-			   *scales = NULL;
 	uint32_t	len = ix->part_len[p],
 				cb = rq->code_bytes,
 				whole = len - len % RQ_BATCH,
@@ -389,17 +402,6 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 				qf;
 	lt_code		rc;
 
-	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, rq->code_field, ix->part_start[p], len, &codes, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, rq->add_field, ix->part_start[p], len, &adds, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, rq->scale_field, ix->part_start[p], len, &scales, err)) != LT_OK)
-		goto done;
-	if (ids->length != len || codes->length != len || adds->length != len || scales->length != len ||
-		codes->children[0] == NULL || codes->children[0]->length != (int64_t) len * cb)
-	{
-		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
-		goto done;
-	}
 	if (ix->metric == LT_VMETRIC_COSINE)
 	{
 		/* cosine: the normalized query, scored as l2 */
@@ -465,9 +467,9 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 					scale,
 					est;
 
-		if (!lt_array_is_valid(ids, r))
+		if (rows->ids_arr && !lt_array_is_valid(rows->ids_arr, r))
 			continue;
-		memcpy(&id, ids->values + (size_t) r * 8, 8);
+		memcpy(&id, rows->ids + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
 		if (r < whole)
@@ -476,7 +478,7 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 
 			for (uint32_t j = 0; j < cb; j++)
 			{
-				uint8_t		b = packed_byte(codes->children[0]->values, len, cb, r, j);
+				uint8_t		b = packed_byte(rows->codes, len, cb, r, j);
 
 				sum += rq->qtable[(2 * j) * 16 + (b & 0x0F)] + rq->qtable[(2 * j + 1) * 16 + (b >> 4)];
 			}
@@ -485,12 +487,12 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 		else
 			for (uint32_t j = 0; j < cb; j++)
 			{
-				uint8_t		b = packed_byte(codes->children[0]->values, len, cb, r, j);
+				uint8_t		b = packed_byte(rows->codes, len, cb, r, j);
 
 				bin += rq->table[(2 * j) * 16 + (b & 0x0F)] + rq->table[(2 * j + 1) * 16 + (b >> 4)];
 			}
-		memcpy(&add, adds->values + (size_t) r * 4, 4);
-		memcpy(&scale, scales->values + (size_t) r * 4, 4);
+		memcpy(&add, rows->add + r, 4);
+		memcpy(&scale, rows->scale + r, 4);
 		est = (bin + -0.5f * sum_q) * scale + add + qf;
 		lt_ivf_offer(ix, topk, rq_scale(ix, est), id);
 		if (scored)
@@ -499,9 +501,5 @@ lt_rq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	rc = LT_OK;
 done:
 	lt_free(qn);
-	lt_array_free(ids);
-	lt_array_free(codes);
-	lt_array_free(adds);
-	lt_array_free(scales);
 	return rc;
 }

@@ -62,6 +62,12 @@ typedef struct lt_rq
  */
 lt_code		lt_rq_open(lt_index_file *aux, uint32_t dim, lt_rq **out, lt_error *err);
 void		lt_rq_free(lt_rq *rq);
+/*
+ * A RaBitQ storage of known parameters (signs: 4 * code_dim / 8 bytes, or NULL: zeros) whose columns
+ * are not bound yet (a segment's model from the cache, lt_vcache.h); lt_rq_bind binds them in aux.
+ */
+lt_code		lt_rq_new(uint32_t dim, uint32_t code_dim, const uint8_t *signs, lt_rq **out, lt_error *err);
+lt_code		lt_rq_bind(lt_rq *rq, lt_index_file *aux, lt_error *err);
 
 /* The fast rotation of v (dim floats) into out (code_dim floats), as the engine rotates. */
 void		lt_rq_rotate(const lt_rq *rq, const float *v, float *out);
@@ -73,12 +79,13 @@ uint8_t		lt_rq_packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_byt
 void		lt_rq_pack(const uint8_t *rows, uint32_t len, uint32_t code_bytes, uint8_t *out);
 
 struct lt_ivf;
+struct lt_ivf_rows;
 
 /*
  * Score every row of partition p (IVF_RQ storage open in ix->rq) against q; as
  * lt_ivf_search_partition (scores in lt_vdist's scale of the index's metric).
  */
-lt_code		lt_rq_search_partition(struct lt_ivf *ix, uint32_t p, const float *q,
+lt_code		lt_rq_search_partition(struct lt_ivf *ix, uint32_t p, const struct lt_ivf_rows *rows, const float *q,
 								   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,
 								   uint64_t *scored, lt_error *err);
 

@@ -13,11 +13,10 @@
 #include "util/lt_random.h"
 
 lt_code
-lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (uint64_t row_id, void *arg),
-					   void *arg, lt_topk *topk, uint64_t *scored, lt_error *err)
+lt_sq_search_partition(lt_ivf *ix, uint32_t p, const lt_ivf_rows *rows, const float *q,
+					   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk, uint64_t *scored,
+					   lt_error *err)
 {
-	lt_array   *ids = NULL,
-			   *codes = NULL;
 	uint32_t	len = ix->part_len[p],
 				dim = ix->dim;
 	uint8_t    *qc = lt_malloc(dim);
@@ -46,28 +45,19 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 			x = lt_half_to_float(lt_float_to_half(x));
 		qc[i] = lt_sq_code(x, ix->sq.lo, range);
 	}
-	if ((rc = lt_index_file_read(ix->aux, ix->rowid_field, ix->part_start[p], len, &ids, err)) != LT_OK ||
-		(rc = lt_index_file_read(ix->aux, ix->sq.field, ix->part_start[p], len, &codes, err)) != LT_OK)
-		goto done;
-	if (ids->length != len || codes->length != len || codes->children[0] == NULL ||
-		codes->children[0]->length != (int64_t) len * dim)
-	{
-		rc = lt_corrupt(err, "%s: partition %u does not have its %u rows", lt_index_file_path(ix->aux), p, len);
-		goto done;
-	}
 	if ((rc = lt_ivf_seq_reserve(ix, len, err)) != LT_OK)
 		goto done;
 	for (uint32_t r = 0; r < len; r++)
 	{
-		const uint8_t *c = codes->children[0]->values + (size_t) r * dim;
+		const uint8_t *c = rows->codes + (size_t) r * dim;
 		uint64_t	id;
 		uint32_t	sum = 0;
 		float		d;
 		double		s;
 
-		if (!lt_array_is_valid(ids, r))
+		if (rows->ids_arr && !lt_array_is_valid(rows->ids_arr, r))
 			continue;
-		memcpy(&id, ids->values + (size_t) r * 8, 8);
+		memcpy(&id, rows->ids + r, 8);
 		if (accept && !accept(id, arg))
 			continue;
 		if (ix->metric == LT_VMETRIC_NEG_DOT)
@@ -98,8 +88,6 @@ lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q, bool (*accept) (u
 	rc = LT_OK;
 done:
 	lt_free(qc);
-	lt_array_free(ids);
-	lt_array_free(codes);
 	return rc;
 }
 

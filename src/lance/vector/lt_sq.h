@@ -31,8 +31,8 @@
 #include "util/lt_status.h"
 #include "vector/lt_ivf.h"
 
-/* Score every row of partition p (IVF_SQ storage open in ix) against q; as lt_ivf_search_partition. */
-lt_code		lt_sq_search_partition(lt_ivf *ix, uint32_t p, const float *q,
+/* Score every row of partition p (its rows: lt_ivf_partition_rows) against q; as lt_ivf_search_partition. */
+lt_code		lt_sq_search_partition(lt_ivf *ix, uint32_t p, const lt_ivf_rows *rows, const float *q,
 								   bool (*accept) (uint64_t row_id, void *arg), void *arg, lt_topk *topk,
 								   uint64_t *scored, lt_error *err);
 

@@ -4,10 +4,11 @@
  * An index segment (_indices/<uuid>/) never changes once written (a rebuilt or optimized index is a
  * new uuid), so what a search decodes from it — the IVF model, the PQ codebook and partition offsets,
  * a partition's row ids and codes — serves every later search of any dataset version that still has
- * the segment.  Entries are keyed by a string (store root and segment directory) and a number (the
- * part of the segment: LT_VCACHE_MODEL, a partition's rows, or LT_VCACHE_GRAPH of a partition), are opaque byte blocks the caller fills, and
- * count their bytes against one budget; the least recently used unpinned entry goes first.  With a
- * budget of 0 (the default until lt_vcache_configure) nothing is kept.  Not thread-safe, as the library.
+ * the segment.  Entries are keyed by a string (store root, segment directory and the manifest's version
+ * of the segment: vector/lt_ivf.h) and a number (the part of the segment: LT_VCACHE_MODEL, a
+ * partition's rows, LT_VCACHE_HNSW, or LT_VCACHE_GRAPH of a partition), are opaque byte blocks the
+ * caller fills, and count their bytes against one budget; the least recently used unpinned entry goes
+ * first.  A warm search of a cached segment opens none of its files.  With a budget of 0 (the default until lt_vcache_configure) nothing is kept.  Not thread-safe, as the library.
  *
  * An entry got or put unpinned is valid until the next put; a pinned one until lt_vcache_unpin.
  */
@@ -23,6 +24,8 @@
 #define LT_VCACHE_MODEL ((int64_t) -1)
 /* an IVF_HNSW_* segment's partition p: its graph, row ids and codes (vector/lt_hnsw.c) */
 #define LT_VCACHE_GRAPH(p) ((int64_t) -2 - (int64_t) (p))
+/* an IVF_HNSW_* segment's graphs' metadata: where each partition's levels are in index.idx */
+#define LT_VCACHE_HNSW INT64_MIN
 
 /*
  * Set the budget (bytes) and the allocator entries live in (NULL: the hooks installed now).  Unpinned

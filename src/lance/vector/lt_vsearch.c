@@ -162,7 +162,8 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			rc = lt_nomem(err);
 			break;
 		}
-		rc = lt_ivf_open(ds->store, dir, true, &vx->segments[s], err);
+		/* the segment's model and graphs from the cache when it holds this record of it */
+		rc = lt_ivf_open_cached(ds->store, dir, idx->segments[s].dataset_version, &vx->segments[s], err);
 		if (rc == LT_OK)
 			vx->n_segments++;
 		if (rc == LT_OK && lt_ivf_is_hnsw(vx->segments[s]))
