@@ -114,6 +114,12 @@ struct lt_field_reader
 	 */
 	bool		whole_pages;
 	/*
+	 * The caller reads a sample of rows about this many apart (0: ranges, or not known).  Where the
+	 * bytes between two of them are many (vectors), each row is fetched alone (a window of its own),
+	 * not by reading the page through, whatever whole_pages says.
+	 */
+	uint64_t	row_gap;
+	/*
 	 * Each read is a range of its own (index pages looked up one by one), not
 	 * part of a stream: a read is windowed by its size alone, however many rows.
 	 */

@@ -141,6 +141,8 @@ open_reader(lt_fragment_scanner *sc, const lt_field *field, lt_field_reader **ou
 	 * (chunks hold hundreds of rows or more): windows would fetch parts of each page, then all of it.
 	 */
 	(*out)->whole_pages = sc->opts.offsets && sc->opts.n_offsets * LT_DENSE_OFFSETS >= sc->physical_rows;
+	if (sc->opts.offsets)
+		(*out)->row_gap = sc->physical_rows / (sc->opts.n_offsets ? sc->opts.n_offsets : 1);
 	return LT_OK;
 }
 
