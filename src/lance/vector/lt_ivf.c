@@ -555,16 +555,6 @@ lt_ivf_open(lt_store *store, const char *dir, bool with_storage, lt_ivf **out, l
 		}
 		else if (strcmp(ix->type_name, "IVF_PQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_PQ") == 0)
 		{
-			/*
-			 * PQ codes of float16 / float64 vectors: the engines' scores of a few rows differ from ours (both
-			 * Lance 8 and 12, cause not found), so such an index is searched exactly until they agree
-			 */
-			if (ix->elem != LT_TYPE_FLOAT32)
-			{
-				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: %s of %s vectors", path, ix->type_name,
-								  lt_type_name(ix->elem));
-				goto done;
-			}
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
 			/* IVF_PQ is searched from the cache when it keeps the model (HNSW_PQ reads its graphs' files) */
@@ -745,6 +735,49 @@ pq_table_sub(float *restrict out, const float *restrict cbt, const float *restri
 	}
 }
 
+/* A float rounded to float16 and back: the engines' arithmetic on float16 arrays rounds every result so. */
+static inline float
+f16r(float x)
+{
+	return lt_half_to_float(lt_float_to_half(x));
+}
+
+/*
+ * The query's residual to centroid c for float16 vectors, as the engines compute it on float16 arrays
+ * (each result rounded to float16): the query in float16; for cosine divided by its norm and rounded
+ * to float16; then minus the centroid, rounded to float16 (dot: the query as is).  Computed in float
+ * without these roundings, the table's entries differ from the engine's by up to about 1e-4 (l2) and
+ * 1e-3 (cosine) relative, which reorders rows whose scores are that close: the candidates that reach
+ * the re-ranking then differ.  Checked against Lance 12's scores, equal to the last digit (Lance 8's
+ * float16 cosine scores differ from both within 0.5%: see README).
+ */
+static void
+pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
+{
+	float		norm = 0;
+
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		double		sum = 0;
+
+		for (uint32_t i = 0; i < ix->dim; i++)
+		{
+			float		x = f16r(q[i]);
+
+			sum += (double) x * x;
+		}
+		norm = (float) sqrt(sum);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+	{
+		float		x = f16r(q[i]);
+
+		if (ix->metric == LT_VMETRIC_COSINE && norm > 0)
+			x = f16r(x / norm);
+		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : f16r(x - c[i]);
+	}
+}
+
 /*
  * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
  * centroid for l2 and cosine, against every codeword of every sub-vector.
@@ -757,17 +790,22 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 	const float *c = ix->centroids + (size_t) p * ix->dim;
 	double		norm = 0;
 
-	if (ix->metric == LT_VMETRIC_COSINE)
+	if (ix->elem == LT_TYPE_FLOAT16)
+		pq_residual_f16(ix, c, q);
+	else
 	{
+		if (ix->metric == LT_VMETRIC_COSINE)
+		{
+			for (uint32_t i = 0; i < ix->dim; i++)
+				norm += (double) q[i] * q[i];
+			norm = sqrt(norm);
+		}
 		for (uint32_t i = 0; i < ix->dim; i++)
-			norm += (double) q[i] * q[i];
-		norm = sqrt(norm);
-	}
-	for (uint32_t i = 0; i < ix->dim; i++)
-	{
-		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
+		{
+			float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
 
-		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
+			ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
+		}
 	}
 	for (uint32_t s = 0; s < ix->pq_m; s++)
 		pq_table_sub(ix->table + (size_t) s * k, ix->codebook_t + (size_t) s * sw * k, ix->residual + (size_t) s * sw,
