@@ -90,6 +90,27 @@ const engineDistance = (metric, d, scored) => metric === "l2" ? d * d : metric =
 const close = (x, y) => Math.abs(x - y) <= 1e-4 * Math.max(1, Math.abs(y));
 const show = (l) => l.map((r) => `${r.id}:${Number(r.d).toPrecision(7)}`).join(" ");
 
+// IVF_PQ with refine or an unindexed fragment re-ranks the k (x refine) best codes exactly. Codes' scores tie (more
+// often for float16, whose table entries are often exact): which of the rows tied at that candidate cut the engine
+// keeps is its merge's, not ours. An answer that differs counts as such a tie only when the engine's own scores of
+// the indexed rows (fastSearch, unrefined) show every row in one answer and not the other scored exactly at the cut
+// (and the rows both hold come in the same order with the same distances)
+async function cutTie(tbl, elem, metric, q, np, refine, ours, ref, what) {
+  const n = K * (refine || 1);
+  const cand = (await tbl.vectorSearch(elem === "f16" ? Float32Array.from(q) : Float64Array.from(q)).distanceType(metric)
+    .limit(n + 10).nprobes(np).fastSearch().withRowId().select(["id"]).toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
+  if (cand.length < n) return false;
+  const cut = cand[n - 1].d, score = new Map(cand.map((r) => [r.id, r.d]));
+  const inOurs = new Set(ours.map((r) => r.id)), inRef = new Set(ref.map((r) => r.id));
+  const differ = [...ours.filter((r) => !inRef.has(r.id)), ...ref.filter((r) => !inOurs.has(r.id))].map((r) => r.id);
+  const both = (l, s) => l.filter((r) => s.has(r.id));
+  const a = both(ours, inRef), b = both(ref, inOurs);
+  const ok = differ.length > 0 && ours.length === ref.length && differ.every((id) => score.has(id) && score.get(id) === cut) &&
+    a.every((r, i) => r.id === b[i].id && close(r.d, b[i].d));
+  if (ok) console.log(`pq rows tied at the candidate cut (score ${cut}): ${what}: rows ${differ.join(",")}`);
+  return ok;
+}
+
 const counts = {};
 for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
   const dbdir = path.join(work, elem, metric);
@@ -122,7 +143,7 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
     const approx = kind !== "flat";
     const c = (counts[`${elem} ${kind}`] ??= { n: 0, ok: 0, routed: 0, queries: 0 });
     let routed = 0;
-    for (let qi = 0; qi < 6 || (routed === 0 && kind !== "pq" && qi < 46); qi++) {
+    for (let qi = 0; qi < 6 || (routed === 0 && qi < 46); qi++) {
       const full = qi < 6;
       const q = between();
       const answers = {};
@@ -133,20 +154,14 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
           .distanceType(metric).limit(K).withRowId().select(["id"]);
         vq = np === 0 ? vq.bypassVectorIndex() : vq.nprobes(np);
         if (refine) vq = vq.refineFactor(refine);
-        let ref = (await vq.toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
+        const ref = (await vq.toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
         answers[np] = ref.map((r) => r.id).join(",");
-        // IVF_PQ over float16 / float64: lt_fdw searches it exactly (a few rows' PQ scores differed from both
-        // engines'), so every setting must give the engine's exact answer
-        if (kind === "pq" && np !== 0)
-          ref = (await tbl.vectorSearch(elem === "f16" ? Float32Array.from(q) : Float64Array.from(q)).distanceType(metric)
-            .limit(K).withRowId().select(["id"]).bypassVectorIndex().toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
         // the engine reports scores on the codes (approximate kinds, unrefined, every fragment indexed)
-        const scored = approx && kind !== "pq" && np !== 0 && !refine && !more;
+        const scored = approx && np !== 0 && !refine && !more;
         let ours;
         if (mode === "inspect") {
           const args = ["vector-search", ds, "--column", "vec", "--query", q.join(","), "--k", String(K), "--metric", metric];
-          // lt-inspect refuses an IVF_PQ of float16 / float64 vectors (SQL searches it exactly): ask it for the exact search
-          if (np === 0 || kind === "pq") args.push("--exact"); else args.push("--nprobes", String(np));
+          if (np === 0) args.push("--exact"); else args.push("--nprobes", String(np));
           if (refine) args.push("--refine", String(refine));
           const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
             .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
@@ -179,7 +194,9 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
           c.sqF16 = (c.sqF16 ?? 0) + 1;
           console.log(`f16 cosine sq scores differ (rows equal): ${what}: ${show(ours)} vs engine ${show(ref)}`);
         } else if (tiesOk && ours.some((r, i) => r.id !== ref[i].id)) c.ties = (c.ties ?? 0) + 1;
-        else if (ours.length !== ref.length || ours.some((r, i) => r.id !== ref[i].id || !close(r.d, ref[i].d))) {
+        else if (kind === "pq" && np !== 0 && (refine || more) && await cutTie(tbl, elem, metric, q, np, refine, ours, ref, what)) {
+          c.cutTies = (c.cutTies ?? 0) + 1;
+        } else if (ours.length !== ref.length || ours.some((r, i) => r.id !== ref[i].id || !close(r.d, ref[i].d))) {
           fail(`${what} (query ${q.join(",")}):\n     ours   ${show(ours)}\n     engine ${show(ref)}`);
           continue;
         }
@@ -189,16 +206,14 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
       if (answers[1] !== answers[0]) routed++;
     }
     c.routed += routed;
-    if (kind === "pq") { /* searched exactly: no routing to test */ }
-    else if (routed === 0) fail(`${elem} ${metric} ${kind}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
+    if (routed === 0) fail(`${elem} ${metric} ${kind}: no query's nprobes 1 answer differs from the exact one (routing untested)`);
     else passed++;
     if (mode === "sql") {
       // EXPLAIN: the index answers (not an exact kNN)
       const q = between();
       const plan = psql(`SET lt_fdw.nprobes = 2; EXPLAIN SELECT id FROM ${ft} ORDER BY vec ${OPS[metric]} '{${q.join(",")}}'::${ELEM[elem].sql} LIMIT 5`);
       const want = { flat: "IVF_FLAT", pq: "IVF_PQ", sq: "IVF_HNSW_SQ" }[kind];
-      if (kind === "pq" ? new RegExp(`IVF_PQ of ${elem === "f16" ? "float16" : "float64"} vectors`).test(plan) && !/Vector Search: IVF_PQ/.test(plan) :
-          new RegExp(`Vector Search: ${want} index vec_idx on vec, metric ${metric === "dot" ? "negative_dot" : metric}, k 5, nprobes 2`).test(plan)) passed++;
+      if (new RegExp(`Vector Search: ${want} index vec_idx on vec, metric ${metric === "dot" ? "negative_dot" : metric}, k 5, nprobes 2`).test(plan)) passed++;
       else fail(`${elem} ${metric} ${kind}: EXPLAIN does not show the ${want} search:\n${plan}`);
     }
   }
@@ -207,10 +222,13 @@ for (const [k, c] of Object.entries(counts))
   console.log(`${k}: ${c.ok} of ${c.n} answers equal the engine's (Lance ${REF})` +
     `${c.ties ? ` (${c.ties} of them but for which rows tied at one distance come, and in what order)` : ""}` +
     `${c.sqF16 ? ` (${c.sqF16} of them with the same rows, scores within 1%)` : ""}` +
+    `${c.cutTies ? ` (${c.cutTies} of them but for which of rows tied at the candidate cut were re-ranked)` : ""}` +
     `; ${c.routed} of ${c.queries} queries answered differently with 1 probe than exactly`);
 // the float16 SQ allowance stays an exception: at most a third of the answers (ties of integer Hamming distances
 // are no exception: about half the answers have rows tied at the k-th distance)
 for (const [k, c] of Object.entries(counts))
   if ((c.sqF16 ?? 0) * 3 > c.n) fail(`${k}: ${c.sqF16} of ${c.n} answers only equal up to their scores`);
+for (const [k, c] of Object.entries(counts))
+  if ((c.cutTies ?? 0) * 10 > c.n) fail(`${k}: ${c.cutTies} of ${c.n} answers differ in rows tied at the candidate cut`);
 console.log(`${passed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
