@@ -158,7 +158,7 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', '')$$);
 -- ivf_flat (issue 16): options are for vector indexes, known keys and metrics, a vector column
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'btree', NULL, 'num_partitions=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'partitions=4')$$);
-SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=hamming')$$);
+SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'metric=manhattan')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat', NULL, 'num_partitions')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_flat')$$);
@@ -178,6 +178,17 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=16, e
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_bits=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=4, m=8, ef_construction=64')$$);
+-- float16 and uint8 vectors (write/w_binvec: h16 fixed_size_list<float16, 8>, bits fixed_size_list<uint8, 16>): RaBitQ
+-- codes are built over float32 vectors only (0A000); hamming is uint8's metric and uint8 vectors take no other (22023),
+-- and only ivf_flat (0A000); nothing is written
+CREATE FOREIGN TABLE ci_vt (id bigint, bits smallint[], h16 real[]) SERVER ci_lake OPTIONS (path 'write/w_binvec.lance');
+SELECT count(*) AS vt_indexes FROM lt_indexes('ci_vt') \gset
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'h16', 'ivf_rq', NULL, 'num_partitions=2')$$);
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'h16', 'ivf_flat', NULL, 'metric=hamming')$$);
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_flat', NULL, 'metric=l2')$$);
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_sq')$$);
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_hnsw_sq', NULL, 'metric=hamming')$$);
+SELECT count(*) = :vt_indexes AS vt_nothing_built FROM lt_indexes('ci_vt');
 SELECT ci_try($$SELECT lt_create_index('ci_pinned', 'id', 'btree')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_heap', 'id', 'btree')$$);
 -- a name taken by an index of another column

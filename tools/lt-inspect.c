@@ -65,7 +65,7 @@ usage(void)
 			"       lt-inspect take  DIR --rowaddrs A,B,... [--columns a,b] [--version N | --tag T] [--branch B] [--with-rowid]\n"
 			"       lt-inspect index DIR [--version N | --tag T] [--branch B]      # indexes, coverage (JSON lines)\n"
 			"       lt-inspect index-file FILE [--bits]               # one index file: schema, metadata, rows (--bits: floats as their bits)\n"
-			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]   # K: btree ... ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq\n"
+			"       lt-inspect create-index DIR --column C --kind K [--name N] [--read-version V]   # K: btree ... ivf_hnsw_pq, ivf_rq\n"
 			"       lt-inspect index-query DIR --where EXPR [--index NAME | --no-index] [--version N | --tag T] [--branch B]\n"
 			"       lt-inspect set-config DIR KEY [VALUE]   # one UpdateConfig commit (no VALUE: remove KEY)\n"
 			"       lt-inspect key-filter TXN [--dataset DIR --keys FILE.jsonl]   # a transaction's inserted-keys filter\n"

@@ -643,8 +643,10 @@ cmd_create_index(int argc, char **argv)
 	}
 	if (!column || !kind)
 	{
-		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq|ivf_hnsw_sq|ivf_hnsw_pq [--name N] [--read-version V] [--max-memory-mb M]\n"
-				"       ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_*: [--num-partitions P] [--metric l2|cosine|dot] [--sample-rate R] [--max-iters I]\n"
+		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq|ivf_hnsw_sq|ivf_hnsw_pq|ivf_rq [--name N] [--read-version V] [--max-memory-mb M]\n"
+				"       ivf_*: [--num-partitions P] [--metric l2|cosine|dot|hamming] [--sample-rate R] [--max-iters I]\n"
+				"       vectors: fixed_size_list<float32, N> (ivf_rq: N divisible by 8); float16 / float64 ones: all but\n"
+				"       ivf_rq; uint8 ones: ivf_flat with --metric hamming (their default)\n"
 				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]; ivf_hnsw_pq: [--num-sub-vectors M]\n"
 				"       ivf_hnsw_sq, ivf_hnsw_pq: [--m M] [--ef-construction E]\n");
 		return 2;
@@ -661,8 +663,8 @@ cmd_create_index(int argc, char **argv)
 	bo.name = name;
 	bo.max_memory = max_mb << 20;
 	ivf = strcmp(kind, "ivf_flat") == 0 || strcmp(kind, "ivf_pq") == 0 || strcmp(kind, "ivf_sq") == 0 ||
-		strcmp(kind, "ivf_hnsw_sq") == 0 || strcmp(kind, "ivf_hnsw_pq") == 0;
-	vo.kind = strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
+		strcmp(kind, "ivf_hnsw_sq") == 0 || strcmp(kind, "ivf_hnsw_pq") == 0 || strcmp(kind, "ivf_rq") == 0;
+	vo.kind = strcmp(kind, "ivf_rq") == 0 ? LT_IVF_BUILD_RQ : strcmp(kind, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ : strcmp(kind, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
 		strcmp(kind, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ :
 		strcmp(kind, "ivf_hnsw_pq") == 0 ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_FLAT;
 	vo.name = name;

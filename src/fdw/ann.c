@@ -59,7 +59,7 @@ ltfdw_ann_init(void)
 {
 	DefineCustomIntVariable("lt_fdw.vector_index_cache",
 							"Memory per backend for the vector index segments kept decoded across queries.",
-							"IVF_PQ models, codebooks and the probed partitions' codes; 0 keeps none.",
+							"IVF models, PQ codebooks, the probed partitions' codes and HNSW graphs; 0 keeps none.",
 							&lt_vector_index_cache_kb, 65536, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB,
 							NULL, vcache_assign, NULL);
 	DefineCustomBoolVariable("lt_fdw.vector_index",

@@ -459,8 +459,31 @@ lt_dataset_offer_adoption(LtDatasetEntry *e, const lt_adoption *a)
 	memcpy(e->adopt, a, lt_adoption_size(a));
 }
 
+/*
+ * What an error names: the dataset and its foreign table, written only when an error needs it (a statement
+ * that finds its version cached reports nothing; building the text was a syscache lookup and a psprintf each).
+ */
+typedef struct LtWhat
+{
+	const char *text;			/* given whole, or NULL: built from relid and opts */
+	Oid			relid;
+	const LtTableOptions *opts;
+	bool		with_branch;
+} LtWhat;
+
+static const char *
+what_text(const LtWhat *w)
+{
+	if (w->text)
+		return w->text;
+	if (w->with_branch && w->opts->branch)
+		return psprintf("branch \"%s\" of dataset %s (foreign table \"%s\")", w->opts->branch, w->opts->uri,
+						get_rel_name(w->relid));
+	return psprintf("dataset %s (foreign table \"%s\")", w->opts->uri, get_rel_name(w->relid));
+}
+
 static LtDatasetEntry *
-cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 version, const char *what)
+cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 version, const LtWhat *what)
 {
 	LtDatasetEntry *e = cache_lookup(s3, dir, branch, version);
 	MemoryContext cxt;
@@ -501,7 +524,7 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 	if (rc != LT_OK)
 	{
 		entry_free(e);
-		lt_report(&err, what);
+		lt_report(&err, what_text(what));
 	}
 	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	e->last_used = ++cache_clock;
@@ -660,7 +683,7 @@ tag_version(lt_store *store, const LtTableOptions *opts, uint64_t *version, lt_e
 }
 
 static uint64
-resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
+resolve_version(Oid relid, const LtTableOptions *opts, const LtWhat *what)
 {
 	LtPinnedVersion *p;
 	MemoryContext tmp;
@@ -702,7 +725,7 @@ resolve_version(Oid relid, const LtTableOptions *opts, const char *what)
 	lt_alloc_target(old);
 	MemoryContextDelete(tmp);
 	if (rc != LT_OK)
-		lt_report(&err, what);
+		lt_report(&err, what_text(what));
 	pin_remember(relid, version);
 	return version;
 }
@@ -719,7 +742,7 @@ lt_dataset_set_view_hook(LtDatasetViewHook hook)
 LtDatasetEntry *
 lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 {
-	char	   *what;
+	LtWhat		what = {NULL, relid, opts, true};
 	uint64		version;
 	LtDatasetEntry *e;
 
@@ -728,26 +751,21 @@ lt_dataset_acquire(Oid relid, const LtTableOptions *opts, bool pin)
 	if (opts->version == 0 && opts->tag == NULL && opts->branch == NULL &&
 		(e = view_hook(opts->dataset_dir, pin)) != NULL)
 		return e;
-	what = opts->branch ? psprintf("branch \"%s\" of dataset %s (foreign table \"%s\")", opts->branch, opts->uri,
-								   get_rel_name(relid))
-		: psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
-	version = resolve_version(relid, opts, what);
-	e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, what);
+	version = resolve_version(relid, opts, &what);
+	e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, &what);
 
 	if (pin)
 		e->pins++;
-	pfree(what);
 	return e;
 }
 
 LtDatasetEntry *
 lt_dataset_acquire_version(Oid relid, const LtTableOptions *opts, uint64 version)
 {
-	char	   *what = psprintf("dataset %s (foreign table \"%s\")", opts->uri, get_rel_name(relid));
-	LtDatasetEntry *e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, what);
+	LtWhat		what = {NULL, relid, opts, false};
+	LtDatasetEntry *e = cache_open(opts->s3, opts->dataset_dir, opts->branch, version, &what);
 
 	e->pins++;
-	pfree(what);
 	return e;
 }
 
@@ -796,5 +814,9 @@ lt_dataset_open_latest(const LtS3Location *s3, const char *dir, const char *what
 		return NULL;
 	if (rc != LT_OK)
 		lt_report(&err, what);
-	return cache_open(s3, dir, NULL, version, what);
+	{
+		LtWhat		w = {what};
+
+		return cache_open(s3, dir, NULL, version, &w);
+	}
 }

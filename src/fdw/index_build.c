@@ -1,7 +1,9 @@
 /*
  * index_build.c — lt_create_index(target, column_name, kind, name [, options]): a scalar index, or an
- * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
- * ivf_hnsw_sq / ivf_hnsw_pq, options "num_partitions=N, metric=l2|cosine|dot, sample_rate=R, max_iters=I", ivf_pq also
+ * IVF_FLAT / IVF_PQ / IVF_SQ / IVF_HNSW_SQ / IVF_HNSW_PQ / IVF_RQ vector index (kind ivf_flat / ivf_pq / ivf_sq /
+ * ivf_hnsw_sq / ivf_hnsw_pq / ivf_rq, options "num_partitions=N, metric=l2|cosine|dot|hamming, sample_rate=R,
+ * max_iters=I"; float16 / float64 vectors: all kinds but ivf_rq; uint8 ones: ivf_flat, metric hamming; what a
+ * column's type does not take is 22023 for a metric, 0A000 for a kind), ivf_pq also
  * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, m=M,
  * ef_construction=E"), built from SQL and
  * committed with the Postgres transaction.
@@ -130,7 +132,8 @@ static const char *
 ivf_kind_name(lt_ivf_build_kind kind)
 {
 	return kind == LT_IVF_BUILD_PQ ? "ivf_pq" : kind == LT_IVF_BUILD_SQ ? "ivf_sq" :
-		kind == LT_IVF_BUILD_HNSW_SQ ? "ivf_hnsw_sq" : kind == LT_IVF_BUILD_HNSW_PQ ? "ivf_hnsw_pq" : "ivf_flat";
+		kind == LT_IVF_BUILD_HNSW_SQ ? "ivf_hnsw_sq" : kind == LT_IVF_BUILD_HNSW_PQ ? "ivf_hnsw_pq" :
+		kind == LT_IVF_BUILD_RQ ? "ivf_rq" : "ivf_flat";
 }
 
 static uint32
@@ -216,7 +219,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
+					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
@@ -241,12 +244,12 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 
 			for (char *c = m; *c; c++)
 				*c = pg_tolower((unsigned char) *c);
-			if (strcmp(m, "l2") != 0 && strcmp(m, "cosine") != 0 && strcmp(m, "dot") != 0)
+			if (strcmp(m, "l2") != 0 && strcmp(m, "cosine") != 0 && strcmp(m, "dot") != 0 && strcmp(m, "hamming") != 0)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("lt_fdw: unknown metric \"%s\" for an %s index", m,
 								ivf_kind_name(vo->kind)),
-						 errhint("The metrics are l2, cosine and dot.")));
+						 errhint("The metrics are l2, cosine and dot (float vectors), and hamming (uint8 vectors, ivf_flat).")));
 			vo->metric = m;
 		}
 		else
@@ -254,7 +257,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
 							ivf_kind_name(vo->kind)),
-					 errhint("The options of ivf_flat and ivf_sq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
+					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
 	}
 }
 
@@ -325,8 +328,8 @@ lt_create_index(PG_FUNCTION_ARGS)
 		*c = pg_tolower((unsigned char) *c);
 	kind = lt_index_kind_from_name(kindname);
 	ivf = strcmp(kindname, "ivf_flat") == 0 || strcmp(kindname, "ivf_pq") == 0 || strcmp(kindname, "ivf_sq") == 0 ||
-		strcmp(kindname, "ivf_hnsw_sq") == 0 || strcmp(kindname, "ivf_hnsw_pq") == 0;
-	vo.kind = strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
+		strcmp(kindname, "ivf_hnsw_sq") == 0 || strcmp(kindname, "ivf_hnsw_pq") == 0 || strcmp(kindname, "ivf_rq") == 0;
+	vo.kind = strcmp(kindname, "ivf_rq") == 0 ? LT_IVF_BUILD_RQ : strcmp(kindname, "ivf_pq") == 0 ? LT_IVF_BUILD_PQ :
 		strcmp(kindname, "ivf_sq") == 0 ? LT_IVF_BUILD_SQ :
 		strcmp(kindname, "ivf_hnsw_sq") == 0 ? LT_IVF_BUILD_HNSW_SQ :
 		strcmp(kindname, "ivf_hnsw_pq") == 0 ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_FLAT;
@@ -334,12 +337,12 @@ lt_create_index(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: unknown index kind \"%s\"", kindname),
-				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq and ivf_hnsw_pq.")));
+				 errhint("The kinds are btree, bitmap, label_list, zonemap, ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq and ivf_rq.")));
 	if (options && !ivf)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lt_fdw: a %s index takes no options", kindname),
-				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq).")));
+				 errhint("Options are for vector indexes (ivf_flat, ivf_pq, ivf_sq, ivf_hnsw_sq, ivf_hnsw_pq, ivf_rq).")));
 	if (options)
 		parse_ivf_options(options, &vo);
 	if (name != NULL && (name[0] == '\0' || strlen(name) > 1024))
@@ -477,6 +480,13 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: %s", err.msg),
 					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
 							   e->version)));
+		/* a kind not built for the column's element type (float16 / float64 RQ, uint8 but IVF_FLAT) */
+		if (rc == LT_EUNSUPPORTED && ivf)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("lt_fdw: %s", err.msg),
+					 errdetail("Foreign table \"%s\", column \"%s\", dataset %s, version " UINT64_FORMAT ".", relname,
+							   colname, opts.uri, e->version)));
 		if (rc != LT_OK)
 			lt_report_write(&err, psprintf("dataset %s (foreign table \"%s\")", opts.uri, relname));
 		old = MemoryContextSwitchTo(xt->meta_cxt);

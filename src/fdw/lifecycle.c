@@ -986,6 +986,20 @@ column_field(Oid relid, const char *colname, char **field)
 	return attnum;
 }
 
+/* The field of the pinned version e named field; an error naming the dataset and the table if it has none */
+static const lt_field *
+existing_field(Oid relid, const LtTableOptions *opts, const LtDatasetEntry *e, const char *field)
+{
+	const lt_field *f = lt_schema_find_name(e->ds->schema, field);
+
+	if (!f)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts->uri, field),
+				 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+	return f;
+}
+
 /* lt_stat_progress of a column written into every fragment: the fragments that have rows, and those rows */
 static void
 column_progress_totals(const lt_dataset *ds)
@@ -1281,11 +1295,7 @@ lt_drop_column(PG_FUNCTION_ARGS)
 	attnum = column_field(relid, colname, &field);
 	PG_TRY();
 	{
-		if (!lt_schema_find_name(e->ds->schema, field))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
-					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		existing_field(relid, &opts, e, field);
 		/* a tracked field's assignment state goes with it (lt_commit_schema_change), as do the columns reading it */
 		ps.c.kind = LT_SCHEMA_DROP;
 		ps.c.name = field;
@@ -1331,11 +1341,7 @@ lt_rename_column(PG_FUNCTION_ARGS)
 	attnum = column_field(relid, colname, &field);
 	PG_TRY();
 	{
-		if (!lt_schema_find_name(e->ds->schema, field))
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
-					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		existing_field(relid, &opts, e, field);
 		if (lt_schema_find_name(e->ds->schema, newname))
 			ereport(ERROR,
 					(errcode(ERRCODE_DUPLICATE_COLUMN),
@@ -1591,7 +1597,7 @@ lt_alter_column_type(PG_FUNCTION_ARGS)
 	attnum = column_field(relid, colname, &field);
 	PG_TRY();
 	{
-		const lt_field *f = lt_schema_find_name(e->ds->schema, field);
+		const lt_field *f;
 		PendingSchema *queued;
 		lt_error	err;
 
@@ -1599,11 +1605,7 @@ lt_alter_column_type(PG_FUNCTION_ARGS)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_COLUMN),
 					 errmsg("lt_fdw: foreign table \"%s\" has no column \"%s\"", get_rel_name(relid), colname)));
-		if (!f)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_COLUMN),
-					 errmsg("lt_fdw: dataset %s has no field \"%s\"", opts.uri, field),
-					 errdetail("Foreign table \"%s\", version " UINT64_FORMAT ".", get_rel_name(relid), e->version)));
+		f = existing_field(relid, &opts, e, field);
 		if (lt_assign_is_tracked(e->ds, f->id, NULL))
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -750,40 +750,51 @@ get_table_options(Oid relid, LtTableOptions *opts, bool for_create)
 		opts->uri = psprintf("file://%s", opts->dataset_dir);
 }
 
+/*
+ * The dataset field a column reads (column option column_name, else its own name; an is_assigned column reads
+ * no field: a name no field has keeps every field lookup away), and in *assigned_of (when not NULL) the field
+ * whose assignment it reads, or NULL: one read of the column's options for both.
+ */
 char *
-lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
+lt_column_names(Oid relid, AttrNumber attnum, const char *attname, char **assigned_of)
 {
 	List	   *options = GetForeignColumnOptions(relid, attnum);
 	ListCell   *lc;
+	char	   *name = NULL;
 
+	if (assigned_of)
+		*assigned_of = NULL;
 	foreach(lc, options)
 	{
 		DefElem    *def = (DefElem *) lfirst(lc);
 
-		if (strcmp(def->defname, "column_name") == 0)
-			return defGetString(def);
-		/* an is_assigned column reads no field: a name no field has keeps every field lookup away */
 		if (strcmp(def->defname, "is_assigned") == 0)
-			return psprintf("\x01is_assigned(%s)", defGetString(def));
+		{
+			if (assigned_of)
+				*assigned_of = defGetString(def);
+			if (name == NULL)
+				name = psprintf("\x01is_assigned(%s)", defGetString(def));
+		}
+		else if (strcmp(def->defname, "column_name") == 0 && name == NULL)
+			name = defGetString(def);
 	}
-	return pstrdup(attname);
+	return name ? name : pstrdup(attname);
+}
+
+char *
+lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname)
+{
+	return lt_column_names(relid, attnum, attname, NULL);
 }
 
 /* The dataset field whose assignment the column reads (column option is_assigned), or NULL. */
 char *
 lt_column_assigned_field(Oid relid, AttrNumber attnum)
 {
-	List	   *options = GetForeignColumnOptions(relid, attnum);
-	ListCell   *lc;
+	char	   *assigned_of;
 
-	foreach(lc, options)
-	{
-		DefElem    *def = (DefElem *) lfirst(lc);
-
-		if (strcmp(def->defname, "is_assigned") == 0)
-			return defGetString(def);
-	}
-	return NULL;
+	(void) lt_column_names(relid, attnum, "", &assigned_of);
+	return assigned_of;
 }
 
 /* ---- settings a statement may only obey when its own transaction set them ----------------------- */

@@ -41,6 +41,7 @@ extern void lt_check_not_branch(const char *relname, const LtTableOptions *opts,
 extern bool lt_is_row_identity_name(const char *name);
 /* The dataset field name of a column: its column_name option, else its attname. */
 extern char *lt_column_field_name(Oid relid, AttrNumber attnum, const char *attname);
+extern char *lt_column_names(Oid relid, AttrNumber attnum, const char *attname, char **assigned_of);
 extern char *lt_column_assigned_field(Oid relid, AttrNumber attnum);
 /*
  * NULL when the setting's value in effect was set by this session in the current transaction while the

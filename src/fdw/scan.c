@@ -546,11 +546,11 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 
 		if (att->attisdropped)
 			continue;
-		name = lt_column_field_name(relid, attnum, NameStr(att->attname));
+		name = lt_column_names(relid, attnum, NameStr(att->attname), &assigned_of);
 		col.attnum = attnum;
 		col.attname = pstrdup(NameStr(att->attname));
 		f = lt_schema_find_name(schema, name);
-		if ((assigned_of = lt_column_assigned_field(relid, attnum)) != NULL)
+		if (assigned_of != NULL)
 		{
 			/* its state is read only when a row asks for it (assign.c) */
 			col.kind = LT_COL_ASSIGNED;

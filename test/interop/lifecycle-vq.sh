@@ -1,5 +1,5 @@
 # test/interop/lifecycle-vq.sh — sourced by lifecycle.sh (its helpers: sql, ref, check, lt_as_pg, $LAKE, $TMP,
-# $ix_unindexed): lt_compact remaps IVF_PQ and IVF_SQ indexes (lt_ivf_remap keeps each row's partition and code,
+# $ix_unindexed): lt_compact remaps IVF_PQ, IVF_SQ and (below) IVF_HNSW_* indexes (lt_ivf_remap keeps each row's partition and code,
 # moves its address, drops deleted rows).  For each: the pg suites' vectors rows in 3 fragments, the index built
 # before rows are deleted (IVF_PQ by the engine, 2 partitions, 4 sub-vectors; IVF_SQ by lt_create_index, which the
 # node bindings cannot build), then lt_compact.  Every partition probed, so no answer depends on k-means:
@@ -45,4 +45,83 @@ for kind in pq sq; do
 		check "vector $kind: Lance $e's indexed answer is its own before the compaction" "$(sed -n 's/^index: //p' <<<"$out")" "${before_eng[$e]}"
 	done
 	unset before_eng
+done
+
+# IVF_HNSW_SQ / IVF_HNSW_PQ and IVF_RQ: lt_compact remaps them as the engine does (rows and codes moved, deleted rows
+# dropped; HNSW: each partition's graph built again over the kept rows; RQ: the codes packed again per partition).
+# Built by Lance 12 (hsq, hpq, rq12), Lance 8 (rq8) and lt_create_index (lsq, lpq: m 8, ef_construction 60, which the
+# remap keeps) before the rows are deleted; then lt_compact.  The graphs are new and RaBitQ scores rows of whole
+# blocks of 32 otherwise than the rest, so the answers are compared with the engines' on the same compacted version,
+# not with those before (RQ: lt_fdw's answer equals both engines'): nprobes 2, ef 40, k 10; lt_fdw's SQL answer equals Lance 12's vectorSearch, lt-inspect's walk as
+# Lance 8 (--hnsw-engine 8) equals Lance 8's; no deleted row; lt_indexes, lt_table_stats, lt-inspect's search
+# statistics and both engines count no unindexed row, EXPLAIN names the index; the engine (Lance 12) appends and
+# optimizes on top and lt_fdw reads it (its search finds the appended row).
+INSPECT=${INSPECT:-$ROOT/build/lt-inspect}
+vh_inspect8() { # $1 dataset: lt-inspect's top 10 walked as Lance 8, as ids ascending
+	local ds=$1
+	{ lt_as_pg "$INSPECT" scan "$ds" --columns id --with-rowid; echo ---; lt_as_pg "$INSPECT" vector-search "$ds" --column vec --query "$VQ" --k 10 --nprobes 2 --ef 40 --hnsw-engine 8 2>/dev/null; } |
+		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const [a,b]=s.split("---\n");const m=new Map();for(const l of a.split("\n")) if(l){const o=JSON.parse(l);m.set(String(o._rowid),BigInt(o.id))}
+			const ids=[];for(const l of b.split("\n")) if(l){const r=JSON.parse(l)._rowid;ids.push(m.has(r)?m.get(r):"?"+r)}console.log(ids.sort((x,y)=>x<y?-1:x>y?1:0).join(","))})'
+}
+for t in hsq hpq lsq lpq rq8 rq12; do
+	case $t in rq*) kind=rq; ops='[{"op":"create_index","column":"vec","kind":"ivf_rq","partitions":2},{"op":"delete","where":"id % 7 = 3"}]' ;;
+		hsq) kind=sq; ops='[{"op":"create_index","column":"vec","kind":"hnsw_sq","partitions":2},{"op":"delete","where":"id % 7 = 3"}]' ;;
+		hpq) kind=pq; ops='[{"op":"create_index","column":"vec","kind":"hnsw_pq","partitions":2,"sub_vectors":4},{"op":"delete","where":"id % 7 = 3"}]' ;;
+		*) kind=${t#l}; ops='[]' ;;
+	esac
+	ix=ivf_hnsw_$kind; ef=", ef 40"; [ $kind = rq ] && { ix=ivf_rq; ef=; }
+	mk=12; [ $t = rq8 ] && mk=8
+	if [ $mk = 12 ] && [ ! -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then echo "skip vector hnsw $t: no Lance 12 modules"; continue; fi
+	node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));s.ops=JSON.parse(process.argv[2]);console.log(JSON.stringify(s))' \
+		"$ROOT/test/pg/specs/vectors.json" "$ops" >"$TMP/vh-$t.json"
+	lt_as_pg env LT_REF=$mk node "$HERE/ref.mjs" make "$LAKE/$t.lance" "$TMP/vh-$t.json" >/dev/null || bad "vector hnsw $t: the engine could not make the dataset"
+	sql "CREATE FOREIGN TABLE $t (id bigint, vec real[]) SERVER lake OPTIONS (path '$t.lance')" >/dev/null
+	if [ "${t:0:1}" = l ]; then
+		opts='num_partitions=2, m=8, ef_construction=60'; [ $kind = pq ] && opts="$opts, num_sub_vectors=4"
+		sql "SELECT lt_create_index('$t', 'vec', 'ivf_hnsw_$kind', 'vec_idx', '$opts')" >/dev/null || bad "vector hnsw $t: lt_create_index failed"
+		sql "DELETE FROM $t WHERE id % 7 = 3" >/dev/null || bad "vector hnsw $t: DELETE failed"
+	fi
+	name=$(sql "SELECT name FROM lt_indexes('$t')")
+	vh_pg() { sql "SET lt_fdw.nprobes = 2; SET lt_fdw.ef = 40; SELECT string_agg(id::text, ',' ORDER BY id) FROM (SELECT id FROM $t ORDER BY vec <-> '{$VQ}' LIMIT 10) x" | tail -n 1; }
+	pg_before=$(vh_pg)
+	check "vector hnsw $t: the three fragments compacted into one" "$(sql "SELECT fragments_removed || ' ' || fragments_added FROM lt_compact('$t')")" "3 1"
+	check "vector hnsw $t: lt_fdw's index covers the new fragment" "$(sql "SELECT kind || ' ' || cardinality(covered_fragments) || ' ' || cardinality(unindexed_fragments) FROM lt_indexes('$t')")" "$ix 1 0"
+	check "vector hnsw $t: lt_table_stats counts no unindexed row" "$(sql "SELECT unindexed_rows || ' ' || (unindexed_rows_by_index->>'$name') FROM lt_table_stats('$t')")" "0 0"
+	[ "${t:0:1}" = l ] && check "vector hnsw $t: the remapped graphs keep m and ef_construction" \
+		"$(cat "$LAKE/$t.lance/_indices/"*/index.idx | tr -d '\\' | grep -ao '"m":[0-9]*,"ef_construction":[0-9]*' | sort -u | tr '\n' ' ')" '"m":8,"ef_construction":60 '
+	check "vector hnsw $t: EXPLAIN names the remapped index" \
+		"$(sql "SET lt_fdw.nprobes = 2; SET lt_fdw.ef = 40; EXPLAIN (COSTS OFF) SELECT id FROM $t ORDER BY vec <-> '{$VQ}' LIMIT 10" | sed -n 's/^ *Vector Search: //p')" \
+		"${ix^^} index $name on vec, metric l2, k 10, nprobes 2$ef"
+	check "vector hnsw $t: lt-inspect's search scores no row outside the index" \
+		"$(lt_as_pg "$INSPECT" vector-search "$LAKE/$t.lance" --column vec --query "$VQ" --k 10 --nprobes 2 --ef 40 2>&1 >/dev/null | grep -o 'unindexed_fragments [0-9]* exact_rows [0-9]*')" \
+		"unindexed_fragments 0 exact_rows 0"
+	pg=$(vh_pg)
+	same=$(sql "SELECT count(*) FROM unnest(string_to_array('$pg', ',')) a JOIN unnest(string_to_array('$pg_before', ',')) b ON a = b")
+	echo "     $t: $same of lt_fdw's 10 rows after the compaction are rows it returned before"
+	# RQ: the same codes and factors per row (only the 32-row blocks' quantized scoring moved), so nearly the same answer
+	[ $kind = rq ] && check "vector hnsw $t: lt_fdw's answer keeps at least 8 of its 10 rows before the compaction" "$([ "$same" -ge 8 ] && echo yes || echo "no ($same)")" "yes"
+	check "vector hnsw $t: lt_fdw's answer has 10 rows, no deleted one" "$(sql "SELECT count(*) || ' ' || count(*) FILTER (WHERE i % 7 = 3) FROM unnest(string_to_array('$pg', ',')::bigint[]) i")" "10 0"
+	for e in 8 12; do
+		dir=$HERE; [ "$e" = 12 ] && dir=$HERE/lance12
+		[ -d "$dir/node_modules/@lancedb/lancedb" ] || { echo "skip vector hnsw $t: Lance $e (no modules)"; continue; }
+		check "vector hnsw $t: Lance $e lists the remapped index with no unindexed rows" "$(lt_as_pg env LT_REF=$e node "$HERE/ref.mjs" indexes "$LAKE/$t.lance" | node -e "$ix_unindexed")" "$name 0"
+		out=$(lt_as_pg node "$HERE/lifecycle-knn.mjs" "$dir" "$LAKE/$t.lance" vec "$VQ" 10 2 40)
+		check "vector hnsw $t: Lance $e plans the search with the remapped index" "$(sed -n 's/^plan: //p' <<<"$out")" "ann"
+		if [ "$e" = 12 ]; then
+			check "vector hnsw $t: Lance 12's answer equals lt_fdw's" "$(sed -n 's/^index: //p' <<<"$out")" "$pg"
+		elif [ $kind = rq ]; then
+			check "vector hnsw $t: Lance 8's answer equals lt_fdw's" "$(sed -n 's/^index: //p' <<<"$out")" "$pg"
+		else
+			check "vector hnsw $t: Lance 8's answer equals lt-inspect's walk as Lance 8" "$(sed -n 's/^index: //p' <<<"$out")" "$(vh_inspect8 "$LAKE/$t.lance")"
+		fi
+	done
+	if [ -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then
+		printf '{"ops":[{"op":"append","rows":[{"id":"900001","cat":1,"vec":[1,2,3,4,5,6,7,8],"v64":[1,2,3,4]}]},{"op":"optimize"}]}' >"$TMP/vh-ops.json"
+		n0=$(sql "SELECT count(*) FROM $t")
+		lt_as_pg env LT_REF=12 node "$HERE/ref.mjs" apply "$LAKE/$t.lance" "$TMP/vh-ops.json" >/dev/null || bad "vector hnsw $t: Lance 12 could not append and optimize on top"
+		check "vector hnsw $t: lt_fdw reads Lance 12's append and optimize on top" "$(sql "SELECT count(*) || ' ' || count(*) FILTER (WHERE id = 900001) FROM $t")" \
+			"$((n0 + 1)) 1"
+		check "vector hnsw $t: lt_fdw's index search finds the appended row" \
+			"$(sql "SET lt_fdw.nprobes = 2; SELECT id FROM $t ORDER BY vec <-> '{1,2,3,4,5,6,7,8}' LIMIT 1")" "900001"
+	fi
 done

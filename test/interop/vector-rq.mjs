@@ -20,8 +20,12 @@ import { execFileSync } from "node:child_process";
 import { lancedb } from "./engine.mjs";
 import { prng, clusteredVectors } from "./vector-common.mjs";
 
-const [work, inspect] = process.argv.slice(2);
-if (!work || !inspect) { console.error("usage: node vector-rq.mjs WORKDIR LT_INSPECT"); process.exit(2); }
+const [work, inspect, mode = "engine"] = process.argv.slice(2);
+if (!work || !inspect || !["engine", "build"].includes(mode)) { console.error("usage: node vector-rq.mjs WORKDIR LT_INSPECT [build]"); process.exit(2); }
+// build: lt_fdw builds the IVF_RQ (`lt-inspect create-index --kind ivf_rq`, lt_rq_build.h) where the engine built its
+// own, the engine lists it, and its search over lt_fdw's codes must equal lt-inspect's; two builds are byte-identical
+const build = mode === "build";
+const NAME = build ? "rqb" : "rq";
 const DIM = 16, CLUSTERS = 12, NPART = 4, K = 10;
 
 const rnd = prng(777);
@@ -41,10 +45,27 @@ for (const metric of ["l2", "cosine", "dot"]) {
     rnd.reset(saved);                             // both datasets of a distance type hold the same rows
     const name = more ? "rq_more" : "rq";
     fs.rmSync(path.join(dbdir, `${name}.lance`), { recursive: true, force: true });
-    const tbl = await db.createTable(name, rows(0, 1000), { schema });
+    let tbl = await db.createTable(name, rows(0, 1000), { schema });
     await tbl.add(rows(1000, 1000));
     await tbl.add(rows(2000, 1000));
-    await tbl.createIndex("vec", { config: lancedb.Index.ivfRq({ numPartitions: NPART, distanceType: metric }) });
+    if (!build) await tbl.createIndex("vec", { config: lancedb.Index.ivfRq({ numPartitions: NPART, distanceType: metric }) });
+    else {
+      const dsb = path.join(dbdir, `${name}.lance`);
+      const mk = (n) => JSON.parse(execFileSync(inspect, ["create-index", dsb, "--column", "vec", "--kind", "ivf_rq", "--num-partitions",
+        String(NPART), "--metric", metric, ...(n ? ["--name", n] : [])], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
+      const first = mk(), again = mk("again_idx");
+      const same = ["index.idx", "auxiliary.idx"].every((f) => fs.readFileSync(path.join(dsb, "_indices", first.uuid, f))
+        .equals(fs.readFileSync(path.join(dsb, "_indices", again.uuid, f))));
+      if (same) passed++; else fail(`${metric} ${name}: two IVF_RQ builds of the same data differ`);
+      const t = await db.openTable(name);
+      const idx = (await t.listIndices()).find((i) => i.name === "vec_idx");
+      const stat = await t.indexStats("vec_idx");
+      const d = idx && idx.indexDetails;
+      if (idx && idx.indexType === "IvfRq" && stat && stat.indexType === "IVF_RQ" && stat.numIndexedRows === 3000 && stat.distanceType === metric &&
+          (!d || (d.compression && d.compression.type === "rq" && d.compression.num_bits === 1))) passed++;
+      else fail(`${metric} ${name}: the engine lists ${JSON.stringify(idx)} ${JSON.stringify(stat)}`);
+      tbl = t;
+    }
     if (more) {
       await tbl.add(rows(3000, 400));             // a fragment the index does not cover
       await tbl.delete("id % 11 = 5");

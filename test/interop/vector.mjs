@@ -103,8 +103,10 @@ for (const metric of ["l2", "cosine", "dot"]) {
       // binary heap orders by distance alone), so those answers may differ; they are counted and bounded
       const tiedCut = name === "pq4" || (name === "pq4q" && refine);
       if (tiedCut) pq4Total++;
-      if (tiedCut && (ours.length !== ref.length || bad >= 0)) {
-        pq4Differ.push(`${what}: distances ${ours.map((r) => r.d.toFixed(3)).join(",")} vs engine ${ref.map((r) => r.d.toFixed(3)).join(",")}`);
+      // (a refined answer may also keep another row at a distance within the tolerance: seen once, dot pq4q refine 2)
+      if (tiedCut && (ours.length !== ref.length || bad >= 0 || (name === "pq4q" && ids(ours) !== ids(ref)))) {
+        pq4Differ.push(`${what}: distances ${ours.map((r) => r.d.toFixed(3)).join(",")} vs engine ${ref.map((r) => r.d.toFixed(3)).join(",")}` +
+                       (bad < 0 ? ` (ids ${ids(ours)} vs engine ${ids(ref)})` : ""));
         continue;
       }
       if (name === "pq8" && np !== 0 && !refine) pq8Total++;

@@ -40,6 +40,10 @@
 # search, Lance 8's equals lt-inspect --hnsw-engine 8 (the two engines walk the same graphs differently), nprobes
 # 1/3/all, ef 40, refine 2; recall@10 not below Lance 12's own index of the same kind and data by more than 0.05 (PQ:
 # with refine 2); byte-identical rebuilds; append + optimize.
+# float16 / float64 / uint8 index builds (vector-types.mjs build, Lance 8 and 12; sqlbuild with Lance 12): lt_fdw builds IVF_FLAT,
+# IVF_SQ, IVF_HNSW_SQ over float16 / float64 vectors and IVF_FLAT hamming over uint8 ones, the engine lists them and its
+# vectorSearch over them equals lt-inspect's (SQL's). IVF_RQ building (vector-rq.mjs build, Lance 8 and 12): the engine lists
+# lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's; rebuilds byte-identical.
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -92,6 +96,27 @@ for ref in 8 12; do
 		ko "float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref.log" | tail -n 20)"
 	fi
 	grep -E "^(f16|f64|u8) " "$TMP/types$ref.log" | sed 's/^/     /'
+done
+
+# IVF_FLAT / IVF_SQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
+# (lt_ivf_build.h), listed and searched by each engine
+for ref in 8 12; do
+	if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/typesb$ref" "$INSPECT" build >"$TMP/typesb$ref.log" 2>&1; then
+		ok "float16 / float64 / uint8 (hamming) index builds (Lance $ref): the engine lists lt_fdw's indexes and its vectorSearch over them equals lt-inspect's ($(tail -n 1 "$TMP/typesb$ref.log"))"
+	else
+		ko "float16 / float64 / uint8 index builds (Lance $ref): the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/typesb$ref.log" | tail -n 20)"
+	fi
+	grep -E "^(f16|f64|u8) " "$TMP/typesb$ref.log" | sed 's/^/     /'
+done
+
+# IVF_RQ built by lt-inspect (lt_rq_build.h), listed and searched by each engine
+for ref in 8 12; do
+	if LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rqb$ref" "$INSPECT" build >"$TMP/rqb$ref.log" 2>&1; then
+		ok "ivf_rq build (Lance $ref): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's, rebuilds byte-identical ($(tail -n 1 "$TMP/rqb$ref.log"))"
+	else
+		ko "ivf_rq build (Lance $ref): the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/rqb$ref.log" | tail -n 20)"
+	fi
+	grep -E "^rq" "$TMP/rqb$ref.log" | sed 's/^/     /'
 done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
@@ -155,7 +180,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	fi
 	# IVF_PQ (8- and 4-bit) and IVF_SQ builds under ASan/UBSan, each searched with and without refine
 	for spec in "ivf_pq:--num-sub-vectors 4" "ivf_pq:--num-sub-vectors 4 --num-bits 4" "ivf_hnsw_sq:--m 8 --ef-construction 40" \
-		"ivf_hnsw_pq:--num-sub-vectors 4 --m 8" "ivf_sq:"; do
+		"ivf_hnsw_pq:--num-sub-vectors 4 --m 8" "ivf_rq:" "ivf_sq:"; do
 		kind=${spec%%:*}
 		rm -rf "$TMP/san-build" && mkdir -p "$TMP/san-build" && cp -r "$TMP/dot/pq8.lance" "$TMP/san-build/"
 		# shellcheck disable=SC2086
@@ -356,6 +381,13 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" "$(grep -v '^ok' "$TMP/sqlhnswbuild.log" | tail -n 20)"
 	fi
 	grep -E '^ivf_hnsw' "$TMP/sqlhnswbuild.log" | sed 's/^/     /'
+	# float16 / float64 / uint8 builds through lt_create_index (Lance 12: SQL walks lt_fdw's graphs as Lance 12 does)
+	if LT_REF=12 node "$HERE/vector-types.mjs" "$TMP/typesbs" "$INSPECT" sqlbuild >"$TMP/typesbs.log" 2>&1; then
+		ok "sql: lt_create_index over float16 / float64 / uint8 vectors builds indexes Lance 12 lists and searches as SQL ANN does ($(tail -n 1 "$TMP/typesbs.log"))"
+	else
+		ko "sql: lt_create_index over float16 / float64 / uint8 vectors" "$(grep -v '^ok' "$TMP/typesbs.log" | tail -n 20)"
+	fi
+	grep -E "^(f16|f64|u8) " "$TMP/typesbs.log" | sed 's/^/     /'
 	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
 		ok "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
 	else

@@ -8,11 +8,18 @@
  * partition finds most of the exact top 15 (the seed makes the share a fixed number), the same seed gives the same
  * codebook, and PQ parameters that do not fit the vectors are errors that leave no file behind; a compaction's
  * remap keeps centroids, partitions and vectors and moves only the row ids (dropping the rows the map says are gone);
- * for IVF_PQ (8- and 4-bit) and IVF_SQ it keeps the quantizer and each kept row's partition and code.
+ * for IVF_PQ (8- and 4-bit), IVF_SQ, IVF_HNSW_SQ and IVF_HNSW_PQ it keeps the quantizer and each kept row's partition and
+ * code (HNSW: graphs built again over the kept rows, the old m and ef_construction, reaching every kept row);
  * IVF_HNSW_SQ: reads back as such through lt_hnsw.h, its graph search through every partition finds most of the
  * exact top 15 under both engines' walks, the same seed writes the same files, the graph phase reports progress
  * and a cancel in it leaves no file, an m out of range is an error.
+ * float16 vectors (v16): IVF_FLAT, IVF_SQ, IVF_HNSW_SQ keep float16 centroids and flat vectors and find the exact
+ * neighbours; PQ over them, and hamming over float vectors, are errors.  One search helper (search_hits) serves
+ * every kind.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE				/* memmem */
+#endif
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +32,7 @@
 #include "table/lt_dataset.h"
 #include "index/lt_index_file.h"
 #include "vector/lt_hnsw.h"
+#include "vector/lt_vcache.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_ivf_build.h"
 #include "vector/lt_knn.h"
@@ -110,6 +118,69 @@ open_built(lt_dataset *ds, const lt_built_index *b)
 	return ivf;
 }
 
+/*
+ * Of 8 random queries' exact top 15 (kNN over column vec of dim elements; queries' elements within +-span, the
+ * data's range), how
+ * many the segment's search through every partition finds: the IVF storage's (lt_ivf_search_partition, which
+ * scores every stored row), or the graphs' when h is set (ef 40).  *same_order (when given): whether every answer was the exact one, in order.
+ */
+static int
+search_hits(lt_dataset *ds, const lt_field *vec, uint32_t dim, int span, lt_ivf *ivf, lt_hnsw *h, lt_vmetric m,
+			uint64_t *s, bool *same_order)
+{
+	int			hits = 0;
+
+	if (same_order)
+		*same_order = true;
+	for (int rep = 0; rep < 8; rep++)
+	{
+		float		q[4];
+		lt_knn_query kq = {vec, m, LT_VKERNEL_F32, q, dim, false};
+		lt_topk		a,
+					e;
+		lt_knn_stats ks = {0};
+		uint64_t	scored = 0;
+
+		for (uint32_t i = 0; i < dim; i++)
+			q[i] = (float) ((int) (unit_xorshift(s) % (2 * span + 1)) - span);
+		CHECK_OK(lt_topk_init(&a, 15, &err), err);
+		CHECK_OK(lt_topk_init(&e, 15, &err), err);
+		for (uint32_t p = 0; p < ivf->n_partitions; p++)
+		{
+			if (h)
+				CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &a, &scored, &err), err);
+			else
+				CHECK_OK(lt_ivf_search_partition(ivf, p, q, m, NULL, NULL, &a, &scored, &err), err);
+		}
+		CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
+		lt_topk_finish(&a);
+		lt_topk_finish(&e);
+		/* the storage scores every row of every partition; a graph walk fewer */
+		if (h)
+			CHECK(scored > 0);
+		else
+		{
+			uint64_t	rows = 0;
+
+			for (uint32_t p = 0; p < ivf->n_partitions; p++)
+				rows += ivf->part_len[p];
+			CHECK_EQ_INT(scored, rows);
+		}
+		for (size_t i = 0; i < a.n; i++)
+			for (size_t j = 0; j < e.n; j++)
+				if (a.items[i].addr == e.items[j].addr)
+					hits++;
+		if (same_order && (a.n != 15 || e.n != 15))
+			*same_order = false;
+		for (size_t i = 0; same_order && i < a.n && i < e.n; i++)
+			if (a.items[i].addr != e.items[i].addr)
+				*same_order = false;
+		lt_topk_free(&a);
+		lt_topk_free(&e);
+	}
+	return hits;
+}
+
 TEST(build_l2)
 {
 	lt_store   *store = NULL;
@@ -161,30 +232,11 @@ TEST(build_l2)
 		}
 		CHECK_EQ_INT(total, 259);
 		/* probing every partition is exact: the same ranking as kNN over the dataset */
-		for (int rep = 0; rep < 8; rep++)
 		{
-			float		q[4];
-			lt_knn_query kq = {vec, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
-			lt_topk		a,
-						e;
-			lt_knn_stats ks = {0};
-			uint64_t	scored = 0;
+			bool		same;
 
-			for (int i = 0; i < 4; i++)
-				q[i] = (float) ((int) (unit_xorshift(&s) % 2001) - 1000);
-			CHECK_OK(lt_topk_init(&a, 15, &err), err);
-			CHECK_OK(lt_topk_init(&e, 15, &err), err);
-			for (uint32_t p = 0; p < 3; p++)
-				CHECK_OK(lt_ivf_search_partition(ivf, p, q, LT_VMETRIC_L2, NULL, NULL, &a, &scored, &err), err);
-			CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
-			lt_topk_finish(&a);
-			lt_topk_finish(&e);
-			CHECK_EQ_INT(scored, 259);
-			CHECK_EQ_INT(a.n, 15);
-			for (size_t i = 0; i < a.n && i < e.n; i++)
-				CHECK_EQ_INT(a.items[i].addr, e.items[i].addr);
-			lt_topk_free(&a);
-			lt_topk_free(&e);
+			CHECK_EQ_INT(search_hits(ds, vec, 4, 1000, ivf, NULL, LT_VMETRIC_L2, &s, &same), 120);
+			CHECK(same);
 		}
 	}
 	/* the same data and seed: the same centroids */
@@ -379,7 +431,55 @@ partition_codes(lt_ivf *ivf, uint32_t cb, uint64_t *ids, uint32_t *parts, uint8_
 }
 
 /*
- * IVF_PQ (8- and 4-bit) and IVF_SQ remapped: the same centroids and quantizer (codebook, bounds), every kept row
+ * A remapped IVF_HNSW_* segment's graphs (built again over the kept rows' codes, with the old graphs' m 4 and
+ * ef_construction 20): every partition's graph walked with an ef above its size reaches all its n2 kept rows
+ * (ids: the remapped ids), and no other row.
+ */
+static void
+check_remapped_graph(lt_dataset *ds, const lt_built_index *r, lt_ivf *moved, const uint64_t *ids, size_t n)
+{
+	char		dir[128];
+	lt_hnsw    *h = NULL;
+	lt_topk		a;
+	uint64_t	scored = 0;
+	float		q[4] = {1, -2, 3, 0.5f};
+	size_t		found = 0;
+
+	snprintf(dir, sizeof(dir), "_indices/%s/", r->uuid_text);
+	CHECK_OK(lt_hnsw_open(ds->store, dir, moved, &h, &err), err);
+	CHECK_OK(lt_topk_init(&a, 300, &err), err);
+	for (uint32_t p = 0; h && p < moved->n_partitions; p++)
+		CHECK_OK(lt_hnsw_search_partition(h, p, q, 300, 400, NULL, NULL, &a, &scored, &err), err);
+	lt_topk_finish(&a);
+	for (size_t i = 0; i < a.n; i++)
+		for (size_t j = 0; j < n; j++)
+			if (a.items[i].addr == ids[j])
+			{
+				found++;
+				break;
+			}
+	printf("  remap %s: the rebuilt graphs reach %zu of %zu rows (%zu returned)\n", moved->type_name, found, n, a.n);
+	CHECK_EQ_INT(a.n, n);
+	CHECK_EQ_INT(found, n);
+	{
+		lt_index_file *xf = NULL;
+		char		path[160];
+		size_t		len = 0;
+		const char *m;
+
+		snprintf(path, sizeof(path), "%sindex.idx", dir);
+		CHECK_OK(lt_index_file_open(ds->store, path, &xf, &err), err);
+		m = xf ? (const char *) lt_index_file_meta(xf, "lance:hnsw", &len) : NULL;
+		CHECK(m && memmem(m, len, "\\\"m\\\":4,", strlen("\\\"m\\\":4,")) &&
+			  memmem(m, len, "\\\"ef_construction\\\":20,", strlen("\\\"ef_construction\\\":20,")));
+		lt_index_file_close(xf);
+	}
+	lt_topk_free(&a);
+	lt_hnsw_close(h);
+}
+
+/*
+ * IVF_PQ (8- and 4-bit), IVF_SQ, IVF_HNSW_SQ and IVF_HNSW_PQ remapped: the same centroids and quantizer (codebook, bounds), every kept row
  * with its new id in its old partition with its old code, the dropped rows gone; searching every partition of
  * the remapped segment scores each kept row as the old segment did.
  */
@@ -398,8 +498,12 @@ TEST(remap_pq_sq)
 	if (!ds)
 		return;
 	vec = lt_schema_find_name(ds->schema, "vec");
-	for (int v = 0; v < 3; v++)
+	for (int v = 0; v < 5; v++)
 	{
+		static const lt_ivf_build_kind kinds[5] = {LT_IVF_BUILD_PQ, LT_IVF_BUILD_PQ, LT_IVF_BUILD_SQ,
+		LT_IVF_BUILD_HNSW_SQ, LT_IVF_BUILD_HNSW_PQ};
+		static const char *const types[5] = {"IVF_PQ", "IVF_PQ", "IVF_SQ", "IVF_HNSW_SQ", "IVF_HNSW_PQ"};
+		bool		sq = kinds[v] == LT_IVF_BUILD_SQ || kinds[v] == LT_IVF_BUILD_HNSW_SQ;
 		lt_ivf_build_options o = {0};
 		lt_built_index b,
 					r;
@@ -407,17 +511,19 @@ TEST(remap_pq_sq)
 				   *moved = NULL;
 		char		dir[128],
 					name[16];
-		uint32_t	cb = v == 2 ? 4 : v == 1 ? 1 : 2;
+		uint32_t	cb = sq ? 4 : v == 1 ? 1 : 2;
 		size_t		n,
 					n2,
 					kept = 0,
 					matched = 0;
 
-		o.kind = v == 2 ? LT_IVF_BUILD_SQ : LT_IVF_BUILD_PQ;
+		o.kind = kinds[v];
+		o.hnsw_m = 4;
+		o.hnsw_ef_construction = 20;
 		o.num_partitions = 3;
 		o.num_sub_vectors = 2;
 		o.num_bits = v == 1 ? 4 : 8;
-		o.metric = v == 2 ? "cosine" : "l2";
+		o.metric = v == 2 || v == 4 ? "cosine" : "l2";
 		snprintf(name, sizeof(name), "q%d", v);
 		o.name = name;
 		CHECK_OK(lt_ivf_build(ds, vec, &o, &b, &err), err);
@@ -427,11 +533,11 @@ TEST(remap_pq_sq)
 		moved = open_built(ds, &r);
 		if (ivf && moved)
 		{
-			CHECK(strcmp(moved->type_name, v == 2 ? "IVF_SQ" : "IVF_PQ") == 0);
+			CHECK(strcmp(moved->type_name, types[v]) == 0);
 			CHECK(strcmp(moved->distance_type, o.metric) == 0);
 			CHECK_EQ_INT(moved->n_partitions, 3);
 			CHECK(memcmp(ivf->centroids, moved->centroids, sizeof(float) * 12) == 0);
-			if (v < 2)
+			if (!sq)
 			{
 				CHECK_EQ_INT(moved->pq_m, 2);
 				CHECK_EQ_INT(moved->pq_bits, o.num_bits);
@@ -463,6 +569,8 @@ TEST(remap_pq_sq)
 			printf("  remap %s: %zu of %zu rows kept, %zu with their partition and code\n", name, kept, n, matched);
 			CHECK_EQ_INT(matched, kept);
 			CHECK(kept > 0 && kept < n);
+			if (lt_ivf_is_hnsw(moved))
+				check_remapped_graph(ds, &r, moved, ids2, n2);
 		}
 		lt_ivf_close(ivf);
 		lt_ivf_close(moved);
@@ -491,8 +599,18 @@ TEST(build_errors)
 	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
 	o.metric = NULL;
 	CHECK_CODE(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "id"), &o, &b, &err), LT_EUNSUPPORTED);
+	/* float16 vectors take no RaBitQ codes; hamming is for uint8 vectors only */
+	o.kind = LT_IVF_BUILD_RQ;
 	CHECK_CODE(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "v16"), &o, &b, &err), LT_EUNSUPPORTED);
-	CHECK(strstr(err.msg, "float32") != NULL);
+	CHECK(strstr(err.msg, "IVF_RQ") != NULL && strstr(err.msg, "\"v16\"") != NULL && strstr(err.msg, "float16") != NULL);
+	/* RaBitQ codes need a dimension divisible by 8 (vec has 4) */
+	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_EINVALID);
+	CHECK(strstr(err.msg, "divisible by 8") != NULL);
+	o.kind = LT_IVF_BUILD_FLAT;
+	o.metric = "hamming";
+	CHECK_CODE(lt_ivf_build(ds, lt_schema_find_name(ds->schema, "v16"), &o, &b, &err), LT_EINVALID);
+	CHECK(strstr(err.msg, "uint8") != NULL);
+	o.metric = NULL;
 	/* a cancel: an error, and the segment's files are gone */
 	lt_set_interrupt_hooks(always_interrupted, NULL);
 	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_ECANCELED);
@@ -502,41 +620,6 @@ TEST(build_errors)
 	o.max_memory = 1024;
 	CHECK_CODE(lt_ivf_build(ds, vec, &o, &b, &err), LT_ENOMEM);
 	close_copy(ds, store);
-}
-
-/* Of 8 random queries' exact top 15, how many the segment's search through every partition finds. */
-static int
-recall_hits(lt_dataset *ds, const lt_field *vec, lt_ivf *ivf, lt_vmetric m, uint64_t *s)
-{
-	int			hits = 0;
-
-	for (int rep = 0; rep < 8; rep++)
-	{
-		float		q[4];
-		lt_knn_query kq = {vec, m, LT_VKERNEL_F32, q, 4, false};
-		lt_topk		a,
-					e;
-		lt_knn_stats ks = {0};
-		uint64_t	scored = 0;
-
-		for (int i = 0; i < 4; i++)
-			q[i] = (float) ((int) (unit_xorshift(s) % 2001) - 1000);
-		CHECK_OK(lt_topk_init(&a, 15, &err), err);
-		CHECK_OK(lt_topk_init(&e, 15, &err), err);
-		for (uint32_t p = 0; p < ivf->n_partitions; p++)
-			CHECK_OK(lt_ivf_search_partition(ivf, p, q, m, NULL, NULL, &a, &scored, &err), err);
-		CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
-		lt_topk_finish(&a);
-		lt_topk_finish(&e);
-		CHECK_EQ_INT(scored, 259);
-		for (size_t i = 0; i < a.n; i++)
-			for (size_t j = 0; j < e.n; j++)
-				if (a.items[i].addr == e.items[j].addr)
-					hits++;
-		lt_topk_free(&a);
-		lt_topk_free(&e);
-	}
-	return hits;
 }
 
 TEST(build_pq_sq)
@@ -569,7 +652,7 @@ TEST(build_pq_sq)
 		CHECK(ivf->pq_transposed);
 		CHECK_EQ_INT(ivf->part_len[0] + ivf->part_len[1] + ivf->part_len[2], 259);
 		/* 256 codewords per 2-element sub-vector of 259 residuals: nearly exact */
-		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_L2, &s);
+		hits = search_hits(ds, vec, 4, 1000, ivf, NULL, LT_VMETRIC_L2, &s, NULL);
 		printf("  pq8 l2: %d of 120 exact neighbours found\n", hits);
 		CHECK(hits >= 108);
 	}
@@ -599,7 +682,7 @@ TEST(build_pq_sq)
 		CHECK(strcmp(ivf->type_name, "IVF_PQ") == 0);
 		CHECK_EQ_INT(ivf->pq_bits, 4);
 		CHECK_EQ_INT(ivf->pq_bytes, 1);
-		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_NEG_DOT, &s);
+		hits = search_hits(ds, vec, 4, 1000, ivf, NULL, LT_VMETRIC_NEG_DOT, &s, NULL);
 		printf("  pq4 dot: %d of 120 exact neighbours found\n", hits);
 		CHECK(hits >= 60);
 		lt_ivf_close(ivf);
@@ -619,7 +702,7 @@ TEST(build_pq_sq)
 
 		CHECK(strcmp(ivf->type_name, "IVF_SQ") == 0);
 		CHECK(ivf->sq.field != NULL && ivf->sq.lo < ivf->sq.hi);
-		hits = recall_hits(ds, vec, ivf, LT_VMETRIC_L2, &s);
+		hits = search_hits(ds, vec, 4, 1000, ivf, NULL, LT_VMETRIC_L2, &s, NULL);
 		printf("  sq l2: %d of 120 exact neighbours found\n", hits);
 		CHECK(hits >= 108);
 		lt_ivf_close(ivf);
@@ -716,39 +799,54 @@ TEST(build_hnsw_sq)
 		CHECK_OK(lt_hnsw_open(ds->store, dir, ivf, &h, &err), err);
 		for (int engine = 12; h && engine >= 8; engine -= 4)
 		{
-			int			hits = 0;
+			int			hits;
 
 			lt_hnsw_search_as(h, engine);
-			for (int rep = 0; rep < 8; rep++)
-			{
-				float		q[4];
-				lt_knn_query kq = {vec, LT_VMETRIC_L2, LT_VKERNEL_F32, q, 4, false};
-				lt_topk		a,
-							e;
-				lt_knn_stats ks = {0};
-				uint64_t	scored = 0;
-
-				for (int i = 0; i < 4; i++)
-					q[i] = (float) ((int) (unit_xorshift(&s) % 2001) - 1000);
-				CHECK_OK(lt_topk_init(&a, 15, &err), err);
-				CHECK_OK(lt_topk_init(&e, 15, &err), err);
-				for (uint32_t p = 0; p < ivf->n_partitions; p++)
-					CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &a, &scored, &err), err);
-				CHECK_OK(lt_knn_dataset(ds, &kq, NULL, &e, &ks, &err), err);
-				lt_topk_finish(&a);
-				lt_topk_finish(&e);
-				CHECK(scored > 0);
-				for (size_t i = 0; i < a.n; i++)
-					for (size_t j = 0; j < e.n; j++)
-						if (a.items[i].addr == e.items[j].addr)
-							hits++;
-				lt_topk_free(&a);
-				lt_topk_free(&e);
-			}
+			hits = search_hits(ds, vec, 4, 1000, ivf, h, LT_VMETRIC_L2, &s, NULL);
 			printf("  hnsw_sq l2 (Lance %d's walk): %d of 120 exact neighbours found\n", engine, hits);
 			CHECK(hits >= 108);
 		}
 		lt_hnsw_close(h);
+		/*
+		 * through the per-process cache (lt_vcache.h): a graph opened again takes its partitions from there
+		 * (one hit each, no file read), and answers exactly as when read from the files
+		 */
+		{
+			float		q[4] = {100, -200, 300, 0};
+			lt_topk		t[3];
+			lt_vcache_stats cs0,
+						cs;
+
+			lt_vcache_stats_get(&cs0);
+			for (int i = 0; i < 3; i++)
+			{
+				uint64_t	scored = 0;
+
+				if (i == 1)
+					lt_vcache_configure(NULL, 1 << 20);
+				if (i == 2)
+					lt_vcache_stats_get(&cs0);
+				h = NULL;
+				CHECK_OK(lt_hnsw_open(ds->store, dir, ivf, &h, &err), err);
+				CHECK_OK(lt_topk_init(&t[i], 15, &err), err);
+				for (uint32_t p = 0; h && p < ivf->n_partitions; p++)
+					CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, &t[i], &scored, &err), err);
+				lt_hnsw_close(h);
+				lt_topk_finish(&t[i]);
+			}
+			lt_vcache_stats_get(&cs);
+			CHECK_EQ_INT(cs.hits - cs0.hits, ivf->n_partitions);
+			CHECK_EQ_INT(cs.entries, ivf->n_partitions);
+			for (int i = 1; i < 3; i++)
+			{
+				CHECK_EQ_INT(t[i].n, t[0].n);
+				for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
+					CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
+			}
+			for (int i = 0; i < 3; i++)
+				lt_topk_free(&t[i]);
+			lt_vcache_configure(NULL, 0);
+		}
 		lt_ivf_close(ivf);
 	}
 	/* the same data and seed: the same files */
@@ -787,6 +885,110 @@ TEST(build_hnsw_sq)
 	close_copy(ds, store);
 }
 
+/*
+ * float16 vectors (v16: 3 elements, 266 live rows): IVF_FLAT, IVF_SQ and IVF_HNSW_SQ keep the centroids (and the
+ * flat vectors) as float16, as the engine does; every partition probed finds the exact neighbours (IVF_FLAT: in
+ * order), cosine stores unit vectors (to float16's precision).
+ */
+TEST(build_f16)
+{
+	lt_store   *store = NULL;
+	lt_dataset *ds = open_copy(&store);
+	const lt_field *v16;
+	uint64_t	s = 57;
+	const lt_ivf_build_kind kinds[] = {LT_IVF_BUILD_FLAT, LT_IVF_BUILD_SQ, LT_IVF_BUILD_HNSW_SQ};
+
+	if (!ds)
+		return;
+	v16 = lt_schema_find_name(ds->schema, "v16");
+	/* IVF_PQ over float16: built (the search reads float16 PQ only exactly: lt_ivf_open refuses it) */
+	{
+		lt_ivf_build_options o = {0};
+		lt_built_index b;
+
+		o.kind = LT_IVF_BUILD_PQ;
+		o.num_partitions = 2;
+		o.num_sub_vectors = 3;
+		CHECK_OK(lt_ivf_build(ds, v16, &o, &b, &err), err);
+		CHECK_EQ_INT(b.rows, 266);
+		lt_built_index_remove(ds, &b);
+		lt_built_index_clear(&b);
+	}
+	for (int k = 0; k < 3; k++)
+		for (int cos = 0; cos < 2; cos++)
+		{
+			lt_ivf_build_options o = {0};
+			lt_built_index b;
+			lt_ivf	   *ivf;
+
+			o.kind = kinds[k];
+			o.num_partitions = 3;
+			o.metric = cos ? "cosine" : "l2";
+			o.hnsw_m = 4;
+			o.hnsw_ef_construction = 20;
+			CHECK_OK(lt_ivf_build(ds, v16, &o, &b, &err), err);
+			CHECK_EQ_INT(b.rows, 266);
+			ivf = open_built(ds, &b);
+			if (ivf)
+			{
+				CHECK_EQ_INT(ivf->elem, LT_TYPE_FLOAT16);
+				CHECK_EQ_INT(ivf->dim, 3);
+				if (kinds[k] == LT_IVF_BUILD_FLAT)
+				{
+					CHECK(ivf->flat_field && ivf->flat_field->children[0]->type == LT_TYPE_FLOAT16);
+					if (cos)
+					{
+						float		zero[3] = {0, 0, 0};
+						lt_topk		t;
+
+						CHECK_OK(lt_topk_init(&t, 300, &err), err);
+						for (uint32_t p = 0; p < ivf->n_partitions; p++)
+							CHECK_OK(lt_ivf_search_partition(ivf, p, zero, LT_VMETRIC_L2, NULL, NULL, &t, NULL, &err), err);
+						lt_topk_finish(&t);
+						CHECK_EQ_INT(t.n, 266);
+						for (size_t i = 0; i < t.n; i++)
+							CHECK(fabs(t.items[i].dist - 1.0) < 2e-3);
+						lt_topk_free(&t);
+					}
+					else
+					{
+						bool		same;
+
+						CHECK_EQ_INT(search_hits(ds, v16, 3, 64, ivf, NULL, LT_VMETRIC_L2, &s, &same), 120);
+						CHECK(same);
+					}
+				}
+				else if (kinds[k] == LT_IVF_BUILD_SQ && !cos)
+				{
+					int			hits = search_hits(ds, v16, 3, 64, ivf, NULL, LT_VMETRIC_L2, &s, NULL);
+
+					printf("  float16 sq l2: %d of 120 exact neighbours found\n", hits);
+					CHECK(hits >= 100);
+				}
+				else if (kinds[k] == LT_IVF_BUILD_HNSW_SQ && !cos)
+				{
+					char		dir[128];
+					lt_hnsw    *h = NULL;
+
+					snprintf(dir, sizeof(dir), "_indices/%s/", b.uuid_text);
+					CHECK_OK(lt_hnsw_open(ds->store, dir, ivf, &h, &err), err);
+					if (h)
+					{
+						int			hits = search_hits(ds, v16, 3, 64, ivf, h, LT_VMETRIC_L2, &s, NULL);
+
+						printf("  float16 hnsw_sq l2: %d of 120 exact neighbours found\n", hits);
+						CHECK(hits >= 100);
+					}
+					lt_hnsw_close(h);
+				}
+				lt_ivf_close(ivf);
+			}
+			lt_built_index_remove(ds, &b);
+			lt_built_index_clear(&b);
+		}
+	close_copy(ds, store);
+}
+
 int
 main(void)
 {
@@ -797,5 +999,6 @@ main(void)
 	RUN(build_errors);
 	RUN(build_pq_sq);
 	RUN(build_hnsw_sq);
+	RUN(build_f16);
 	return unit_report("ivf_build");
 }

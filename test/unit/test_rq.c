@@ -2,7 +2,9 @@
  * test_rq.c — src/lance/vector/lt_rq.c: the engine's fast rotation of IVF_RQ (sign flips, Walsh-Hadamard
  * rounds scaled by 1/sqrt(2^k); for a code_dim not a power of two the head and tail in turn, a Kac walk per
  * round and a final 1/4) against values worked out by hand, and as a rotation: lengths and dot products kept,
- * for a power-of-two code_dim, one that is not, and vectors zero-padded to a larger code_dim.  Damaged RQ files
+ * for a power-of-two code_dim, one that is not, and vectors zero-padded to a larger code_dim.  lt_rq_pack (a
+ * compaction's remap packs a partition's kept codes again) is the inverse of the reader's lt_rq_packed_byte for
+ * partitions of whole blocks of 32 rows, a tail, both, and none.  Damaged RQ files
  * are test/interop/vector.sh's (lt-inspect under ASan, and SQL's XX001 naming the file).
  */
 #include <math.h>
@@ -93,10 +95,37 @@ TEST(is_a_rotation)
 	}
 }
 
+TEST(pack_unpacks)
+{
+	static const uint32_t lens[] = {0, 1, 5, 31, 32, 45, 64, 70, 97};
+	static uint8_t rows[97 * 3],
+				packed[97 * 3];
+	uint64_t	s = 7;
+
+	for (size_t t = 0; t < sizeof(lens) / sizeof(lens[0]); t++)
+		for (uint32_t cb = 1; cb <= 3; cb++)
+		{
+			uint32_t	len = lens[t],
+						same = 0;
+
+			for (uint32_t i = 0; i < len * cb; i++)
+			{
+				s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+				rows[i] = (uint8_t) (s >> 56);
+			}
+			lt_rq_pack(rows, len, cb, packed);
+			for (uint32_t r = 0; r < len; r++)
+				for (uint32_t j = 0; j < cb; j++)
+					same += lt_rq_packed_byte(packed, len, cb, r, j) == rows[(size_t) r * cb + j];
+			CHECK_EQ_INT(same, len * cb);
+		}
+}
+
 int
 main(void)
 {
 	RUN(by_hand);
 	RUN(is_a_rotation);
+	RUN(pack_unpacks);
 	return unit_report("rq rotation");
 }

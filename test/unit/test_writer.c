@@ -804,6 +804,27 @@ TEST(store_streaming)
 		CHECK_OK(lt_store_read_all(st, "data/big.bin", (uint64_t) 1 << 30, &buf, &len, &err), err);
 		CHECK(len == big && buf && memcmp(buf, b, big) == 0);
 		lt_free(buf);
+		/* small writes gather in the local store's 64 KiB buffer: pieces below, at and above its size,
+		 * filling it exactly and crossing it, come back in order */
+		{
+			static const size_t sizes[] = {1, 17, 4000, 70000, 65536, 61519, 3, 65535, 200000, 2, 131072};
+			size_t		off = 0;
+
+			CHECK_OK(lt_store_create_file(st, "data/mixed.bin", &f, &err), err);
+			for (int k = 0; off < big; k++)
+			{
+				size_t		n = sizes[k % (int) (sizeof(sizes) / sizeof(sizes[0]))];
+
+				n = big - off < n ? big - off : n;
+				CHECK_OK(lt_wfile_write(f, b + off, n, &err), err);
+				off += n;
+			}
+			CHECK_CODE(lt_store_read_all(st, "data/mixed.bin", 100, &buf, &len, &err), LT_ENOTFOUND);
+			CHECK_OK(lt_wfile_finish(f, &err), err);
+			CHECK_OK(lt_store_read_all(st, "data/mixed.bin", (uint64_t) 1 << 30, &buf, &len, &err), err);
+			CHECK(len == big && buf && memcmp(buf, b, big) == 0);
+			lt_free(buf);
+		}
 		free(b);
 	}
 	CHECK_OK(lt_store_remove(st, "data/x.bin", &err), err);

@@ -466,7 +466,12 @@ typedef struct local_wfile
 	char	   *tmp;
 	uint64_t	off;			/* bytes written */
 	uint64_t	flushed;		/* bytes whose writeback was started */
+	uint8_t    *buf;			/* small writes gather here: a data file's pages and metadata */
+	size_t		buffered;		/* come in ~30 writes of tens of bytes, one syscall each otherwise */
 } local_wfile;
+
+/* below glibc's mmap threshold, so that a commit's buffer is no mmap/munmap pair */
+#define WRITE_BUFFER ((size_t) 64 << 10)
 
 /*
  * A big file's bytes start going to disk while it is still being written (as PostgreSQL's
@@ -477,6 +482,7 @@ typedef struct local_wfile
 static void
 local_wfile_free(local_wfile *f)
 {
+	lt_free(f->buf);
 	lt_free(f->full);
 	lt_free(f->tmp);
 	lt_free(f->base.path);
@@ -496,7 +502,8 @@ local_create(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
 	f->base.store = s;
 	f->base.path = lt_strdup(path);
 	f->full = full_path(s, path);
-	if (!f->base.path || !f->full ||
+	f->buf = lt_malloc(WRITE_BUFFER);
+	if (!f->base.path || !f->full || !f->buf ||
 		!(f->tmp = lt_asprintf("%s.tmp-%d-%u", f->full, (int) getpid(), counter++)))
 	{
 		local_wfile_free(f);
@@ -511,11 +518,10 @@ local_create(lt_store *s, const char *path, lt_wfile **out, lt_error *err)
 	return LT_OK;
 }
 
+/* write(2) all of data, looping over short writes */
 static lt_code
-local_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
+write_all(local_wfile *f, const uint8_t *data, uint64_t len, lt_error *err)
 {
-	local_wfile *f = (local_wfile *) wf;
-
 	while (len > 0)
 	{
 		ssize_t		n = write(f->fd, data, len > (1u << 30) ? (1u << 30) : len);
@@ -528,16 +534,53 @@ local_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
 		}
 		data += n;
 		len -= (uint64_t) n;
-		f->off += (uint64_t) n;
 	}
+	return LT_OK;
+}
+
+/* write out what the buffer holds */
+static lt_code
+local_flush(local_wfile *f, lt_error *err)
+{
+	size_t		n = f->buffered;
+
+	f->buffered = 0;
+	return n ? write_all(f, f->buf, n, err) : LT_OK;
+}
+
+static lt_code
+local_write(lt_wfile *wf, const uint8_t *data, uint64_t len, lt_error *err)
+{
+	local_wfile *f = (local_wfile *) wf;
+	lt_code		rc;
+	uint64_t	written;
+
+	f->off += len;
+	if (f->buffered + len <= WRITE_BUFFER)
+	{
+		memcpy(f->buf + f->buffered, data, len);
+		f->buffered += len;
+		return LT_OK;
+	}
+	if ((rc = local_flush(f, err)) != LT_OK)
+		return rc;
+	if (len < WRITE_BUFFER)
+	{
+		memcpy(f->buf, data, len);
+		f->buffered = len;
+	}
+	else if ((rc = write_all(f, data, len, err)) != LT_OK)
+		return rc;
+	written = f->off - f->buffered;
 #ifdef SYNC_FILE_RANGE_WRITE
-	if (f->off - f->flushed >= WRITEBACK_AFTER && !wf->store->no_fsync)
+	if (written - f->flushed >= WRITEBACK_AFTER && !wf->store->no_fsync)
 	{
 		/* a hint: errors show at the fsync */
-		(void) sync_file_range(f->fd, (off_t) f->flushed, (off_t) (f->off - f->flushed), SYNC_FILE_RANGE_WRITE);
-		f->flushed = f->off;
+		(void) sync_file_range(f->fd, (off_t) f->flushed, (off_t) (written - f->flushed), SYNC_FILE_RANGE_WRITE);
+		f->flushed = written;
 	}
 #endif
+	(void) written;
 	return LT_OK;
 }
 
@@ -559,8 +602,9 @@ local_finish(lt_wfile *wf, lt_error *err)
 	lt_code		rc = LT_OK;
 	int			fd = f->fd;
 
+	rc = local_flush(f, err);
 	f->fd = -1;
-	if (!wf->store->no_fsync && fsync(fd) != 0)
+	if (rc == LT_OK && !wf->store->no_fsync && fsync(fd) != 0)
 		rc = errno_error(err, "fsync", f->tmp);
 	if (close(fd) != 0 && rc == LT_OK)
 		rc = errno_error(err, "close", f->tmp);

@@ -12,10 +12,12 @@
  *   one named in rewritten_indices) holding the moved rows at their new addresses.  btree, bitmap,
  *   label_list and zonemap: lt_fdw builds the segment again over the fragments it now covers — the
  *   same entries Lance's remap of the old files yields (deleted rows gone, moved rows at their new
- *   address).  IVF_FLAT, IVF_PQ, IVF_SQ: the old files' rows, partitions, centroids and vectors or
- *   codes (the codebook, the bounds), each row address mapped as the data moved (lt_ivf_remap).
- *   Other kinds (IVF_HNSW_*, ...) keep their bitmap: the rewritten fragments' rows leave their
- *   coverage and are scanned until the index is optimized or rebuilt.
+ *   address).  IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ: the old files' rows, partitions,
+ *   centroids and vectors or codes (the codebook, the bounds), each row address mapped as the data
+ *   moved (lt_ivf_remap; HNSW: each partition's graph built again over the kept rows, as the engine's
+ *   remap does); IVF_RQ: the rows, codes (packed again) and factors likewise (lt_rq_remap).  Other
+ *   kinds keep their bitmap: the rewritten fragments' rows leave their coverage and are scanned until
+ *   the index is optimized or rebuilt.
  */
 #include "txn/lt_txn.h"
 #include "txn/lt_txn_int.h"
@@ -31,6 +33,7 @@
 #include "table/lt_roaring.h"
 #include "util/lt_alloc.h"
 #include "vector/lt_ivf_build.h"
+#include "vector/lt_rq_remap.h"
 
 /*
  * The groups (lt_txn_compaction_group): per removed fragment and per fresh one (in the order they
@@ -318,7 +321,7 @@ rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *i
 		}
 		if (is_vector(m))
 		{
-			/* IVF_FLAT, IVF_PQ, IVF_SQ: the same partitions and vectors or codes, the row addresses moved */
+			/* IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_*, IVF_RQ: the same partitions and vectors or codes, the row addresses moved */
 			char	   *dir = lt_index_segment_dir(base, seg);
 
 			rm->cov = cov;
@@ -328,10 +331,12 @@ rewrite_segment(lt_txn *t, lt_dataset *base, attempt *at, const lt_index_list *i
 				rc = row_map_make(base, at, old_group, new_group, n_groups, rm, err);
 			if (rc == LT_OK)
 				rc = lt_ivf_remap(base, ix->field, m->name, dir, row_map_apply, rm, b, err);
+			if (rc == LT_EUNSUPPORTED)
+				rc = lt_rq_remap(base, ix->field, m->name, dir, row_map_apply, rm, b, err);
 			lt_free(dir);
 			if (rc == LT_EUNSUPPORTED)
 			{
-				/* other storages (IVF_HNSW_*, ...): the rewritten rows leave its coverage */
+				/* other storages (IVF_HNSW_FLAT, ...): the rewritten rows leave its coverage */
 				lt_free(b);
 				rc = LT_OK;
 				goto done;

@@ -11,11 +11,17 @@
 #include "index/lt_index_file.h"
 #include "util/lt_alloc.h"
 #include "util/lt_value.h"
+#include "vector/lt_vcache.h"
 
-/* One partition's graph and storage, read on first search. */
+/*
+ * One partition's graph and storage, read on first search.  When the per-process cache (lt_vcache.h)
+ * keeps it, every array lives in one cache entry (this struct at its start, pointing into it), pinned
+ * while the graph is open: later statements take the partition from there instead of the files.
+ */
 typedef struct hnsw_part
 {
 	bool		loaded;
+	void	   *cached;			/* the pinned entry the arrays live in, or NULL: they are this part's own */
 	uint32_t	n;				/* nodes (rows of the partition's storage) */
 	uint32_t	levels;
 	uint64_t   *count;			/* per level: rows (nodes) the level_offsets give it */
@@ -448,6 +454,12 @@ lt_hnsw_search_as(lt_hnsw *h, int engine)
 static void
 part_free(hnsw_part *pt)
 {
+	if (pt->cached)
+	{
+		lt_vcache_unpin(pt->cached);
+		memset(pt, 0, sizeof(*pt));
+		return;
+	}
 	for (uint32_t l = 0; l < pt->levels; l++)
 	{
 		if (pt->off)
@@ -578,6 +590,88 @@ done:
 	return rc;
 }
 
+static size_t
+align16(size_t n)
+{
+	return (n + 15) & ~(size_t) 15;
+}
+
+/* Move partition pt (just read, width bytes of codes a row) into one pinned cache entry; kept as it is if none. */
+static void
+part_put(lt_hnsw *h, uint32_t p, hnsw_part *pt, size_t width)
+{
+	size_t		at = align16(sizeof(hnsw_part)),
+				len;
+	size_t		o_count,
+				o_off,
+				o_nbr,
+				o_ids,
+				o_valid,
+				o_codes;
+	unsigned char *e;
+	hnsw_part	c;
+
+	if (h->ix->cache_key == NULL || pt->n == 0)
+		return;
+	o_count = at;
+	at = align16(at + sizeof(uint64_t) * pt->levels);
+	o_off = at;
+	at = align16(at + sizeof(uint32_t *) * pt->levels);
+	o_nbr = at;
+	at = align16(at + sizeof(uint32_t *) * pt->levels);
+	len = at;
+	for (uint32_t l = 0; l < pt->levels; l++)
+		len = align16(len + sizeof(uint32_t) * ((size_t) pt->n + 1)) +
+			align16(sizeof(uint32_t) * ((size_t) pt->off[l][pt->n] + 1));
+	o_ids = len;
+	o_valid = align16(o_ids + sizeof(uint64_t) * pt->n);
+	o_codes = align16(o_valid + sizeof(bool) * pt->n);
+	len = o_codes + (size_t) pt->n * width;
+	if ((e = lt_vcache_put(h->ix->cache_key, LT_VCACHE_GRAPH(p), len, true)) == NULL)
+		return;
+	c = *pt;
+	c.cached = e;
+	c.count = (uint64_t *) (e + o_count);
+	c.off = (uint32_t **) (e + o_off);
+	c.nbr = (uint32_t **) (e + o_nbr);
+	memcpy(c.count, pt->count, sizeof(uint64_t) * pt->levels);
+	for (uint32_t l = 0; l < pt->levels; l++)
+	{
+		size_t		no = sizeof(uint32_t) * ((size_t) pt->n + 1),
+					nn = sizeof(uint32_t) * ((size_t) pt->off[l][pt->n] + 1);
+
+		c.off[l] = (uint32_t *) (e + at);
+		memcpy(c.off[l], pt->off[l], no);
+		at = align16(at + no);
+		/* a level of no rows has no neighbour array (load_level): none in the entry either */
+		c.nbr[l] = pt->nbr[l] ? (uint32_t *) (e + at) : NULL;
+		if (pt->nbr[l])
+			memcpy(c.nbr[l], pt->nbr[l], nn);
+		at = align16(at + nn);
+	}
+	c.row_ids = (uint64_t *) (e + o_ids);
+	c.row_valid = (bool *) (e + o_valid);
+	c.codes = e + o_codes;
+	memcpy(c.row_ids, pt->row_ids, sizeof(uint64_t) * pt->n);
+	memcpy(c.row_valid, pt->row_valid, sizeof(bool) * pt->n);
+	memcpy(c.codes, pt->codes, (size_t) pt->n * width);
+	memcpy(e, &c, sizeof(c));
+	part_free(pt);
+	*pt = c;
+}
+
+/* Partition p from the cache (pinned until the graph closes); false when it is not there. */
+static bool
+part_get(lt_hnsw *h, uint32_t p, hnsw_part *pt)
+{
+	unsigned char *e;
+
+	if (h->ix->cache_key == NULL || (e = lt_vcache_get(h->ix->cache_key, LT_VCACHE_GRAPH(p), NULL, true)) == NULL)
+		return false;
+	memcpy(pt, e, sizeof(*pt));
+	return true;
+}
+
 /* Partition p's graph and its storage rows (ids, codes). */
 static lt_code
 load_part(lt_hnsw *h, uint32_t p, lt_error *err)
@@ -631,6 +725,7 @@ load_part(lt_hnsw *h, uint32_t p, lt_error *err)
 		pt->row_valid[i] = lt_array_is_valid(ids, i);
 	memcpy(pt->codes, codes->children[0]->values, pt->n * width);
 	pt->loaded = true;
+	part_put(h, p, pt, width);
 done:
 	lt_array_free(ids);
 	lt_array_free(codes);
@@ -788,7 +883,7 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 		return lt_error_set(err, LT_EINVALID, "partition %u of %u", p, ix->n_partitions);
 	if (ef < k)
 		return lt_error_set(err, LT_EINVALID, "ef %u is less than k %u (the engine's rule)", ef, k);
-	if (!h->parts[p].loaded)
+	if (!h->parts[p].loaded && !part_get(h, p, &h->parts[p]))
 		LT_TRY(load_part(h, p, err));
 	pt = &h->parts[p];
 	s.part = pt;

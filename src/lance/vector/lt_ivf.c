@@ -291,6 +291,7 @@ typedef struct pq_model
 	char		type_name[16];
 	char		distance_type[16];
 	lt_vmetric	metric;
+	lt_type_id	elem;			/* the vectors' type: float centroids, or bytes for uint8 */
 	uint32_t	dim,
 				n_partitions,
 				pq_bits,
@@ -311,27 +312,32 @@ align16(size_t n)
 	return (n + 15) & ~(size_t) 15;
 }
 
-/* Keep ix's model (just opened from the files) in the cache, pinned by ix; ix then uses the entry's arrays. */
+/* The bytes of one vector element of type elem as the index files store it. */
+static size_t
+elem_bytes(lt_type_id elem)
+{
+	return elem == LT_TYPE_UINT8 ? 1 : elem == LT_TYPE_FLOAT16 ? 2 : elem == LT_TYPE_FLOAT64 ? 8 : 4;
+}
+
+/*
+ * Keep ix's model (just opened from the files) in the cache, pinned by ix; ix then uses the entry's arrays.
+ * The entry carries the element type: centroids as floats (bytes for uint8), flat vectors in partitions as stored.
+ */
 static void
 model_put(lt_ivf *ix)
 {
 	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
+	size_t		cw = ix->elem == LT_TYPE_UINT8 ? 1 : sizeof(float);	/* a centroid element */
 	size_t		at = align16(sizeof(pq_model));
 	pq_model	h = {0};
 	unsigned char *e;
 
-	/* only float32 models are kept (a hit is taken as one); other vector types read their files each time */
-	if (ix->elem != LT_TYPE_FLOAT32)
-	{
-		lt_free(ix->cache_key);
-		ix->cache_key = NULL;
-		return;
-	}
 	if (strlen(ix->type_name) >= sizeof(h.type_name) || strlen(ix->distance_type) >= sizeof(h.distance_type))
 		return;
 	strcpy(h.type_name, ix->type_name);
 	strcpy(h.distance_type, ix->distance_type);
 	h.metric = ix->metric;
+	h.elem = ix->elem;
 	h.dim = ix->dim;
 	h.n_partitions = ix->n_partitions;
 	h.pq_bits = ix->pq_bits;
@@ -340,7 +346,7 @@ model_put(lt_ivf *ix)
 	h.transposed = ix->pq_transposed;
 	h.pq = ix->pq;
 	h.off_centroids = at;
-	at = align16(at + sizeof(float) * ix->n_partitions * ix->dim);
+	at = align16(at + cw * ix->n_partitions * ix->dim);
 	h.off_part_start = at;
 	at = align16(at + sizeof(uint64_t) * ix->n_partitions);
 	h.off_part_len = at;
@@ -352,7 +358,8 @@ model_put(lt_ivf *ix)
 	if ((e = lt_vcache_put(ix->cache_key, LT_VCACHE_MODEL, at, true)) == NULL)
 		return;
 	memcpy(e, &h, sizeof(h));
-	memcpy(e + h.off_centroids, ix->centroids, sizeof(float) * ix->n_partitions * ix->dim);
+	memcpy(e + h.off_centroids, ix->elem == LT_TYPE_UINT8 ? (void *) ix->centroids_u8 : (void *) ix->centroids,
+		   cw * ix->n_partitions * ix->dim);
 	memcpy(e + h.off_part_start, ix->part_start, sizeof(uint64_t) * ix->n_partitions);
 	memcpy(e + h.off_part_len, ix->part_len, sizeof(uint32_t) * ix->n_partitions);
 	if (cb)
@@ -361,11 +368,13 @@ model_put(lt_ivf *ix)
 		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
 	}
 	lt_free(ix->centroids);
+	lt_free(ix->centroids_u8);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
 	lt_free(ix->codebook);
 	lt_free(ix->codebook_t);
-	ix->centroids = (float *) (e + h.off_centroids);
+	ix->centroids = ix->elem == LT_TYPE_UINT8 ? NULL : (float *) (e + h.off_centroids);
+	ix->centroids_u8 = ix->elem == LT_TYPE_UINT8 ? e + h.off_centroids : NULL;
 	ix->part_start = (uint64_t *) (e + h.off_part_start);
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = cb ? (float *) (e + h.off_codebook) : NULL;
@@ -391,9 +400,10 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->pq_m = h.pq_m;
 	ix->pq_bytes = h.pq_bytes;
 	ix->pq_transposed = h.transposed;
-	ix->elem = LT_TYPE_FLOAT32;
+	ix->elem = h.elem;
 	ix->pq = h.pq;
-	ix->centroids = (float *) (e + h.off_centroids);
+	ix->centroids = h.elem == LT_TYPE_UINT8 ? NULL : (float *) (e + h.off_centroids);
+	ix->centroids_u8 = h.elem == LT_TYPE_UINT8 ? e + h.off_centroids : NULL;
 	ix->part_start = (uint64_t *) (e + h.off_part_start);
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = (float *) (e + h.off_codebook);
@@ -425,7 +435,7 @@ open_aux_late(lt_ivf *ix, lt_error *err)
 		return lt_corrupt(err, "%s: not the file its cached model was read from", ix->aux_path);
 	LT_TRY(lt_index_file_field(ix->aux, "_rowid", LT_TYPE_UINT64, &ix->rowid_field, err));
 	if (!ix->pq)
-		return lt_index_file_fixed_list(ix->aux, "flat", LT_TYPE_FLOAT32, ix->dim, &ix->flat_field, err);
+		return lt_index_file_fixed_list(ix->aux, "flat", ix->elem, ix->dim, &ix->flat_field, err);
 	return lt_index_file_fixed_list(ix->aux, "__pq_code", LT_TYPE_UINT8, ix->pq_bytes, &ix->pq_field, err);
 }
 
@@ -604,11 +614,11 @@ lt_ivf_close(lt_ivf *ix)
 		lt_index_file_close(ix->aux);
 	lt_free(ix->type_name);
 	lt_free(ix->distance_type);
-	lt_free(ix->centroids_u8);
 	if (ix->cached)
 		lt_vcache_unpin(ix->cached);
 	else
 	{
+		lt_free(ix->centroids_u8);
 		lt_free(ix->centroids);
 		lt_free(ix->part_start);
 		lt_free(ix->part_len);
@@ -991,7 +1001,7 @@ partition_rows(lt_ivf *ix, uint32_t p, const uint64_t **ids, const uint8_t **cod
 {
 	uint32_t	len = ix->part_len[p];
 	size_t		per_row = ix->pq ? ix->pq_bytes : ix->dim;	/* child values per row */
-	size_t		cb = (size_t) len * (ix->pq ? ix->pq_bytes : ix->dim * sizeof(float));
+	size_t		cb = (size_t) len * (ix->pq ? ix->pq_bytes : ix->dim * elem_bytes(ix->elem));
 	unsigned char *e;
 
 	*ids_arr = *codes_arr = NULL;

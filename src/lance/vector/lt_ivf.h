@@ -99,9 +99,10 @@ typedef struct lt_ivf
 	 */
 	struct lt_ivf_seq *seq;
 	/*
-	 * IVF_PQ through the per-process cache (lt_vcache.h): the model (centroids, partition offsets,
-	 * codebook) points into a pinned cache entry, partitions' row ids and codes are kept there, and the
-	 * auxiliary file is opened only when a partition is not cached (aux_path in store).
+	 * IVF_PQ and IVF_FLAT (of any element type) through the per-process cache (lt_vcache.h): the model
+	 * (centroids, partition offsets, codebook) points into a pinned cache entry, partitions' row ids and
+	 * codes or vectors are kept there, and the auxiliary file is opened only when a partition is not
+	 * cached (aux_path in store).  IVF_HNSW_* keep their partitions' graphs and codes there (lt_hnsw.c).
 	 */
 	void	   *cached;			/* the pinned model entry, or NULL: the arrays are ix's own */
 	char	   *cache_key;		/* store root and segment directory, or NULL: not cached */

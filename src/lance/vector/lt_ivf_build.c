@@ -19,9 +19,11 @@
 #include "table/lt_scan.h"
 #include "util/lt_alloc.h"
 #include "util/lt_random.h"
+#include "util/lt_value.h"
 #include "vector/lt_hnsw_build.h"
 #include "vector/lt_ivf.h"
 #include "vector/lt_pq_build.h"
+#include "vector/lt_rq_build.h"
 #include "vector/lt_sq.h"
 
 #define DEFAULT_MAX_MEMORY ((uint64_t) 1 << 30)
@@ -42,7 +44,13 @@ typedef struct ivf_build
 	uint32_t	max_iters;
 	uint64_t	rng;
 	uint64_t	max_memory;
-	lt_array   *vecs;			/* the gathered vectors (a fixed_size_list array) */
+	lt_array   *vecs;			/* the gathered vectors (a fixed_size_list array of the column's type) */
+	lt_type_id	elem;			/* the column's element type: FLOAT16 / 32 / 64, UINT8 (hamming) */
+	uint32_t	elem_size;		/* bytes of one element */
+	const float *f32;			/* the vectors as float32 (b->vecs' own values for float32 columns) */
+	float	   *f32_own;		/* that copy, for float16 / float64 columns */
+	bool		hamming;		/* uint8 vectors, metric hamming: k-modes on bytes (centroids_u8) */
+	uint8_t    *centroids_u8;	/* k * dim, hamming */
 	uint64_t   *ids;
 	int64_t		n;
 	float	   *centroids;		/* k * dim */
@@ -57,12 +65,14 @@ typedef struct ivf_build
 	const char *what;			/* "building an IVF_... index", for cancel messages */
 	lt_pq_model pq;				/* IVF_PQ */
 	lt_sq_model sq;				/* IVF_SQ, IVF_HNSW_SQ */
+	lt_rq_model rq;				/* IVF_RQ */
 	/* IVF_HNSW_*: the auxiliary order (rows of the partitions, in turn) for the graphs */
 	int64_t    *order;
 	uint64_t   *part_off;
 	uint32_t   *part_len;
 	uint32_t	hnsw_m;
 	uint32_t	hnsw_ef;
+	const float *hnsw_base;		/* a remap's graphs: the codes' values (NULL: vecs) */
 } ivf_build;
 
 /* the kinds whose storage holds SQ codes */
@@ -89,7 +99,8 @@ static const char *
 kind_type(lt_ivf_build_kind k)
 {
 	return k == LT_IVF_BUILD_PQ ? "IVF_PQ" : k == LT_IVF_BUILD_SQ ? "IVF_SQ" :
-		k == LT_IVF_BUILD_HNSW_SQ ? "IVF_HNSW_SQ" : k == LT_IVF_BUILD_HNSW_PQ ? "IVF_HNSW_PQ" : "IVF_FLAT";
+		k == LT_IVF_BUILD_HNSW_SQ ? "IVF_HNSW_SQ" : k == LT_IVF_BUILD_HNSW_PQ ? "IVF_HNSW_PQ" :
+		k == LT_IVF_BUILD_RQ ? "IVF_RQ" : "IVF_FLAT";
 }
 
 static void
@@ -104,15 +115,110 @@ lt_ivf_build_unfit(const lt_field *column)
 {
 	if (column->type != LT_TYPE_FIXED_LIST || column->n_children != 1 || column->fixed_size <= 0)
 		return "an IVF index needs a fixed_size_list column";
-	if (column->children[0]->type != LT_TYPE_FLOAT32)
-		return "only fixed_size_list<float32, N> vectors are indexed (not float16 or float64 elements)";
+	switch (column->children[0]->type)
+	{
+		case LT_TYPE_FLOAT16:
+		case LT_TYPE_FLOAT32:
+		case LT_TYPE_FLOAT64:
+		case LT_TYPE_UINT8:
+			return NULL;
+		default:
+			return "only fixed_size_list<float16 | float32 | float64, N> vectors (and uint8 ones, metric hamming) are indexed";
+	}
+}
+
+/*
+ * Why the column's element type does not take this kind or metric (a static message), or NULL; *invalid: a
+ * metric that does not fit the type (LT_EINVALID) rather than a kind not built for it (LT_EUNSUPPORTED).
+ */
+static const char *
+unsupported(const lt_field *column, lt_ivf_build_kind kind, const char *metric, bool *invalid)
+{
+	lt_type_id	elem = column->children[0]->type;
+	bool		ham = strcmp(metric, "hamming") == 0;
+
+	*invalid = true;
+	if (elem == LT_TYPE_UINT8 && !ham)
+		return "uint8 vectors are indexed with metric hamming only";
+	if (ham && elem != LT_TYPE_UINT8)
+		return "metric hamming is for uint8 vectors only";
+	*invalid = false;
+	if (ham && kind != LT_IVF_BUILD_FLAT)
+		return "uint8 vectors (metric hamming) are indexed as IVF_FLAT only";
+	if ((elem == LT_TYPE_FLOAT16 || elem == LT_TYPE_FLOAT64) && kind == LT_IVF_BUILD_RQ)
+		return "float16 and float64 vectors are not indexed with RaBitQ codes (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ are)";
 	return NULL;
 }
 
 static inline const float *
 vec_at(const ivf_build *b, int64_t i)
 {
-	return (const float *) b->vecs->children[0]->values + (size_t) i * b->dim;
+	return b->f32 + (size_t) i * b->dim;
+}
+
+/*
+ * The gathered vectors as training wants them: normalized for cosine (in their own type: float16 rounded back
+ * to float16, float64 in double), and as float32 in b->f32 (float16 widened exactly, float64 rounded), which
+ * k-means, the SQ bounds and the graphs read.  The storage of IVF_FLAT keeps b->vecs, in the column's type,
+ * as the engine does.  uint8 (hamming) vectors stay bytes.
+ */
+static lt_code
+prepare_vectors(ivf_build *b, lt_error *err)
+{
+	void	   *vals = b->vecs->children[0]->values;
+	size_t		n = (size_t) b->n * b->dim;
+	bool		cosine = strcmp(b->metric, "cosine") == 0;
+
+	if (b->hamming)
+		return LT_OK;
+	for (int64_t i = 0; cosine && i < b->n; i++)
+	{
+		size_t		at = (size_t) i * b->dim;
+		double		norm = 0;
+
+		for (uint32_t d = 0; d < b->dim; d++)
+		{
+			double		x = b->elem == LT_TYPE_FLOAT64 ? ((double *) vals)[at + d] :
+				b->elem == LT_TYPE_FLOAT16 ? lt_half_to_float(((uint16_t *) vals)[at + d]) : ((float *) vals)[at + d];
+
+			norm += x * x;
+		}
+		norm = sqrt(norm);
+		if (norm <= 0)
+			continue;
+		for (uint32_t d = 0; d < b->dim; d++)
+		{
+			if (b->elem == LT_TYPE_FLOAT64)
+				((double *) vals)[at + d] /= norm;
+			else if (b->elem == LT_TYPE_FLOAT16)
+				((uint16_t *) vals)[at + d] =
+					lt_float_to_half((float) (lt_half_to_float(((uint16_t *) vals)[at + d]) / norm));
+			else
+				((float *) vals)[at + d] = (float) (((float *) vals)[at + d] / norm);
+		}
+	}
+	if (b->elem == LT_TYPE_FLOAT32)
+	{
+		b->f32 = vals;
+		return LT_OK;
+	}
+	if (!(b->f32_own = lt_malloc((n ? n : 1) * sizeof(float))))
+		return lt_nomem(err);
+	for (size_t i = 0; i < n; i++)
+		b->f32_own[i] = b->elem == LT_TYPE_FLOAT64 ? (float) ((double *) vals)[i] : lt_half_to_float(((uint16_t *) vals)[i]);
+	b->f32 = b->f32_own;
+	return LT_OK;
+}
+
+/* Memory held per vector: itself, its float32 copy (float16, float64), its row id and partition, its codes. */
+static uint64_t
+vector_bytes(const ivf_build *b)
+{
+	uint64_t	own = (uint64_t) b->dim * b->elem_size;
+
+	if (b->elem == LT_TYPE_FLOAT16 || b->elem == LT_TYPE_FLOAT64)
+		own += (uint64_t) b->dim * 4;
+	return own + 16 + b->code_bytes;
 }
 
 /* Every live, non-NULL vector of the column with its row id (row address without stable row ids). */
@@ -152,7 +258,7 @@ gather(ivf_build *b, lt_error *err)
 				if (rc == LT_OK)
 					rc = lt_push_u64(&b->ids, &b->n, &cap, ids[r]) ? LT_OK : lt_nomem(err);
 			}
-			if (rc == LT_OK && (uint64_t) b->n * (b->dim * 4 + 16 + b->code_bytes) > b->max_memory)
+			if (rc == LT_OK && (uint64_t) b->n * vector_bytes(b) > b->max_memory)
 				rc = lt_error_set(err, LT_ENOMEM,
 								  "building an %s index on column \"%s\" needs more than %llu MB of memory (over %lld vectors read so far)",
 								  b->type, b->column->name, (unsigned long long) (b->max_memory >> 20), (long long) b->n);
@@ -167,23 +273,7 @@ gather(ivf_build *b, lt_error *err)
 	/* a NULL element makes the vector unusable: as NaN it would poison the centroids */
 	if (b->vecs->children[0]->null_count > 0)
 		return lt_error_set(err, LT_EUNSUPPORTED, "column \"%s\" has vectors with NULL elements", b->column->name);
-	if (strcmp(b->metric, "cosine") == 0)
-	{
-		float	   *v = (float *) b->vecs->children[0]->values;
-
-		for (int64_t i = 0; i < b->n; i++, v += b->dim)
-		{
-			double		norm = 0;
-
-			for (uint32_t d = 0; d < b->dim; d++)
-				norm += (double) v[d] * v[d];
-			norm = sqrt(norm);
-			if (norm > 0)
-				for (uint32_t d = 0; d < b->dim; d++)
-					v[d] = (float) (v[d] / norm);
-		}
-	}
-	return LT_OK;
+	return prepare_vectors(b, err);
 }
 
 static uint32_t
@@ -205,6 +295,112 @@ nearest(const ivf_build *b, const float *v, double *dist)
 	if (dist)
 		*dist = bd;
 	return best;
+}
+
+static inline const uint8_t *
+bytes_at(const ivf_build *b, int64_t i)
+{
+	return b->vecs->children[0]->values + (size_t) i * b->dim;
+}
+
+/* hamming: the nearest byte centroid (the first of equals, as the engine's argmin) */
+static uint32_t
+nearest_u8(const ivf_build *b, const uint8_t *v, double *dist)
+{
+	uint32_t	best = 0;
+	double		bd = DBL_MAX;
+
+	for (uint32_t c = 0; c < b->k; c++)
+	{
+		double		d = lt_vdist_hamming(b->centroids_u8 + (size_t) c * b->dim, v, b->dim);
+
+		if (d < bd)
+		{
+			bd = d;
+			best = c;
+		}
+	}
+	if (dist)
+		*dist = bd;
+	return best;
+}
+
+/*
+ * k-modes (the engine's for uint8 vectors, metric hamming) on a random sample: each centroid bit is set when
+ * more than half its members have it set (bits LSB first in each byte); the rest as train().
+ */
+static lt_code
+train_modes(ivf_build *b, lt_error *err)
+{
+	int64_t		want = (int64_t) b->k * b->sample_rate;
+	int64_t		m = b->n < want ? b->n : want;
+	size_t		bits = (size_t) b->dim * 8;
+	int64_t    *sample = lt_malloc((size_t) b->n * sizeof(int64_t));
+	uint32_t   *ones = lt_malloc((size_t) b->k * bits * sizeof(uint32_t));
+	uint32_t   *counts = lt_malloc((size_t) b->k * sizeof(uint32_t));
+	double		prev = DBL_MAX;
+	lt_code		rc = LT_OK;
+
+	b->centroids_u8 = lt_malloc((size_t) b->k * b->dim);
+	if (!sample || !ones || !counts || !b->centroids_u8)
+	{
+		rc = lt_nomem(err);
+		goto done;
+	}
+	lt_sample_indices(sample, b->n, m, &b->rng);
+	for (uint32_t c = 0; c < b->k; c++)
+		memcpy(b->centroids_u8 + (size_t) c * b->dim, bytes_at(b, sample[c]), b->dim);
+	for (uint32_t it = 0; it < b->max_iters; it++)
+	{
+		double		loss = 0;
+
+		if ((rc = lt_check_interrupt(err, b->what)) != LT_OK)
+			goto done;
+		progress(b, LT_IVF_PHASE_TRAIN, it, b->max_iters);
+		memset(ones, 0, (size_t) b->k * bits * sizeof(uint32_t));
+		memset(counts, 0, (size_t) b->k * sizeof(uint32_t));
+		for (int64_t i = 0; i < m; i++)
+		{
+			const uint8_t *v = bytes_at(b, sample[i]);
+			double		d;
+			uint32_t	c = nearest_u8(b, v, &d);
+			uint32_t   *o = ones + (size_t) c * bits;
+
+			loss += d;
+			counts[c]++;
+			for (uint32_t j = 0; j < b->dim; j++)
+				for (int t = 0; t < 8; t++)
+					o[j * 8 + t] += (v[j] >> t) & 1;
+		}
+		for (uint32_t c = 0; c < b->k; c++)
+		{
+			uint8_t    *cv = b->centroids_u8 + (size_t) c * b->dim;
+			const uint32_t *o = ones + (size_t) c * bits;
+
+			if (counts[c] == 0)
+			{
+				memcpy(cv, bytes_at(b, sample[lt_splitmix64(&b->rng) % (uint64_t) m]), b->dim);
+				continue;
+			}
+			for (uint32_t j = 0; j < b->dim; j++)
+			{
+				uint8_t		x = 0;
+
+				for (int t = 0; t < 8; t++)
+					if (o[j * 8 + t] * 2 > counts[c])
+						x |= (uint8_t) (1 << t);
+				cv[j] = x;
+			}
+		}
+		if (prev != DBL_MAX && fabs(prev - loss) <= KMEANS_TOLERANCE * fabs(prev))
+			break;
+		prev = loss;
+	}
+done:
+	lt_free(sample);
+	lt_free(ones);
+	lt_free(counts);
+	return rc;
 }
 
 /* Lloyd's k-means on a random sample of the vectors; centroids start at k distinct sample points. */
@@ -267,6 +463,10 @@ train(ivf_build *b, lt_error *err)
 			break;
 		prev = loss;
 	}
+	/* float16 vectors: the centroids are written as float16, and the vectors assigned to those */
+	if (b->elem == LT_TYPE_FLOAT16)
+		for (size_t i = 0; i < (size_t) b->k * b->dim; i++)
+			b->centroids[i] = lt_half_to_float(lt_float_to_half(b->centroids[i]));
 done:
 	lt_free(sample);
 	lt_free(sums);
@@ -286,7 +486,7 @@ assign(ivf_build *b, lt_error *err)
 	{
 		double		d;
 
-		b->assign[i] = nearest(b, vec_at(b, i), &d);
+		b->assign[i] = b->hamming ? nearest_u8(b, bytes_at(b, i), &d) : nearest(b, vec_at(b, i), &d);
 		b->loss += d;
 		if ((i & 0xffff) == 0xffff)
 		{
@@ -316,6 +516,7 @@ put_ivf(lt_file_writer *w, const ivf_build *b, uint64_t *offsets, uint32_t *leng
 	uint8_t    *buf;
 	uint32_t	gb = 0;
 	char		num[16];
+	uint8_t    *conv = NULL;
 	lt_code		rc;
 
 	model.n_offsets = b->k;
@@ -324,18 +525,50 @@ put_ivf(lt_file_writer *w, const ivf_build *b, uint64_t *offsets, uint32_t *leng
 	model.lengths = lengths;
 	if (centroids)
 	{
-		t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
+		size_t		n = (size_t) b->k * b->dim;
+
+		/* the centroids in the vectors' type, as the engine keeps them */
 		t.n_shape = 2;
 		t.shape = shape;
-		t.data.data = (uint8_t *) b->centroids;
-		t.data.len = (size_t) b->k * b->dim * sizeof(float);
+		switch (b->elem)
+		{
+			case LT_TYPE_UINT8:
+				t.data_type = LT__VEC__TENSOR__DATA_TYPE__UINT8;
+				t.data.data = b->centroids_u8;
+				t.data.len = n;
+				break;
+			case LT_TYPE_FLOAT16:
+			case LT_TYPE_FLOAT64:
+				if (!(conv = lt_malloc(n * (b->elem == LT_TYPE_FLOAT16 ? 2 : 8))))
+					return lt_nomem(err);
+				for (size_t i = 0; i < n; i++)
+				{
+					if (b->elem == LT_TYPE_FLOAT16)
+						((uint16_t *) conv)[i] = lt_float_to_half(b->centroids[i]);
+					else
+						((double *) conv)[i] = b->centroids[i];
+				}
+				t.data_type = b->elem == LT_TYPE_FLOAT16 ? LT__VEC__TENSOR__DATA_TYPE__FLOAT16 :
+					LT__VEC__TENSOR__DATA_TYPE__FLOAT64;
+				t.data.data = conv;
+				t.data.len = n * (b->elem == LT_TYPE_FLOAT16 ? 2 : 8);
+				break;
+			default:
+				t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
+				t.data.data = (uint8_t *) b->centroids;
+				t.data.len = n * sizeof(float);
+		}
 		model.centroids_tensor = &t;
 		model.loss = b->loss;
 	}
 	len = lt__vec__ivf__get_packed_size(ivf);
 	if ((buf = lt_malloc(len ? len : 1)) == NULL)
+	{
+		lt_free(conv);
 		return lt_nomem(err);
+	}
 	lt__vec__ivf__pack(ivf, buf);
+	lt_free(conv);
 	rc = lt_file_writer_add_global_buffer(w, buf, len, &gb, err);
 	lt_free(buf);
 	if (rc != LT_OK)
@@ -361,11 +594,14 @@ write_auxiliary(ivf_build *b, lt_error *err)
 {
 	lt_field	rowid;
 	lt_fixed_list_field flat;
-	const lt_field *fields[2] = {&rowid, pq_codes(b->opts) ? &b->pq.code.list :
-		sq_codes(b->opts) ? &b->sq.code.list : &flat.list};
+	bool		rq = b->opts->kind == LT_IVF_BUILD_RQ;
+	const lt_field *fields[5] = {&rowid, pq_codes(b->opts) ? &b->pq.code.list :
+		sq_codes(b->opts) ? &b->sq.code.list : rq ? &b->rq.code.list : &flat.list, &b->rq.add, &b->rq.scale,
+	&b->rq.error};
 	lt_file_writer *w = NULL;
 	lt_array   *ids = NULL,
-			   *vecs = NULL;
+			   *vecs = NULL,
+			   *factors[3] = {NULL, NULL, NULL};	/* IVF_RQ: add, scale, error */
 	int64_t    *order = lt_malloc((size_t) (b->n ? b->n : 1) * sizeof(int64_t));
 	uint64_t   *offsets = lt_calloc(b->k, sizeof(uint64_t));
 	uint32_t   *lengths = lt_calloc(b->k, sizeof(uint32_t));
@@ -378,7 +614,9 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		goto done;
 	}
 	lt_field_plain(&rowid, "_rowid", 0, LT_TYPE_UINT64, "uint64", 8, true);
-	lt_field_fixed_list(&flat, "flat", 1, b->dim, false, LT_TYPE_FLOAT32, "float", 4);
+	lt_field_fixed_list(&flat, "flat", 1, b->dim, false, b->elem,
+						b->elem == LT_TYPE_FLOAT16 ? "halffloat" : b->elem == LT_TYPE_FLOAT64 ? "double" :
+						b->elem == LT_TYPE_UINT8 ? "uint8" : "float", (int) b->elem_size);
 
 	for (int64_t i = 0; i < b->n; i++)
 	{
@@ -389,14 +627,18 @@ write_auxiliary(ivf_build *b, lt_error *err)
 	for (uint32_t c = 1; c < b->k; c++)
 		offsets[c] = offsets[c - 1] + lengths[c - 1];
 
-	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(fields[1], &vecs, err)) != LT_OK ||
-		(rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", 2, fields, &w, err)) != LT_OK)
+	if ((rc = lt_array_new(&rowid, &ids, err)) != LT_OK || (rc = lt_array_new(fields[1], &vecs, err)) != LT_OK)
+		goto done;
+	for (int i = 0; rq && i < 3; i++)
+		if ((rc = lt_array_new(fields[2 + i], &factors[i], err)) != LT_OK)
+			goto done;
+	if ((rc = lt_built_index_open_file(b->ds, b->dir, "auxiliary.idx", rq ? 5 : 2, fields, &w, err)) != LT_OK)
 		goto done;
 	/* PQ codes are transposed within a partition: one write per partition (SQ codes likewise) */
 	for (uint32_t c = 0; rc == LT_OK && fields[1] != &flat.list && c < b->k; c++)
 	{
 		int64_t		n = lengths[c];
-		lt_array   *cols[2] = {ids, vecs};
+		lt_array   *cols[5] = {ids, vecs, factors[0], factors[1], factors[2]};
 
 		if (n == 0)
 			continue;
@@ -407,6 +649,7 @@ write_auxiliary(ivf_build *b, lt_error *err)
 			((uint64_t *) ids->values)[r] = b->ids[order[offsets[c] + r]];
 		ids->length = n;
 		rc = sq_codes(b->opts) ? lt_sq_fill(&b->sq, order + offsets[c], n, vecs, err) :
+			rq ? lt_rq_fill_partition(&b->rq, order + offsets[c], n, cols + 1, err) :
 			lt_pq_fill_partition(&b->pq, order + offsets[c], n, vecs, err);
 		if (rc == LT_OK)
 			rc = lt_file_writer_write(w, cols, n, err);
@@ -451,6 +694,8 @@ write_auxiliary(ivf_build *b, lt_error *err)
 		rc = lt_pq_put_storage(&b->pq, w, err);
 	if (rc == LT_OK && sq_codes(b->opts))
 		rc = lt_sq_put_storage(&b->sq, w, err);
+	if (rc == LT_OK && rq)
+		rc = lt_rq_put_storage(&b->rq, w, err);
 	if (rc == LT_OK)
 		rc = lt_built_index_finish_file(b->out, w, "auxiliary.idx", err);
 	if (rc == LT_OK && hnsw(b->opts))
@@ -467,6 +712,8 @@ done:
 	lt_file_writer_free(w);
 	lt_array_free(ids);
 	lt_array_free(vecs);
+	for (int i = 0; i < 3; i++)
+		lt_array_free(factors[i]);
 	lt_free(order);
 	lt_free(offsets);
 	lt_free(lengths);
@@ -557,7 +804,7 @@ write_hnsw_index(ivf_build *b, lt_error *err)
 		char	   *one = NULL;
 		size_t		need;
 
-		rc = lt_hnsw_graph_build((const float *) b->vecs->children[0]->values, b->order + b->part_off[c],
+		rc = lt_hnsw_graph_build(b->hnsw_base ? b->hnsw_base : b->f32, b->order + b->part_off[c],
 								 b->part_len[c], b->dim, metric, b->hnsw_m, b->hnsw_ef, &b->rng, b->what, &g, err);
 		if (rc == LT_OK)
 			rc = lt_hnsw_graph_write(g, &hf, w, &rows, err);
@@ -663,7 +910,8 @@ make_details(ivf_build *b, lt_error *err)
 	uint8_t    *p = buf;
 	char		iters[16],
 				rate[16];
-	int			metric = strcmp(b->metric, "cosine") == 0 ? 1 : strcmp(b->metric, "dot") == 0 ? 2 : 0;
+	int			metric = strcmp(b->metric, "cosine") == 0 ? 1 : strcmp(b->metric, "dot") == 0 ? 2 :
+		strcmp(b->metric, "hamming") == 0 ? 3 : 0;
 
 	if (!buf)
 		return lt_nomem(err);
@@ -713,6 +961,14 @@ make_details(ivf_build *b, lt_error *err)
 		*p++ = 0x08;
 		*p++ = 0x08;
 	}
+	else if (b->opts->kind == LT_IVF_BUILD_RQ)
+	{
+		/* rq (6): {num_bits 1} (the fast rotation, 0, omitted) */
+		*p++ = 0x32;
+		*p++ = 0x02;
+		*p++ = 0x08;
+		*p++ = 0x01;
+	}
 	else
 	{
 		*p++ = 0x42;
@@ -753,15 +1009,27 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	if ((why = lt_ivf_build_unfit(column)))
 		return lt_error_set(err, LT_EUNSUPPORTED, "cannot build an %s index on column \"%s\" (%s): %s",
 							kind_type(opts->kind), column->name, column->logical_type, why);
-	b.metric = opts->metric ? opts->metric : "l2";
-	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0)
-		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine or dot)", b.metric);
+	b.elem = column->children[0]->type;
+	b.elem_size = b.elem == LT_TYPE_FLOAT16 ? 2 : b.elem == LT_TYPE_FLOAT64 ? 8 : b.elem == LT_TYPE_UINT8 ? 1 : 4;
+	b.metric = opts->metric ? opts->metric : b.elem == LT_TYPE_UINT8 ? "hamming" : "l2";
+	if (strcmp(b.metric, "l2") != 0 && strcmp(b.metric, "cosine") != 0 && strcmp(b.metric, "dot") != 0 &&
+		strcmp(b.metric, "hamming") != 0)
+		return lt_error_set(err, LT_EINVALID, "unknown metric \"%s\" (l2, cosine, dot or hamming)", b.metric);
+	{
+		bool		invalid;
+
+		if ((why = unsupported(column, opts->kind, b.metric, &invalid)))
+			return lt_error_set(err, invalid ? LT_EINVALID : LT_EUNSUPPORTED,
+								"cannot build an %s index on column \"%s\" (%s) with metric %s: %s",
+								kind_type(opts->kind), column->name, column->logical_type, b.metric, why);
+	}
+	b.hamming = strcmp(b.metric, "hamming") == 0;
 	b.route = strcmp(b.metric, "dot") == 0 ? LT_VMETRIC_NEG_DOT : LT_VMETRIC_L2;
 	b.ds = ds;
 	b.column = column;
 	b.dim = (uint32_t) column->fixed_size;
 	b.type = kind_type(opts->kind);
-	b.what = opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
+	b.what = opts->kind == LT_IVF_BUILD_RQ ? "building an IVF_RQ index" : opts->kind == LT_IVF_BUILD_PQ ? "building an IVF_PQ index" :
 		opts->kind == LT_IVF_BUILD_SQ ? "building an IVF_SQ index" :
 		opts->kind == LT_IVF_BUILD_HNSW_SQ ? "building an IVF_HNSW_SQ index" :
 		opts->kind == LT_IVF_BUILD_HNSW_PQ ? "building an IVF_HNSW_PQ index" : "building an IVF_FLAT index";
@@ -789,6 +1057,14 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 								b.type, b.pq.m, b.pq.bits, b.dim, why);
 		b.code_bytes = b.pq.m;
 	}
+	if (opts->kind == LT_IVF_BUILD_RQ)
+	{
+		if ((why = lt_rq_unfit(b.dim)))
+			return lt_error_set(err, LT_EINVALID, "IVF_RQ of vectors of %u dimensions on column \"%s\": %s", b.dim,
+								column->name, why);
+		b.rq.dim = b.dim;
+		b.code_bytes = b.dim / 8 + 12;
+	}
 	if (hnsw(opts))
 		b.code_bytes += (uint32_t) lt_hnsw_bytes_per_node(b.hnsw_m);
 	b.sample_rate = opts->sample_rate ? opts->sample_rate : LT_IVF_BUILD_SAMPLE_RATE;
@@ -798,7 +1074,7 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	b.out = out;
 	b.opts = opts;
 	out->kind = LT_INDEX_UNKNOWN;
-	out->index_version = 1;
+	out->index_version = opts->kind == LT_IVF_BUILD_RQ ? 2 : 1;	/* the engine's IVF_RQ is version 2 */
 	rc = lt_built_index_begin(ds, column, opts->name, out, &b.dir, err);
 	if (rc == LT_OK)
 		rc = gather(&b, err);
@@ -814,16 +1090,21 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		b.k = k;
 	}
 	if (rc == LT_OK)
-		rc = train(&b, err);
+		rc = b.hamming ? train_modes(&b, err) : train(&b, err);
 	if (rc == LT_OK)
 		rc = assign(&b, err);
 	/* residual PQ for l2 and cosine (normalized vectors), the vectors themselves for dot: the engine's */
+	b.pq.elem = b.elem;
 	if (rc == LT_OK && pq_codes(opts))
-		rc = lt_pq_train_encode(&b.pq, (const float *) b.vecs->children[0]->values, b.n, b.centroids, b.assign,
+		rc = lt_pq_train_encode(&b.pq, b.f32, b.n, b.centroids, b.assign,
 								strcmp(b.metric, "dot") != 0, b.sample_rate, b.max_iters, &b.rng, err);
 	/* SQ: no residual, the (normalized for cosine) vectors themselves */
 	if (rc == LT_OK && sq_codes(opts))
-		rc = lt_sq_train_encode(&b.sq, (const float *) b.vecs->children[0]->values, b.n, b.sample_rate, &b.rng, err);
+		rc = lt_sq_train_encode(&b.sq, b.f32, b.n, b.sample_rate, &b.rng, err);
+	/* RaBitQ: residuals to the centroids (normalized vectors for cosine), the dot factors for dot */
+	if (rc == LT_OK && opts->kind == LT_IVF_BUILD_RQ)
+		rc = lt_rq_train_encode(&b.rq, b.f32, b.n, b.centroids, b.k, b.assign, strcmp(b.metric, "dot") == 0, &b.rng,
+								err);
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
@@ -836,12 +1117,15 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 	out->rows = (uint64_t) b.n;
 	out->entries = b.k;
 	lt_array_free(b.vecs);
+	lt_free(b.f32_own);
+	lt_free(b.centroids_u8);
 	lt_free(b.ids);
 	lt_free(b.centroids);
 	lt_free(b.assign);
 	lt_free(b.dir);
 	lt_pq_model_free(&b.pq);
 	lt_sq_model_free(&b.sq);
+	lt_rq_model_free(&b.rq);
 	if (rc != LT_OK)
 	{
 		lt_built_index_remove(ds, out);
@@ -862,18 +1146,21 @@ static lt_code
 remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **store, uint32_t *code_bytes,
 			lt_error *err)
 {
+	bool		hnsw = lt_ivf_is_hnsw(ix);
+
 	*code_bytes = 0;
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field &&
-		!ix->pq_field)
+	/* an HNSW segment's graphs are rebuilt, over float32 values only */
+	if (!ix->rowid_field || (hnsw && ix->elem != LT_TYPE_FLOAT32))
+		return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+	if (!hnsw && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field && !ix->pq_field)
 	{
 		o->kind = LT_IVF_BUILD_FLAT;
 		*store = ix->flat_field;
 		return lt_array_new(ix->flat_field, &b->vecs, err);
 	}
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_PQ") == 0 && ix->pq_field &&
-		ix->codebook)
+	if (strcmp(ix->type_name, hnsw ? "IVF_HNSW_PQ" : "IVF_PQ") == 0 && ix->pq_field && ix->codebook)
 	{
-		o->kind = LT_IVF_BUILD_PQ;
+		o->kind = hnsw ? LT_IVF_BUILD_HNSW_PQ : LT_IVF_BUILD_PQ;
 		b->pq.dim = ix->dim;
 		b->pq.m = ix->pq_m;
 		b->pq.bits = ix->pq_bits;
@@ -886,9 +1173,9 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 		*code_bytes = ix->pq_bytes;
 		return LT_OK;
 	}
-	if (ix->rowid_field && !lt_ivf_is_hnsw(ix) && strcmp(ix->type_name, "IVF_SQ") == 0 && ix->sq.field)
+	if (strcmp(ix->type_name, hnsw ? "IVF_HNSW_SQ" : "IVF_SQ") == 0 && ix->sq.field)
 	{
-		o->kind = LT_IVF_BUILD_SQ;
+		o->kind = hnsw ? LT_IVF_BUILD_HNSW_SQ : LT_IVF_BUILD_SQ;
 		b->sq.dim = ix->dim;
 		b->sq.start = ix->sq.lo;
 		b->sq.end = ix->sq.hi;
@@ -898,6 +1185,99 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 		return LT_OK;
 	}
 	return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
+}
+
+/* The value of "key": in the lance:hnsw metadata s (its escapes included), or dflt. */
+static uint32_t
+hnsw_param(const uint8_t *s, size_t len, const char *key, uint32_t dflt)
+{
+	size_t		kl = strlen(key);
+
+	for (size_t i = 0; s && i + kl + 2 < len; i++)
+	{
+		size_t		j = i + kl;
+		uint64_t	v = 0;
+		bool		any = false;
+
+		/* "key" then its closing quote (escaped or not), the colon, the number */
+		if (s[i] != '"' || memcmp(s + i + 1, key, kl) != 0)
+			continue;
+		j++;
+		if (j < len && s[j] == '\\')
+			j++;
+		if (j >= len || s[j] != '"' || j + 1 >= len || s[j + 1] != ':')
+			continue;
+		for (j += 2; j < len && s[j] >= '0' && s[j] <= '9' && v < UINT32_MAX; j++, any = true)
+			v = v * 10 + (uint64_t) (s[j] - '0');
+		if (any && v > 0 && v <= UINT32_MAX)
+			return (uint32_t) v;
+	}
+	return dflt;
+}
+
+/*
+ * An HNSW remap's graph parameters (m, ef_construction: the old graphs', in index.idx's lance:hnsw) and
+ * the values the kept rows' codes stand for, over which the graphs are built again: the engine rebuilds
+ * each partition's graph from the remapped storage (HNSW::remap calls index_vectors on it), since
+ * the old graph's nodes are positions in a storage that lost rows.  SQ: lo + code * (hi - lo) / 255;
+ * PQ: the codewords the codes name (residuals for l2 and cosine: distances within a partition alike).
+ */
+static lt_code
+remap_hnsw_prepare(ivf_build *b, const lt_ivf_build_options *o, lt_dataset *ds, const char *old_dir,
+				   const uint8_t *codes, uint32_t cb, float **values, lt_error *err)
+{
+	char	   *path = lt_asprintf("%sindex.idx", old_dir);
+	lt_index_file *xf = NULL;
+	const uint8_t *meta;
+	size_t		len = 0;
+	float	   *v;
+	lt_code		rc;
+
+	*values = NULL;
+	if (!path)
+		return lt_nomem(err);
+	rc = lt_index_file_open(ds->store, path, &xf, err);
+	lt_free(path);
+	if (rc != LT_OK)
+		return rc;
+	meta = lt_index_file_meta(xf, "lance:hnsw", &len);
+	b->hnsw_m = hnsw_param(meta, len, "m", LT_HNSW_BUILD_M);
+	b->hnsw_ef = hnsw_param(meta, len, "ef_construction", LT_HNSW_BUILD_EF_CONSTRUCTION);
+	lt_index_file_close(xf);
+	if (b->hnsw_m < 2 || b->hnsw_m > 256)
+		b->hnsw_m = LT_HNSW_BUILD_M;
+	if (b->hnsw_ef > 100000)
+		b->hnsw_ef = LT_HNSW_BUILD_EF_CONSTRUCTION;
+	if (!(v = lt_malloc((size_t) (b->n ? b->n : 1) * b->dim * sizeof(float))))
+		return lt_nomem(err);
+	for (int64_t r = 0; r < b->n; r++)
+	{
+		const uint8_t *c = codes + (size_t) r * cb;
+		float	   *out = v + (size_t) r * b->dim;
+
+		if (sq_codes(o))
+		{
+			double		step = (b->sq.end - b->sq.start) / 255.0;
+
+			for (uint32_t i = 0; i < b->dim; i++)
+				out[i] = (float) (b->sq.start + c[i] * step);
+		}
+		else
+		{
+			uint32_t	sub = b->dim / b->pq.m,
+						kc = 1u << b->pq.bits;
+
+			for (uint32_t s = 0; s < b->pq.m; s++)
+			{
+				uint32_t	w = b->pq.bits == 8 ? c[s] : (s & 1) ? (uint32_t) (c[s / 2] >> 4) : (uint32_t) (c[s / 2] & 0x0F);
+
+				memcpy(out + (size_t) s * sub, b->pq.codebook + ((size_t) s * kc + w) * sub, sub * sizeof(float));
+			}
+		}
+	}
+	b->rng = LT_IVF_BUILD_SEED;
+	*values = v;
+	return LT_OK;
 }
 
 /* Byte j of row r of a partition of len rows read from the storage (PQ codes may be transposed). */
@@ -919,6 +1299,7 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	const lt_field *store = NULL;
 	uint32_t	cb = 0;
 	uint8_t    *codes = NULL;	/* IVF_PQ, IVF_SQ: the kept rows' codes, row-major */
+	float	   *hnsw_values = NULL; /* IVF_HNSW_*: the values of those codes */
 	int64_t		cap = 0,
 				cap_assign = 0,
 				cap_codes = 0;
@@ -939,11 +1320,17 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	b.dim = ix->dim;
 	b.k = ix->n_partitions;
 	b.centroids = ix->centroids;	/* borrowed: the same model */
+	b.centroids_u8 = ix->centroids_u8;
+	b.elem = ix->elem ? ix->elem : LT_TYPE_FLOAT32;	/* the centroids and the flat vectors keep their type */
+	b.pq.elem = b.elem;			/* and the PQ codebook */
+	b.elem_size = b.elem == LT_TYPE_FLOAT16 ? 2 : b.elem == LT_TYPE_FLOAT64 ? 8 : b.elem == LT_TYPE_UINT8 ? 1 : 4;
 	b.out = out;
 	b.opts = &o;
 	b.type = ix->type_name;
 	b.what = o.kind == LT_IVF_BUILD_PQ ? "remapping an IVF_PQ index" :
-		o.kind == LT_IVF_BUILD_SQ ? "remapping an IVF_SQ index" : "remapping an IVF_FLAT index";
+		o.kind == LT_IVF_BUILD_SQ ? "remapping an IVF_SQ index" :
+		o.kind == LT_IVF_BUILD_HNSW_SQ ? "remapping an IVF_HNSW_SQ index" :
+		o.kind == LT_IVF_BUILD_HNSW_PQ ? "remapping an IVF_HNSW_PQ index" : "remapping an IVF_FLAT index";
 	out->kind = LT_INDEX_UNKNOWN;
 	out->index_version = 1;
 	rc = lt_built_index_begin(ds, column, name, out, &b.dir, err);
@@ -1016,14 +1403,17 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 		if (rc == LT_OK)
 			rc = lt_check_interrupt(err, b.what);
 	}
-	if (o.kind == LT_IVF_BUILD_PQ)
+	if (pq_codes(&o))
 		b.pq.codes = codes;
-	else if (o.kind == LT_IVF_BUILD_SQ)
+	else if (sq_codes(&o))
 		b.sq.codes = codes;
+	if (rc == LT_OK && hnsw(&o))
+		rc = remap_hnsw_prepare(&b, &o, ds, old_dir, codes, cb, &hnsw_values, err);
+	b.hnsw_base = hnsw_values;
 	if (rc == LT_OK)
 		rc = write_auxiliary(&b, err);
 	if (rc == LT_OK)
-		rc = write_index(&b, err);
+		rc = hnsw(&o) ? write_hnsw_index(&b, err) : write_index(&b, err);
 	out->rows = (uint64_t) b.n;
 	out->entries = b.k;
 	lt_array_free(b.vecs);
@@ -1035,6 +1425,10 @@ lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const cha
 	lt_sq_model_free(&b.sq);
 	if (o.kind == LT_IVF_BUILD_FLAT)
 		lt_free(codes);
+	lt_free(hnsw_values);
+	lt_free(b.order);
+	lt_free(b.part_off);
+	lt_free(b.part_len);
 	lt_ivf_close(ix);
 	if (rc != LT_OK)
 	{

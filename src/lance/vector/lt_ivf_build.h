@@ -42,10 +42,25 @@
  * IVF_PQ storage (8-bit codes, transposed; the engine writes its own so), type "IVF_HNSW_PQ", the details the pq
  * compression and the PQ training parameters beside the hnsw ones.
  *
+ * float16 and float64 vectors (fixed_size_list<float16 | float64, dim>; every kind but IVF_RQ): as the engine
+ * keeps them, the centroids tensor, the flat storage and the PQ codebook are in the column's type (cosine:
+ * normalized in that type); k-means, PQ training, the SQ bounds and codes and the graphs work on the vectors as
+ * float32 (float16 exactly, float64 rounded), float16 centroids rounded to float16 before the assignment (the PQ
+ * codes are those of the float32 codebook).  IVF_RQ over them: LT_EUNSUPPORTED.
+ * uint8 vectors (binary, metric hamming, the default for them; IVF_FLAT only): the engine's k-modes, each centroid
+ * bit the majority of its members' (more than half set), the first nearest centroid by hamming distance; centroids
+ * and flat storage uint8, distance_type "hamming", the details' metric 3.  hamming on float vectors or another
+ * metric on uint8 ones: LT_EINVALID; another kind on uint8: LT_EUNSUPPORTED.
+ *
+ * IVF_RQ (LT_IVF_BUILD_RQ; float32 vectors of a dimension divisible by 8): the IVF_FLAT index.idx with type "IVF_RQ",
+ * and an auxiliary.idx of RaBitQ codes and factors (lt_rq_build.h: 1-bit codes, the fast rotation drawn from the
+ * seeded generator after the centroids, the raw-query estimator's factors); the details record the rq compression
+ * (num_bits 1, the fast rotation), index_version 2.
+ *
  * Routing, as the search (lt_ivf.h) does it: L2 for l2 and (on normalized vectors) cosine, the
  * largest dot product for dot.  Memory: every vector is held (rows * (dim * 4 + 16) bytes, and the
  * codes: + num_sub_vectors for PQ, + dim for SQ), bounded
- * by max_memory (LT_ENOMEM before reading further).  Cancel: polled between batches and iterations.
+ * by max_memory (LT_ENOMEM before reading further; float16 / float64 vectors add their float32 copy).  Cancel: polled between batches and iterations.
  */
 #ifndef LT_IVF_BUILD_H
 #define LT_IVF_BUILD_H
@@ -80,7 +95,8 @@ typedef enum lt_ivf_build_kind
 	LT_IVF_BUILD_PQ,
 	LT_IVF_BUILD_SQ,
 	LT_IVF_BUILD_HNSW_SQ,
-	LT_IVF_BUILD_HNSW_PQ
+	LT_IVF_BUILD_HNSW_PQ,
+	LT_IVF_BUILD_RQ
 } lt_ivf_build_kind;
 
 typedef struct lt_ivf_build_options
@@ -92,7 +108,7 @@ typedef struct lt_ivf_build_options
 	uint32_t	hnsw_m;			/* IVF_HNSW_*: edges per node and level (2 m at level 0); 0: 20 */
 	uint32_t	hnsw_ef_construction;	/* IVF_HNSW_*: the build's beam width; 0: 150 */
 	uint32_t	num_partitions; /* 0: the square root of the live rows (at least 1) */
-	const char *metric;			/* "l2" (NULL), "cosine" or "dot" */
+	const char *metric;			/* "l2" (NULL; uint8 vectors: "hamming"), "cosine", "dot" or "hamming" */
 	uint32_t	sample_rate;	/* 0: LT_IVF_BUILD_SAMPLE_RATE training vectors per partition */
 	uint32_t	max_iters;		/* 0: LT_IVF_BUILD_MAX_ITERS */
 	uint64_t	seed;			/* 0: LT_IVF_BUILD_SEED */
@@ -101,7 +117,10 @@ typedef struct lt_ivf_build_options
 	void	   *progress_arg;
 } lt_ivf_build_options;
 
-/* Why column cannot carry an IVF_FLAT index (a static message), or NULL. */
+/*
+ * Why column cannot carry an IVF index of any kind (a static message: not a fixed_size_list of float16, float32,
+ * float64 or uint8), or NULL.  What a kind or metric does not fit is lt_ivf_build's error.
+ */
 const char *lt_ivf_build_unfit(const lt_field *column);
 
 /*
@@ -113,13 +132,17 @@ lt_code		lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build
 						 lt_built_index *out, lt_error *err);
 
 /*
- * A compaction's remap of an IVF_FLAT, IVF_PQ or IVF_SQ segment (its files under old_dir, the store
- * path "<prefix>_indices/<uuid>/"): every stored row is kept in its partition with its vector (PQ, SQ:
- * its code), its row id replaced by map's answer (map returns false for a row that is gone: it is
- * dropped), the centroids and the quantizer (PQ codebook, SQ bounds) kept; written as a new segment of
- * column (out as lt_ivf_build fills it, without details: the old segment's stay).  LT_EUNSUPPORTED for
- * other storages (IVF_HNSW_*, ...), which the caller leaves as they are.  Memory: every kept vector or
- * code is held.  On error the files written so far are removed.
+ * A compaction's remap of an IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ or IVF_HNSW_PQ segment (its files
+ * under old_dir, the store path "<prefix>_indices/<uuid>/"): every stored row is kept in its partition
+ * with its vector (PQ, SQ: its code), its row id replaced by map's answer (map returns false for a row
+ * that is gone: it is dropped), the centroids and the quantizer (PQ codebook, SQ bounds) kept; written
+ * as a new segment of column (out as lt_ivf_build fills it, without details: the old segment's stay).
+ * IVF_HNSW_*: as the engine's remap (HNSW::remap rebuilds from the remapped storage), each partition's
+ * graph is built again over the kept rows, from the values their codes stand for, with the old graphs'
+ * m and ef_construction and the build's seed (float32 vectors only).  LT_EUNSUPPORTED for other
+ * storages (IVF_RQ, ...), which the caller leaves as they are.  Memory: every kept vector or code is
+ * held (HNSW: also dim floats per kept row and the graph).  On error the files written so far are
+ * removed.
  */
 typedef bool (*lt_ivf_remap_fn) (void *arg, uint64_t old_id, uint64_t *new_id);
 lt_code		lt_ivf_remap(lt_dataset *ds, const lt_field *column, const char *name, const char *old_dir,

@@ -10,6 +10,7 @@
 
 #include "proto/lt_vector.pb-c.h"
 #include "util/lt_alloc.h"
+#include "util/lt_value.h"
 #include "util/lt_random.h"
 
 /* Lloyd iterations stop once the loss improves by less than this fraction (as the IVF's) */
@@ -267,15 +268,39 @@ lt_pq_put_storage(const lt_pq_model *pq, lt_file_writer *w, lt_error *err)
 	char		meta[256];
 	lt_code		rc;
 
+	size_t		n = (size_t) shape[0] * pq->dim;
+	uint8_t    *conv = NULL;
+
 	t.data_type = LT__VEC__TENSOR__DATA_TYPE__FLOAT32;
 	t.n_shape = 2;
 	t.shape = shape;
 	t.data.data = (uint8_t *) pq->codebook;
-	t.data.len = (size_t) shape[0] * pq->dim * sizeof(float);
+	t.data.len = n * sizeof(float);
+	if (pq->elem == LT_TYPE_FLOAT16 || pq->elem == LT_TYPE_FLOAT64)
+	{
+		/* float16 / float64 vectors: the codebook in their type, as the engine writes it */
+		if (!(conv = lt_malloc(n * (pq->elem == LT_TYPE_FLOAT16 ? 2 : 8))))
+			return lt_nomem(err);
+		for (size_t i = 0; i < n; i++)
+		{
+			if (pq->elem == LT_TYPE_FLOAT16)
+				((uint16_t *) conv)[i] = lt_float_to_half(pq->codebook[i]);
+			else
+				((double *) conv)[i] = pq->codebook[i];
+		}
+		t.data_type = pq->elem == LT_TYPE_FLOAT16 ? LT__VEC__TENSOR__DATA_TYPE__FLOAT16 :
+			LT__VEC__TENSOR__DATA_TYPE__FLOAT64;
+		t.data.data = conv;
+		t.data.len = n * (pq->elem == LT_TYPE_FLOAT16 ? 2 : 8);
+	}
 	len = lt__vec__tensor__get_packed_size(&t);
 	if (!(buf = lt_malloc(len)))
+	{
+		lt_free(conv);
 		return lt_nomem(err);
+	}
 	lt__vec__tensor__pack(&t, buf);
+	lt_free(conv);
 	rc = lt_file_writer_add_global_buffer(w, buf, len, &gb, err);
 	lt_free(buf);
 	if (rc != LT_OK)

@@ -12,7 +12,7 @@
  * Storage, in auxiliary.idx: column __pq_code fixed_size_list<uint8, M> (8-bit codes) or M / 2
  * (4-bit: sub-vector 2i in the low nibble of byte i, 2i + 1 in the high one), transposed within
  * each partition (byte 0 of every row of the partition, then byte 1, ...); the codebook as a Tensor
- * [2^bits, dim] float32 ([M][2^bits][dim / M] in memory) in a global buffer, and schema metadata
+ * [2^bits, dim] float32 (float16 / float64 for such vectors, elem: the engine keeps it in their type) ([M][2^bits][dim / M] in memory) in a global buffer, and schema metadata
  * storage_metadata = ["{\"codebook_position\":N,\"nbits\":B,\"num_sub_vectors\":M,\"dimension\":D,
  * \"codebook_tensor\":[],\"transposed\":true}"].
  */
@@ -35,6 +35,7 @@ typedef struct lt_pq_model
 	uint32_t	code_bytes;		/* bytes of one vector's code */
 	float	   *codebook;		/* m * 2^bits * (dim / m) */
 	uint8_t    *codes;			/* n * code_bytes, row-major (transposed when written) */
+	lt_type_id	elem;			/* the codebook tensor's type as written: the vectors' (0: float32) */
 	/* the __pq_code field (and its element) the auxiliary file declares */
 	lt_fixed_list_field code;
 } lt_pq_model;

@@ -293,6 +293,46 @@ packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint32_t r,
 	return codes[(size_t) whole * code_bytes + (size_t) j * (len - whole) + (r - whole)];
 }
 
+uint8_t
+lt_rq_packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint32_t r, uint32_t j)
+{
+	return packed_byte(codes, len, code_bytes, r, j);
+}
+
+void
+lt_rq_pack(const uint8_t *rows, uint32_t len, uint32_t code_bytes, uint8_t *out)
+{
+	uint32_t	whole = len - len % RQ_BATCH;
+
+	memset(out, 0, (size_t) len * code_bytes);
+	for (uint32_t r = 0; r < whole; r++)
+		for (uint32_t j = 0; j < code_bytes; j++)
+		{
+			uint8_t    *blk = out + (size_t) (r / RQ_BATCH) * RQ_BATCH * code_bytes + (size_t) j * RQ_BATCH;
+			uint8_t		c = rows[(size_t) r * code_bytes + j];
+			uint32_t	in = r % RQ_BATCH;
+
+			/* packed_byte's inverse: rows 0-15 of a block in the low nibbles, 16-31 in the high ones */
+			if (in < 16)
+			{
+				uint32_t	idx = perm0_inverse[in];
+
+				blk[idx] |= c & 0x0F;
+				blk[idx + 16] |= c >> 4;
+			}
+			else
+			{
+				uint32_t	idx = perm0_inverse[in - 16];
+
+				blk[idx] |= (uint8_t) (c << 4);
+				blk[idx + 16] |= c & 0xF0;
+			}
+		}
+	for (uint32_t r = whole; r < len; r++)
+		for (uint32_t j = 0; j < code_bytes; j++)
+			out[(size_t) whole * code_bytes + (size_t) j * (len - whole) + (r - whole)] = rows[(size_t) r * code_bytes + j];
+}
+
 /* The query's distance to centroid c as the engine's IVF routing computes it, and its query factor. */
 static float
 query_factor(const lt_ivf *ix, const float *q, const float *c)

@@ -66,6 +66,12 @@ void		lt_rq_free(lt_rq *rq);
 /* The fast rotation of v (dim floats) into out (code_dim floats), as the engine rotates. */
 void		lt_rq_rotate(const lt_rq *rq, const float *v, float *out);
 
+/* Byte j of row r's code among the len rows of a partition's packed codes (code_bytes a row). */
+uint8_t		lt_rq_packed_byte(const uint8_t *codes, uint32_t len, uint32_t code_bytes, uint32_t r, uint32_t j);
+
+/* The len row-major codes of a partition (rows) packed as the engine packs them into out (len * code_bytes). */
+void		lt_rq_pack(const uint8_t *rows, uint32_t len, uint32_t code_bytes, uint8_t *out);
+
 struct lt_ivf;
 
 /*

@@ -262,15 +262,6 @@ lt_vcache_unpin(void *data)
 }
 
 void
-lt_vcache_forget(void *data)
-{
-	slot	   *s = slot_of(data);
-
-	if (s->pins == 0)
-		drop(s);
-}
-
-void
 lt_vcache_stats_get(lt_vcache_stats *out)
 {
 	out->hits = vc.hits;

@@ -5,7 +5,7 @@
  * new uuid), so what a search decodes from it — the IVF model, the PQ codebook and partition offsets,
  * a partition's row ids and codes — serves every later search of any dataset version that still has
  * the segment.  Entries are keyed by a string (store root and segment directory) and a number (the
- * part of the segment: LT_VCACHE_MODEL, or a partition), are opaque byte blocks the caller fills, and
+ * part of the segment: LT_VCACHE_MODEL, a partition's rows, or LT_VCACHE_GRAPH of a partition), are opaque byte blocks the caller fills, and
  * count their bytes against one budget; the least recently used unpinned entry goes first.  With a
  * budget of 0 (the default until lt_vcache_configure) nothing is kept.  Not thread-safe, as the library.
  *
@@ -21,6 +21,8 @@
 #include "util/lt_alloc.h"
 
 #define LT_VCACHE_MODEL ((int64_t) -1)
+/* an IVF_HNSW_* segment's partition p: its graph, row ids and codes (vector/lt_hnsw.c) */
+#define LT_VCACHE_GRAPH(p) ((int64_t) -2 - (int64_t) (p))
 
 /*
  * Set the budget (bytes) and the allocator entries live in (NULL: the hooks installed now).  Unpinned
@@ -40,9 +42,6 @@ void	   *lt_vcache_put(const char *key, int64_t part, size_t len, bool pin);
 
 /* Drop a pin taken by get or put (data: what they returned). */
 void		lt_vcache_unpin(void *data);
-
-/* Drop the entry (key, part) unless pinned: its filling failed. */
-void		lt_vcache_forget(void *data);
 
 typedef struct lt_vcache_stats
 {
