@@ -183,6 +183,17 @@ tensor_floats(const Lt__Vec__Tensor *t, size_t n, float *out)
 	}
 }
 
+/* A float64 tensor's n values as stored, in double (a copy in out); false when it is not n float64 values. */
+static bool
+tensor_doubles(const Lt__Vec__Tensor *t, size_t n, double **out)
+{
+	if (t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT64 || t->data.len != n * 8)
+		return false;
+	if ((*out = lt_malloc(sizeof(double) * n)) != NULL)
+		memcpy(*out, t->data.data, n * 8);
+	return true;
+}
+
 static lt_code
 load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *err)
 {
@@ -217,6 +228,8 @@ load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *e
 	if ((ix->elem = tensor_floats(t, n, ix->centroids)) == 0)
 		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
 						  ix->dim, t->data.len);
+	if (ix->elem == LT_TYPE_FLOAT64 && tensor_doubles(t, n, &ix->centroids64) && ix->centroids64 == NULL)
+		return lt_nomem(err);
 	return LT_OK;
 }
 
@@ -276,8 +289,14 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 				for (uint32_t i = 0; i < sw; i++)
 					ix->codebook_t[((size_t) sv * sw + i) * k + w] = ix->codebook[((size_t) sv * k + w) * sw + i];
 	}
+	if (ix->elem == LT_TYPE_FLOAT64)
+	{
+		(void) tensor_doubles(t, want, &ix->codebook64);
+		ix->residual64 = lt_malloc(sizeof(double) * ix->dim);
+	}
 	lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
-	if (!ix->codebook || !ix->codebook_t || !ix->table || !ix->residual)
+	if (!ix->codebook || !ix->codebook_t || !ix->table || !ix->residual ||
+		(ix->elem == LT_TYPE_FLOAT64 && (!ix->codebook64 || !ix->residual64)))
 		return lt_nomem(err);
 	return LT_OK;
 }
@@ -303,7 +322,9 @@ typedef struct pq_model
 				off_part_start,
 				off_part_len,
 				off_codebook,
-				off_codebook_t;
+				off_codebook_t,
+				off_centroids64,	/* float64 vectors: the centroids in double */
+				off_codebook64;	/* float64 PQ: the codebook in double */
 } pq_model;
 
 static size_t
@@ -328,6 +349,8 @@ model_put(lt_ivf *ix)
 {
 	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
 	size_t		cw = ix->elem == LT_TYPE_UINT8 ? 1 : sizeof(float);	/* a centroid element */
+	size_t		c64 = ix->centroids64 ? sizeof(double) * ix->n_partitions * ix->dim : 0;
+	size_t		cb64 = ix->codebook64 ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(double) : 0;
 	size_t		at = align16(sizeof(pq_model));
 	pq_model	h = {0};
 	unsigned char *e;
@@ -354,7 +377,11 @@ model_put(lt_ivf *ix)
 	h.off_codebook = at;
 	at = align16(at + cb);
 	h.off_codebook_t = at;
-	at += cb;
+	at = align16(at + cb);
+	h.off_centroids64 = at;
+	at = align16(at + c64);
+	h.off_codebook64 = at;
+	at += cb64;
 	if ((e = lt_vcache_put(ix->cache_key, LT_VCACHE_MODEL, at, true)) == NULL)
 		return;
 	memcpy(e, &h, sizeof(h));
@@ -367,7 +394,13 @@ model_put(lt_ivf *ix)
 		memcpy(e + h.off_codebook, ix->codebook, cb);
 		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
 	}
+	if (c64)
+		memcpy(e + h.off_centroids64, ix->centroids64, c64);
+	if (cb64)
+		memcpy(e + h.off_codebook64, ix->codebook64, cb64);
 	lt_free(ix->centroids);
+	lt_free(ix->centroids64);
+	lt_free(ix->codebook64);
 	lt_free(ix->centroids_u8);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
@@ -379,6 +412,8 @@ model_put(lt_ivf *ix)
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = cb ? (float *) (e + h.off_codebook) : NULL;
 	ix->codebook_t = cb ? (float *) (e + h.off_codebook_t) : NULL;
+	ix->centroids64 = c64 ? (double *) (e + h.off_centroids64) : NULL;
+	ix->codebook64 = cb64 ? (double *) (e + h.off_codebook64) : NULL;
 	ix->cached = e;
 }
 
@@ -408,6 +443,8 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = (float *) (e + h.off_codebook);
 	ix->codebook_t = (float *) (e + h.off_codebook_t);
+	ix->centroids64 = h.elem == LT_TYPE_FLOAT64 ? (double *) (e + h.off_centroids64) : NULL;
+	ix->codebook64 = h.elem == LT_TYPE_FLOAT64 && h.pq ? (double *) (e + h.off_codebook64) : NULL;
 	if (!ix->type_name || !ix->distance_type)
 		return lt_nomem(err);
 	if (!h.pq)
@@ -417,6 +454,8 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	}
 	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << h.pq_bits) * h.pq_m);
 	ix->residual = lt_malloc(sizeof(float) * h.dim);
+	if (h.elem == LT_TYPE_FLOAT64 && (ix->residual64 = lt_malloc(sizeof(double) * h.dim)) == NULL)
+		return lt_nomem(err);
 	if (!ix->table || !ix->residual)
 		return lt_nomem(err);
 	return LT_OK;
@@ -624,7 +663,10 @@ lt_ivf_close(lt_ivf *ix)
 		lt_free(ix->part_len);
 		lt_free(ix->codebook);
 		lt_free(ix->codebook_t);
+		lt_free(ix->centroids64);
+		lt_free(ix->codebook64);
 	}
+	lt_free(ix->residual64);
 	lt_free(ix->cache_key);
 	lt_free(ix->aux_path);
 	lt_free(ix->table);
@@ -643,6 +685,72 @@ bool
 lt_ivf_exact_scores(const lt_ivf *ix)
 {
 	return strcmp(ix->type_name, "IVF_FLAT") == 0;
+}
+
+/*
+ * The engine's kernels over float64 slices (its L2 and dot of f64): the values past the last whole
+ * chunk of 8 summed first, the whole chunks in 8 lane sums added after them, all in double; then the
+ * result rounded to float.
+ */
+static float
+l2_f64_engine(const double *a, const double *b, uint32_t n)
+{
+	uint32_t	whole = n - n % 8;
+	double		s = 0,
+				lanes[8] = {0},
+				t = 0;
+
+	for (uint32_t i = whole; i < n; i++)
+		s += (a[i] - b[i]) * (a[i] - b[i]);
+	for (uint32_t i = 0; i < whole; i += 8)
+		for (uint32_t j = 0; j < 8; j++)
+			lanes[j] += (a[i + j] - b[i + j]) * (a[i + j] - b[i + j]);
+	for (uint32_t j = 0; j < 8; j++)
+		t += lanes[j];
+	return (float) (s + t);
+}
+
+static float
+dot_f64_engine(const double *a, const double *b, uint32_t n)
+{
+	uint32_t	whole = n - n % 8;
+	double		s = 0,
+				lanes[8] = {0},
+				t = 0;
+
+	for (uint32_t i = whole; i < n; i++)
+		s += a[i] * b[i];
+	for (uint32_t i = 0; i < whole; i += 8)
+		for (uint32_t j = 0; j < 8; j++)
+			lanes[j] += a[i + j] * b[i + j];
+	for (uint32_t j = 0; j < 8; j++)
+		t += lanes[j];
+	return (float) (s + t);
+}
+
+/* The float64 query into out, divided by its norm for cosine (in double, as the engine normalizes it). */
+static void
+query_f64(const lt_ivf *ix, double *out)
+{
+	double		norm = 0;
+
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		for (uint32_t i = 0; i < ix->dim; i++)
+			norm += ix->query64[i] * ix->query64[i];
+		norm = sqrt(norm);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+		out[i] = norm > 0 ? ix->query64[i] / norm : ix->query64[i];
+}
+
+/* The engine's distance of the float64 query (normalized for cosine) from centroid p: L2, or 1 - dot. */
+static float
+route_f64(const lt_ivf *ix, const double *q, uint32_t p)
+{
+	const double *c = ix->centroids64 + (size_t) p * ix->dim;
+
+	return ix->metric == LT_VMETRIC_NEG_DOT ? 1.0f - dot_f64_engine(q, c, ix->dim) : l2_f64_engine(q, c, ix->dim);
 }
 
 uint32_t
@@ -670,6 +778,20 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 		lt_topk_free(&t);
 		return n;
 	}
+	if (ix->elem == LT_TYPE_FLOAT64 && ix->query64 && ix->centroids64)
+	{
+		/* float64 vectors: routed in double as the engine routes them (near ties then break alike) */
+		double	   *q64 = lt_malloc(sizeof(double) * ix->dim);
+
+		if (q64 != NULL)
+		{
+			query_f64(ix, q64);
+			for (uint32_t p = 0; p < ix->n_partitions; p++)
+				lt_topk_push(&t, route_f64(ix, q64, p), p);
+			lt_free(q64);
+			goto done;
+		}
+	}
 	if (ix->metric == LT_VMETRIC_COSINE && (qn = lt_malloc(sizeof(float) * ix->dim)) != NULL)
 	{
 		/* cosine routes the normalized query by L2 */
@@ -684,6 +806,7 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 	}
 	for (uint32_t p = 0; p < ix->n_partitions; p++)
 		lt_topk_push(&t, lt_vdist_f32(route, ix->centroids + (size_t) p * ix->dim, qq, ix->dim), p);
+done:
 	lt_topk_finish(&t);
 	n = (uint32_t) t.n;
 	for (uint32_t i = 0; i < n; i++)
@@ -789,6 +912,38 @@ pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
 }
 
 /*
+ * The table for float64 vectors, as the engine computes it on f64 arrays: the double query (normalized
+ * in double for cosine) minus the centroid in double, each entry the engine's f64 kernel over the
+ * sub-vector and the codeword, rounded to float only then.  In float (the rounded residual and
+ * codebook), entries differ from the engine's in their last bits, which breaks near-ties of rows at
+ * the candidate cut differently.
+ */
+static void
+pq_table_f64(lt_ivf *ix, uint32_t p)
+{
+	uint32_t	k = 1u << ix->pq_bits,
+				sw = ix->dim / ix->pq_m;
+	const double *c = ix->centroids64 + (size_t) p * ix->dim;
+	bool		dot = ix->metric == LT_VMETRIC_NEG_DOT;
+
+	query_f64(ix, ix->residual64);
+	if (!dot)
+		for (uint32_t i = 0; i < ix->dim; i++)
+			ix->residual64[i] -= c[i];
+	for (uint32_t s = 0; s < ix->pq_m; s++)
+	{
+		const double *r = ix->residual64 + (size_t) s * sw;
+
+		for (uint32_t w = 0; w < k; w++)
+		{
+			const double *cw = ix->codebook64 + ((size_t) s * k + w) * sw;
+
+			ix->table[(size_t) s * k + w] = dot ? 1.0f - dot_f64_engine(r, cw, sw) : l2_f64_engine(r, cw, sw);
+		}
+	}
+}
+
+/*
  * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
  * centroid for l2 and cosine, against every codeword of every sub-vector.
  */
@@ -800,6 +955,11 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 	const float *c = ix->centroids + (size_t) p * ix->dim;
 	double		norm = 0;
 
+	if (ix->elem == LT_TYPE_FLOAT64 && ix->query64 && ix->codebook64 && ix->centroids64 && ix->residual64)
+	{
+		pq_table_f64(ix, p);
+		return;
+	}
 	if (ix->elem == LT_TYPE_FLOAT16)
 		pq_residual_f16(ix, c, q);
 	else
