@@ -881,8 +881,9 @@ f16r(float x)
  * to float16; then minus the centroid, rounded to float16 (dot: the query as is).  Computed in float
  * without these roundings, the table's entries differ from the engine's by up to about 1e-4 (l2) and
  * 1e-3 (cosine) relative, which reorders rows whose scores are that close: the candidates that reach
- * the re-ranking then differ.  Checked against Lance 12's scores, equal to the last digit (Lance 8's
- * float16 cosine scores differ from both within 0.5%: see README).
+ * the re-ranking then differ.  With pq_table_f16_l2, equal to Lance 12's scores to the last bit
+ * (Lance 8's float16 cosine scores differ within 0.5%: it normalizes the query in float16
+ * arithmetic, partly reproduced, see README).
  */
 static void
 pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
@@ -908,6 +909,37 @@ pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
 		if (ix->metric == LT_VMETRIC_COSINE && norm > 0)
 			x = f16r(x / norm);
 		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : f16r(x - c[i]);
+	}
+}
+
+/*
+ * The L2 table of float16 vectors from the residual, as Lance 12 computes it: its float16 L2 kernel (C
+ * built with -ffast-math for AVX2) adds each squared difference with a fused multiply-add, so every
+ * step rounds once; a separate multiply and add differ in the last bit for about one entry in ten.
+ * The chain runs in order, as that kernel's scalar loop does over sub-vectors shorter than its vector
+ * width (the lanes of longer ones are not reproduced).  Lance 8 multiplies and adds (its answers may
+ * then differ in near-ties: see README).  The products of float16 values are exact, so the dot table
+ * is the same either way.
+ */
+static void
+pq_table_f16_l2(lt_ivf *ix)
+{
+	uint32_t	k = 1u << ix->pq_bits,
+				sw = ix->dim / ix->pq_m;
+
+	for (uint32_t s = 0; s < ix->pq_m; s++)
+	{
+		const float *r = ix->residual + (size_t) s * sw;
+
+		for (uint32_t w = 0; w < k; w++)
+		{
+			const float *cw = ix->codebook + ((size_t) s * k + w) * sw;
+			float		acc = 0;
+
+			for (uint32_t i = 0; i < sw; i++)
+				acc = fmaf(r[i] - cw[i], r[i] - cw[i], acc);
+			ix->table[(size_t) s * k + w] = acc;
+		}
 	}
 }
 
@@ -976,6 +1008,11 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 
 			ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
 		}
+	}
+	if (ix->elem == LT_TYPE_FLOAT16 && ix->metric != LT_VMETRIC_NEG_DOT)
+	{
+		pq_table_f16_l2(ix);
+		return;
 	}
 	for (uint32_t s = 0; s < ix->pq_m; s++)
 		pq_table_sub(ix->table + (size_t) s * k, ix->codebook_t + (size_t) s * sw * k, ix->residual + (size_t) s * sw,
