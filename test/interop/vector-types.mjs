@@ -291,7 +291,6 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
         c.codes = (c.codes ?? 0) + 1;
         for (const [i, r] of ours.entries()) if (ref[i] && r.id === ref[i].id)
           c.pqRel = Math.max(c.pqRel ?? 0, Math.abs(r.d - ref[i].d) / Math.max(1e-30, Math.abs(ref[i].d)));
-        if (process.env.LT_TYPES_DEBUG) console.log(`DEBUG ${what}: ${ours.map((r, i) => ref[i] ? `${r.d}/${ref[i].d}/${Math.fround(r.d) === ref[i].d}` : "").join(" ")}`);
         if (ours.length === ref.length && ours.every((r, i) => r.id === ref[i].id && close(r.d, ref[i].d))) { c.codesOk = (c.codesOk ?? 0) + 1; passed++; }
         else if (REF === "8" && elem === "f16" && metric === "cosine") {
           c.codes8 = (c.codes8 ?? 0) + 1;
