@@ -263,8 +263,8 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		fi
 		mv "$f.orig" "$f"
 	done
-	# float16 / float64 / uint8 index readers (float16 / float64 IVF_PQ is searched exactly) under ASan/UBSan; damaged float16 / float64 index files an error naming them
-	for ds in "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
+	# float16 / float64 / uint8 index readers under ASan/UBSan; damaged float16 / float64 index files an error naming them
+	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
 		m=$(basename "$(dirname "$ds")")
 		if [ -d "$ds" ] && "$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --metric "$m" --nprobes 3 >"$TMP/san.out" 2>&1 &&
 			[ "$(grep -c '_rowid' "$TMP/san.out")" -eq 10 ]; then

@@ -183,6 +183,17 @@ tensor_floats(const Lt__Vec__Tensor *t, size_t n, float *out)
 	}
 }
 
+/* A float64 tensor's n values as stored, in double (a copy in out); false when it is not n float64 values. */
+static bool
+tensor_doubles(const Lt__Vec__Tensor *t, size_t n, double **out)
+{
+	if (t->data_type != LT__VEC__TENSOR__DATA_TYPE__FLOAT64 || t->data.len != n * 8)
+		return false;
+	if ((*out = lt_malloc(sizeof(double) * n)) != NULL)
+		memcpy(*out, t->data.data, n * 8);
+	return true;
+}
+
 static lt_code
 load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *err)
 {
@@ -217,6 +228,8 @@ load_centroids(lt_ivf *ix, const Lt__Vec__Ivf *pb, const char *path, lt_error *e
 	if ((ix->elem = tensor_floats(t, n, ix->centroids)) == 0)
 		return lt_corrupt(err, "%s: IVF centroids tensor of %u x %u has %zu bytes", path, ix->n_partitions,
 						  ix->dim, t->data.len);
+	if (ix->elem == LT_TYPE_FLOAT64 && tensor_doubles(t, n, &ix->centroids64) && ix->centroids64 == NULL)
+		return lt_nomem(err);
 	return LT_OK;
 }
 
@@ -276,8 +289,14 @@ open_pq(lt_ivf *ix, const char *path, lt_error *err)
 				for (uint32_t i = 0; i < sw; i++)
 					ix->codebook_t[((size_t) sv * sw + i) * k + w] = ix->codebook[((size_t) sv * k + w) * sw + i];
 	}
+	if (ix->elem == LT_TYPE_FLOAT64)
+	{
+		(void) tensor_doubles(t, want, &ix->codebook64);
+		ix->residual64 = lt_malloc(sizeof(double) * ix->dim);
+	}
 	lt__vec__tensor__free_unpacked(t, lt_protobuf_allocator());
-	if (!ix->codebook || !ix->codebook_t || !ix->table || !ix->residual)
+	if (!ix->codebook || !ix->codebook_t || !ix->table || !ix->residual ||
+		(ix->elem == LT_TYPE_FLOAT64 && (!ix->codebook64 || !ix->residual64)))
 		return lt_nomem(err);
 	return LT_OK;
 }
@@ -309,7 +328,9 @@ typedef struct pq_model
 				off_part_start,
 				off_part_len,
 				off_codebook,
-				off_codebook_t;
+				off_codebook_t,
+				off_centroids64,	/* float64 vectors: the centroids in double */
+				off_codebook64;	/* float64 PQ: the codebook in double */
 } pq_model;
 
 static size_t
@@ -335,6 +356,8 @@ model_put(lt_ivf *ix)
 	size_t		cb = ix->pq ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(float) : 0;
 	size_t		cw = ix->elem == LT_TYPE_UINT8 ? 1 : sizeof(float);	/* a centroid element */
 	size_t		rs = ix->rq ? (size_t) 4 * ix->rq->code_bytes : 0;	/* the RaBitQ signs */
+	size_t		c64 = ix->centroids64 ? sizeof(double) * ix->n_partitions * ix->dim : 0;
+	size_t		cb64 = ix->codebook64 ? ((size_t) 1 << ix->pq_bits) * ix->dim * sizeof(double) : 0;
 	size_t		at = align16(sizeof(pq_model));
 	pq_model	h = {0};
 	unsigned char *e;
@@ -366,6 +389,10 @@ model_put(lt_ivf *ix)
 	at = align16(at + cb);
 	h.off_codebook_t = at;
 	at = align16(at + cb);
+	h.off_centroids64 = at;
+	at = align16(at + c64);
+	h.off_codebook64 = at;
+	at = align16(at + cb64);
 	h.off_signs = at;
 	at += rs;
 	if ((e = lt_vcache_put(ix->cache_key, LT_VCACHE_MODEL, at, true)) == NULL)
@@ -380,9 +407,15 @@ model_put(lt_ivf *ix)
 		memcpy(e + h.off_codebook, ix->codebook, cb);
 		memcpy(e + h.off_codebook_t, ix->codebook_t, cb);
 	}
+	if (c64)
+		memcpy(e + h.off_centroids64, ix->centroids64, c64);
+	if (cb64)
+		memcpy(e + h.off_codebook64, ix->codebook64, cb64);
 	if (rs)
 		memcpy(e + h.off_signs, ix->rq->signs, rs);
 	lt_free(ix->centroids);
+	lt_free(ix->centroids64);
+	lt_free(ix->codebook64);
 	lt_free(ix->centroids_u8);
 	lt_free(ix->part_start);
 	lt_free(ix->part_len);
@@ -394,6 +427,8 @@ model_put(lt_ivf *ix)
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = cb ? (float *) (e + h.off_codebook) : NULL;
 	ix->codebook_t = cb ? (float *) (e + h.off_codebook_t) : NULL;
+	ix->centroids64 = c64 ? (double *) (e + h.off_centroids64) : NULL;
+	ix->codebook64 = cb64 ? (double *) (e + h.off_codebook64) : NULL;
 	ix->cached = e;
 }
 
@@ -423,6 +458,8 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	ix->part_len = (uint32_t *) (e + h.off_part_len);
 	ix->codebook = (float *) (e + h.off_codebook);
 	ix->codebook_t = (float *) (e + h.off_codebook_t);
+	ix->centroids64 = h.elem == LT_TYPE_FLOAT64 ? (double *) (e + h.off_centroids64) : NULL;
+	ix->codebook64 = h.elem == LT_TYPE_FLOAT64 && h.pq ? (double *) (e + h.off_codebook64) : NULL;
 	if (!ix->type_name || !ix->distance_type)
 		return lt_nomem(err);
 	if (h.sq_bits)
@@ -442,6 +479,8 @@ model_use(lt_ivf *ix, void *entry, lt_error *err)
 	}
 	ix->table = lt_malloc(sizeof(float) * ((size_t) 1 << h.pq_bits) * h.pq_m);
 	ix->residual = lt_malloc(sizeof(float) * h.dim);
+	if (h.elem == LT_TYPE_FLOAT64 && (ix->residual64 = lt_malloc(sizeof(double) * h.dim)) == NULL)
+		return lt_nomem(err);
 	if (!ix->table || !ix->residual)
 		return lt_nomem(err);
 	return LT_OK;
@@ -607,16 +646,6 @@ ivf_open(lt_store *store, const char *dir, bool with_storage, bool use_cache, ui
 		}
 		else if (strcmp(ix->type_name, "IVF_PQ") == 0 || strcmp(ix->type_name, "IVF_HNSW_PQ") == 0)
 		{
-			/*
-			 * PQ codes of float16 / float64 vectors: the engines' scores of a few rows differ from ours (both
-			 * Lance 8 and 12, cause not found), so such an index is searched exactly until they agree
-			 */
-			if (ix->elem != LT_TYPE_FLOAT32)
-			{
-				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: %s of %s vectors", path, ix->type_name,
-								  lt_type_name(ix->elem));
-				goto done;
-			}
 			if ((rc = open_pq(ix, path, err)) != LT_OK)
 				goto done;
 		}
@@ -686,7 +715,10 @@ lt_ivf_close(lt_ivf *ix)
 		lt_free(ix->part_len);
 		lt_free(ix->codebook);
 		lt_free(ix->codebook_t);
+		lt_free(ix->centroids64);
+		lt_free(ix->codebook64);
 	}
+	lt_free(ix->residual64);
 	lt_free(ix->cache_key);
 	lt_free(ix->aux_path);
 	lt_free(ix->table);
@@ -705,6 +737,72 @@ bool
 lt_ivf_exact_scores(const lt_ivf *ix)
 {
 	return strcmp(ix->type_name, "IVF_FLAT") == 0;
+}
+
+/*
+ * The engine's kernels over float64 slices (its L2 and dot of f64): the values past the last whole
+ * chunk of 8 summed first, the whole chunks in 8 lane sums added after them, all in double; then the
+ * result rounded to float.
+ */
+static float
+l2_f64_engine(const double *a, const double *b, uint32_t n)
+{
+	uint32_t	whole = n - n % 8;
+	double		s = 0,
+				lanes[8] = {0},
+				t = 0;
+
+	for (uint32_t i = whole; i < n; i++)
+		s += (a[i] - b[i]) * (a[i] - b[i]);
+	for (uint32_t i = 0; i < whole; i += 8)
+		for (uint32_t j = 0; j < 8; j++)
+			lanes[j] += (a[i + j] - b[i + j]) * (a[i + j] - b[i + j]);
+	for (uint32_t j = 0; j < 8; j++)
+		t += lanes[j];
+	return (float) (s + t);
+}
+
+static float
+dot_f64_engine(const double *a, const double *b, uint32_t n)
+{
+	uint32_t	whole = n - n % 8;
+	double		s = 0,
+				lanes[8] = {0},
+				t = 0;
+
+	for (uint32_t i = whole; i < n; i++)
+		s += a[i] * b[i];
+	for (uint32_t i = 0; i < whole; i += 8)
+		for (uint32_t j = 0; j < 8; j++)
+			lanes[j] += a[i + j] * b[i + j];
+	for (uint32_t j = 0; j < 8; j++)
+		t += lanes[j];
+	return (float) (s + t);
+}
+
+/* The float64 query into out, divided by its norm for cosine (in double, as the engine normalizes it). */
+static void
+query_f64(const lt_ivf *ix, double *out)
+{
+	double		norm = 0;
+
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		for (uint32_t i = 0; i < ix->dim; i++)
+			norm += ix->query64[i] * ix->query64[i];
+		norm = sqrt(norm);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+		out[i] = norm > 0 ? ix->query64[i] / norm : ix->query64[i];
+}
+
+/* The engine's distance of the float64 query (normalized for cosine) from centroid p: L2, or 1 - dot. */
+static float
+route_f64(const lt_ivf *ix, const double *q, uint32_t p)
+{
+	const double *c = ix->centroids64 + (size_t) p * ix->dim;
+
+	return ix->metric == LT_VMETRIC_NEG_DOT ? 1.0f - dot_f64_engine(q, c, ix->dim) : l2_f64_engine(q, c, ix->dim);
 }
 
 uint32_t
@@ -732,6 +830,20 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 		lt_topk_free(&t);
 		return n;
 	}
+	if (ix->elem == LT_TYPE_FLOAT64 && ix->query64 && ix->centroids64)
+	{
+		/* float64 vectors: routed in double as the engine routes them (near ties then break alike) */
+		double	   *q64 = lt_malloc(sizeof(double) * ix->dim);
+
+		if (q64 != NULL)
+		{
+			query_f64(ix, q64);
+			for (uint32_t p = 0; p < ix->n_partitions; p++)
+				lt_topk_push(&t, route_f64(ix, q64, p), p);
+			lt_free(q64);
+			goto done;
+		}
+	}
 	if (ix->metric == LT_VMETRIC_COSINE && (qn = lt_malloc(sizeof(float) * ix->dim)) != NULL)
 	{
 		/* cosine routes the normalized query by L2 */
@@ -746,6 +858,7 @@ lt_ivf_probe(const lt_ivf *ix, const float *q, uint32_t nprobes, uint32_t *parts
 	}
 	for (uint32_t p = 0; p < ix->n_partitions; p++)
 		lt_topk_push(&t, lt_vdist_f32(route, ix->centroids + (size_t) p * ix->dim, qq, ix->dim), p);
+done:
 	lt_topk_finish(&t);
 	n = (uint32_t) t.n;
 	for (uint32_t i = 0; i < n; i++)
@@ -807,6 +920,113 @@ pq_table_sub(float *restrict out, const float *restrict cbt, const float *restri
 	}
 }
 
+/* A float rounded to float16 and back: the engines' arithmetic on float16 arrays rounds every result so. */
+static inline float
+f16r(float x)
+{
+	return lt_half_to_float(lt_float_to_half(x));
+}
+
+/*
+ * The query's residual to centroid c for float16 vectors, as the engines compute it on float16 arrays
+ * (each result rounded to float16): the query in float16; for cosine divided by its norm and rounded
+ * to float16; then minus the centroid, rounded to float16 (dot: the query as is).  Computed in float
+ * without these roundings, the table's entries differ from the engine's by up to about 1e-4 (l2) and
+ * 1e-3 (cosine) relative, which reorders rows whose scores are that close: the candidates that reach
+ * the re-ranking then differ.  With pq_table_f16_l2, equal to Lance 12's scores to the last bit
+ * (Lance 8's float16 cosine scores differ within 0.5%: it normalizes the query in float16
+ * arithmetic, partly reproduced, see README).
+ */
+static void
+pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
+{
+	float		norm = 0;
+
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		double		sum = 0;
+
+		for (uint32_t i = 0; i < ix->dim; i++)
+		{
+			float		x = f16r(q[i]);
+
+			sum += (double) x * x;
+		}
+		norm = (float) sqrt(sum);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+	{
+		float		x = f16r(q[i]);
+
+		if (ix->metric == LT_VMETRIC_COSINE && norm > 0)
+			x = f16r(x / norm);
+		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : f16r(x - c[i]);
+	}
+}
+
+/*
+ * The L2 table of float16 vectors from the residual, as Lance 12 computes it: its float16 L2 kernel (C
+ * built with -ffast-math for AVX2) adds each squared difference with a fused multiply-add, so every
+ * step rounds once; a separate multiply and add differ in the last bit for about one entry in ten.
+ * The chain runs in order, as that kernel's scalar loop does over sub-vectors shorter than its vector
+ * width (the lanes of longer ones are not reproduced).  Lance 8 multiplies and adds (its answers may
+ * then differ in near-ties: see README).  The products of float16 values are exact, so the dot table
+ * is the same either way.
+ */
+static void
+pq_table_f16_l2(lt_ivf *ix)
+{
+	uint32_t	k = 1u << ix->pq_bits,
+				sw = ix->dim / ix->pq_m;
+
+	for (uint32_t s = 0; s < ix->pq_m; s++)
+	{
+		const float *r = ix->residual + (size_t) s * sw;
+
+		for (uint32_t w = 0; w < k; w++)
+		{
+			const float *cw = ix->codebook + ((size_t) s * k + w) * sw;
+			float		acc = 0;
+
+			for (uint32_t i = 0; i < sw; i++)
+				acc = fmaf(r[i] - cw[i], r[i] - cw[i], acc);
+			ix->table[(size_t) s * k + w] = acc;
+		}
+	}
+}
+
+/*
+ * The table for float64 vectors, as the engine computes it on f64 arrays: the double query (normalized
+ * in double for cosine) minus the centroid in double, each entry the engine's f64 kernel over the
+ * sub-vector and the codeword, rounded to float only then.  In float (the rounded residual and
+ * codebook), entries differ from the engine's in their last bits, which breaks near-ties of rows at
+ * the candidate cut differently.
+ */
+static void
+pq_table_f64(lt_ivf *ix, uint32_t p)
+{
+	uint32_t	k = 1u << ix->pq_bits,
+				sw = ix->dim / ix->pq_m;
+	const double *c = ix->centroids64 + (size_t) p * ix->dim;
+	bool		dot = ix->metric == LT_VMETRIC_NEG_DOT;
+
+	query_f64(ix, ix->residual64);
+	if (!dot)
+		for (uint32_t i = 0; i < ix->dim; i++)
+			ix->residual64[i] -= c[i];
+	for (uint32_t s = 0; s < ix->pq_m; s++)
+	{
+		const double *r = ix->residual64 + (size_t) s * sw;
+
+		for (uint32_t w = 0; w < k; w++)
+		{
+			const double *cw = ix->codebook64 + ((size_t) s * k + w) * sw;
+
+			ix->table[(size_t) s * k + w] = dot ? 1.0f - dot_f64_engine(r, cw, sw) : l2_f64_engine(r, cw, sw);
+		}
+	}
+}
+
 /*
  * The distance table of partition p for q: the query (normalized for cosine), minus the partition's
  * centroid for l2 and cosine, against every codeword of every sub-vector.
@@ -819,17 +1039,32 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 	const float *c = ix->centroids + (size_t) p * ix->dim;
 	double		norm = 0;
 
-	if (ix->metric == LT_VMETRIC_COSINE)
+	if (ix->elem == LT_TYPE_FLOAT64 && ix->query64 && ix->codebook64 && ix->centroids64 && ix->residual64)
 	{
-		for (uint32_t i = 0; i < ix->dim; i++)
-			norm += (double) q[i] * q[i];
-		norm = sqrt(norm);
+		pq_table_f64(ix, p);
+		return;
 	}
-	for (uint32_t i = 0; i < ix->dim; i++)
+	if (ix->elem == LT_TYPE_FLOAT16)
+		pq_residual_f16(ix, c, q);
+	else
 	{
-		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
+		if (ix->metric == LT_VMETRIC_COSINE)
+		{
+			for (uint32_t i = 0; i < ix->dim; i++)
+				norm += (double) q[i] * q[i];
+			norm = sqrt(norm);
+		}
+		for (uint32_t i = 0; i < ix->dim; i++)
+		{
+			float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
 
-		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
+			ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
+		}
+	}
+	if (ix->elem == LT_TYPE_FLOAT16 && ix->metric != LT_VMETRIC_NEG_DOT)
+	{
+		pq_table_f16_l2(ix);
+		return;
 	}
 	for (uint32_t s = 0; s < ix->pq_m; s++)
 		pq_table_sub(ix->table + (size_t) s * k, ix->codebook_t + (size_t) s * sw * k, ix->residual + (size_t) s * sw,

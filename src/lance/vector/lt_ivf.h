@@ -73,6 +73,13 @@ typedef struct lt_ivf
 	float	   *codebook_t;		/* the same per sub-vector as [dim / pq_m][2^pq_bits]: the table loop runs over codewords */
 	float	   *table;			/* scratch: pq_m * 2^pq_bits distances */
 	float	   *residual;		/* scratch: dim */
+	/*
+	 * float64 vectors: the centroids (and a PQ codebook) also as stored, in double: the engine routes,
+	 * takes the residual and builds the PQ table in double, rounding only each distance to float
+	 */
+	double	   *centroids64;
+	double	   *codebook64;		/* pq_m * 2^pq_bits * (dim / pq_m), as codebook */
+	double	   *residual64;		/* scratch: dim */
 	/* IVF_SQ (searched in lt_sq.c) and IVF_HNSW_SQ: the scalar quantizer (sq.field set) */
 	lt_sq_codes sq;
 	/* IVF_RQ: the RaBitQ storage (searched in lt_rq.c) */
@@ -87,7 +94,8 @@ typedef struct lt_ivf
 	uint32_t	k_hint;
 	/*
 	 * Set by the caller before a search of float64 vectors: the query in double; IVF_FLAT then scores
-	 * in double as the SQL operator on double precision[] does (the float query still routes).
+	 * in double as the SQL operator on double precision[] does, and it routes and makes the PQ table
+	 * in double (centroids64, codebook64) as the engine does.
 	 */
 	const double *query64;
 	/* the same for uint8 vectors (hamming): the byte query, which routes and scores */
