@@ -15,8 +15,9 @@
  * was asked for it: lt_scan_options.room): each value is preceded by room for a
  * caller's 4-byte header at 4-byte alignment, so that the caller can turn it into
  * its own string in place.  Value i is data[lt_array_room_start(offsets[i]),
- * offsets[i + 1]); a null slot may instead be empty (offsets[i + 1] == offsets[i]).
- * The room and padding bytes are LT_ARRAY_ROOM_FILL.
+ * offsets[i + 1]); an empty slot may instead have no room (offsets[i + 1] ==
+ * offsets[i]).  A null slot is not emptied: it may keep room and bytes.  The room and
+ * padding bytes are LT_ARRAY_ROOM_FILL.
  *
  * Decoders build arrays by appending; readers copy slices between them.
  */
