@@ -421,11 +421,23 @@ check_offsets(const lt_array *a, int64 i, int64 start, int64 end, const lt_array
 						(long long) (child ? child->length : 0))));
 }
 
+/*
+ * Where the bytes of a string or binary slot start: after its header room in an array with room
+ * (lt_array.h), unless the slot is empty without room.
+ */
+static inline int64
+var_start(const lt_array *a, int64 i)
+{
+	if (a->room && a->offsets[i + 1] != a->offsets[i])
+		return lt_array_room_start(a->offsets[i]);
+	return a->offsets[i];
+}
+
 /* The bytes of a string or binary slot must lie inside the array's data. */
 static inline bool
 var_slot_ok(const lt_array *a, int64 i)
 {
-	return a->offsets[i] >= 0 && a->offsets[i + 1] >= a->offsets[i] && a->offsets[i + 1] <= a->data_len;
+	return a->offsets[i] >= 0 && a->offsets[i + 1] >= var_start(a, i) && a->offsets[i + 1] <= a->data_len;
 }
 
 static void
@@ -435,7 +447,7 @@ check_var_slot(const lt_array *a, int64 i)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("lt_fdw: slot %lld of field \"%s\" has bytes [%lld, %lld) outside its %lld bytes",
-						(long long) i, a->field->name, (long long) a->offsets[i], (long long) a->offsets[i + 1],
+						(long long) i, a->field->name, (long long) var_start(a, i), (long long) a->offsets[i + 1],
 						(long long) a->data_len)));
 }
 
@@ -499,11 +511,11 @@ scalar_datum(const lt_field *f, Oid typid, int32 typmod, const lt_array *a, int6
 		case LT_TYPE_UTF8:
 		case LT_TYPE_LARGE_UTF8:
 			check_var_slot(a, i);
-			return text_from_utf8((const char *) a->data + a->offsets[i], a->offsets[i + 1] - a->offsets[i]);
+			return text_from_utf8((const char *) a->data + var_start(a, i), a->offsets[i + 1] - var_start(a, i));
 		case LT_TYPE_BINARY:
 		case LT_TYPE_LARGE_BINARY:
 			check_var_slot(a, i);
-			return bytea_from(a->data + a->offsets[i], a->offsets[i + 1] - a->offsets[i]);
+			return bytea_from(a->data + var_start(a, i), a->offsets[i + 1] - var_start(a, i));
 		case LT_TYPE_FIXED_BINARY:
 			return bytea_from(a->values + i * f->byte_width, f->byte_width);
 		case LT_TYPE_DATE32:
@@ -1064,6 +1076,98 @@ put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *o
 }
 
 /*
+ * Strings (text) or binary values (bytea) of an array with header room (lt_array.h) become varlenas
+ * where they are: each header is written into the value's room (a short one up to 126 bytes, else a
+ * 4-byte one, which the room's alignment makes 4-byte aligned), and the Datum points into the batch,
+ * which lives until the scan moves to the next batch, after the chunk's rows are gone. The room is
+ * filled with a byte that passes the ASCII check, so one check covers the chunk's span. An empty
+ * value without room (the layout allows it for empty slots) ends the chunk: the per-value path
+ * converts it.
+ */
+static int
+batch_varlena_room(const lt_array *a, int64 start, int n, Datum *values, const bool *nulls, int stride, bool text)
+{
+	const int64 *off = a->offsets;
+	uint8	   *data = a->data;		/* the batch is ours: the headers go into its room */
+	Size		limit = text ? MaxAllocSize - VARHDRSZ - 1 : MaxAllocSize - VARHDRSZ;
+	bool		check;
+	int			k;
+
+	if (off[start] < 0 || off[start + n] > a->data_len || off[start + n] < off[start])
+	{
+		for (k = 0; k < n; k++)
+			if (!var_slot_ok(a, start + k))
+				break;
+		n = k;
+		if (n == 0)
+			return 0;
+	}
+	check = text && !ascii_clean(data + off[start], off[start + n] - off[start]);
+	if (!check && a->validity == NULL && (uint64) (off[start + n] - off[start]) <= limit)
+	{
+		/*
+		 * No nulls, nothing to verify, no value too long: the common case in a loop of its own. A
+		 * value that starts after its end ends the chunk; so the offsets increase, and every value
+		 * lies within the span checked above.
+		 */
+		int64		end = off[start];
+
+		for (k = 0; k < n; k++)
+		{
+			int64		s = lt_array_room_start(end);
+			int64		len;
+			char	   *p;
+
+			end = off[start + k + 1];
+			len = end - s;
+			if (unlikely(len < 0))
+				return k;
+			if (likely(len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT))
+			{
+				p = (char *) data + s - VARHDRSZ_SHORT;
+				SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
+			}
+			else
+			{
+				p = (char *) data + s - VARHDRSZ;
+				SET_VARSIZE(p, VARHDRSZ + len);
+			}
+			values[(size_t) k * stride] = PointerGetDatum(p);
+		}
+		return n;
+	}
+	for (k = 0; k < n; k++)
+	{
+		int64		i = start + k;
+		int64		s = lt_array_room_start(off[i]);
+		int64		len = off[i + 1] - s;
+		char	   *p;
+
+		if (nulls[(size_t) k * stride])
+		{
+			values[(size_t) k * stride] = (Datum) 0;
+			continue;
+		}
+		if (len < 0 || off[i] < 0 || off[i + 1] > a->data_len || (uint64) len > limit)
+			return k;			/* no room, or bad offsets: the per-value path */
+		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) data + s, (int) len, true))
+			return k;
+		if (len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
+		{
+			p = (char *) data + s - VARHDRSZ_SHORT;
+			SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
+		}
+		else
+		{
+			p = (char *) data + s - VARHDRSZ;
+			SET_VARSIZE(p, VARHDRSZ + len);
+		}
+		values[(size_t) k * stride] = PointerGetDatum(p);
+	}
+	return n;
+}
+
+/*
  * Strings (text) or binary values (bytea) with offsets, into varlenas laid out in one block: short
  * (1-byte) headers up to 126 bytes, as a heap tuple stores them, else 4-byte headers at 4-byte
  * alignment (put_varlena). When the chunk's offsets span a valid range, one pass checks that they
@@ -1084,6 +1188,8 @@ batch_varlena(const lt_array *a, int64 start, int n, Datum *values, const bool *
 
 	if (n <= 0)
 		return 0;
+	if (a->room)
+		return batch_varlena_room(a, start, n, values, nulls, stride, text);
 	span = off[start + n] - off[start];
 	if (off[start] < 0 || off[start + n] > a->data_len || span < 0 || (uint64) span > limit)
 	{

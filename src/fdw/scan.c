@@ -614,6 +614,17 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 		out->columns[n++] = col;
 	}
 	out->n_columns = n;
+	/* strings that only lt_conv_batch converts become varlenas in the batch's header room */
+	out->room = palloc0(sizeof(bool) * Max(out->n_proj, 1));
+	for (int pass = 0; pass < 2; pass++)
+		for (int c = 0; c < n; c++)
+		{
+			const LtScanColumn *col = &out->columns[c];
+
+			if (col->kind == LT_COL_FIELD && col->proj >= 0)
+				out->room[col->proj] = pass == 0 ? lt_type_is_var_width(col->conv->field->type) :
+					out->room[col->proj] && col->batch;
+		}
 }
 
 static void assign_mask_setup(LtScanState *st, ForeignScan *fsplan);
@@ -938,6 +949,7 @@ next:
 	}
 	so.n_fields = st->cur->n_proj;
 	so.fields = st->cur->proj;
+	so.room = st->cur->room;
 	so.want_row_ids = st->cur->want_row_ids;
 	so.bufpool = st->bufpool;
 	/*

@@ -73,6 +73,7 @@ typedef struct LtColumnBinding
 	LtScanColumn *columns;
 	int			n_proj;			/* the projection handed to the fragment scanner */
 	const lt_field **proj;
+	bool	   *room;			/* per projected field: read with header room (lt_scan_options.room) */
 	bool		want_row_ids;
 } LtColumnBinding;
 

@@ -355,13 +355,14 @@ lt21_mb_append_items(const lt21_where *w, lt21_page *pg, uint64_t v0, uint64_t v
 
 		if (cs == ce)
 			continue;
-		if (v0 == cs && b == ce)
+		if (v0 == cs && b == ce && !(dst->room && pg->dict))
 			LT_TRY(lazy_chunk(w, pg, c, 0, ce - cs, dst, err));
 		else
 		{
 			/*
 			 * Part of a chunk: decode it into the scratch array, where later parts of the same chunk
-			 * are found.  A lone item (a point lookup) is all that is decoded of a chunk where it can
+			 * are found (a whole dictionary chunk too, for an array with header room: the
+			 * dictionary's gather does not leave it).  A lone item (a point lookup) is all that is decoded of a chunk where it can
 			 * be, and only the wanted strings of a string chunk (a LIMIT's first rows: not the whole
 			 * chunk; a scan's next batch then decodes the rest); other fixed-width runs decode the
 			 * chunk whole, as a scan goes on through it.

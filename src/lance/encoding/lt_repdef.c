@@ -171,7 +171,8 @@ apply_validity(lt_array *v, int64_t start, int64_t n, const uint16_t *def, lt_er
 		else if (v->offsets && v->offsets[start + i + 1] != v->offsets[start + i])
 			dirty = true;
 	}
-	if (dirty && lt_type_is_var_width(v->field->type))
+	/* with header room (lt_array.h) the values stay where they are: a null keeps its bytes */
+	if (dirty && lt_type_is_var_width(v->field->type) && !v->room)
 	{
 		int64_t		wpos = v->offsets[start];
 		int64_t		s = v->offsets[start];

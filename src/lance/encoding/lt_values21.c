@@ -528,7 +528,8 @@ lt21_decode_levels(const lt21_where *w, const enc_t *enc, const uint8_t *p, uint
 static inline __attribute__((always_inline)) uint8_t *
 fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *prevp, uint64_t last,
 		 const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst, bool decode,
-		 bool full, uint8_t *op, int64_t *o, int64_t at, const uint8_t *out0, uint64_t *bad)
+		 bool full, bool room, uint8_t *dbase, uint8_t *op, int64_t *o, int64_t at, const uint8_t *out0,
+		 uint64_t *bad)
 {
 	uint64_t	prev = *prevp;
 
@@ -542,6 +543,8 @@ fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *p
 			*prevp = prev;
 			return NULL;
 		}
+		if (room)
+			op = lt_array_room_open(dbase, op);
 		if (decode && full)
 		{
 			op = lt_fsst_decode_full(fsst, data + (prev - base), cur - prev, op);
@@ -574,8 +577,10 @@ fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *p
 /*
  * The FSST case of append_strings (offsets read from OFF(0) >= base on): the offsets are checked as
  * the strings are decoded, in one pass (each string lies within [first, last], which is checked
- * first), specialised for the offset width and the table, with the output position in a local.
- * Strings outside (lo, hi] (1-based) are left empty: the caller wants only those.
+ * first), specialised for the offset width, the table and header room (dst->room: each string is
+ * decoded after its room, straight into the layout the caller turns into its own strings), with
+ * the output position in a local.  Strings outside (lo, hi] (1-based) are left empty: the caller
+ * wants only those.
  */
 static lt_code
 append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow, uint64_t n,
@@ -596,26 +601,31 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 		return LT21_CORRUPT(w, err, "string offsets %llu to %llu do not fit the %llu data bytes",
 							(unsigned long long) first, (unsigned long long) last, (unsigned long long) data_len);
 	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
-	LT_TRY(lt_array_reserve_data(dst, (int64_t) lt_fsst_max_decoded(last - first), err));
+	LT_TRY(lt_array_reserve_data(dst, (int64_t) lt_fsst_max_decoded(last - first) +
+								 (dst->room ? (int64_t) (n + 1) * LT_ARRAY_ROOM_MAX + 8 : 0), err));
 	o = dst->offsets + dst->length;
 	at = dst->data_len;
 	out0 = op = dst->data + at;
 	lo = lo < n ? lo : n;
 	hi = hi < lo ? lo : hi < n ? hi : n;
-#define FSST_RUNS(OW) \
+#define FSST_RUNS(OW, ROOM) \
 	do { \
-		op = fsst_run(offs, OW, 1, lo, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+		op = fsst_run(offs, OW, 1, lo, &prev, last, data, data_len, base, fsst, false, false, ROOM, dst->data, op, o, at, out0, &bad); \
 		if (op && full) \
-			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, true, op, o, at, out0, &bad); \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, true, ROOM, dst->data, op, o, at, out0, &bad); \
 		else if (op) \
-			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, false, op, o, at, out0, &bad); \
+			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, false, ROOM, dst->data, op, o, at, out0, &bad); \
 		if (op) \
-			op = fsst_run(offs, OW, hi + 1, n, &prev, last, data, data_len, base, fsst, false, false, op, o, at, out0, &bad); \
+			op = fsst_run(offs, OW, hi + 1, n, &prev, last, data, data_len, base, fsst, false, false, ROOM, dst->data, op, o, at, out0, &bad); \
 	} while (0)
-	if (ow == 4)
-		FSST_RUNS(4);
+	if (ow == 4 && dst->room)
+		FSST_RUNS(4, true);
+	else if (ow == 4)
+		FSST_RUNS(4, false);
+	else if (dst->room)
+		FSST_RUNS(8, true);
 	else
-		FSST_RUNS(8);
+		FSST_RUNS(8, false);
 #undef FSST_RUNS
 	if (op == NULL)
 	{
@@ -658,8 +668,14 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 		 */
 		LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
 		o = dst->offsets + dst->length;
+		if (dst->room)
+			LT_TRY(lt_array_reserve_data(dst, (int64_t) (n + 1) * LT_ARRAY_ROOM_MAX + 8, err));
 		for (uint64_t i = 1; i <= lo; i++)
+		{
+			if (dst->room)
+				dst->data_len = lt_array_room_open(dst->data, dst->data + dst->data_len) - dst->data;
 			o[i] = dst->data_len;
+		}
 		prev = OFF(lo);
 		if (prev < base)
 			return LT21_CORRUPT(w, err, "string offset %llu points before the data at %llu",
@@ -675,7 +691,10 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 			if (cur - base > data_len)
 				return LT21_CORRUPT(w, err, "string offset %llu is past the %llu data bytes",
 									(unsigned long long) cur, (unsigned long long) data_len);
-			LT_TRY(lt_array_reserve_data(dst, (int64_t) (fsst ? lt_fsst_max_decoded(cur - prev) : cur - prev), err));
+			LT_TRY(lt_array_reserve_data(dst, (int64_t) (fsst ? lt_fsst_max_decoded(cur - prev) : cur - prev) +
+										 (dst->room ? LT_ARRAY_ROOM_MAX + 8 : 0), err));
+			if (dst->room)
+				dst->data_len = lt_array_room_open(dst->data, dst->data + dst->data_len) - dst->data;
 			if (fsst)
 				got = lt_fsst_decode_in(fsst, data + (prev - base), cur - prev, data + data_len,
 										dst->data + dst->data_len);
@@ -690,8 +709,14 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 			o[i] = dst->data_len;
 			prev = cur;
 		}
+		if (dst->room)
+			LT_TRY(lt_array_reserve_data(dst, (int64_t) (n + 1) * LT_ARRAY_ROOM_MAX + 8, err));
 		for (uint64_t i = hi + 1; i <= n; i++)
+		{
+			if (dst->room)
+				dst->data_len = lt_array_room_open(dst->data, dst->data + dst->data_len) - dst->data;
 			o[i] = dst->data_len;
+		}
 		if (dst->validity)
 			memset(dst->validity + dst->length, 1, n);
 		dst->length += (int64_t) n;
@@ -719,6 +744,27 @@ append_strings(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned
 	LT_TRY(lt_array_reserve(dst, (int64_t) n, err));
 	o = dst->offsets + dst->length;
 	start = o[0];
+	if (dst->room)
+	{
+		/* value by value, each after its room */
+		uint8_t    *p;
+
+		LT_TRY(lt_array_reserve_data(dst, (int64_t) (last - first) + (int64_t) (n + 1) * LT_ARRAY_ROOM_MAX + 8, err));
+		p = dst->data + dst->data_len;
+		prev = first;
+		for (uint64_t i = 1; i <= n; i++)
+		{
+			uint64_t	cur = OFF(i);
+
+			p = lt_array_room_open(dst->data, p);
+			memcpy(p, data + (prev - base), cur - prev);
+			p += cur - prev;
+			o[i] = p - dst->data;
+			prev = cur;
+		}
+		dst->data_len = p - dst->data;
+	}
+	else
 	{
 		uint64_t	bytes = last - first;
 

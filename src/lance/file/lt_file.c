@@ -262,6 +262,9 @@ lt_field_reader_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *d
 		return lt_error_set(err, LT_EINVALID, "%s: rows [%llu, %llu) requested from field \"%s\" of %llu rows",
 							r->file ? r->file->path : "?", (unsigned long long) start,
 							(unsigned long long) end, r->field->name, (unsigned long long) r->num_rows);
+	if (dst->room && !r->room_ok)
+		return lt_error_set(err, LT_EINVALID, "%s: field \"%s\" is not read with header room",
+							r->file ? r->file->path : "?", r->field->name);
 	if (n == 0)
 		return LT_OK;
 	return r->ops->read(r, start, n, dst, err);

@@ -124,6 +124,8 @@ struct lt_field_reader
 	 * part of a stream: a read is windowed by its size alone, however many rows.
 	 */
 	bool		independent_reads;
+	/* reads into an array with header room (lt_array.room) are honoured (the 2.1 reader's strings) */
+	bool		room_ok;
 	/* counters for benchmarks and EXPLAIN ANALYZE */
 	uint64_t	pages_decoded;
 };

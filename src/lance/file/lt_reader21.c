@@ -959,6 +959,9 @@ lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,
 	rd->base.file = f;
 	rd->base.field = field;
 	rd->base.num_rows = f->num_rows;
+	/* a top-level string is one leaf: its chunks decode into dst, other pages append slices */
+	rd->base.room_ok = field->type == LT_TYPE_UTF8 || field->type == LT_TYPE_LARGE_UTF8 ||
+		field->type == LT_TYPE_BINARY || field->type == LT_TYPE_LARGE_BINARY;
 	{
 		/* a knob for tests: LT_WINDOW_MIN_BYTES=0 reads every page by windows where it can (read once:
 		 * getenv at every open was a tenth of opening a point lookup's readers) */

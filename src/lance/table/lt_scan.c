@@ -500,12 +500,17 @@ fill_addrs(lt_fragment_scanner *sc)
 	}
 }
 
-/* Read `runs` of one field into a (cleared first); they must add up to `rows`. */
+/*
+ * Read `runs` of one field into a (cleared first); they must add up to `rows`.  room: the
+ * caller asked for header room (lt_scan_options.room), which a gets where its reader can.
+ */
 static lt_code
 read_runs(lt_fragment_scanner *sc, lt_field_reader *rd, const lt_field *field, const run *runs, size_t n_runs,
-		  uint64_t rows, lt_array *a, lt_error *err)
+		  uint64_t rows, lt_array *a, bool room, lt_error *err)
 {
 	lt_array_clear(a);
+	if (room && rd->room_ok)
+		a->room = LT_ARRAY_ROOM;
 	for (size_t r = 0; r < n_runs; r++)
 	{
 		lt_code		rc = lt_field_reader_read(rd, runs[r].start, runs[r].len, a, err);
@@ -520,6 +525,9 @@ read_runs(lt_fragment_scanner *sc, lt_field_reader *rd, const lt_field *field, c
 						  (long long) a->length, (unsigned long long) rows);
 	return LT_OK;
 }
+
+/* Whether the caller asked for header room in field i's arrays. */
+#define ROOM(sc, i) ((sc)->opts.room != NULL && (sc)->opts.room[i])
 
 #define GATHER(T) \
 	do { \
@@ -630,7 +638,7 @@ next_filtered(lt_fragment_scanner *sc, lt_batch **out, lt_error *err)
 		LT_TRY(reserve_batch(sc, rows, err));
 		for (int j = 0; j < sc->n_fcols; j++)
 			LT_TRY(read_runs(sc, sc->freaders[j], lt_filter_columns(flt)[j], sc->runs, sc->n_runs, rows,
-							 sc->fcols[j], err));
+							 sc->fcols[j], false, err));
 		LT_TRY(lt_filter_eval(flt, sc->fcols, (int64_t) rows, sc->sel, &n_sel, err));
 		sc->stats.rows_filtered += rows - (uint64_t) n_sel;
 		if (n_sel > 0)
@@ -675,17 +683,18 @@ next_filtered(lt_fragment_scanner *sc, lt_batch **out, lt_error *err)
 				LT_TRY(gather(a, sc->fcols[sc->alias[i]], sc->sel, sc->take, n_sel, err));
 		}
 		else if (all)
-			LT_TRY(read_runs(sc, sc->readers[i], field, sc->runs, sc->n_runs, rows, a, err));
+			LT_TRY(read_runs(sc, sc->readers[i], field, sc->runs, sc->n_runs, rows, a, ROOM(sc, i), err));
 		else if (dense)
 		{
 			if (!sc->dense[i])
 				LT_TRY(lt_array_new(field, &sc->dense[i], err));
-			LT_TRY(read_runs(sc, sc->readers[i], field, sc->runs, sc->n_runs, rows, sc->dense[i], err));
+			LT_TRY(read_runs(sc, sc->readers[i], field, sc->runs, sc->n_runs, rows, sc->dense[i], false, err));
 			lt_array_clear(a);
 			LT_TRY(gather(a, sc->dense[i], sc->sel, sc->take, n_sel, err));
 		}
 		else
-			LT_TRY(read_runs(sc, sc->readers[i], field, sc->pruns, sc->n_pruns, (uint64_t) n_sel, a, err));
+			LT_TRY(read_runs(sc, sc->readers[i], field, sc->pruns, sc->n_pruns, (uint64_t) n_sel, a, ROOM(sc, i),
+							 err));
 	}
 	sc->batch.length = n_sel;
 	*out = &sc->batch;
@@ -708,7 +717,7 @@ lt_fragment_scanner_next(lt_fragment_scanner *sc, lt_batch **out, lt_error *err)
 	fill_addrs(sc);
 	for (i = 0; i < sc->opts.n_fields; i++)
 		LT_TRY(read_runs(sc, sc->readers[i], sc->opts.fields[i], sc->runs, sc->n_runs, rows,
-						 sc->batch.columns[i], err));
+						 sc->batch.columns[i], ROOM(sc, i), err));
 	sc->batch.length = (int64_t) rows;
 	*out = &sc->batch;
 	return LT_OK;

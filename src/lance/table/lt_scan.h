@@ -56,6 +56,13 @@ typedef struct lt_scan_options
 	 * that later point lookups of the same files read only the rows' chunks.
 	 */
 	struct lt_file_cache *file_cache;
+	/*
+	 * Optional, parallel to fields: string fields whose batch arrays get header room before each
+	 * value (lt_array.room, for a caller that turns values into its own strings in place) where the
+	 * field's reader can (2.1 files) and the array is read, not gathered; each batch array's room
+	 * says whether it has it.
+	 */
+	const bool *room;
 } lt_scan_options;
 
 typedef struct lt_batch

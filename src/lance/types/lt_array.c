@@ -98,6 +98,7 @@ lt_array_clear(lt_array *a)
 	a->length = 0;
 	a->null_count = 0;
 	a->data_len = 0;
+	a->room = 0;
 	if (a->offsets)
 		a->offsets[0] = 0;
 	for (i = 0; i < a->n_children; i++)
@@ -212,6 +213,8 @@ lt_array_append_slice(lt_array *dst, const lt_array *src, int64_t start, int64_t
 	if (start < 0 || len < 0 || start + len > src->length)
 		return lt_error_set(err, LT_EINVALID, "slice [%lld, +%lld) outside an array of %lld",
 							(long long) start, (long long) len, (long long) src->length);
+	if (src->room)
+		return lt_error_set(err, LT_EINVALID, "slice of an array with header room");
 	LT_TRY(lt_array_reserve(dst, len, err));
 
 	/* validity */
@@ -237,12 +240,35 @@ lt_array_append_slice(lt_array *dst, const lt_array *src, int64_t start, int64_t
 		int64_t		hi = src->offsets[start + len];
 		int64_t		base = dst->offsets[dst->length] - lo;
 
-		LT_TRY(lt_array_reserve_data(dst, hi - lo, err));
-		if (hi > lo)
-			memcpy(dst->data + dst->data_len, src->data + lo, (size_t) (hi - lo));
-		dst->data_len += hi - lo;
-		for (i = 1; i <= len; i++)
-			dst->offsets[dst->length + i] = src->offsets[start + i] + base;
+		if (dst->room)
+		{
+			/* value by value, each after its room */
+			uint8_t    *p;
+
+			LT_TRY(lt_array_reserve_data(dst, hi - lo + (len + 1) * LT_ARRAY_ROOM_MAX + 8, err));
+			p = dst->data + dst->data_len;
+			for (i = 0; i < len; i++)
+			{
+				int64_t		vlo = src->offsets[start + i],
+							vlen = src->offsets[start + i + 1] - vlo;
+
+				p = lt_array_room_open(dst->data, p);
+				if (vlen > 0)
+					memcpy(p, src->data + vlo, (size_t) vlen);
+				p += vlen;
+				dst->offsets[dst->length + i + 1] = p - dst->data;
+			}
+			dst->data_len = p - dst->data;
+		}
+		else
+		{
+			LT_TRY(lt_array_reserve_data(dst, hi - lo, err));
+			if (hi > lo)
+				memcpy(dst->data + dst->data_len, src->data + lo, (size_t) (hi - lo));
+			dst->data_len += hi - lo;
+			for (i = 1; i <= len; i++)
+				dst->offsets[dst->length + i] = src->offsets[start + i] + base;
+		}
 	}
 	else if (is_list_like(t) || t == LT_TYPE_FIXED_LIST)
 	{

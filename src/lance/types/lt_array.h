@@ -11,6 +11,14 @@
  * validity is one byte per slot (1 = valid), or NULL when every slot is valid.
  * Null slots of fixed-width types hold zero bytes; null strings/lists are empty.
  *
+ * Header room (a utf8/binary array with room = LT_ARRAY_ROOM, only where a reader
+ * was asked for it: lt_scan_options.room): each value is preceded by room for a
+ * caller's 4-byte header at 4-byte alignment, so that the caller can turn it into
+ * its own string in place.  Value i is data[lt_array_room_start(offsets[i]),
+ * offsets[i + 1]); an empty slot may instead have no room (offsets[i + 1] ==
+ * offsets[i]).  A null slot is not emptied: it may keep room and bytes.  The room and
+ * padding bytes are LT_ARRAY_ROOM_FILL.
+ *
  * Decoders build arrays by appending; readers copy slices between them.
  */
 #ifndef LT_ARRAY_H
@@ -40,7 +48,35 @@ struct lt_array
 	/* capacities (in slots / bytes) */
 	int64_t		cap;
 	int64_t		data_cap;
+	uint8_t		room;			/* 0, or LT_ARRAY_ROOM: header room before each string (above) */
 };
+
+#define LT_ARRAY_ROOM 4
+/* not NUL, not high-bit: a check of a whole data span for plain ASCII passes over the room */
+#define LT_ARRAY_ROOM_FILL 0x01
+/* The most bytes of room (padding included) before one value. */
+#define LT_ARRAY_ROOM_MAX (LT_ARRAY_ROOM + 3)
+
+/* Where the value after one ending at `end` starts in an array with room. */
+static inline int64_t
+lt_array_room_start(int64_t end)
+{
+	return ((end + 3) & ~(int64_t) 3) + LT_ARRAY_ROOM;
+}
+
+/*
+ * Open the room for the next value at p (data + its offset, 8 bytes of slack past the room
+ * reserved): the room and padding are filled, and the value's start returned (aligned by its
+ * offset, as lt_array_room_start: the data buffer's own alignment does not matter).
+ */
+static inline uint8_t *
+lt_array_room_open(uint8_t *data, uint8_t *p)
+{
+	static const uint64_t fill = 0x0101010101010101ull * LT_ARRAY_ROOM_FILL;
+
+	memcpy(p, &fill, 8);
+	return data + lt_array_room_start(p - data);
+}
 
 /* An empty array of field's type, with its children (recursively). */
 lt_code		lt_array_new(const lt_field *field, lt_array **out, lt_error *err);
@@ -52,7 +88,7 @@ lt_code		lt_array_new_values(const lt_field *field, lt_array **out, lt_error *er
 /* Like lt_array_new but without children; callers attach them. */
 lt_code		lt_array_new_shallow(const lt_field *field, lt_array **out, lt_error *err);
 void		lt_array_free(lt_array *a);
-/* Drop contents, keep allocations (children too). */
+/* Drop contents (and the header room), keep allocations (children too). */
 void		lt_array_clear(lt_array *a);
 
 /* Make room for `extra` more slots (and for var-width, `extra_bytes`). */
