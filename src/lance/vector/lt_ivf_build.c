@@ -1050,8 +1050,6 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		b.pq.dim = b.dim;
 		b.pq.m = opts->num_sub_vectors ? opts->num_sub_vectors : lt_pq_default_sub_vectors(b.dim);
 		b.pq.bits = opts->num_bits ? opts->num_bits : 8;
-		if (opts->kind == LT_IVF_BUILD_HNSW_PQ && b.pq.bits != 8)
-			return lt_error_set(err, LT_EINVALID, "IVF_HNSW_PQ codes are of 8 bits, not %u", b.pq.bits);
 		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
 			return lt_error_set(err, LT_EINVALID, "%s of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
 								b.type, b.pq.m, b.pq.bits, b.dim, why);
