@@ -9,7 +9,7 @@
  *                          --no-index scans every fragment with the filter instead (the same answer)
  *   create-index DIR --column C --kind K [--name N] [--read-version V]
  *                          build an index (lt_index_write.h; ivf_flat: lt_ivf_build.h, with
- *                          --num-partitions, --metric, --sample-rate, --max-iters) and commit it as a CreateIndex
+ *                          --num-partitions, --metric, --sample-rate, --max-iters, --seed) and commit it as a CreateIndex
  *   index-file FILE [--bits]  one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
  *                          as row addresses; --bits: float values as their bits) and its global buffers
  */

@@ -1147,8 +1147,11 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 	bool		hnsw = lt_ivf_is_hnsw(ix);
 
 	*code_bytes = 0;
-	/* an HNSW segment's graphs are rebuilt, over float32 values only */
-	if (!ix->rowid_field || (hnsw && ix->elem != LT_TYPE_FLOAT32))
+	/*
+	 * an HNSW segment's graphs are rebuilt over the values the codes stand for (float32 whatever the
+	 * vectors' type: SQ bounds and PQ codewords are read as float), so float16 / float64 ones too
+	 */
+	if (!ix->rowid_field || (hnsw && ix->elem == LT_TYPE_UINT8))
 		return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
 	if (!hnsw && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field && !ix->pq_field)
 	{
