@@ -50,7 +50,8 @@ done
 # IVF_HNSW_SQ / IVF_HNSW_PQ and IVF_RQ: lt_compact remaps them as the engine does (rows and codes moved, deleted rows
 # dropped; HNSW: each partition's graph built again over the kept rows; RQ: the codes packed again per partition).
 # Built by Lance 12 (hsq, hpq, rq12), Lance 8 (rq8) and lt_create_index (lsq, lpq: m 8, ef_construction 60, which the
-# remap keeps) before the rows are deleted; then lt_compact.  The graphs are new and RaBitQ scores rows of whole
+# remap keeps; l16, l64: IVF_HNSW_SQ over float16 / float64 vectors, their graphs rebuilt over the code values as
+# float32 ones) before the rows are deleted; then lt_compact.  The graphs are new and RaBitQ scores rows of whole
 # blocks of 32 otherwise than the rest, so the answers are compared with the engines' on the same compacted version,
 # not with those before (RQ: lt_fdw's answer equals both engines'): nprobes 2, ef 40, k 10; lt_fdw's SQL answer equals Lance 12's vectorSearch, lt-inspect's walk as
 # Lance 8 (--hnsw-engine 8) equals Lance 8's; no deleted row; lt_indexes, lt_table_stats, lt-inspect's search
