@@ -174,7 +174,7 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'ef_cons
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'ef_construction=100001')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'num_bits=8')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=16, ef_construction=100, metric=dot')$$);
--- ivf_hnsw_pq: sub-vectors, m, ef_construction; 8-bit codes only
+-- ivf_hnsw_pq: sub-vectors, bits (8 or 4), m, ef_construction
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_bits=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=4, m=8, ef_construction=64')$$);

@@ -9,7 +9,7 @@
  *                          --no-index scans every fragment with the filter instead (the same answer)
  *   create-index DIR --column C --kind K [--name N] [--read-version V]
  *                          build an index (lt_index_write.h; ivf_flat: lt_ivf_build.h, with
- *                          --num-partitions, --metric, --sample-rate, --max-iters) and commit it as a CreateIndex
+ *                          --num-partitions, --metric, --sample-rate, --max-iters, --seed) and commit it as a CreateIndex
  *   index-file FILE [--bits]  one index file: version, schema, metadata (a JSON line), then its rows (bitmaps
  *                          as row addresses; --bits: float values as their bits) and its global buffers
  */
@@ -630,6 +630,8 @@ cmd_create_index(int argc, char **argv)
 			vo.sample_rate = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--max-iters") == 0 && i + 1 < argc)
 			vo.max_iters = (uint32_t) strtoul(argv[++i], NULL, 10);
+		else if (strcmp(argv[i], "--seed") == 0 && i + 1 < argc)
+			vo.seed = strtoull(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--num-sub-vectors") == 0 && i + 1 < argc)
 			vo.num_sub_vectors = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--num-bits") == 0 && i + 1 < argc)
@@ -644,10 +646,10 @@ cmd_create_index(int argc, char **argv)
 	if (!column || !kind)
 	{
 		fprintf(stderr, "usage: lt-inspect create-index DIR --column C --kind btree|bitmap|label_list|zonemap|ivf_flat|ivf_pq|ivf_sq|ivf_hnsw_sq|ivf_hnsw_pq|ivf_rq [--name N] [--read-version V] [--max-memory-mb M]\n"
-				"       ivf_*: [--num-partitions P] [--metric l2|cosine|dot|hamming] [--sample-rate R] [--max-iters I]\n"
+				"       ivf_*: [--num-partitions P] [--metric l2|cosine|dot|hamming] [--sample-rate R] [--max-iters I] [--seed S]\n"
 				"       vectors: fixed_size_list<float32, N> (ivf_rq: N divisible by 8); float16 / float64 ones: all but\n"
 				"       ivf_rq; uint8 ones: ivf_flat with --metric hamming (their default)\n"
-				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]; ivf_hnsw_pq: [--num-sub-vectors M]\n"
+				"       ivf_pq: [--num-sub-vectors M] [--num-bits 8|4]; ivf_hnsw_pq: [--num-sub-vectors M] [--num-bits 8|4]\n"
 				"       ivf_hnsw_sq, ivf_hnsw_pq: [--m M] [--ef-construction E]\n");
 		return 2;
 	}

@@ -4,7 +4,7 @@
  * ivf_hnsw_sq / ivf_hnsw_pq / ivf_rq, options "num_partitions=N, metric=l2|cosine|dot|hamming, sample_rate=R,
  * max_iters=I"; float16 / float64 vectors: all kinds but ivf_rq; uint8 ones: ivf_flat, metric hamming; what a
  * column's type does not take is 22023 for a metric, 0A000 for a kind), ivf_pq also
- * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, m=M,
+ * "num_sub_vectors=M, num_bits=8|4", ivf_hnsw_sq also "m=M, ef_construction=E", ivf_hnsw_pq "num_sub_vectors=M, num_bits=8|4, m=M,
  * ef_construction=E"), built from SQL and
  * committed with the Postgres transaction.
  *
@@ -219,7 +219,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: index option \"%s\" is not key=value", tok),
-					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
+					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, num_bits, m and ef_construction.")));
 		*eq = '\0';
 		for (char *c = key; *c; c++)
 			*c = pg_tolower((unsigned char) *c);
@@ -231,7 +231,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 			vo->max_iters = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		else if ((vo->kind == LT_IVF_BUILD_PQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "num_sub_vectors") == 0)
 			vo->num_sub_vectors = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
-		else if (vo->kind == LT_IVF_BUILD_PQ && strcmp(key, "num_bits") == 0)
+		else if ((vo->kind == LT_IVF_BUILD_PQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "num_bits") == 0)
 			vo->num_bits = ivf_option_uint(vo, key, eq + 1, 1, 1000000);
 		/* m: a node's edges are held per level (Lance's m is tens); ef_construction: the build's beam */
 		else if ((vo->kind == LT_IVF_BUILD_HNSW_SQ || vo->kind == LT_IVF_BUILD_HNSW_PQ) && strcmp(key, "m") == 0)
@@ -257,7 +257,7 @@ parse_ivf_options(char *text, lt_ivf_build_options *vo)
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("lt_fdw: unknown option \"%s\" of an %s index", key,
 							ivf_kind_name(vo->kind)),
-					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, m and ef_construction.")));
+					 errhint("The options of ivf_flat, ivf_sq and ivf_rq are num_partitions, metric, sample_rate and max_iters; ivf_pq also takes num_sub_vectors and num_bits, ivf_hnsw_sq m and ef_construction, ivf_hnsw_pq num_sub_vectors, num_bits, m and ef_construction.")));
 	}
 }
 

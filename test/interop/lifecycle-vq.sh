@@ -50,7 +50,8 @@ done
 # IVF_HNSW_SQ / IVF_HNSW_PQ and IVF_RQ: lt_compact remaps them as the engine does (rows and codes moved, deleted rows
 # dropped; HNSW: each partition's graph built again over the kept rows; RQ: the codes packed again per partition).
 # Built by Lance 12 (hsq, hpq, rq12), Lance 8 (rq8) and lt_create_index (lsq, lpq: m 8, ef_construction 60, which the
-# remap keeps) before the rows are deleted; then lt_compact.  The graphs are new and RaBitQ scores rows of whole
+# remap keeps; l16, l64: IVF_HNSW_SQ over float16 / float64 vectors, their graphs rebuilt over the code values as
+# float32 ones) before the rows are deleted; then lt_compact.  The graphs are new and RaBitQ scores rows of whole
 # blocks of 32 otherwise than the rest, so the answers are compared with the engines' on the same compacted version,
 # not with those before (RQ: lt_fdw's answer equals both engines'): nprobes 2, ef 40, k 10; lt_fdw's SQL answer equals Lance 12's vectorSearch, lt-inspect's walk as
 # Lance 8 (--hnsw-engine 8) equals Lance 8's; no deleted row; lt_indexes, lt_table_stats, lt-inspect's search
@@ -63,8 +64,12 @@ vh_inspect8() { # $1 dataset: lt-inspect's top 10 walked as Lance 8, as ids asce
 		node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const [a,b]=s.split("---\n");const m=new Map();for(const l of a.split("\n")) if(l){const o=JSON.parse(l);m.set(String(o._rowid),BigInt(o.id))}
 			const ids=[];for(const l of b.split("\n")) if(l){const r=JSON.parse(l)._rowid;ids.push(m.has(r)?m.get(r):"?"+r)}console.log(ids.sort((x,y)=>x<y?-1:x>y?1:0).join(","))})'
 }
-for t in hsq hpq lsq lpq rq8 rq12; do
+for t in hsq hpq lsq lpq l16 l64 rq8 rq12; do
+	# l16 / l64: lt_fdw's IVF_HNSW_SQ over float16 / float64 vectors (vec of that type, real[] / double precision[])
+	vt=float32 ftype='real[]'
+	case $t in l16) vt=float16 ;; l64) vt=float64 ftype='double precision[]' ;; esac
 	case $t in rq*) kind=rq; ops='[{"op":"create_index","column":"vec","kind":"ivf_rq","partitions":2},{"op":"delete","where":"id % 7 = 3"}]' ;;
+		l16|l64) kind=sq; ops='[]' ;;
 		hsq) kind=sq; ops='[{"op":"create_index","column":"vec","kind":"hnsw_sq","partitions":2},{"op":"delete","where":"id % 7 = 3"}]' ;;
 		hpq) kind=pq; ops='[{"op":"create_index","column":"vec","kind":"hnsw_pq","partitions":2,"sub_vectors":4},{"op":"delete","where":"id % 7 = 3"}]' ;;
 		*) kind=${t#l}; ops='[]' ;;
@@ -72,10 +77,11 @@ for t in hsq hpq lsq lpq rq8 rq12; do
 	ix=ivf_hnsw_$kind; ef=", ef 40"; [ $kind = rq ] && { ix=ivf_rq; ef=; }
 	mk=12; [ $t = rq8 ] && mk=8
 	if [ $mk = 12 ] && [ ! -d "$HERE/lance12/node_modules/@lancedb/lancedb" ]; then echo "skip vector hnsw $t: no Lance 12 modules"; continue; fi
-	node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));s.ops=JSON.parse(process.argv[2]);console.log(JSON.stringify(s))' \
-		"$ROOT/test/pg/specs/vectors.json" "$ops" >"$TMP/vh-$t.json"
+	node -e 'const s=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8"));s.ops=JSON.parse(process.argv[2]);
+		s.schema.find((f) => f.name === "vec").type = `fixed_size_list<${process.argv[3]},8>`;console.log(JSON.stringify(s))' \
+		"$ROOT/test/pg/specs/vectors.json" "$ops" "$vt" >"$TMP/vh-$t.json"
 	lt_as_pg env LT_REF=$mk node "$HERE/ref.mjs" make "$LAKE/$t.lance" "$TMP/vh-$t.json" >/dev/null || bad "vector hnsw $t: the engine could not make the dataset"
-	sql "CREATE FOREIGN TABLE $t (id bigint, vec real[]) SERVER lake OPTIONS (path '$t.lance')" >/dev/null
+	sql "CREATE FOREIGN TABLE $t (id bigint, vec $ftype) SERVER lake OPTIONS (path '$t.lance')" >/dev/null
 	if [ "${t:0:1}" = l ]; then
 		opts='num_partitions=2, m=8, ef_construction=60'; [ $kind = pq ] && opts="$opts, num_sub_vectors=4"
 		sql "SELECT lt_create_index('$t', 'vec', 'ivf_hnsw_$kind', 'vec_idx', '$opts')" >/dev/null || bad "vector hnsw $t: lt_create_index failed"

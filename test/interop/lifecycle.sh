@@ -20,7 +20,7 @@
 #             partition probed) what lt_fdw's exact search answers
 #   vector pq/sq  the same with the engine's IVF_PQ and lt_fdw's IVF_SQ (lifecycle-vq.sh): remapped codes, so
 #             lt_fdw's and the engines' indexed answers are those before the compaction and equal each other
-#   vector hnsw   Lance 12's and lt_fdw's IVF_HNSW_SQ / IVF_HNSW_PQ, Lance 8's and 12's IVF_RQ (lifecycle-vq.sh): remapped codes, graphs built
+#   vector hnsw   Lance 12's and lt_fdw's IVF_HNSW_SQ / IVF_HNSW_PQ (lt_fdw's IVF_HNSW_SQ also over float16 / float64), Lance 8's and 12's IVF_RQ (lifecycle-vq.sh): remapped codes, graphs built
 #             again; lt_fdw's answer equals Lance 12's, lt-inspect's Lance 8 walk Lance 8's; no unindexed row
 #   evolve    lt_add_column / lt_drop_column / lt_rename_column on a created dataset: the engine's schema, its
 #             filters on the new and renamed columns, Lance 12's; the engine appends with the new schema; a

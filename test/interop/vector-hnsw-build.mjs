@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// vector-hnsw-build.mjs: IVF_HNSW_SQ and IVF_HNSW_PQ (4 sub-vectors) indexes lt_fdw builds (lt_ivf_build.h, lt_hnsw_build.h), listed and searched by
+// vector-hnsw-build.mjs: IVF_HNSW_SQ and IVF_HNSW_PQ (4 sub-vectors, 8-bit codes; 8 sub-vectors, 4-bit codes) indexes lt_fdw builds (lt_ivf_build.h, lt_hnsw_build.h), listed and searched by
 // the real Lance engines (lancedb 0.31.0 = Lance 8; lancedb 0.39.0 = Lance 12, test/interop/lance12).
 //
 //   node vector-hnsw-build.mjs WORKDIR LT_INSPECT inspect|sql
@@ -18,11 +18,12 @@
 //     as the codes' own dot product, lt_sq_codes.h): its answers equal `lt-inspect vector-search --hnsw-engine 8`
 //     over the same files; how often its walk and Lance 12's give other rows is reported;
 //   - answers that differ only where two candidates tie at the edge are counted and bounded (one in ten);
-//   - recall@10 against the exact answer at nprobes 4 (default ef, ef 40, refine 2): lt_fdw's search of its index is
-//     not below Lance 12's search of Lance 12's own index of the same kind and rows by more than 0.05, nor (l2, cosine)
-//     Lance 8's search of lt_fdw's index below Lance 8's search of its own (Lance 8's dot through SQ codes ranks
-//     nothing: its recall is reported only); IVF_HNSW_PQ: with refine 2 only (unrefined, the recall is the PQ
-//     codebook's, lt_fdw's k-means not being the engine's: reported);
+//   - recall@10 against the exact answer at nprobes 4 (default ef, ef 40, refine 2), over 24 queries: lt_fdw's search
+//     of its index is not below Lance 12's search of Lance 12's own index of the same kind and rows by more than 0.05
+//     (SQ) or 0.08 (PQ: the recall moves with the k-means seed, the engine's own builds are unseeded; MARGIN), nor (SQ;
+//     l2, cosine) Lance 8's search of lt_fdw's index below Lance 8's search of its own (Lance 8's dot through SQ codes
+//     ranks nothing: its recall is reported only); 4-bit IVF_HNSW_PQ (8 sub-vectors): reported only, the node
+//     bindings building no 4-bit index of the engine's own;
 //   - sql: ORDER BY vec <op> q LIMIT k with lt_fdw.nprobes / lt_fdw.ef / lt_fdw.refine_factor returns the engine's
 //     ids where the engine's answer equals lt-inspect's; EXPLAIN names the IVF_HNSW_SQ index;
 //   - inspect: two builds of the same data are byte-identical (the seed);
@@ -90,8 +91,12 @@ const KINDS = {
   ivf_hnsw_sq: { list: "IvfHnswSq", stats: "IVF_HNSW_SQ", compression: "sq", extra: [], sqlOpts: "", engine: (ldb, o) => ldb.Index.hnswSq(o) },
   ivf_hnsw_pq: { list: "IvfHnswPq", stats: "IVF_HNSW_PQ", compression: "pq", extra: ["--num-sub-vectors", "4"], sqlOpts: ", num_sub_vectors=4",
     engine: (ldb, o) => ldb.Index.hnswPq({ ...o, numSubVectors: 4 }) },
+  // 4-bit codes: Lance reads and writes them for HNSW_PQ as for IVF_PQ, but the node bindings pass no num_bits, so
+  // the engine's own index (the recall reference) is its 8-bit one: the recall is reported, not checked
+  ivf_hnsw_pq4: { kind: "ivf_hnsw_pq", bits: 4, subs: 8, list: "IvfHnswPq", stats: "IVF_HNSW_PQ", compression: "pq", extra: ["--num-sub-vectors", "8", "--num-bits", "4"],
+    sqlOpts: ", num_sub_vectors=8, num_bits=4", engine: (ldb, o) => ldb.Index.hnswPq({ ...o, numSubVectors: 8 }) },
 };
-const build = (ds, metric, kind, name) => JSON.parse(execFileSync(inspect, ["create-index", ds, "--column", "vec", "--kind", kind,
+const build = (ds, metric, kind, name) => JSON.parse(execFileSync(inspect, ["create-index", ds, "--column", "vec", "--kind", KINDS[kind].kind ?? kind,
   "--num-partitions", String(NPART), "--metric", metric, ...KINDS[kind].extra, ...(name ? ["--name", name] : [])],
   { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }));
 const recallOf = (ans, exact) => ans.filter((r) => exact.some((e) => e.id === r.id)).length / exact.length;
@@ -99,8 +104,17 @@ const recallOf = (ans, exact) => ans.filter((r) => exact.some((e) => e.id === r.
 const ties = [];
 let answers12 = 0, answers8 = 0, differ8 = 0, sqlChecked = 0;
 const SETTINGS = [[1, 0, 0], [3, 0, 0], [NPART, 0, 0], [3, 40, 0], [3, 0, 2], [NPART, 0, 2]];
+// answers compared with the engine's for the first NCMP queries; recall over NREC (a PQ build's recall moves by a
+// few hundredths with its k-means seed, and so does the engine's unseeded own: more queries, a steadier figure)
+const NCMP = 8, NREC = 24;
+// how far below the engine's own index lt_fdw's recall@10 may be: SQ (no k-means in the codes) 0.05; PQ 0.08 — over 64
+// queries the engine's own IVF_HNSW_PQ builds of these rows (8 unseeded runs) spread from 0.741 to 0.809 (l2, refine 2),
+// lt_fdw's with 8 seeds from 0.767 to 0.802, the means 0.785 and 0.790 (cosine / dot on other rows of the same kind, 4
+// builds each: lt_fdw 0.817 / 0.821, the engine 0.800 / 0.801)
+const MARGIN = { sq: 0.05, pq: 0.08 };
 
 for (const [kind, KD] of Object.entries(KINDS)) for (const metric of ["l2", "cosine", "dot"]) {
+  const kindName = KD.kind ?? kind, bits = KD.bits ?? 8;
   const dir = path.join(work, `hnswb-${mode}-${kind}-${metric}`);
   const ds = path.join(dir, "v.lance"), refDs = path.join(dir, "ref.lance"), ref12Ds = path.join(dir, "ref12.lance");
   fs.rmSync(dir, { recursive: true, force: true });
@@ -121,9 +135,9 @@ for (const [kind, KD] of Object.entries(KINDS)) for (const metric of ["l2", "cos
     if (mode === "inspect") build(ds, metric, kind);
     else {
       psql(`DROP FOREIGN TABLE IF EXISTS ${ft}; CREATE FOREIGN TABLE ${ft} (id bigint, vec real[]) SERVER lake OPTIONS (path '${path.basename(dir)}/v.lance')`);
-      const r = psql(`SELECT index_name, index_kind, rows_indexed FROM lt_create_index('${ft}', 'vec', '${kind}', NULL, 'num_partitions=${NPART}, metric=${metric}${KD.sqlOpts}')`);
+      const r = psql(`SELECT index_name, index_kind, rows_indexed FROM lt_create_index('${ft}', 'vec', '${kindName}', NULL, 'num_partitions=${NPART}, metric=${metric}${KD.sqlOpts}')`);
       const live = psql(`SELECT count(*) FROM ${ft}`);
-      check(r === `vec_idx,${kind},${live}`, `${kind} ${metric}: lt_create_index returned ${r} (live rows ${live})`);
+      check(r === `vec_idx,${kindName},${live}`, `${kind} ${metric}: lt_create_index returned ${r} (live rows ${live})`);
     }
   } catch (e) { fail(`${kind} ${metric}: building the index failed: ${e.stderr || e.message}`); continue; }
   // each engine's own IVF_HNSW_SQ of the same rows, Lance's default graph parameters, searched by that engine
@@ -143,16 +157,16 @@ for (const [kind, KD] of Object.entries(KINDS)) for (const metric of ["l2", "cos
     const d = idx[0] && idx[0].indexDetails;
     check(idx.length === 1 && idx[0].indexType === KD.list && stats && stats.numIndexedRows === live && stats.numUnindexedRows === 0 &&
       stats.distanceType === metric && stats.indexType === KD.stats &&
-      (!d || (d.compression && d.compression.type === KD.compression && d.compression.num_bits === 8 && d.hnsw && d.hnsw.max_connections === 20 &&
-        d.hnsw.construction_ef === 150 && (KD.compression !== "pq" || d.compression.num_sub_vectors === 4))),
+      (!d || (d.compression && d.compression.type === KD.compression && d.compression.num_bits === bits && d.hnsw && d.hnsw.max_connections === 20 &&
+        d.hnsw.construction_ef === 150 && (KD.compression !== "pq" || d.compression.num_sub_vectors === (KD.subs ?? 4)))),
       `${kind} ${metric}: ${who} lists ${JSON.stringify(idx)} ${JSON.stringify(stats)} (live rows ${live})`);
   }
 
   let rOurs = 0, rRef = 0, rOurs40 = 0, rRef40 = 0, rOursR = 0, rRefR = 0, r8 = 0, r8own = 0, nq = 0;
-  for (let qi = 0; qi < 8; qi++) {
+  for (let qi = 0; qi < NREC; qi++) {
     const q = between();
     const exact = ltSearch(ds, q, metric, 0, 0, 0);
-    for (const [np, ef, refine] of SETTINGS) {
+    for (const [np, ef, refine] of qi < NCMP ? SETTINGS : []) {
       const what = `${kind} ${metric} q${qi} nprobes ${np}${ef ? ` ef ${ef}` : ""}${refine ? ` refine ${refine}` : ""}`;
       const ours = ltSearch(ds, q, metric, np, ef, refine);
       let same = null;                            // the engine's answer (its "id" keys) when it equals lt-inspect's
@@ -200,13 +214,16 @@ for (const [kind, KD] of Object.entries(KINDS)) for (const metric of ["l2", "cos
   }
   const f = (x) => (x / nq).toFixed(3);
   console.log(`${kind} ${metric}: recall@10 at nprobes ${NPART}: lt_fdw's ${KD.stats} ${f(rOurs)} (ef 40: ${f(rOurs40)}), Lance ${ref12Tbl ? 12 : 8}'s own ${f(rRef)} (ef 40: ${f(rRef40)}); refine 2: ${f(rOursR)} vs ${f(rRefR)}; Lance 8 over lt_fdw's ${f(r8)}, over its own ${f(r8own)}`);
-  // PQ: recall is the codebook's (4 sub-vectors of 4 elements; lt_fdw's k-means is not the engine's) unrefined and,
-  // with refine 2 (20 candidates for 10), mostly still: lt_fdw's is up to 0.10 below Lance 12's own (README: a known
-  // shortfall of the PQ training), so for PQ it is reported, not checked; the SQ graphs' recall is checked
-  const pq = KD.compression === "pq";
-  check((pq || (rOurs / nq >= rRef / nq - 0.05 && rOurs40 / nq >= rRef40 / nq - 0.05 && rOursR / nq >= rRefR / nq - 0.05)) &&
-    (pq || metric === "dot" || r8 / nq >= r8own / nq - 0.05),
-    `${kind} ${metric}: recall@10 of lt_fdw's index ${f(rOurs)} / ${f(rOurs40)} (Lance 8: ${f(r8)}; refine 2: ${f(rOursR)}) below the engine's ${f(rRef)} / ${f(rRef40)} (Lance 8: ${f(r8own)}; refine 2: ${f(rRefR)}) by more than 0.05`);
+  // PQ: the recall is the codebook's (4 sub-vectors of 4 elements), unrefined and mostly still with refine 2; lt_fdw
+  // trains it as the engine does (residuals for l2 / cosine, the vectors for dot, Lloyd's k-means from distinct sample
+  // points, empty cells split), so it is checked with PQ's margin; 4-bit codes: the engine's own index is of 8 bits
+  // (the bindings pass no num_bits), so their recall is reported only. Lance 8's search of an SQ graph is checked too
+  // (its dot through SQ codes ranks nothing: reported).
+  const margin = MARGIN[KD.compression];
+  if (bits === 8)
+    check(rOurs / nq >= rRef / nq - margin && rOurs40 / nq >= rRef40 / nq - margin && rOursR / nq >= rRefR / nq - margin &&
+      (KD.compression === "pq" || metric === "dot" || r8 / nq >= r8own / nq - margin),
+      `${kind} ${metric}: recall@10 of lt_fdw's index ${f(rOurs)} / ${f(rOurs40)} (Lance 8: ${f(r8)}; refine 2: ${f(rOursR)}) below the engine's ${f(rRef)} / ${f(rRef40)} (Lance 8: ${f(r8own)}; refine 2: ${f(rRefR)}) by more than ${margin}`);
 
   if (mode === "sql") {
     const plan = psql(`SET lt_fdw.nprobes = ${NPART}; EXPLAIN SELECT id FROM ${ft} ORDER BY vec ${OPS[metric]} '{${Array(DIM).fill(1).join(",")}}'::real[] LIMIT 3`);

@@ -1050,8 +1050,6 @@ lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build_options 
 		b.pq.dim = b.dim;
 		b.pq.m = opts->num_sub_vectors ? opts->num_sub_vectors : lt_pq_default_sub_vectors(b.dim);
 		b.pq.bits = opts->num_bits ? opts->num_bits : 8;
-		if (opts->kind == LT_IVF_BUILD_HNSW_PQ && b.pq.bits != 8)
-			return lt_error_set(err, LT_EINVALID, "IVF_HNSW_PQ codes are of 8 bits, not %u", b.pq.bits);
 		if ((why = lt_pq_unfit(b.dim, b.pq.m, b.pq.bits)))
 			return lt_error_set(err, LT_EINVALID, "%s of %u sub-vectors, %u bits for vectors of %u dimensions: %s",
 								b.type, b.pq.m, b.pq.bits, b.dim, why);
@@ -1149,8 +1147,11 @@ remap_model(ivf_build *b, lt_ivf_build_options *o, lt_ivf *ix, const lt_field **
 	bool		hnsw = lt_ivf_is_hnsw(ix);
 
 	*code_bytes = 0;
-	/* an HNSW segment's graphs are rebuilt, over float32 values only */
-	if (!ix->rowid_field || (hnsw && ix->elem != LT_TYPE_FLOAT32))
+	/*
+	 * an HNSW segment's graphs are rebuilt over the values the codes stand for (float32 whatever the
+	 * vectors' type: SQ bounds and PQ codewords are read as float), so float16 / float64 ones too
+	 */
+	if (!ix->rowid_field || (hnsw && ix->elem == LT_TYPE_UINT8))
 		return lt_error_set(err, LT_EUNSUPPORTED, "remapping an %s index", ix->type_name);
 	if (!hnsw && strcmp(ix->type_name, "IVF_FLAT") == 0 && ix->flat_field && !ix->pq_field)
 	{

@@ -39,7 +39,8 @@
  * parameters (max_connections m, construction_ef, max_level 7) and lance.hnsw.prefetch_distance.  The
  * graphs are built after the SQ codes with the same seeded generator (their levels), so the build repeats
  * itself; memory adds lt_hnsw_bytes_per_node per vector.  IVF_HNSW_PQ (LT_IVF_BUILD_HNSW_PQ) likewise over the
- * IVF_PQ storage (8-bit codes, transposed; the engine writes its own so), type "IVF_HNSW_PQ", the details the pq
+ * IVF_PQ storage (8- or 4-bit codes, transposed; the engine writes its own so and reads 4-bit ones as IVF_PQ's,
+ * scoring a node by the float distance table either way), type "IVF_HNSW_PQ", the details the pq
  * compression and the PQ training parameters beside the hnsw ones.
  *
  * float16 and float64 vectors (fixed_size_list<float16 | float64, dim>; every kind but IVF_RQ): as the engine
@@ -139,7 +140,8 @@ lt_code		lt_ivf_build(lt_dataset *ds, const lt_field *column, const lt_ivf_build
  * as a new segment of column (out as lt_ivf_build fills it, without details: the old segment's stay).
  * IVF_HNSW_*: as the engine's remap (HNSW::remap rebuilds from the remapped storage), each partition's
  * graph is built again over the kept rows, from the values their codes stand for, with the old graphs'
- * m and ef_construction and the build's seed (float32 vectors only).  LT_EUNSUPPORTED for other
+ * m and ef_construction and the build's seed (float16 / float64 vectors too: the values are float32 either
+ * way; their centroids and PQ codebook are written back in their type).  LT_EUNSUPPORTED for other
  * storages (IVF_RQ, ...), which the caller leaves as they are.  Memory: every kept vector or code is
  * held (HNSW: also dim floats per kept row and the graph).  On error the files written so far are
  * removed.

@@ -79,6 +79,50 @@ nearest_code(const float *bt, uint32_t k, uint32_t sw, const float *x, float *ac
 	return best;
 }
 
+/*
+ * Each empty cell takes over half of a populated one (as the engine's k-means, after Faiss): cell j is
+ * picked with probability (count_j - 1) / (m - k), scanning from cell 0 round and round, and the two
+ * centroids are j's nudged apart by 1/1024 of each element, one up where the other goes down.  With
+ * few training vectors per codeword (PQ's 256 codewords per sub-vector) many cells go empty; a restart
+ * at a random point lands mostly inside a crowded cell and empties again, where a split refines it.
+ */
+static void
+split_empty(float *book, uint64_t *counts, uint32_t k, uint32_t sw, int64_t m, uint64_t *rng)
+{
+	const float eps = 1.0f / 1024.0f;
+
+	for (uint32_t c = 0; c < k; c++)
+	{
+		uint32_t	j = 0;
+		float	   *ci = book + (size_t) c * sw,
+				   *cj;
+
+		if (counts[c] != 0)
+			continue;
+		for (uint64_t tries = 0;; tries++)
+		{
+			double		p = ((double) counts[j] - 1.0) / (double) (m - (int64_t) k);
+			double		u = (double) (lt_splitmix64(rng) >> 11) * (1.0 / 9007199254740992.0);
+
+			/* (m > k here, or no cell is empty; the bound only guards against a cell count gone wrong) */
+			if (counts[j] > 1 && (u < p || tries > 64ull * k))
+				break;
+			j = (j + 1) % k;
+		}
+		counts[c] = counts[j] / 2;
+		counts[j] -= counts[c];
+		cj = book + (size_t) j * sw;
+		for (uint32_t d = 0; d < sw; d++)
+		{
+			float		up = d % 2 == 0 ? 1.0f + eps : 1.0f - eps,
+						down = d % 2 == 0 ? 1.0f - eps : 1.0f + eps;
+
+			ci[d] = cj[d] * up;
+			cj[d] *= down;
+		}
+	}
+}
+
 /* Lloyd's k-means by L2 over the m rows of data (m * sw floats) into book (k * sw). */
 static lt_code
 kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters, uint64_t *rng, float *book,
@@ -124,14 +168,11 @@ kmeans(const float *data, int64_t m, uint32_t sw, uint32_t k, uint32_t max_iters
 			float	   *cv = book + (size_t) c * sw;
 
 			if (counts[c] == 0)
-			{
-				/* an empty cell restarts at a random sample point */
-				memcpy(cv, data + (size_t) (lt_splitmix64(rng) % (uint64_t) m) * sw, sw * sizeof(float));
 				continue;
-			}
 			for (uint32_t j = 0; j < sw; j++)
 				cv[j] = (float) (sums[(size_t) c * sw + j] / (double) counts[c]);
 		}
+		split_empty(book, counts, k, sw, m, rng);
 		if (prev != DBL_MAX && fabs(prev - loss) <= KMEANS_TOLERANCE * fabs(prev))
 			break;
 		prev = loss;

@@ -6,7 +6,8 @@
  * centroid for l2 and cosine (residual PQ), the vectors themselves for dot; a sample of
  * sample_rate * 2^bits of them; each of the M sub-vectors (dim / M floats) gets its own codebook of
  * 2^bits codewords from Lloyd's k-means by L2 (max_iters iterations at most, from distinct sample
- * points drawn with the caller's seeded generator).  A vector's code is, per sub-vector, the index
+ * points drawn with the caller's seeded generator; a cell left empty takes over half of a populated
+ * one, as the engine's k-means splits it).  A vector's code is, per sub-vector, the index
  * of its nearest codeword by L2 (all metrics: the engine trains and encodes with L2).
  *
  * Storage, in auxiliary.idx: column __pq_code fixed_size_list<uint8, M> (8-bit codes) or M / 2
