@@ -183,65 +183,6 @@ grow(void)
 	return true;
 }
 
-const lt_btree_page *
-lt_btree_pages_put(const char *file_key, uint64_t page_no, int64_t n, int64_t nulls, bool sorted,
-				   const int64_t *keys)
-{
-	uint64_t	h = hash_of(file_key, page_no);
-	size_t		nkeys = sorted && n > nulls ? (size_t) (n - nulls) : 0;
-	size_t		klen = strlen(file_key) + 1;
-	size_t		bytes = sizeof(slot) + nkeys * sizeof(int64_t) + klen;
-	lt_allocator saved;
-	slot	   *s;
-
-	if (pc.budget == 0 || bytes > pc.budget)
-		return NULL;
-	if ((s = find(file_key, page_no, h)) != NULL)
-		drop(s);				/* the same page again: the new decode wins */
-	shrink_to(pc.budget - bytes);
-	saved = lt_alloc_swap(&pc.alloc);
-	s = grow() ? lt_malloc(sizeof(slot) + nkeys * sizeof(int64_t)) : NULL;
-	if (s && !(s->file_key = lt_malloc(klen)))
-	{
-		lt_free(s);
-		s = NULL;
-	}
-	lt_alloc_restore(&saved);
-	if (!s)
-		return NULL;
-	memcpy(s->file_key, file_key, klen);
-	s->hash = h;
-	s->page_no = page_no;
-	s->bytes = bytes;
-	s->page.n = n;
-	s->page.nulls = nulls;
-	s->page.sorted = sorted;
-	if (nkeys)
-		memcpy(s->keys, keys, nkeys * sizeof(int64_t));
-	s->page.keys = s->keys;
-	s->chain = pc.buckets[h % pc.n_buckets];
-	pc.buckets[h % pc.n_buckets] = s;
-	lru_push_front(s);
-	pc.bytes += bytes;
-	pc.n++;
-	return &s->page;
-}
-
-int64_t *
-lt_btree_pages_room(int64_t n)
-{
-	size_t		nkeys = n > 0 ? (size_t) n : 0;
-	lt_allocator saved;
-	slot	   *s;
-
-	if (pc.budget == 0 || sizeof(slot) + nkeys * sizeof(int64_t) > pc.budget)
-		return NULL;
-	saved = lt_alloc_swap(&pc.alloc);
-	s = lt_malloc(sizeof(slot) + nkeys * sizeof(int64_t));
-	lt_alloc_restore(&saved);
-	return s ? s->keys : NULL;
-}
-
 static slot *
 slot_of_room(int64_t *room)
 {
@@ -260,29 +201,19 @@ lt_btree_pages_discard(int64_t *room)
 	lt_alloc_restore(&saved);
 }
 
-const lt_btree_page *
-lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t nulls, bool sorted, int64_t *room)
+/*
+ * Enters s (allocated in the cache's allocator, its keys filled) as page page_no of file_key, counting bytes
+ * against the budget; the page cached before under that name goes. NULL (s freed) when out of memory.
+ */
+static const lt_btree_page *
+insert(slot *s, const char *file_key, uint64_t page_no, size_t bytes, int64_t n, int64_t nulls, bool sorted)
 {
 	uint64_t	h = hash_of(file_key, page_no);
 	size_t		klen = strlen(file_key) + 1;
-	/* the room as allocated (lt_btree_pages_room(n)) counts */
-	size_t		bytes = sizeof(slot) + (size_t) (n > 0 ? n : 1) * sizeof(int64_t) + klen;
 	lt_allocator saved;
-	slot	   *s = slot_of_room(room),
-			   *old;
+	slot	   *old;
 	bool		ok;
 
-	if (!sorted)
-	{
-		/* no keys to keep: a small entry, not the room */
-		lt_btree_pages_discard(room);
-		return lt_btree_pages_put(file_key, page_no, n, nulls, false, NULL);
-	}
-	if (pc.budget == 0 || bytes > pc.budget)
-	{
-		lt_btree_pages_discard(room);
-		return NULL;
-	}
 	if ((old = find(file_key, page_no, h)) != NULL)
 		drop(old);				/* the same page again: the new decode wins */
 	shrink_to(pc.budget - bytes);
@@ -291,7 +222,7 @@ lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t n
 	lt_alloc_restore(&saved);
 	if (!ok)
 	{
-		lt_btree_pages_discard(room);
+		lt_btree_pages_discard(s->keys);
 		return NULL;
 	}
 	memcpy(s->file_key, file_key, klen);
@@ -308,6 +239,62 @@ lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t n
 	pc.bytes += bytes;
 	pc.n++;
 	return &s->page;
+}
+
+const lt_btree_page *
+lt_btree_pages_put(const char *file_key, uint64_t page_no, int64_t n, int64_t nulls, bool sorted,
+				   const int64_t *keys)
+{
+	size_t		nkeys = sorted && n > nulls ? (size_t) (n - nulls) : 0;
+	size_t		bytes = sizeof(slot) + nkeys * sizeof(int64_t) + strlen(file_key) + 1;
+	lt_allocator saved;
+	slot	   *s;
+
+	if (pc.budget == 0 || bytes > pc.budget)
+		return NULL;
+	saved = lt_alloc_swap(&pc.alloc);
+	s = lt_malloc(sizeof(slot) + nkeys * sizeof(int64_t));
+	lt_alloc_restore(&saved);
+	if (!s)
+		return NULL;
+	if (nkeys)
+		memcpy(s->keys, keys, nkeys * sizeof(int64_t));
+	return insert(s, file_key, page_no, bytes, n, nulls, sorted);
+}
+
+int64_t *
+lt_btree_pages_room(int64_t n)
+{
+	size_t		nkeys = n > 0 ? (size_t) n : 0;
+	lt_allocator saved;
+	slot	   *s;
+
+	if (pc.budget == 0 || sizeof(slot) + nkeys * sizeof(int64_t) > pc.budget)
+		return NULL;
+	saved = lt_alloc_swap(&pc.alloc);
+	s = lt_malloc(sizeof(slot) + nkeys * sizeof(int64_t));
+	lt_alloc_restore(&saved);
+	return s ? s->keys : NULL;
+}
+
+const lt_btree_page *
+lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t nulls, bool sorted, int64_t *room)
+{
+	/* the room as allocated (lt_btree_pages_room(n)) counts */
+	size_t		bytes = sizeof(slot) + (size_t) (n > 0 ? n : 1) * sizeof(int64_t) + strlen(file_key) + 1;
+
+	if (!sorted)
+	{
+		/* no keys to keep: a small entry, not the room */
+		lt_btree_pages_discard(room);
+		return lt_btree_pages_put(file_key, page_no, n, nulls, false, NULL);
+	}
+	if (pc.budget == 0 || bytes > pc.budget)
+	{
+		lt_btree_pages_discard(room);
+		return NULL;
+	}
+	return insert(slot_of_room(room), file_key, page_no, bytes, n, nulls, sorted);
 }
 
 void

@@ -1777,18 +1777,17 @@ lt_dataset_advance(lt_dataset *ds, uint64_t version, lt_error *err)
 	return rc;
 }
 
-lt_code
-lt_adoption_fragments(const lt_adoption *a, Lt__Pb__DataFragment ***out, size_t *n, lt_error *err)
+/*
+ * The fragments an adoption appends, each parsed from its own manifest entry, into f[0 .. *k) (their entries'
+ * offsets into starts, when given); false when an entry does not parse or there are more than a->n_new.
+ */
+static bool
+parse_new_fragments(const lt_adoption *a, Lt__Pb__DataFragment **f, uint64_t *starts, size_t *k)
 {
 	ProtobufCAllocator *pa = lt_protobuf_allocator();
-	Lt__Pb__DataFragment **f = lt_calloc(a->n_new + 1, sizeof(*f));
 	uint64_t	q = 0;
-	size_t		k = 0;
 
-	*out = NULL;
-	*n = 0;
-	if (!f)
-		return lt_nomem(err);
+	*k = 0;
 	while (q < a->frags_len)
 	{
 		uint64_t	start = q,
@@ -1798,16 +1797,34 @@ lt_adoption_fragments(const lt_adoption *a, Lt__Pb__DataFragment ***out, size_t 
 		const uint8_t *payload;
 
 		if (!lt_manifest_next_field(a->bytes, a->frags_len, &q, &number, &wire) ||
-			number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2 || k == a->n_new ||
+			number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2 || *k == a->n_new ||
 			!entry_payload(a->bytes + start, q - start, &payload, &plen) ||
-			!(f[k] = lt__pb__data_fragment__unpack(pa, plen, payload)))
-		{
-			while (k > 0)
-				lt__pb__data_fragment__free_unpacked(f[--k], pa);
-			lt_free(f);
-			return lt_corrupt(err, "version %llu: a fragment written does not parse", (unsigned long long) a->version);
-		}
-		k++;
+			!(f[*k] = lt__pb__data_fragment__unpack(pa, plen, payload)))
+			return false;
+		if (starts)
+			starts[*k] = start;
+		(*k)++;
+	}
+	return true;
+}
+
+lt_code
+lt_adoption_fragments(const lt_adoption *a, Lt__Pb__DataFragment ***out, size_t *n, lt_error *err)
+{
+	ProtobufCAllocator *pa = lt_protobuf_allocator();
+	Lt__Pb__DataFragment **f = lt_calloc(a->n_new + 1, sizeof(*f));
+	size_t		k;
+
+	*out = NULL;
+	*n = 0;
+	if (!f)
+		return lt_nomem(err);
+	if (!parse_new_fragments(a, f, NULL, &k))
+	{
+		while (k > 0)
+			lt__pb__data_fragment__free_unpacked(f[--k], pa);
+		lt_free(f);
+		return lt_corrupt(err, "version %llu: a fragment written does not parse", (unsigned long long) a->version);
 	}
 	*out = f;
 	*n = k;
@@ -1841,8 +1858,7 @@ lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err)
 				k = 0;
 	uint64_t	f0,
 				fl,
-				need,
-				q = 0;
+				need;
 	lt_code		rc = LT_OK;
 
 	if (!ds->manifest_msg || ds->root_prefix || ds->dv_overrides || a->from_version != ds->version ||
@@ -1860,23 +1876,8 @@ lt_dataset_adopt(lt_dataset *ds, const lt_adoption *a, lt_error *err)
 	if (!(path = lt_asprintf("%s_versions/%s", ds->prefix, name)) ||
 		!(fresh = lt_calloc(a->n_new + 1, sizeof(*fresh))) || !(fstart = lt_malloc((a->n_new + 1) * sizeof(uint64_t))))
 		rc = lt_nomem(err);
-	/* the new fragments, each parsed from its own entry */
-	while (rc == LT_OK && q < a->frags_len)
-	{
-		uint64_t	start = q,
-					number,
-					plen;
-		int			wire;
-		const uint8_t *payload;
-
-		if (!lt_manifest_next_field(a->bytes, a->frags_len, &q, &number, &wire) ||
-			number != LT_MANIFEST_FIELD_FRAGMENTS || wire != 2 || k == a->n_new ||
-			!entry_payload(a->bytes + start, q - start, &payload, &plen) ||
-			!(fresh[k] = lt__pb__data_fragment__unpack(pa, plen, payload)))
-			rc = lt_corrupt(err, "%s: a fragment written does not parse", path);
-		else
-			fstart[k++] = start;
-	}
+	if (rc == LT_OK && !parse_new_fragments(a, fresh, fstart, &k))
+		rc = lt_corrupt(err, "%s: a fragment written does not parse", path);
 	if (rc == LT_OK && k != a->n_new)
 		rc = lt_corrupt(err, "%s: %zu of %zu fragments written", path, k, a->n_new);
 	if (rc == LT_OK && (!(nm = lt__pb__manifest__unpack(pa, a->msg_len, msg)) || nm->n_fragments != 0))
