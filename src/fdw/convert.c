@@ -1075,6 +1075,25 @@ put_varlena(char *p, const uint8 *src, int64 len, const uint8 *src_end, Datum *o
 	return d + len;
 }
 
+/* The value at data[s, s + len) as a varlena in place: its header written into the room before it */
+static inline Datum
+varlena_in_room(uint8 *data, int64 s, int64 len)
+{
+	char	   *p;
+
+	if (likely(len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT))
+	{
+		p = (char *) data + s - VARHDRSZ_SHORT;
+		SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
+	}
+	else
+	{
+		p = (char *) data + s - VARHDRSZ;
+		SET_VARSIZE(p, VARHDRSZ + len);
+	}
+	return PointerGetDatum(p);
+}
+
 /*
  * Strings (text) or binary values (bytea) of an array with header room (lt_array.h) become varlenas
  * where they are: each header is written into the value's room (a short one up to 126 bytes, else a
@@ -1116,23 +1135,12 @@ batch_varlena_room(const lt_array *a, int64 start, int n, Datum *values, const b
 		{
 			int64		s = lt_array_room_start(end);
 			int64		len;
-			char	   *p;
 
 			end = off[start + k + 1];
 			len = end - s;
 			if (unlikely(len < 0))
 				return k;
-			if (likely(len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT))
-			{
-				p = (char *) data + s - VARHDRSZ_SHORT;
-				SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
-			}
-			else
-			{
-				p = (char *) data + s - VARHDRSZ;
-				SET_VARSIZE(p, VARHDRSZ + len);
-			}
-			values[(size_t) k * stride] = PointerGetDatum(p);
+			values[(size_t) k * stride] = varlena_in_room(data, s, len);
 		}
 		return n;
 	}
@@ -1141,7 +1149,6 @@ batch_varlena_room(const lt_array *a, int64 start, int n, Datum *values, const b
 		int64		i = start + k;
 		int64		s = lt_array_room_start(off[i]);
 		int64		len = off[i + 1] - s;
-		char	   *p;
 
 		if (nulls[(size_t) k * stride])
 		{
@@ -1152,17 +1159,7 @@ batch_varlena_room(const lt_array *a, int64 start, int n, Datum *values, const b
 			return k;			/* no room, or bad offsets: the per-value path */
 		if (check && !pg_verify_mbstr(PG_UTF8, (const char *) data + s, (int) len, true))
 			return k;
-		if (len <= VARATT_SHORT_MAX - VARHDRSZ_SHORT)
-		{
-			p = (char *) data + s - VARHDRSZ_SHORT;
-			SET_VARSIZE_SHORT(p, VARHDRSZ_SHORT + len);
-		}
-		else
-		{
-			p = (char *) data + s - VARHDRSZ;
-			SET_VARSIZE(p, VARHDRSZ + len);
-		}
-		values[(size_t) k * stride] = PointerGetDatum(p);
+		values[(size_t) k * stride] = varlena_in_room(data, s, len);
 	}
 	return n;
 }
