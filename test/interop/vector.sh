@@ -54,6 +54,20 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/checks.sh"
 lt_checks interop-vector
 
+# node_check LOG PATTERN GOOD BAD CMD...: runs CMD (a node script comparing with the engine) with its output in LOG:
+# ok GOOD with LOG's last line (the script's summary), else ko BAD with what LOG holds besides ok lines; then LOG's
+# lines matching PATTERN (per-case summaries; '' for none), indented
+node_check() {
+	local log=$1 pat=$2 good=$3 bad=$4
+	shift 4
+	if "$@" >"$log" 2>&1; then
+		ok "$good ($(tail -n 1 "$log"))"
+	else
+		ko "$bad" "$(grep -v '^ok' "$log" | tail -n 20)"
+	fi
+	[ -z "$pat" ] || grep -E "$pat" "$log" | sed 's/^/     /'
+}
+
 if node "$HERE/vector.mjs" "$TMP" "$INSPECT" >"$TMP/vector.log" 2>&1; then
 	ok "ivf_flat, ivf_pq: lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/vector.log"))"
 else
@@ -69,79 +83,47 @@ if [ -n "$every_part" ]; then
 # IVF_HNSW_SQ / IVF_HNSW_PQ built by each engine (Lance 8 and 12 search their graphs differently), searched by lt-inspect
 for ref in 8 12; do
 	sub=hnsw$([ "$ref" = 12 ] && echo 12)
-	if LT_REF=$ref node "$HERE/vector-hnsw.mjs" "$TMP/$sub" "$INSPECT" >"$TMP/$sub.log" 2>&1; then
-		ok "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub.log"))"
-	else
-		ko "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub.log" | tail -n 20)"
-	fi
-	grep -E "^(sq|pq)" "$TMP/$sub.log" | sed 's/^/     /'
+	node_check "$TMP/$sub.log" "^(sq|pq)" "ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
+		"ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-hnsw.mjs" "$TMP/$sub" "$INSPECT"
 done
 
 # IVF_RQ built by each engine (both write 1-bit codes, fast rotation, the raw-query estimate), searched by lt-inspect
 for ref in 8 12; do
-	if LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rq$ref" "$INSPECT" >"$TMP/rq$ref.log" 2>&1; then
-		ok "ivf_rq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/rq$ref.log"))"
-	else
-		ko "ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref.log" | tail -n 20)"
-	fi
-	grep -E "^rq" "$TMP/rq$ref.log" | sed 's/^/     /'
+	node_check "$TMP/rq$ref.log" "^rq" "ivf_rq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
+		"ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rq$ref" "$INSPECT"
 done
 
 # IVF_FLAT / IVF_PQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones, built by each
 # engine, searched by lt-inspect
 for ref in 8 12; do
-	if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect >"$TMP/types$ref.log" 2>&1; then
-		ok "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch ($(tail -n 1 "$TMP/types$ref.log"))"
-	else
-		ko "float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref.log" | tail -n 20)"
-	fi
-	grep -E "^(f16|f64|u8) " "$TMP/types$ref.log" | sed 's/^/     /'
+	node_check "$TMP/types$ref.log" "^(f16|f64|u8) " "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
+		"float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect
 done
 
 # IVF_FLAT / IVF_SQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
 # (lt_ivf_build.h), listed and searched by each engine
 for ref in 8 12; do
-	if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/typesb$ref" "$INSPECT" build >"$TMP/typesb$ref.log" 2>&1; then
-		ok "float16 / float64 / uint8 (hamming) index builds (Lance $ref): the engine lists lt_fdw's indexes and its vectorSearch over them equals lt-inspect's ($(tail -n 1 "$TMP/typesb$ref.log"))"
-	else
-		ko "float16 / float64 / uint8 index builds (Lance $ref): the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/typesb$ref.log" | tail -n 20)"
-	fi
-	grep -E "^(f16|f64|u8) " "$TMP/typesb$ref.log" | sed 's/^/     /'
+	node_check "$TMP/typesb$ref.log" "^(f16|f64|u8) " "float16 / float64 / uint8 (hamming) index builds (Lance $ref): the engine lists lt_fdw's indexes and its vectorSearch over them equals lt-inspect's" \
+		"float16 / float64 / uint8 index builds (Lance $ref): the engine's search of lt_fdw's index" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/typesb$ref" "$INSPECT" build
 done
 
 # IVF_RQ built by lt-inspect (lt_rq_build.h), listed and searched by each engine
 for ref in 8 12; do
-	if LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rqb$ref" "$INSPECT" build >"$TMP/rqb$ref.log" 2>&1; then
-		ok "ivf_rq build (Lance $ref): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's, rebuilds byte-identical ($(tail -n 1 "$TMP/rqb$ref.log"))"
-	else
-		ko "ivf_rq build (Lance $ref): the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/rqb$ref.log" | tail -n 20)"
-	fi
-	grep -E "^rq" "$TMP/rqb$ref.log" | sed 's/^/     /'
+	node_check "$TMP/rqb$ref.log" "^rq" "ivf_rq build (Lance $ref): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's, rebuilds byte-identical" \
+		"ivf_rq build (Lance $ref): the engine's search of lt_fdw's index" env LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rqb$ref" "$INSPECT" build
 done
 
 # IVF_FLAT built by lt-inspect (lt_ivf_build.h), searched by the engines
-if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/build.log" 2>&1; then
-	ok "ivf_flat build: the engine lists and searches lt_fdw's index, Lance 12 too, appends and optimizes on top ($(tail -n 1 "$TMP/build.log"))"
-else
-	ko "ivf_flat build: the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/build.log" | tail -n 20)"
-fi
-grep -E '^(l2|cosine|dot):' "$TMP/build.log" | sed 's/^/     /'
+node_check "$TMP/build.log" '^(l2|cosine|dot):' "ivf_flat build: the engine lists and searches lt_fdw's index, Lance 12 too, appends and optimizes on top" \
+	"ivf_flat build: the engine's search of lt_fdw's index" node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" inspect
 
 # IVF_PQ built by lt-inspect (lt_pq_build.h), searched by the engines
-if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/pqbuild.log" 2>&1; then
-	ok "ivf_pq, ivf_sq build: the engine lists lt_fdw's IVF_PQ / IVF_SQ and its search over it equals lt_fdw's, Lance 12 too, 4-bit, optimize on top ($(tail -n 1 "$TMP/pqbuild.log"))"
-else
-	ko "ivf_pq, ivf_sq build: the engine's search of lt_fdw's index" "$(grep -v '^ok' "$TMP/pqbuild.log" | tail -n 20)"
-fi
-grep -E '^(l2|cosine|dot):|^differs' "$TMP/pqbuild.log" | sed 's/^/     /'
+node_check "$TMP/pqbuild.log" '^(l2|cosine|dot):|^differs' "ivf_pq, ivf_sq build: the engine lists lt_fdw's IVF_PQ / IVF_SQ and its search over it equals lt_fdw's, Lance 12 too, 4-bit, optimize on top" \
+	"ivf_pq, ivf_sq build: the engine's search of lt_fdw's index" node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" inspect
 
 # IVF_HNSW_SQ built by lt-inspect (lt_hnsw_build.h), searched by both engines
-if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" inspect >"$TMP/hnswbuild.log" 2>&1; then
-	ok "ivf_hnsw_sq, ivf_hnsw_pq build: Lance 8 and 12 list lt_fdw's IVF_HNSW_* and search them as lt-inspect does, recall as the engine's own, optimize on top ($(tail -n 1 "$TMP/hnswbuild.log"))"
-else
-	ko "ivf_hnsw_sq, ivf_hnsw_pq build: the engines' search of lt_fdw's index" "$(grep -v '^ok' "$TMP/hnswbuild.log" | tail -n 20)"
-fi
-grep -E '^ivf_hnsw|^Lance|^ties' "$TMP/hnswbuild.log" | sed 's/^/     /'
+node_check "$TMP/hnswbuild.log" '^ivf_hnsw|^Lance|^ties' "ivf_hnsw_sq, ivf_hnsw_pq build: Lance 8 and 12 list lt_fdw's IVF_HNSW_* and search them as lt-inspect does, recall as the engine's own, optimize on top" \
+	"ivf_hnsw_sq, ivf_hnsw_pq build: the engines' search of lt_fdw's index" node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" inspect
 
 # the index reader under ASan/UBSan, one query through the index and one exact
 # truncated DS LABEL FILE: the first half of index file FILE of dataset DS is an error naming it (exit 1), never a crash
@@ -330,26 +312,16 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 	if [ -n "$every_part" ]; then
 	for ref in 8 12; do
 		sub=hnsw$([ "$ref" = 12 ] && echo 12)
-		if LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub" >"$TMP/$sub-sql.log" 2>&1; then
-			ok "sql: ORDER BY vec <op> q LIMIT k through IVF_HNSW_SQ / IVF_HNSW_PQ (Lance $ref) equals the engine's vectorSearch ($(tail -n 1 "$TMP/$sub-sql.log"))"
-		else
-			ko "sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/$sub-sql.log" | tail -n 20)"
-		fi
+		node_check "$TMP/$sub-sql.log" '' "sql: ORDER BY vec <op> q LIMIT k through IVF_HNSW_SQ / IVF_HNSW_PQ (Lance $ref) equals the engine's vectorSearch" \
+			"sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub"
 	done
 	for ref in 8 12; do
-		if LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql >"$TMP/types$ref-sql.log" 2>&1; then
-			ok "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch ($(tail -n 1 "$TMP/types$ref-sql.log"))"
-		else
-			ko "sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/types$ref-sql.log" | tail -n 20)"
-		fi
-		grep -E "^(f16|f64|u8) " "$TMP/types$ref-sql.log" | sed 's/^/     /'
+		node_check "$TMP/types$ref-sql.log" "^(f16|f64|u8) " "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch" \
+			"sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql
 	done
 	for ref in 8 12; do
-		if LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref >"$TMP/rq$ref-sql.log" 2>&1; then
-			ok "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ (Lance $ref) equals the engine's vectorSearch ($(tail -n 1 "$TMP/rq$ref-sql.log"))"
-		else
-			ko "sql: IVF_RQ (Lance $ref) differs from the engine's vectorSearch" "$(grep -v '^ok' "$TMP/rq$ref-sql.log" | tail -n 20)"
-		fi
+		node_check "$TMP/rq$ref-sql.log" '' "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ (Lance $ref) equals the engine's vectorSearch" \
+			"sql: IVF_RQ (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref
 	done
 	# a damaged RaBitQ file fails the query with XX001 naming it; codes of a form not read: exact, EXPLAIN says why
 	f=$(ls "$TMP"/rq12/l2/rq.lance/_indices/*/auxiliary.idx)
@@ -370,29 +342,15 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		ko "sql: IVF_RQ codes of 2 bits" "$out"
 	fi
 	mv "$f.orig" "$f"
-	if node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlbuild.log" 2>&1; then
-		ok "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes ($(tail -n 1 "$TMP/sqlbuild.log"))"
-	else
-		ko "sql: lt_create_index(..., 'ivf_flat', ...)" "$(grep -v '^ok' "$TMP/sqlbuild.log" | tail -n 20)"
-	fi
-	if node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlhnswbuild.log" 2>&1; then
-		ok "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...) builds an index the engines search as SQL ANN does ($(tail -n 1 "$TMP/sqlhnswbuild.log"))"
-	else
-		ko "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" "$(grep -v '^ok' "$TMP/sqlhnswbuild.log" | tail -n 20)"
-	fi
-	grep -E '^ivf_hnsw' "$TMP/sqlhnswbuild.log" | sed 's/^/     /'
+	node_check "$TMP/sqlbuild.log" '' "sql: lt_create_index(..., 'ivf_flat', ...) builds an index the engine searches and SQL ANN answers exactly at full nprobes" \
+		"sql: lt_create_index(..., 'ivf_flat', ...)" node "$HERE/vector-build.mjs" "$TMP" "$INSPECT" sql
+	node_check "$TMP/sqlhnswbuild.log" '^ivf_hnsw' "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...) builds an index the engines search as SQL ANN does" \
+		"sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" sql
 	# float16 / float64 / uint8 builds through lt_create_index (Lance 12: SQL walks lt_fdw's graphs as Lance 12 does)
-	if LT_REF=12 node "$HERE/vector-types.mjs" "$TMP/typesbs" "$INSPECT" sqlbuild >"$TMP/typesbs.log" 2>&1; then
-		ok "sql: lt_create_index over float16 / float64 / uint8 vectors builds indexes Lance 12 lists and searches as SQL ANN does ($(tail -n 1 "$TMP/typesbs.log"))"
-	else
-		ko "sql: lt_create_index over float16 / float64 / uint8 vectors" "$(grep -v '^ok' "$TMP/typesbs.log" | tail -n 20)"
-	fi
-	grep -E "^(f16|f64|u8) " "$TMP/typesbs.log" | sed 's/^/     /'
-	if node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql >"$TMP/sqlpqbuild.log" 2>&1; then
-		ok "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does ($(tail -n 1 "$TMP/sqlpqbuild.log"))"
-	else
-		ko "sql: lt_create_index(..., 'ivf_pq', ...)" "$(grep -v '^ok' "$TMP/sqlpqbuild.log" | tail -n 20)"
-	fi
+	node_check "$TMP/typesbs.log" "^(f16|f64|u8) " "sql: lt_create_index over float16 / float64 / uint8 vectors builds indexes Lance 12 lists and searches as SQL ANN does" \
+		"sql: lt_create_index over float16 / float64 / uint8 vectors" env LT_REF=12 node "$HERE/vector-types.mjs" "$TMP/typesbs" "$INSPECT" sqlbuild
+	node_check "$TMP/sqlpqbuild.log" '' "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does" \
+		"sql: lt_create_index(..., 'ivf_pq', ...)" node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql
 	fi # every_part
 else
 	ko "sql: the test cluster did not start"
