@@ -370,9 +370,14 @@ held() {
 	for _ in $(seq 100); do [ "$(q "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 4343 AND granted")" = 1 ] && break; sleep 0.1; done
 	apsql "$name" "SET lt_fdw.test_progress_wait_lock = 4343; $sql"
 	for _ in $(seq 600); do
-		# held: waiting at the pause (wait event Extension), so the row no longer moves
+		# held: waiting at the pause (wait event Extension), so the row no longer moves: the same answer twice,
+		# 0.2 s apart (a passing moment in another wait of class Extension is not the pause)
 		got=$(q "SELECT ($view) FROM pg_stat_activity a WHERE a.application_name = '$name' AND a.wait_event = 'Extension'")
-		{ [ -n "$got" ] || [ -f "$TMP/$name.rc" ]; } && break
+		[ -f "$TMP/$name.rc" ] && break
+		if [ -n "$got" ]; then
+			sleep 0.2
+			[ "$(q "SELECT ($view) FROM pg_stat_activity a WHERE a.application_name = '$name' AND a.wait_event = 'Extension'")" = "$got" ] && break
+		fi
 		sleep 0.1
 	done
 	HELD=$got
