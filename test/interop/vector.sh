@@ -314,12 +314,8 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 		sub=hnsw$([ "$ref" = 12 ] && echo 12)
 		node_check "$TMP/$sub-sql.log" '' "sql: ORDER BY vec <op> q LIMIT k through IVF_HNSW_SQ / IVF_HNSW_PQ (Lance $ref) equals the engine's vectorSearch" \
 			"sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub"
-	done
-	for ref in 8 12; do
 		node_check "$TMP/types$ref-sql.log" "^(f16|f64|u8) " "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch" \
 			"sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql
-	done
-	for ref in 8 12; do
 		node_check "$TMP/rq$ref-sql.log" '' "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ (Lance $ref) equals the engine's vectorSearch" \
 			"sql: IVF_RQ (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref
 	done
