@@ -18,6 +18,7 @@
 #include "vector/lt_ivf.h"
 #include "vector/lt_knn.h"
 #include "vector/lt_vsearch.h"
+#include "vector/lt_partheap.h"
 #include "vector/lt_topk.h"
 #include "vector/lt_vcache.h"
 #include "vector/lt_vdist.h"
@@ -269,6 +270,81 @@ read_all(lt_dataset *ds, const lt_field *f, int dim, row *rows, size_t cap)
 }
 
 /* kNN over the dataset equals a brute-force ranking of every live row (same kernel, full sort) */
+static int
+cmp_double(const void *x, const void *y)
+{
+	double		a = *(const double *) x,
+				b = *(const double *) y;
+
+	return (a > b) - (a < b);
+}
+
+static bool
+partheap_has(const lt_partheap *h, uint64_t id)
+{
+	for (size_t i = 0; i < h->n; i++)
+		if (h->items[i].id == id)
+			return true;
+	return false;
+}
+
+/* the engine's heap: which rows tied at the top survive follows Rust's BinaryHeap (worked by hand) */
+TEST(partheap_engine_order)
+{
+	lt_partheap h;
+	uint64_t	s = 11;
+
+	/* k 2: 5a 5b, then 3c pops a (the root): b and c stay */
+	CHECK_OK(lt_partheap_init(&h, 2, &err), err);
+	lt_partheap_offer(&h, 5, 1);
+	lt_partheap_offer(&h, 5, 2);
+	lt_partheap_offer(&h, 3, 3);
+	CHECK_EQ_INT(h.n, 2);
+	CHECK(!partheap_has(&h, 1) && partheap_has(&h, 2) && partheap_has(&h, 3));
+	/* a row at the top's distance does not enter */
+	lt_partheap_offer(&h, 5, 4);
+	CHECK(!partheap_has(&h, 4));
+	lt_partheap_free(&h);
+
+	/* k 3: 5a 5b 5c, then 1d: c moves to the root and sinks to the right; a goes, b c d stay */
+	CHECK_OK(lt_partheap_init(&h, 3, &err), err);
+	lt_partheap_offer(&h, 5, 1);
+	lt_partheap_offer(&h, 5, 2);
+	lt_partheap_offer(&h, 5, 3);
+	lt_partheap_offer(&h, 1, 4);
+	CHECK(!partheap_has(&h, 1) && partheap_has(&h, 2) && partheap_has(&h, 3) && partheap_has(&h, 4));
+	lt_partheap_free(&h);
+
+	/* whatever the ties, the kept distances are the k smallest; NaN only when fewer numbers */
+	for (int rep = 0; rep < 200; rep++)
+	{
+		size_t		n = unit_xorshift(&s) % 200,
+					k = 1 + unit_xorshift(&s) % 20;
+		double	   *all = calloc(n + 1, sizeof(double)),
+				   *kept = calloc(k + 1, sizeof(double));
+
+		CHECK_OK(lt_partheap_init(&h, k, &err), err);
+		for (size_t i = 0; i < n; i++)
+		{
+			all[i] = (double) (unit_xorshift(&s) % 9);
+			lt_partheap_offer(&h, all[i], i);
+		}
+		qsort(all, n, sizeof(double), cmp_double);
+		CHECK_EQ_INT(h.n, n < k ? n : k);
+		for (size_t i = 0; i < h.n; i++)
+			kept[i] = h.items[i].dist;
+		qsort(kept, h.n, sizeof(double), cmp_double);
+		for (size_t i = 0; i < h.n; i++)
+			CHECK(kept[i] == all[i]);
+		/* a max-heap: no item greater than its parent */
+		for (size_t i = 1; i < h.n; i++)
+			CHECK(h.items[i].dist <= h.items[(i - 1) / 2].dist);
+		lt_partheap_free(&h);
+		free(all);
+		free(kept);
+	}
+}
+
 TEST(knn_dataset)
 {
 	lt_store   *store = NULL;
@@ -589,6 +665,7 @@ main(void)
 	RUN(hamming);
 	RUN(kernels_random);
 	RUN(topk_against_sort);
+	RUN(partheap_engine_order);
 	RUN(knn_dataset);
 	RUN(knn_bad_dimension);
 	RUN(ivf_flat);

@@ -41,6 +41,7 @@
 #include "io/lt_store.h"
 #include "util/lt_alloc.h"
 #include "util/lt_status.h"
+#include "vector/lt_partheap.h"
 #include "vector/lt_sq_codes.h"
 #include "vector/lt_topk.h"
 #include "vector/lt_vdist.h"
@@ -106,6 +107,8 @@ typedef struct lt_ivf
 	 * the first seen); seq->ids maps the number back to the row id.
 	 */
 	struct lt_ivf_seq *seq;
+	/* When set (IVF kinds without a graph): a partition's rows go to this heap as the engine's (lt_partheap.h). */
+	struct lt_partheap *part_heap;
 	/*
 	 * Every kind through the per-process cache (lt_vcache.h): the model (centroids, partition offsets,
 	 * the PQ codebook, the SQ bounds, the RaBitQ rotation) points into a pinned cache entry; partitions'
@@ -176,11 +179,16 @@ lt_ivf_seq_reserve(lt_ivf *ix, uint64_t n, lt_error *err)
 	ix->seq->cap = cap;
 	return LT_OK;
 }
-/* Offer row id at distance d to topk: under its scan sequence number when ix->seq is set (room reserved). */
+/*
+ * Offer row id at distance d: to the partition's engine heap when ix->part_heap is set, else to topk, under
+ * its scan sequence number when ix->seq is set (room reserved).
+ */
 static inline void
 lt_ivf_offer(lt_ivf *ix, lt_topk *topk, double d, uint64_t id)
 {
-	if (ix->seq)
+	if (ix->part_heap)
+		lt_partheap_offer(ix->part_heap, d, id);
+	else if (ix->seq)
 	{
 		ix->seq->ids[ix->seq->n] = id;
 		lt_topk_push(topk, d, ix->seq->n++);

@@ -271,7 +271,7 @@ lt_vindex_covered_rows(const lt_vindex *vx)
 	return n;
 }
 
-/* Re-score the candidates on the dataset's own vectors into topk (exact distances). */
+/* Re-score the candidates (row ids, or scan numbers into seq_ids) on the dataset's own vectors into topk. */
 static lt_code
 refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, const uint64_t *seq_ids, lt_topk *topk,
 	   lt_vsearch_stats *stats, lt_error *err)
@@ -292,7 +292,7 @@ refine(lt_vindex *vx, const lt_knn_query *q, lt_topk *cand, const uint64_t *seq_
 		return lt_nomem(err);
 	}
 	for (size_t j = 0; j < cand->n; j++)
-		addrs[j] = seq_ids[cand->items[j].addr];
+		addrs[j] = seq_ids ? seq_ids[cand->items[j].addr] : cand->items[j].addr;
 	qsort(addrs, cand->n, sizeof(uint64_t), lt_cmp_u64);
 	while (rc == LT_OK && i < cand->n)
 	{
@@ -329,6 +329,8 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	lt_topk		cand = {0};
 	lt_topk    *into = topk;
 	lt_ivf_seq	seq = {0};
+	lt_partheap ph = {0};		/* one partition's rows, as the engine's heap keeps them (no graph) */
+	bool		graphs = lt_vindex_is_hnsw(vx);
 	float	   *qf = NULL;
 	const float *query = q->query;
 	lt_code		rc = LT_OK;
@@ -372,6 +374,12 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		}
 		into = &cand;
 	}
+	if (!graphs && (rc = lt_partheap_init(&ph, into->k, err)) != LT_OK)
+	{
+		lt_topk_free(&cand);
+		lt_free(qf);
+		return rc;
+	}
 	for (size_t s = 0; rc == LT_OK && s < vx->n_segments; s++)
 	{
 		lt_ivf	   *ivf = vx->segments[s];
@@ -387,7 +395,9 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		}
 		ivf->quantize_4bit = p->accept == NULL && !deletions && !unindexed;
 		ivf->k_hint = into->k > UINT32_MAX ? UINT32_MAX : (uint32_t) into->k;
-		ivf->seq = into == &cand ? &seq : NULL;
+		/* a graph's rows rank in scan order (seq); a partition's through its engine heap, by row id */
+		ivf->seq = into == &cand && graphs ? &seq : NULL;
+		ivf->part_heap = graphs ? NULL : &ph;
 		ivf->query64 = q->kernel == LT_VKERNEL_F64 ? q->query : NULL;
 		ivf->query_u8 = q->kernel == LT_VKERNEL_U8 ? q->query : NULL;
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
@@ -410,8 +420,14 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 											  &stats->index_rows_scored, err);
 			}
 			else
+			{
+				/* the engine ranks every partition's survivors by distance, then row id */
+				ph.n = 0;
 				rc = lt_ivf_search_partition(ivf, vx->parts[i], query, q->metric, accept_row, &acc, into,
 											 &stats->index_rows_scored, err);
+				for (size_t j = 0; j < ph.n; j++)
+					lt_topk_push(into, ph.items[j].dist, ph.items[j].id);
+			}
 			if (rc == LT_OK && acc.rc != LT_OK)
 				rc = acc.rc;
 			if (rc == LT_OK)
@@ -423,6 +439,7 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	for (size_t s = 0; s < vx->n_segments; s++)
 	{
 		vx->segments[s]->seq = NULL;
+		vx->segments[s]->part_heap = NULL;
 		vx->segments[s]->query64 = NULL;
 		vx->segments[s]->query_u8 = NULL;
 	}
@@ -430,12 +447,13 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 	{
 		lt_topk_finish(&cand);
 		if (do_refine)
-			rc = refine(vx, q, &cand, seq.ids, topk, stats, err);
+			rc = refine(vx, q, &cand, graphs ? seq.ids : NULL, topk, stats, err);
 		else
 			for (size_t i = 0; i < cand.n; i++)
-				lt_topk_push(topk, cand.items[i].dist, seq.ids[cand.items[i].addr]);
+				lt_topk_push(topk, cand.items[i].dist, graphs ? seq.ids[cand.items[i].addr] : cand.items[i].addr);
 	}
 	lt_topk_free(&cand);
+	lt_partheap_free(&ph);
 	lt_free(seq.ids);
 	lt_free(qf);
 	return rc;
