@@ -9,14 +9,14 @@
 # per latency: the best warm wall time of REPEAT runs (psql \timing, one session, after a warm-up run), the
 # backend's CPU time per query (utime + stime of the backend from /proc, over the REPEAT runs), the GETs and
 # bytes the server saw for one warm run, and the scan's own counters (EXPLAIN ANALYZE: Read Requests, Bytes Read).
-# LT_BUILD_ROOT=DIR installs the build of another tree (a checkout of an earlier commit, built) to compare.
+# LT_BASE_ROOT=DIR also runs the build of another tree (a checkout of an earlier commit, built: the before).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$(pwd)
 ROWS=${1:-1000000}
 REPEAT=${2:-3}
 LAT=${3:-20}
-BUILD_ROOT=${LT_BUILD_ROOT:-$ROOT}
+BASE_ROOT=${LT_BASE_ROOT:-}
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 TMP=$(mktemp -d /tmp/lt_bench_s3take.XXXXXX)
 chmod 0755 "$TMP"
@@ -58,9 +58,6 @@ t0=$(date +%s)
 NODE_OPTIONS=--openssl-legacy-provider node test/interop/ref.mjs make s3://lake/bench/take.lance "$TMP/spec.json" >/dev/null
 echo "   written in $(( $(date +%s) - t0 )) s"
 
-lt_pg_install "$BUILD_ROOT" "$TMP/install.log"
-mkdir -p "$TMP/pg" && lt_cluster_create "$TMP/pg"
-PSQL=("$LT_PGBIN/psql" -X -q -d postgres)
 Q="SELECT id FROM t WHERE cat = 7 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10"
 
 run_gap() {	# GAP ("" = the default)
@@ -109,9 +106,21 @@ SQL
 	lt_cluster_stop
 }
 
-echo "== exact kNN, WHERE cat = 7 (1%), k 10; build of $BUILD_ROOT"
+setup_build() {	# ROOT
+	lt_pg_install "$1" "$TMP/install.log"
+	rm -rf "$TMP/pg" && mkdir -p "$TMP/pg" && lt_cluster_create "$TMP/pg"
+	PSQL=("$LT_PGBIN/psql" -X -q -d postgres)
+}
+echo "== exact kNN, WHERE cat = 7 (1%), k 10"
 echo "take gap, server latency per request, best warm wall time, backend CPU per query (utime + stime), the server's"
 echo "GETs and bytes for one warm run, the scan's EXPLAIN ANALYZE counters, the ids returned"
+if [ -n "$BASE_ROOT" ]; then
+	echo "-- before: the build of $BASE_ROOT (no take gap: a sparse row a request, or a stream through the page)"
+	setup_build "$BASE_ROOT"
+	run_gap ""
+fi
+echo "-- after: the build of $ROOT"
+setup_build "$ROOT"
 run_gap ""
 run_gap 0
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
