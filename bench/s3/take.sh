@@ -9,6 +9,7 @@
 # per latency: the best warm wall time of REPEAT runs (psql \timing, one session, after a warm-up run), the
 # backend's CPU time per query (utime + stime of the backend from /proc, over the REPEAT runs), the GETs and
 # bytes the server saw for one warm run, and the scan's own counters (EXPLAIN ANALYZE: Read Requests, Bytes Read).
+# LT_TAKE_EXPLAIN=1 prints the EXPLAIN ANALYZE of each setting.
 # LT_BASE_ROOT=DIR also runs the build of another tree (a checkout of an earlier commit, built: the before).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -100,6 +101,7 @@ SQL
 		reads=$(awk -F': ' '/Read Requests:/ {n += $2} END {print n + 0}' <<<"$out")
 		rbytes=$(awk -F': ' '/Bytes Read:/ {n += $2} END {print n + 0}' <<<"$out")
 		ids=$(sed -n 's/^ids //p' <<<"$out")
+		[ -n "${LT_TAKE_EXPLAIN:-}" ] && grep -vE '^(cpu|stats|ids|Time:|[0-9]+$)' <<<"$out" | sed 's/^/   /'
 		printf '%-8s %4s ms  best %8s ms  CPU %6s ms/q  GETs %6s  bytes sent %11s  scan: %6s reads %11s bytes  ids %s\n' \
 			"${gap:-default}" "$lat" "$best" "$cpu" "$gets" "$bytes" "$reads" "$rbytes" "$ids"
 	done

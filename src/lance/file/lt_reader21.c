@@ -920,7 +920,6 @@ take_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_range 
 	uint64_t	rows = lf->page_start[p + 1] - lf->page_start[p];
 	uint64_t	lens[64];
 	int			nb;
-	lt21_ra    *e;
 	lt21_window win;
 	lt_error	ignored;
 
@@ -930,13 +929,14 @@ take_window(reader21 *rd, leaf21 *lf, int p, uint64_t r0, uint64_t r1, lt_range 
 	nb = (int) page->n_buffer_offsets;
 	if (nb < 1 || nb > 64 || page->n_buffer_sizes != page->n_buffer_offsets)
 		return false;
-	if (ra_get(f, &w, page, rows, &e, &ignored) != LT_OK || !e ||
-		e->layout->layout_case != LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
+	/* the leaf's layout (no I/O; a mini-block page's chunk table is load_window's to read, if it wants it) */
+	if (get_layout(rd, lf, p, &page, &ignored) != LT_OK ||
+		lf->layout->layout_case != LT__ENC21__PAGE_LAYOUT__LAYOUT_FULL_ZIP_LAYOUT)
 		return false;
 	for (int i = 0; i < nb; i++)
 		lens[i] = page->buffer_sizes[i];
 	/* as load_window decides: no repetition index to read first, a window of buffer 0 of under a quarter */
-	if (lt21_fz_window(&w, e->layout->full_zip_layout, rows, nb, lens, NULL, r0, r1, &win, &ignored) != LT_OK ||
+	if (lt21_fz_window(&w, lf->layout->full_zip_layout, rows, nb, lens, NULL, r0, r1, &win, &ignored) != LT_OK ||
 		win.need_index || win.buf != 0 || win.len == 0 || win.len > lens[0] / 4)
 		return false;
 	return buffer_range(f, &w, page, 0, win.off, win.len, out, &ignored) == LT_OK;

@@ -105,8 +105,14 @@ END $$;
 -- 0.1%, 1%, 10%, an index answer with a filter on top, a union of two indexes
 SELECT s3_knn_differ(ARRAY['WHERE tag = 123', 'WHERE cat = 7', 'WHERE cat = 7', 'WHERE cat IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9)',
   'WHERE cat = 7 AND id > 15000', 'WHERE cat IN (3, 97) OR tag = 5', 'WHERE tag = 123']);
--- the scan's read requests (EXPLAIN ANALYZE) and the GETs the server saw, for a warm 1% search: a few per
--- fragment (3 fragments), where a GET per row was ~280
+-- the GETs the server sees for a warm 1% search: the three fragments' rows in one merged request each, plus
+-- the listing, the manifest and the index's pages (7 here), where a GET per row or a stream through the pages in
+-- 256 KB slices was 60 and more
+\! curl -s "$LT_S3_ENDPOINT/__admin/reset-stats" >/dev/null
+SELECT count(*) FROM (SELECT id FROM s3.prefilter WHERE cat = 7 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10) s;
+\! curl -s "$LT_S3_ENDPOINT/__admin/stats" | node -e 'let s = ""; process.stdin.on("data", (d) => s += d).on("end", () => { const st = JSON.parse(s); console.log(st.get >= 3 && st.get <= 16 ? "GETs of a warm 1% search: 3 to 16" : "GETs of a warm 1% search: " + st.get); })'
+-- the scan's own count of reads (EXPLAIN ANALYZE's Read Requests, which also counts what the per-backend cache
+-- of tails answers, and the point lookups of the 10 rows returned): 62 and 70 here, 120 and 90 a row at a time
 CREATE FUNCTION s3_reads(q text) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE ln text; n bigint := 0;
 BEGIN
@@ -115,11 +121,8 @@ BEGIN
   END LOOP;
   RETURN n;
 END $$;
-SELECT s3_reads($$SELECT id FROM s3.prefilter WHERE cat = 7 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10$$) BETWEEN 1 AND 12 AS one_percent_few_reads,
-       s3_reads($$SELECT id FROM s3.prefilter WHERE tag = 123 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10$$) BETWEEN 1 AND 12 AS tenth_percent_few_reads;
-\! curl -s "$LT_S3_ENDPOINT/__admin/reset-stats" >/dev/null
-SELECT count(*) FROM (SELECT id FROM s3.prefilter WHERE cat = 7 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10) s;
-\! curl -s "$LT_S3_ENDPOINT/__admin/stats" | node -e 'let s = ""; process.stdin.on("data", (d) => s += d).on("end", () => { const st = JSON.parse(s); console.log(st.get >= 1 && st.get <= 16 ? "GETs of a warm 1% search: at most 16" : "GETs of a warm 1% search: " + st.get); })'
+SELECT s3_reads($$SELECT id FROM s3.prefilter WHERE cat = 7 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10$$) BETWEEN 3 AND 80 AS one_percent_few_reads,
+       s3_reads($$SELECT id FROM s3.prefilter WHERE tag = 123 ORDER BY vec <-> array_fill(0.5::real, ARRAY[128]) LIMIT 10$$) BETWEEN 3 AND 80 AS tenth_percent_few_reads;
 DROP TABLE s3_ph;
 DROP FUNCTION s3_knn_differ(text[]), s3_reads(text);
 
