@@ -344,6 +344,22 @@ TEST(store_ranges)
 	CHECK(memcmp(a, data + 100000, 10) == 0 && memcmp(b, data + 5, 10) == 0 && memcmp(c, data + 100020, 10) == 0);
 	/* the two ranges 10 bytes apart are one request; the far one another */
 	CHECK_EQ_INT(s->read_requests, 2);
+	/* a take's own gap: 1 byte keeps the ranges 10 bytes apart apart, 100,000 merges all three */
+	memset(a, 0, sizeof(a));
+	memset(c, 0, sizeof(c));
+	s->read_requests = 0;
+	CHECK_OK(lt_rfile_read_ranges_gap(f, 3, r, dsts, 1, &err), err);
+	CHECK(memcmp(a, data + 100000, 10) == 0 && memcmp(b, data + 5, 10) == 0 && memcmp(c, data + 100020, 10) == 0);
+	CHECK_EQ_INT(s->read_requests, 3);
+	s->read_requests = 0;
+	CHECK_OK(lt_rfile_read_ranges_gap(f, 3, r, dsts, 100000, &err), err);
+	CHECK(memcmp(a, data + 100000, 10) == 0 && memcmp(b, data + 5, 10) == 0 && memcmp(c, data + 100020, 10) == 0);
+	CHECK_EQ_INT(s->read_requests, 1);
+	/* unset, the take gap is a quarter of the coalescing gap */
+	s->take_gap = 0;
+	CHECK(lt_store_take_gap(s) == s->coalesce_gap / 4);
+	s->take_gap = 12345;
+	CHECK(lt_store_take_gap(s) == 12345);
 	r[0].offset = sizeof(data) - 5;
 	CHECK_CODE(lt_rfile_read_ranges(f, 3, r, dsts, &err), LT_ECORRUPT);
 	CHECK(strstr(err.msg, "x/f.bin") != NULL);

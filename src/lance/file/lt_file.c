@@ -270,6 +270,17 @@ lt_field_reader_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *d
 	return r->ops->read(r, start, n, dst, err);
 }
 
+lt_code
+lt_field_reader_will_read(lt_field_reader *r, const lt_row_run *runs, size_t n, lt_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		if (runs[i].start > r->num_rows || runs[i].len > r->num_rows - runs[i].start)
+			return lt_error_set(err, LT_EINVALID, "%s: rows [%llu, +%llu) announced for field \"%s\" of %llu rows",
+								r->file ? r->file->path : "?", (unsigned long long) runs[i].start,
+								(unsigned long long) runs[i].len, r->field->name, (unsigned long long) r->num_rows);
+	return r->ops->will_read && n > 0 ? r->ops->will_read(r, runs, n, err) : LT_OK;
+}
+
 void
 lt_field_reader_free(lt_field_reader *r)
 {

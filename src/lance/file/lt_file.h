@@ -78,6 +78,9 @@ lt_code		lt_file_column(lt_file *f, uint32_t i, struct Lt__Pb__ColumnMetadata **
 
 /* Read byte ranges of the file (coalesced); dsts[i] must hold ranges[i].length bytes. */
 lt_code		lt_file_read_ranges(lt_file *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
+/* lt_file_read_ranges with ranges closer than gap merged (lt_rfile_read_ranges_gap). */
+lt_code		lt_file_read_ranges_gap(lt_file *f, int n, const lt_range *ranges, uint8_t *const *dsts, uint64_t gap,
+									lt_error *err);
 
 /*
  * Where a field's data lives in one file: the DataFile's parallel lists of
@@ -95,11 +98,20 @@ int32_t		lt_column_map_find(const lt_column_map *m, int32_t field_id);
 
 typedef struct lt_field_reader lt_field_reader;
 
+/* Rows [start, start + len) of a field. */
+typedef struct lt_row_run
+{
+	uint64_t	start;
+	uint64_t	len;
+} lt_row_run;
+
 typedef struct lt_field_reader_ops
 {
 	/* Append rows [start, start + n) of the field to dst (an array of the field's type). */
 	lt_code		(*read) (lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_error *err);
 	void		(*free) (lt_field_reader *r);
+	/* The runs (ascending) the next reads ask for; NULL: nothing to prepare (lt_field_reader_will_read). */
+	lt_code		(*will_read) (lt_field_reader *r, const lt_row_run *runs, size_t n, lt_error *err);
 } lt_field_reader_ops;
 
 struct lt_field_reader
@@ -139,6 +151,12 @@ lt_code		lt_field_reader_open(lt_file *f, const lt_field *field, const lt_column
 								 lt_field_reader **out, lt_error *err);
 lt_code		lt_field_reader_read(lt_field_reader *r, uint64_t start, uint64_t n, lt_array *dst, lt_error *err);
 void		lt_field_reader_free(lt_field_reader *r);
+/*
+ * The runs of rows the next reads will ask for, in order (a batch of a sparse take): a reader may fetch
+ * all their bytes at once, in as few requests as the store's take gap allows (lt_store_take_gap),
+ * where reading them one by one costs a request each.  Only a hint: reads of other rows still work.
+ */
+lt_code		lt_field_reader_will_read(lt_field_reader *r, const lt_row_run *runs, size_t n, lt_error *err);
 
 /* Per-version constructors (same contract as lt_field_reader_open). */
 lt_code		lt_reader21_open(lt_file *f, const lt_field *field, const lt_column_map *map,

@@ -35,6 +35,13 @@ lt_file_read_ranges(lt_file *f, int n, const lt_range *ranges, uint8_t *const *d
 	return lt_rfile_read_ranges(f->rf, n, ranges, dsts, err);
 }
 
+lt_code
+lt_file_read_ranges_gap(lt_file *f, int n, const lt_range *ranges, uint8_t *const *dsts, uint64_t gap,
+						lt_error *err)
+{
+	return lt_rfile_read_ranges_gap(f->rf, n, ranges, dsts, gap, err);
+}
+
 int32_t
 lt_column_map_find(const lt_column_map *m, int32_t field_id)
 {

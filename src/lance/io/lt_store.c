@@ -112,6 +112,19 @@ cmp_range(const void *a, const void *b)
 lt_code
 lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err)
 {
+	return lt_rfile_read_ranges_gap(f, n, ranges, dsts, f->store->coalesce_gap, err);
+}
+
+uint64_t
+lt_store_take_gap(const lt_store *s)
+{
+	return s->take_gap ? s->take_gap : s->coalesce_gap / 4;
+}
+
+lt_code
+lt_rfile_read_ranges_gap(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, uint64_t gap,
+						 lt_error *err)
+{
 	range_ref  *refs;
 	lt_range   *groups;
 	uint8_t   **gdst;
@@ -159,7 +172,7 @@ lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const 
 		{
 			uint64_t	e = refs[j].offset + refs[j].length;
 
-			if (refs[j].offset > hi + f->store->coalesce_gap)
+			if (refs[j].offset > hi + gap)
 				break;
 			if (e > hi)
 				hi = e;

@@ -97,6 +97,12 @@ struct lt_store
 	const lt_store_ops *ops;
 	char	   *root;			/* for messages: "/srv/lake", "s3://bucket/prefix" */
 	uint64_t	coalesce_gap;	/* ranges closer than this are fetched in one read */
+	/*
+	 * A sparse take (a few rows of each page, far apart: a prefilter's 1% of a vector column) merges the
+	 * rows of one batch closer than this into one request: what a request costs, in bytes read.  0: a
+	 * quarter of coalesce_gap (what the reader's choice of a take row by row assumes).
+	 */
+	uint64_t	take_gap;
 	bool		list_ordered;	/* listings come in bytewise order of names (S3), and start_after is cheap */
 	/*
 	 * Skip the fsyncs that make writes survive an operating-system crash (the local backend; a remote store
@@ -176,6 +182,11 @@ lt_code		lt_rfile_read(lt_rfile *f, uint64_t offset, uint64_t length, uint8_t *d
  * store's coalesce_gap into one request; the merged requests go to the backend in one call.
  */
 lt_code		lt_rfile_read_ranges(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, lt_error *err);
+/* lt_rfile_read_ranges with ranges closer than gap merged (not the store's coalesce_gap). */
+lt_code		lt_rfile_read_ranges_gap(lt_rfile *f, int n, const lt_range *ranges, uint8_t *const *dsts, uint64_t gap,
+									 lt_error *err);
+/* The store's gap of a sparse take (lt_store.take_gap, or its default). */
+uint64_t	lt_store_take_gap(const lt_store *s);
 /* Read a whole small file into a fresh lt_malloc'd buffer (capped at max_len). */
 lt_code		lt_store_read_all(lt_store *s, const char *path, uint64_t max_len, uint8_t **out, uint64_t *out_len, lt_error *err);
 

@@ -1206,6 +1206,18 @@ lt_store_s3_open(const lt_s3_config *cfg, lt_store **out, lt_error *err)
 	}
 	s->base.ops = &s3_ops;
 	s->base.coalesce_gap = 1024 * 1024;	/* one request costs more than reading 1 MiB more */
+	/*
+	 * A sparse take costs the same: a GET's latency (~20 ms on S3) buys about 1 MiB of one connection's
+	 * transfer, so rows closer than that are fetched together (in parallel requests of at most PART_SIZE).
+	 * LT_S3_TAKE_GAP (bytes) sets another for benchmarks; 0 there is one request per row.
+	 */
+	s->base.take_gap = s->base.coalesce_gap;
+	{
+		const char *e = getenv("LT_S3_TAKE_GAP");
+
+		if (e && *e)
+			s->base.take_gap = strtoull(e, NULL, 10) ? strtoull(e, NULL, 10) : 1;
+	}
 	s->base.list_ordered = true;		/* ListObjectsV2 returns keys in UTF-8 binary order */
 	s->bucket = lt_strdup(cfg->bucket);
 	s->prefix = lt_strdup(cfg->prefix ? cfg->prefix : "");

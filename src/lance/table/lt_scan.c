@@ -21,11 +21,7 @@
 /* Offsets this dense (one per this many rows, or more) read whole pages. */
 #define LT_DENSE_OFFSETS 256
 
-typedef struct run
-{
-	uint64_t	start;
-	uint64_t	len;
-} run;
+typedef lt_row_run run;
 
 struct lt_fragment_scanner
 {
@@ -511,6 +507,9 @@ read_runs(lt_fragment_scanner *sc, lt_field_reader *rd, const lt_field *field, c
 	lt_array_clear(a);
 	if (room && rd->room_ok)
 		a->room = LT_ARRAY_ROOM;
+	/* a sparse take: the reader fetches the batch's rows together, not a request each */
+	if (rd->row_gap > 1)
+		LT_TRY(lt_field_reader_will_read(rd, runs, n_runs, err));
 	for (size_t r = 0; r < n_runs; r++)
 	{
 		lt_code		rc = lt_field_reader_read(rd, runs[r].start, runs[r].len, a, err);
