@@ -476,6 +476,7 @@ scan_state_release(void *arg)
 		lt_dataset_unpin(st->entry);
 		st->entry = NULL;
 	}
+	lt_alloc_arena_forget(&st->arena);
 }
 
 /* Released with lib_cxt (end of a fragment, end of the scan, or an ERROR): free the scanner. */
@@ -493,6 +494,8 @@ scanner_release(void *arg)
 		st->scanner = NULL;
 		st->batch = NULL;
 	}
+	/* lib_cxt is being reset: its arena blocks go with it */
+	lt_alloc_arena_reset(&st->arena);
 }
 
 static void
@@ -509,6 +512,7 @@ close_scanner(LtScanState *st)
 	}
 	scanner_release(st);
 	MemoryContextReset(st->lib_cxt);
+	lt_alloc_arena_reset(&st->arena);
 }
 
 static void
@@ -694,6 +698,7 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
+	lt_alloc_arena_init(&st->arena, CurrentMemoryContext, st->lib_cxt);
 	{
 		/* in the scan's memory, not lib_cxt: the buffers outlive each fragment's scanner */
 		lt_allocator a;
@@ -969,7 +974,7 @@ next:
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(st->lib_cxt, cb);
 
-	old = lt_alloc_target(st->lib_cxt);
+	old = lt_alloc_target_arena(&st->arena);
 	{
 		/* the filter lives and dies with the scanner (it allocates scratch as it evaluates) */
 		MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
@@ -1022,7 +1027,7 @@ next_batch(LtScanState *st)
 			return false;
 		bytes = ds->store->bytes_read;
 		reqs = ds->store->read_requests;
-		old = lt_alloc_target(st->lib_cxt);
+		old = lt_alloc_target_arena(&st->arena);
 		rc = lt_fragment_scanner_next(st->scanner, &st->batch, &err);
 		lt_alloc_target(old);
 		st->bytes_read += ds->store->bytes_read - bytes;
