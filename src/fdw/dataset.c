@@ -439,6 +439,7 @@ static MemoryContext cache_cxt = NULL;
 static LtDatasetEntry *cache[LT_CACHE_SIZE];
 static int	cache_n = 0;
 static uint64 cache_clock = 0;
+static uint64 entry_serials = 0;	/* LtDatasetEntry.serial */
 
 static void
 entry_free(LtDatasetEntry *e)
@@ -549,6 +550,7 @@ cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint6
 		return NULL;
 	}
 	e->version = version;
+	e->serial = ++entry_serials;
 	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	return e;
 }
@@ -615,6 +617,7 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 	cxt = AllocSetContextCreate(cache_cxt, "lt_fdw dataset", ALLOCSET_DEFAULT_SIZES);
 	e = MemoryContextAllocZero(cxt, sizeof(LtDatasetEntry));
 	e->cxt = cxt;
+	e->serial = ++entry_serials;
 	e->dir = MemoryContextStrdup(cxt, dir);
 	e->identity = MemoryContextStrdup(cxt, store_identity(s3));
 	e->version = version;

@@ -73,6 +73,11 @@ typedef struct LtDatasetEntry
 	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
 	struct lt_file_cache *files;	/* data files kept open for point lookups (lt_dataset_file_cache) */
 	struct lt_adoption *adopt;	/* what this backend's append on this version wrote (lt_dataset_offer_adoption) */
+	/*
+	 * Unique per backend for this entry at this version (a new one when it is advanced; 0 for a transaction's
+	 * own-writes view): what a scan keeps across executions of a plan is keyed by it (scan.c).
+	 */
+	uint64		serial;
 } LtDatasetEntry;
 
 /*

@@ -633,6 +633,108 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 
 static void assign_mask_setup(LtScanState *st, ForeignScan *fsplan);
 
+/*
+ * The column bindings of a ForeignScan of a cached plan (a prepared statement's, PL/pgSQL's), kept while the
+ * plan lives for its next execution on the same dataset entry (LtDatasetEntry.serial): binding was ~5k of
+ * a prepared point lookup's ~170k instructions. A plan that runs is valid, so the table's columns, their
+ * types and options are those it was bound with (a change to them invalidates the plan); the version is
+ * checked by the serial. Only plain fields, row ids and row addresses: blob conversions are rebound per
+ * fragment, is_assigned columns open a reader per scan. Kept in a child of the plan's memory, which goes
+ * with the plan (its reset callback unlinks it).
+ */
+typedef struct PlanBinding
+{
+	struct PlanBinding *next;
+	const ForeignScan *plan;
+	uint64		serial;
+	MemoryContext cxt;
+	LtColumnBinding cols;
+	LtColumnBinding lean;
+} PlanBinding;
+
+static PlanBinding *plan_bindings = NULL;
+
+static void
+plan_binding_unlink(void *arg)
+{
+	for (PlanBinding **p = &plan_bindings; *p; p = &(*p)->next)
+		if (*p == arg)
+		{
+			*p = ((PlanBinding *) arg)->next;
+			return;
+		}
+}
+
+static bool
+binding_cacheable(const LtColumnBinding *b)
+{
+	for (int c = 0; c < b->n_columns; c++)
+	{
+		const LtScanColumn *col = &b->columns[c];
+
+		if (col->kind == LT_COL_ASSIGNED)
+			return false;
+		if (col->kind == LT_COL_FIELD && col->conv->kind != LT_CONV_SCALAR && col->conv->kind != LT_CONV_TEXT)
+			return false;
+	}
+	return true;
+}
+
+/* Bind the scan's columns (and the lean ones), from the plan's kept bindings when they are of this entry. */
+static void
+bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
+{
+	List	   *retrieved = (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs);
+	MemoryContext plan_cxt = GetMemoryChunkContext(fsplan);
+	bool		keep = st->entry->serial != 0 && strcmp(plan_cxt->name, "CachedPlan") == 0;
+	PlanBinding *pb;
+	MemoryContext cxt,
+				old;
+	MemoryContextCallback *cb;
+
+	if (keep)
+		for (pb = plan_bindings; pb; pb = pb->next)
+			if (pb->plan == fsplan && pb->serial == st->entry->serial)
+			{
+				st->cols = pb->cols;
+				st->lean = pb->lean;
+				return;
+			}
+	/* under the scan's memory until it is bound: an ERROR leaves nothing with the plan */
+	cxt = keep ? AllocSetContextCreate(CurrentMemoryContext, "lt_fdw plan binding", ALLOCSET_SMALL_SIZES) :
+		CurrentMemoryContext;
+	old = MemoryContextSwitchTo(cxt);
+	ltfdw_bind_columns(st->rel, &st->opts, st->entry, retrieved, false, &st->cols);
+	if (st->qual_only != NIL)
+		ltfdw_bind_columns(st->rel, &st->opts, st->entry, list_difference_int(retrieved, st->qual_only), false,
+						   &st->lean);
+	MemoryContextSwitchTo(old);
+	if (!keep)
+		return;
+	if (!binding_cacheable(&st->cols))
+		return;					/* bound again at every execution: its memory goes with the scan's */
+	/* one binding per plan: an older one (another version) goes */
+	for (pb = plan_bindings; pb; pb = pb->next)
+		if (pb->plan == fsplan)
+		{
+			MemoryContextDelete(pb->cxt);
+			break;
+		}
+	pb = MemoryContextAllocZero(cxt, sizeof(PlanBinding));
+	pb->plan = fsplan;
+	pb->serial = st->entry->serial;
+	pb->cxt = cxt;
+	pb->cols = st->cols;
+	pb->lean = st->lean;
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = plan_binding_unlink;
+	cb->arg = pb;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	pb->next = plan_bindings;
+	plan_bindings = pb;
+	MemoryContextSetParent(cxt, plan_cxt);
+}
+
 /* Open the dataset version, bind the columns and prepare the filter. */
 static void
 scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 version)
@@ -643,15 +745,10 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire_version(RelationGetRelid(st->rel), &st->opts, version);
 	else
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
-	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
-					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
-	st->cur = &st->cols;
 	st->qual_only = list_length(fsplan->fdw_private) > LtScanPrivateQualOnlyAttrs ?
 		(List *) list_nth(fsplan->fdw_private, LtScanPrivateQualOnlyAttrs) : NIL;
-	if (st->qual_only != NIL)
-		ltfdw_bind_columns(st->rel, &st->opts, st->entry,
-						   list_difference_int((List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs),
-											   st->qual_only), false, &st->lean);
+	bind_scan_columns(st, fsplan);
+	st->cur = &st->cols;
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
 	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 									ltfdw_knn_filter_exprs(fsplan), &node->ss.ps);

@@ -329,6 +329,9 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 	else
 	{
 		rc = lt_array_new(s->values_f, &vals, err);
+		/* room for every row at once: grown chunk by chunk, a page's keys were copied by each doubling */
+		if (rc == LT_OK)
+			rc = lt_array_reserve(vals, (int64_t) n, err);
 		if (rc == LT_OK)
 			rc = lt_field_reader_read(s->values_r, start, n, vals, err);
 		if (rc == LT_OK && vals->length != (int64_t) n)
