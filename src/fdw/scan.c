@@ -634,9 +634,10 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 static void assign_mask_setup(LtScanState *st, ForeignScan *fsplan);
 
 /*
- * The column bindings of a ForeignScan of a cached plan (a prepared statement's, PL/pgSQL's), kept while the
- * plan lives for its next execution on the same dataset entry (LtDatasetEntry.serial): binding was ~5k of
- * a prepared point lookup's ~170k instructions. A plan that runs is valid, so the table's columns, their
+ * The column bindings of a ForeignScan of a cached plan (a prepared statement's, PL/pgSQL's), and the
+ * translation of its pushed filter, kept while the plan lives for its next execution on the same dataset
+ * entry (LtDatasetEntry.serial): binding and translating were ~10k of a prepared point lookup's ~170k
+ * instructions. A plan that runs is valid, so the table's columns, their
  * types and options are those it was bound with (a change to them invalidates the plan); the version is
  * checked by the serial. Only plain fields, row ids and row addresses: blob conversions are rebound per
  * fragment, is_assigned columns open a reader per scan. Kept in a child of the plan's memory, which goes
@@ -650,6 +651,7 @@ typedef struct PlanBinding
 	MemoryContext cxt;
 	LtColumnBinding cols;
 	LtColumnBinding lean;
+	LtFdwFilterShape *shape;	/* the pushed filter's translation (quals.c) */
 } PlanBinding;
 
 static PlanBinding *plan_bindings = NULL;
@@ -680,8 +682,11 @@ binding_cacheable(const LtColumnBinding *b)
 	return true;
 }
 
-/* Bind the scan's columns (and the lean ones), from the plan's kept bindings when they are of this entry. */
-static void
+/*
+ * Bind the scan's columns (and the lean ones), from the plan's kept bindings when they are of this entry.
+ * Returns the kept translation of the pushed filter, or NULL when the scan translates it itself.
+ */
+static const LtFdwFilterShape *
 bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 {
 	List	   *retrieved = (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs);
@@ -698,7 +703,7 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 			{
 				st->cols = pb->cols;
 				st->lean = pb->lean;
-				return;
+				return pb->shape;
 			}
 	/* under the scan's memory until it is bound: an ERROR leaves nothing with the plan */
 	cxt = keep ? AllocSetContextCreate(CurrentMemoryContext, "lt_fdw plan binding", ALLOCSET_SMALL_SIZES) :
@@ -709,10 +714,8 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 		ltfdw_bind_columns(st->rel, &st->opts, st->entry, list_difference_int(retrieved, st->qual_only), false,
 						   &st->lean);
 	MemoryContextSwitchTo(old);
-	if (!keep)
-		return;
-	if (!binding_cacheable(&st->cols))
-		return;					/* bound again at every execution: its memory goes with the scan's */
+	if (!keep || !binding_cacheable(&st->cols))
+		return NULL;			/* bound again at every execution: its memory goes with the scan's */
 	/* one binding per plan: an older one (another version) goes */
 	for (pb = plan_bindings; pb; pb = pb->next)
 		if (pb->plan == fsplan)
@@ -726,6 +729,10 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 	pb->cxt = cxt;
 	pb->cols = st->cols;
 	pb->lean = st->lean;
+	old = MemoryContextSwitchTo(cxt);
+	pb->shape = ltfdw_filter_shape(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
+								   ltfdw_knn_filter_exprs(fsplan));
+	MemoryContextSwitchTo(old);
 	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
 	cb->func = plan_binding_unlink;
 	cb->arg = pb;
@@ -733,6 +740,7 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 	pb->next = plan_bindings;
 	plan_bindings = pb;
 	MemoryContextSetParent(cxt, plan_cxt);
+	return pb->shape;
 }
 
 /* Open the dataset version, bind the columns and prepare the filter. */
@@ -740,6 +748,7 @@ static void
 scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 version)
 {
 	ForeignScan *fsplan = (ForeignScan *) node->ss.ps.plan;
+	const LtFdwFilterShape *shape;
 
 	if (have_version)
 		st->entry = lt_dataset_acquire_version(RelationGetRelid(st->rel), &st->opts, version);
@@ -747,11 +756,12 @@ scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 ver
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
 	st->qual_only = list_length(fsplan->fdw_private) > LtScanPrivateQualOnlyAttrs ?
 		(List *) list_nth(fsplan->fdw_private, LtScanPrivateQualOnlyAttrs) : NIL;
-	bind_scan_columns(st, fsplan);
+	shape = bind_scan_columns(st, fsplan);
 	st->cur = &st->cols;
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
-	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
-									ltfdw_knn_filter_exprs(fsplan), &node->ss.ps);
+	st->filter = shape ? ltfdw_filter_from_shape(shape, st->rel, ltfdw_knn_filter_exprs(fsplan), &node->ss.ps) :
+		ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema, ltfdw_knn_filter_exprs(fsplan),
+						   &node->ss.ps);
 	ltfdw_index_labels(&st->index, st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 					   fsplan->scan.plan.qual);
 	assign_mask_setup(st, fsplan);
