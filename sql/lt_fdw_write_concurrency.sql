@@ -100,6 +100,7 @@ SELECT min(id) AS wid FROM cc \gset
 PREPARE pw(bigint) AS SELECT w = 2 * id AS doubled FROM ccw WHERE id = $1;
 EXECUTE pw(:wid);
 EXECUTE pw(:wid);
+EXECUTE pw(-1);
 SELECT dblink_exec('s3', 'BEGIN');
 SELECT dblink_exec('s3', $$DELETE FROM cc WHERE id = 50010$$);
 \! node "$LT_REF_MJS" apply "$LT_WDS" "$LT_OPS/write-drop-column.json" >/dev/null
