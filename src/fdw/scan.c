@@ -465,7 +465,9 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 #define LT_UNIT_ROWS ((uint64) 1024 * 1024)
 
 
-/* Released with the executor's memory: unpin the dataset. */
+static void plan_binding_unpin(LtScanState *st);
+
+/* Released with the executor's memory: unpin the dataset (and the plan's kept binding). */
 static void
 scan_state_release(void *arg)
 {
@@ -476,6 +478,7 @@ scan_state_release(void *arg)
 		lt_dataset_unpin(st->entry);
 		st->entry = NULL;
 	}
+	plan_binding_unpin(st);
 	lt_alloc_arena_forget(&st->arena);
 }
 
@@ -652,9 +655,37 @@ typedef struct PlanBinding
 	LtColumnBinding cols;
 	LtColumnBinding lean;
 	LtFdwFilterShape *shape;	/* the pushed filter's translation (quals.c) */
+	uint64		gen;			/* unique: a scan finds its binding again by (address, gen) */
+	int			pins;			/* scans using it now (a nested execution of the plan may read another version) */
 } PlanBinding;
 
 static PlanBinding *plan_bindings = NULL;
+static uint64 plan_binding_gens = 0;
+
+/* A scan that used a kept binding ends: unpinned, if the plan (and so the binding) is still there. */
+static void
+plan_binding_unpin(LtScanState *st)
+{
+	for (PlanBinding *pb = plan_bindings; st->binding_gen != 0 && pb; pb = pb->next)
+		if (pb == st->binding && pb->gen == st->binding_gen)
+		{
+			pb->pins--;
+			break;
+		}
+	st->binding = NULL;
+	st->binding_gen = 0;
+}
+
+static const LtFdwFilterShape *
+plan_binding_use(LtScanState *st, PlanBinding *pb)
+{
+	st->cols = pb->cols;
+	st->lean = pb->lean;
+	st->binding = pb;
+	st->binding_gen = pb->gen;
+	pb->pins++;
+	return pb->shape;
+}
 
 static void
 plan_binding_unlink(void *arg)
@@ -700,11 +731,7 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 	if (keep)
 		for (pb = plan_bindings; pb; pb = pb->next)
 			if (pb->plan == fsplan && pb->serial == st->entry->serial)
-			{
-				st->cols = pb->cols;
-				st->lean = pb->lean;
-				return pb->shape;
-			}
+				return plan_binding_use(st, pb);
 	/* under the scan's memory until it is bound: an ERROR leaves nothing with the plan */
 	cxt = keep ? AllocSetContextCreate(CurrentMemoryContext, "lt_fdw plan binding", ALLOCSET_SMALL_SIZES) :
 		CurrentMemoryContext;
@@ -716,14 +743,17 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 	MemoryContextSwitchTo(old);
 	if (!keep || !binding_cacheable(&st->cols))
 		return NULL;			/* bound again at every execution: its memory goes with the scan's */
-	/* one binding per plan: an older one (another version) goes */
+	/* one binding per plan: an older one (another version) goes, unless a scan uses it (then this one is not kept) */
 	for (pb = plan_bindings; pb; pb = pb->next)
 		if (pb->plan == fsplan)
 		{
+			if (pb->pins > 0)
+				return NULL;
 			MemoryContextDelete(pb->cxt);
 			break;
 		}
 	pb = MemoryContextAllocZero(cxt, sizeof(PlanBinding));
+	pb->gen = ++plan_binding_gens;
 	pb->plan = fsplan;
 	pb->serial = st->entry->serial;
 	pb->cxt = cxt;
@@ -740,7 +770,7 @@ bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
 	pb->next = plan_bindings;
 	plan_bindings = pb;
 	MemoryContextSetParent(cxt, plan_cxt);
-	return pb->shape;
+	return plan_binding_use(st, pb);
 }
 
 /* Open the dataset version, bind the columns and prepare the filter. */
