@@ -65,6 +65,20 @@ typedef struct LtChunkHeader
 
 static MemoryContext alloc_target = NULL;
 static MemoryContext alloc_fallback = NULL;
+/* the arena small allocations of alloc_target go to, when its owner named one (lt_alloc_target_arena) */
+static LtAllocArena *alloc_arena = NULL;
+
+/*
+ * An arena chunk's header holds its arena with the low bit set instead of a palloc'd chunk: lt_pg_free
+ * leaves it (the arena goes whole with its context's reset), lt_pg_realloc copies it.
+ */
+#define LT_ARENA_TAG(a)		((void *) ((uintptr_t) (a) | 1))
+#define LT_IS_ARENA(chunk)	(((uintptr_t) (chunk) & 1) != 0)
+#define LT_ARENA_OF(chunk)	((LtAllocArena *) ((uintptr_t) (chunk) & ~(uintptr_t) 1))
+/* larger requests, and any once the arena holds this much, are palloc'd as before: its waste stays bounded */
+#define LT_ARENA_MAX_CHUNK	4096
+#define LT_ARENA_BUDGET		((Size) 256 * 1024)
+#define LT_ARENA_BLOCK		((Size) 16 * 1024)
 
 MemoryContext
 lt_alloc_target(MemoryContext cxt)
@@ -72,7 +86,77 @@ lt_alloc_target(MemoryContext cxt)
 	MemoryContext old = alloc_target;
 
 	alloc_target = cxt;
+	alloc_arena = NULL;
 	return old;
+}
+
+MemoryContext
+lt_alloc_target_arena(LtAllocArena *arena)
+{
+	MemoryContext old = lt_alloc_target(arena->cxt);
+
+	alloc_arena = arena;
+	return old;
+}
+
+void
+lt_alloc_arena_init(LtAllocArena *arena, MemoryContext home, MemoryContext cxt)
+{
+	memset(arena, 0, sizeof(*arena));
+	arena->home = home;
+	arena->cxt = cxt;
+}
+
+void
+lt_alloc_arena_reset(LtAllocArena *arena)
+{
+	/* the first block stays (it lives in the owner's memory, not in cxt); later ones went with cxt */
+	arena->cur = arena->first;
+	arena->end = arena->first ? arena->first + LT_ARENA_BLOCK : NULL;
+	arena->used = 0;
+}
+
+void
+lt_alloc_arena_forget(LtAllocArena *arena)
+{
+	if (alloc_arena == arena)
+		alloc_arena = NULL;
+}
+
+/* A chunk of the arena, or NULL when the request is to be palloc'd (too big, budget spent, no memory). */
+static void *
+arena_alloc(LtAllocArena *a, size_t size)
+{
+	Size		need = sizeof(LtChunkHeader) + 2 * LT_ALIGN + size;	/* header, its alignment, the size rounded up */
+	char	   *p;
+
+	if (size > LT_ARENA_MAX_CHUNK)
+		return NULL;
+	if (a->cur == NULL || (Size) (a->end - a->cur) < need)
+	{
+		if (a->used >= LT_ARENA_BUDGET)
+			return NULL;
+		if (a->first == NULL)
+		{
+			/* in the memory of the arena's owner: kept across resets of cxt */
+			a->first = MemoryContextAllocExtended(a->home, LT_ARENA_BLOCK, MCXT_ALLOC_NO_OOM);
+			a->cur = a->first;
+		}
+		else
+			a->cur = MemoryContextAllocExtended(a->cxt, LT_ARENA_BLOCK, MCXT_ALLOC_NO_OOM);
+		if (a->cur == NULL)
+		{
+			a->end = NULL;
+			return NULL;
+		}
+		a->end = a->cur + LT_ARENA_BLOCK;
+		a->used += LT_ARENA_BLOCK;
+	}
+	p = (char *) TYPEALIGN(LT_ALIGN, a->cur + sizeof(LtChunkHeader));
+	LT_HDR(p)->chunk = LT_ARENA_TAG(a);
+	LT_HDR(p)->size = size;
+	a->cur = p + TYPEALIGN(LT_ALIGN, size);
+	return p;
 }
 
 static void *
@@ -96,6 +180,13 @@ lt_pg_alloc_in(MemoryContext cxt, size_t size)
 static void *
 lt_pg_malloc(size_t size, void *ctx)
 {
+	if (alloc_arena)
+	{
+		void	   *p = arena_alloc(alloc_arena, size);
+
+		if (p)
+			return p;
+	}
 	return lt_pg_alloc_in(alloc_target ? alloc_target : alloc_fallback, size);
 }
 
@@ -111,6 +202,18 @@ lt_pg_realloc(void *ptr, size_t size, void *ctx)
 		h->size = size;
 		return ptr;
 	}
+	if (LT_IS_ARENA(h->chunk))
+	{
+		LtAllocArena *a = LT_ARENA_OF(h->chunk);
+
+		/* growing an arena chunk: into the arena again, or its context */
+		n = arena_alloc(a, size);
+		if (n == NULL)
+			n = lt_pg_alloc_in(a->cxt, size);
+		if (n != NULL)
+			memcpy(n, ptr, h->size);
+		return n;
+	}
 	n = lt_pg_alloc_in(GetMemoryChunkContext(h->chunk), size);
 	if (n == NULL)
 		return NULL;
@@ -122,7 +225,10 @@ lt_pg_realloc(void *ptr, size_t size, void *ctx)
 static void
 lt_pg_free(void *ptr, void *ctx)
 {
-	pfree(LT_HDR(ptr)->chunk);
+	void	   *chunk = LT_HDR(ptr)->chunk;
+
+	if (!LT_IS_ARENA(chunk))
+		pfree(chunk);
 }
 
 static void *
@@ -333,6 +439,7 @@ static MemoryContext cache_cxt = NULL;
 static LtDatasetEntry *cache[LT_CACHE_SIZE];
 static int	cache_n = 0;
 static uint64 cache_clock = 0;
+static uint64 entry_serials = 0;	/* LtDatasetEntry.serial */
 
 static void
 entry_free(LtDatasetEntry *e)
@@ -443,6 +550,7 @@ cache_advance(const LtS3Location *s3, const char *dir, const char *branch, uint6
 		return NULL;
 	}
 	e->version = version;
+	e->serial = ++entry_serials;
 	e->live_rows = e->ds->live_rows;	/* kept by open and advance */
 	return e;
 }
@@ -509,6 +617,7 @@ cache_open(const LtS3Location *s3, const char *dir, const char *branch, uint64 v
 	cxt = AllocSetContextCreate(cache_cxt, "lt_fdw dataset", ALLOCSET_DEFAULT_SIZES);
 	e = MemoryContextAllocZero(cxt, sizeof(LtDatasetEntry));
 	e->cxt = cxt;
+	e->serial = ++entry_serials;
 	e->dir = MemoryContextStrdup(cxt, dir);
 	e->identity = MemoryContextStrdup(cxt, store_identity(s3));
 	e->version = version;

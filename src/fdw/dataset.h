@@ -14,6 +14,29 @@
 
 /* Route library allocations: returns the previous target. */
 extern MemoryContext lt_alloc_target(MemoryContext cxt);
+
+/*
+ * A bump arena for a context whose library allocations all go at once (a scanner's, reset after each
+ * fragment): small allocations are carved from blocks and their frees cost nothing, instead of a palloc
+ * and a pfree each (a point lookup makes ~140). Bounded: big requests, and all once the arena holds
+ * LT_ARENA_BUDGET, are palloc'd in cxt as usual. lt_alloc_target_arena routes allocations to it until the
+ * next lt_alloc_target; lt_alloc_arena_reset goes with every reset of cxt (its blocks go with it, but the
+ * first, which lives in home); lt_alloc_arena_forget before the arena's memory goes (an ERROR may
+ * leave it routed).
+ */
+typedef struct LtAllocArena
+{
+	MemoryContext home;			/* the first block: kept across resets of cxt */
+	MemoryContext cxt;			/* blocks after the first, and what the arena does not take */
+	char	   *first;			/* the first block, in home */
+	char	   *cur;
+	char	   *end;
+	Size		used;
+} LtAllocArena;
+extern MemoryContext lt_alloc_target_arena(LtAllocArena *arena);
+extern void lt_alloc_arena_init(LtAllocArena *arena, MemoryContext home, MemoryContext cxt);
+extern void lt_alloc_arena_reset(LtAllocArena *arena);
+extern void lt_alloc_arena_forget(LtAllocArena *arena);
 extern void lt_alloc_init(void);
 extern void lt_dataset_init(void);	/* GUC lt_fdw.leader_versions (parallel workers) */
 /* An allocator for library objects that allocate in cxt whatever the current target (lt_bufpool) */
@@ -50,6 +73,11 @@ typedef struct LtDatasetEntry
 	struct lt_index_planner *planner;	/* index.c: the version's index readers, kept across scans */
 	struct lt_file_cache *files;	/* data files kept open for point lookups (lt_dataset_file_cache) */
 	struct lt_adoption *adopt;	/* what this backend's append on this version wrote (lt_dataset_offer_adoption) */
+	/*
+	 * Unique per backend for this entry at this version (a new one when it is advanced; 0 for a transaction's
+	 * own-writes view): what a scan keeps across executions of a plan is keyed by it (scan.c).
+	 */
+	uint64		serial;
 } LtDatasetEntry;
 
 /*

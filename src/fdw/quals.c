@@ -933,34 +933,40 @@ struct LtFdwFilter
 	ExprState  *recheck;		/* every remote expression, when the filter cannot be used */
 	bool		use_filter;
 	lt_filter  *built;			/* the translated expressions without parameter values, or NULL when none */
-	MemoryContext built_cxt;	/* its library memory */
+	MemoryContext built_cxt;	/* where its text is rendered */
 	char	   *rendered;		/* its text, made when first asked (EXPLAIN, messages) */
 	MemoryContext cxt;			/* the filter's long-lived state */
 	MemoryContext param_cxt;	/* parameter values of the current scan */
 };
 
-LtFdwFilter *
-ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List *remote_exprs, PlanState *ps)
+/* What a filter's translation learns from the expressions and a schema alone (ltfdw_filter_shape). */
+struct LtFdwFilterShape
 {
-	LtFdwFilter *lf = palloc0(sizeof(LtFdwFilter));
-	List	   *untranslated = NIL;
+	QualRel		qr;				/* its columns all resolved: those the expressions read */
+	List	   *exprs;			/* the remote expressions that translate for this schema */
+	List	   *untranslated;	/* the others */
+	List	   *params;			/* LtFilterParam *, without ExprStates */
+	lt_filter  *built;			/* the translated expressions without parameter values, or NULL when none */
+};
+
+LtFdwFilterShape *
+ltfdw_filter_shape(Relation rel, Index scanrelid, const lt_schema *schema, List *remote_exprs)
+{
+	LtFdwFilterShape *sh = palloc0(sizeof(LtFdwFilterShape));
 	List	   *roots = NIL;
 	ListCell   *lc;
 	TransCtx	c;
 	MemoryContext tmp,
 				oldlib;
 
-	lf->cxt = CurrentMemoryContext;
-	lf->param_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw filter params", ALLOCSET_SMALL_SIZES);
-	lf->use_filter = true;
-	qualrel_init(&lf->qr, RelationGetRelid(rel), scanrelid, RelationGetDescr(rel), schema);
+	qualrel_init(&sh->qr, RelationGetRelid(rel), scanrelid, RelationGetDescr(rel), schema);
 	if (remote_exprs == NIL)
-		return lf;
+		return sh;
 
 	/* translate each expression once, in a scratch context, to learn which ones this schema takes */
 	tmp = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw filter build", ALLOCSET_SMALL_SIZES);
 	oldlib = lt_alloc_target(tmp);
-	if (!trans_begin(&c, &lf->qr, remote_exprs, NIL))
+	if (!trans_begin(&c, &sh->qr, remote_exprs, NIL))
 		lt_report(&c.err, RelationGetRelationName(rel));
 	foreach(lc, remote_exprs)
 	{
@@ -968,11 +974,11 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 
 		if (e)
 		{
-			lf->exprs = lappend(lf->exprs, lfirst(lc));
+			sh->exprs = lappend(sh->exprs, lfirst(lc));
 			roots = lappend(roots, e);
 		}
 		else
-			untranslated = lappend(untranslated, lfirst(lc));
+			sh->untranslated = lappend(sh->untranslated, lfirst(lc));
 	}
 	if (roots != NIL)
 	{
@@ -986,13 +992,34 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 		if (root == NULL || lt_filter_set_root(c.f, root, &c.err) != LT_OK)
 			lt_report(&c.err, RelationGetRelationName(rel));
 		/* kept for its text, which only EXPLAIN and messages read (rendering it was 1% of a point lookup) */
-		lf->built = c.f;
-		lf->built_cxt = tmp;
+		sh->built = c.f;
 	}
 	lt_alloc_target(oldlib);
+	sh->params = c.params;
+	if (sh->built == NULL)
+		MemoryContextDelete(tmp);
+	return sh;
+}
+
+LtFdwFilter *
+ltfdw_filter_from_shape(const LtFdwFilterShape *sh, Relation rel, List *remote_exprs, PlanState *ps)
+{
+	LtFdwFilter *lf = palloc0(sizeof(LtFdwFilter));
+	ListCell   *lc;
+
+	lf->cxt = CurrentMemoryContext;
+	lf->param_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw filter params", ALLOCSET_SMALL_SIZES);
+	lf->use_filter = true;
+	lf->qr = sh->qr;
+	lf->qr.tupdesc = RelationGetDescr(rel);	/* the relation as opened now (with the columns the shape read) */
+	lf->exprs = sh->exprs;
+	lf->built = sh->built;
+	lf->built_cxt = lf->cxt;	/* its text is rendered in this filter's memory: the shape may be shared */
+	if (remote_exprs == NIL)
+		return lf;
 
 	/* the parameters, with ExprStates of the plan */
-	foreach(lc, c.params)
+	foreach(lc, sh->params)
 	{
 		LtFilterParam *fp = lfirst(lc);
 		LtFilterParam *keep = palloc0(sizeof(LtFilterParam));
@@ -1001,13 +1028,16 @@ ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List 
 		keep->state = ExecInitExpr((Expr *) fp->expr, ps);
 		lf->params = lappend(lf->params, keep);
 	}
-	if (lf->built == NULL)
-		MemoryContextDelete(tmp);
-
-	if (untranslated != NIL)
-		lf->untranslated = ExecInitQual(untranslated, ps);
+	if (sh->untranslated != NIL)
+		lf->untranslated = ExecInitQual(sh->untranslated, ps);
 	lf->recheck = ExecInitQual(remote_exprs, ps);
 	return lf;
+}
+
+LtFdwFilter *
+ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema, List *remote_exprs, PlanState *ps)
+{
+	return ltfdw_filter_from_shape(ltfdw_filter_shape(rel, scanrelid, schema, remote_exprs), rel, remote_exprs, ps);
 }
 
 /* n zeroed lt_values, 16-byte aligned (lt_value holds an __int128: palloc aligns to 8 only) */

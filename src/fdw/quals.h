@@ -65,6 +65,17 @@ typedef struct LtFdwFilter LtFdwFilter;
 extern LtFdwFilter *ltfdw_build_filter(Relation rel, Index scanrelid, const lt_schema *schema,
 									   List *remote_exprs, PlanState *ps);
 /*
+ * The same in two parts: what the translation learns from the expressions and the schema alone (which ones
+ * translate, their columns and parameters; in the current memory context), and a filter of it with the
+ * ExprStates of ps. A cached plan keeps the shape with its column bindings for the same dataset version
+ * (scan.c), so that each execution only adds its ExprStates; remote_exprs and rel are those of the shape.
+ */
+typedef struct LtFdwFilterShape LtFdwFilterShape;
+extern LtFdwFilterShape *ltfdw_filter_shape(Relation rel, Index scanrelid, const lt_schema *schema,
+											List *remote_exprs);
+extern LtFdwFilter *ltfdw_filter_from_shape(const LtFdwFilterShape *shape, Relation rel, List *remote_exprs,
+											PlanState *ps);
+/*
  * Evaluate the parameters in econtext: call at the start of every (re)scan. When a value cannot
  * be given to the filter exactly (numeric NaN, more than 38 digits), this scan falls back to
  * checking every remote expression locally. Returns whether the filter is used.

@@ -465,7 +465,9 @@ ltGetForeignPlan(PlannerInfo *root, RelOptInfo *baserel, Oid foreigntableid, For
 #define LT_UNIT_ROWS ((uint64) 1024 * 1024)
 
 
-/* Released with the executor's memory: unpin the dataset. */
+static void plan_binding_unpin(LtScanState *st);
+
+/* Released with the executor's memory: unpin the dataset (and the plan's kept binding). */
 static void
 scan_state_release(void *arg)
 {
@@ -476,6 +478,8 @@ scan_state_release(void *arg)
 		lt_dataset_unpin(st->entry);
 		st->entry = NULL;
 	}
+	plan_binding_unpin(st);
+	lt_alloc_arena_forget(&st->arena);
 }
 
 /* Released with lib_cxt (end of a fragment, end of the scan, or an ERROR): free the scanner. */
@@ -493,6 +497,8 @@ scanner_release(void *arg)
 		st->scanner = NULL;
 		st->batch = NULL;
 	}
+	/* lib_cxt is being reset: its arena blocks go with it */
+	lt_alloc_arena_reset(&st->arena);
 }
 
 static void
@@ -509,6 +515,7 @@ close_scanner(LtScanState *st)
 	}
 	scanner_release(st);
 	MemoryContextReset(st->lib_cxt);
+	lt_alloc_arena_reset(&st->arena);
 }
 
 static void
@@ -629,28 +636,162 @@ ltfdw_bind_columns(Relation rel, const LtTableOptions *opts, const LtDatasetEntr
 
 static void assign_mask_setup(LtScanState *st, ForeignScan *fsplan);
 
+/*
+ * The column bindings of a ForeignScan of a cached plan (a prepared statement's, PL/pgSQL's), and the
+ * translation of its pushed filter, kept while the plan lives for its next execution on the same dataset
+ * entry (LtDatasetEntry.serial): binding and translating were ~10k of a prepared point lookup's ~170k
+ * instructions. A plan that runs is valid, so the table's columns, their
+ * types and options are those it was bound with (a change to them invalidates the plan); the version is
+ * checked by the serial. Only plain fields, row ids and row addresses: blob conversions are rebound per
+ * fragment, is_assigned columns open a reader per scan. Kept in a child of the plan's memory, which goes
+ * with the plan (its reset callback unlinks it).
+ */
+typedef struct PlanBinding
+{
+	struct PlanBinding *next;
+	const ForeignScan *plan;
+	uint64		serial;
+	MemoryContext cxt;
+	LtColumnBinding cols;
+	LtColumnBinding lean;
+	LtFdwFilterShape *shape;	/* the pushed filter's translation (quals.c) */
+	uint64		gen;			/* unique: a scan finds its binding again by (address, gen) */
+	int			pins;			/* scans using it now (a nested execution of the plan may read another version) */
+} PlanBinding;
+
+static PlanBinding *plan_bindings = NULL;
+static uint64 plan_binding_gens = 0;
+
+/* A scan that used a kept binding ends: unpinned, if the plan (and so the binding) is still there. */
+static void
+plan_binding_unpin(LtScanState *st)
+{
+	for (PlanBinding *pb = plan_bindings; st->binding_gen != 0 && pb; pb = pb->next)
+		if (pb == st->binding && pb->gen == st->binding_gen)
+		{
+			pb->pins--;
+			break;
+		}
+	st->binding = NULL;
+	st->binding_gen = 0;
+}
+
+static const LtFdwFilterShape *
+plan_binding_use(LtScanState *st, PlanBinding *pb)
+{
+	st->cols = pb->cols;
+	st->lean = pb->lean;
+	st->binding = pb;
+	st->binding_gen = pb->gen;
+	pb->pins++;
+	return pb->shape;
+}
+
+static void
+plan_binding_unlink(void *arg)
+{
+	for (PlanBinding **p = &plan_bindings; *p; p = &(*p)->next)
+		if (*p == arg)
+		{
+			*p = ((PlanBinding *) arg)->next;
+			return;
+		}
+}
+
+static bool
+binding_cacheable(const LtColumnBinding *b)
+{
+	for (int c = 0; c < b->n_columns; c++)
+	{
+		const LtScanColumn *col = &b->columns[c];
+
+		if (col->kind == LT_COL_ASSIGNED)
+			return false;
+		if (col->kind == LT_COL_FIELD && col->conv->kind != LT_CONV_SCALAR && col->conv->kind != LT_CONV_TEXT)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Bind the scan's columns (and the lean ones), from the plan's kept bindings when they are of this entry.
+ * Returns the kept translation of the pushed filter, or NULL when the scan translates it itself.
+ */
+static const LtFdwFilterShape *
+bind_scan_columns(LtScanState *st, ForeignScan *fsplan)
+{
+	List	   *retrieved = (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs);
+	MemoryContext plan_cxt = GetMemoryChunkContext(fsplan);
+	bool		keep = st->entry->serial != 0 && strcmp(plan_cxt->name, "CachedPlan") == 0;
+	PlanBinding *pb;
+	MemoryContext cxt,
+				old;
+	MemoryContextCallback *cb;
+
+	if (keep)
+		for (pb = plan_bindings; pb; pb = pb->next)
+			if (pb->plan == fsplan && pb->serial == st->entry->serial)
+				return plan_binding_use(st, pb);
+	/* under the scan's memory until it is bound: an ERROR leaves nothing with the plan */
+	cxt = keep ? AllocSetContextCreate(CurrentMemoryContext, "lt_fdw plan binding", ALLOCSET_SMALL_SIZES) :
+		CurrentMemoryContext;
+	old = MemoryContextSwitchTo(cxt);
+	ltfdw_bind_columns(st->rel, &st->opts, st->entry, retrieved, false, &st->cols);
+	if (st->qual_only != NIL)
+		ltfdw_bind_columns(st->rel, &st->opts, st->entry, list_difference_int(retrieved, st->qual_only), false,
+						   &st->lean);
+	MemoryContextSwitchTo(old);
+	if (!keep || !binding_cacheable(&st->cols))
+		return NULL;			/* bound again at every execution: its memory goes with the scan's */
+	/* one binding per plan: an older one (another version) goes, unless a scan uses it (then this one is not kept) */
+	for (pb = plan_bindings; pb; pb = pb->next)
+		if (pb->plan == fsplan)
+		{
+			if (pb->pins > 0)
+				return NULL;
+			MemoryContextDelete(pb->cxt);
+			break;
+		}
+	pb = MemoryContextAllocZero(cxt, sizeof(PlanBinding));
+	pb->gen = ++plan_binding_gens;
+	pb->plan = fsplan;
+	pb->serial = st->entry->serial;
+	pb->cxt = cxt;
+	pb->cols = st->cols;
+	pb->lean = st->lean;
+	old = MemoryContextSwitchTo(cxt);
+	pb->shape = ltfdw_filter_shape(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
+								   ltfdw_knn_filter_exprs(fsplan));
+	MemoryContextSwitchTo(old);
+	cb = MemoryContextAlloc(cxt, sizeof(MemoryContextCallback));
+	cb->func = plan_binding_unlink;
+	cb->arg = pb;
+	MemoryContextRegisterResetCallback(cxt, cb);
+	pb->next = plan_bindings;
+	plan_bindings = pb;
+	MemoryContextSetParent(cxt, plan_cxt);
+	return plan_binding_use(st, pb);
+}
+
 /* Open the dataset version, bind the columns and prepare the filter. */
 static void
 scan_open(ForeignScanState *node, LtScanState *st, bool have_version, uint64 version)
 {
 	ForeignScan *fsplan = (ForeignScan *) node->ss.ps.plan;
+	const LtFdwFilterShape *shape;
 
 	if (have_version)
 		st->entry = lt_dataset_acquire_version(RelationGetRelid(st->rel), &st->opts, version);
 	else
 		st->entry = lt_dataset_acquire(RelationGetRelid(st->rel), &st->opts, true);
-	ltfdw_bind_columns(st->rel, &st->opts, st->entry,
-					   (List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs), false, &st->cols);
-	st->cur = &st->cols;
 	st->qual_only = list_length(fsplan->fdw_private) > LtScanPrivateQualOnlyAttrs ?
 		(List *) list_nth(fsplan->fdw_private, LtScanPrivateQualOnlyAttrs) : NIL;
-	if (st->qual_only != NIL)
-		ltfdw_bind_columns(st->rel, &st->opts, st->entry,
-						   list_difference_int((List *) list_nth(fsplan->fdw_private, LtScanPrivateRetrievedAttrs),
-											   st->qual_only), false, &st->lean);
+	shape = bind_scan_columns(st, fsplan);
+	st->cur = &st->cols;
 	st->row_identity = intVal(list_nth(fsplan->fdw_private, LtScanPrivateRowIdentity)) != 0;
-	st->filter = ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
-									ltfdw_knn_filter_exprs(fsplan), &node->ss.ps);
+	st->filter = shape ? ltfdw_filter_from_shape(shape, st->rel, ltfdw_knn_filter_exprs(fsplan), &node->ss.ps) :
+		ltfdw_build_filter(st->rel, fsplan->scan.scanrelid, st->entry->ds->schema, ltfdw_knn_filter_exprs(fsplan),
+						   &node->ss.ps);
 	ltfdw_index_labels(&st->index, st->rel, fsplan->scan.scanrelid, st->entry->ds->schema,
 					   fsplan->scan.plan.qual);
 	assign_mask_setup(st, fsplan);
@@ -694,6 +835,7 @@ ltBeginForeignScan(ForeignScanState *node, int eflags)
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
 	st->lib_cxt = AllocSetContextCreate(CurrentMemoryContext, "lt_fdw scanner", ALLOCSET_DEFAULT_SIZES);
+	lt_alloc_arena_init(&st->arena, CurrentMemoryContext, st->lib_cxt);
 	{
 		/* in the scan's memory, not lib_cxt: the buffers outlive each fragment's scanner */
 		lt_allocator a;
@@ -969,7 +1111,7 @@ next:
 	cb->arg = st;
 	MemoryContextRegisterResetCallback(st->lib_cxt, cb);
 
-	old = lt_alloc_target(st->lib_cxt);
+	old = lt_alloc_target_arena(&st->arena);
 	{
 		/* the filter lives and dies with the scanner (it allocates scratch as it evaluates) */
 		MemoryContext oldcxt = MemoryContextSwitchTo(st->lib_cxt);
@@ -1022,7 +1164,7 @@ next_batch(LtScanState *st)
 			return false;
 		bytes = ds->store->bytes_read;
 		reqs = ds->store->read_requests;
-		old = lt_alloc_target(st->lib_cxt);
+		old = lt_alloc_target_arena(&st->arena);
 		rc = lt_fragment_scanner_next(st->scanner, &st->batch, &err);
 		lt_alloc_target(old);
 		st->bytes_read += ds->store->bytes_read - bytes;

@@ -145,6 +145,9 @@ typedef struct LtScanState
 	struct lt_batch *batch;
 	int64		batch_row;		/* the next row of the batch to return */
 	MemoryContext lib_cxt;		/* the scanner's library allocations */
+	LtAllocArena arena;			/* their small ones (dataset.h), reset with lib_cxt */
+	struct PlanBinding *binding;	/* the cached plan's kept binding this scan uses (scan.c), and its gen */
+	uint64		binding_gen;
 	struct lt_bufpool *bufpool;	/* page I/O buffers, kept from one fragment to the next */
 	const LtScanColumn *converting;	/* for the error context */
 	uint64		converting_addr;

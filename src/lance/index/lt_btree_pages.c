@@ -18,7 +18,8 @@ typedef struct slot
 	char	   *file_key;
 	size_t		bytes;			/* what it counts against the budget */
 	lt_btree_page page;
-	int64_t		keys[];
+	int64_t    *room;			/* the keys, when kept from lt_btree_pages_room (an allocation of its own) */
+	int64_t		keys[];			/* the keys, when copied in by lt_btree_pages_put */
 } slot;
 
 static struct
@@ -87,6 +88,7 @@ drop(slot *s)
 	pc.n--;
 	saved = lt_alloc_swap(&pc.alloc);
 	lt_free(s->file_key);
+	lt_free(s->room);
 	lt_free(s);
 	lt_alloc_restore(&saved);
 }
@@ -183,11 +185,6 @@ grow(void)
 	return true;
 }
 
-static slot *
-slot_of_room(int64_t *room)
-{
-	return (slot *) ((char *) room - offsetof(slot, keys));
-}
 
 void
 lt_btree_pages_discard(int64_t *room)
@@ -197,7 +194,7 @@ lt_btree_pages_discard(int64_t *room)
 	if (!room)
 		return;
 	saved = lt_alloc_swap(&pc.alloc);
-	lt_free(slot_of_room(room));
+	lt_free(room);
 	lt_alloc_restore(&saved);
 }
 
@@ -222,7 +219,10 @@ insert(slot *s, const char *file_key, uint64_t page_no, size_t bytes, int64_t n,
 	lt_alloc_restore(&saved);
 	if (!ok)
 	{
-		lt_btree_pages_discard(s->keys);
+		saved = lt_alloc_swap(&pc.alloc);
+		lt_free(s->room);
+		lt_free(s);
+		lt_alloc_restore(&saved);
 		return NULL;
 	}
 	memcpy(s->file_key, file_key, klen);
@@ -232,7 +232,7 @@ insert(slot *s, const char *file_key, uint64_t page_no, size_t bytes, int64_t n,
 	s->page.n = n;
 	s->page.nulls = nulls;
 	s->page.sorted = sorted;
-	s->page.keys = s->keys;
+	s->page.keys = s->room ? s->room : s->keys;
 	s->chain = pc.buckets[h % pc.n_buckets];
 	pc.buckets[h % pc.n_buckets] = s;
 	lru_push_front(s);
@@ -257,6 +257,7 @@ lt_btree_pages_put(const char *file_key, uint64_t page_no, int64_t n, int64_t nu
 	lt_alloc_restore(&saved);
 	if (!s)
 		return NULL;
+	s->room = NULL;
 	if (nkeys)
 		memcpy(s->keys, keys, nkeys * sizeof(int64_t));
 	return insert(s, file_key, page_no, bytes, n, nulls, sorted);
@@ -265,16 +266,16 @@ lt_btree_pages_put(const char *file_key, uint64_t page_no, int64_t n, int64_t nu
 int64_t *
 lt_btree_pages_room(int64_t n)
 {
-	size_t		nkeys = n > 0 ? (size_t) n : 0;
+	size_t		nkeys = n > 0 ? (size_t) n : 1;
 	lt_allocator saved;
-	slot	   *s;
+	int64_t    *room;
 
 	if (pc.budget == 0 || sizeof(slot) + nkeys * sizeof(int64_t) > pc.budget)
 		return NULL;
 	saved = lt_alloc_swap(&pc.alloc);
-	s = lt_malloc(sizeof(slot) + nkeys * sizeof(int64_t));
+	room = lt_malloc(nkeys * sizeof(int64_t));
 	lt_alloc_restore(&saved);
-	return s ? s->keys : NULL;
+	return room;
 }
 
 const lt_btree_page *
@@ -282,6 +283,8 @@ lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t n
 {
 	/* the room as allocated (lt_btree_pages_room(n)) counts */
 	size_t		bytes = sizeof(slot) + (size_t) (n > 0 ? n : 1) * sizeof(int64_t) + strlen(file_key) + 1;
+	lt_allocator saved;
+	slot	   *s;
 
 	if (!sorted)
 	{
@@ -294,7 +297,16 @@ lt_btree_pages_keep(const char *file_key, uint64_t page_no, int64_t n, int64_t n
 		lt_btree_pages_discard(room);
 		return NULL;
 	}
-	return insert(slot_of_room(room), file_key, page_no, bytes, n, nulls, sorted);
+	saved = lt_alloc_swap(&pc.alloc);
+	s = lt_malloc(sizeof(slot));
+	lt_alloc_restore(&saved);
+	if (!s)
+	{
+		lt_btree_pages_discard(room);
+		return NULL;
+	}
+	s->room = room;
+	return insert(s, file_key, page_no, bytes, n, nulls, sorted);
 }
 
 void

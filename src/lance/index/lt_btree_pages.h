@@ -47,9 +47,10 @@ const lt_btree_page *lt_btree_pages_put(const char *file_key, uint64_t page, int
 										const int64_t *keys);
 
 /*
- * The same without the copy: room for n keys inside a new entry (NULL when nothing would be kept), which the
- * caller decodes the page into and then hands to lt_btree_pages_keep (kept, or freed when it cannot be; the
- * keys are those of slots [nulls, n) when sorted) or to lt_btree_pages_discard.
+ * The same without the copy: room for n keys (NULL when nothing would be kept), which the caller decodes the
+ * page into and then hands to lt_btree_pages_keep (kept, or freed when it cannot be; the keys are those of
+ * slots [nulls, n) when sorted) or to lt_btree_pages_discard. It is an allocation of its own in the cache's
+ * allocator: an int64 page may be decoded into it as an array's values.
  */
 int64_t    *lt_btree_pages_room(int64_t n);
 const lt_btree_page *lt_btree_pages_keep(const char *file_key, uint64_t page, int64_t n, int64_t nulls, bool sorted,

@@ -226,6 +226,8 @@ page_sorted(const lt_array *vals, bool known, int64_t *keys)
 	int64_t		n = vals->length,
 				nulls = vals->null_count;
 
+	/* keys may be the values themselves (an int64 page decoded into the cache's room): nothing to widen */
+
 	if (nulls > 0 && !known)
 	{
 		if (!vals->validity)
@@ -234,7 +236,8 @@ page_sorted(const lt_array *vals, bool known, int64_t *keys)
 			if ((vals->validity[i] != 0) != (i >= nulls))
 				return false;
 	}
-	lt_array_int64s(vals, n, keys);
+	if ((const void *) keys != (const void *) vals->values)
+		lt_array_int64s(vals, n, keys);
 	if (nulls > 0)
 		memmove(keys, keys + nulls, (size_t) (n - nulls) * sizeof(int64_t));
 	for (int64_t i = 1; !known && i < n - nulls; i++)
@@ -248,8 +251,8 @@ page_sorted(const lt_array *vals, bool known, int64_t *keys)
  * the page is not laid out that way (then the filter decides, key by key).
  */
 static bool
-search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, uint32_t *sel, int64_t *nsel,
-				  const char *cache_key, uint64_t page_no)
+search_point_keys(const point_keys *pk, lt_array *vals, uint8_t *layout, uint32_t *sel, int64_t *nsel,
+				  const char *cache_key, uint64_t page_no, int64_t *decoded)
 {
 	int64_t		n = vals->length,
 				nulls = vals->null_count;
@@ -263,6 +266,24 @@ search_point_keys(const point_keys *pk, const lt_array *vals, uint8_t *layout, u
 	/* *layout: what an earlier lookup of this reader found of this page (0: not known yet, 1: sorted) */
 	if (*layout == 2)
 		return false;
+	if (decoded && (const void *) vals->values == (const void *) decoded && nulls == 0)
+	{
+		/* the values were decoded into the cache's room: searched there, then kept without a copy */
+		sorted = page_sorted(vals, *layout == 1, decoded);
+		*layout = sorted ? 1 : 2;
+		if (!sorted)
+		{
+			/* the filter reads the values: they stay the array's; the page is remembered as unsorted */
+			lt_btree_pages_put(cache_key, page_no, n, nulls, false, NULL);
+			return false;
+		}
+		search_sorted(pk, decoded, n, 0, sel, nsel);
+		vals->values = NULL;	/* the room is the cache's (or freed) now */
+		vals->cap = 0;
+		vals->length = 0;
+		lt_btree_pages_keep(cache_key, page_no, n, 0, true, decoded);
+		return true;
+	}
 	/* kept for the next lookup of this page (whichever version of the dataset it reads): decoded in place */
 	if (cache_key)
 		room = lt_btree_pages_room(n > 0 ? n : 1);
@@ -315,6 +336,7 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 	bool		whole_page = start % s->batch_size == 0 &&
 		(n == s->batch_size || start + n == lt_index_file_rows(s->data));
 	const lt_btree_page *cached = NULL;
+	int64_t    *decoded = NULL;	/* the page cache's room the values are decoded into */
 
 	if (!(sel = lt_malloc((size_t) n * sizeof(uint32_t))))
 		return lt_nomem(err);
@@ -329,6 +351,19 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 	else
 	{
 		rc = lt_array_new(s->values_f, &vals, err);
+		/*
+		 * The int64 keys of a whole page a point lookup keeps are decoded into the page cache's room (copying
+		 * them in was a ninth of a cold lookup); other pages get room for every row at once (grown chunk by
+		 * chunk, the keys were copied by each doubling).
+		 */
+		if (rc == LT_OK && pk->v && whole_page && s->values_f->type == LT_TYPE_INT64 && !cached &&
+			!(s->page_layout && s->page_layout[page_no] == 2) && (decoded = lt_btree_pages_room((int64_t) n)))
+		{
+			vals->values = (uint8_t *) decoded;
+			vals->cap = (int64_t) n;
+		}
+		else if (rc == LT_OK)
+			rc = lt_array_reserve(vals, (int64_t) n, err);
 		if (rc == LT_OK)
 			rc = lt_field_reader_read(s->values_r, start, n, vals, err);
 		if (rc == LT_OK && vals->length != (int64_t) n)
@@ -349,7 +384,7 @@ scan_rows(lt_seg_reader *s, lt_filter *keyf, const point_keys *pk, uint64_t star
 			if (s->page_layout)
 				layout = &s->page_layout[page_no];
 		}
-		searched = search_point_keys(pk, vals, layout, sel, &nsel, whole_page ? s->page_key : NULL, page_no);
+		searched = search_point_keys(pk, vals, layout, sel, &nsel, whole_page ? s->page_key : NULL, page_no, decoded);
 	}
 	if (rc == LT_OK && !searched)
 	{
