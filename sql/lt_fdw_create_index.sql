@@ -178,12 +178,12 @@ SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_sq', NULL, 'm=16, e
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_bits=4')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=0')$$);
 SELECT ci_try($$SELECT lt_create_index('ci', 'id', 'ivf_hnsw_pq', NULL, 'num_sub_vectors=4, m=8, ef_construction=64')$$);
--- float16 and uint8 vectors (write/w_binvec: h16 fixed_size_list<float16, 8>, bits fixed_size_list<uint8, 16>): RaBitQ
--- codes are built over float32 vectors only (0A000); hamming is uint8's metric and uint8 vectors take no other (22023),
--- and only ivf_flat (0A000); nothing is written
+-- float16 and uint8 vectors (write/w_binvec: h16 fixed_size_list<float16, 8>, bits fixed_size_list<uint8, 16>): no
+-- RaBitQ codes over uint8 vectors (0A000); hamming is uint8's metric and uint8 vectors take no other (22023), and only
+-- ivf_flat (0A000); nothing is written (float16 IVF_RQ builds: test/interop/vector-rq.mjs, vector-types.mjs)
 CREATE FOREIGN TABLE ci_vt (id bigint, bits smallint[], h16 real[]) SERVER ci_lake OPTIONS (path 'write/w_binvec.lance');
 SELECT count(*) AS vt_indexes FROM lt_indexes('ci_vt') \gset
-SELECT ci_try($$SELECT lt_create_index('ci_vt', 'h16', 'ivf_rq', NULL, 'num_partitions=2')$$);
+SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_rq', NULL, 'num_partitions=2')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_vt', 'h16', 'ivf_flat', NULL, 'metric=hamming')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_flat', NULL, 'metric=l2')$$);
 SELECT ci_try($$SELECT lt_create_index('ci_vt', 'bits', 'ivf_sq')$$);

@@ -480,7 +480,7 @@ lt_create_index(PG_FUNCTION_ARGS)
 					 errmsg("lt_fdw: %s", err.msg),
 					 errdetail("Foreign table \"%s\", dataset %s, version " UINT64_FORMAT ".", relname, opts.uri,
 							   e->version)));
-		/* a kind not built for the column's element type (float16 / float64 RQ, uint8 but IVF_FLAT) */
+		/* a kind not built for the column's element type (uint8 but IVF_FLAT) */
 		if (rc == LT_EUNSUPPORTED && ivf)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

@@ -14,19 +14,31 @@ export function prng(seed) {
   return rnd;
 }
 
-// rows (id int64, vec fixed_size_list<float32, dim>) around `clusters` centres drawn from rnd
-export function clusteredVectors(rnd, dim, clusters) {
+// The element types of float vector columns: Arrow type, how a row's value is drawn (float16: on a grid of 1/64, so
+// every value below 16 is exact) and how a query's is (the engine's JavaScript binding takes a query as float32 and
+// rounds it to the column's type: float16 queries on the same grid, float64 ones float32 values)
+export const FLOAT_ELEMS = {
+  f32: { type: () => new A.Float32(), row: Math.fround, query: Math.fround, sql: "real[]", js: (q) => Float32Array.from(q) },
+  f16: { type: () => new A.Float16(), row: (x) => Math.round(x * 64) / 64, query: (x) => Math.round(x * 64) / 64, sql: "real[]",
+    js: (q) => Float32Array.from(q) },
+  f64: { type: () => new A.Float64(), row: (x) => x, query: Math.fround, sql: "double precision[]", js: (q) => Float64Array.from(q) },
+};
+
+// rows (id int64, vec fixed_size_list<float32 (or elem: float16 / float64), dim>) around `clusters` centres drawn
+// from rnd (the same draws for every element type)
+export function clusteredVectors(rnd, dim, clusters, elem = "f32") {
+  const e = FLOAT_ELEMS[elem];
   const centers = Array.from({ length: clusters }, () => Array.from({ length: dim }, () => rnd() * 20 - 10));
-  const vecOf = () => { const c = centers[Math.floor(rnd() * clusters)]; return c.map((x) => Math.fround(x + (rnd() - 0.5) * 4)); };
+  const vecOf = () => { const c = centers[Math.floor(rnd() * clusters)]; return c.map((x) => e.row(x + (rnd() - 0.5) * 4)); };
   const schema = new A.Schema([
     new A.Field("id", new A.Int64(), false),
-    new A.Field("vec", new A.FixedSizeList(dim, new A.Field("item", new A.Float32(), true)), false),
+    new A.Field("vec", new A.FixedSizeList(dim, new A.Field("item", e.type(), true)), false),
   ]);
   const rows = (start, n) => Array.from({ length: n }, (_, i) => ({ id: BigInt(start + i), vec: vecOf() }));
   // a query between two random centres
   const between = () => {
     const a = centers[Math.floor(rnd() * clusters)], b = centers[Math.floor(rnd() * clusters)];
-    return a.map((x, i) => Math.fround((x + b[i]) / 2 + (rnd() - 0.5) * 2));
+    return a.map((x, i) => e.query((x + b[i]) / 2 + (rnd() - 0.5) * 2));
   };
   return { centers, vecOf, schema, rows, between };
 }

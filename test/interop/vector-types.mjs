@@ -10,7 +10,7 @@
 //                                                     for uint8; lt_fdw.nprobes / refine_factor / vector_index off)
 //   node vector-types.mjs WORKDIR LT_INSPECT build     the same rows, but lt_fdw builds the index (lt-inspect create-index:
 //                                                     flat ivf_flat, sq ivf_hnsw_sq, ivfsq ivf_sq, pq ivf_pq of 4
-//                                                     sub-vectors; u8 ivf_flat hamming)
+//                                                     sub-vectors, rq ivf_rq; u8 ivf_flat hamming)
 //                                                     after the three fragments; the engine must list it (kind, rows,
 //                                                     metric) and its vectorSearch over it must equal lt-inspect's
 //                                                     (Lance 8 over IVF_HNSW_SQ: --hnsw-engine 8; Lance 8's dot IVF_SQ
@@ -74,9 +74,11 @@ const KINDS = {
   sq: { index: (m) => lancedb.Index.hnswSq({ numPartitions: 4, distanceType: m }), more: false,
     build: ["ivf_hnsw_sq", 4, [], ""], stats: "IVF_HNSW_SQ" },
   ivfsq: { more: true, deletions: true, build: ["ivf_sq", NPART, [], ""], stats: "IVF_SQ" },
+  // IVF_RQ over float16 / float64 built by lt_fdw (the engine's own: vector-rq.mjs)
+  rq: { more: true, deletions: true, build: ["ivf_rq", NPART, [], ""], stats: "IVF_RQ" },
 };
 const SETS = ourIndex ?
-  [["f16", ["l2", "cosine", "dot"], ["flat", "ivfsq", "sq", "pq"]], ["f64", ["l2", "cosine", "dot"], ["flat", "ivfsq", "sq", "pq"]], ["u8", ["hamming"], ["flat"]]] :
+  [["f16", ["l2", "cosine", "dot"], ["flat", "ivfsq", "sq", "pq", "rq"]], ["f64", ["l2", "cosine", "dot"], ["flat", "ivfsq", "sq", "pq", "rq"]], ["u8", ["hamming"], ["flat"]]] :
   [["f16", ["l2", "cosine", "dot"], ["flat", "pq", "sq"]], ["f64", ["l2", "cosine", "dot"], ["flat", "pq", "sq"]], ["u8", ["hamming"], ["flat"]]];
 
 // rows around `clusters` centres: floats (a centre plus noise, in the element type's grid) or bytes (a random centre
@@ -227,6 +229,8 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
           if (refine) args.push("--refine", String(refine));
           // lt_fdw writes its graphs as Lance 12 does; Lance 8 walks them its own way (lt_hnsw.h)
           if (mode === "build" && kind === "sq" && REF === "8") args.push("--hnsw-engine", "8");
+          // and takes the norm of a float16 cosine query to IVF_RQ in float16 arithmetic (lt_ivf.h f16_engine)
+          if (kind === "rq" && REF === "8") args.push("--f16-engine", "8");
           const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
             .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
           // lt-inspect prints row ids (addresses): ids are the row's position (3 x 1000 + 400, deletions keep places)

@@ -19,9 +19,10 @@
 # IVF_HNSW_PQ over the same kind of data, searched by lt-inspect and by SQL with nprobes, lt_fdw.ef, refine and
 # prefilters, must give the engine's vectorSearch answer on the same files (ids in order, distances).
 # IVF_RQ (vector-rq.mjs, vector-rq-sql.mjs; once with Lance 8, once with Lance 12): the engine's RaBitQ indexes over
-# the same kind of data, searched by lt-inspect and SQL with nprobes, refine and prefilters: the engine's answer on
-# the same files (ids in order, distances); the RaBitQ reader under ASan, damaged RQ files an error naming the file
-# (SQL: XX001), codes of a form not read searched exactly with EXPLAIN saying why.
+# the same kind of data, float32, float16 and float64 vectors, searched by lt-inspect and SQL with nprobes, refine and
+# prefilters: the engine's answer on the same files (ids in order, distances; Lance 8's float16 cosine through
+# lt-inspect --f16-engine 8, SQL against Lance 12 there); the RaBitQ reader under ASan, damaged RQ files an error
+# naming the file (SQL: XX001), codes of a form not read searched exactly with EXPLAIN saying why.
 # Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
 # metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
 # in SQL; the engine lists it, searches it (every partition probed = its exact answer; one probe = true distances),
@@ -41,9 +42,10 @@
 # same graphs differently), nprobes 1/3/all, ef 40, refine 2; recall@10 (24 queries) not below Lance 12's own index of
 # the same kind and data by more than 0.05 (SQ) / 0.08 (8-bit PQ; 4-bit: reported); byte-identical rebuilds; append + optimize.
 # float16 / float64 / uint8 index builds (vector-types.mjs build, Lance 8 and 12; sqlbuild with Lance 12): lt_fdw builds IVF_FLAT,
-# IVF_SQ, IVF_HNSW_SQ over float16 / float64 vectors and IVF_FLAT hamming over uint8 ones, the engine lists them and its
-# vectorSearch over them equals lt-inspect's (SQL's). IVF_RQ building (vector-rq.mjs build, Lance 8 and 12): the engine lists
-# lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's; rebuilds byte-identical.
+# IVF_SQ, IVF_HNSW_SQ, IVF_PQ, IVF_RQ over float16 / float64 vectors and IVF_FLAT hamming over uint8 ones, the engine lists
+# them and its vectorSearch over them equals lt-inspect's (SQL's). IVF_RQ building (vector-rq.mjs build, Lance 8 and 12;
+# float32, float16, float64): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's; rebuilds
+# byte-identical.
 # With LT_REF=12 (l12.sh's vector part): vector.mjs and vector-sql.mjs only, against Lance 12 (see every_part).
 # Ends with "interop-vector: N passed, M failed".
 set -uo pipefail
@@ -87,9 +89,10 @@ for ref in 8 12; do
 		"ivf_hnsw_sq, ivf_hnsw_pq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-hnsw.mjs" "$TMP/$sub" "$INSPECT"
 done
 
-# IVF_RQ built by each engine (both write 1-bit codes, fast rotation, the raw-query estimate), searched by lt-inspect
+# IVF_RQ built by each engine (both write 1-bit codes, fast rotation, the raw-query estimate) over float32, float16 and
+# float64 vectors, searched by lt-inspect
 for ref in 8 12; do
-	node_check "$TMP/rq$ref.log" "^rq" "ivf_rq (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
+	node_check "$TMP/rq$ref.log" "^rq" "ivf_rq over float32 / float16 / float64 (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
 		"ivf_rq (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rq$ref" "$INSPECT"
 done
 
@@ -100,16 +103,16 @@ for ref in 8 12; do
 		"float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect
 done
 
-# IVF_FLAT / IVF_SQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
+# IVF_FLAT / IVF_SQ / IVF_HNSW_SQ / IVF_PQ / IVF_RQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
 # (lt_ivf_build.h), listed and searched by each engine
 for ref in 8 12; do
 	node_check "$TMP/typesb$ref.log" "^(f16|f64|u8) " "float16 / float64 / uint8 (hamming) index builds (Lance $ref): the engine lists lt_fdw's indexes and its vectorSearch over them equals lt-inspect's" \
 		"float16 / float64 / uint8 index builds (Lance $ref): the engine's search of lt_fdw's index" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/typesb$ref" "$INSPECT" build
 done
 
-# IVF_RQ built by lt-inspect (lt_rq_build.h), listed and searched by each engine
+# IVF_RQ built by lt-inspect (lt_rq_build.h) over float32, float16 and float64 vectors, listed and searched by each engine
 for ref in 8 12; do
-	node_check "$TMP/rqb$ref.log" "^rq" "ivf_rq build (Lance $ref): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's, rebuilds byte-identical" \
+	node_check "$TMP/rqb$ref.log" "^rq" "ivf_rq build, float32 / float16 / float64 (Lance $ref): the engine lists lt_fdw's IVF_RQ and its vectorSearch over it equals lt-inspect's, rebuilds byte-identical" \
 		"ivf_rq build (Lance $ref): the engine's search of lt_fdw's index" env LT_REF=$ref node "$HERE/vector-rq.mjs" "$TMP/rqb$ref" "$INSPECT" build
 done
 
@@ -216,13 +219,16 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	else
 		ko "san: IVF_HNSW search under ASan/UBSan" "$(tail -n 5 "$TMP/san-hnsw.out")"
 	fi
-	# the RaBitQ reader under ASan/UBSan (Lance 12's IVF_RQ: an unindexed fragment, deletions, refine), then damaged:
+	# the RaBitQ reader under ASan/UBSan (Lance 12's IVF_RQ: an unindexed fragment, deletions, refine; float16 and
+	# float64 vectors, Lance 8's float16 norm), then damaged:
 	# truncated files, no rotation signs, a code_dim that does not fit: an error naming the file;
 	# multi-bit codes (not read): an error saying so
 	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/l2/rq_more.lance" --column vec --query "$q" --nprobes 2 >"$TMP/san-rq.out" 2>&1 &&
 		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/dot/rq.lance" --column vec --query "$q" --nprobes 4 --metric dot >>"$TMP/san-rq.out" 2>&1 &&
 		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/cosine/rq_more.lance" --column vec --query "$q" --nprobes 3 --refine 2 --metric cosine >>"$TMP/san-rq.out" 2>&1 &&
-		[ "$(grep -c _rowid "$TMP/san-rq.out")" -eq 30 ]; then
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq8/f16/cosine/rq_more.lance" --column vec --query "$q" --nprobes 2 --refine 2 --metric cosine --f16-engine 8 >>"$TMP/san-rq.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/f64/l2/rq.lance" --column vec --query "$q" --nprobes 3 >>"$TMP/san-rq.out" 2>&1 &&
+		[ "$(grep -c _rowid "$TMP/san-rq.out")" -eq 50 ]; then
 		ok "san: IVF_RQ search under ASan/UBSan"
 	else
 		ko "san: IVF_RQ search under ASan/UBSan" "$(tail -n 5 "$TMP/san-rq.out")"
@@ -316,7 +322,7 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 			"sql: IVF_HNSW_* (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-hnsw-sql.mjs" "$TMP" "$sub"
 		node_check "$TMP/types$ref-sql.log" "^(f16|f64|u8) " "sql: ORDER BY vec <op> q LIMIT k over float16 / float64 / uint8 (<~>) vectors through the engine's indexes (Lance $ref) equals its vectorSearch" \
 			"sql: float16 / float64 / uint8 vector indexes (Lance $ref) differ from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" sql
-		node_check "$TMP/rq$ref-sql.log" '' "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ (Lance $ref) equals the engine's vectorSearch" \
+		node_check "$TMP/rq$ref-sql.log" '^f16 cosine' "sql: ORDER BY vec <op> q LIMIT k through IVF_RQ over float32 / float16 / float64 (Lance $ref) equals the engine's vectorSearch" \
 			"sql: IVF_RQ (Lance $ref) differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-rq-sql.mjs" "$TMP" rq$ref
 	done
 	# a damaged RaBitQ file fails the query with XX001 naming it; codes of a form not read: exact, EXPLAIN says why
@@ -343,7 +349,7 @@ if lt_cluster_create "$TMP/pg" && lt_cluster_start; then
 	node_check "$TMP/sqlhnswbuild.log" '^ivf_hnsw' "sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...) builds an index the engines search as SQL ANN does" \
 		"sql: lt_create_index(..., 'ivf_hnsw_sq' | 'ivf_hnsw_pq', ...)" node "$HERE/vector-hnsw-build.mjs" "$TMP" "$INSPECT" sql
 	# float16 / float64 / uint8 builds through lt_create_index (Lance 12: SQL walks lt_fdw's graphs as Lance 12 does)
-	node_check "$TMP/typesbs.log" "^(f16|f64|u8) " "sql: lt_create_index over float16 / float64 / uint8 vectors builds indexes Lance 12 lists and searches as SQL ANN does" \
+	node_check "$TMP/typesbs.log" "^(f16|f64|u8) " "sql: lt_create_index over float16 / float64 / uint8 vectors (IVF_RQ too) builds indexes Lance 12 lists and searches as SQL ANN does" \
 		"sql: lt_create_index over float16 / float64 / uint8 vectors" env LT_REF=12 node "$HERE/vector-types.mjs" "$TMP/typesbs" "$INSPECT" sqlbuild
 	node_check "$TMP/sqlpqbuild.log" '' "sql: lt_create_index(..., 'ivf_pq' | 'ivf_sq', ...) builds an index the engine searches as SQL ANN does" \
 		"sql: lt_create_index(..., 'ivf_pq', ...)" node "$HERE/vector-pq-build.mjs" "$TMP" "$INSPECT" sql

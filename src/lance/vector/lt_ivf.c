@@ -651,12 +651,6 @@ ivf_open(lt_store *store, const char *dir, bool with_storage, bool use_cache, ui
 		}
 		else if (strcmp(ix->type_name, "IVF_RQ") == 0)
 		{
-			/* RaBitQ of float16 / float64 vectors: not seen from an engine yet */
-			if (ix->elem != LT_TYPE_FLOAT32)
-			{
-				rc = lt_error_set(err, LT_EUNSUPPORTED, "%s: IVF_RQ of %s vectors", path, lt_type_name(ix->elem));
-				goto done;
-			}
 			if ((rc = lt_rq_open(ix->aux, ix->dim, &ix->rq, err)) != LT_OK)
 				goto done;
 		}

@@ -102,6 +102,11 @@ typedef struct lt_ivf
 	/* the same for uint8 vectors (hamming): the byte query, which routes and scores */
 	const uint8_t *query_u8;
 	/*
+	 * IVF_RQ over float16 vectors, cosine: whose norm of the query the search takes (0 or 12: Lance
+	 * 12's, in float; 8: Lance 8's, its sum of squares and root rounded to float16), set per search.
+	 */
+	int			f16_engine;
+	/*
 	 * When set (approximate kinds): rows are offered to the top-k under their scan sequence number,
 	 * not their row id, so that rows at equal distances rank in scan order (the engine's heap keeps
 	 * the first seen); seq->ids maps the number back to the row id.

@@ -145,8 +145,6 @@ unsupported(const lt_field *column, lt_ivf_build_kind kind, const char *metric, 
 	*invalid = false;
 	if (ham && kind != LT_IVF_BUILD_FLAT)
 		return "uint8 vectors (metric hamming) are indexed as IVF_FLAT only";
-	if ((elem == LT_TYPE_FLOAT16 || elem == LT_TYPE_FLOAT64) && kind == LT_IVF_BUILD_RQ)
-		return "float16 and float64 vectors are not indexed with RaBitQ codes (IVF_FLAT, IVF_PQ, IVF_SQ, IVF_HNSW_SQ, IVF_HNSW_PQ are)";
 	return NULL;
 }
 

@@ -399,6 +399,7 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		ivf->seq = into == &cand && graphs ? &seq : NULL;
 		ivf->part_heap = graphs ? NULL : &ph;
 		ivf->query64 = q->kernel == LT_VKERNEL_F64 ? q->query : NULL;
+		ivf->f16_engine = p->f16_engine;
 		ivf->query_u8 = q->kernel == LT_VKERNEL_U8 ? q->query : NULL;
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
 
