@@ -101,6 +101,12 @@ typedef struct lt_ivf
 	/* the same for uint8 vectors (hamming): the byte query, which routes and scores */
 	const uint8_t *query_u8;
 	/*
+	 * Set by the caller before a search of float16 PQ codes: whose arithmetic the query's table follows,
+	 * 8 (Lance 8's) or else Lance 12's (lt_ivf_pq_table); the index files do not say, the caller takes
+	 * the engine that committed the index (lt_vsearch.c).
+	 */
+	int			f16_engine;
+	/*
 	 * When set (approximate kinds): rows are offered to the top-k under their scan sequence number,
 	 * not their row id, so that rows at equal distances rank in scan order (the engine's heap keeps
 	 * the first seen); seq->ids maps the number back to the row id.
@@ -119,6 +125,12 @@ typedef struct lt_ivf
 	char	   *aux_path;
 	bool		pq;				/* the storage is PQ codes (IVF_PQ, IVF_HNSW_PQ) */
 } lt_ivf;
+
+/*
+ * A float16 query q normalized (cosine) as engine (8 or 12) normalizes it, into out (dim floats, each a
+ * float16 value): Lance 8 in float16 arithmetic, Lance 12 by a norm taken in float.
+ */
+void		lt_ivf_f16_normalize(const float *q, uint32_t dim, int engine, float *out);
 
 typedef struct lt_ivf_seq
 {

@@ -125,6 +125,58 @@ accept_row(uint64_t id, void *arg)
 	return ok;
 }
 
+/* The engine a manifest names as its writer: a "lance" major version, or 12 for any other writer. */
+static int
+writer_engine(const Lt__Pb__Manifest *m)
+{
+	const Lt__Pb__WriterVersion *w = m ? m->writer_version : NULL;
+
+	if (w == NULL || w->library == NULL || strcmp(w->library, "lance") != 0 || w->version == NULL)
+		return 12;
+	return atoi(w->version) < 12 ? 8 : 12;
+}
+
+static bool
+lists_segment(const lt_dataset *ds, const char *uuid)
+{
+	lt_index_list *l = NULL;
+	bool		found = false;
+
+	if (lt_dataset_indexes(ds, &l, NULL) != LT_OK)
+		return false;
+	for (size_t i = 0; !found && i < l->n; i++)
+		for (size_t j = 0; !found && j < l->items[i].n_segments; j++)
+			found = strcmp(l->items[i].segments[j].uuid, uuid) == 0;
+	lt_index_list_free(l);
+	return found;
+}
+
+/*
+ * Whose arithmetic a float16 PQ segment's tables follow (lt_ivf.f16_engine): the engine that committed
+ * the segment.  Its files and IndexMetadata do not name their writer (Lance 8 and 12 write them alike);
+ * the manifest of the version that added it does (writer_version): version dataset_version + 1 when it
+ * is still there and lists the segment, else the manifest read now.  A "lance" before 12: Lance 8's;
+ * any other writer (Lance 12, lt_fdw, which builds as Lance 12 does): Lance 12's.
+ */
+static int
+segment_engine(lt_dataset *ds, const lt_index_segment *seg)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+	lt_dataset *at = NULL;
+	int			engine;
+
+	if (ds->branch == NULL && seg->dataset_version + 1 < ds->version)
+	{
+		lt_version_spec spec = {.version = seg->dataset_version + 1};
+
+		if (lt_dataset_open(ds->store, ds->prefix, &spec, &at, NULL) == LT_OK && lists_segment(at, seg->uuid))
+			m = at->manifest;
+	}
+	engine = writer_engine(m);
+	lt_dataset_close(at);
+	return engine;
+}
+
 bool
 lt_index_is_vector(const lt_index *idx)
 {
@@ -168,6 +220,9 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			vx->n_segments++;
 		if (rc == LT_OK && lt_ivf_is_hnsw(vx->segments[s]))
 			rc = lt_hnsw_open(ds->store, dir, vx->segments[s], &vx->graphs[s], err);
+		/* float16 PQ codes: scored with the arithmetic of the engine that wrote them (HNSW: lt_hnsw.c) */
+		else if (rc == LT_OK && vx->segments[s]->pq && vx->segments[s]->elem == LT_TYPE_FLOAT16)
+			vx->segments[s]->f16_engine = segment_engine(ds, &idx->segments[s]);
 		lt_free(dir);
 		if (rc != LT_OK)
 			break;
