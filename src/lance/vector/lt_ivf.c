@@ -1316,8 +1316,11 @@ pq_scale(const lt_ivf *ix, float d)
 			/* L2 of normalized vectors: squared, twice the cosine distance */
 			return (double) d / 2;
 		default:
-			/* the sum of (1 - dot) over the sub-vectors, minus (M - 1), is 1 - dot */
-			return (double) d - (double) (ix->pq_m - 1) - 1;
+			/*
+			 * the sum of (1 - dot) over the sub-vectors, minus (M - 1), is 1 - dot: the engine takes
+			 * that difference in float (rounded where it crosses a power of two), and ranks by it
+			 */
+			return (double) (d - (float) (ix->pq_m - 1)) - 1;
 	}
 }
 
