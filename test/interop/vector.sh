@@ -33,7 +33,9 @@
 # float16 / float64 / uint8 vectors (vector-types.mjs; once with Lance 8, once with Lance 12): the engine's IVF_FLAT,
 # IVF_PQ and IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT with metric hamming over uint8 ones, searched
 # by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
-# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order).
+# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order); IVF_PQ code scores
+# equal to the last bit (float16: the arithmetic of the engine that committed the index), also of 8- and 16-item
+# sub-vectors; float64 / float16 IVF_PQ searched under ASan/UBSan.
 # IVF_HNSW_SQ / IVF_HNSW_PQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot;
 # deletions) lt_fdw builds both (4 partitions, m 20, ef_construction 150; PQ of 4 sub-vectors, 8-bit, and of 8
 # sub-vectors, 4-bit) with lt-inspect and with lt_create_index; Lance 8 and 12 list them, Lance 12's vectorSearch over
@@ -246,7 +248,9 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		mv "$f.orig" "$f"
 	done
 	# float16 / float64 / uint8 index readers under ASan/UBSan; damaged float16 / float64 index files an error naming them
-	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
+	# (float64 IVF_PQ: the table in double; float16 IVF_PQ of 16-item sub-vectors: Lance 12's lane sums)
+	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance \
+		"$TMP"/types8/f64/dot/pq.lance "$TMP"/types12/f64/cosine/pq.lance "$TMP"/types12/f16/l2/pq_sub16.lance "$TMP"/types8/u8/hamming/flat.lance; do
 		m=$(basename "$(dirname "$ds")")
 		if [ -d "$ds" ] && "$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --metric "$m" --nprobes 3 >"$TMP/san.out" 2>&1 &&
 			[ "$(grep -c '_rowid' "$TMP/san.out")" -eq 10 ]; then
