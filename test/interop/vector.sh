@@ -35,7 +35,8 @@
 # by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
 # the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order); IVF_PQ code scores
 # equal to the last bit (float16: the arithmetic of the engine that committed the index), also of 8- and 16-item
-# sub-vectors; float64 / float16 IVF_PQ searched under ASan/UBSan.
+# sub-vectors; float64 / float16 IVF_PQ searched under ASan/UBSan. A float16 IVF_PQ Lance 8 built, then Lance 12 committed
+# on top (vector-f16-writer.mjs): lt-inspect's code scores still Lance 8's.
 # IVF_HNSW_SQ / IVF_HNSW_PQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot;
 # deletions) lt_fdw builds both (4 partitions, m 20, ef_construction 150; PQ of 4 sub-vectors, 8-bit, and of 8
 # sub-vectors, 4-bit) with lt-inspect and with lt_create_index; Lance 8 and 12 list them, Lance 12's vectorSearch over
@@ -101,6 +102,16 @@ for ref in 8 12; do
 	node_check "$TMP/types$ref.log" "^(f16|f64|u8) " "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
 		"float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect
 done
+
+# a float16 IVF_PQ Lance 8 built, then Lance 12 committed on top: lt-inspect still scores it in Lance 8's arithmetic
+# (the writer of the version that added the index), its code scores Lance 8's to the last bit
+if env LT_REF=8 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" build >"$TMP/f16writer.log" 2>&1 &&
+	env LT_REF=12 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" delete >>"$TMP/f16writer.log" 2>&1 &&
+	env LT_REF=8 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" compare "$INSPECT" >>"$TMP/f16writer.log" 2>&1; then
+	ok "float16 IVF_PQ of Lance 8 after a Lance 12 commit: lt-inspect's code scores equal Lance 8's ($(tail -n 1 "$TMP/f16writer.log"))"
+else
+	ko "float16 IVF_PQ of Lance 8 after a Lance 12 commit: lt-inspect's code scores differ from Lance 8's" "$(tail -n 12 "$TMP/f16writer.log")"
+fi
 
 # IVF_FLAT / IVF_SQ / IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
 # (lt_ivf_build.h), listed and searched by each engine
