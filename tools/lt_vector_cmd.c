@@ -9,8 +9,9 @@
  * distance, cosine distance, negative dot product).  With --index (or the first IVF index on the
  * column when neither --index nor --exact is given) the search goes through that index: nprobes
  * partitions of each segment (HNSW kinds: ef results kept by each partition's graph search), the
- * fragments no segment covers exactly; --exact scores every row.  --hnsw-engine: walk HNSW graphs as that
- * Lance engine does (default: as the engine that wrote them; lt_hnsw.h lt_hnsw_search_as).
+ * fragments no segment covers exactly; --exact scores every row.  --hnsw-engine: walk HNSW graphs, and score
+ * float16 PQ codes, as that Lance engine does (default: as the engine that wrote them; lt_hnsw.h
+ * lt_hnsw_search_as, lt_ivf.h f16_engine).
  */
 #include "lt_vector_cmd.h"
 

@@ -13,7 +13,7 @@
 //                                                     sub-vectors; u8 ivf_flat hamming)
 //                                                     after the three fragments; the engine must list it (kind, rows,
 //                                                     metric) and its vectorSearch over it must equal lt-inspect's
-//                                                     (Lance 8 over IVF_HNSW_SQ: --hnsw-engine 8; Lance 8's dot IVF_SQ
+//                                                     (Lance 8 over IVF_HNSW_SQ and IVF_PQ: --hnsw-engine 8; Lance 8's dot IVF_SQ
 //                                                     is not searched: it ranks by the codes' own dot product; PQ: also
 //                                                     the engine's recall@10 over it, refine 2)
 //   node vector-types.mjs WORKDIR LT_INSPECT sqlbuild  the same with lt_create_index, searched through SQL (run it with
@@ -243,7 +243,8 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
           if (np === 0) args.push("--exact"); else args.push("--nprobes", String(np));
           if (refine) args.push("--refine", String(refine));
           // lt_fdw writes its graphs as Lance 12 does; Lance 8 walks them its own way (lt_hnsw.h)
-          if (mode === "build" && kind === "sq" && REF === "8") args.push("--hnsw-engine", "8");
+          // (and scores float16 PQ codes as Lance 12 does, the writer lt_fdw builds as: Lance 8 in its own arithmetic)
+          if (mode === "build" && (kind === "sq" || isPq(kind)) && REF === "8") args.push("--hnsw-engine", "8");
           const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
             .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
           // lt-inspect prints row ids (addresses): ids are the row's position (3 x 1000 + 400, deletions keep places)
@@ -294,7 +295,8 @@ for (const [elem, metrics, kinds] of SETS) for (const metric of metrics) {
         const ref = (await old.vectorSearch(elem === "f16" ? Float32Array.from(q) : Float64Array.from(q)).distanceType(metric)
           .limit(K).nprobes(np).withRowId().select(["id"]).toArray()).map((r) => ({ id: String(r.id), d: r._distance }));
         const out = execFileSync(inspect, ["vector-search", ds, "--column", "vec", "--query", q.join(","), "--k", String(K),
-          "--metric", metric, "--nprobes", String(np), "--version", String(idxVersion)], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
+          "--metric", metric, "--nprobes", String(np), "--version", String(idxVersion), ...(mode === "build" && REF === "8" ? ["--hnsw-engine", "8"] : [])],
+          { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] })
           .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
         const ours = out.map((r) => { const a = BigInt(r._rowid); return { id: String((a >> 32n) * 1000n + (a & 0xffffffffn)), d: engineDistance(metric, r._distance, true) }; });
         const what = `${elem} ${metric} pq code scores query ${qi} nprobes ${np}`;

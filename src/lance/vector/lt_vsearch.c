@@ -20,6 +20,7 @@ struct lt_vindex
 	size_t		n_segments;
 	lt_ivf	  **segments;		/* idx->segments[i], opened */
 	lt_hnsw   **graphs;			/* of IVF_HNSW_* segments, else NULL */
+	int		   *writers;		/* float16 PQ segments: the engine that committed each (segment_engine) */
 	uint32_t   *parts;			/* scratch: the probed partitions */
 	uint32_t	max_partitions;
 	/* the deleted offsets of each dataset fragment (parallel to ds->fragments), read on first use */
@@ -196,10 +197,14 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 		return lt_error_set(err, LT_EUNSUPPORTED, "index %s has no segments", idx->name);
 	if ((vx = lt_calloc(1, sizeof(lt_vindex))) == NULL ||
 		(vx->segments = lt_calloc(idx->n_segments, sizeof(lt_ivf *))) == NULL ||
-		(vx->graphs = lt_calloc(idx->n_segments, sizeof(lt_hnsw *))) == NULL)
+		(vx->graphs = lt_calloc(idx->n_segments, sizeof(lt_hnsw *))) == NULL ||
+		(vx->writers = lt_calloc(idx->n_segments, sizeof(int))) == NULL)
 	{
 		if (vx)
+		{
 			lt_free(vx->segments);
+			lt_free(vx->graphs);
+		}
 		lt_free(vx);
 		return lt_nomem(err);
 	}
@@ -222,7 +227,7 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			rc = lt_hnsw_open(ds->store, dir, vx->segments[s], &vx->graphs[s], err);
 		/* float16 PQ codes: scored with the arithmetic of the engine that wrote them (HNSW: lt_hnsw.c) */
 		else if (rc == LT_OK && vx->segments[s]->pq && vx->segments[s]->elem == LT_TYPE_FLOAT16)
-			vx->segments[s]->f16_engine = segment_engine(ds, &idx->segments[s]);
+			vx->writers[s] = segment_engine(ds, &idx->segments[s]);
 		lt_free(dir);
 		if (rc != LT_OK)
 			break;
@@ -260,6 +265,7 @@ lt_vindex_close(lt_vindex *vx)
 		lt_ivf_close(vx->segments[s]);
 	}
 	lt_free(vx->graphs);
+	lt_free(vx->writers);
 	lt_free(vx->segments);
 	lt_free(vx->parts);
 	for (size_t i = 0; vx->deleted && i < vx->ds->n_fragments; i++)
@@ -445,6 +451,8 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		ivf->seq = into == &cand ? &seq : NULL;
 		ivf->query64 = q->kernel == LT_VKERNEL_F64 ? q->query : NULL;
 		ivf->query_u8 = q->kernel == LT_VKERNEL_U8 ? q->query : NULL;
+		/* float16 PQ: the writer's arithmetic, or the engine asked for (as for HNSW walks) */
+		ivf->f16_engine = p->hnsw_engine ? p->hnsw_engine : vx->writers[s];
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
 
 		for (size_t m = 0; m < ACCEPT_MEMO; m++)
