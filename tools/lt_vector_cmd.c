@@ -2,16 +2,16 @@
  * lt_vector_cmd.c — lt-inspect's vector search.
  *
  *   vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot|hamming] [--nprobes N]
- *                 [--refine F] [--ef E] [--hnsw-engine 8|12] [--f16-engine 8|12] [--index NAME | --exact] [--version N]
+ *                 [--refine F] [--ef E] [--hnsw-engine 8|12] [--index NAME | --exact] [--version N]
  *
  * The k nearest live rows to the query, nearest first, one JSON line each: {"_rowid": "...",
  * "_distance": d} (the row address as the row id; the distance as the SQL operator gives it: L2
  * distance, cosine distance, negative dot product).  With --index (or the first IVF index on the
  * column when neither --index nor --exact is given) the search goes through that index: nprobes
  * partitions of each segment (HNSW kinds: ef results kept by each partition's graph search), the
- * fragments no segment covers exactly; --exact scores every row.  --hnsw-engine: walk HNSW graphs as that
- * Lance engine does (default: as the engine that wrote them; lt_hnsw.h lt_hnsw_search_as).  --f16-engine:
- * take the norm of a float16 cosine query to an IVF_RQ index as that engine does (default: Lance 12; lt_ivf.h).
+ * fragments no segment covers exactly; --exact scores every row.  --hnsw-engine: walk HNSW graphs, and score
+ * float16 PQ codes, as that Lance engine does (default: as the engine that wrote them; lt_hnsw.h
+ * lt_hnsw_search_as, lt_ivf.h f16_engine).
  */
 #include "lt_vector_cmd.h"
 
@@ -32,7 +32,7 @@ static int
 usage_vs(void)
 {
 	fprintf(stderr, "usage: lt-inspect vector-search DIR --column C --query X,Y,... [--k K] [--metric l2|cosine|dot|hamming]\n"
-			"                   [--nprobes N] [--refine F] [--ef E] [--hnsw-engine 8|12] [--f16-engine 8|12] [--index NAME | --exact] [--version N]\n");
+			"                   [--nprobes N] [--refine F] [--ef E] [--hnsw-engine 8|12] [--index NAME | --exact] [--version N]\n");
 	return 2;
 }
 
@@ -56,8 +56,7 @@ cmd_vector_search(int argc, char **argv)
 	uint32_t	nprobes = 0,
 				refine = 0,
 				ef = 0;
-	int			hnsw_engine = 0,
-				f16_engine = 0;
+	int			hnsw_engine = 0;
 	bool		exact = false;
 	lt_vmetric	metric;
 	float	   *qv = NULL;
@@ -90,12 +89,6 @@ cmd_vector_search(int argc, char **argv)
 			refine = (uint32_t) strtoul(argv[++i], NULL, 10);
 		else if (strcmp(argv[i], "--ef") == 0 && i + 1 < argc)
 			ef = (uint32_t) strtoul(argv[++i], NULL, 10);
-		else if (strcmp(argv[i], "--f16-engine") == 0 && i + 1 < argc)
-		{
-			f16_engine = atoi(argv[++i]);
-			if (f16_engine != 8 && f16_engine != 12)
-				return usage_vs();
-		}
 		else if (strcmp(argv[i], "--hnsw-engine") == 0 && i + 1 < argc)
 		{
 			hnsw_engine = atoi(argv[++i]);
@@ -148,7 +141,7 @@ cmd_vector_search(int argc, char **argv)
 	{
 		lt_knn_query q = {lt_schema_find_name(ds->schema, column), metric, LT_VKERNEL_F32, qv, dim, false};
 		lt_vsearch_stats st = {0};
-		lt_vsearch_params vp = {nprobes, refine, NULL, NULL, ef, hnsw_engine, f16_engine};
+		lt_vsearch_params vp = {nprobes, refine, NULL, NULL, ef, hnsw_engine};
 		lt_code		rc;
 
 		if (!lt_knn_field_ok(q.field))

@@ -96,7 +96,7 @@ for (const metric of ["l2", "cosine", "dot"]) {
         if (np === 0) args.push("--exact"); else args.push("--nprobes", String(np));
         if (refine) args.push("--refine", String(refine));
         // Lance 8 takes the norm of a float16 cosine query in float16 arithmetic (lt_ivf.h f16_engine)
-        if (REF === "8") args.push("--f16-engine", "8");
+        if (REF === "8") args.push("--hnsw-engine", "8");
         const out = execFileSync(inspect, args, { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] })
           .trim().split("\n").filter(Boolean).map((l) => JSON.parse(l));
         const ours = out.map((r) => ({ id: r._rowid, d: engineDistance(metric, r._distance) }));

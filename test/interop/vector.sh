@@ -20,8 +20,8 @@
 # prefilters, must give the engine's vectorSearch answer on the same files (ids in order, distances).
 # IVF_RQ (vector-rq.mjs, vector-rq-sql.mjs; once with Lance 8, once with Lance 12): the engine's RaBitQ indexes over
 # the same kind of data, float32, float16 and float64 vectors, searched by lt-inspect and SQL with nprobes, refine and
-# prefilters: the engine's answer on the same files (ids in order, distances; Lance 8's float16 cosine through
-# lt-inspect --f16-engine 8, SQL against Lance 12 there); the RaBitQ reader under ASan, damaged RQ files an error
+# prefilters: the engine's answer on the same files (ids in order, distances; float16 cosine queries normalized as the
+# engine that built the index does); the RaBitQ reader under ASan, damaged RQ files an error
 # naming the file (SQL: XX001), codes of a form not read searched exactly with EXPLAIN saying why.
 # Index building (vector-build.mjs): on copies of those datasets lt_fdw builds IVF_FLAT (8 partitions, the dataset's
 # metric), once with `lt-inspect create-index --kind ivf_flat` and once with lt_create_index(..., 'ivf_flat', ...)
@@ -34,7 +34,10 @@
 # float16 / float64 / uint8 vectors (vector-types.mjs; once with Lance 8, once with Lance 12): the engine's IVF_FLAT,
 # IVF_PQ and IVF_HNSW_SQ over float16 and float64 vectors and IVF_FLAT with metric hamming over uint8 ones, searched
 # by lt-inspect and SQL (real[] / double precision[] / smallint[] with <~>) at nprobes 1/3/8, refine 2 and exactly:
-# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order).
+# the engine's answer (ids in order, distances; Hamming rows tied at one distance in any order); IVF_PQ code scores
+# equal to the last bit (float16: the arithmetic of the engine that committed the index), also of 8- and 16-item
+# sub-vectors; float64 / float16 IVF_PQ searched under ASan/UBSan. A float16 IVF_PQ Lance 8 built, then Lance 12 committed
+# on top (vector-f16-writer.mjs): lt-inspect's code scores still Lance 8's.
 # IVF_HNSW_SQ / IVF_HNSW_PQ building (vector-hnsw-build.mjs): on clustered datasets of its own (l2, cosine, dot;
 # deletions) lt_fdw builds both (4 partitions, m 20, ef_construction 150; PQ of 4 sub-vectors, 8-bit, and of 8
 # sub-vectors, 4-bit) with lt-inspect and with lt_create_index; Lance 8 and 12 list them, Lance 12's vectorSearch over
@@ -102,6 +105,16 @@ for ref in 8 12; do
 	node_check "$TMP/types$ref.log" "^(f16|f64|u8) " "float16 / float64 / uint8 (hamming) vector indexes (Lance $ref): lt-inspect vector-search equals the engine's vectorSearch" \
 		"float16 / float64 / uint8 vector indexes (Lance $ref): lt-inspect vector-search differs from the engine's vectorSearch" env LT_REF=$ref node "$HERE/vector-types.mjs" "$TMP/types$ref" "$INSPECT" inspect
 done
+
+# a float16 IVF_PQ Lance 8 built, then Lance 12 committed on top: lt-inspect still scores it in Lance 8's arithmetic
+# (the writer of the version that added the index), its code scores Lance 8's to the last bit
+if env LT_REF=8 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" build >"$TMP/f16writer.log" 2>&1 &&
+	env LT_REF=12 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" delete >>"$TMP/f16writer.log" 2>&1 &&
+	env LT_REF=8 node "$HERE/vector-f16-writer.mjs" "$TMP/f16writer" compare "$INSPECT" >>"$TMP/f16writer.log" 2>&1; then
+	ok "float16 IVF_PQ of Lance 8 after a Lance 12 commit: lt-inspect's code scores equal Lance 8's ($(tail -n 1 "$TMP/f16writer.log"))"
+else
+	ko "float16 IVF_PQ of Lance 8 after a Lance 12 commit: lt-inspect's code scores differ from Lance 8's" "$(tail -n 12 "$TMP/f16writer.log")"
+fi
 
 # IVF_FLAT / IVF_SQ / IVF_HNSW_SQ / IVF_PQ / IVF_RQ over float16 and float64 vectors and IVF_FLAT hamming over uint8 ones built by lt-inspect
 # (lt_ivf_build.h), listed and searched by each engine
@@ -226,7 +239,7 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 	if "$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/l2/rq_more.lance" --column vec --query "$q" --nprobes 2 >"$TMP/san-rq.out" 2>&1 &&
 		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/dot/rq.lance" --column vec --query "$q" --nprobes 4 --metric dot >>"$TMP/san-rq.out" 2>&1 &&
 		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/cosine/rq_more.lance" --column vec --query "$q" --nprobes 3 --refine 2 --metric cosine >>"$TMP/san-rq.out" 2>&1 &&
-		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq8/f16/cosine/rq_more.lance" --column vec --query "$q" --nprobes 2 --refine 2 --metric cosine --f16-engine 8 >>"$TMP/san-rq.out" 2>&1 &&
+		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq8/f16/cosine/rq_more.lance" --column vec --query "$q" --nprobes 2 --refine 2 --metric cosine --hnsw-engine 8 >>"$TMP/san-rq.out" 2>&1 &&
 		"$ROOT/build/lt-inspect-san" vector-search "$TMP/rq12/f64/l2/rq.lance" --column vec --query "$q" --nprobes 3 >>"$TMP/san-rq.out" 2>&1 &&
 		[ "$(grep -c _rowid "$TMP/san-rq.out")" -eq 50 ]; then
 		ok "san: IVF_RQ search under ASan/UBSan"
@@ -252,7 +265,9 @@ if [ -x "$ROOT/build/lt-inspect-san" ] && [ -d "$TMP/l2/v.lance" ]; then
 		mv "$f.orig" "$f"
 	done
 	# float16 / float64 / uint8 index readers under ASan/UBSan; damaged float16 / float64 index files an error naming them
-	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance "$TMP"/types8/u8/hamming/flat.lance; do
+	# (float64 IVF_PQ: the table in double; float16 IVF_PQ of 16-item sub-vectors: Lance 12's lane sums)
+	for ds in "$TMP"/types8/f16/cosine/pq.lance "$TMP"/types8/f16/cosine/sq.lance "$TMP"/types8/f64/l2/flat.lance "$TMP"/types12/f16/dot/sq.lance \
+		"$TMP"/types8/f64/dot/pq.lance "$TMP"/types12/f64/cosine/pq.lance "$TMP"/types12/f16/l2/pq_sub16.lance "$TMP"/types8/u8/hamming/flat.lance; do
 		m=$(basename "$(dirname "$ds")")
 		if [ -d "$ds" ] && "$ROOT/build/lt-inspect-san" vector-search "$ds" --column vec --query "$q" --metric "$m" --nprobes 3 >"$TMP/san.out" 2>&1 &&
 			[ "$(grep -c '_rowid' "$TMP/san.out")" -eq 10 ]; then

@@ -1051,10 +1051,9 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 			norm = sqrt(norm);
 			for (uint32_t i = 0; i < ix->dim; i++)
 				qn[i] = norm > 0 ? (float) (q[i] / norm) : q[i];
-			/* the engine normalizes a float16 query in float16: the normalized items rounded to it */
+			/* a float16 query: normalized in float16 as the engine walking the graphs does */
 			if (ix->elem == LT_TYPE_FLOAT16)
-				for (uint32_t i = 0; i < ix->dim; i++)
-					qn[i] = lt_half_to_float(lt_float_to_half(qn[i]));
+				lt_ivf_f16_normalize(q, ix->dim, h->modern ? 12 : 8, qn);
 			qq = qn;
 		}
 		lt_sq_encode(&ix->sq, qq, s.qcode);
@@ -1067,7 +1066,11 @@ lt_hnsw_search_partition(lt_hnsw *h, uint32_t p, const float *q, uint32_t k, uin
 		}
 	}
 	else
+	{
+		/* float16 codes: the table in the arithmetic of the engine walking the graphs */
+		ix->f16_engine = h->modern ? 12 : 8;
 		lt_ivf_pq_table(ix, p, q);
+	}
 	if (remained < (uint32_t) ((uint64_t) pt->n * 10 / 100))
 	{
 		if (!flat_search(&s, pass, k, &res))

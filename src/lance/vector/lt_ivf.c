@@ -921,26 +921,34 @@ f16r(float x)
 	return lt_half_to_float(lt_float_to_half(x));
 }
 
-/*
- * The query's residual to centroid c for float16 vectors, as the engines compute it on float16 arrays
- * (each result rounded to float16): the query in float16; for cosine divided by its norm and rounded
- * to float16; then minus the centroid, rounded to float16 (dot: the query as is).  Computed in float
- * without these roundings, the table's entries differ from the engine's by up to about 1e-4 (l2) and
- * 1e-3 (cosine) relative, which reorders rows whose scores are that close: the candidates that reach
- * the re-ranking then differ.  With pq_table_f16_l2, equal to Lance 12's scores to the last bit
- * (Lance 8's float16 cosine scores differ within 0.5%: it normalizes the query in float16
- * arithmetic, partly reproduced, see README).
- */
-static void
-pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
+void
+lt_ivf_f16_normalize(const float *q, uint32_t dim, int engine, float *out)
 {
-	float		norm = 0;
+	float		norm;
 
-	if (ix->metric == LT_VMETRIC_COSINE)
+	if (engine == 8)
 	{
+		/*
+		 * Lance 8 normalizes the float16 query with its float16 type's arithmetic (the half crate):
+		 * each square rounded to float16, their sum taken in float and rounded, its square root
+		 * rounded, each item divided by it in float and rounded
+		 */
+		float		sum = 0;
+
+		for (uint32_t i = 0; i < dim; i++)
+		{
+			float		x = f16r(q[i]);
+
+			sum += f16r(x * x);
+		}
+		norm = f16r(sqrtf(f16r(sum)));
+	}
+	else
+	{
+		/* Lance 12: the norm of the float16 items in float, each item divided by it and rounded */
 		double		sum = 0;
 
-		for (uint32_t i = 0; i < ix->dim; i++)
+		for (uint32_t i = 0; i < dim; i++)
 		{
 			float		x = f16r(q[i]);
 
@@ -948,30 +956,117 @@ pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
 		}
 		norm = (float) sqrt(sum);
 	}
-	for (uint32_t i = 0; i < ix->dim; i++)
-	{
-		float		x = f16r(q[i]);
-
-		if (ix->metric == LT_VMETRIC_COSINE && norm > 0)
-			x = f16r(x / norm);
-		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : f16r(x - c[i]);
-	}
+	for (uint32_t i = 0; i < dim; i++)
+		out[i] = norm > 0 ? f16r(f16r(q[i]) / norm) : f16r(q[i]);
 }
 
 /*
- * The L2 table of float16 vectors from the residual, as Lance 12 computes it: its float16 L2 kernel (C
- * built with -ffast-math for AVX2) adds each squared difference with a fused multiply-add, so every
- * step rounds once; a separate multiply and add differ in the last bit for about one entry in ten.
- * The chain runs in order, as that kernel's scalar loop does over sub-vectors shorter than its vector
- * width (the lanes of longer ones are not reproduced).  Lance 8 multiplies and adds (its answers may
- * then differ in near-ties: see README).  The products of float16 values are exact, so the dot table
- * is the same either way.
+ * The query's residual to centroid c for float16 vectors, as the engines compute it on float16 arrays
+ * (each result rounded to float16): the query in float16; for cosine normalized as the engine does
+ * (lt_ivf_f16_normalize); then minus the centroid, rounded to float16 (dot: the query as is).
+ * Computed in float without these roundings, the table's entries differ from the engine's by up to
+ * about 1e-4 (l2) and 1e-3 (cosine) relative, which reorders rows whose scores are that close: the
+ * candidates that reach the re-ranking then differ.
  */
 static void
-pq_table_f16_l2(lt_ivf *ix)
+pq_residual_f16(lt_ivf *ix, const float *c, const float *q)
+{
+	if (ix->metric == LT_VMETRIC_COSINE)
+		lt_ivf_f16_normalize(q, ix->dim, ix->f16_engine, ix->residual);
+	else
+		for (uint32_t i = 0; i < ix->dim; i++)
+			ix->residual[i] = f16r(q[i]);
+	if (ix->metric != LT_VMETRIC_NEG_DOT)
+		for (uint32_t i = 0; i < ix->dim; i++)
+			ix->residual[i] = f16r(ix->residual[i] - c[i]);
+}
+
+/*
+ * Lance 12's float16 L2 / dot kernel (C built -ffast-math for AVX2, which it runs on x86 without
+ * AVX-512 FP16): below 16 items one chain of fused multiply-adds in order; from 16 on, blocks of 16
+ * into four 4-lane accumulators (item 4a + j of a block into accumulator a, lane j), those added
+ * lane-wise as (a0 + a1) + (a2 + a3), the lanes as (l0 + l2) + (l1 + l3), then the items past the
+ * last block chained on.  Products of float16 values are exact in float, so dot's fused and separate
+ * multiply-adds agree; L2's differences are not (a separate multiply and add differ in the last bit
+ * for about one entry in ten).
+ */
+static float
+f16_kernel_lance12(const float *x, const float *y, uint32_t n, bool dot)
+{
+	uint32_t	whole = n - n % 16;
+	float		acc = 0;
+
+	if (whole > 0)
+	{
+		float		l[16] = {0},
+					v[4];
+
+		for (uint32_t i = 0; i < whole; i += 16)
+			for (uint32_t j = 0; j < 16; j++)
+			{
+				float		d = dot ? x[i + j] : x[i + j] - y[i + j];
+
+				l[j] = fmaf(d, dot ? y[i + j] : d, l[j]);
+			}
+		for (uint32_t j = 0; j < 4; j++)
+			v[j] = (l[j] + l[4 + j]) + (l[8 + j] + l[12 + j]);
+		acc = (v[0] + v[2]) + (v[1] + v[3]);
+	}
+	for (uint32_t i = whole; i < n; i++)
+	{
+		float		d = dot ? x[i] : x[i] - y[i];
+
+		acc = fmaf(d, dot ? y[i] : d, acc);
+	}
+	return acc;
+}
+
+/*
+ * Lance 8's: on x86 with AVX-512 but no AVX-512 FP16 (and without AVX2-only CPUs' C kernel) its Rust
+ * loops over chunks of `lanes` items (16 for L2, 32 for dot), multiplying and adding separately: the
+ * items past the last whole chunk summed first, in order; each lane summed over the chunks; the lanes
+ * added in order; then the two sums.  Below one chunk, one chain in order.
+ */
+static float
+f16_kernel_lance8(const float *x, const float *y, uint32_t n, bool dot)
+{
+	uint32_t	lanes = dot ? 32 : 16,
+				whole = n - n % lanes;
+	float		s = 0,
+				t = 0,
+				l[32] = {0};
+
+	for (uint32_t i = whole; i < n; i++)
+	{
+		float		d = dot ? x[i] : x[i] - y[i];
+		float		p = d * (dot ? y[i] : d);
+
+		s += p;
+	}
+	for (uint32_t i = 0; i < whole; i += lanes)
+		for (uint32_t j = 0; j < lanes; j++)
+		{
+			float		d = dot ? x[i + j] : x[i + j] - y[i + j];
+			float		p = d * (dot ? y[i + j] : d);
+
+			l[j] += p;
+		}
+	for (uint32_t j = 0; j < lanes; j++)
+		t += l[j];
+	return s + t;
+}
+
+/*
+ * The table of float16 vectors from the residual (dot: the query), each entry the engine's float16
+ * kernel over the sub-vector and the codeword (f16_engine: whose), dot's as 1 - the product.  With
+ * the residual of pq_residual_f16, Lance 12's and Lance 8's PQ code scores to the last bit.
+ */
+static void
+pq_table_f16(lt_ivf *ix)
 {
 	uint32_t	k = 1u << ix->pq_bits,
 				sw = ix->dim / ix->pq_m;
+	bool		dot = ix->metric == LT_VMETRIC_NEG_DOT;
 
 	for (uint32_t s = 0; s < ix->pq_m; s++)
 	{
@@ -980,11 +1075,9 @@ pq_table_f16_l2(lt_ivf *ix)
 		for (uint32_t w = 0; w < k; w++)
 		{
 			const float *cw = ix->codebook + ((size_t) s * k + w) * sw;
-			float		acc = 0;
+			float		d = ix->f16_engine == 8 ? f16_kernel_lance8(r, cw, sw, dot) : f16_kernel_lance12(r, cw, sw, dot);
 
-			for (uint32_t i = 0; i < sw; i++)
-				acc = fmaf(r[i] - cw[i], r[i] - cw[i], acc);
-			ix->table[(size_t) s * k + w] = acc;
+			ix->table[(size_t) s * k + w] = dot ? 1.0f - d : d;
 		}
 	}
 }
@@ -1039,26 +1132,22 @@ lt_ivf_pq_table(lt_ivf *ix, uint32_t p, const float *q)
 		return;
 	}
 	if (ix->elem == LT_TYPE_FLOAT16)
+	{
 		pq_residual_f16(ix, c, q);
-	else
-	{
-		if (ix->metric == LT_VMETRIC_COSINE)
-		{
-			for (uint32_t i = 0; i < ix->dim; i++)
-				norm += (double) q[i] * q[i];
-			norm = sqrt(norm);
-		}
-		for (uint32_t i = 0; i < ix->dim; i++)
-		{
-			float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
-
-			ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
-		}
-	}
-	if (ix->elem == LT_TYPE_FLOAT16 && ix->metric != LT_VMETRIC_NEG_DOT)
-	{
-		pq_table_f16_l2(ix);
+		pq_table_f16(ix);
 		return;
+	}
+	if (ix->metric == LT_VMETRIC_COSINE)
+	{
+		for (uint32_t i = 0; i < ix->dim; i++)
+			norm += (double) q[i] * q[i];
+		norm = sqrt(norm);
+	}
+	for (uint32_t i = 0; i < ix->dim; i++)
+	{
+		float		x = ix->metric == LT_VMETRIC_COSINE && norm > 0 ? (float) (q[i] / norm) : q[i];
+
+		ix->residual[i] = ix->metric == LT_VMETRIC_NEG_DOT ? x : x - c[i];
 	}
 	for (uint32_t s = 0; s < ix->pq_m; s++)
 		pq_table_sub(ix->table + (size_t) s * k, ix->codebook_t + (size_t) s * sw * k, ix->residual + (size_t) s * sw,
@@ -1221,8 +1310,11 @@ pq_scale(const lt_ivf *ix, float d)
 			/* L2 of normalized vectors: squared, twice the cosine distance */
 			return (double) d / 2;
 		default:
-			/* the sum of (1 - dot) over the sub-vectors, minus (M - 1), is 1 - dot */
-			return (double) d - (double) (ix->pq_m - 1) - 1;
+			/*
+			 * the sum of (1 - dot) over the sub-vectors, minus (M - 1), is 1 - dot: the engine takes
+			 * that difference in float (rounded where it crosses a power of two), and ranks by it
+			 */
+			return (double) (d - (float) (ix->pq_m - 1)) - 1;
 	}
 }
 

@@ -102,8 +102,10 @@ typedef struct lt_ivf
 	/* the same for uint8 vectors (hamming): the byte query, which routes and scores */
 	const uint8_t *query_u8;
 	/*
-	 * IVF_RQ over float16 vectors, cosine: whose norm of the query the search takes (0 or 12: Lance
-	 * 12's, in float; 8: Lance 8's, its sum of squares and root rounded to float16), set per search.
+	 * Set by the caller before a search of float16 vectors: whose arithmetic the query follows, 8 (Lance
+	 * 8's) or else Lance 12's: the PQ table (lt_ivf_pq_table) and IVF_RQ's norm of a cosine query (Lance 8
+	 * rounds its sum of squares and root to float16).  The index files do not say; the caller takes the
+	 * engine that committed the index (lt_vsearch.c).
 	 */
 	int			f16_engine;
 	/*
@@ -127,6 +129,12 @@ typedef struct lt_ivf
 	char	   *aux_path;
 	bool		pq;				/* the storage is PQ codes (IVF_PQ, IVF_HNSW_PQ) */
 } lt_ivf;
+
+/*
+ * A float16 query q normalized (cosine) as engine (8 or 12) normalizes it, into out (dim floats, each a
+ * float16 value): Lance 8 in float16 arithmetic, Lance 12 by a norm taken in float.
+ */
+void		lt_ivf_f16_normalize(const float *q, uint32_t dim, int engine, float *out);
 
 typedef struct lt_ivf_seq
 {

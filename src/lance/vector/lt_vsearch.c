@@ -20,6 +20,7 @@ struct lt_vindex
 	size_t		n_segments;
 	lt_ivf	  **segments;		/* idx->segments[i], opened */
 	lt_hnsw   **graphs;			/* of IVF_HNSW_* segments, else NULL */
+	int		   *writers;		/* float16 PQ / RQ segments: the engine that committed each (segment_engine) */
 	uint32_t   *parts;			/* scratch: the probed partitions */
 	uint32_t	max_partitions;
 	/* the deleted offsets of each dataset fragment (parallel to ds->fragments), read on first use */
@@ -125,6 +126,58 @@ accept_row(uint64_t id, void *arg)
 	return ok;
 }
 
+/* The engine a manifest names as its writer: a "lance" major version, or 12 for any other writer. */
+static int
+writer_engine(const Lt__Pb__Manifest *m)
+{
+	const Lt__Pb__WriterVersion *w = m ? m->writer_version : NULL;
+
+	if (w == NULL || w->library == NULL || strcmp(w->library, "lance") != 0 || w->version == NULL)
+		return 12;
+	return atoi(w->version) < 12 ? 8 : 12;
+}
+
+static bool
+lists_segment(const lt_dataset *ds, const char *uuid)
+{
+	lt_index_list *l = NULL;
+	bool		found = false;
+
+	if (lt_dataset_indexes(ds, &l, NULL) != LT_OK)
+		return false;
+	for (size_t i = 0; !found && i < l->n; i++)
+		for (size_t j = 0; !found && j < l->items[i].n_segments; j++)
+			found = strcmp(l->items[i].segments[j].uuid, uuid) == 0;
+	lt_index_list_free(l);
+	return found;
+}
+
+/*
+ * Whose arithmetic a float16 PQ or RQ segment's search follows (lt_ivf.f16_engine): the engine that committed
+ * the segment.  Its files and IndexMetadata do not name their writer (Lance 8 and 12 write them alike);
+ * the manifest of the version that added it does (writer_version): version dataset_version + 1 when it
+ * is still there and lists the segment, else the manifest read now.  A "lance" before 12: Lance 8's;
+ * any other writer (Lance 12, lt_fdw, which builds as Lance 12 does): Lance 12's.
+ */
+static int
+segment_engine(lt_dataset *ds, const lt_index_segment *seg)
+{
+	const Lt__Pb__Manifest *m = ds->manifest;
+	lt_dataset *at = NULL;
+	int			engine;
+
+	if (ds->branch == NULL && seg->dataset_version + 1 < ds->version)
+	{
+		lt_version_spec spec = {.version = seg->dataset_version + 1};
+
+		if (lt_dataset_open(ds->store, ds->prefix, &spec, &at, NULL) == LT_OK && lists_segment(at, seg->uuid))
+			m = at->manifest;
+	}
+	engine = writer_engine(m);
+	lt_dataset_close(at);
+	return engine;
+}
+
 bool
 lt_index_is_vector(const lt_index *idx)
 {
@@ -144,10 +197,14 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 		return lt_error_set(err, LT_EUNSUPPORTED, "index %s has no segments", idx->name);
 	if ((vx = lt_calloc(1, sizeof(lt_vindex))) == NULL ||
 		(vx->segments = lt_calloc(idx->n_segments, sizeof(lt_ivf *))) == NULL ||
-		(vx->graphs = lt_calloc(idx->n_segments, sizeof(lt_hnsw *))) == NULL)
+		(vx->graphs = lt_calloc(idx->n_segments, sizeof(lt_hnsw *))) == NULL ||
+		(vx->writers = lt_calloc(idx->n_segments, sizeof(int))) == NULL)
 	{
 		if (vx)
+		{
 			lt_free(vx->segments);
+			lt_free(vx->graphs);
+		}
 		lt_free(vx);
 		return lt_nomem(err);
 	}
@@ -168,6 +225,9 @@ lt_vindex_open(lt_dataset *ds, const lt_index *idx, lt_vindex **out, lt_error *e
 			vx->n_segments++;
 		if (rc == LT_OK && lt_ivf_is_hnsw(vx->segments[s]))
 			rc = lt_hnsw_open(ds->store, dir, vx->segments[s], &vx->graphs[s], err);
+		/* float16 PQ and RQ: searched with the arithmetic of the engine that wrote them (HNSW: lt_hnsw.c) */
+		else if (rc == LT_OK && (vx->segments[s]->pq || vx->segments[s]->rq) && vx->segments[s]->elem == LT_TYPE_FLOAT16)
+			vx->writers[s] = segment_engine(ds, &idx->segments[s]);
 		lt_free(dir);
 		if (rc != LT_OK)
 			break;
@@ -205,6 +265,7 @@ lt_vindex_close(lt_vindex *vx)
 		lt_ivf_close(vx->segments[s]);
 	}
 	lt_free(vx->graphs);
+	lt_free(vx->writers);
 	lt_free(vx->segments);
 	lt_free(vx->parts);
 	for (size_t i = 0; vx->deleted && i < vx->ds->n_fragments; i++)
@@ -399,8 +460,9 @@ lt_vindex_search(lt_vindex *vx, const lt_knn_query *q, const lt_vsearch_params *
 		ivf->seq = into == &cand && graphs ? &seq : NULL;
 		ivf->part_heap = graphs ? NULL : &ph;
 		ivf->query64 = q->kernel == LT_VKERNEL_F64 ? q->query : NULL;
-		ivf->f16_engine = p->f16_engine;
 		ivf->query_u8 = q->kernel == LT_VKERNEL_U8 ? q->query : NULL;
+		/* float16 PQ / RQ: the writer's arithmetic, or the engine asked for (as for HNSW walks) */
+		ivf->f16_engine = p->hnsw_engine ? p->hnsw_engine : vx->writers[s];
 		accept_state acc = {vx, &vx->idx->segments[s], p, err, LT_OK};
 
 		for (size_t m = 0; m < ACCEPT_MEMO; m++)

@@ -40,10 +40,9 @@ typedef struct lt_vsearch_params
 	void	   *accept_arg;
 	uint32_t	ef;				/* HNSW kinds: results kept by each partition's graph search (Lance's ef);
 								 * 0: the engine's default, 1.5 x the candidates asked of it */
-	int			hnsw_engine;	/* HNSW kinds: whose search of the graphs (lt_hnsw_search_as): 0 the
-								 * writer's, 8 Lance 8's, 12 Lance 12's */
-	int			f16_engine;		/* IVF_RQ over float16 vectors, cosine: whose norm of the query (0 or
-								 * 12 Lance 12's, 8 Lance 8's: lt_ivf.h) */
+	int			hnsw_engine;	/* whose search: HNSW kinds' walk of the graphs (lt_hnsw_search_as) and
+								 * float16 vectors' arithmetic (lt_ivf.f16_engine): 0 the writer's, 8
+								 * Lance 8's, 12 Lance 12's */
 } lt_vsearch_params;
 
 /* An IVF index opened for searching: every segment's model and storage (and HNSW graphs). */
