@@ -995,7 +995,12 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_added = at.n_fresh;
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
-	res->cleanup_due = lt_auto_cleanup_due(&m, res->version);
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		lt_auto_cleanup_decide(&m, res->version, (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000, &res->cleanup);
+	}
 out:
 	lt_txn_rewrite_done(base, &rwo, tried && !*lost_race);
 	lt_free(ups);
