@@ -18,6 +18,11 @@
 #                                      fragments (FRAGS="100 1000 10000") and into a heap table, after as many warm-up
 #                                      INSERTs; prints the median per commit, the ratio to the heap and the growth
 #                                      from the first size (issue 20: <= 10x the heap at 100, flat within 25%)
+#   GROW=1 CALLGRIND=1 bench/write_single.sh [N]
+#                                      also a one-row table with Lance's auto-cleanup in its config (interval 20,
+#                                      retain_versions 20) and auto_compact '8', as bench/rowaccess.sh's growth run:
+#                                      its median and its mean per commit (the cleanup and the compaction come
+#                                      every 20 and every 8 commits: the mean carries them); use N >= 40
 #   STRACE=1 bench/write_single.sh     instead count the backend's fsync / fdatasync / sync_file_range / getdents / stat /
 #                                      open / mkdir / link / rename calls, with the wall time they took (strace -w),
 #                                      with fsync and synchronous_commit on (lt_fdw syncs nothing under fsync = off);
@@ -75,9 +80,17 @@ if [ "${CALLGRIND:-}" = 1 ]; then
 			-c "SELECT lt_create_dataset('lt$f')" >/dev/null
 		"${PSQL[@]}" -c "INSERT INTO lt$f SELECT g, 'fragment' FROM generate_series(1, $f) g" >/dev/null
 	done
+	TABLES="heap $(for f in $FRAGS; do printf 'lt%s ' "$f"; done)"
+	if [ "${GROW:-}" = 1 ]; then
+		cp -R "$TMP/lake/t2.lance" "$TMP/lake/grow.lance"
+		build/lt-inspect set-config "$TMP/lake/grow.lance" lance.auto_cleanup.interval 20 >/dev/null
+		build/lt-inspect set-config "$TMP/lake/grow.lance" lance.auto_cleanup.retain_versions 20 >/dev/null
+		chown -R "$LT_PG_OSUSER" "$TMP/lake/grow.lance" 2>/dev/null || true
+		"${PSQL[@]}" -c "CREATE FOREIGN TABLE ltgrow (id bigint, s text) SERVER lake OPTIONS (path 'grow.lance', auto_compact '8')"
+		TABLES="$TABLES ltgrow"
+	fi
 	"${PSQL[@]}" -c CHECKPOINT >/dev/null
 	lt_cluster_stop
-	TABLES="heap $(for f in $FRAGS; do printf 'lt%s ' "$f"; done)"
 	for t in $TABLES; do
 		for i in $(seq 1 $((2 * N))); do echo "INSERT INTO $t VALUES ($i, 'one row per transaction');"; done
 	done >"$TMP/cg.sql"
@@ -91,12 +104,16 @@ if [ "${CALLGRIND:-}" = 1 ]; then
 	# statement s of the file is part s + 1 (part 1: startup); the median of each table's last N parts
 	median() { for k in $(seq "$1" "$2"); do awk '/^(summary|totals):/ { print $2; exit }' "$TMP/cg/cg.out.$k"; done |
 		sort -n | awk '{ v[NR] = $1 } END { print (NR ? v[int((NR + 1) / 2)] : 0) }'; }
+	mean() { for k in $(seq "$1" "$2"); do awk '/^(summary|totals):/ { print $2; exit }' "$TMP/cg/cg.out.$k"; done |
+		awk '{ s += $1 } END { printf "%d", (NR ? s / NR : 0) }'; }
 	s=0
 	echo "bench/write_single.sh: instructions per single-row INSERT commit (callgrind, median of $N after $N warm-up)"
 	printf '%-10s %10s %12s %10s %10s\n' table fragments instructions "x heap" "x first"
 	for t in $TABLES; do
 		v=$(median $((s + N + 2)) $((s + 2 * N + 1)))
 		[ -n "${KEEP:-}" ] && cp "$TMP/cg/cg.out.$((s + 2 * N + 1))" "$ROOT/build/callgrind.commit.$t"
+		[ "$t" = ltgrow ] && { m=$(mean $((s + N + 2)) $((s + 2 * N + 1)))
+			echo "ltgrow (auto-cleanup interval 20, auto_compact 8): median $v, mean $m per commit"; }
 		[ "$t" = heap ] && heap=$v
 		[ "$t" != heap ] && [ -z "${first:-}" ] && first=$v
 		awk -v t="$t" -v v="$v" -v h="$heap" -v f="${first:-}" 'BEGIN {

@@ -15,7 +15,6 @@
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
-#include "utils/timestamp.h"
 
 #include "dataset.h"
 #include "maintain.h"
@@ -27,25 +26,21 @@
 #include "assignment/lt_assignment.h"
 #include "util/lt_alloc.h"
 
-/* The auto-cleanup after `version`: library calls only, allocations in the current (library) target. */
+/*
+ * The auto-cleanup after a commit, by the policy the commit decided on the manifest it wrote (nothing read
+ * back): library calls only, allocations in the current (library) target.
+ */
 static lt_code
-auto_cleanup(lt_store *store, uint64 version, lt_cleanup_result *res, bool *due, lt_error *err)
+auto_cleanup(lt_store *store, const lt_auto_cleanup *ac, lt_cleanup_result *res, lt_error *err)
 {
-	lt_version_spec spec = {version, NULL};
-	lt_dataset *ds = NULL;
-	lt_cleanup_policy policy = {0};
-	int64		now_ms = GetCurrentTimestamp() / 1000 + (int64) (POSTGRES_EPOCH_JDATE - UNIX_EPOCH_JDATE) * SECS_PER_DAY * 1000;
-	lt_code		rc;
+	lt_cleanup_policy policy = ac->policy;
 
-	*due = false;
 	memset(res, 0, sizeof(*res));
-	rc = lt_dataset_open(store, "", &spec, &ds, err);
-	if (rc == LT_OK)
-		rc = lt_auto_cleanup_policy(ds, now_ms, &policy, due, err);
-	if (ds)
-		lt_dataset_close(ds);
-	if (rc != LT_OK || !*due)
-		return rc;
+	if (ac->rc != LT_OK)
+	{
+		*err = ac->err;
+		return ac->rc;
+	}
 	/* field assignment state goes by the data files' rules, as lt_cleanup() does it */
 	policy.extra_dir = LT_ASSIGN_DIR_NAME;
 	policy.extra_refs = lt_assign_referenced_files;
@@ -144,12 +139,11 @@ auto_compact(lt_store *store, const char *uri, const char *relname, uint64 versi
 }
 
 static void
-cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 version)
+cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 version, const lt_auto_cleanup *ac)
 {
 	lt_cleanup_result res;
 	lt_error	err;
-	bool		due;
-	lt_code		rc = auto_cleanup(store, version, &res, &due, &err);
+	lt_code		rc = auto_cleanup(store, ac, &res, &err);
 
 	if (rc != LT_OK)
 		ereport(WARNING,
@@ -157,13 +151,14 @@ cleanup_after(lt_store *store, const char *uri, const char *relname, uint64 vers
 						rc == LT_ECANCELED ? "was canceled" : "failed", err.msg),
 				 errdetail("Version " UINT64_FORMAT " of dataset %s is committed; old versions stay.", version, uri),
 				 errhint("The dataset's config (lance.auto_cleanup.*) asks for the cleanup; lt_cleanup() runs it by hand.")));
-	else if (due)
+	else
 		elog(DEBUG1, "lt_fdw: auto-cleanup of %s after version " UINT64_FORMAT ": " UINT64_FORMAT " versions and " UINT64_FORMAT " files removed",
 			 uri, version, (uint64) res.old_versions, (uint64) res.files_removed);
 }
 
 void
-lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version, bool cleanup_due,
+lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, uint64 version,
+						 const lt_auto_cleanup *cleanup,
 						 int auto_compact_min, lt_dataset *committed, const lt_dataset *read,
 						 const lt_adoption *appended)
 {
@@ -173,9 +168,9 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 
 	PG_TRY();
 	{
-		/* the commit read the config it wrote: no manifest is opened unless the cleanup is due */
-		if (cleanup_due)
-			cleanup_after(store, uri, relname, version);
+		/* the commit decided on the config it wrote: no manifest is read back for it */
+		if (cleanup && cleanup->due)
+			cleanup_after(store, uri, relname, version, cleanup);
 		if (auto_compact_min > 0)
 		{
 			lt_commit_result res;
@@ -199,8 +194,8 @@ lt_maintain_after_commit(lt_store *store, const char *uri, const char *relname, 
 			{
 				elog(DEBUG1, "lt_fdw: auto-compaction of %s: version " UINT64_FORMAT ", " UINT64_FORMAT " fragments into " UINT64_FORMAT,
 					 uri, res.version, (uint64) res.fragments_removed, (uint64) res.fragments_added);
-				if (res.cleanup_due)
-					cleanup_after(store, uri, relname, res.version);
+				if (res.cleanup.due)
+					cleanup_after(store, uri, relname, res.version, &res.cleanup);
 			}
 		}
 	}

@@ -1085,7 +1085,12 @@ commit_all(void)
 		elog(DEBUG1, "lt_fdw: committed version " UINT64_FORMAT " of %s (%d attempts)", res.version, xt->uri,
 			 res.attempts);
 		xt->committed_version = res.version;
-		xt->cleanup_due = res.cleanup_due;
+		xt->cleanup = NULL;
+		if (res.cleanup.due)
+		{
+			xt->cleanup = MemoryContextAlloc(xt->cxt, sizeof(lt_auto_cleanup));
+			*xt->cleanup = res.cleanup;
+		}
 		xt->committed_ds = res.committed;
 		xt->committed_append = res.adoption;
 		/* the next statement's version, taken over by the read version's entry (dataset.c) */
@@ -1143,7 +1148,7 @@ xact_callback(XactEvent event, void *arg)
 					struct lt_dataset *kept = xt->committed_ds;
 
 					xt->committed_ds = NULL;	/* closed by the maintenance */
-					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version, xt->cleanup_due,
+					lt_maintain_after_commit(xt->base->store, xt->uri, xt->relname, xt->committed_version, xt->cleanup,
 											 xt->auto_compact, kept, xt->base->ds, xt->committed_append);
 				}
 			}

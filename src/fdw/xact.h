@@ -111,7 +111,8 @@ struct LtXactTable
 	/* a table whose REST namespace manages its versions: commits go through it (namespace.c) */
 	Oid			ns_serverid;	/* InvalidOid: an ordinary commit */
 	uint64		committed_version;	/* the row changes' Lance commit made this version (0: none yet) */
-	bool		cleanup_due;	/* and Lance's auto-cleanup is due after it (lt_commit_result) */
+	struct lt_auto_cleanup *cleanup;	/* and Lance's auto-cleanup after it, when due (lt_commit_result; in
+										 * cxt), or NULL */
 	int			auto_compact;	/* the table's auto_compact option: compact after the commit when Lance's
 								 * plan rewrites at least this many fragments (0: off) */
 	struct lt_dataset *committed_ds;	/* the committed version for the compaction, when the commit kept it

@@ -981,7 +981,7 @@ TEST(auto_cleanup_policy)
 	m.config = ep;
 	/* no interval: never due */
 	ds.version = 20;
-	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK_OK(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), err);
 	CHECK(!due);
 	e[0].key = "lance.auto_cleanup.interval";
 	e[0].value = "20";
@@ -989,10 +989,10 @@ TEST(auto_cleanup_policy)
 	e[1].value = "1h";
 	m.n_config = 2;
 	ds.version = 39;
-	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK_OK(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), err);
 	CHECK(!due);				/* 39 is no multiple of 20 */
 	ds.version = 40;
-	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK_OK(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), err);
 	CHECK(due);
 	CHECK_EQ_INT(p.before_ms, now - 3600 * 1000);
 	CHECK_EQ_INT(p.retain_versions, 0);
@@ -1000,23 +1000,23 @@ TEST(auto_cleanup_policy)
 	e[2].key = "lance.auto_cleanup.retain_versions";
 	e[2].value = "5";
 	m.n_config = 3;
-	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK_OK(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), err);
 	CHECK(due);
 	CHECK_EQ_INT(p.retain_versions, 5);
 	/* without older_than, the time holds nothing back */
 	e[1] = e[2];
 	m.n_config = 2;
-	CHECK_OK(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), err);
+	CHECK_OK(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), err);
 	CHECK(due);
 	CHECK_EQ_INT(p.before_ms, INT64_MAX);
 	/* what Lance's hook fails on */
 	e[1].value = "0";
-	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+	CHECK_CODE(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), LT_EINVALID);
 	e[1].value = "5";
 	e[0].value = "x";
-	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+	CHECK_CODE(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), LT_EINVALID);
 	e[0].value = "0";
-	CHECK_CODE(lt_auto_cleanup_policy(&ds, now, &p, &due, &err), LT_EINVALID);
+	CHECK_CODE(lt_auto_cleanup_policy(ds.manifest, ds.version, now, &p, &due, &err), LT_EINVALID);
 }
 
 int

@@ -156,6 +156,13 @@ frag_by_id(lt_dataset *ds, uint64_t id)
 	return NULL;
 }
 
+static int
+count_entry(const lt_dirent *e, void *arg)
+{
+	(*(int *) arg)++;
+	return 0;
+}
+
 /* ---- tests ----------------------------------------------------------------- */
 
 TEST(append)
@@ -196,22 +203,16 @@ TEST(append)
 	CHECK(strcmp(LT_WRITER_VERSION, "0.1.0") == 0);	/* lt_fdw.control's default_version 0.1, as semver */
 	CHECK(!after->manifest->writer_version->prerelease && !after->manifest->writer_version->build_metadata);
 	CHECK_EQ_INT(after->manifest->reader_feature_flags, ds->manifest->reader_feature_flags);
-	/* the transaction file holds the same transaction */
+	/* an Append writes no transaction file: the manifest carries the transaction inline */
 	{
-		char		path[512];
-		uint8_t    *buf;
-		uint64_t	len;
-		Lt__Pb__Transaction *tx;
+		int			files = 0;
+		const Lt__Pb__Transaction *tx = after->transaction;
 
-		snprintf(path, sizeof(path), PREFIX "_transactions/%s", after->manifest->transaction_file);
-		CHECK_OK(lt_store_read_all(s, path, 1 << 20, &buf, &len, &err), err);
-		tx = lt__pb__transaction__unpack(NULL, len, buf);
+		CHECK(!after->manifest->transaction_file || !after->manifest->transaction_file[0]);
 		CHECK(tx && tx->operation_case == LT__PB__TRANSACTION__OPERATION_APPEND && tx->append->n_fragments == 1);
-		CHECK(tx && strncmp(after->manifest->transaction_file, "5-", 2) == 0 &&
-			  strstr(after->manifest->transaction_file, tx->uuid) != NULL);
-		if (tx)
-			lt__pb__transaction__free_unpacked(tx, NULL);
-		lt_free(buf);
+		CHECK(tx && tx->read_version == 5 && tx->uuid && strlen(tx->uuid) == 36);
+		lt_store_list(s, PREFIX "_transactions", count_entry, &files, &err);
+		CHECK_EQ_INT(files, 0);
 	}
 	ids = scan_ids(after, &n);
 	CHECK_EQ_INT(n, before_rows + 800);
@@ -1010,13 +1011,6 @@ race_hook(lt_commit_point p)
 	}
 }
 
-static int
-count_entry(const lt_dirent *e, void *arg)
-{
-	(*(int *) arg)++;
-	return 0;
-}
-
 TEST(lost_races)
 {
 	lt_store   *s = fresh_store();
@@ -1038,9 +1032,9 @@ TEST(lost_races)
 	CHECK_EQ_INT(after->version, 8);
 	CHECK(after->transaction && after->transaction->read_version == 7);
 	lt_dataset_close(after);
-	/* the losing attempts' transaction files are removed: only the winner's is left */
-	CHECK_OK(lt_store_list(s, PREFIX "_transactions", count_entry, &txn_files, &err), err);
-	CHECK_EQ_INT(txn_files, 1);
+	/* Appends, the winner's and the losing attempts', wrote no transaction file (not even the directory) */
+	CHECK_CODE(lt_store_list(s, PREFIX "_transactions", count_entry, &txn_files, &err), LT_ENOTFOUND);
+	CHECK_EQ_INT(txn_files, 0);
 	/* too many: gives up after max_attempts */
 	race_count = 100;
 	copy_fragment_file(s, ds, 2, &wf, "lr2.lance");

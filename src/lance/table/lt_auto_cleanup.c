@@ -113,10 +113,9 @@ lt_auto_cleanup_due(const Lt__Pb__Manifest *m, uint64_t version)
 }
 
 lt_code
-lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_policy *policy, bool *due,
-					   lt_error *err)
+lt_auto_cleanup_policy(const Lt__Pb__Manifest *m, uint64_t version, int64_t now_ms, lt_cleanup_policy *policy,
+					   bool *due, lt_error *err)
 {
-	const Lt__Pb__Manifest *m = committed->manifest;
 	const char *interval_s = config_get(m, "lance.auto_cleanup.interval");
 	const char *older_than = config_get(m, "lance.auto_cleanup.older_than");
 	const char *retain = config_get(m, "lance.auto_cleanup.retain_versions");
@@ -128,7 +127,7 @@ lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_p
 	LT_TRY(parse_u64("lance.auto_cleanup.interval", interval_s, &interval, err));
 	if (interval == 0)
 		return lt_error_set(err, LT_EINVALID, "invalid lance.auto_cleanup.interval \"0\": it must be positive");
-	if (committed->version % interval != 0)
+	if (version % interval != 0)
 		return LT_OK;
 
 	memset(policy, 0, sizeof(*policy));
@@ -154,4 +153,18 @@ lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_p
 	policy->error_if_tagged_old_versions = false;
 	*due = true;
 	return LT_OK;
+}
+
+void
+lt_auto_cleanup_decide(const Lt__Pb__Manifest *m, uint64_t version, int64_t now_ms, lt_auto_cleanup *out)
+{
+	bool		due = false;
+
+	memset(out, 0, sizeof(*out));
+	if (!lt_auto_cleanup_due(m, version))
+		return;
+	out->due = true;
+	out->rc = lt_auto_cleanup_policy(m, version, now_ms, &out->policy, &due, &out->err);
+	if (out->rc == LT_OK && !due)
+		out->due = false;		/* cannot happen: lt_auto_cleanup_due said it is */
 }

@@ -101,7 +101,10 @@ set_free(strset *s)
 	memset(s, 0, sizeof(*s));
 }
 
-/* The files manifests reference: data files, deletion files, transaction files, index uuids. */
+/*
+ * The files manifests reference: data files, deletion files, transaction files, index uuids.  Paths are
+ * joined with lt_concat3, not formatted: a cleanup names every file of every manifest it reads.
+ */
 typedef struct refs
 {
 	strset		paths;			/* relative to the dataset */
@@ -143,7 +146,7 @@ add_manifest_refs(const lt_dataset *ds, const lt_cleanup_policy *policy, refs *r
 
 		for (size_t j = 0; j < f->n_files; j++)
 			if (f->files[j]->path)
-				LT_TRY(set_add_owned(&r->paths, lt_asprintf("data/%s", f->files[j]->path), err));
+				LT_TRY(set_add_owned(&r->paths, lt_concat3("data/", f->files[j]->path, ""), err));
 		if (f->deletion_file)
 		{
 			const Lt__Pb__DeletionFile *d = f->deletion_file;
@@ -155,7 +158,7 @@ add_manifest_refs(const lt_dataset *ds, const lt_cleanup_policy *policy, refs *r
 		}
 	}
 	if (m->transaction_file && m->transaction_file[0])
-		LT_TRY(set_add_owned(&r->paths, lt_asprintf("_transactions/%s", m->transaction_file), err));
+		LT_TRY(set_add_owned(&r->paths, lt_concat3("_transactions/", m->transaction_file, ""), err));
 	if (ds->index_section)
 		for (size_t i = 0; i < ds->index_section->n_indices; i++)
 		{
@@ -205,7 +208,7 @@ static int
 collect_file(const lt_dirent *ent, void *arg)
 {
 	file_list  *l = arg;
-	char	   *path = lt_asprintf("%s/%s", l->dir, ent->name);
+	char	   *path = lt_concat3(l->dir, "/", ent->name);
 	lt_error	ignore;
 
 	if (!path)
@@ -247,7 +250,7 @@ collect_file(const lt_dirent *ent, void *arg)
 static lt_code
 list_tree(lt_store *store, const char *prefix, const char *dir, file_list *l, lt_error *err)
 {
-	char	   *full = lt_asprintf("%s%s", prefix, dir);
+	char	   *full = lt_concat3(prefix, dir, "");
 	lt_code		rc;
 	size_t		first_sub = l->subdirs.n;
 
@@ -409,7 +412,7 @@ add_removed(lt_cleanup_result *r, const char *path, lt_error *err)
 static lt_code
 remove_file(lt_store *store, const char *prefix, const char *rel, lt_error *err)
 {
-	char	   *full = lt_asprintf("%s%s", prefix, rel);
+	char	   *full = lt_concat3(prefix, rel, "");
 	lt_code		rc;
 
 	if (!full)

@@ -68,15 +68,32 @@ void		lt_cleanup_result_clear(lt_cleanup_result *r);
  * unverified files stay, and a tag keeps its version without error.  *due false: nothing to do (policy
  * untouched).  A value that does not parse is LT_EINVALID, as Lance's hook fails.  Lance 8's
  * delete_rate_limit (a throttle) and referenced_branch (branches, which lt_cleanup refuses) are not read.
+ * m is the manifest of the committed version `version` (a commit decides with the one it just wrote:
+ * lt_commit_result.cleanup, nothing read back).
  */
-lt_code		lt_auto_cleanup_policy(const lt_dataset *committed, int64_t now_ms, lt_cleanup_policy *policy,
-								   bool *due, lt_error *err);
+lt_code		lt_auto_cleanup_policy(const struct Lt__Pb__Manifest *m, uint64_t version, int64_t now_ms,
+								   lt_cleanup_policy *policy, bool *due, lt_error *err);
 /*
  * Whether Lance's auto-cleanup is due after committing `version` with manifest m, read from m's config
  * without building a dataset: lance.auto_cleanup.interval set and version a multiple of it, or a value
  * that does not parse (lt_auto_cleanup_policy then reports it).  A commit records it (lt_commit_result).
  */
 bool		lt_auto_cleanup_due(const struct Lt__Pb__Manifest *m, uint64_t version);
+/*
+ * What Lance's auto-cleanup asks for after a commit, decided by the commit on the manifest it wrote (so that the
+ * cleanup reads nothing back): due as lt_auto_cleanup_due says; then rc is LT_OK with the policy
+ * (lt_auto_cleanup_policy at now_ms, the commit's time), or the config's error (err).
+ */
+typedef struct lt_auto_cleanup
+{
+	bool		due;
+	lt_code		rc;
+	lt_cleanup_policy policy;
+	lt_error	err;
+} lt_auto_cleanup;
+
+void		lt_auto_cleanup_decide(const struct Lt__Pb__Manifest *m, uint64_t version, int64_t now_ms,
+								   lt_auto_cleanup *out);
 /* A humantime duration ("14days", "2h 37min", "0s") in milliseconds (saturating); LT_EINVALID if malformed. */
 lt_code		lt_parse_duration_ms(const char *text, int64_t *ms, lt_error *err);
 

@@ -151,6 +151,8 @@ typedef struct version_list
 {
 	uint64_t   *v;
 	size_t		n, cap;
+	bool		max_only;		/* keep only the newest (max, when n > 0): no array, no sort */
+	uint64_t	max;
 	bool		seen_v1, seen_v2;
 	bool		oom;
 	/* the newest manifest name that is not a file (a directory, a FIFO ...), if any */
@@ -185,6 +187,13 @@ collect_version(const lt_dirent *ent, void *arg)
 		l->seen_v2 = true;
 	else
 		l->seen_v1 = true;
+	if (l->max_only)
+	{
+		if (l->n == 0 || v > l->max)
+			l->max = v;
+		l->n = 1;
+		return 0;
+	}
 	if (l->n == l->cap)
 	{
 		size_t		cap = l->cap ? l->cap * 2 : 64;
@@ -202,39 +211,56 @@ collect_version(const lt_dirent *ent, void *arg)
 	return 0;
 }
 
+/* The listing of _versions/ into l (every version, or with l->max_only the newest), checked as below. */
+static lt_code
+list_versions(lt_store *store, const char *prefix, version_list *l, lt_naming *naming, lt_error *err)
+{
+	char	   *dir = prefixed(prefix, "_versions");
+	char		name[1024];
+	lt_code		rc;
+
+	name[0] = '\0';
+	if (!dir)
+		return lt_nomem(err);
+	rc = lt_store_list_opts(store, dir, &(lt_list_opts) {.names_only = true}, collect_version, l, err);
+	/* the dataset's name only for a message (most lookups need none) */
+	if (rc == LT_ENOTFOUND || (rc == LT_OK && ((l->seen_v1 && l->seen_v2) || l->bad || l->n == 0)))
+		dataset_name(store, prefix, name, sizeof(name));
+	if (rc == LT_ENOTFOUND)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s is not a Lance dataset (it has no _versions directory)", name);
+	lt_free(dir);
+	if (rc == LT_OK && l->oom)
+		rc = lt_nomem(err);
+	if (rc == LT_OK && l->seen_v1 && l->seen_v2)
+		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
+	if (rc == LT_OK && l->n > 0 && !l->max_only)
+	{
+		qsort(l->v, l->n, sizeof(uint64_t), lt_cmp_u64);
+		l->max = l->v[l->n - 1];
+	}
+	/*
+	 * Something that is not a file where the newest manifest should be: reading the version below it
+	 * would hide the damage (and every commit would then lose the race for that name), so say what it is.
+	 */
+	if (rc == LT_OK && l->bad && (l->n == 0 || l->bad_version > l->max))
+		rc = lt_corrupt(err, "%s/_versions/%s, the newest version's manifest, is %s, not a file", name,
+						l->bad_name, l->bad_is_dir ? "a directory" : "a FIFO, socket or device");
+	if (rc == LT_OK && l->n == 0)
+		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
+	*naming = l->seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;
+	return rc;
+}
+
 lt_code
 lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, size_t *n,
 					lt_naming *naming, lt_error *err)
 {
 	version_list l = {0};
-	char	   *dir = prefixed(prefix, "_versions");
-	char		name[1024];
 	lt_code		rc;
 
 	*versions = NULL;
 	*n = 0;
-	if (!dir)
-		return lt_nomem(err);
-	dataset_name(store, prefix, name, sizeof(name));
-	rc = lt_store_list_opts(store, dir, &(lt_list_opts) {.names_only = true}, collect_version, &l, err);
-	if (rc == LT_ENOTFOUND)
-		rc = lt_error_set(err, LT_ENOTFOUND, "%s is not a Lance dataset (it has no _versions directory)", name);
-	lt_free(dir);
-	if (rc == LT_OK && l.oom)
-		rc = lt_nomem(err);
-	if (rc == LT_OK && l.seen_v1 && l.seen_v2)
-		rc = lt_corrupt(err, "%s/_versions mixes V1 and V2 manifest names", name);
-	if (rc == LT_OK && l.n > 0)
-		qsort(l.v, l.n, sizeof(uint64_t), lt_cmp_u64);
-	/*
-	 * Something that is not a file where the newest manifest should be: reading the version below it
-	 * would hide the damage (and every commit would then lose the race for that name), so say what it is.
-	 */
-	if (rc == LT_OK && l.bad && (l.n == 0 || l.bad_version > l.v[l.n - 1]))
-		rc = lt_corrupt(err, "%s/_versions/%s, the newest version's manifest, is %s, not a file", name,
-						l.bad_name, l.bad_is_dir ? "a directory" : "a FIFO, socket or device");
-	if (rc == LT_OK && l.n == 0)
-		rc = lt_error_set(err, LT_ENOTFOUND, "%s/_versions holds no manifest", name);
+	rc = list_versions(store, prefix, &l, naming, err);
 	if (rc != LT_OK)
 	{
 		lt_free(l.v);
@@ -242,7 +268,6 @@ lt_dataset_versions(lt_store *store, const char *prefix, uint64_t **versions, si
 	}
 	*versions = l.v;
 	*n = l.n;
-	*naming = l.seen_v2 ? LT_NAMING_V2 : LT_NAMING_V1;
 	return LT_OK;
 }
 
@@ -302,8 +327,8 @@ manifest_exists(lt_store *store, const char *prefix, uint64_t v, lt_naming namin
  * hint, a hint past the end, a changed directory, far too many probes, any error).
  */
 static bool
-latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming, lt_code *rc,
-				 lt_error *err)
+latest_from_hint(lt_store *store, const char *prefix, int64_t dir_ns, uint64_t *version, lt_naming *naming,
+				 lt_code *rc, lt_error *err)
 {
 	char	   *hint_path = lt_asprintf("%s_versions/latest_version_hint.json", prefix);
 	char	   *dir_path = lt_asprintf("%s_versions", prefix);
@@ -332,6 +357,12 @@ latest_from_hint(lt_store *store, const char *prefix, uint64_t *version, lt_nami
 						 hst.is_dir ? "a directory" : "a FIFO, socket or device");
 		goto done;
 	}
+	/*
+	 * _versions/ (dir_ns: its change time, read before) already changed after the hint was put in place: the
+	 * check after the probes would refuse the answer, so neither read the hint nor probe (concurrent writers)
+	 */
+	if (dir_ns && hst.change_ns && dir_ns > hst.change_ns)
+		goto done;
 	if (lt_store_read_all(store, hint_path, sizeof(text) - 1, &buf, &len, &ignore) != LT_OK)
 		goto done;
 	memcpy(text, buf, len);
@@ -474,9 +505,6 @@ lt_code
 lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version, lt_naming *naming,
 						  lt_error *err)
 {
-	uint64_t   *v;
-	size_t		n;
-
 	if (store->list_ordered)
 	{
 		first_manifest f = {0};
@@ -524,7 +552,7 @@ lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version
 			}
 		}
 		lt_free(dir);
-		if (latest_from_hint(store, prefix, version, naming, &rc, err))
+		if (latest_from_hint(store, prefix, dir_ns, version, naming, &rc, err))
 		{
 			if (dir_ns)
 				memo_put(key, dir_ns, *version, *naming);
@@ -533,9 +561,13 @@ lt_dataset_latest_version(lt_store *store, const char *prefix, uint64_t *version
 		if (rc != LT_OK)
 			return rc;
 	}
-	LT_TRY(lt_dataset_versions(store, prefix, &v, &n, naming, err));
-	*version = v[n - 1];
-	lt_free(v);
+	/* Lance's own rule on a local disk (current_manifest_local): the newest name listed, nothing kept or sorted */
+	{
+		version_list l = {.max_only = true};
+
+		LT_TRY(list_versions(store, prefix, &l, naming, err));
+		*version = l.max;
+	}
 	return LT_OK;
 }
 

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "io/lt_store.h"
+#include "table/lt_cleanup.h"
 #include "table/lt_dataset.h"
 #include "table/lt_deletion.h"
 #include "util/lt_status.h"
@@ -68,7 +69,7 @@ typedef struct lt_commit_result
 	int			attempts;		/* 1 + the lost races that were rebased */
 	uint64_t	rows_added, rows_deleted;
 	uint64_t	fragments_added, fragments_updated, fragments_removed;
-	bool		cleanup_due;	/* Lance's auto-cleanup is due after this version (lt_auto_cleanup_due) */
+	lt_auto_cleanup cleanup;	/* Lance's auto-cleanup after this version: due, and its policy (lt_cleanup.h) */
 	/* with lt_commit_options.adopt, a commit that only appended: what the read version's dataset takes over
 	 * (lt_dataset_adopt; the caller frees it with lt_free), else NULL */
 	struct lt_adoption *adoption;

@@ -354,7 +354,7 @@ publish_staged(lt_dataset *base, uint64_t version, const char *uuid, const char 
  * Publish version base->version + 1: the manifest m (the base's with what changed,
  * feature flags set) stamped with its version, time and writer, and the
  * transaction tx (uuid and read version set); indexes is its index section.  The
- * transaction file goes first (unless the dataset disables them), then the manifest
+ * transaction file goes first (unless the dataset disables them, or an Append), then the manifest
  * is created only if its slot is free: LT_ECONFLICT with *lost_race when another
  * writer took it (our transaction file is removed again; after other failures it
  * is an orphan for lt_cleanup, since the manifest may have landed after all).  Every commit kind goes
@@ -472,7 +472,15 @@ publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexS
 	m.writer_version = &wv;
 	if (!(txn_name = lt_asprintf("%" PRIu64 "-%s.txn", base->version, tx->uuid)))
 		return lt_nomem(err);
-	m.transaction_file = (m.writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) ? NULL : txn_name;
+	/*
+	 * An Append writes no transaction file (one file fewer per small commit: issue 20): the manifest carries the
+	 * transaction inline, which is what Lance's readers (read_transaction prefers the inline section; its
+	 * conflict resolution reads it so) and lt_fdw's own (transaction_of) use; Lance's flag 32 opts a
+	 * dataset's other commits out as well.  Other commits keep the file for the tools that read
+	 * _transactions/ (an Update's inserted-keys filter: lt-inspect key-filter).
+	 */
+	m.transaction_file = (m.writer_feature_flags & LT_FLAG_DISABLE_TXN_FILE) ||
+		tx->operation_case == LT__PB__TRANSACTION__OPERATION_APPEND ? NULL : txn_name;
 	if (m.transaction_file)
 	{
 		rel = lt_asprintf("_transactions/%s", txn_name);
@@ -552,7 +560,7 @@ publish(lt_dataset *base, const Lt__Pb__Manifest *manifest, const Lt__Pb__IndexS
 	if (adopt)
 		*adopt = adoption_of(base, &m, kept, parts[0].data, len);
 out:
-	if (*lost_race)
+	if (*lost_race && txn_path)
 		lt_store_remove(base->store, txn_path, NULL);	/* a lost race leaves nothing behind */
 	lt_free(packed.data);
 	lt_free(buf);
@@ -995,7 +1003,12 @@ try_commit(lt_txn *t, lt_dataset *base, const lt_commit_options *opts, lt_commit
 	res->fragments_added = at.n_fresh;
 	res->fragments_updated = at.n_updated;
 	res->fragments_removed = at.n_removed;
-	res->cleanup_due = lt_auto_cleanup_due(&m, res->version);
+	{
+		struct timespec now;
+
+		clock_gettime(CLOCK_REALTIME, &now);
+		lt_auto_cleanup_decide(&m, res->version, (int64_t) now.tv_sec * 1000 + now.tv_nsec / 1000000, &res->cleanup);
+	}
 out:
 	lt_txn_rewrite_done(base, &rwo, tried && !*lost_race);
 	lt_free(ups);
