@@ -49,6 +49,12 @@ struct lt_array
 	int64_t		cap;
 	int64_t		data_cap;
 	uint8_t		room;			/* 0, or LT_ARRAY_ROOM: header room before each string (above) */
+	/*
+	 * With room: the values (not the room) in data[0, ascii_end) are known to be plain ASCII
+	 * without NUL, as a decoder that knew it said (FSST with an ASCII table); so a caller need
+	 * not check them again.  Only extended by an append that starts at ascii_end; 0 when cleared.
+	 */
+	int64_t		ascii_end;
 };
 
 #define LT_ARRAY_ROOM 4
