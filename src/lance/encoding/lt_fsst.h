@@ -18,13 +18,17 @@
 
 #define LT_FSST_TABLE_SIZE 2312
 #define LT_FSST_ESC 255
+/* The most codes of symbols outside plain ASCII a table may have and still be asked lt_fsst_ascii_codes. */
+#define LT_FSST_NONASCII_MAX 4
 
 typedef struct lt_fsst_table
 {
 	uint64_t	symbols[256];	/* little-endian symbol bytes */
 	uint8_t		lens[256];		/* 0 for codes without a symbol */
 	int			n_symbols;
-	bool		ascii;			/* every symbol's bytes are ASCII and not NUL */
+	/* the codes whose symbol has a byte that is NUL or not ASCII (n_nonascii > MAX: too many to list) */
+	int			n_nonascii;
+	uint8_t		nonascii[LT_FSST_NONASCII_MAX];
 	bool		enabled;		/* false: strings are stored uncompressed */
 } lt_fsst_table;
 
@@ -185,6 +189,23 @@ static inline bool
 lt_fsst_has_escape(const uint8_t *in, size_t len)
 {
 	return len > 0 && memchr(in, LT_FSST_ESC, len) != NULL;
+}
+
+/*
+ * Whether no code of in[0, len) has a symbol with a NUL or non-ASCII byte (Lance's trained tables
+ * have one such: a NUL symbol), by one memchr per such code; false for a table with too many of
+ * them.  A byte after an escape counts too (conservatively); escaped bytes are the decoder's to
+ * judge (lt_fsst_decode_full's *dirty).
+ */
+static inline bool
+lt_fsst_ascii_codes(const lt_fsst_table *t, const uint8_t *in, size_t len)
+{
+	if (t->n_nonascii > LT_FSST_NONASCII_MAX)
+		return false;
+	for (int i = 0; i < t->n_nonascii; i++)
+		if (len > 0 && memchr(in, t->nonascii[i], len) != NULL)
+			return false;
+	return true;
 }
 
 /*

@@ -650,11 +650,15 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 		return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (bad - 1));
 	}
 	/*
-	 * Decoded by an ASCII table with no escaped byte outside ASCII (the strings outside (lo, hi] are
-	 * empty): the values appended are plain ASCII
+	 * No code of a symbol outside plain ASCII in the chunk and no such escaped byte (the strings
+	 * outside (lo, hi] are empty): the values appended are plain ASCII
 	 */
-	if (dst->room && full && fsst->ascii && !dirty && dst->ascii_end == at)
+	if (dst->room && full && !dirty && lt_fsst_ascii_codes(fsst, data + (first - base), last - first))
+	{
+		if (dst->ascii_end != at)
+			dst->ascii_start = at;
 		dst->ascii_end = at + (op - out0);
+	}
 	dst->data_len = at + (op - out0);
 	if (dst->validity)
 		memset(dst->validity + dst->length, 1, n);
