@@ -1,13 +1,15 @@
 /*
  * bench/decode — decode throughput of the format library.
  *
- *   decode DIR [--repeat N] [--columns a,b]
+ *   decode DIR [--repeat N] [--columns a,b] [--room]
  *
  * For each column: a full scan of that column alone through the library path
  * (dataset -> fragment scanner -> field reader -> page decoders), best of N
  * runs, as values/s and MB/s of decoded output, next to memcpy of the same
  * number of bytes.  Then a scan of every column together.  Lines starting
  * with "RESULT" are for bench/run.sh, which sets them beside the reference.
+ * --room: string columns are read with header room (lt_scan_options.room), as
+ * the FDW's scans read them.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,9 @@ typedef struct result
 	uint64_t	bytes;
 } result;
 
+static bool with_room;
+static const bool all_room[64] = {[0 ... 63] = true};
+
 static int
 scan(lt_dataset *ds, const lt_field **fields, int n, result *res)
 {
@@ -69,6 +74,8 @@ scan(lt_dataset *ds, const lt_field **fields, int n, result *res)
 		so.n_fields = n;
 		so.fields = fields;
 		so.batch_rows = 65536;
+		if (with_room && n <= 64)
+			so.room = all_room;
 		if (lt_fragment_scanner_open(ds, ds->fragments[fi], &so, &sc, &err) != LT_OK)
 		{
 			fprintf(stderr, "decode: %s\n", err.msg);
@@ -137,7 +144,7 @@ main(int argc, char **argv)
 
 	if (argc < 2)
 	{
-		fprintf(stderr, "usage: decode DIR [--repeat N] [--columns a,b]\n");
+		fprintf(stderr, "usage: decode DIR [--repeat N] [--columns a,b] [--room]\n");
 		return 2;
 	}
 	for (int i = 2; i < argc; i++)
@@ -146,6 +153,8 @@ main(int argc, char **argv)
 			repeat = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--columns") == 0 && i + 1 < argc)
 			only = argv[++i];
+		else if (strcmp(argv[i], "--room") == 0)
+			with_room = true;
 	}
 	if (lt_store_local_open(argv[1], &store, &err) != LT_OK ||
 		lt_dataset_open(store, "", &spec, &ds, &err) != LT_OK)

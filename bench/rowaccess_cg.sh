@@ -11,6 +11,11 @@
 # (SELECT * LIMIT 10), repeat (the warm-up's keys again: cached pages and files), prep (EXECUTE of a prepared
 # point lookup, as pgbench -M prepared runs it: a generic plan after the fifth). Each counts parse, plan and
 # execute (and the single-user backend printing the row, the same for both tables). Not a test.
+#
+#   bench/rowaccess_cg.sh wide TAG       target 7 alone, as bench/rowaccess.sh measures it: a full-width scan
+#                                        of each table (a warm-up, then the measured one); prints the heap's
+#                                        heap_getnextslot + slot_getsomeattrs_int and lt's ltIterateForeignScan
+#                                        (inclusive), the ratio, and keeps $W/res/TAG/cg.wide.{heap,lt}
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -80,6 +85,27 @@ run)
 		cp "$W/cg/cg.out.$((s + 2 * N))" "$W/res/$TAG/cg.$what"
 		s=$((s + 2 * N))
 	done | tee "$W/res/$TAG/summary"
+	;;
+wide)
+	TAG=${2:?a tag}
+	LT_PGDATA=$W/pg/data
+	WIDE="num_nulls(id, grp, dt, x, s, t) = 6"	# bench/rowaccess.sh's: reads every column, never true
+	for t in heap heap lt lt; do echo "SELECT count(*) FROM $t WHERE $WIDE;"; done >"$W/wide.sql"
+	echo "SELECT 1;" >>"$W/wide.sql"
+	rm -rf "$W/cg"
+	mkdir -p "$W/cg" "$W/res/$TAG"
+	chown "$LT_PG_OSUSER" "$W/cg" 2>/dev/null || true
+	chmod a+r "$W/wide.sql"
+	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$W/cg/cg.out" \
+		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$W/wide.sql" >"$W/wide.log" 2>&1 || true
+	incl() { callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
+		awk -v f="$2" '{ n = $0; sub(/ \[.*/, "", n); sub(/.*:/, "", n) } n == f && !done { gsub(",", "", $1); print $1; done = 1 }'; }
+	cp "$W/cg/cg.out.3" "$W/res/$TAG/cg.wide.heap"
+	cp "$W/cg/cg.out.5" "$W/res/$TAG/cg.wide.lt"
+	heap=$(( $(incl "$W/res/$TAG/cg.wide.heap" heap_getnextslot) + $(incl "$W/res/$TAG/cg.wide.heap" slot_getsomeattrs_int) ))
+	lt=$(incl "$W/res/$TAG/cg.wide.lt" ltIterateForeignScan)
+	echo "wide.heap $heap wide.lt $lt ratio $(awk -v h="$heap" -v l="$lt" 'BEGIN { printf "%.3f", l / h }')" |
+		tee "$W/res/$TAG/summary"
 	;;
 *)
 	sed -n '2,/^set -e/p' "$0" | sed '$d'

@@ -1121,7 +1121,9 @@ batch_varlena_room(const lt_array *a, int64 start, int n, Datum *values, const b
 		if (n == 0)
 			return 0;
 	}
-	check = text && !ascii_clean(data + off[start], off[start + n] - off[start]);
+	/* values the decoder knew to be plain ASCII (lt_array.ascii_start, ascii_end) are not checked again */
+	check = text && (off[start] < a->ascii_start || off[start + n] > a->ascii_end) &&
+		!ascii_clean(data + off[start], off[start + n] - off[start]);
 	if (!check && a->validity == NULL && (uint64) (off[start + n] - off[start]) <= limit)
 	{
 		/*

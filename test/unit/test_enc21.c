@@ -763,6 +763,110 @@ TEST(fsst_full_table)
 }
 
 /*
+ * The decoders of a full table on strings with no escape or a rare one, so that every path runs:
+ * 8 codes at a time, the last 1-7 codes in one jump (8 bytes loadable there) or one at a time (the
+ * string ends the buffer), symbols of 1 to 8 bytes, empty strings; lt_fsst_decode_noesc on the
+ * escape-free ones; the ASCII flag of tables and the *dirty flag of escaped bytes.
+ */
+TEST(fsst_decode_paths)
+{
+	static uint8_t t[LT_FSST_TABLE_SIZE];
+	static uint8_t syms[255 * 8],
+				lens[255];
+	static lt_fsst_table tab;
+	lt_error	err;
+	uint8_t		buf[80],
+				out[80 * 8 + 8],
+				ref[80 * 8];
+	uint32_t	r = 777;
+	int			noesc_runs = 0;
+
+	fsst_table(t, 255, true);
+	for (int c = 0; c < 255; c++)
+	{
+		lens[c] = (uint8_t) ((c * 7) % 8 + 1);
+		for (int k = 0; k < 8; k++)
+			syms[c * 8 + k] = (uint8_t) (k < lens[c] ? ' ' + (c * 3 + k) % 90 : 0);
+		memcpy(t + 8 + c * 8, syms + c * 8, 8);
+		t[8 + 255 * 8 + c] = lens[c];
+	}
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK_EQ_INT(tab.n_nonascii, 0);
+	for (int round = 0; round < 2000; round++)
+	{
+		size_t		len = (size_t) (round % 41),
+					at = (size_t) (round % 13);
+		bool		esc = false,
+					dirty = false;
+		int64_t		want;
+		uint8_t    *o;
+
+		for (size_t i = 0; i < sizeof(buf); i++)
+		{
+			r = r * 1103515245u + 12345u;
+			/* an escape in one string of three, at a random place, with any byte after it */
+			buf[i] = (uint8_t) ((r >> 8) % 255);
+		}
+		if (round % 3 == 0 && len >= 2)
+		{
+			size_t		e = (size_t) (r >> 20) % (len - 1);
+
+			buf[at + e] = 255;
+			buf[at + e + 1] = (uint8_t) (round & 1 ? 0x80 + round % 100 : 'a' + round % 26);
+			esc = true;
+		}
+		CHECK_EQ_INT(lt_fsst_has_escape(buf + at, len), esc);
+		want = fsst_reference(syms, lens, buf + at, len, ref);
+		CHECK(want >= 0);
+		/* 8 bytes loadable past the string, or none */
+		memset(out, 0xEE, sizeof(out));
+		o = lt_fsst_decode_full(&tab, buf + at, len, buf + sizeof(buf), out, &dirty);
+		CHECK(o != NULL && o - out == want && memcmp(out, ref, (size_t) want) == 0);
+		CHECK_EQ_INT(dirty, esc && (round & 1));
+		dirty = false;
+		o = lt_fsst_decode_full(&tab, buf + at, len, buf + at + len, out, &dirty);
+		CHECK(o != NULL && o - out == want && memcmp(out, ref, (size_t) want) == 0);
+		CHECK_EQ_INT(dirty, esc && (round & 1));
+		if (!esc)
+		{
+			o = lt_fsst_decode_noesc(&tab, buf + at, len, out);
+			CHECK(o - out == want && memcmp(out, ref, (size_t) want) == 0);
+			noesc_runs++;
+		}
+	}
+	CHECK(noesc_runs > 1000);
+	/* a trailing escape after 8 codes and in the jump's reach */
+	memset(buf, 1, sizeof(buf));
+	buf[11] = 255;
+	{
+		bool		dirty = false;
+
+		CHECK(lt_fsst_decode_full(&tab, buf, 12, buf + sizeof(buf), out, &dirty) == NULL);
+	}
+	/*
+	 * Codes of symbols outside ASCII: a high byte or a NUL inside a symbol lists it, bytes past its
+	 * length do not; strings without those codes are known ASCII, with one not; too many: never
+	 */
+	t[8 + 5 * 8 + 7] = 0x80;	/* symbol 5 has length (5 * 7) % 8 + 1 = 4: past it */
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK_EQ_INT(tab.n_nonascii, 0);
+	t[8 + 5 * 8 + 3] = 0x80;
+	t[8 + 9 * 8 + 0] = 0;
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK_EQ_INT(tab.n_nonascii, 2);
+	CHECK(tab.nonascii[0] == 5 && tab.nonascii[1] == 9);
+	CHECK(lt_fsst_ascii_codes(&tab, (const uint8_t *) "\x01\x02\x06\x08", 4));
+	CHECK(!lt_fsst_ascii_codes(&tab, (const uint8_t *) "\x01\x02\x06\x05", 4));
+	CHECK(!lt_fsst_ascii_codes(&tab, (const uint8_t *) "\x09\x02", 2));
+	CHECK(lt_fsst_ascii_codes(&tab, (const uint8_t *) "\x09", 0));
+	for (int c = 20; c < 20 + LT_FSST_NONASCII_MAX; c++)
+		t[8 + c * 8] = 0xC3;
+	CHECK_OK(lt_fsst_parse(t, sizeof(t), &tab, "t", &err), err);
+	CHECK(tab.n_nonascii > LT_FSST_NONASCII_MAX);
+	CHECK(!lt_fsst_ascii_codes(&tab, (const uint8_t *) "\x01", 1));
+}
+
+/*
  * The encoder on one kind of text: the trained table compresses and decodes back, every
  * string alone and a batch of them (lt_fsst_encode_all loads past a string's end, never past
  * the batch; with a one-per-bucket table it compresses four runs side by side), with escapes
@@ -2799,6 +2903,7 @@ main(void)
 	RUN(fastlanes_layout);
 	RUN(fsst);
 	RUN(fsst_full_table);
+	RUN(fsst_decode_paths);
 	RUN(fsst_encoder);
 	RUN(mb_flat_partial_last_chunk);
 	RUN(mb_nullable_def_levels);

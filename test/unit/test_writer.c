@@ -317,10 +317,44 @@ describe_pages(lt_file *f, rt_result *r)
 	}
 }
 
+/* Set by check_room_read: a whole read with room claimed all its values plain ASCII (ascii_start, _end). */
+static bool room_all_ascii;
+
+/*
+ * What an array with room claims by ascii_start and ascii_end (lt_array.h) is true: within
+ * data_len, and every valid value between them is plain ASCII without NUL.
+ */
+static void
+check_ascii_end(const lt_array *got)
+{
+	CHECK(got->ascii_start >= 0 && got->ascii_start <= got->ascii_end && got->ascii_end <= got->data_len);
+	for (int64_t i = 0; i < got->length; i++)
+	{
+		int64_t		lo = got->offsets[i],
+					hi = got->offsets[i + 1];
+
+		if (lo < got->ascii_start)
+			continue;
+		if (hi > got->ascii_end)
+			break;
+		if (!lt_array_is_valid(got, i) || hi == lo)
+			continue;
+		for (int64_t b = lt_array_room_start(lo); b < hi; b++)
+			if (got->data[b] == 0 || got->data[b] >= 0x80)
+			{
+				fprintf(stderr, "  slot %lld byte %lld is 0x%02x, below ascii_end %lld\n", (long long) i,
+						(long long) b, got->data[b], (long long) got->ascii_end);
+				CHECK(false);
+				return;
+			}
+	}
+}
+
 /*
  * A string field read with header room (lt_array.h) in three reads whose boundaries fall inside
- * chunks and pages: the same values as `want`, each after its room of LT_ARRAY_ROOM_FILL bytes.
- * Readers without room (2.0 files) refuse such an array.
+ * chunks and pages: the same values as `want`, each after its room of LT_ARRAY_ROOM_FILL bytes,
+ * and a true ascii_end; then in one read (room_all_ascii).  Readers without room (2.0 files)
+ * refuse such an array.
  */
 static void
 check_room_read(lt_file *f, const lt_field *fld, const lt_column_map *map, const lt_array *want, int64_t n)
@@ -367,6 +401,14 @@ check_room_read(lt_file *f, const lt_field *fld, const lt_column_map *map, const
 			break;
 		}
 	}
+	check_ascii_end(got);
+	lt_array_clear(got);
+	CHECK_EQ_INT(got->ascii_end, 0);
+	CHECK_EQ_INT(got->ascii_start, 0);
+	got->room = LT_ARRAY_ROOM;
+	CHECK_OK(lt_field_reader_read(r, 0, (uint64_t) n, got, &err), err);
+	check_ascii_end(got);
+	room_all_ascii = n > 0 && got->ascii_start == 0 && got->ascii_end == got->data_len;
 done:
 	lt_array_free(got);
 	lt_field_reader_free(r);
@@ -560,6 +602,16 @@ TEST(encoding_choices)
 	round_trip(s, cols, 5000, 1, LT_FILE_V2_1, &r);
 	CHECK(strcmp(r.values, "fsst") == 0);
 	CHECK(r.size < 5000 * 30 / 2);
+	CHECK(room_all_ascii);		/* letters only: the table is ASCII, decoded values need no check */
+	free_cols(s, cols);
+	/* a byte outside ASCII in every 97th string (in the table or escaped): never claimed ASCII */
+	cols = make_cols(s, 5000, &(gen_opts) {5, 1, 60, 0, 0});
+	for (int64_t i = 0; i < 5000; i += 97)
+		if (cols[0]->offsets[i + 1] > cols[0]->offsets[i])
+			cols[0]->data[cols[0]->offsets[i]] = 0xC3;
+	round_trip(s, cols, 5000, 1, LT_FILE_V2_1, &r);
+	CHECK(strcmp(r.values, "fsst") == 0);
+	CHECK(!room_all_ascii);
 	free_cols(s, cols);
 	cols = make_cols(s, 400, &(gen_opts) {5, 1, 900, 0, 0});
 	round_trip(s, cols, 400, 1, LT_FILE_V2_2, &r);

@@ -37,6 +37,19 @@ lt_fsst_parse(const uint8_t *buf, size_t len, lt_fsst_table *t, const char *what
 			return lt_corrupt(err, "%s: FSST symbol %d has length %u", what, i, l);
 		t->lens[i] = l;
 	}
+	for (int i = 0; i < t->n_symbols && t->n_nonascii <= LT_FSST_NONASCII_MAX; i++)
+		for (int k = 0; k < t->lens[i]; k++)
+		{
+			uint8_t		b = (uint8_t) (t->symbols[i] >> (8 * k));
+
+			if (b == 0 || b >= 0x80)
+			{
+				if (t->n_nonascii < LT_FSST_NONASCII_MAX)
+					t->nonascii[t->n_nonascii] = (uint8_t) i;
+				t->n_nonascii++;
+				break;
+			}
+		}
 	return LT_OK;
 }
 

@@ -18,12 +18,17 @@
 
 #define LT_FSST_TABLE_SIZE 2312
 #define LT_FSST_ESC 255
+/* The most codes of symbols outside plain ASCII a table may have and still be asked lt_fsst_ascii_codes. */
+#define LT_FSST_NONASCII_MAX 4
 
 typedef struct lt_fsst_table
 {
 	uint64_t	symbols[256];	/* little-endian symbol bytes */
 	uint8_t		lens[256];		/* 0 for codes without a symbol */
 	int			n_symbols;
+	/* the codes whose symbol has a byte that is NUL or not ASCII (n_nonascii > MAX: too many to list) */
+	int			n_nonascii;
+	uint8_t		nonascii[LT_FSST_NONASCII_MAX];
 	bool		enabled;		/* false: strings are stored uncompressed */
 } lt_fsst_table;
 
@@ -48,31 +53,21 @@ lt_code		lt_fsst_parse_cached(lt_fsst_cache *cache, const uint8_t *buf, size_t l
 /* Largest possible decoded size of `len` compressed bytes. */
 static inline uint64_t lt_fsst_max_decoded(uint64_t len) { return len * 8; }
 
-/* Decode the low code byte of w (not an escape), shift it out. */
-#define LT_FSST_STEP(t, w, o) \
+/* Decode code c (not an escape) at o: its symbol stored as 8 bytes, o advanced by its length. */
+#define LT_FSST_PUT(t, c, o) \
 	do { \
-		unsigned	c_ = (unsigned) ((w) & 0xff); \
+		unsigned	c_ = (c); \
 		memcpy((o), &(t)->symbols[c_], 8); \
 		(o) += (t)->lens[c_]; \
-		(w) >>= 8; \
 	} while (0)
 
-/* Decode the first k (< 8) codes of w, none an escape. */
-static inline uint8_t *
-lt_fsst_decode_codes(const lt_fsst_table *t, uint64_t w, size_t k, uint8_t *o)
+/* The bytes of w (8 codes, little-endian) that are escapes (255) have their high bit set, no other. */
+static inline uint64_t
+lt_fsst_escapes(uint64_t w)
 {
-	switch (k)
-	{
-		case 7: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 6: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 5: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 4: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 3: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 2: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		case 1: LT_FSST_STEP(t, w, o);	/* FALLTHROUGH */
-		default: break;
-	}
-	return o;
+	uint64_t	x = ~w;
+
+	return (x - 0x0101010101010101ull) & ~x & 0x8080808080808080ull;
 }
 
 /* The checked decoder: every code is looked up, one at a time (tables with unused codes). */
@@ -81,68 +76,73 @@ int64_t		lt_fsst_decode_checked(const lt_fsst_table *t, const uint8_t *in, size_
 /*
  * The decoder of a table with all 255 symbols (no unknown code): in[0, len) into o (room for
  * lt_fsst_max_decoded(len) bytes: symbols are stored 8 bytes at a time); returns the end of the
- * output, or NULL on a trailing escape.  8 codes at a time while they hold no escape (byte 255),
- * then 4, then one at a time: most strings are a few codes long, and their tails cost less so than
- * as masked partial words.
+ * output, or NULL on a trailing escape.  8 codes at a time while they hold no escape; the last 1-7
+ * codes, when 8 bytes can be loaded there (readable_end: bytes before it may be loaded), in one
+ * jump into the unrolled steps.  Each code is loaded as a byte (one instruction, where extracting
+ * it from a loaded word takes three).  An escape sends the rest of the string one code at a time;
+ * an escaped byte that is NUL or not ASCII sets *dirty (the output is then not known to be ASCII).
  */
 static inline __attribute__((always_inline)) uint8_t *
-lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o)
+lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, const uint8_t *readable_end,
+					uint8_t *o, bool *dirty)
 {
-	const uint64_t ones = 0x0101010101010101ull;
-	const uint64_t highs = 0x8080808080808080ull;
 	const uint8_t *end = in + len;
 
 	while (end - in >= 8)
 	{
-		uint64_t	w,
-					x;
+		uint64_t	w;
 
 		memcpy(&w, in, 8);
-		x = ~w;
-		if (((x - ones) & ~x & highs) != 0)
-			break;
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
-		LT_FSST_STEP(t, w, o);
+		if (lt_fsst_escapes(w) != 0)
+			goto slow;
+		LT_FSST_PUT(t, in[0], o);
+		LT_FSST_PUT(t, in[1], o);
+		LT_FSST_PUT(t, in[2], o);
+		LT_FSST_PUT(t, in[3], o);
+		LT_FSST_PUT(t, in[4], o);
+		LT_FSST_PUT(t, in[5], o);
+		LT_FSST_PUT(t, in[6], o);
+		LT_FSST_PUT(t, in[7], o);
 		in += 8;
 	}
-	if (end - in >= 4)
+	if (in == end)
+		return o;
+	if (readable_end - in >= 8)
 	{
-		uint32_t	w4,
-					x4;
+		size_t		k = (size_t) (end - in);	/* 1..7 */
+		uint64_t	w;
 
-		memcpy(&w4, in, 4);
-		x4 = ~w4;
-		if (((x4 - (uint32_t) ones) & ~x4 & (uint32_t) highs) == 0)
+		memcpy(&w, in, 8);
+		if ((lt_fsst_escapes(w) & ((1ull << (8 * k)) - 1)) == 0)
 		{
-			uint64_t	w = w4;
-
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			LT_FSST_STEP(t, w, o);
-			in += 4;
+			/* entered at case k, the steps decode end[-k] .. end[-1] in order */
+			switch (k)
+			{
+				case 7: LT_FSST_PUT(t, end[-7], o);	/* FALLTHROUGH */
+				case 6: LT_FSST_PUT(t, end[-6], o);	/* FALLTHROUGH */
+				case 5: LT_FSST_PUT(t, end[-5], o);	/* FALLTHROUGH */
+				case 4: LT_FSST_PUT(t, end[-4], o);	/* FALLTHROUGH */
+				case 3: LT_FSST_PUT(t, end[-3], o);	/* FALLTHROUGH */
+				case 2: LT_FSST_PUT(t, end[-2], o);	/* FALLTHROUGH */
+				default: LT_FSST_PUT(t, end[-1], o);
+			}
+			return o;
 		}
 	}
+slow:
 	while (in < end)
 	{
 		unsigned	c = *in++;
 
 		if (c != LT_FSST_ESC)
-		{
-			memcpy(o, &t->symbols[c], 8);
-			o += t->lens[c];
-		}
+			LT_FSST_PUT(t, c, o);
 		else
 		{
 			/* an escape: the next byte is a literal */
 			if (in == end)
 				return NULL;
+			if (*in == 0 || *in >= 0x80)
+				*dirty = true;
 			*o++ = *in++;
 		}
 	}
@@ -150,10 +150,69 @@ lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8
 }
 
 /*
+ * lt_fsst_decode_full for input known to hold no escape (lt_fsst_has_escape said so for a span
+ * that contains it): no check at all, 8 codes at a time and the last 1-7 in one jump.
+ */
+static inline __attribute__((always_inline)) uint8_t *
+lt_fsst_decode_noesc(const lt_fsst_table *t, const uint8_t *in, size_t len, uint8_t *o)
+{
+	const uint8_t *end = in + len;
+
+	for (; end - in >= 8; in += 8)
+	{
+		LT_FSST_PUT(t, in[0], o);
+		LT_FSST_PUT(t, in[1], o);
+		LT_FSST_PUT(t, in[2], o);
+		LT_FSST_PUT(t, in[3], o);
+		LT_FSST_PUT(t, in[4], o);
+		LT_FSST_PUT(t, in[5], o);
+		LT_FSST_PUT(t, in[6], o);
+		LT_FSST_PUT(t, in[7], o);
+	}
+	/* entered at case k, the steps decode end[-k] .. end[-1] in order */
+	switch (end - in)
+	{
+		case 7: LT_FSST_PUT(t, end[-7], o);	/* FALLTHROUGH */
+		case 6: LT_FSST_PUT(t, end[-6], o);	/* FALLTHROUGH */
+		case 5: LT_FSST_PUT(t, end[-5], o);	/* FALLTHROUGH */
+		case 4: LT_FSST_PUT(t, end[-4], o);	/* FALLTHROUGH */
+		case 3: LT_FSST_PUT(t, end[-3], o);	/* FALLTHROUGH */
+		case 2: LT_FSST_PUT(t, end[-2], o);	/* FALLTHROUGH */
+		case 1: LT_FSST_PUT(t, end[-1], o);	/* FALLTHROUGH */
+		default: break;
+	}
+	return o;
+}
+
+/* Whether in[0, len) holds an escape code (one memchr for a whole chunk's strings). */
+static inline bool
+lt_fsst_has_escape(const uint8_t *in, size_t len)
+{
+	return len > 0 && memchr(in, LT_FSST_ESC, len) != NULL;
+}
+
+/*
+ * Whether no code of in[0, len) has a symbol with a NUL or non-ASCII byte (Lance's trained tables
+ * have one such: a NUL symbol), by one memchr per such code; false for a table with too many of
+ * them.  A byte after an escape counts too (conservatively); escaped bytes are the decoder's to
+ * judge (lt_fsst_decode_full's *dirty).
+ */
+static inline bool
+lt_fsst_ascii_codes(const lt_fsst_table *t, const uint8_t *in, size_t len)
+{
+	if (t->n_nonascii > LT_FSST_NONASCII_MAX)
+		return false;
+	for (int i = 0; i < t->n_nonascii; i++)
+		if (len > 0 && memchr(in, t->nonascii[i], len) != NULL)
+			return false;
+	return true;
+}
+
+/*
  * Decode one compressed string in[0, len) into out, which must have room for
  * lt_fsst_max_decoded(len) bytes (the decoder stores 8 bytes at a time).
- * readable_end (>= in + len): bytes up to it may be loaded (today none past
- * the string are).  Returns the decoded length, or -1 when the input is
+ * readable_end (>= in + len): bytes up to it may be loaded (the full
+ * decoder loads the last codes of a string as a word).  Returns the decoded length, or -1 when the input is
  * corrupt (an unknown code or a trailing escape).  With the table disabled
  * this is a copy.  A table with all 255 symbols has no unknown code: its
  * codes are decoded unchecked (lt_fsst_decode_full); other tables go through
@@ -164,8 +223,8 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 				  uint8_t *out)
 {
 	uint8_t    *o;
+	bool		dirty = false;
 
-	(void) readable_end;
 	if (!t->enabled)
 	{
 		memcpy(out, in, len);
@@ -173,7 +232,7 @@ lt_fsst_decode_in(const lt_fsst_table *t, const uint8_t *in, size_t len, const u
 	}
 	if (t->n_symbols != 255)
 		return lt_fsst_decode_checked(t, in, len, out);
-	o = lt_fsst_decode_full(t, in, len, out);
+	o = lt_fsst_decode_full(t, in, len, readable_end, out, &dirty);
 	return o ? (int64_t) (o - out) : -1;
 }
 

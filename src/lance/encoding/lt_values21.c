@@ -522,14 +522,15 @@ lt21_decode_levels(const lt21_where *w, const enc_t *enc, const uint8_t *p, uint
 /*
  * The strings k of [i0, i1] of append_fsst: the offsets are `ow`-byte (a constant where this is
  * inlined) and checked as they are read (each string lies within [prev, last]); decode: whether
- * they are decoded (else left empty); full: the table decodes with lt_fsst_decode_full.  Returns
- * the output's end, or NULL at a bad offset or code (*bad: the string).
+ * they are decoded (else left empty); full: the table decodes with lt_fsst_decode_full, or, noesc,
+ * with lt_fsst_decode_noesc (the chunk holds no escape).  Offsets are kept relative to dbase, the
+ * array's data.  Returns the output's end, or NULL at a bad offset or code (*bad: the string);
+ * *dirty is set when an escaped byte is not plain ASCII.
  */
 static inline __attribute__((always_inline)) uint8_t *
 fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *prevp, uint64_t last,
 		 const uint8_t *data, uint64_t data_len, uint64_t base, const lt_fsst_table *fsst, bool decode,
-		 bool full, bool room, uint8_t *dbase, uint8_t *op, int64_t *o, int64_t at, const uint8_t *out0,
-		 uint64_t *bad)
+		 bool full, bool noesc, bool room, uint8_t *dbase, uint8_t *op, int64_t *o, uint64_t *bad, bool *dirty)
 {
 	uint64_t	prev = *prevp;
 
@@ -545,9 +546,11 @@ fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *p
 		}
 		if (room)
 			op = lt_array_room_open(dbase, op);
-		if (decode && full)
+		if (decode && full && noesc)
+			op = lt_fsst_decode_noesc(fsst, data + (prev - base), cur - prev, op);
+		else if (decode && full)
 		{
-			op = lt_fsst_decode_full(fsst, data + (prev - base), cur - prev, op);
+			op = lt_fsst_decode_full(fsst, data + (prev - base), cur - prev, data + data_len, op, dirty);
 			if (op == NULL)
 			{
 				*bad = i;
@@ -567,7 +570,7 @@ fsst_run(const uint8_t *offs, unsigned ow, uint64_t i0, uint64_t i1, uint64_t *p
 			}
 			op += got;
 		}
-		o[i] = at + (op - out0);
+		o[i] = op - dbase;
 		prev = cur;
 	}
 	*prevp = prev;
@@ -592,6 +595,8 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 	uint64_t	prev = first,
 				bad = 0;
 	bool		full = fsst->enabled && fsst->n_symbols == 255;
+	bool		noesc,
+				dirty = false;
 	uint8_t    *out0,
 			   *op;
 	int64_t		at;
@@ -608,15 +613,21 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 	out0 = op = dst->data + at;
 	lo = lo < n ? lo : n;
 	hi = hi < lo ? lo : hi < n ? hi : n;
+	/* every decoded string lies in [first, last]: one look for an escape there spares each a check */
+	noesc = full && !lt_fsst_has_escape(data + (first - base), last - first);
+#define FSST_RUN(OW, ROOM, I0, I1, DECODE, FULL, NOESC) \
+	fsst_run(offs, OW, I0, I1, &prev, last, data, data_len, base, fsst, DECODE, FULL, NOESC, ROOM, dst->data, op, o, &bad, &dirty)
 #define FSST_RUNS(OW, ROOM) \
 	do { \
-		op = fsst_run(offs, OW, 1, lo, &prev, last, data, data_len, base, fsst, false, false, ROOM, dst->data, op, o, at, out0, &bad); \
-		if (op && full) \
-			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, true, ROOM, dst->data, op, o, at, out0, &bad); \
+		op = FSST_RUN(OW, ROOM, 1, lo, false, false, false); \
+		if (op && noesc) \
+			op = FSST_RUN(OW, ROOM, lo + 1, hi, true, true, true); \
+		else if (op && full) \
+			op = FSST_RUN(OW, ROOM, lo + 1, hi, true, true, false); \
 		else if (op) \
-			op = fsst_run(offs, OW, lo + 1, hi, &prev, last, data, data_len, base, fsst, true, false, ROOM, dst->data, op, o, at, out0, &bad); \
+			op = FSST_RUN(OW, ROOM, lo + 1, hi, true, false, false); \
 		if (op) \
-			op = fsst_run(offs, OW, hi + 1, n, &prev, last, data, data_len, base, fsst, false, false, ROOM, dst->data, op, o, at, out0, &bad); \
+			op = FSST_RUN(OW, ROOM, hi + 1, n, false, false, false); \
 	} while (0)
 	if (ow == 4 && dst->room)
 		FSST_RUNS(4, true);
@@ -626,6 +637,7 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 		FSST_RUNS(8, true);
 	else
 		FSST_RUNS(8, false);
+#undef FSST_RUN
 #undef FSST_RUNS
 	if (op == NULL)
 	{
@@ -636,6 +648,16 @@ append_fsst(const lt21_where *w, lt_array *dst, const uint8_t *offs, unsigned ow
 								(unsigned long long) bad, (unsigned long long) cur, (unsigned long long) prev,
 								(unsigned long long) last);
 		return LT21_CORRUPT(w, err, "bad FSST code in string %llu", (unsigned long long) (bad - 1));
+	}
+	/*
+	 * No code of a symbol outside plain ASCII in the chunk and no such escaped byte (the strings
+	 * outside (lo, hi] are empty): the values appended are plain ASCII
+	 */
+	if (dst->room && full && !dirty && lt_fsst_ascii_codes(fsst, data + (first - base), last - first))
+	{
+		if (dst->ascii_end != at)
+			dst->ascii_start = at;
+		dst->ascii_end = at + (op - out0);
 	}
 	dst->data_len = at + (op - out0);
 	if (dst->validity)

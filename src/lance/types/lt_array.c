@@ -99,6 +99,7 @@ lt_array_clear(lt_array *a)
 	a->null_count = 0;
 	a->data_len = 0;
 	a->room = 0;
+	a->ascii_start = a->ascii_end = 0;
 	if (a->offsets)
 		a->offsets[0] = 0;
 	for (i = 0; i < a->n_children; i++)

@@ -49,6 +49,14 @@ struct lt_array
 	int64_t		cap;
 	int64_t		data_cap;
 	uint8_t		room;			/* 0, or LT_ARRAY_ROOM: header room before each string (above) */
+	/*
+	 * With room: the values (not the room) in data[ascii_start, ascii_end) are known to be plain
+	 * ASCII without NUL, as a decoder that knew it said (FSST with an ASCII table); so a caller
+	 * need not check them again.  An append that knows its values are such extends the span when it
+	 * starts at ascii_end, else makes its own bytes the span; others leave it.  Empty when cleared.
+	 */
+	int64_t		ascii_start;
+	int64_t		ascii_end;
 };
 
 #define LT_ARRAY_ROOM 4
