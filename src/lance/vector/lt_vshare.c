@@ -39,7 +39,7 @@ typedef struct file_hdr
 	uint64_t	data_off;
 	uint64_t	data_len;
 	uint64_t	data_sum;
-	uint64_t	head_sum;		/* of this header (with head_sum 0) and the key */
+	uint64_t	head_sum;		/* of this header (with head_sum 0, data_sum set) and the key */
 } file_hdr;
 
 _Static_assert(sizeof(file_hdr) == 64, "the file header is 64 bytes");
@@ -224,7 +224,7 @@ lt_vshare_open(const char *key, int64_t part, lt_vshare_map *out)
 		close(fd);
 		return LT_VSHARE_MISS;
 	}
-	if (lt_vshare_sum(m + hd.data_off, hd.data_len, hd.head_sum) != hd.data_sum)
+	if (lt_vshare_sum(m + hd.data_off, hd.data_len, hd.build ^ (uint64_t) part) != hd.data_sum)
 	{
 		munmap(m, (size_t) st.st_size);
 		close(fd);
@@ -292,8 +292,8 @@ lt_vshare_write(const char *key, int64_t part, const void *data, size_t len)
 	total = hd.data_off + len;
 	if (key_len > UINT32_MAX || total > vs.max_bytes)
 		return false;
+	hd.data_sum = lt_vshare_sum(data, len, hd.build ^ (uint64_t) part);
 	hd.head_sum = head_sum(&hd, key);
-	hd.data_sum = lt_vshare_sum(data, len, hd.head_sum);
 
 	file_name(key, part, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%d-%llu", vs.dir, (int) getpid(),
