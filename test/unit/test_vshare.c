@@ -369,13 +369,44 @@ TEST(vcache_shared)
 	CHECK((a = lt_vcache_put("seg", 3, 2000, false)) != NULL);
 	fill(a, 2000, 13);
 	lt_vcache_publish(a);
-	lt_vcache_publish(a);		/* once */
 	CHECK((b = lt_vcache_put("seg", LT_VCACHE_MODEL, 100, true)) != NULL);	/* not published */
 	fill(b, 100, 1);
 	lt_vcache_stats_get(&st);
 	CHECK_EQ_INT(st.shared_writes - st0.shared_writes, 1);
-	CHECK(lt_vcache_get("seg", 3, NULL, false) == a);	/* its own copy first */
+	/* the published entry (unpinned) moved to the file's pages; the pinned one stays the process's */
+	CHECK_EQ_INT(st.mapped_entries, 1);
+	CHECK_EQ_INT(st.entries, 1);
+	CHECK_EQ_INT(st.shared_hits - st0.shared_hits, 0);
+	a = lt_vcache_get("seg", 3, &len, false);
+	CHECK(a != NULL && len == 2000);
+	if (a)
+	{
+		unsigned char want[2000];
+
+		fill(want, 2000, 13);
+		CHECK(memcmp(a, want, 2000) == 0);
+	}
+	/* a pinned entry published stays the process's (its holder uses it), and is written once */
+	{
+		unsigned char *c = lt_vcache_put("seg2", 0, 300, true);
+
+		CHECK(c != NULL);
+		if (c)
+		{
+			fill(c, 300, 2);
+			lt_vcache_stats_get(&st0);
+			lt_vcache_publish(c);
+			lt_vcache_publish(c);
+			lt_vcache_stats_get(&st);
+			CHECK_EQ_INT(st.shared_writes - st0.shared_writes, 1);
+			CHECK_EQ_INT(st.mapped_entries, 1);
+			CHECK(lt_vcache_get("seg2", 0, NULL, false) == c);
+			lt_vcache_unpin(c);
+		}
+	}
 	lt_vcache_unpin(b);
+	lt_vcache_configure_shared(NULL, 0, 0);	/* another process maps nothing at first */
+	CHECK(lt_vcache_configure_shared(dir, 1 << 20, 11));
 
 	/* another process: its own cache empty */
 	lt_vcache_configure(NULL, 0);

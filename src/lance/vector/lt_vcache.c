@@ -358,10 +358,28 @@ lt_vcache_publish(void *data)
 	if (s->mapped || s->published || !lt_vshare_enabled())
 		return;
 	s->published = true;		/* once: a failed write is not retried for this entry */
-	if (lt_vshare_write(s->key, s->part, s->data, s->len))
-		vc.shared_writes++;
-	else
+	if (!lt_vshare_write(s->key, s->part, s->data, s->len))
+	{
 		vc.shared_write_failures++;
+		return;
+	}
+	vc.shared_writes++;
+	if (s->pins == 0)
+	{
+		/* nobody holds it: the process's copy gives way to the file's pages, held once for all */
+		uint64_t	h = s->hash;
+		int64_t		part = s->part;
+		char	   *key = s->key;
+		lt_allocator saved;
+
+		s->key = NULL;
+		drop(s);
+		if (map_in(key, part, h))
+			vc.shared_hits--;	/* its own entry, not another's */
+		saved = lt_alloc_swap(&vc.alloc);
+		lt_free(key);
+		lt_alloc_restore(&saved);
+	}
 }
 
 void
