@@ -7,7 +7,10 @@
 # DIR: a dataset directory of bench/vector.sh (default /tmp/vbench-1m: vec.lance, 1M x 128-d with the engine's
 # IVF_PQ, 256 partitions x 16 sub-vectors); it is only read. LT_VSH_NPROBES (default "20 256": 256 probes every
 # partition, the whole index decoded). CPU time: /proc/<pid>/schedstat of the backend (ns on a CPU), so the
-# figures hold on a loaded machine; memory: /proc/<pid>/smaps_rollup.
+# figures hold on a loaded machine; memory: /proc/<pid>/smaps_rollup. Then 16 clients (pgbench -c 16 -j 2, nprobes
+# 20, 200 random query vectors, LT_VSH_SECONDS each, default 10) on connections kept and on a new connection per
+# query (-C), with and without the shared cache: queries per second and the backends' CPU per query (the
+# postmaster's reaped children's user + system ticks).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
@@ -31,7 +34,7 @@ CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql AS
 CREATE FUNCTION mem_kb(pid int, what text) RETURNS bigint LANGUAGE sql AS
   \$\$SELECT (regexp_match(pg_read_file('/proc/' || pid || '/smaps_rollup'), what || ':\s+(\d+) kB'))[1]::bigint\$\$;
 SELECT setseed(0.25);
-CREATE TABLE qv AS SELECT i, array_agg(random()::real) AS q FROM generate_series(1, 2) i, generate_series(1, 128) d GROUP BY i;
+CREATE TABLE qv AS SELECT i, array_agg(random()::real) AS q FROM generate_series(1, 200) i, generate_series(1, 128) d GROUP BY i;
 SQL
 
 # one backend: its first query (q1), a warm one (q1 again), then hold the connection for $2 seconds
@@ -79,5 +82,25 @@ for np in $NPROBES; do
 		done
 		cmp -s <(grep '^ids' "$TMP/b1.out") <(grep '^ids' "$TMP/b2.out") || echo "bench/vector_shared.sh: the two backends' answers differ (nprobes $np, shared $mode)" >&2
 		[ $mode = on ] && echo "  (cache files: $(ls "$shdir" | wc -l), $(du -sm "$shdir" | cut -f1) MB)" >&2
+	done
+done
+
+# --- 16 clients -----------------------------------------------------------------------------------------------
+SECS=${LT_VSH_SECONDS:-10}
+children_ticks() { awk '{print $16 + $17}' "/proc/$(head -1 "$LT_PGDATA/postmaster.pid")/stat"; }
+printf '%s\n' '\set qid random(1, 200)' "SELECT id FROM lt ORDER BY vec <-> (SELECT q FROM qv WHERE i = :qid) LIMIT 10;" >"$TMP/pgb.sql"
+printf '\n| 16 clients, nprobes 20 | shared cache | qps | queries | backends CPU ms per query |\n|---|---|---|---|---|\n'
+for conn in kept new; do
+	for mode in off on; do
+		opts="-c max_parallel_workers_per_gather=0 -c jit=off -c lt_fdw.nprobes=20 -c lt_fdw.vector_index_cache=1GB -c lt_fdw.vector_shared_cache_dir=$TMP/vshare-pgb-$conn-$mode"
+		[ $mode = off ] && opts+=" -c lt_fdw.vector_shared_cache_size=0"
+		flag=""; [ $conn = new ] && flag=-C
+		c0=$(children_ticks)
+		PGOPTIONS="$opts" "$LT_PGBIN/pgbench" -n $flag -c 16 -j 2 -T "$SECS" -f "$TMP/pgb.sql" postgres >"$TMP/pgb.out" 2>&1
+		sleep 1
+		c1=$(children_ticks)
+		n=$(awk '/transactions actually processed/ {print $NF}' "$TMP/pgb.out" | cut -d/ -f1)
+		printf '| connections %s | %s | %s | %s | %s |\n' "$conn" "$mode" "$(awk '/^tps/ {printf "%.1f", $3; exit}' "$TMP/pgb.out")" "$n" \
+			"$(awk -v t=$((c1 - c0)) -v n="$n" 'BEGIN {printf "%.1f", n ? t * 10 / n : 0}')"
 	done
 done

@@ -76,7 +76,10 @@ build_identity(void)
 	return h;
 }
 
-/* lt_fdw.vector_shared_cache_dir / _size: the directory of vector index cache files every backend maps */
+/*
+ * lt_fdw.vector_shared_cache_dir / _size: the directory of vector index cache files every backend maps.
+ * The default lies under pg_stat_tmp, whose contents base backups and pg_rewind leave out.
+ */
 static void
 vshare_apply(void)
 {
@@ -116,7 +119,7 @@ ltfdw_ann_init(void)
 	DefineCustomStringVariable("lt_fdw.vector_shared_cache_dir",
 							   "Directory of the vector index cache files that every backend maps (relative: to the data directory).",
 							   "What one backend decodes from a vector index segment is written there once and mapped by the others; empty: each backend keeps its own only.",
-							   &lt_vector_shared_cache_dir, "lt_fdw_vector_cache", PGC_SUSET, 0,
+							   &lt_vector_shared_cache_dir, "pg_stat_tmp/lt_fdw_vector_cache", PGC_SUSET, 0,
 							   NULL, vshare_dir_assign, NULL);
 	DefineCustomIntVariable("lt_fdw.vector_shared_cache_size",
 							"Bytes of vector index cache files kept in lt_fdw.vector_shared_cache_dir (the least recently used removed first).",
