@@ -106,18 +106,26 @@ TEST(write_map)
 	lt_vshare_map m;
 
 	CHECK(!lt_vshare_enabled());
-	CHECK(!lt_vshare_write("k", 1, data, sizeof(data)));	/* no directory: nothing written */
+	CHECK(!lt_vshare_write("k", 1, data, sizeof(data), NULL));	/* no directory: nothing written */
 	CHECK(lt_vshare_open("k", 1, &m) == LT_VSHARE_MISS);
 	CHECK(lt_vshare_configure(dir, 1 << 20, 7));
 	CHECK(lt_vshare_enabled());
 	fill(data, sizeof(data), 3);
 	CHECK(lt_vshare_open("root\x1f_indices/u/\x1f" "3", 1, &m) == LT_VSHARE_MISS);
-	CHECK(lt_vshare_write("root\x1f_indices/u/\x1f" "3", 1, data, sizeof(data)));
+	CHECK(lt_vshare_write("root\x1f_indices/u/\x1f" "3", 1, data, sizeof(data), NULL));
 	CHECK(lt_vshare_open("root\x1f_indices/u/\x1f" "3", 1, &m) == LT_VSHARE_HIT);
 	CHECK(m.len == sizeof(data) && memcmp(m.data, data, sizeof(data)) == 0);
 	CHECK(((uintptr_t) m.data % 64) == 0);
 	lt_vshare_close(&m);
 	CHECK(m.base == NULL);
+	/* the writer may map what it wrote at once */
+	fill(data, sizeof(data), 4);
+	CHECK(lt_vshare_write("root\x1f_indices/u/\x1f" "3", 1, data, sizeof(data), &m));
+	CHECK(m.base != NULL && m.len == sizeof(data) && memcmp(m.data, data, sizeof(data)) == 0);
+	lt_vshare_close(&m);
+	CHECK(lt_vshare_open("root\x1f_indices/u/\x1f" "3", 1, &m) == LT_VSHARE_HIT);	/* replaced whole */
+	CHECK(m.len == sizeof(data) && memcmp(m.data, data, sizeof(data)) == 0);
+	lt_vshare_close(&m);
 	/* another part, another key, another build: not that file */
 	CHECK(lt_vshare_open("root\x1f_indices/u/\x1f" "3", 2, &m) == LT_VSHARE_MISS);
 	CHECK(lt_vshare_open("root\x1f_indices/v/\x1f" "3", 1, &m) == LT_VSHARE_MISS);
@@ -125,11 +133,11 @@ TEST(write_map)
 	CHECK(lt_vshare_open("root\x1f_indices/u/\x1f" "3", 1, &m) == LT_VSHARE_MISS);
 	CHECK(lt_vshare_configure(dir, 1 << 20, 7));
 	/* an empty entry, and one larger than the bound (not written) */
-	CHECK(lt_vshare_write("empty", 0, data, 0));
+	CHECK(lt_vshare_write("empty", 0, data, 0, NULL));
 	CHECK(lt_vshare_open("empty", 0, &m) == LT_VSHARE_HIT && m.len == 0);
 	lt_vshare_close(&m);
 	CHECK(lt_vshare_configure(dir, 4096, 7));
-	CHECK(!lt_vshare_write("big", 0, data, sizeof(data)));
+	CHECK(!lt_vshare_write("big", 0, data, sizeof(data), NULL));
 	CHECK(lt_vshare_open("big", 0, &m) == LT_VSHARE_MISS);
 	/* a directory that cannot be made: refused */
 	CHECK(!lt_vshare_configure("/proc/lt_vshare_no/such", 1 << 20, 7));
@@ -149,7 +157,7 @@ damaged(const char *what, void (*f)(int fd, off_t size))
 	int			fd;
 
 	fill(data, sizeof(data), 5);
-	CHECK(lt_vshare_write("key", 4, data, sizeof(data)));
+	CHECK(lt_vshare_write("key", 4, data, sizeof(data), NULL));
 	CHECK(only_file(path, sizeof(path)));
 	CHECK((fd = open(path, O_RDWR)) >= 0);
 	CHECK(fstat(fd, &st) == 0);
@@ -163,7 +171,7 @@ damaged(const char *what, void (*f)(int fd, off_t size))
 	}
 	CHECK(access(path, F_OK) != 0);	/* removed */
 	CHECK(lt_vshare_open("key", 4, &m) == LT_VSHARE_MISS);
-	CHECK(lt_vshare_write("key", 4, data, sizeof(data)));
+	CHECK(lt_vshare_write("key", 4, data, sizeof(data), NULL));
 	CHECK(lt_vshare_open("key", 4, &m) == LT_VSHARE_HIT && m.len == sizeof(data) && memcmp(m.data, data, sizeof(data)) == 0);
 	lt_vshare_close(&m);
 	clear_dir();
@@ -299,7 +307,7 @@ TEST(evict)
 		char		k[8];
 
 		snprintf(k, sizeof(k), "k%d", i);
-		CHECK(lt_vshare_write(k, 0, data, sizeof(data)));
+		CHECK(lt_vshare_write(k, 0, data, sizeof(data), NULL));
 		age(k, 0, 100 - i);		/* k0 the least recently used */
 	}
 	CHECK(dir_bytes(&files) == 5 * 1128 && files == 5);
@@ -320,7 +328,7 @@ TEST(evict)
 		char		k[8];
 
 		snprintf(k, sizeof(k), "k%d", i);
-		CHECK(lt_vshare_write(k, 0, data, sizeof(data)));
+		CHECK(lt_vshare_write(k, 0, data, sizeof(data), NULL));
 		CHECK(dir_bytes(&files) <= 6 * 1128 + 1128);
 	}
 	CHECK(dir_bytes(&files) <= 6 * 1128);

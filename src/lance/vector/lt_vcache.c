@@ -259,6 +259,29 @@ insert(const char *key, int64_t part, uint64_t h, size_t own)
 	return s;
 }
 
+/* Entry (key, part) as the mapping m, taken over (closed when it cannot be kept: no room, out of memory). */
+static slot *
+adopt(const char *key, int64_t part, uint64_t h, lt_vshare_map *m)
+{
+	slot	   *s;
+
+	/* no eviction here: an unpinned entry got before stays valid until the next put (lt_vcache.h) */
+	if (vc.map_bytes + m->len > vc.map_budget || (s = insert(key, part, h, 0)) == NULL)
+	{
+		lt_vshare_close(m);
+		return NULL;
+	}
+	s->mapped = s->published = true;
+	s->map = *m;
+	s->data = (unsigned char *) m->data;
+	s->len = s->bytes = m->len;
+	s->mchain = vc.mbuckets[mbucket_of(s->data)];
+	vc.mbuckets[mbucket_of(s->data)] = s;
+	vc.map_bytes += s->bytes;
+	vc.n_mapped++;
+	return s;
+}
+
 /* Entry (key, part) from the shared directory, mapped; NULL when not there (or no room for it). */
 static slot *
 map_in(const char *key, int64_t part, uint64_t h)
@@ -269,22 +292,8 @@ map_in(const char *key, int64_t part, uint64_t h)
 
 	if (f == LT_VSHARE_BAD)
 		vc.shared_rejects++;
-	if (f != LT_VSHARE_HIT)
+	if (f != LT_VSHARE_HIT || (s = adopt(key, part, h, &m)) == NULL)
 		return NULL;
-	/* no eviction here: an unpinned entry got before stays valid until the next put (lt_vcache.h) */
-	if (vc.map_bytes + m.len > vc.map_budget || (s = insert(key, part, h, 0)) == NULL)
-	{
-		lt_vshare_close(&m);
-		return NULL;
-	}
-	s->mapped = s->published = true;
-	s->map = m;
-	s->data = (unsigned char *) m.data;
-	s->len = s->bytes = m.len;
-	s->mchain = vc.mbuckets[mbucket_of(s->data)];
-	vc.mbuckets[mbucket_of(s->data)] = s;
-	vc.map_bytes += s->bytes;
-	vc.n_mapped++;
 	vc.shared_hits++;
 	return s;
 }
@@ -357,14 +366,16 @@ lt_vcache_publish(void *data)
 
 	if (s->mapped || s->published || !lt_vshare_enabled())
 		return;
+	lt_vshare_map m;
+
 	s->published = true;		/* once: a failed write is not retried for this entry */
-	if (!lt_vshare_write(s->key, s->part, s->data, s->len))
+	if (!lt_vshare_write(s->key, s->part, s->data, s->len, s->pins == 0 ? &m : NULL))
 	{
 		vc.shared_write_failures++;
 		return;
 	}
 	vc.shared_writes++;
-	if (s->pins == 0)
+	if (s->pins == 0 && m.base)
 	{
 		/* nobody holds it: the process's copy gives way to the file's pages, held once for all */
 		uint64_t	h = s->hash;
@@ -374,8 +385,7 @@ lt_vcache_publish(void *data)
 
 		s->key = NULL;
 		drop(s);
-		if (map_in(key, part, h))
-			vc.shared_hits--;	/* its own entry, not another's */
+		adopt(key, part, h, &m);
 		saved = lt_alloc_swap(&vc.alloc);
 		lt_free(key);
 		lt_alloc_restore(&saved);

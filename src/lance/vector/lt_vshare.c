@@ -268,7 +268,7 @@ write_all(int fd, const void *buf, size_t len)
 }
 
 bool
-lt_vshare_write(const char *key, int64_t part, const void *data, size_t len)
+lt_vshare_write(const char *key, int64_t part, const void *data, size_t len, lt_vshare_map *out)
 {
 	static const unsigned char zeros[64];
 	char		path[1024 + 32],
@@ -279,6 +279,8 @@ lt_vshare_write(const char *key, int64_t part, const void *data, size_t len)
 	int			fd;
 	bool		ok;
 
+	if (out)
+		memset(out, 0, sizeof(*out));
 	if (!vs.on)
 		return false;
 	memset(&hd, 0, sizeof(hd));
@@ -298,15 +300,26 @@ lt_vshare_write(const char *key, int64_t part, const void *data, size_t len)
 	file_name(key, part, path, sizeof(path));
 	snprintf(tmp, sizeof(tmp), "%s/" TMP_PREFIX "%d-%llu", vs.dir, (int) getpid(),
 			 (unsigned long long) ++vs.tmp_seq);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)
+	if ((fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0)	/* read too: mapped after */
 		return false;
 	ok = write_all(fd, &hd, sizeof(hd)) && write_all(fd, key, key_len) &&
 		write_all(fd, zeros, hd.data_off - sizeof(hd) - key_len) && write_all(fd, data, len);
+	/* the writer maps what it wrote without checking it again */
+	if (ok && out && (out->base = mmap(NULL, (size_t) total, PROT_READ, MAP_SHARED, fd, 0)) == MAP_FAILED)
+		out->base = NULL;
 	ok = close(fd) == 0 && ok;
 	if (!ok || rename(tmp, path) != 0)
 	{
+		if (out)
+			lt_vshare_close(out);
 		unlink(tmp);
 		return false;
+	}
+	if (out && out->base)
+	{
+		out->map_len = (size_t) total;
+		out->data = (const unsigned char *) out->base + hd.data_off;
+		out->len = len;
 	}
 	if (vs.est >= 0)
 		vs.est += (int64_t) total;

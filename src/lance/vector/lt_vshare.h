@@ -47,8 +47,11 @@ typedef enum lt_vshare_found
 lt_vshare_found lt_vshare_open(const char *key, int64_t part, lt_vshare_map *out);
 void		lt_vshare_close(lt_vshare_map *m);
 
-/* Write entry (key, part); false when it could not be (no directory, no room, an I/O error). */
-bool		lt_vshare_write(const char *key, int64_t part, const void *data, size_t len);
+/*
+ * Write entry (key, part); false when it could not be (no directory, no room, an I/O error).  out (may be
+ * NULL): the file written, mapped (base NULL when it could not be).
+ */
+bool		lt_vshare_write(const char *key, int64_t part, const void *data, size_t len, lt_vshare_map *out);
 
 /* Remove the least recently used files until the directory holds at most max_bytes; what it holds after. */
 uint64_t	lt_vshare_evict(uint64_t max_bytes);
