@@ -5,7 +5,7 @@
 # other is still connected.
 #
 # DIR: a dataset directory of bench/vector.sh (default /tmp/vbench-1m: vec.lance, 1M x 128-d with the engine's
-# IVF_PQ, 256 partitions x 16 sub-vectors); it is only read. LT_VSH_NPROBES (default "20 256": 256 probes every
+# IVF_PQ, 256 partitions x 16 sub-vectors; LT_VSH_PATH=vec_hnsw.lance: its IVF_HNSW_SQ); it is only read. LT_VSH_NPROBES (default "20 256": 256 probes every
 # partition, the whole index decoded). CPU time: /proc/<pid>/schedstat of the backend (ns on a CPU), so the
 # figures hold on a loaded machine; memory: /proc/<pid>/smaps_rollup. Then 16 clients (pgbench -c 16 -j 2, nprobes
 # 20, 200 random query vectors, LT_VSH_SECONDS each, default 10) on connections kept and on a new connection per
@@ -27,7 +27,7 @@ PSQL=("$LT_PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -d postgres)
 "${PSQL[@]}" <<SQL
 CREATE EXTENSION lt_fdw;
 CREATE SERVER lake FOREIGN DATA WRAPPER lt_fdw OPTIONS (root '$DIR');
-CREATE FOREIGN TABLE lt (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path 'vec.lance');
+CREATE FOREIGN TABLE lt (id bigint, cat integer, vec real[], note text) SERVER lake OPTIONS (path '${LT_VSH_PATH:-vec.lance}');
 -- this backend's CPU time (ns), and a process's memory (kB)
 CREATE FUNCTION cpu_ns() RETURNS bigint LANGUAGE sql AS
   \$\$SELECT split_part(pg_read_file('/proc/self/schedstat'), ' ', 1)::bigint\$\$;
@@ -87,6 +87,7 @@ done
 
 # --- 16 clients -----------------------------------------------------------------------------------------------
 SECS=${LT_VSH_SECONDS:-10}
+[ "$SECS" -gt 0 ] || exit 0
 children_ticks() { awk '{print $16 + $17}' "/proc/$(head -1 "$LT_PGDATA/postmaster.pid")/stat"; }
 printf '%s\n' '\set qid random(1, 200)' "SELECT id FROM lt ORDER BY vec <-> (SELECT q FROM qv WHERE i = :qid) LIMIT 10;" >"$TMP/pgb.sql"
 printf '\n| 16 clients, nprobes 20 | shared cache | qps | queries | backends CPU ms per query |\n|---|---|---|---|---|\n'

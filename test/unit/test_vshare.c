@@ -410,6 +410,19 @@ TEST(vcache_shared)
 			CHECK_EQ_INT(st.mapped_entries, 1);
 			CHECK(lt_vcache_get("seg2", 0, NULL, false) == c);
 			lt_vcache_unpin(c);
+			/* its last pin dropped: it gives way to the file's pages too */
+			lt_vcache_stats_get(&st);
+			CHECK_EQ_INT(st.mapped_entries, 2);
+			CHECK_EQ_INT(st.entries, 1);
+			c = lt_vcache_get("seg2", 0, &len, false);
+			CHECK(c != NULL && len == 300);
+			if (c)
+			{
+				unsigned char want[300];
+
+				fill(want, 300, 2);
+				CHECK(memcmp(c, want, 300) == 0);
+			}
 		}
 	}
 	lt_vcache_unpin(b);

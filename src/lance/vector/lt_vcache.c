@@ -359,6 +359,22 @@ lt_vcache_put(const char *key, int64_t part, size_t len, bool pin)
 	return s->data;
 }
 
+static void
+give_way(slot *s, lt_vshare_map *m)
+{
+	uint64_t	h = s->hash;
+	int64_t		part = s->part;
+	char	   *key = s->key;
+	lt_allocator saved;
+
+	s->key = NULL;
+	drop(s);
+	adopt(key, part, h, m);
+	saved = lt_alloc_swap(&vc.alloc);
+	lt_free(key);
+	lt_alloc_restore(&saved);
+}
+
 void
 lt_vcache_publish(void *data)
 {
@@ -375,30 +391,24 @@ lt_vcache_publish(void *data)
 		return;
 	}
 	vc.shared_writes++;
+	/* nobody holds it: the process's copy gives way to the file's pages, held once for all */
 	if (s->pins == 0 && m.base)
-	{
-		/* nobody holds it: the process's copy gives way to the file's pages, held once for all */
-		uint64_t	h = s->hash;
-		int64_t		part = s->part;
-		char	   *key = s->key;
-		lt_allocator saved;
-
-		s->key = NULL;
-		drop(s);
-		adopt(key, part, h, &m);
-		saved = lt_alloc_swap(&vc.alloc);
-		lt_free(key);
-		lt_alloc_restore(&saved);
-	}
+		give_way(s, &m);
 }
 
+/* s (the process's own, published, unpinned) replaced by m, the file written from it. */
 void
 lt_vcache_unpin(void *data)
 {
 	slot	   *s = slot_of(data);
+	lt_vshare_map m;
 
 	if (s->pins > 0)
 		s->pins--;
+	/* the last holder of an entry it published is gone: its copy gives way to the file's pages */
+	if (s->pins == 0 && s->published && !s->mapped && lt_vshare_enabled() &&
+		lt_vshare_open(s->key, s->part, &m) == LT_VSHARE_HIT)
+		give_way(s, &m);
 }
 
 void

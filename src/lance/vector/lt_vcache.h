@@ -58,7 +58,8 @@ void	   *lt_vcache_put(const char *key, int64_t part, size_t len, bool pin);
 /*
  * Offer the entry just put and filled (data: what put returned) to the other processes: written to
  * the shared directory, when there is one.  The entry must hold no pointer into itself.  An unpinned
- * entry then moves to the file's mapping (the process's copy freed): data is not valid after this.
+ * entry then moves to the file's mapping (the process's copy freed): data is not valid after this; a
+ * pinned one moves when its last pin is dropped.
  */
 void		lt_vcache_publish(void *data);
 
