@@ -17,6 +17,9 @@
 #include "postgres.h"
 
 #include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <sys/stat.h>
 
 #include "miscadmin.h"
@@ -201,6 +204,23 @@ ann_release(void *arg)
 	lt_vindex_close(as->vx);
 	lt_alloc_target(old);
 	as->vx = NULL;
+#ifdef __GLIBC__
+	{
+		static uint64 trimmed;
+		lt_vcache_stats cs;
+
+		/*
+		 * Entries that gave way to the shared files' pages were freed, but glibc keeps freed heap memory
+		 * (its mmap threshold grows): hand it back, or the backend holds the index twice.
+		 */
+		lt_vcache_stats_get(&cs);
+		if (cs.given_way_bytes - trimmed > 8 * 1024 * 1024)
+		{
+			malloc_trim(0);
+			trimmed = cs.given_way_bytes;
+		}
+	}
+#endif
 }
 
 LtAnnState *

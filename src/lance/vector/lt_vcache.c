@@ -55,6 +55,7 @@ static struct
 				shared_rejects,
 				shared_writes,
 				shared_write_failures;
+	uint64_t	given_way_bytes;
 } vc;
 
 static uint64_t
@@ -368,6 +369,7 @@ give_way(slot *s, lt_vshare_map *m)
 	lt_allocator saved;
 
 	s->key = NULL;
+	vc.given_way_bytes += s->bytes;
 	drop(s);
 	adopt(key, part, h, m);
 	saved = lt_alloc_swap(&vc.alloc);
@@ -426,4 +428,5 @@ lt_vcache_stats_get(lt_vcache_stats *out)
 	out->shared_write_failures = vc.shared_write_failures;
 	out->mapped_bytes = vc.map_bytes;
 	out->mapped_entries = vc.n_mapped;
+	out->given_way_bytes = vc.given_way_bytes;
 }

@@ -78,6 +78,7 @@ typedef struct lt_vcache_stats
 				shared_write_failures;
 	size_t		mapped_bytes;
 	uint64_t	mapped_entries;
+	uint64_t	given_way_bytes;	/* of the process's own entries replaced by their files' mappings */
 } lt_vcache_stats;
 
 void		lt_vcache_stats_get(lt_vcache_stats *out);
