@@ -57,6 +57,8 @@ CREATE FUNCTION explain_knn(q text) RETURNS SETOF text LANGUAGE plpgsql AS $$
 DECLARE ln text;
 BEGIN
   FOR ln IN EXECUTE q LOOP
+    -- what the index cache answered depends on the suites run before (lt_fdw_vector_shared shows it)
+    CONTINUE WHEN ln ~ '^\s*Index Cache: ';
     ln := replace(ln, current_setting('lt_test.tmp'), '$TMP');
     ln := regexp_replace(ln, 'Bytes Read: \d+', 'Bytes Read: N');
     ln := regexp_replace(ln, 'Read Requests: \d+', 'Read Requests: N');

@@ -16,6 +16,12 @@
  */
 #include "postgres.h"
 
+#include <dlfcn.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+#include <sys/stat.h>
+
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
@@ -39,6 +45,8 @@ int			lt_nprobes = 20;
 int			lt_refine_factor = 0;
 int			lt_ef = 0;
 int			lt_vector_index_cache_kb = 65536;
+char	   *lt_vector_shared_cache_dir = NULL;
+int			lt_vector_shared_cache_kb = 1048576;
 
 static MemoryContext vcache_cxt;
 
@@ -54,6 +62,55 @@ vcache_assign(int newval, void *extra)
 	lt_vcache_configure(&a, (size_t) newval * 1024);
 }
 
+/*
+ * The identity of this build of lt_fdw (its shared library's inode, size and time): cache files that
+ * another build laid out are never read (vector/lt_vshare.h).
+ */
+static uint64
+build_identity(void)
+{
+	Dl_info		info;
+	struct stat st;
+	uint64		h = 0;
+
+	if (dladdr((void *) build_identity, &info) != 0 && info.dli_fname && stat(info.dli_fname, &st) == 0)
+		h = ((uint64) st.st_ino * 0x9e3779b97f4a7c15ULL) ^ ((uint64) st.st_size << 20) ^
+			((uint64) st.st_mtim.tv_sec * 1000000007ULL) ^ (uint64) st.st_mtim.tv_nsec;
+	return h;
+}
+
+/*
+ * lt_fdw.vector_shared_cache_dir / _size: the directory of vector index cache files every backend maps.
+ * The default lies under pg_stat_tmp, whose contents base backups and pg_rewind leave out.
+ */
+static void
+vshare_apply(void)
+{
+	static uint64 build;
+	const char *dir = lt_vector_shared_cache_dir;
+
+	if (build == 0)
+		build = build_identity();
+	/* a directory that cannot be made or written leaves each backend its own cache (a failed write is a miss later) */
+	if (!lt_vcache_configure_shared(lt_vector_shared_cache_kb > 0 ? dir : NULL, (size_t) lt_vector_shared_cache_kb * 1024,
+									build))
+		ereport(DEBUG1, (errmsg("lt_fdw: vector index shared cache directory \"%s\" not usable: %m", dir)));
+}
+
+static void
+vshare_dir_assign(const char *newval, void *extra)
+{
+	lt_vector_shared_cache_dir = (char *) newval;
+	vshare_apply();
+}
+
+static void
+vshare_size_assign(int newval, void *extra)
+{
+	lt_vector_shared_cache_kb = newval;
+	vshare_apply();
+}
+
 void
 ltfdw_ann_init(void)
 {
@@ -62,6 +119,16 @@ ltfdw_ann_init(void)
 							"IVF models (PQ codebooks, SQ bounds, RaBitQ rotations), the probed partitions' codes, HNSW graphs and their metadata; 0 keeps none.",
 							&lt_vector_index_cache_kb, 65536, 0, INT_MAX / 2, PGC_USERSET, GUC_UNIT_KB,
 							NULL, vcache_assign, NULL);
+	DefineCustomStringVariable("lt_fdw.vector_shared_cache_dir",
+							   "Directory of the vector index cache files that every backend maps (relative: to the data directory).",
+							   "What one backend decodes from a vector index segment is written there once and mapped by the others; empty: each backend keeps its own only.",
+							   &lt_vector_shared_cache_dir, "pg_stat_tmp/lt_fdw_vector_cache", PGC_SUSET, 0,
+							   NULL, vshare_dir_assign, NULL);
+	DefineCustomIntVariable("lt_fdw.vector_shared_cache_size",
+							"Bytes of vector index cache files kept in lt_fdw.vector_shared_cache_dir (the least recently used removed first).",
+							"Also what one backend maps of them at most; 0 turns the shared cache off.",
+							&lt_vector_shared_cache_kb, 1048576, 0, INT_MAX / 2, PGC_SUSET, GUC_UNIT_KB,
+							NULL, vshare_size_assign, NULL);
 	DefineCustomBoolVariable("lt_fdw.vector_index",
 							 "Answers ORDER BY vector <op> query LIMIT k through the dataset's vector index.",
 							 "Off: an exact search of every row.",
@@ -109,7 +176,23 @@ struct LtAnnState
 	uint64		searches;
 	uint64		exact_small_prefilter;
 	lt_vsearch_stats stats;
+	/* the index cache's answers to this scan's opens and searches: own memory, shared files, decoded */
+	uint64		cache_hits,
+				cache_shared,
+				cache_misses;
 };
+
+/* Count the cache's answers since *before (taken with lt_vcache_stats_get) into as. */
+static void
+cache_count(LtAnnState *as, const lt_vcache_stats *before)
+{
+	lt_vcache_stats now;
+
+	lt_vcache_stats_get(&now);
+	as->cache_hits += now.hits - before->hits;
+	as->cache_shared += now.shared_hits - before->shared_hits;
+	as->cache_misses += now.misses - before->misses;
+}
 
 /* Released with the scan's memory (end or ERROR): close the index, which unpins its cached segments. */
 static void
@@ -121,6 +204,23 @@ ann_release(void *arg)
 	lt_vindex_close(as->vx);
 	lt_alloc_target(old);
 	as->vx = NULL;
+#ifdef __GLIBC__
+	{
+		static uint64 trimmed;
+		lt_vcache_stats cs;
+
+		/*
+		 * Entries that gave way to the shared files' pages were freed, but glibc keeps freed heap memory
+		 * (its mmap threshold grows): hand it back, or the backend holds the index twice.
+		 */
+		lt_vcache_stats_get(&cs);
+		if (cs.given_way_bytes - trimmed > 8 * 1024 * 1024)
+		{
+			malloc_trim(0);
+			trimmed = cs.given_way_bytes;
+		}
+	}
+#endif
 }
 
 LtAnnState *
@@ -143,6 +243,7 @@ ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, lt_vk
 	{
 		const lt_index *ix = &as->indexes->items[i];
 		lt_vindex  *vx = NULL;
+		lt_vcache_stats cs;
 
 		if (!lt_index_is_vector(ix) || ix->field != field)
 			continue;
@@ -166,9 +267,11 @@ ltfdw_ann_begin(LtScanState *st, const lt_field *field, lt_vmetric metric, lt_vk
 				"a real[] query on float64 vectors";
 			break;
 		}
+		lt_vcache_stats_get(&cs);
 		old = lt_alloc_target(cxt);
 		rc = lt_vindex_open(ds, ix, &vx, &err);
 		lt_alloc_target(old);
+		cache_count(as, &cs);
 		if (rc == LT_EUNSUPPORTED)
 		{
 			as->why_exact = MemoryContextStrdup(cxt, err.msg);
@@ -380,6 +483,7 @@ ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk
 	MemoryContext old;
 	lt_error	err;
 	lt_code		rc;
+	lt_vcache_stats cs;
 
 	if (as->vx == NULL || q->null_query || q->dim != lt_vindex_dim(as->vx))
 		return false;
@@ -413,9 +517,11 @@ ltfdw_ann_search(LtAnnState *as, LtScanState *st, const lt_knn_query *q, lt_topk
 		p.accept_arg = as;
 	}
 	as->searches++;
+	lt_vcache_stats_get(&cs);
 	old = lt_alloc_target(as->cxt);
 	rc = lt_vindex_search(as->vx, q, &p, topk, &as->stats, &err);
 	lt_alloc_target(old);
+	cache_count(as, &cs);
 	if (rc == LT_ECANCELED)
 		CHECK_FOR_INTERRUPTS();
 	if (rc != LT_OK)
@@ -468,5 +574,16 @@ ltfdw_ann_explain(LtAnnState *as, ExplainState *es, const char *attname, lt_vmet
 		ExplainPropertyUInteger("Index Rows Scored", NULL, as->stats.index_rows_scored, es);
 		if (as->stats.rows_refined)
 			ExplainPropertyUInteger("Rows Refined", NULL, as->stats.rows_refined, es);
+		if (es->format == EXPLAIN_FORMAT_TEXT)
+			ExplainPropertyText("Index Cache", psprintf("%llu hits, %llu from shared cache, %llu decoded",
+														 (unsigned long long) as->cache_hits,
+														 (unsigned long long) as->cache_shared,
+														 (unsigned long long) as->cache_misses), es);
+		else
+		{
+			ExplainPropertyUInteger("Index Cache Hits", NULL, as->cache_hits, es);
+			ExplainPropertyUInteger("Index Cache Shared Hits", NULL, as->cache_shared, es);
+			ExplainPropertyUInteger("Index Cache Decoded", NULL, as->cache_misses, es);
+		}
 	}
 }

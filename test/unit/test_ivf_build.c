@@ -20,11 +20,14 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE				/* memmem */
 #endif
+#include <dirent.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "unit.h"
 
@@ -181,6 +184,142 @@ search_hits(lt_dataset *ds, const lt_field *vec, uint32_t dim, int span, lt_ivf 
 	return hits;
 }
 
+/* Flip the last byte of every cache file in dir (an entry's data); how many. */
+static int
+flip_last_bytes(const char *dir)
+{
+	DIR		   *d = opendir(dir);
+	struct dirent *de;
+	int			n = 0;
+
+	while (d && (de = readdir(d)) != NULL)
+	{
+		char		path[512];
+		unsigned char c;
+		struct stat st;
+		int			fd;
+
+		if (strstr(de->d_name, ".ltvc") == NULL)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if ((fd = open(path, O_RDWR)) < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_size > 0 && pread(fd, &c, 1, st.st_size - 1) == 1)
+		{
+			c ^= 0xff;
+			if (pwrite(fd, &c, 1, st.st_size - 1) == 1)
+				n++;
+		}
+		close(fd);
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* One search of every partition of b's segment (opened through the cache as a scan opens it) into t. */
+static void
+search_all(lt_dataset *ds, const lt_built_index *b, lt_topk *t)
+{
+	char		dir[128];
+	float		q[4] = {100, -200, 300, 0};
+	lt_ivf	   *ix = NULL;
+	lt_hnsw    *h = NULL;
+
+	snprintf(dir, sizeof(dir), "_indices/%s/", b->uuid_text);
+	CHECK_OK(lt_topk_init(t, 15, &err), err);
+	CHECK_OK(lt_ivf_open_cached(ds->store, dir, 7, &ix, &err), err);
+	if (ix == NULL)
+		return;
+	if (lt_ivf_is_hnsw(ix))
+		CHECK_OK(lt_hnsw_open(ds->store, dir, ix, &h, &err), err);
+	for (uint32_t p = 0; p < ix->n_partitions; p++)
+	{
+		if (h)
+			CHECK_OK(lt_hnsw_search_partition(h, p, q, 15, 40, NULL, NULL, t, NULL, &err), err);
+		else if (!lt_ivf_is_hnsw(ix))
+			CHECK_OK(lt_ivf_search_partition(ix, p, q, ix->metric, NULL, NULL, t, NULL, &err), err);
+	}
+	lt_topk_finish(t);
+	lt_hnsw_close(h);
+	lt_ivf_close(ix);
+}
+
+/*
+ * The shared cache (lt_vshare.h) as two backends use it: the first search decodes and writes every
+ * part to the directory; a process with an empty cache of its own (the first's dropped) then maps
+ * every part from the files (HNSW graphs moved to where they are mapped) and reads no byte of the
+ * index: the same answer.  A damaged file is refused and decoded again.
+ */
+static void
+shared_searches(lt_dataset *ds, const lt_built_index *b)
+{
+	char		tmpl[] = "/tmp/lt_vshare_ivf.XXXXXX";
+	char	   *dir = mkdtemp(tmpl);
+	lt_vcache_stats cs0,
+				cs;
+	lt_topk		t[3];
+	uint64_t	bytes0,
+				written;
+
+	CHECK(dir != NULL);
+	if (dir == NULL)
+		return;
+	lt_vcache_configure(NULL, 1 << 20);
+	CHECK(lt_vcache_configure_shared(dir, 1 << 24, 42));
+	lt_vcache_stats_get(&cs0);
+	search_all(ds, b, &t[0]);
+	lt_vcache_stats_get(&cs);
+	written = cs.shared_writes - cs0.shared_writes;
+	CHECK(written >= 2);		/* the model and the partitions (or graphs) */
+	CHECK_EQ_INT(cs.shared_write_failures - cs0.shared_write_failures, 0);
+	CHECK_EQ_INT(cs.shared_hits - cs0.shared_hits, 0);
+
+	/* "another backend": no entry of its own, nothing mapped */
+	lt_vcache_configure(NULL, 0);
+	lt_vcache_configure_shared(NULL, 0, 0);
+	lt_vcache_configure(NULL, 1 << 20);
+	CHECK(lt_vcache_configure_shared(dir, 1 << 24, 42));
+	lt_vcache_stats_get(&cs0);
+	bytes0 = ds->store->bytes_read;
+	search_all(ds, b, &t[1]);
+	lt_vcache_stats_get(&cs);
+	CHECK_EQ_INT(cs.misses - cs0.misses, 0);
+	CHECK_EQ_INT(cs.shared_hits - cs0.shared_hits, written);	/* every part written is mapped */
+	CHECK_EQ_INT(ds->store->bytes_read - bytes0, 0);
+	CHECK_EQ_INT(cs.entries, 0);	/* nothing of its own memory */
+	CHECK(cs.mapped_entries > 0);
+
+	/* every file damaged in its last byte: refused, removed, the index decoded (and written) again */
+	CHECK(flip_last_bytes(dir) >= 2);
+	lt_vcache_configure(NULL, 0);
+	lt_vcache_configure_shared(NULL, 0, 0);
+	lt_vcache_configure(NULL, 1 << 20);
+	CHECK(lt_vcache_configure_shared(dir, 1 << 24, 42));
+	lt_vcache_stats_get(&cs0);
+	search_all(ds, b, &t[2]);
+	lt_vcache_stats_get(&cs);
+	CHECK(cs.shared_rejects - cs0.shared_rejects >= 1);
+	CHECK_EQ_INT(cs.shared_hits - cs0.shared_hits, 0);
+	CHECK(cs.misses - cs0.misses >= 1);
+	for (int i = 1; i < 3; i++)
+	{
+		CHECK_EQ_INT(t[i].n, t[0].n);
+		for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
+			CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
+	}
+	for (int i = 0; i < 3; i++)
+		lt_topk_free(&t[i]);
+	lt_vcache_configure(NULL, 0);
+	lt_vcache_configure_shared(NULL, 0, 0);
+	{
+		char		cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		CHECK(system(cmd) == 0);
+	}
+}
+
 /*
  * The segment b wrote searched through the per-process cache (lt_vcache.h) as a search opens it
  * (lt_ivf_open_cached): a second open of the same version reads no byte of its files (the model, the
@@ -262,6 +401,7 @@ cached_searches(lt_dataset *ds, const lt_built_index *b)
 	for (int i = 0; i < 4; i++)
 		lt_topk_free(&t[i]);
 	lt_vcache_configure(NULL, 0);
+	shared_searches(ds, b);
 }
 
 TEST(build_l2)

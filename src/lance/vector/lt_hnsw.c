@@ -22,6 +22,7 @@ typedef struct hnsw_part
 {
 	bool		loaded;
 	void	   *cached;			/* the pinned entry the arrays live in, or NULL: they are this part's own */
+	bool		own_levels;		/* cached, and off and nbr (not what they point to) are this part's own */
 	uint32_t	n;				/* nodes (rows of the partition's storage) */
 	uint32_t	levels;
 	uint64_t   *count;			/* per level: rows (nodes) the level_offsets give it */
@@ -403,6 +404,7 @@ meta_put(lt_hnsw *h)
 		memcpy(at, h->level_offsets[p], sizeof(uint64_t) * h->n_offsets[p]);
 		at += sizeof(uint64_t) * h->n_offsets[p];
 	}
+	lt_vcache_publish(e);
 }
 
 /* h's metadata from the cache (copied: h's arrays stay its own); false when not there or out of memory. */
@@ -581,6 +583,11 @@ part_free(hnsw_part *pt)
 	if (pt->cached)
 	{
 		lt_vcache_unpin(pt->cached);
+		if (pt->own_levels)
+		{
+			lt_free(pt->off);
+			lt_free(pt->nbr);
+		}
 		memset(pt, 0, sizeof(*pt));
 		return;
 	}
@@ -721,6 +728,73 @@ align16(size_t n)
 	return (n + 15) & ~(size_t) 15;
 }
 
+/* Where p (an address in an entry made at from) is in the entry now at e, when bytes from there fit its len; else NULL. */
+static unsigned char *
+moved(unsigned char *e, size_t len, uintptr_t from, const void *p, size_t bytes)
+{
+	uintptr_t	at = (uintptr_t) p - from;
+
+	return at <= len && bytes <= len - at ? e + at : NULL;
+}
+
+/*
+ * pt from entry e (len bytes, pinned): its header's pointers are where the entry was when it was
+ * made (c.cached), in this process or another that mapped the same shared file elsewhere
+ * (lt_vcache_publish); moved to e, off and nbr copied into arrays of pt's own.  False when a pointer
+ * falls outside the entry or out of memory (pt untouched).
+ */
+static bool
+part_relocate(hnsw_part *pt, unsigned char *e, size_t len)
+{
+	hnsw_part	c;
+	uint32_t  **off,
+			  **nbr;
+	const unsigned char *const *eo,
+			   *const *en;
+	uintptr_t	from;
+
+	if (len < sizeof(c))
+		return false;
+	memcpy(&c, e, sizeof(c));
+	from = (uintptr_t) c.cached;
+#define LT_AT(p, bytes) moved(e, len, from, (p), (bytes))
+	if (c.levels == 0 || !LT_AT(c.count, sizeof(uint64_t) * c.levels) ||
+		!(eo = (const unsigned char *const *) LT_AT(c.off, sizeof(void *) * c.levels)) ||
+		!(en = (const unsigned char *const *) LT_AT(c.nbr, sizeof(void *) * c.levels)) ||
+		!LT_AT(c.row_ids, sizeof(uint64_t) * c.n) || !LT_AT(c.row_valid, sizeof(bool) * c.n) ||
+		!LT_AT(c.codes, 0))
+		return false;
+	if ((off = lt_malloc(sizeof(uint32_t *) * c.levels)) == NULL ||
+		(nbr = lt_malloc(sizeof(uint32_t *) * c.levels)) == NULL)
+	{
+		lt_free(off);
+		return false;
+	}
+	for (uint32_t l = 0; l < c.levels; l++)
+	{
+		off[l] = (uint32_t *) LT_AT(eo[l], sizeof(uint32_t) * ((size_t) c.n + 1));
+		nbr[l] = en[l] ? (uint32_t *) LT_AT(en[l], 0) : NULL;
+		if (!off[l] || (en[l] && !nbr[l]) ||
+			(nbr[l] && (size_t) (e + len - (unsigned char *) nbr[l]) / sizeof(uint32_t) < (size_t) off[l][c.n]))
+		{
+			lt_free(off);
+			lt_free(nbr);
+			return false;
+		}
+	}
+	*pt = c;
+	pt->cached = e;
+	pt->own_levels = true;
+	pt->count = (uint64_t *) LT_AT(c.count, 0);
+	pt->row_ids = (uint64_t *) LT_AT(c.row_ids, 0);
+	pt->row_valid = (bool *) LT_AT(c.row_valid, 0);
+	pt->codes = (uint8_t *) LT_AT(c.codes, 0);
+	pt->off = off;
+	pt->nbr = nbr;
+#undef LT_AT
+	return true;
+}
+
 /* Move partition pt (just read, width bytes of codes a row) into one pinned cache entry; kept as it is if none. */
 static void
 part_put(lt_hnsw *h, uint32_t p, hnsw_part *pt, size_t width)
@@ -781,8 +855,10 @@ part_put(lt_hnsw *h, uint32_t p, hnsw_part *pt, size_t width)
 	memcpy(c.row_valid, pt->row_valid, sizeof(bool) * pt->n);
 	memcpy(c.codes, pt->codes, (size_t) pt->n * width);
 	memcpy(e, &c, sizeof(c));
+	lt_vcache_publish(e);		/* the pointers in it are moved by whoever maps it (part_relocate) */
 	part_free(pt);
-	*pt = c;
+	if (!part_relocate(pt, e, len))
+		*pt = c;				/* the entry's own arrays: valid in this process */
 }
 
 /* Partition p from the cache (pinned until the graph closes); false when it is not there. */
@@ -791,9 +867,15 @@ part_get(lt_hnsw *h, uint32_t p, hnsw_part *pt)
 {
 	unsigned char *e;
 
-	if (h->ix->cache_key == NULL || (e = lt_vcache_get(h->ix->cache_key, LT_VCACHE_GRAPH(p), NULL, true)) == NULL)
+	size_t		len;
+
+	if (h->ix->cache_key == NULL || (e = lt_vcache_get(h->ix->cache_key, LT_VCACHE_GRAPH(p), &len, true)) == NULL)
 		return false;
-	memcpy(pt, e, sizeof(*pt));
+	if (!part_relocate(pt, e, len))
+	{
+		lt_vcache_unpin(e);
+		return false;
+	}
 	return true;
 }
 

@@ -413,6 +413,7 @@ model_put(lt_ivf *ix)
 		memcpy(e + h.off_codebook64, ix->codebook64, cb64);
 	if (rs)
 		memcpy(e + h.off_signs, ix->rq->signs, rs);
+	lt_vcache_publish(e);
 	lt_free(ix->centroids);
 	lt_free(ix->centroids64);
 	lt_free(ix->codebook64);
@@ -1393,6 +1394,7 @@ lt_ivf_partition_rows(lt_ivf *ix, uint32_t p, lt_ivf_rows *rows, lt_error *err)
 			memcpy(e + at_add, rows->add, sizeof(float) * len);
 			memcpy(e + at_add + sizeof(float) * len, rows->scale, sizeof(float) * len);
 		}
+		lt_vcache_publish(e);
 	}
 	return LT_OK;
 }

@@ -10,6 +10,11 @@
  * caller fills, and count their bytes against one budget; the least recently used unpinned entry goes
  * first.  A warm search of a cached segment opens none of its files.  With a budget of 0 (the default until lt_vcache_configure) nothing is kept.  Not thread-safe, as the library.
  *
+ * With a shared directory (lt_vcache_configure_shared, vector/lt_vshare.h), an entry the process does
+ * not hold is looked for there (mapped, not copied: every process reads the same pages), and an entry
+ * put and filled is written there by lt_vcache_publish, so that the other processes of the server do
+ * not decode it again.  Only entries without pointers into themselves are published.
+ *
  * An entry got or put unpinned is valid until the next put; a pinned one until lt_vcache_unpin.
  */
 #ifndef LT_VCACHE_H
@@ -33,6 +38,13 @@
  */
 void		lt_vcache_configure(const lt_allocator *alloc, size_t budget);
 
+/*
+ * Share entries through dir (NULL or "": not at all), holding at most max_bytes of files there and at
+ * most as much mapped; build: the identity of the code that lays entries out (files of another are
+ * not read).  False when dir cannot be used (entries then stay the process's own).
+ */
+bool		lt_vcache_configure_shared(const char *dir, size_t max_bytes, uint64_t build);
+
 /* The entry (key, part) made the most recently used (pinned when pin), its size in *len; or NULL. */
 void	   *lt_vcache_get(const char *key, int64_t part, size_t *len, bool pin);
 
@@ -43,6 +55,14 @@ void	   *lt_vcache_get(const char *key, int64_t part, size_t *len, bool pin);
  */
 void	   *lt_vcache_put(const char *key, int64_t part, size_t len, bool pin);
 
+/*
+ * Offer the entry just put and filled (data: what put returned) to the other processes: written to
+ * the shared directory, when there is one.  The entry must hold no pointer into itself.  An unpinned
+ * entry then moves to the file's mapping (the process's copy freed): data is not valid after this; a
+ * pinned one moves when its last pin is dropped.
+ */
+void		lt_vcache_publish(void *data);
+
 /* Drop a pin taken by get or put (data: what they returned). */
 void		lt_vcache_unpin(void *data);
 
@@ -50,7 +70,15 @@ typedef struct lt_vcache_stats
 {
 	uint64_t	hits, misses, evictions;
 	size_t		bytes, budget;
-	uint64_t	entries;
+	uint64_t	entries;		/* of the process's memory */
+	/* the shared directory: entries mapped from it, files that failed their checks, entries written */
+	uint64_t	shared_hits,
+				shared_rejects,
+				shared_writes,
+				shared_write_failures;
+	size_t		mapped_bytes;
+	uint64_t	mapped_entries;
+	uint64_t	given_way_bytes;	/* of the process's own entries replaced by their files' mappings */
 } lt_vcache_stats;
 
 void		lt_vcache_stats_get(lt_vcache_stats *out);
