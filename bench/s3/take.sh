@@ -21,23 +21,7 @@ BASE_ROOT=${LT_BASE_ROOT:-}
 export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 TMP=$(mktemp -d /tmp/lt_bench_s3take.XXXXXX)
 chmod 0755 "$TMP"
-SERVER_PID=
-. test/pg/cluster.sh
-cleanup() {
-	lt_cluster_stop
-	if [ -n "$SERVER_PID" ]; then exec 9>&-; sleep 0.5; kill "$SERVER_PID" 2>/dev/null || true; wait "$SERVER_PID" 2>/dev/null || true; fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-mkfifo "$TMP/ctl"
-NODE_OPTIONS=--openssl-legacy-provider node test/s3/server.mjs "$TMP/objects" lake <"$TMP/ctl" >"$TMP/port" 2>"$TMP/server.log" &
-SERVER_PID=$!
-exec 9>"$TMP/ctl"
-for _ in $(seq 100); do [ -s "$TMP/port" ] && break; sleep 0.1; done
-PORT=$(sed -nE 's/.*"port": *([0-9]+).*/\1/p' "$TMP/port")
-export LT_S3_ENDPOINT=http://127.0.0.1:$PORT AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER
-admin() { curl -s "$LT_S3_ENDPOINT/__admin/$1"; }
+. bench/s3/server.sh
 
 FRAGS=$(( (ROWS + 99999) / 100000 ))
 cat >"$TMP/spec.json" <<JSON
