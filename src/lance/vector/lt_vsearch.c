@@ -159,22 +159,49 @@ lists_segment(const lt_dataset *ds, const char *uuid)
  * is still there and lists the segment, else the manifest read now.  A "lance" before 12: Lance 8's;
  * any other writer (Lance 12, lt_fdw, which builds as Lance 12 does): Lance 12's.
  */
+/*
+ * The writers found, by segment uuid: a segment's writer never changes, and finding it opens a manifest,
+ * which each search's open of the index would otherwise repeat.  Only answers read from the version that
+ * added the segment are kept (a later manifest's writer can change).
+ */
+#define WRITER_MEMO 32
+static struct
+{
+	char		uuid[40];
+	int			engine;
+}			writer_memo[WRITER_MEMO];
+static unsigned writer_memo_next;
+
 static int
 segment_engine(lt_dataset *ds, const lt_index_segment *seg)
 {
 	const Lt__Pb__Manifest *m = ds->manifest;
 	lt_dataset *at = NULL;
+	bool		adding = ds->branch == NULL && seg->dataset_version + 1 == ds->version;
 	int			engine;
 
+	for (unsigned i = 0; i < WRITER_MEMO && seg->uuid[0]; i++)
+		if (strcmp(writer_memo[i].uuid, seg->uuid) == 0)
+			return writer_memo[i].engine;
 	if (ds->branch == NULL && seg->dataset_version + 1 < ds->version)
 	{
 		lt_version_spec spec = {.version = seg->dataset_version + 1};
 
 		if (lt_dataset_open(ds->store, ds->prefix, &spec, &at, NULL) == LT_OK && lists_segment(at, seg->uuid))
+		{
 			m = at->manifest;
+			adding = true;
+		}
 	}
 	engine = writer_engine(m);
 	lt_dataset_close(at);
+	if (adding && seg->uuid[0] && strlen(seg->uuid) < sizeof(writer_memo[0].uuid))
+	{
+		unsigned	i = writer_memo_next++ % WRITER_MEMO;
+
+		strcpy(writer_memo[i].uuid, seg->uuid);
+		writer_memo[i].engine = engine;
+	}
 	return engine;
 }
 
