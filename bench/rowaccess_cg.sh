@@ -28,6 +28,17 @@ N=${N:-20}
 mkdir -p "$W"
 . test/pg/cluster.sh
 lt_pg_install "$ROOT" "$W/install.log"
+# cg_run NAME: $W/NAME.sql through a single-user server (LT_PGDATA) under callgrind, a dump per statement
+# (cg.out.N in $W/cg; part 1 is the startup); results go to $W/res/$TAG
+cg_run() {
+	rm -rf "$W/cg"
+	mkdir -p "$W/cg" "$W/res/$TAG"
+	chown "$LT_PG_OSUSER" "$W/cg" 2>/dev/null || true
+	chmod a+r "$W/$1.sql"
+	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$W/cg/cg.out" \
+		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$W/$1.sql" >"$W/$1.log" 2>&1 || true
+}
+
 case ${1:-} in
 setup)
 	[ -d "build/bench/$NAME.lance" ] || { echo "build/bench/$NAME.lance is missing: run bench/rowaccess.sh once" >&2; exit 1; }
@@ -67,12 +78,7 @@ run)
 		done
 		echo "SELECT 1;"
 	} >"$W/single.sql"
-	rm -rf "$W/cg"
-	mkdir -p "$W/cg" "$W/res/$TAG"
-	chown "$LT_PG_OSUSER" "$W/cg" 2>/dev/null || true
-	chmod a+r "$W/single.sql"
-	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$W/cg/cg.out" \
-		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$W/single.sql" >"$W/single.log" 2>&1 || true
+	cg_run single
 	median() {
 		for k in $(seq "$1" "$2"); do awk '/^(summary|totals):/ { print $2; exit }' "$W/cg/cg.out.$k"; done |
 			sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
@@ -92,12 +98,7 @@ wide)
 	WIDE="num_nulls(id, grp, dt, x, s, t) = 6"	# bench/rowaccess.sh's: reads every column, never true
 	for t in heap heap lt lt; do echo "SELECT count(*) FROM $t WHERE $WIDE;"; done >"$W/wide.sql"
 	echo "SELECT 1;" >>"$W/wide.sql"
-	rm -rf "$W/cg"
-	mkdir -p "$W/cg" "$W/res/$TAG"
-	chown "$LT_PG_OSUSER" "$W/cg" 2>/dev/null || true
-	chmod a+r "$W/wide.sql"
-	lt_as_pg valgrind --tool=callgrind --dump-before=pg_parse_query --callgrind-out-file="$W/cg/cg.out" \
-		"$LT_PGBIN/postgres" --single -D "$LT_PGDATA" postgres <"$W/wide.sql" >"$W/wide.log" 2>&1 || true
+	cg_run wide
 	incl() { callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null |
 		awk -v f="$2" '{ n = $0; sub(/ \[.*/, "", n); sub(/.*:/, "", n) } n == f && !done { gsub(",", "", $1); print $1; done = 1 }'; }
 	cp "$W/cg/cg.out.3" "$W/res/$TAG/cg.wide.heap"
