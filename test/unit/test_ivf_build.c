@@ -303,11 +303,7 @@ shared_searches(lt_dataset *ds, const lt_built_index *b)
 	CHECK_EQ_INT(cs.shared_hits - cs0.shared_hits, 0);
 	CHECK(cs.misses - cs0.misses >= 1);
 	for (int i = 1; i < 3; i++)
-	{
-		CHECK_EQ_INT(t[i].n, t[0].n);
-		for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
-			CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
-	}
+		CHECK_SAME_TOPK(t[i], t[0]);
 	for (int i = 0; i < 3; i++)
 		lt_topk_free(&t[i]);
 	lt_vcache_configure(NULL, 0);
@@ -393,11 +389,7 @@ cached_searches(lt_dataset *ds, const lt_built_index *b)
 	CHECK(cs.evictions > cs0.evictions);
 	CHECK(cs.bytes <= 4096);
 	for (int i = 1; i < 4; i++)
-	{
-		CHECK_EQ_INT(t[i].n, t[0].n);
-		for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
-			CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
-	}
+		CHECK_SAME_TOPK(t[i], t[0]);
 	for (int i = 0; i < 4; i++)
 		lt_topk_free(&t[i]);
 	lt_vcache_configure(NULL, 0);
@@ -1063,11 +1055,7 @@ TEST(build_hnsw_sq)
 			CHECK_EQ_INT(cs.hits - cs0.hits, ivf->n_partitions + 1);
 			CHECK_EQ_INT(cs.entries, ivf->n_partitions + 1);
 			for (int i = 1; i < 3; i++)
-			{
-				CHECK_EQ_INT(t[i].n, t[0].n);
-				for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
-					CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
-			}
+				CHECK_SAME_TOPK(t[i], t[0]);
 			for (int i = 0; i < 3; i++)
 				lt_topk_free(&t[i]);
 			lt_vcache_configure(NULL, 0);

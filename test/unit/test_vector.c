@@ -586,11 +586,7 @@ TEST(ivf_flat)
 			CHECK_EQ_INT(cs.hits - cs0.hits, 3);	/* the model and the 2 probed partitions */
 			CHECK_EQ_INT(cs.entries, 3);
 			for (int i = 1; i < 3; i++)
-			{
-				CHECK_EQ_INT(t[i].n, t[0].n);
-				for (size_t j = 0; j < t[0].n && j < t[i].n; j++)
-					CHECK(t[i].items[j].addr == t[0].items[j].addr && t[i].items[j].dist == t[0].items[j].dist);
-			}
+				CHECK_SAME_TOPK(t[i], t[0]);
 			for (int i = 0; i < 3; i++)
 				lt_topk_free(&t[i]);
 			lt_vcache_configure(NULL, 0);

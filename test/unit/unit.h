@@ -26,6 +26,10 @@ static const char *unit_current;
 #define CHECK_EQ_INT(a, b) do { long long a_ = (long long) (a), b_ = (long long) (b); unit_checks++; \
 	if (a_ != b_) { unit_failures++; fprintf(stderr, "FAIL %s (%s:%d): %s == %lld, expected %lld\n", \
 	unit_current, __FILE__, __LINE__, #a, a_, b_); } } while (0)
+/* two finished lt_topk (or alike) hold the same items: addresses and distances, in order */
+#define CHECK_SAME_TOPK(a, b) do { CHECK_EQ_INT((a).n, (b).n); \
+	for (size_t j_ = 0; j_ < (a).n && j_ < (b).n; j_++) \
+		CHECK((a).items[j_].addr == (b).items[j_].addr && (a).items[j_].dist == (b).items[j_].dist); } while (0)
 #define CHECK_OK(call, err) do { lt_code c_ = (call); unit_checks++; if (c_ != LT_OK) { unit_failures++; \
 	fprintf(stderr, "FAIL %s (%s:%d): %s -> %s: %s\n", unit_current, __FILE__, __LINE__, #call, \
 	lt_code_name(c_), (err).msg); } } while (0)
