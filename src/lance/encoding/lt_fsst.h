@@ -61,6 +61,39 @@ static inline uint64_t lt_fsst_max_decoded(uint64_t len) { return len * 8; }
 		(o) += (t)->lens[c_]; \
 	} while (0)
 
+/* The symbols of the 8 codes at in, appended at o; the end of the output. */
+static inline __attribute__((always_inline)) uint8_t *
+lt_fsst_put8(const lt_fsst_table *t, const uint8_t *in, uint8_t *o)
+{
+	LT_FSST_PUT(t, in[0], o);
+	LT_FSST_PUT(t, in[1], o);
+	LT_FSST_PUT(t, in[2], o);
+	LT_FSST_PUT(t, in[3], o);
+	LT_FSST_PUT(t, in[4], o);
+	LT_FSST_PUT(t, in[5], o);
+	LT_FSST_PUT(t, in[6], o);
+	LT_FSST_PUT(t, in[7], o);
+	return o;
+}
+
+/* The symbols of the last k (0..7) codes before end, in one jump: entered at case k, end[-k] .. end[-1] in order. */
+static inline __attribute__((always_inline)) uint8_t *
+lt_fsst_put_last(const lt_fsst_table *t, const uint8_t *end, size_t k, uint8_t *o)
+{
+	switch (k)
+	{
+		case 7: LT_FSST_PUT(t, end[-7], o);	/* FALLTHROUGH */
+		case 6: LT_FSST_PUT(t, end[-6], o);	/* FALLTHROUGH */
+		case 5: LT_FSST_PUT(t, end[-5], o);	/* FALLTHROUGH */
+		case 4: LT_FSST_PUT(t, end[-4], o);	/* FALLTHROUGH */
+		case 3: LT_FSST_PUT(t, end[-3], o);	/* FALLTHROUGH */
+		case 2: LT_FSST_PUT(t, end[-2], o);	/* FALLTHROUGH */
+		case 1: LT_FSST_PUT(t, end[-1], o);	/* FALLTHROUGH */
+		default: break;
+	}
+	return o;
+}
+
 /* The bytes of w (8 codes, little-endian) that are escapes (255) have their high bit set, no other. */
 static inline uint64_t
 lt_fsst_escapes(uint64_t w)
@@ -95,14 +128,7 @@ lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, const
 		memcpy(&w, in, 8);
 		if (lt_fsst_escapes(w) != 0)
 			goto slow;
-		LT_FSST_PUT(t, in[0], o);
-		LT_FSST_PUT(t, in[1], o);
-		LT_FSST_PUT(t, in[2], o);
-		LT_FSST_PUT(t, in[3], o);
-		LT_FSST_PUT(t, in[4], o);
-		LT_FSST_PUT(t, in[5], o);
-		LT_FSST_PUT(t, in[6], o);
-		LT_FSST_PUT(t, in[7], o);
+		o = lt_fsst_put8(t, in, o);
 		in += 8;
 	}
 	if (in == end)
@@ -115,18 +141,7 @@ lt_fsst_decode_full(const lt_fsst_table *t, const uint8_t *in, size_t len, const
 		memcpy(&w, in, 8);
 		if ((lt_fsst_escapes(w) & ((1ull << (8 * k)) - 1)) == 0)
 		{
-			/* entered at case k, the steps decode end[-k] .. end[-1] in order */
-			switch (k)
-			{
-				case 7: LT_FSST_PUT(t, end[-7], o);	/* FALLTHROUGH */
-				case 6: LT_FSST_PUT(t, end[-6], o);	/* FALLTHROUGH */
-				case 5: LT_FSST_PUT(t, end[-5], o);	/* FALLTHROUGH */
-				case 4: LT_FSST_PUT(t, end[-4], o);	/* FALLTHROUGH */
-				case 3: LT_FSST_PUT(t, end[-3], o);	/* FALLTHROUGH */
-				case 2: LT_FSST_PUT(t, end[-2], o);	/* FALLTHROUGH */
-				default: LT_FSST_PUT(t, end[-1], o);
-			}
-			return o;
+			return lt_fsst_put_last(t, end, k, o);
 		}
 	}
 slow:
@@ -159,29 +174,8 @@ lt_fsst_decode_noesc(const lt_fsst_table *t, const uint8_t *in, size_t len, uint
 	const uint8_t *end = in + len;
 
 	for (; end - in >= 8; in += 8)
-	{
-		LT_FSST_PUT(t, in[0], o);
-		LT_FSST_PUT(t, in[1], o);
-		LT_FSST_PUT(t, in[2], o);
-		LT_FSST_PUT(t, in[3], o);
-		LT_FSST_PUT(t, in[4], o);
-		LT_FSST_PUT(t, in[5], o);
-		LT_FSST_PUT(t, in[6], o);
-		LT_FSST_PUT(t, in[7], o);
-	}
-	/* entered at case k, the steps decode end[-k] .. end[-1] in order */
-	switch (end - in)
-	{
-		case 7: LT_FSST_PUT(t, end[-7], o);	/* FALLTHROUGH */
-		case 6: LT_FSST_PUT(t, end[-6], o);	/* FALLTHROUGH */
-		case 5: LT_FSST_PUT(t, end[-5], o);	/* FALLTHROUGH */
-		case 4: LT_FSST_PUT(t, end[-4], o);	/* FALLTHROUGH */
-		case 3: LT_FSST_PUT(t, end[-3], o);	/* FALLTHROUGH */
-		case 2: LT_FSST_PUT(t, end[-2], o);	/* FALLTHROUGH */
-		case 1: LT_FSST_PUT(t, end[-1], o);	/* FALLTHROUGH */
-		default: break;
-	}
-	return o;
+		o = lt_fsst_put8(t, in, o);
+	return lt_fsst_put_last(t, end, (size_t) (end - in), o);
 }
 
 /* Whether in[0, len) holds an escape code (one memchr for a whole chunk's strings). */
